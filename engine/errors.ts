@@ -1,0 +1,59 @@
+/**
+ * @module The service's errors. A hook's deny is a result, not an error; these are for things that
+ * stop hookbox itself from answering as asked. service/app.ts maps them to HTTP in one place.
+ */
+
+export class HookboxError extends Error {
+  override readonly name: string = "HookboxError";
+  constructor(
+    message: string,
+    readonly code: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** A configuration file is wrong: names the file, the line and column where known, and what. */
+export class ConfigError extends HookboxError {
+  override readonly name = "ConfigError";
+  constructor(
+    readonly file: string,
+    readonly detail: string,
+    readonly line?: number,
+    readonly column?: number,
+  ) {
+    super(`${file}${line !== undefined ? `:${line}${column !== undefined ? `:${column}` : ""}` : ""}: ${detail}`, "config_invalid");
+  }
+}
+
+/** The request cannot be understood; `field` names what is wrong in it. */
+export class BadRequestError extends HookboxError {
+  override readonly name = "BadRequestError";
+  constructor(message: string, readonly field?: string, code = "bad_request") {
+    super(message, code);
+  }
+}
+
+export class NotFoundError extends HookboxError {
+  override readonly name = "NotFoundError";
+  constructor(message: string) {
+    super(message, "not_found");
+  }
+}
+
+/** The container engine does not answer, or lacks something a run needs (image, runtime). */
+export class EngineUnavailableError extends HookboxError {
+  override readonly name = "EngineUnavailableError";
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, "engine_unavailable", options);
+  }
+}
+
+/** Too much work queued; the client should retry after `retryAfterS`. */
+export class OverloadedError extends HookboxError {
+  override readonly name = "OverloadedError";
+  constructor(readonly retryAfterS: number) {
+    super("too many hook runs queued; retry later", "overloaded");
+  }
+}

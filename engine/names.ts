@@ -1,0 +1,63 @@
+/**
+ * @module One source of truth for names and numbers that cross files: labels on containers,
+ * image tags, the hooks' user, default limits.
+ */
+
+/** Image built by scripts/setup.sh from images/runtime (keep the tag in step with HOOKBOX_IMAGE there). */
+export const DEFAULT_IMAGE = "hookbox/runtime:latest";
+
+/** The hooks' user inside containers; images/runtime/Dockerfile creates it with this uid. */
+export const HOOK_UID = 1000;
+export const HOOK_GID = 1000;
+export const HOOK_HOME = "/home/hook";
+
+/** Where a hook sees the workspace; also its working directory. */
+export const WORKSPACE_PATH = "/workspace";
+
+/** Labels on every container and volume hookbox creates; the reaper finds them by LABEL_MANAGED. */
+export const LABEL_MANAGED = "dev.hookbox.managed";
+/** Epoch milliseconds after which the object is a leftover. */
+export const LABEL_DEADLINE = "dev.hookbox.deadline";
+export const LABEL_RUN_ID = "dev.hookbox.run";
+export const LABEL_EVENT_ID = "dev.hookbox.event";
+
+export const RUNTIMES = ["runc", "runsc"] as const;
+export type Runtime = (typeof RUNTIMES)[number];
+
+/** @default 5 s — cosh-hooks.md: "Hook timeout (default 5000ms)" */
+export const DEFAULT_TIMEOUT_MS = 5_000;
+/** @default 60 s — SERVICE.md §7 `max_timeout` */
+export const DEFAULT_MAX_TIMEOUT_MS = 60_000;
+
+export interface Limits {
+  /** memory of the container; swap is set equal, so none is added */
+  memoryBytes: number;
+  cpus: number;
+  pids: number;
+  openFiles: number;
+  /** per stream: stdout and stderr each; past it the hook is killed (`output_truncated`) */
+  maxOutputBytes: number;
+  /** size of the tmpfs at /tmp (and of $HOME, a quarter of it) */
+  tmpBytes: number;
+}
+
+/** SERVICE.md §7 example values. */
+export const DEFAULT_LIMITS: Limits = {
+  memoryBytes: 256 * 1024 * 1024,
+  cpus: 1,
+  pids: 128,
+  openFiles: 1024,
+  maxOutputBytes: 1024 * 1024,
+  tmpBytes: 64 * 1024 * 1024,
+};
+
+/** Extra time, past a run's deadline, before the reaper counts its container as a leftover. */
+export const REAP_GRACE_MS = 5_000;
+
+/** Variables every sandboxed hook sees (SERVICE.md §5); the project dirs all point at /workspace. */
+export const PROJECT_DIR_VARS = [
+  "CLAUDE_PROJECT_DIR",
+  "GEMINI_PROJECT_DIR",
+  "COPILOT_SHELL_PROJECT_DIR",
+  "QWEN_PROJECT_DIR",
+] as const;

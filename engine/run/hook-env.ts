@@ -1,0 +1,28 @@
+/**
+ * @module The environment a hook sees: what the hook declared, the project-dir variables and
+ * COSH_RUNTIME (SERVICE.md §5), and, on the host, a short allow-list — never the server's secrets.
+ */
+import { PROJECT_DIR_VARS } from "../names.js";
+
+export const SAFE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/** Host variables a policy hook may inherit, by name. Nothing else of the server's environment. */
+export const HOST_ENV_ALLOW = ["LANG", "LC_ALL", "TZ"] as const;
+
+export function hookEnv(opts: {
+  declared: Record<string, string>;
+  projectDir: string;
+  runtime: "host" | "container";
+  home: string;
+  inherit?: NodeJS.ProcessEnv;
+}): Record<string, string> {
+  const env: Record<string, string> = { PATH: SAFE_PATH, HOME: opts.home, LANG: "C.UTF-8" };
+  for (const name of HOST_ENV_ALLOW) {
+    const value = opts.inherit?.[name];
+    if (value !== undefined) env[name] = value;
+  }
+  for (const name of PROJECT_DIR_VARS) env[name] = opts.projectDir;
+  env.COSH_RUNTIME = `hookbox-${opts.runtime}`;
+  // Declared variables come last: a hook may set its own PATH, say.
+  return { ...env, ...opts.declared };
+}

@@ -1,0 +1,57 @@
+/**
+ * @module The runner seam: what a hook run is asked to do and what comes back, for both the
+ * host runner (policy hooks) and the container runner (everything else).
+ */
+import type { Limits, Runtime } from "../names.js";
+
+export interface RunRequest {
+  /** Run as `sh -c <command>`. Event data never goes here: stdin only (SERVICE.md §3). */
+  command: string;
+  /** The event, as the hook's registration expects it. */
+  stdin: Uint8Array;
+  /** Variables the hook declared; the runner adds its allow-list and nothing else. */
+  env: Record<string, string>;
+  timeoutMs: number;
+  limits: Limits;
+  /** Container runner: image and runtime. */
+  image?: string;
+  runtime?: Runtime;
+  /** Host directory seen by the hook at /workspace, copy-on-write (SERVICE.md §3). */
+  workspaceDir?: string;
+  /** Host directories mounted read-only at their own path (container runner). */
+  mounts?: readonly string[];
+  /** Host runner: working directory. */
+  cwd?: string;
+  /** Cancels the run (the client went away, the service is stopping). */
+  signal?: AbortSignal;
+  /** Tags the container for tracing (label). */
+  eventId?: string;
+}
+
+export interface RunBase {
+  stdout: string;
+  stderr: string;
+  /** from the start of the hook's process to its end */
+  durationMs: number;
+  /** set-up before the hook started: container create/attach/start, or spawn */
+  startMs: number;
+}
+
+export type RunResult =
+  | (RunBase & { outcome: "exited"; exitCode: number })
+  | (RunBase & { outcome: "timed_out"; exitCode: null })
+  | (RunBase & { outcome: "output_truncated"; exitCode: null; stream: "stdout" | "stderr" })
+  | (RunBase & { outcome: "oom_killed"; exitCode: number | null })
+  | (RunBase & { outcome: "failed_to_start"; exitCode: null; error: string })
+  | (RunBase & { outcome: "cancelled"; exitCode: null });
+
+export type Outcome = RunResult["outcome"];
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+/** A result before the runner adds output and timings. */
+export type RunEnd = DistributiveOmit<RunResult, keyof RunBase>;
+
+export interface Runner {
+  readonly kind: "host" | "container";
+  run(request: RunRequest): Promise<RunResult>;
+}

@@ -1,0 +1,18 @@
+// @ts-check
+import js from "@eslint/js";
+import tseslint from "typescript-eslint";
+
+export default tseslint.config(
+  { ignores: ["dist/", "node_modules/", "data/", "bench/results/"] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      "@typescript-eslint/consistent-type-imports": "error",
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+      "no-restricted-imports": ["error", { paths: [{ name: "dockerode", message: "only engine/run/container-runner.ts talks to the engine" }] }],
+    },
+  },
+  { files: ["engine/run/container-runner.ts", "test/**"], rules: { "no-restricted-imports": "off" } },
+  { files: ["scripts/**/*.js", "scripts/**/*.mjs"], languageOptions: { globals: { process: "readonly", console: "readonly" } } },
+);

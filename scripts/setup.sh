@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# @module hookbox self set-up, run before `npm start` and `npm test`.
+# Idempotent: npm dependencies, a Docker engine that answers (installing Debian's docker.io and
+# gVisor's runsc when this is a Debian-like machine and we are root), and the hook runtime image
+# (its Debian base built offline with debootstrap when no registry answers). Each step prints one
+# progress line with its duration; with everything in place the whole run takes a few seconds.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+IMAGE="${HOOKBOX_IMAGE:-hookbox/runtime:latest}"     # one source of truth: engine/names.ts
+BASE_IMAGE="${HOOKBOX_BASE_IMAGE:-hookbox/base:bookworm}"
+SUITE=bookworm
+DOCKERD_LOG=/var/log/hookbox-dockerd.log
+
+now_ms() { date +%s%3N; }
+say() { printf '[setup] %s\n' "$*" >&2; }
+die() { printf '[setup] error: %s\n' "$*" >&2; exit 1; }
+step_start=0
+begin() { step_start=$(now_ms); say "$1 ..."; }
+done_step() { local ms=$(( $(now_ms) - step_start )); say "$1 ($(( ms / 1000 )).$(( (ms % 1000) / 100 )) s)"; }
+
+is_root() { [ "$(id -u)" = 0 ]; }
+can_apt() { is_root && command -v apt-get >/dev/null 2>&1; }
+engine_answers() { timeout 10 docker info >/dev/null 2>&1; }
+
+apt_install() {
+  can_apt || die "need $* but cannot install it: not root on a Debian-like machine. Install: $*"
+  if [ -z "${APT_UPDATED:-}" ]; then
+    apt-get update -qq >/dev/null || die "apt-get update failed"
+    APT_UPDATED=1
+  fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/var/tmp/hookbox-apt.log 2>&1 \
+    || { tail -n 20 /var/tmp/hookbox-apt.log >&2; die "apt-get install $* failed"; }
+}
+
+# --- 1. npm dependencies -------------------------------------------------------------------------
+begin "npm dependencies"
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ] \
+   || [ package.json -nt node_modules/.package-lock.json ]; then
+  npm ci --no-audit --no-fund --loglevel=error >&2 || die "npm ci failed"
+  done_step "npm dependencies installed"
+else
+  done_step "npm dependencies up to date"
+fi
+
+# --- 2. a Docker engine that answers, with the runsc runtime registered -------------------------
+command -v docker >/dev/null 2>&1 || [ -x /usr/bin/docker ] || apt_install docker.io
+
+register_runsc() {
+  # daemon.json: add the runsc runtime (gVisor). --network=none: hooks never get a network, and
+  # this runsc version cannot set up Docker's bridge networking on this kernel anyway.
+  local runsc; runsc=$(command -v runsc)
+  node -e '
+    const fs = require("node:fs"); const f = "/etc/docker/daemon.json";
+    let c = {}; try { c = JSON.parse(fs.readFileSync(f, "utf8")); } catch {}
+    c.runtimes = c.runtimes || {};
+    const want = { path: process.argv[1], runtimeArgs: ["--network=none"] };
+    if (JSON.stringify(c.runtimes.runsc) === JSON.stringify(want)) process.exit(0);
+    c.runtimes.runsc = want;
+    fs.mkdirSync("/etc/docker", { recursive: true });
+    fs.writeFileSync(f, JSON.stringify(c, null, 2) + "\n");
+    process.exit(3);
+  ' "$runsc"
+}
+
+begin "container engine"
+if engine_answers; then
+  done_step "container engine answers"
+else
+  if ! command -v dockerd >/dev/null 2>&1; then
+    can_apt || die "no Docker engine answers and dockerd is not installed; install Docker (or run as root on Debian so set-up can install docker.io)"
+    say "installing Debian's docker.io and runsc (gVisor) ..."
+    apt_install docker.io runsc
+  fi
+  if command -v runsc >/dev/null 2>&1 && is_root; then register_runsc || true; fi
+  is_root || die "no Docker engine answers at ${DOCKER_HOST:-/var/run/docker.sock} and we are not root to start dockerd"
+  say "starting dockerd (log: $DOCKERD_LOG) ..."
+  setsid dockerd >"$DOCKERD_LOG" 2>&1 </dev/null &
+  for _ in $(seq 1 120); do engine_answers && break; sleep 0.5; done
+  engine_answers || die "dockerd did not answer within 60 s; see $DOCKERD_LOG"
+  done_step "container engine started"
+fi
+
+begin "gVisor runtime (runsc)"
+if docker info --format '{{json .Runtimes}}' 2>/dev/null | grep -q '"runsc"'; then
+  done_step "runsc registered"
+elif can_apt && pidof dockerd >/dev/null 2>&1; then
+  command -v runsc >/dev/null 2>&1 || apt_install runsc
+  rc=0; register_runsc || rc=$?
+  kill -HUP "$(pidof dockerd)"   # dockerd reloads its runtimes on SIGHUP
+  for _ in $(seq 1 20); do docker info --format '{{json .Runtimes}}' | grep -q '"runsc"' && break; sleep 0.5; done
+  docker info --format '{{json .Runtimes}}' | grep -q '"runsc"' || die "runsc did not register (daemon.json rc=$rc); see $DOCKERD_LOG"
+  done_step "runsc registered"
+else
+  done_step "runsc not available: hooks can run under runc only (runtime = \"runsc\" will be refused)"
+fi
+
+# --- 3. the hook runtime image -------------------------------------------------------------------
+mirror() {
+  local m
+  m=$(grep -hsE '^(URIs:|deb )' /etc/apt/sources.list /etc/apt/sources.list.d/* 2>/dev/null \
+      | grep -vE 'security|updates|nodesource|google|docker' \
+      | sed -E 's/^URIs:[[:space:]]*//; s/^deb (\[[^]]*\] )?//' | awk '{print $1}' | grep -E '/debian/?$' | head -n1)
+  echo "${m:-http://deb.debian.org/debian}"
+}
+
+image_label() { docker image inspect --format "{{ index .Config.Labels \"$2\" }}" "$1" 2>/dev/null || true; }
+
+begin "Debian base image $BASE_IMAGE"
+if docker image inspect "$BASE_IMAGE" >/dev/null 2>&1; then
+  done_step "base image present"
+elif timeout 20 docker pull -q "debian:$SUITE-slim" >/dev/null 2>&1; then
+  docker tag "debian:$SUITE-slim" "$BASE_IMAGE"
+  done_step "base image pulled from a registry"
+else
+  command -v debootstrap >/dev/null 2>&1 || apt_install debootstrap
+  m=$(mirror); dir=$(mktemp -d /var/tmp/hookbox-base.XXXXXX)
+  trap 'rm -rf "$dir"' EXIT
+  say "no registry answers: debootstrap $SUITE from $m (about a minute) ..."
+  debootstrap --variant=minbase "$SUITE" "$dir" "$m" >/var/tmp/hookbox-debootstrap.log 2>&1 \
+    || die "debootstrap failed; see /var/tmp/hookbox-debootstrap.log"
+  rm -rf "$dir"/var/cache/apt/archives/*.deb "$dir"/var/lib/apt/lists/*
+  tar -C "$dir" -c . | docker import - "$BASE_IMAGE" >/dev/null || die "docker import failed"
+  rm -rf "$dir"; trap - EXIT
+  done_step "base image built with debootstrap"
+fi
+
+build_image() { # name dir
+  local name=$1 dir=$2 hash
+  hash=$( (cat "$dir"/*; echo "$BASE_IMAGE") | sha256sum | cut -c1-16)
+  begin "hook image $name"
+  if [ "$(image_label "$name" hookbox.source-hash)" = "$hash" ]; then
+    done_step "hook image up to date"
+    return
+  fi
+  docker build -q --build-arg "BASE=$BASE_IMAGE" --label "hookbox.source-hash=$hash" -t "$name" "$dir" \
+    >/var/tmp/hookbox-build.log 2>&1 || { tail -n 30 /var/tmp/hookbox-build.log >&2; die "docker build of $name failed"; }
+  done_step "hook image built"
+}
+build_image "$IMAGE" images/runtime

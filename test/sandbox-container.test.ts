@@ -1,0 +1,171 @@
+/**
+ * The sandbox, attacked for real: each hook below tries to break out or exhaust the machine through
+ * the container runner against the real Docker engine, under runc and under gVisor's runsc. Each test
+ * asserts the attack was stopped, reported with the right outcome, and left no container behind.
+ */
+import { createServer, type Server } from "node:net";
+import { existsSync, readdirSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { ContainerRunner } from "../engine/run/container-runner.js";
+import { DEFAULT_LIMITS, type Runtime } from "../engine/names.js";
+import type { RunRequest } from "../engine/run/types.js";
+import { leftovers, makeWorkspace } from "./helpers/engine.js";
+
+const runner = new ContainerRunner({ scratchDir: "/tmp/hookbox-test-scratch" });
+
+describe.each<Runtime>(["runc", "runsc"])("container sandbox under %s", (runtime) => {
+  const run = (command: string, extra: Partial<RunRequest> = {}) =>
+    runner.run({ command, stdin: Buffer.from('{"hook_event_name":"PreToolUse"}'), env: {}, timeoutMs: 10_000, limits: DEFAULT_LIMITS, runtime, ...extra });
+  const timed = async (command: string, extra: Partial<RunRequest> = {}) => {
+    const t0 = performance.now();
+    const result = await run(command, extra);
+    return { result, wallMs: performance.now() - t0 };
+  };
+
+  afterEach(async () => {
+    expect(await leftovers()).toEqual({ containers: [], volumes: [] });
+  });
+
+  it("hands the event over stdin and captures stdout, stderr and the exit code", async () => {
+    const result = await run("cat; echo; echo oops >&2; exit 3");
+    expect(result).toMatchObject({ outcome: "exited", exitCode: 3, stdout: '{"hook_event_name":"PreToolUse"}\n', stderr: "oops\n" });
+  });
+
+  it("runs as a non-root user with no capabilities and no-new-privileges", async () => {
+    const result = await run("id -u; grep -E '^(CapEff|NoNewPrivs)' /proc/self/status");
+    expect(result.outcome).toBe("exited");
+    const [uid, ...status] = result.stdout.trim().split("\n");
+    expect(uid).not.toBe("0");
+    expect(uid).toBe("1000");
+    expect(status).toContain("CapEff:\t0000000000000000");
+    // gVisor's /proc does not list NoNewPrivs; the flag is still passed to the runtime.
+    if (runtime === "runc") expect(status).toContain("NoNewPrivs:\t1");
+  });
+
+  it("stops a fork bomb at the PID limit and kills it at the deadline", async () => {
+    const { result, wallMs } = await timed("bomb() { bomb | bomb & }; bomb; sleep 30", { timeoutMs: 3_000 });
+    expect(["timed_out", "exited"]).toContain(result.outcome);
+    expect(wallMs).toBeLessThan(3_000 + 1_000 + result.startMs);
+    // The machine is still usable afterwards.
+    expect((await run("echo alive")).stdout).toBe("alive\n");
+  });
+
+  it("reports a memory hog as oom_killed", async () => {
+    const result = await run("python3 -c 'x = bytearray(1024 * 1024 * 1024); print(len(x))'", { timeoutMs: 20_000 });
+    expect(result.outcome).toBe("oom_killed");
+    expect(result.stdout).toBe("");
+  });
+
+  it.each([
+    ["a CPU spin", "while :; do :; done"],
+    ["sleep 600", "sleep 600"],
+  ])("kills %s at the deadline (timed_out within deadline + 1 s)", async (_name, command) => {
+    const { result, wallMs } = await timed(command, { timeoutMs: 1_500 });
+    expect(result.outcome).toBe("timed_out");
+    expect(result.durationMs).toBeLessThan(1_500 + 1_000);
+    expect(wallMs - result.startMs).toBeLessThan(1_500 + 1_000);
+  });
+
+  it.each(["stdout", "stderr"] as const)("cuts 100 MB on %s at the byte cap (output_truncated), memory bounded", async (stream) => {
+    const rssBefore = process.memoryUsage().rss;
+    const redirect = stream === "stderr" ? ">&2" : "";
+    const result = await run(`head -c 100000000 /dev/zero | tr '\\0' x ${redirect}`, { limits: { ...DEFAULT_LIMITS, maxOutputBytes: 64 * 1024 } });
+    expect(result).toMatchObject({ outcome: "output_truncated", stream });
+    expect(result[stream].length).toBe(64 * 1024);
+    expect(process.memoryUsage().rss - rssBefore).toBeLessThan(64 * 1024 * 1024);
+  });
+
+  describe("network", () => {
+    let server: Server;
+    let port = 0;
+    let connections = 0;
+    beforeAll(async () => {
+      server = createServer((socket) => { connections++; socket.destroy(); });
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      port = (server.address() as { port: number }).port;
+    });
+    afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+    it("fails a TCP connect, to the host's loopback or to any address", async () => {
+      const py = (host: string) =>
+        `python3 -c "import socket; socket.create_connection(('${host}', ${port}), timeout=2)" 2>&1 && echo CONNECTED || echo FAILED`;
+      const loopback = await run(py("127.0.0.1"));
+      const outside = await run(py("192.0.2.1")); // TEST-NET-1: documentation address, never routed
+      expect(loopback.stdout).toMatch(/FAILED/);
+      expect(outside.stdout).toMatch(/FAILED/);
+      expect(outside.stdout).toMatch(/unreachable|no route to host/i);
+      expect(connections).toBe(0);
+    });
+
+    it("fails a DNS lookup", async () => {
+      const result = await run(`python3 -c "import socket; print(socket.getaddrinfo('example.com', 443))" 2>&1 && echo RESOLVED || echo FAILED`);
+      expect(result.stdout).toMatch(/FAILED/);
+      expect(result.stdout).toMatch(/gaierror|Temporary failure|not known/);
+    });
+  });
+
+  it.each(["/", "/etc", "/usr/bin"])("refuses a write to %s (read-only root)", async (dir) => {
+    const result = await run(`echo pwned > ${dir}/hookbox-pwned && echo WROTE`);
+    expect(result.outcome).toBe("exited");
+    expect(result.exitCode).not.toBe(0);
+    expect(result.stdout).not.toMatch(/WROTE/);
+    expect(result.stderr).toMatch(/Read-only file system|Permission denied/);
+  });
+
+  it("stops a 1 GB write to /tmp at the tmpfs size", async () => {
+    const result = await run("head -c 1073741824 /dev/zero > /tmp/big; s=$?; du -m /tmp/big | cut -f1; exit $s", { timeoutMs: 20_000 });
+    expect(result.outcome).toBe("exited");
+    expect(result.exitCode).not.toBe(0);
+    expect(result.stderr).toMatch(/No space left on device/);
+    expect(Number(result.stdout.trim())).toBeLessThanOrEqual(64);
+  });
+
+  it("lets a hook write to /workspace, but nothing reaches the stored workspace or the next run", async () => {
+    const dir = await makeWorkspace({ "README.md": "stored\n", ".github/hooks/audit.json": "{}" });
+    const first = await run("set -e; mkdir -p .github/logs; echo line >> .github/logs/tool-use.log; echo changed > README.md; cat .github/logs/tool-use.log README.md", { workspaceDir: dir });
+    expect(first).toMatchObject({ outcome: "exited", exitCode: 0, stdout: "line\nchanged\n" });
+    expect(existsSync(join(dir, ".github/logs"))).toBe(false);
+    expect(await readFile(join(dir, "README.md"), "utf8")).toBe("stored\n");
+    expect(readdirSync(join(dir, ".github"))).toEqual(["hooks"]);
+    const second = await run("test ! -e .github/logs && cat README.md", { workspaceDir: dir });
+    expect(second).toMatchObject({ outcome: "exited", exitCode: 0, stdout: "stored\n" });
+  });
+
+  it("shows the hook none of the service's environment, only its own and the project dirs", async () => {
+    process.env.HOOKBOX_TEST_SECRET = "s3cr3t-value";
+    const result = await run("env", { env: { MY_SETTING: "on" } });
+    expect(result.stdout).not.toMatch(/s3cr3t-value|HOOKBOX_TEST_SECRET/);
+    expect(result.stdout).toMatch(/^MY_SETTING=on$/m);
+    expect(result.stdout).toMatch(/^CLAUDE_PROJECT_DIR=\/workspace$/m);
+    expect(result.stdout).toMatch(/^COSH_RUNTIME=/m);
+    delete process.env.HOOKBOX_TEST_SECRET;
+  });
+
+  it("ends a background process that outlives the hook command with the container", async () => {
+    const { result, wallMs } = await timed("sleep 300 & echo started");
+    expect(result).toMatchObject({ outcome: "exited", exitCode: 0, stdout: "started\n" });
+    expect(wallMs).toBeLessThan(5_000);
+  });
+
+  it("mounts configured host folders read-only at their own path, and nothing else of the host", async () => {
+    const dir = await makeWorkspace({ "guard.sh": "echo guarded" });
+    const result = await run(`sh ${dir}/guard.sh; echo x > ${dir}/new 2>&1 || echo READONLY; test -e /root/.bashrc || echo NOHOST`, { mounts: [dir] });
+    expect(result.stdout).toBe("guarded\nREADONLY\nNOHOST\n");
+  });
+
+  it("reports a missing image as failed_to_start", async () => {
+    const result = await run("true", { image: "hookbox/does-not-exist:1" });
+    expect(result.outcome).toBe("failed_to_start");
+    expect(result.outcome === "failed_to_start" && result.error).toMatch(/does-not-exist/);
+  });
+
+  it("cancels a run when its signal aborts", async () => {
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 1_000);
+    const { result, wallMs } = await timed("sleep 600", { signal: controller.signal, timeoutMs: 30_000 });
+    expect(result.outcome).toBe("cancelled");
+    expect(wallMs).toBeLessThan(5_000);
+  });
+});
