@@ -5,6 +5,7 @@
  */
 import Docker from "dockerode";
 import { randomUUID } from "node:crypto";
+import { posix } from "node:path";
 import { Writable } from "node:stream";
 import {
   DEFAULT_IMAGE, HOOK_GID, HOOK_HOME, HOOK_UID, LABEL_DEADLINE, LABEL_EVENT_ID, LABEL_MANAGED,
@@ -99,7 +100,7 @@ export class ContainerRunner implements Runner {
         Image: request.image ?? this.options.defaultImage ?? DEFAULT_IMAGE,
         Cmd: ["/bin/sh", "-c", request.command],
         User: `${HOOK_UID}:${HOOK_GID}`,
-        WorkingDir: WORKSPACE_PATH,
+        WorkingDir: request.cwd ? posix.join(WORKSPACE_PATH, posix.normalize(request.cwd)) : WORKSPACE_PATH,
         Env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
         Labels: labels,
         AttachStdin: true, AttachStdout: true, AttachStderr: true,

@@ -20,7 +20,7 @@ export interface RunRequest {
   workspaceDir?: string;
   /** Host directories mounted read-only at their own path (container runner). */
   mounts?: readonly string[];
-  /** Host runner: working directory. */
+  /** Working directory: on the host for the host runner; relative to /workspace in a container. */
   cwd?: string;
   /** Cancels the run (the client went away, the service is stopping). */
   signal?: AbortSignal;

@@ -1,0 +1,199 @@
+/**
+ * @module The server configuration: one TOML file (SERVICE.md §7). Beside cosh's `[hooks]` exactly
+ * as cosh-hooks.md has it (a config written for cosh loads unchanged): `[server]`, `[[tenants]]`,
+ * `[sandbox]`, `[policy]` (+ `[[policy.<Event>]]`), `[extensions]`. Every error names the file,
+ * the line and what is wrong.
+ */
+import { createHash } from "node:crypto";
+import { readFileSync, readdirSync, statSync, existsSync } from "node:fs";
+import { dirname, isAbsolute, join, resolve } from "node:path";
+import { z } from "zod";
+import { ConfigError } from "./errors.js";
+import { loadCoshTable } from "./formats/cosh-toml.js";
+import { loadCopilotFile } from "./formats/copilot-json.js";
+import { EXTENSION_FILE, loadExtension } from "./formats/cosh-extension.js";
+import { configError, parseBytes, readJson, readToml, schemaError, type ParsedFile } from "./formats/shared.js";
+import { mergeHookSets, type HookSet } from "./hooks.js";
+import { DEFAULT_IMAGE, DEFAULT_LIMITS, DEFAULT_MAX_TIMEOUT_MS, RUNTIMES, type Limits, type Runtime } from "./names.js";
+
+const Bytes = z.union([z.string(), z.number()]).refine((v) => parseBytes(v) !== undefined, 'expected a size such as "256m" or a number of bytes');
+
+const ServerSchema = z.strictObject({
+  /** @default "127.0.0.1:8080" */
+  listen: z.string().regex(/^[^\s:]+:\d{1,5}$|^\[[0-9a-fA-F:]+\]:\d{1,5}$/, 'expected "HOST:PORT"').default("127.0.0.1:8080"),
+  /** @default "./data" — workspaces, audit log; relative to the config file */
+  data_dir: z.string().default("./data"),
+  /** @default false — SERVICE.md §7: tool inputs and prompts are left out of the audit log unless asked for */
+  audit_tool_input: z.boolean().default(false),
+  /** @default "64m" — largest request body (workspace uploads) */
+  max_body_bytes: Bytes.default("64m"),
+  /** @default 10 s — SIGTERM: how long running hooks may finish */
+  shutdown_grace_ms: z.number().int().nonnegative().default(10_000),
+});
+
+const TenantSchema = z
+  .strictObject({
+    name: z.string().min(1),
+    token_sha256: z.string().regex(/^[0-9a-f]{64}$/, "expected 64 lowercase hex digits").optional(),
+    token_env: z.string().min(1).optional(),
+    /** @default true */
+    repository_hooks: z.boolean().default(true),
+  })
+  .refine((t) => (t.token_sha256 === undefined) !== (t.token_env === undefined), "set exactly one of token_sha256 and token_env");
+
+const SandboxSchema = z.strictObject({
+  /** @default "runc" */
+  runtime: z.enum(RUNTIMES).default("runc"),
+  image: z.string().min(1).default(DEFAULT_IMAGE),
+  memory: Bytes.default(DEFAULT_LIMITS.memoryBytes),
+  cpus: z.number().positive().default(DEFAULT_LIMITS.cpus),
+  pids: z.number().int().positive().default(DEFAULT_LIMITS.pids),
+  open_files: z.number().int().positive().default(DEFAULT_LIMITS.openFiles),
+  max_output_bytes: z.number().int().positive().default(DEFAULT_LIMITS.maxOutputBytes),
+  tmp_size: Bytes.default(DEFAULT_LIMITS.tmpBytes),
+  /** ms; every hook's timeout is clamped to it */
+  max_timeout: z.number().int().positive().default(DEFAULT_MAX_TIMEOUT_MS),
+  /** hook runs at once */
+  max_concurrency: z.number().int().positive().default(8),
+  /** events waiting for a slot before the service answers 429 */
+  max_queue: z.number().int().nonnegative().default(64),
+  mounts: z.array(z.string().refine(isAbsolute, "mounts must be absolute paths")).default([]),
+});
+
+const ExtensionsSchema = z.strictObject({ dirs: z.array(z.string()).default([]) });
+
+const TOP_KEYS = ["server", "tenants", "sandbox", "policy", "extensions", "hooks"];
+
+export interface Tenant {
+  name: string;
+  tokenSha256: string;
+  repositoryHooks: boolean;
+}
+
+export interface SandboxConfig {
+  runtime: Runtime;
+  image: string;
+  limits: Limits;
+  maxTimeoutMs: number;
+  maxConcurrency: number;
+  maxQueue: number;
+  mounts: string[];
+}
+
+export interface Config {
+  file: string;
+  server: { listen: string; dataDir: string; auditToolInput: boolean; maxBodyBytes: number; shutdownGraceMs: number };
+  tenants: Tenant[];
+  sandbox: SandboxConfig;
+  /** `[hooks] enabled` */
+  hooksEnabled: boolean;
+  policy: HookSet;
+  service: HookSet;
+  extension: HookSet;
+  warnings: string[];
+}
+
+export function loadConfig(file: string, env: Record<string, string | undefined> = {}): Config {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    throw new ConfigError(file, `cannot read: ${(err as Error).message}`);
+  }
+  return parseConfig(file, text, env);
+}
+
+export function parseConfig(file: string, text: string, env: Record<string, string | undefined> = {}): Config {
+  const parsed = readToml(file, text);
+  const doc = parsed.value as Record<string, unknown>;
+  const base = dirname(resolve(file));
+  for (const key of Object.keys(doc)) if (!TOP_KEYS.includes(key)) throw configError(parsed, [key], `unknown section (expected one of ${TOP_KEYS.join(", ")})`);
+  const section = <T extends z.ZodType>(schema: T, key: string): z.infer<T> => {
+    const r = schema.safeParse(doc[key] ?? {});
+    if (!r.success) throw schemaError(parsed, r.error, [key]);
+    return r.data;
+  };
+  const server = section(ServerSchema, "server");
+  const sandbox = section(SandboxSchema, "sandbox");
+  const extensions = section(ExtensionsSchema, "extensions");
+  const tenantsParsed = z.array(TenantSchema).safeParse(doc.tenants ?? []);
+  if (!tenantsParsed.success) throw schemaError(parsed, tenantsParsed.error, ["tenants"]);
+  const tenants = tenantsParsed.data.map((t, i) => tenantOf(parsed, t, i, env));
+  const names = new Set<string>();
+  tenants.forEach((t, i) => {
+    if (names.has(t.name)) throw configError(parsed, ["tenants", i, "name"], `tenant "${t.name}" is defined twice`);
+    names.add(t.name);
+  });
+
+  const maxTimeoutMs = sandbox.max_timeout;
+  const hooks = loadCoshTable(parsed, ["hooks"], doc.hooks, { source: "service", maxTimeoutMs }, ["enabled", "parallel", "sequential"]);
+  const policyTable = loadCoshTable(parsed, ["policy"], doc.policy, { source: "policy", maxTimeoutMs }, ["dirs", "parallel", "sequential"]);
+  const policyFiles = policyTable.dirs.map((d) => resolve(base, d)).flatMap((dir) => jsonFilesIn(parsed, dir));
+  const policy = mergeHookSets([policyTable, ...policyFiles.map((f) => loadCopilotFile(readJson(f, readFileSync(f, "utf8")), { source: "policy", maxTimeoutMs }))]);
+  const extension = mergeHookSets(
+    extensions.dirs.map((d) => resolve(base, d)).flatMap((dir) => extensionDirs(parsed, dir)).map((dir) => {
+      const f = join(dir, EXTENSION_FILE);
+      return loadExtension(readJson(f, readFileSync(f, "utf8")), dir, { source: "extension", maxTimeoutMs });
+    }),
+  );
+  return {
+    file,
+    server: {
+      listen: server.listen,
+      dataDir: resolve(base, server.data_dir),
+      auditToolInput: server.audit_tool_input,
+      maxBodyBytes: parseBytes(server.max_body_bytes)!,
+      shutdownGraceMs: server.shutdown_grace_ms,
+    },
+    tenants,
+    sandbox: {
+      runtime: sandbox.runtime,
+      image: sandbox.image,
+      limits: {
+        memoryBytes: parseBytes(sandbox.memory)!,
+        cpus: sandbox.cpus,
+        pids: sandbox.pids,
+        openFiles: sandbox.open_files,
+        maxOutputBytes: sandbox.max_output_bytes,
+        tmpBytes: parseBytes(sandbox.tmp_size)!,
+      },
+      maxTimeoutMs,
+      maxConcurrency: sandbox.max_concurrency,
+      maxQueue: sandbox.max_queue,
+      mounts: sandbox.mounts,
+    },
+    hooksEnabled: !hooks.disableAll,
+    policy: { ...policy, disableAll: false },
+    service: hooks,
+    extension,
+    warnings: [...hooks.warnings, ...policy.warnings, ...extension.warnings],
+  };
+}
+
+function tenantOf(parsed: ParsedFile, t: z.infer<typeof TenantSchema>, i: number, env: Record<string, string | undefined>): Tenant {
+  let sha = t.token_sha256;
+  if (t.token_env !== undefined) {
+    const token = env[t.token_env];
+    if (!token) throw configError(parsed, ["tenants", i, "token_env"], `environment variable ${t.token_env} is not set`);
+    sha = sha256Hex(token);
+  }
+  return { name: t.name, tokenSha256: sha!, repositoryHooks: t.repository_hooks };
+}
+
+function jsonFilesIn(parsed: ParsedFile, dir: string): string[] {
+  if (!existsSync(dir)) throw configError(parsed, ["policy", "dirs"], `policy directory ${dir} does not exist`);
+  return readdirSync(dir).filter((f) => f.endsWith(".json")).sort().map((f) => join(dir, f));
+}
+
+function extensionDirs(parsed: ParsedFile, dir: string): string[] {
+  if (!existsSync(dir)) throw configError(parsed, ["extensions", "dirs"], `extensions directory ${dir} does not exist`);
+  return readdirSync(dir)
+    .sort()
+    .map((name) => join(dir, name))
+    .filter((d) => statSync(d).isDirectory() && existsSync(join(d, EXTENSION_FILE)));
+}
+
+
+export function sha256Hex(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
+}

@@ -1,0 +1,105 @@
+/**
+ * @module Event points and their names in every dialect: the one place that knows that
+ * `preToolUse` and `PreToolUse`, `agentStop` and `Stop`, `userPromptSubmitted` and
+ * `UserPromptSubmit` name the same point (SERVICE.md §3), and where decisions count (§4).
+ */
+
+export type Decision = "allow" | "block" | "ask";
+
+/** How a payload spells its fields: cosh/Claude snake_case or Copilot camelCase. */
+export type Dialect = "snake" | "camel";
+
+/** The dialects hookbox speaks back in (the `output` of a response). */
+export const FORMATS = ["cosh", "copilot", "claude"] as const;
+export type Format = (typeof FORMATS)[number];
+
+interface PointSpec {
+  /** PascalCase name (cosh-hooks.md, Claude Code); the canonical name in responses */
+  pascal: string;
+  /** camelCase name (copilot-hooks.md), where Copilot has the point */
+  camel?: string;
+  /** does the event carry a tool name a matcher applies to */
+  tool: boolean;
+}
+
+const POINTS: readonly PointSpec[] = [
+  { pascal: "PreToolUse", camel: "preToolUse", tool: true },
+  { pascal: "PostToolUse", camel: "postToolUse", tool: true },
+  { pascal: "PostToolUseFailure", camel: "postToolUseFailure", tool: true },
+  { pascal: "UserPromptSubmit", camel: "userPromptSubmitted", tool: false },
+  { pascal: "SessionStart", camel: "sessionStart", tool: false },
+  { pascal: "SessionEnd", camel: "sessionEnd", tool: false },
+  { pascal: "Stop", camel: "agentStop", tool: false },
+  { pascal: "SubagentStart", camel: "subagentStart", tool: false },
+  { pascal: "SubagentStop", camel: "subagentStop", tool: false },
+  { pascal: "PreCompact", camel: "preCompact", tool: false },
+  { pascal: "PermissionRequest", camel: "permissionRequest", tool: true },
+  { pascal: "Notification", camel: "notification", tool: false },
+  { pascal: "ErrorOccurred", camel: "errorOccurred", tool: false },
+  { pascal: "UserPromptTransformed", camel: "userPromptTransformed", tool: false },
+  // cosh-hooks.md only
+  { pascal: "BeforeModel", tool: false },
+  { pascal: "AfterModel", tool: false },
+];
+
+export type EventPoint = string & { readonly __point: unique symbol };
+
+const byName = new Map<string, { point: EventPoint; dialect: Dialect; spec: PointSpec }>();
+for (const spec of POINTS) {
+  byName.set(spec.pascal, { point: spec.pascal as EventPoint, dialect: "snake", spec });
+  if (spec.camel) byName.set(spec.camel, { point: spec.pascal as EventPoint, dialect: "camel", spec });
+}
+
+export const EVENT_NAMES: readonly string[] = [...byName.keys()];
+
+/** Resolves an event name of any dialect; undefined when it names no known point. */
+export function resolveEventName(name: string): { point: EventPoint; dialect: Dialect } | undefined {
+  const hit = byName.get(name);
+  return hit && { point: hit.point, dialect: hit.dialect };
+}
+
+/** For error messages: a known name that differs only in case or separators. */
+export function suggestEventName(name: string): string | undefined {
+  const squash = (s: string) => s.toLowerCase().replace(/[^a-z]/g, "");
+  return EVENT_NAMES.find((known) => squash(known) === squash(name));
+}
+
+export function pointName(point: EventPoint, dialect: Dialect): string {
+  const spec = byName.get(point)!.spec;
+  return dialect === "camel" ? (spec.camel ?? spec.pascal) : spec.pascal;
+}
+
+export function pointHasTool(point: EventPoint): boolean {
+  return byName.get(point)!.spec.tool;
+}
+
+const NONE: ReadonlySet<Decision> = new Set();
+const ALLOW_BLOCK: ReadonlySet<Decision> = new Set(["allow", "block"]);
+const ALL: ReadonlySet<Decision> = new Set(["allow", "block", "ask"]);
+
+/**
+ * Decisions that count at a point, for a hook declared in `format`. Elsewhere a decision is
+ * recorded but changes nothing (SERVICE.md §4).
+ */
+export function effectiveDecisions(point: EventPoint, format: Format): ReadonlySet<Decision> {
+  if (format === "copilot") {
+    switch (point) {
+      case "PreToolUse": return ALL; // copilot-hooks.md: preToolUse "Yes: allow, deny or modify arguments"
+      case "PermissionRequest": return ALLOW_BLOCK; // copilot-hooks.md: permissionRequest "can allow or deny"
+      case "Stop": // copilot-hooks.md: agentStop "decision: block forces another turn"
+      case "SubagentStop": return ALLOW_BLOCK; // copilot-hooks.md: "Stop can block and force continuation"
+      // copilot-hooks.md: userPromptSubmitted "Command-hook output is ignored"; the rest add context at most
+      default: return NONE;
+    }
+  }
+  switch (point) {
+    case "PreToolUse": return ALL; // cosh-hooks.md: PreToolUse "Yes (block/allow/ask)"
+    case "PostToolUse": // cosh-hooks.md: "Yes (block/allow)"
+    case "UserPromptSubmit": // cosh-hooks.md: "Yes (block/allow)"
+    case "Stop": // cosh-hooks.md: "Yes (block/allow)"
+    case "SubagentStop": // Claude Code: SubagentStop blocks like Stop
+    case "PermissionRequest": return ALLOW_BLOCK; // Claude Code: PermissionRequest allows or denies
+    // cosh-hooks.md: PostToolUseFailure, SessionStart, BeforeModel, AfterModel "No"
+    default: return NONE;
+  }
+}

@@ -1,0 +1,132 @@
+/**
+ * @module Runs the hooks an event selected (SERVICE.md §4): one step after another, a step being
+ * one hook or a parallel batch; the first effective block stops the rest. Each hook goes to its
+ * runner — policy hooks to the host, every other one to a new container.
+ */
+import { posix } from "node:path";
+import { isEffective, notificationOf, type Judged, type Notification } from "./aggregate.js";
+import type { Decision, Format } from "./events.js";
+import type { HookDef } from "./hooks.js";
+import { planSteps } from "./match.js";
+import type { Limits } from "./names.js";
+import { interpretClaude } from "./formats/claude-settings.js";
+import { interpretCopilot } from "./formats/copilot-json.js";
+import { interpretCosh } from "./formats/cosh-toml.js";
+import type { PayloadCache } from "./payload.js";
+import type { RunRequest, RunResult, Runner, Outcome } from "./run/types.js";
+import type { SandboxConfig } from "./config.js";
+import type { Interpret } from "./verdict.js";
+
+const INTERPRET: Record<Format, Interpret> = { cosh: interpretCosh, copilot: interpretCopilot, claude: interpretClaude };
+
+/** One hook's line in a response and in the audit log. */
+export interface HookRecord {
+  name: string;
+  source: HookDef["source"];
+  sandbox: "host" | "container";
+  format: Format;
+  origin: string;
+  decision: Decision | null;
+  /** false where the event is not interceptable for this hook's format: recorded, changes nothing */
+  effective: boolean;
+  rule: string;
+  outcome: Outcome;
+  exit_code: number | null;
+  timed_out: boolean;
+  duration_ms: number;
+  /** set-up before the hook ran (container create and start, or spawn) */
+  start_ms: number;
+  error: string | null;
+  reason?: string;
+  systemMessage?: string;
+}
+
+export interface Runners {
+  host: Runner;
+  container: Runner;
+}
+
+export interface ExecuteOptions {
+  runners: Runners;
+  sandbox: SandboxConfig;
+  payloads: PayloadCache;
+  workspaceDir?: string;
+  signal?: AbortSignal;
+  eventId?: string;
+  onHook?: (record: HookRecord, notification: Notification | undefined) => void;
+}
+
+export async function executeHooks(hooks: HookDef[], opts: ExecuteOptions): Promise<{ judged: Judged[]; records: HookRecord[] }> {
+  const judged: Judged[] = [];
+  const records: HookRecord[] = [];
+  for (const step of planSteps(hooks)) {
+    const done = await Promise.all(step.map((hook) => runOne(hook, opts)));
+    for (const [j, record] of done) {
+      judged.push(j);
+      records.push(record);
+      opts.onHook?.(record, notificationOf(j));
+    }
+    // cosh-hooks.md: "If any hook returns block, the final decision is block (short-circuit)"
+    if (done.some(([j]) => isEffective(j) && j.verdict.decision === "block")) break;
+    if (opts.signal?.aborted) break;
+  }
+  return { judged, records };
+}
+
+async function runOne(hook: HookDef, opts: ExecuteOptions): Promise<[Judged, HookRecord]> {
+  const onHost = hook.source === "policy";
+  const run = await (onHost ? opts.runners.host : opts.runners.container).run(requestFor(hook, onHost, opts));
+  const verdict = INTERPRET[hook.format](run, hook);
+  const j: Judged = { hook, verdict };
+  return [j, record(hook, onHost, run, j)];
+}
+
+function requestFor(hook: HookDef, onHost: boolean, opts: ExecuteOptions): RunRequest {
+  const { sandbox } = opts;
+  return {
+    command: hook.command,
+    stdin: opts.payloads.for(hook.dialect),
+    env: hook.env,
+    timeoutMs: Math.min(hook.timeoutMs, sandbox.maxTimeoutMs),
+    limits: lower(sandbox.limits, hook.limits),
+    // A repository cannot choose its image: it runs in the sandbox's.
+    image: hook.source === "repository" ? sandbox.image : (hook.image ?? sandbox.image),
+    runtime: sandbox.runtime,
+    workspaceDir: onHost ? undefined : opts.workspaceDir,
+    mounts: [...sandbox.mounts, ...hook.mounts],
+    cwd: onHost ? hook.cwd : hook.cwd && posix.normalize(hook.cwd),
+    signal: opts.signal,
+    eventId: opts.eventId,
+  };
+}
+
+/** A hook may lower the sandbox's limits, never raise them. */
+function lower(base: Limits, wanted: Partial<Limits>): Limits {
+  const out = { ...base };
+  for (const key of Object.keys(wanted) as (keyof Limits)[]) {
+    const v = wanted[key];
+    if (v !== undefined) out[key] = Math.min(base[key], v);
+  }
+  return out;
+}
+
+function record(hook: HookDef, onHost: boolean, run: RunResult, j: Judged): HookRecord {
+  return {
+    name: hook.name,
+    source: hook.source,
+    sandbox: onHost ? "host" : "container",
+    format: hook.format,
+    origin: hook.origin,
+    decision: j.verdict.decision,
+    effective: isEffective(j),
+    rule: j.verdict.rule,
+    outcome: run.outcome,
+    exit_code: run.exitCode,
+    timed_out: run.outcome === "timed_out",
+    duration_ms: Math.round(run.durationMs),
+    start_ms: Math.round(run.startMs),
+    error: j.verdict.error,
+    ...(j.verdict.reason ? { reason: j.verdict.reason } : {}),
+    ...(j.verdict.systemMessage ? { systemMessage: j.verdict.systemMessage } : {}),
+  };
+}

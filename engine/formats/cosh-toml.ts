@@ -1,0 +1,151 @@
+/**
+ * @module cosh hooks in TOML (cosh-hooks.md "Configuration"): `[hooks] enabled`, and
+ * `[[hooks.<Event>]]` with `name`, `command`, `timeout` — plus hookbox's `matcher`, `env`,
+ * `fail_open`, `image` and limits (SERVICE.md §4). The same shape serves `[[policy.<Event>]]`.
+ * Also cosh's exit-code and output rules, which cosh-extension.json hooks share.
+ */
+import { z } from "zod";
+import { resolveEventName, suggestEventName } from "../events.js";
+import { compileMatcher, type HookDef, type HookSet } from "../hooks.js";
+import { DEFAULT_TIMEOUT_MS } from "../names.js";
+import type { RunResult } from "../run/types.js";
+import type { Verdict } from "../verdict.js";
+import {
+  configError, describeFailure, originOf, parseBytes, readDecision, readOutput, schemaError, str,
+  type LoadContext, type ParsedFile,
+} from "./shared.js";
+import type { Path } from "./locate.js";
+
+const BytesSchema = z.union([z.string(), z.number()]).refine((v) => parseBytes(v) !== undefined, 'expected a size such as "256m" or a number of bytes');
+
+export const CoshHookSchema = z.strictObject({
+  /** cosh-hooks.md: "Hook definitions without a name field are skipped" */
+  name: z.string().optional(),
+  command: z.string().min(1, "command must not be empty"),
+  /** ms; cosh-hooks.md: "Hook timeout (default 5000ms)" */
+  timeout: z.number().int().positive().optional(),
+  matcher: z.string().optional(),
+  env: z.record(z.string(), z.string()).optional(),
+  fail_open: z.boolean().optional(),
+  image: z.string().min(1).optional(),
+  memory: BytesSchema.optional(),
+  cpus: z.number().positive().optional(),
+  pids: z.number().int().positive().optional(),
+  max_output_bytes: z.number().int().positive().optional(),
+});
+export type CoshHook = z.infer<typeof CoshHookSchema>;
+
+/** Keys of `[hooks]` (or `[policy]`) that are settings, not event names. */
+const SETTINGS = z.strictObject({
+  enabled: z.boolean().optional(),
+  parallel: z.boolean().optional(),
+  sequential: z.boolean().optional(),
+  dirs: z.array(z.string()).optional(),
+});
+
+export interface CoshTable extends HookSet {
+  parallel: boolean;
+  dirs: string[];
+}
+
+/**
+ * Loads `[hooks]` or `[policy]` of a parsed TOML file. `settings` lists which setting keys the
+ * table may hold (`dirs` only under `[policy]`).
+ */
+export function loadCoshTable(parsed: ParsedFile, at: Path, table: unknown, ctx: LoadContext, settings: readonly string[]): CoshTable {
+  const result: CoshTable = { hooks: [], warnings: [], disableAll: false, parallel: false, dirs: [] };
+  if (table === undefined) return result;
+  if (typeof table !== "object" || table === null || Array.isArray(table)) throw configError(parsed, at, "expected a table");
+  const own: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(table)) {
+    if (settings.includes(key)) {
+      own[key] = value;
+      continue;
+    }
+    const event = resolveEventName(key);
+    if (!event) {
+      const hint = suggestEventName(key);
+      throw configError(parsed, [...at, key], `unknown event "${key}"${hint ? ` (did you mean "${hint}"?)` : ""}`);
+    }
+    const entries = z.array(CoshHookSchema).safeParse(value);
+    if (!entries.success) throw schemaError(parsed, entries.error, [...at, key]);
+    entries.data.forEach((entry, i) => {
+      const path = [...at, key, i];
+      if (!entry.name) {
+        result.warnings.push(`${originOf(parsed, path)}: hook without a name skipped (cosh-hooks.md: "Hook definitions without a name field are skipped")`);
+        return;
+      }
+      result.hooks.push(coshHookDef(entry, { ...ctx, point: event.point, dialect: event.dialect, origin: originOf(parsed, path), parsed, path }));
+    });
+  }
+  const s = SETTINGS.safeParse(own);
+  if (!s.success) throw schemaError(parsed, s.error, at);
+  result.disableAll = s.data.enabled === false;
+  result.parallel = s.data.parallel === true && s.data.sequential !== true;
+  result.dirs = s.data.dirs ?? [];
+  if (result.parallel) for (const hook of result.hooks) hook.batch = `${ctx.source}:${hook.point}`;
+  return result;
+}
+
+export function coshHookDef(
+  entry: CoshHook,
+  ctx: LoadContext & Pick<HookDef, "point" | "dialect" | "origin"> & { parsed: ParsedFile; path: Path },
+): HookDef {
+  let matcher: RegExp | undefined;
+  try {
+    matcher = compileMatcher(entry.matcher);
+  } catch (err) {
+    throw configError(ctx.parsed, [...ctx.path, "matcher"], `matcher is not a valid regular expression: ${(err as Error).message}`);
+  }
+  return {
+    name: entry.name ?? "",
+    source: ctx.source,
+    format: "cosh",
+    point: ctx.point,
+    dialect: ctx.dialect,
+    matcher,
+    command: entry.command,
+    timeoutMs: Math.min(entry.timeout ?? DEFAULT_TIMEOUT_MS, ctx.maxTimeoutMs),
+    env: entry.env ?? {},
+    failOpen: entry.fail_open ?? true,
+    image: entry.image,
+    limits: {
+      ...(entry.memory !== undefined ? { memoryBytes: parseBytes(entry.memory) } : {}),
+      ...(entry.cpus !== undefined ? { cpus: entry.cpus } : {}),
+      ...(entry.pids !== undefined ? { pids: entry.pids } : {}),
+      ...(entry.max_output_bytes !== undefined ? { maxOutputBytes: entry.max_output_bytes } : {}),
+    },
+    mounts: [],
+    origin: ctx.origin,
+  };
+}
+
+/** cosh's rules for what a run means (cosh-hooks.md "Execution Model", SERVICE.md §4). */
+export function interpretCosh(run: RunResult, hook: HookDef): Verdict {
+  const failure = (error: string, rule: string): Verdict =>
+    hook.failOpen
+      ? { decision: null, error, rule }
+      : { decision: "block", reason: `hook ${hook.name} failed: ${error}`, error, rule: `${rule}; cosh: fail_open = false turns the failure into a block` };
+  if (run.outcome === "timed_out") return failure("timed out", "cosh: timeout is treated as pass-through");
+  if (run.outcome !== "exited") return failure(describeFailure(run), "cosh: a failed hook does not affect the main flow");
+  if (run.exitCode === 2) {
+    // SERVICE.md §4: exit 2 blocks with stderr as the reason, as cosh-core's own code does
+    return { decision: "block", reason: run.stderr.trim() || `blocked by hook ${hook.name} (exit 2)`, error: null, rule: "cosh: exit 2 blocks with stderr as the reason" };
+  }
+  if (run.exitCode !== 0) return failure(describeFailure(run), "cosh: non-zero exit code is an error that does not affect the main flow");
+  const out = readOutput(run.stdout);
+  if (out.kind === "empty") return { decision: null, error: null, rule: "cosh: empty output or {} is pass-through" };
+  if (out.kind === "invalid") return failure(out.error, "cosh: output that is not a JSON object is an error of the hook");
+  const o = out.value;
+  const decision = readDecision(o.decision);
+  if (decision === "invalid") return failure(`unknown decision ${JSON.stringify(o.decision)}`, "cosh: an unknown decision is an error of the hook");
+  const specific = o.hookSpecificOutput as Record<string, unknown> | undefined;
+  return {
+    decision,
+    reason: str(o.reason),
+    systemMessage: str(o.systemMessage),
+    additionalContext: str(specific?.additional_context) ?? str(specific?.additionalContext),
+    error: null,
+    rule: decision ? `cosh: decision "${String(o.decision)}" from stdout` : "cosh: no decision is pass-through",
+  };
+}

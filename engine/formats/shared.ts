@@ -1,0 +1,131 @@
+/**
+ * @module What every format module needs: TOML and JSON parsing with located errors, schema errors
+ * turned into ConfigErrors, reading a hook's stdout, and naming a run's failure.
+ */
+import { parse as parseToml, TomlError } from "smol-toml";
+import type { z } from "zod";
+import { ConfigError } from "../errors.js";
+import type { Decision } from "../events.js";
+import type { Source } from "../hooks.js";
+import type { RunResult } from "../run/types.js";
+import { formatPath, locateToml, parseJsonLocated, type Path, type Position } from "./locate.js";
+
+export type Locate = (path: Path) => Position | undefined;
+
+export interface ParsedFile {
+  file: string;
+  value: unknown;
+  locate: Locate;
+}
+
+export function readToml(file: string, text: string): ParsedFile {
+  try {
+    return { file, value: parseToml(text), locate: (path) => locateToml(text, path) };
+  } catch (err) {
+    if (err instanceof TomlError) throw new ConfigError(file, err.message.split("\n")[0] ?? "invalid TOML", err.line, err.column);
+    throw err;
+  }
+}
+
+export function readJson(file: string, text: string): ParsedFile {
+  try {
+    return { file, ...parseJsonLocated(text) };
+  } catch (err) {
+    const e = err as SyntaxError & Partial<Position>;
+    throw new ConfigError(file, `invalid JSON: ${e.message}`, e.line, e.column);
+  }
+}
+
+/** The first problem of a failed schema check, at its line. */
+export function schemaError(parsed: ParsedFile, error: z.ZodError, prefix: Path = []): ConfigError {
+  // A typo gives an unknown key and a missing one; the unknown key is the one to name.
+  const issue = error.issues.find((i) => i.code === "unrecognized_keys") ?? error.issues[0]!;
+  let path: Path = [...prefix, ...(issue.path as (string | number)[])];
+  if (issue.code === "unrecognized_keys") path = [...path, issue.keys[0]!];
+  const at = parsed.locate(path);
+  return new ConfigError(parsed.file, `${formatPath(path)}: ${issue.message}`, at?.line, at?.column);
+}
+
+export function configError(parsed: ParsedFile, path: Path, detail: string): ConfigError {
+  const at = parsed.locate(path);
+  return new ConfigError(parsed.file, `${formatPath(path)}: ${detail}`, at?.line, at?.column);
+}
+
+export function originOf(parsed: ParsedFile, path: Path): string {
+  const at = parsed.locate(path);
+  return at ? `${parsed.file}:${at.line}` : parsed.file;
+}
+
+export type Output =
+  | { kind: "empty" }
+  | { kind: "object"; value: Record<string, unknown> }
+  | { kind: "invalid"; error: string };
+
+/** A hook's stdout: nothing, `{}`, a JSON object — or an error of that hook (SERVICE.md §4). */
+export function readOutput(stdout: string): Output {
+  const text = stdout.trim();
+  if (text === "") return { kind: "empty" };
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { kind: "invalid", error: `output is not JSON: ${clip(text, 120)}` };
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return { kind: "invalid", error: "output is not a JSON object" };
+  if (Object.keys(value).length === 0) return { kind: "empty" };
+  return { kind: "object", value: value as Record<string, unknown> };
+}
+
+/**
+ * A decision word: allow, block (deny is reported as block), ask; absent or null means none.
+ * `invalid` for anything else.
+ */
+export function readDecision(value: unknown, extra: Record<string, Decision> = {}): Decision | null | "invalid" {
+  if (value === undefined || value === null || value === "") return null;
+  if (typeof value !== "string") return "invalid";
+  const word = value.toLowerCase();
+  if (word === "allow" || word === "block" || word === "ask") return word;
+  if (word === "deny") return "block";
+  return extra[word] ?? "invalid";
+}
+
+export const str = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
+
+export function clip(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
+/** One line on why a run failed, for the hook's `error`. */
+export function describeFailure(run: RunResult): string {
+  switch (run.outcome) {
+    case "exited": {
+      const first = run.stderr.trim().split("\n")[0];
+      return `exit ${run.exitCode}${first ? `: ${clip(first, 200)}` : ""}`;
+    }
+    case "timed_out": return "timed out";
+    case "output_truncated": return `${run.stream} over the output cap: killed`;
+    case "oom_killed": return "killed: out of memory";
+    case "failed_to_start": return `failed to start: ${run.error}`;
+    case "cancelled": return "cancelled: the request went away";
+    default: {
+      const _exhaustive: never = run;
+      return String(_exhaustive);
+    }
+  }
+}
+
+const UNITS: Record<string, number> = { "": 1, b: 1, k: 1024, kb: 1024, m: 1024 ** 2, mb: 1024 ** 2, g: 1024 ** 3, gb: 1024 ** 3 };
+
+/** "256m", "1g", "512k" or a number of bytes; undefined when it is neither. */
+export function parseBytes(value: string | number): number | undefined {
+  if (typeof value === "number") return Number.isInteger(value) && value > 0 ? value : undefined;
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(value);
+  const unit = m && UNITS[m[2]!.toLowerCase()];
+  return m && unit ? Math.round(Number(m[1]) * unit) : undefined;
+}
+
+/** What every format's loader is told about where its hooks come from and the server's caps. */
+export interface LoadContext {
+  source: Source;
+  maxTimeoutMs: number;
+}

@@ -1,0 +1,91 @@
+/**
+ * @module The event as each hook expects it. The body goes to a hook verbatim when its dialect is
+ * the one the hook's registration expects; otherwise it is translated (copilot-hooks.md: "event
+ * names select the payload shape": `preToolUse` gets `toolName` and `toolArgs` as a JSON string,
+ * `PreToolUse` gets snake_case fields).
+ */
+import { pointName, type Dialect, type EventPoint } from "./events.js";
+
+export type JsonObject = Record<string, unknown>;
+
+/**
+ * snake when the body uses cosh/Claude field names, camel for Copilot's; when its fields say
+ * neither, the dialect of the event's name.
+ */
+export function detectDialect(body: JsonObject, byName: Dialect): Dialect {
+  if ("hook_event_name" in body || "tool_name" in body || "session_id" in body || "tool_input" in body) return "snake";
+  if ("toolName" in body || "toolArgs" in body || "sessionId" in body || "hookEventName" in body) return "camel";
+  return byName;
+}
+
+/** The event name a body carries, if any. */
+export function bodyEventName(body: JsonObject): string | undefined {
+  const name = body.hook_event_name ?? body.hookEventName;
+  return typeof name === "string" ? name : undefined;
+}
+
+export function toolName(body: JsonObject): string | undefined {
+  const name = body.tool_name ?? body.toolName;
+  return typeof name === "string" ? name : undefined;
+}
+
+const toCamel = (key: string) => key.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
+const toSnake = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+/** Field pairs whose names do not follow the case rule. */
+const SNAKE_TO_CAMEL: Record<string, string> = { tool_input: "toolArgs", tool_response: "toolResult" };
+const CAMEL_TO_SNAKE: Record<string, string> = Object.fromEntries(Object.entries(SNAKE_TO_CAMEL).map(([s, c]) => [c, s]));
+
+export function translate(body: JsonObject, point: EventPoint, to: Dialect): JsonObject {
+  const out: JsonObject = {};
+  if (to === "camel") {
+    for (const [key, value] of Object.entries(body)) {
+      if (key === "hook_event_name") continue; // Copilot payloads do not carry the event name
+      if (key === "tool_input") out.toolArgs = typeof value === "string" ? value : JSON.stringify(value ?? {});
+      else if (key === "timestamp" && typeof value === "string" && !Number.isNaN(Date.parse(value))) out.timestamp = Date.parse(value);
+      else out[SNAKE_TO_CAMEL[key] ?? toCamel(key)] = value;
+    }
+    return out;
+  }
+  out.hook_event_name = pointName(point, "snake");
+  for (const [key, value] of Object.entries(body)) {
+    if (key === "hookEventName") continue;
+    if (key === "toolArgs") out.tool_input = parseMaybe(value);
+    else if (key === "timestamp" && typeof value === "number") out.timestamp = new Date(value).toISOString();
+    else out[CAMEL_TO_SNAKE[key] ?? toSnake(key)] = value;
+  }
+  return out;
+}
+
+function parseMaybe(value: unknown): unknown {
+  if (typeof value !== "string") return value;
+  try {
+    return JSON.parse(value);
+  } catch {
+    return value;
+  }
+}
+
+/**
+ * Bytes for each dialect, made once per event: the body itself for its own dialect, a translation
+ * for the other.
+ */
+export class PayloadCache {
+  private readonly cache = new Map<Dialect, Uint8Array>();
+  constructor(
+    private readonly raw: Uint8Array,
+    private readonly body: JsonObject,
+    private readonly dialect: Dialect,
+    private readonly point: EventPoint,
+  ) {}
+
+  for(dialect: Dialect): Uint8Array {
+    if (dialect === this.dialect) return this.raw;
+    let bytes = this.cache.get(dialect);
+    if (!bytes) {
+      bytes = Buffer.from(JSON.stringify(translate(this.body, this.point, dialect)));
+      this.cache.set(dialect, bytes);
+    }
+    return bytes;
+  }
+}

@@ -1,0 +1,24 @@
+/**
+ * @module What one hook's run means under the rules of the format that declared it.
+ */
+import type { Decision } from "./events.js";
+import type { HookDef } from "./hooks.js";
+import type { RunResult } from "./run/types.js";
+
+export interface Verdict {
+  /** the decision the hook's run comes to under its format's rules; null passes through */
+  decision: Decision | null;
+  reason?: string;
+  systemMessage?: string;
+  additionalContext?: string;
+  /** copilot-hooks.md: "A hook can also supply modifiedArgs" */
+  modifiedArgs?: unknown;
+  /** shown to the user without a decision (copilot-hooks.md: exit 2 "is a warning") */
+  warning?: string;
+  /** the hook failed: not a JSON object, unknown decision, non-zero exit, timeout … */
+  error: string | null;
+  /** which rule of which document decided, e.g. "copilot: non-zero exit on preToolUse denies" */
+  rule: string;
+}
+
+export type Interpret = (run: RunResult, hook: HookDef) => Verdict;

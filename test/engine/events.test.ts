@@ -1,0 +1,155 @@
+/**
+ * Event names in every dialect, payload translation, interceptable points, folding and the answer
+ * in each dialect. Pure; rows cite the source documents.
+ */
+import { describe, expect, it } from "vitest";
+import { fold, type Folded, type Judged } from "../../engine/aggregate.js";
+import { answerFor } from "../../engine/answer.js";
+import { effectiveDecisions, resolveEventName, type EventPoint } from "../../engine/events.js";
+import type { HookDef } from "../../engine/hooks.js";
+import { detectDialect, PayloadCache, translate } from "../../engine/payload.js";
+import type { Verdict } from "../../engine/verdict.js";
+
+const point = (name: string) => resolveEventName(name)!.point;
+
+describe("event names", () => {
+  it.each([
+    ["preToolUse", "PreToolUse", "camel"],
+    ["PreToolUse", "PreToolUse", "snake"],
+    ["agentStop", "Stop", "camel"],
+    ["Stop", "Stop", "snake"],
+    ["userPromptSubmitted", "UserPromptSubmit", "camel"],
+    ["UserPromptSubmit", "UserPromptSubmit", "snake"],
+    ["postToolUseFailure", "PostToolUseFailure", "camel"],
+    ["sessionStart", "SessionStart", "camel"],
+    ["permissionRequest", "PermissionRequest", "camel"],
+    ["subagentStop", "SubagentStop", "camel"],
+    ["preCompact", "PreCompact", "camel"],
+    ["sessionEnd", "SessionEnd", "camel"],
+    ["errorOccurred", "ErrorOccurred", "camel"],
+    ["BeforeModel", "BeforeModel", "snake"],
+    ["AfterModel", "AfterModel", "snake"],
+  ])("%s names the point %s (%s payload)", (name, canonical, dialect) => {
+    expect(resolveEventName(name)).toEqual({ point: canonical, dialect });
+  });
+  it("knows all eight cosh events (cosh-hooks.md Event Points)", () => {
+    for (const name of ["PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "SessionStart", "Stop", "BeforeModel", "AfterModel"])
+      expect(resolveEventName(name)).toBeDefined();
+  });
+  it("rejects unknown names", () => expect(resolveEventName("PreTool")).toBeUndefined());
+});
+
+describe("interceptable points", () => {
+  it.each([
+    ["cosh-hooks.md: PreToolUse Yes (block/allow/ask)", "PreToolUse", "cosh", ["allow", "block", "ask"]],
+    ["cosh-hooks.md: PostToolUse Yes (block/allow)", "PostToolUse", "cosh", ["allow", "block"]],
+    ["cosh-hooks.md: UserPromptSubmit Yes (block/allow)", "UserPromptSubmit", "cosh", ["allow", "block"]],
+    ["cosh-hooks.md: Stop Yes (block/allow)", "Stop", "cosh", ["allow", "block"]],
+    ["cosh-hooks.md: PostToolUseFailure No", "PostToolUseFailure", "cosh", []],
+    ["cosh-hooks.md: SessionStart No", "SessionStart", "cosh", []],
+    ["cosh-hooks.md: BeforeModel No", "BeforeModel", "cosh", []],
+    ["cosh-hooks.md: AfterModel No", "AfterModel", "cosh", []],
+    ["copilot-hooks.md: preToolUse allow, deny (or ask)", "preToolUse", "copilot", ["allow", "block", "ask"]],
+    ["copilot-hooks.md: permissionRequest can allow or deny", "permissionRequest", "copilot", ["allow", "block"]],
+    ["copilot-hooks.md: agentStop decision block forces another turn", "agentStop", "copilot", ["allow", "block"]],
+    ["copilot-hooks.md: userPromptSubmitted command-hook output is ignored", "userPromptSubmitted", "copilot", []],
+    ["copilot-hooks.md: postToolUse cannot undo the action", "postToolUse", "copilot", []],
+    ["copilot-hooks.md: preCompact notification only", "preCompact", "copilot", []],
+    ["copilot-hooks.md: sessionEnd No", "sessionEnd", "copilot", []],
+  ] as const)("%s", (_citation, name, format, decisions) => {
+    expect([...effectiveDecisions(point(name), format)].sort()).toEqual([...decisions].sort());
+  });
+});
+
+describe("payloads", () => {
+  const snake = { session_id: "abc-123", cwd: "/home/user/project", hook_event_name: "PreToolUse", timestamp: "2026-07-01T10:00:00Z", tool_name: "shell", tool_input: { command: "rm -rf /tmp/old" } };
+  it("translates a cosh event for a Copilot camelCase registration: toolName, toolArgs as a JSON string", () => {
+    expect(translate(snake, point("PreToolUse"), "camel")).toEqual({
+      sessionId: "abc-123", cwd: "/home/user/project", timestamp: Date.parse("2026-07-01T10:00:00Z"), toolName: "shell", toolArgs: '{"command":"rm -rf /tmp/old"}',
+    });
+  });
+  it("translates a Copilot event for a PascalCase registration: snake_case fields", () => {
+    const camel = { timestamp: 1704614400000, cwd: "/p", toolName: "bash", toolArgs: '{"command":"ls"}' };
+    expect(translate(camel, point("preToolUse"), "snake")).toEqual({
+      hook_event_name: "PreToolUse", timestamp: "2024-01-07T08:00:00.000Z", cwd: "/p", tool_name: "bash", tool_input: { command: "ls" },
+    });
+  });
+  it("detects the dialect from the fields, else from the event name", () => {
+    expect(detectDialect(snake, "camel")).toBe("snake");
+    expect(detectDialect({ toolName: "x" }, "snake")).toBe("camel");
+    expect(detectDialect({ cwd: "/" }, "camel")).toBe("camel");
+  });
+  it("hands the body's own bytes verbatim to hooks of its dialect", () => {
+    const raw = Buffer.from(' {"tool_name" : "x"} ');
+    const cache = new PayloadCache(raw, { tool_name: "x" }, "snake", point("PreToolUse"));
+    expect(cache.for("snake")).toBe(raw);
+    expect(JSON.parse(Buffer.from(cache.for("camel")).toString())).toEqual({ toolName: "x" });
+  });
+});
+
+const hookAt = (name: string, p: string, format: HookDef["format"] = "cosh"): HookDef => ({
+  name, source: "service", format, point: point(p), dialect: "snake", command: "x", timeoutMs: 1, env: {}, failOpen: true, limits: {}, mounts: [], origin: "t",
+});
+const j = (name: string, verdict: Partial<Verdict>, p = "PreToolUse", format: HookDef["format"] = "cosh"): Judged => ({
+  hook: hookAt(name, p, format), verdict: { decision: null, error: null, rule: "r", ...verdict },
+});
+
+describe("folding (SERVICE.md §4)", () => {
+  it.each([
+    ["block beats ask beats allow", [j("a", { decision: "allow" }), j("b", { decision: "ask" }), j("c", { decision: "block", reason: "no" })], "block"],
+    ["ask beats allow", [j("a", { decision: "allow" }), j("b", { decision: "ask" })], "ask"],
+    ["allow beats pass-through", [j("a", {}), j("b", { decision: "allow" })], "allow"],
+    ["nothing decided: pass-through (null)", [j("a", {}), j("b", {})], null],
+    ["{} does not approve", [], null],
+    ["a block on a non-interceptable event changes nothing", [j("a", { decision: "block" }, "SessionStart")], null],
+    ["ask on PostToolUse (block/allow only) changes nothing", [j("a", { decision: "ask" }, "PostToolUse")], null],
+  ] as const)("%s", (_what, judged, decision) => {
+    expect(fold([...judged], { interactive: true }).decision).toBe(decision);
+  });
+
+  it("turns ask into a block when no one can answer (copilot-hooks.md autopilot)", () => {
+    const f = fold([j("a", { decision: "ask", reason: "sure?" })], { interactive: false });
+    expect(f).toMatchObject({ decision: "block", reason: "sure?" });
+    expect(f.note).toMatch(/interactive=false/);
+  });
+
+  it("gives one notification per hook with a systemMessage, else a reason, in order (cosh-hooks.md Notifications)", () => {
+    const f = fold([
+      j("first", { decision: "allow", reason: "fine", systemMessage: "shown" }),
+      j("second", { reason: "only a reason" }),
+      j("third", {}),
+      j("fourth", { decision: "block", reason: "Dangerous rm -rf command", systemMessage: "Command blocked by security policy" }, "SessionStart"),
+    ], { interactive: true });
+    expect(f.notifications).toEqual([
+      { type: "stream_event", event: { subtype: "hook_notification", hook_name: "first", message: "shown", decision: "allow" } },
+      { type: "stream_event", event: { subtype: "hook_notification", hook_name: "second", message: "only a reason" } },
+      { type: "stream_event", event: { subtype: "hook_notification", hook_name: "fourth", message: "Command blocked by security policy", decision: "block" } },
+    ]);
+  });
+
+  it("joins additional context with newlines, from every hook, even where decisions do not count", () => {
+    const f = fold([j("a", { additionalContext: "one" }, "SessionStart"), j("b", { additionalContext: "two" }, "SessionStart")], { interactive: true });
+    expect(f.additionalContext).toBe("one\ntwo");
+  });
+});
+
+describe("answers in each dialect (SERVICE.md §3 output / exit_code)", () => {
+  const blocked = { decision: "block" as const, reason: "Dangerous rm -rf command", systemMessage: "Command blocked by security policy", notifications: [] };
+  const pre = "PreToolUse" as EventPoint;
+  it.each([
+    ["cosh", pre, blocked, { decision: "block", reason: "Dangerous rm -rf command", systemMessage: "Command blocked by security policy" }],
+    ["copilot", pre, blocked, { permissionDecision: "deny", permissionDecisionReason: "Dangerous rm -rf command" }],
+    ["claude", pre, blocked, { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "Dangerous rm -rf command" }, systemMessage: "Command blocked by security policy" }],
+    ["cosh", pre, { decision: null, notifications: [] }, {}],
+    ["copilot", pre, { decision: null, notifications: [] }, {}],
+    ["claude", pre, { decision: null, notifications: [] }, {}],
+    ["copilot", pre, { decision: "allow", modifiedArgs: { command: "ls" }, notifications: [] }, { permissionDecision: "allow", modifiedArgs: { command: "ls" } }],
+    ["copilot", "Stop", { decision: "block", reason: "tests fail", notifications: [] }, { decision: "block", reason: "tests fail" }],
+    ["claude", "Stop", { decision: "block", reason: "tests fail", notifications: [] }, { decision: "block", reason: "tests fail" }],
+    ["cosh", "SessionStart", { decision: null, additionalContext: "ctx", notifications: [] }, { hookSpecificOutput: { additional_context: "ctx" } }],
+    ["copilot", "SessionStart", { decision: null, additionalContext: "ctx", notifications: [] }, { additionalContext: "ctx" }],
+    ["claude", "SessionStart", { decision: null, additionalContext: "ctx", notifications: [] }, { hookSpecificOutput: { hookEventName: "SessionStart", additionalContext: "ctx" } }],
+  ] as const)("%s %s", (format, p, folded, output) => {
+    expect(answerFor(format, p as EventPoint, folded as Folded)).toEqual({ output, exit_code: 0 });
+  });
+});

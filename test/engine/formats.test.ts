@@ -1,0 +1,169 @@
+/**
+ * Loading hook configurations of every format from real files: the source documents' own examples
+ * load unchanged; a malformed file of each format fails with the file, the line and the reason.
+ */
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { loadConfig, parseConfig } from "../../engine/config.js";
+import { ConfigError } from "../../engine/errors.js";
+import { loadRepositoryHooks } from "../../engine/repository.js";
+
+function tree(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), "hookbox-formats-"));
+  for (const [name, text] of Object.entries(files)) {
+    mkdirSync(join(dir, name, ".."), { recursive: true });
+    writeFileSync(join(dir, name), text);
+  }
+  return dir;
+}
+
+function configErrorOf(fn: () => unknown): ConfigError {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ConfigError) return err;
+    throw err;
+  }
+  throw new Error("expected a ConfigError");
+}
+
+describe("cosh TOML", () => {
+  it("loads the cosh document's example config unchanged", () => {
+    const config = loadConfig("test/fixtures/cosh-doc-example.toml");
+    expect(config.hooksEnabled).toBe(true);
+    expect(config.service.hooks.map((h) => [h.name, h.point, h.command, h.timeoutMs, h.format, h.dialect])).toEqual([
+      ["security-check", "PreToolUse", "/usr/local/bin/my-security-hook", 5000, "cosh", "snake"],
+      ["context-loader", "SessionStart", "/usr/local/bin/load-context", 3000, "cosh", "snake"],
+    ]);
+  });
+
+  it("skips a hook without a name, with a warning (cosh-hooks.md Execution Model 5)", () => {
+    const config = parseConfig("c.toml", '[[hooks.PreToolUse]]\ncommand = "a"\n\n[[hooks.PreToolUse]]\nname = "b"\ncommand = "b"\n');
+    expect(config.service.hooks.map((h) => h.name)).toEqual(["b"]);
+    expect(config.warnings).toEqual([expect.stringMatching(/^c\.toml:1: hook without a name skipped/)]);
+  });
+
+  it("clamps timeouts to max_timeout, defaults to 5000 ms, reads hookbox's extra fields", () => {
+    const config = parseConfig("c.toml", [
+      "[sandbox]", "max_timeout = 2000", "",
+      "[[hooks.PreToolUse]]", 'name = "a"', 'command = "a"', "timeout = 9000", 'matcher = "shell|bash"', "fail_open = false", 'memory = "64m"', 'env = { A = "1" }', "",
+      "[[hooks.Stop]]", 'name = "b"', 'command = "b"',
+    ].join("\n"));
+    const [a, b] = config.service.hooks;
+    expect(a).toMatchObject({ timeoutMs: 2000, failOpen: false, env: { A: "1" }, limits: { memoryBytes: 64 * 1024 * 1024 } });
+    expect(a!.matcher!.test("shell")).toBe(true);
+    expect(a!.matcher!.test("shells")).toBe(false);
+    expect(b!.timeoutMs).toBe(2000);
+    expect(parseConfig("c.toml", '[[hooks.Stop]]\nname = "b"\ncommand = "b"\n').service.hooks[0]!.timeoutMs).toBe(5000);
+  });
+
+  it.each([
+    ["a TOML syntax error", '[hooks]\nenabled = true\n[[hooks.PreToolUse]]\nname = "x\n', /^c\.toml:4:\d+: /],
+    ["a typo in a hook's field", '[[hooks.PreToolUse]]\nname = "x"\ncomand = "y"\n', /^c\.toml:3:1: hooks\.PreToolUse\[0\]\.comand: Unrecognized key/],
+    ["a wrong type", '[[hooks.PreToolUse]]\nname = "x"\ncommand = "y"\ntimeout = "5s"\n', /^c\.toml:4:1: hooks\.PreToolUse\[0\]\.timeout: .*number/],
+    ["an unknown event", '[[hooks.PreTooluse]]\nname = "x"\ncommand = "y"\n', /^c\.toml:1:1: hooks\.PreTooluse: unknown event "PreTooluse" \(did you mean "PreToolUse"\?\)/],
+    ["a bad matcher", '[[hooks.PreToolUse]]\nname = "x"\ncommand = "y"\nmatcher = "("\n', /^c\.toml:4:1: hooks\.PreToolUse\[0\]\.matcher: matcher is not a valid regular expression/],
+    ["an unknown section", "[sandbx]\nruntime = \"runc\"\n", /^c\.toml:1:1: sandbx: unknown section/],
+    ["an unknown runtime", '[sandbox]\nruntime = "crun"\n', /^c\.toml:2:1: sandbox\.runtime: /],
+    ["a second hook's error", '[[hooks.Stop]]\nname = "a"\ncommand = "a"\n\n[[hooks.Stop]]\nname = "b"\ncommand = 3\n', /^c\.toml:7:1: hooks\.Stop\[1\]\.command: /],
+    ["a tenant without a token", '[[tenants]]\nname = "a"\n', /^c\.toml:1:1: tenants\[0\]: set exactly one of token_sha256 and token_env/],
+  ])("fails on %s with file, line and reason", (_what, text, message) => {
+    expect(configErrorOf(() => parseConfig("c.toml", text)).message).toMatch(message);
+  });
+
+  it("reads [[policy.<Event>]] as host policy hooks and Copilot files from policy dirs", () => {
+    const dir = tree({
+      "policy.d/10-guard.json": JSON.stringify({ version: 1, hooks: { preToolUse: [{ type: "command", bash: "./guard.sh", timeoutSec: 2 }] } }),
+      "hookbox.toml": '[policy]\ndirs = ["policy.d"]\n\n[[policy.PreToolUse]]\nname = "org-guard"\ncommand = "/bin/true"\n',
+    });
+    const config = loadConfig(join(dir, "hookbox.toml"));
+    expect(config.policy.hooks.map((h) => [h.name, h.source, h.format, h.timeoutMs])).toEqual([
+      ["org-guard", "policy", "cosh", 5000],
+      ["10-guard.json:preToolUse[0]", "policy", "copilot", 2000],
+    ]);
+    expect(config.policy.hooks[1]!.cwd).toBe(join(dir, "policy.d"));
+  });
+});
+
+describe("Copilot JSON", () => {
+  it("loads the Copilot document's audit.json example unchanged", () => {
+    const set = loadRepositoryHooks("test/fixtures/repo-copilot", 60_000);
+    expect(set.hooks).toHaveLength(1);
+    expect(set.hooks[0]).toMatchObject({ format: "copilot", point: "PreToolUse", dialect: "camel", command: "node .github/hooks/log-tool-use.cjs", timeoutMs: 10_000, source: "repository" });
+  });
+
+  it("gives a PascalCase alias the snake_case payload (copilot-hooks.md)", () => {
+    const dir = tree({ ".github/hooks/a.json": JSON.stringify({ version: 1, hooks: { PreToolUse: [{ type: "command", bash: "x" }] } }) });
+    expect(loadRepositoryHooks(dir, 60_000).hooks[0]).toMatchObject({ point: "PreToolUse", dialect: "snake", timeoutMs: 30_000 });
+  });
+
+  it.each([
+    ["a JSON syntax error", '{\n  "version": 1,\n  "hooks": {\n    "preToolUse": [\n      { "type": "command" "bash": "x" }\n    ]\n  }\n}\n', /^\.github\/hooks\/bad\.json:5:27: invalid JSON: expected ',' or '}'/],
+    ["a typo in a field", '{\n  "version": 1,\n  "hooks": {\n    "preToolUse": [\n      { "type": "command", "bash": "x", "timeoutSecs": 3 }\n    ]\n  }\n}\n', /^\.github\/hooks\/bad\.json:5:\d+: hooks\.preToolUse\[0\]\.timeoutSecs: Unrecognized key/],
+    ["a wrong version", '{ "version": 2, "hooks": {} }', /^\.github\/hooks\/bad\.json:1:\d+: version: version must be 1/],
+    ["an unknown event", '{ "version": 1,\n "hooks": { "preToolUsed": [] } }', /^\.github\/hooks\/bad\.json:2:\d+: hooks\.preToolUsed: unknown event/],
+    ["a hook without a command", '{ "version": 1, "hooks": { "preToolUse": [\n{ "type": "command" }] } }', /^\.github\/hooks\/bad\.json:2:1: hooks\.preToolUse\[0\]: a command hook needs "bash" or "command"/],
+    ["a cwd outside the repository", '{ "version": 1, "hooks": { "preToolUse": [\n{ "type": "command", "bash": "x",\n "cwd": "../.." }] } }', /^\.github\/hooks\/bad\.json:3:\d+: hooks\.preToolUse\[0\]\.cwd: cwd must be a path inside the repository/],
+  ])("fails on %s with file, line and reason", (_what, text, message) => {
+    const dir = tree({ ".github/hooks/bad.json": text });
+    expect(configErrorOf(() => loadRepositoryHooks(dir, 60_000)).message).toMatch(message);
+  });
+});
+
+describe("Claude Code settings.json", () => {
+  it("loads matcher groups of command hooks and skips other hook types with a warning", () => {
+    const dir = tree({
+      ".claude/settings.json": JSON.stringify({
+        permissions: { allow: ["Bash(ls)"] },
+        hooks: { PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: "check.sh", timeout: 3 }, { type: "prompt", prompt: "x" }] }] },
+      }),
+    });
+    const set = loadRepositoryHooks(dir, 60_000);
+    expect(set.hooks).toHaveLength(1);
+    expect(set.hooks[0]).toMatchObject({ format: "claude", dialect: "snake", command: "check.sh", timeoutMs: 3000 });
+    expect(set.hooks[0]!.matcher!.test("Bash")).toBe(true);
+    expect(set.warnings).toEqual([expect.stringMatching(/"prompt" hooks are not run/)]);
+  });
+
+  it("fails on a malformed group with file, line and reason", () => {
+    const dir = tree({ ".claude/settings.json": '{\n  "hooks": {\n    "PreToolUse": [\n      { "matcher": "Bash", "hook": [] }\n    ]\n  }\n}\n' });
+    expect(configErrorOf(() => loadRepositoryHooks(dir, 60_000)).message).toMatch(/^\.claude\/settings\.json:4:\d+: hooks\.PreToolUse\[0\]/);
+  });
+});
+
+describe("cosh-extension.json", () => {
+  it("loads groups, substitutes ${extensionPath} and ${workspacePath}, mounts the folder", () => {
+    const dir = tree({
+      "ext/guard/cosh-extension.json": JSON.stringify({
+        name: "guard", version: "1.0.0",
+        hooks: {
+          PreToolUse: [{ matcher: "shell", sequential: false, hooks: [
+            { type: "command", name: "a", command: "${extensionPath}/a.sh ${workspacePath}", timeout: 1000 },
+            { type: "command", name: "b", command: "${extensionPath}/b.sh" },
+            { type: "command", command: "nameless" },
+          ] }],
+        },
+      }),
+      "hookbox.toml": '[extensions]\ndirs = ["ext"]\n',
+    });
+    const config = loadConfig(join(dir, "hookbox.toml"));
+    const ext = join(dir, "ext/guard");
+    expect(config.extension.hooks.map((h) => [h.name, h.command, h.timeoutMs, h.mounts, h.format])).toEqual([
+      ["guard/a", `${ext}/a.sh /workspace`, 1000, [ext], "cosh"],
+      ["guard/b", `${ext}/b.sh`, 5000, [ext], "cosh"],
+    ]);
+    expect(config.extension.hooks[0]!.batch).toBeDefined();
+    expect(config.extension.hooks[0]!.batch).toBe(config.extension.hooks[1]!.batch);
+    expect(config.warnings).toEqual([expect.stringMatching(/cosh-extension\.json:\d+: hook without a name skipped/)]);
+  });
+
+  it("fails on a malformed manifest with file, line and reason", () => {
+    const dir = tree({
+      "ext/bad/cosh-extension.json": '{\n  "name": "bad",\n  "hooks": {\n    "PreToolUse": [\n      { "hooks": [ { "name": "a", "command": 5 } ] }\n    ]\n  }\n}\n',
+      "hookbox.toml": '[extensions]\ndirs = ["ext"]\n',
+    });
+    expect(configErrorOf(() => loadConfig(join(dir, "hookbox.toml"))).message).toMatch(/ext\/bad\/cosh-extension\.json:5:\d+: hooks\.PreToolUse\[0\]\.hooks\[0\]\.command: /);
+  });
+});
