@@ -15,5 +15,5 @@ export default tseslint.config(
     },
   },
   { files: ["engine/run/container-runner.ts", "test/**"], rules: { "no-restricted-imports": "off" } },
-  { files: ["scripts/**/*.js", "scripts/**/*.mjs"], languageOptions: { globals: { process: "readonly", console: "readonly" } } },
+  { files: ["scripts/**/*.{js,mjs}", "examples/**/*.{js,mjs}", "bench/**/*.{js,mjs}"], languageOptions: { globals: { process: "readonly", console: "readonly" } } },
 );

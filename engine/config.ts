@@ -6,7 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import { readFileSync, readdirSync, statSync, existsSync } from "node:fs";
-import { dirname, isAbsolute, join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { z } from "zod";
 import { ConfigError } from "./errors.js";
 import { loadCoshTable } from "./formats/cosh-toml.js";
@@ -57,7 +57,8 @@ const SandboxSchema = z.strictObject({
   max_concurrency: z.number().int().positive().default(8),
   /** events waiting for a slot before the service answers 429 */
   max_queue: z.number().int().nonnegative().default(64),
-  mounts: z.array(z.string().refine(isAbsolute, "mounts must be absolute paths")).default([]),
+  /** host folders mounted read-only at the same path in every container; relative to the config file */
+  mounts: z.array(z.string().min(1)).default([]),
 });
 
 const ExtensionsSchema = z.strictObject({ dirs: z.array(z.string()).default([]) });
@@ -127,7 +128,8 @@ export function parseConfig(file: string, text: string, env: Record<string, stri
 
   const maxTimeoutMs = sandbox.max_timeout;
   const hooks = loadCoshTable(parsed, ["hooks"], doc.hooks, { source: "service", maxTimeoutMs }, ["enabled", "parallel", "sequential"]);
-  const policyTable = loadCoshTable(parsed, ["policy"], doc.policy, { source: "policy", maxTimeoutMs }, ["dirs", "parallel", "sequential"]);
+  // Policy hooks run on the host, in the config file's folder, so relative commands work as written.
+  const policyTable = loadCoshTable(parsed, ["policy"], doc.policy, { source: "policy", maxTimeoutMs, cwd: base }, ["dirs", "parallel", "sequential"]);
   const policyFiles = policyTable.dirs.map((d) => resolve(base, d)).flatMap((dir) => jsonFilesIn(parsed, dir));
   const policy = mergeHookSets([policyTable, ...policyFiles.map((f) => loadCopilotFile(readJson(f, readFileSync(f, "utf8")), { source: "policy", maxTimeoutMs }))]);
   const extension = mergeHookSets(
@@ -160,7 +162,7 @@ export function parseConfig(file: string, text: string, env: Record<string, stri
       maxTimeoutMs,
       maxConcurrency: sandbox.max_concurrency,
       maxQueue: sandbox.max_queue,
-      mounts: sandbox.mounts,
+      mounts: sandbox.mounts.map((m) => resolve(base, m)),
     },
     hooksEnabled: !hooks.disableAll,
     policy: { ...policy, disableAll: false },

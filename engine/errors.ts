@@ -57,3 +57,19 @@ export class OverloadedError extends HookboxError {
     super("too many hook runs queued; retry later", "overloaded");
   }
 }
+
+/** No bearer token, or one that belongs to no tenant. */
+export class UnauthorizedError extends HookboxError {
+  override readonly name = "UnauthorizedError";
+  constructor(message = "a valid bearer token is required") {
+    super(message, "unauthorized");
+  }
+}
+
+/** The service is stopping and takes no new work. */
+export class ShuttingDownError extends HookboxError {
+  override readonly name = "ShuttingDownError";
+  constructor() {
+    super("the service is shutting down", "shutting_down");
+  }
+}

@@ -8,6 +8,8 @@ import type { Config, Tenant } from "./config.js";
 import { BadRequestError } from "./errors.js";
 import { EVENT_NAMES, resolveEventName, suggestEventName, type Decision, type Format } from "./events.js";
 import { executeHooks, type HookRecord, type Runners } from "./execute.js";
+import { Gate } from "./run/gate.js";
+import type { Runner } from "./run/types.js";
 import { emptyHookSet, type HookSet } from "./hooks.js";
 import { selectHooks } from "./match.js";
 import { bodyEventName, detectDialect, PayloadCache, toolName, type JsonObject } from "./payload.js";
@@ -23,6 +25,9 @@ export { HostRunner } from "./run/host-runner.js";
 export { ContainerRunner } from "./run/container-runner.js";
 export { startReaper } from "./run/reaper.js";
 export type { RunRequest, RunResult, Runner } from "./run/types.js";
+export { WorkspaceStore, WORKSPACE_ID, type WorkspaceInfo } from "./workspace-store.js";
+export { parseEventBody } from "./event-body.js";
+export { DEFAULT_IMAGE } from "./names.js";
 
 export interface EventRequest {
   /** the body, parsed: what the agent would pipe to a hook's stdin */
@@ -63,61 +68,116 @@ export interface EventResult {
   session_id?: string;
 }
 
+export interface PreparedEvent {
+  /** canonical (PascalCase) name of the event's point */
+  event: string;
+  /** how many hooks it will run */
+  hookCount: number;
+  run(): Promise<EventResult>;
+}
+
+export interface EngineStats {
+  /** events running hooks now */
+  running: number;
+  /** events waiting for a slot */
+  queued: number;
+  /** container hook runs in flight */
+  containers: number;
+}
+
 export interface Engine {
+  /**
+   * Checks the request and takes its place in the queue — throws BadRequestError, OverloadedError
+   * before anything runs — and returns what runs it.
+   */
+  prepare(request: EventRequest): PreparedEvent;
   handleEvent(request: EventRequest): Promise<EventResult>;
+  stats(): EngineStats;
 }
 
 export function createEngine(deps: { config: Config; runners: Runners }): Engine {
-  const { config, runners } = deps;
-  return {
-    async handleEvent(req) {
-      const named = req.eventName ?? bodyEventName(req.body);
-      if (named === undefined) throw new BadRequestError("the event name is missing: give it in the path (/v1/events/{event}) or as hook_event_name in the body", "hook_event_name", "event_missing");
-      const resolved = resolveEventName(named);
-      if (!resolved) {
-        const hint = suggestEventName(named);
-        throw new BadRequestError(`unknown event "${named}"${hint ? ` (did you mean "${hint}"?)` : ""}; known: ${EVENT_NAMES.join(", ")}`, req.eventName !== undefined ? "event" : "hook_event_name", "unknown_event");
+  const { config } = deps;
+  const gate = new Gate(config.sandbox.maxConcurrency, config.sandbox.maxQueue);
+  let containers = 0;
+  const container: Runner = {
+    kind: "container",
+    async run(request) {
+      containers++;
+      try {
+        return await deps.runners.container.run(request);
+      } finally {
+        containers--;
       }
-      const { point } = resolved;
-      const dialect = detectDialect(req.body, resolved.dialect);
-      const tool = toolName(req.body);
-      const hooks = selectHooks(
-        { policy: config.policy, service: config.service, extension: config.extension, repository: req.workspace?.hooks ?? emptyHookSet() },
-        point,
-        tool,
-        { hooksEnabled: config.hooksEnabled, repositoryHooks: req.tenant.repositoryHooks },
-      );
-      const eventId = req.eventId ?? newEventId();
-      const { judged, records } = await executeHooks(hooks, {
-        runners,
-        sandbox: config.sandbox,
-        payloads: new PayloadCache(req.raw, req.body, dialect, point),
-        workspaceDir: req.workspace?.dir,
-        signal: req.signal,
-        eventId,
-        onHook: req.onHook,
-      });
-      const folded = fold(judged, { interactive: req.interactive });
-      const format = req.format ?? (dialect === "camel" ? "copilot" : "cosh");
-      const answer = answerFor(format, point, folded);
-      const session = req.body.session_id ?? req.body.sessionId;
-      return {
-        event_id: eventId,
-        event: point,
-        decision: folded.decision,
-        ...(folded.reason !== undefined ? { reason: folded.reason } : {}),
-        ...(folded.systemMessage !== undefined ? { systemMessage: folded.systemMessage } : {}),
-        ...(folded.additionalContext !== undefined ? { hookSpecificOutput: { additional_context: folded.additionalContext } } : {}),
-        ...(folded.modifiedArgs !== undefined ? { modifiedArgs: folded.modifiedArgs } : {}),
-        notifications: folded.notifications,
-        hooks: records,
-        output: answer.output,
-        exit_code: answer.exit_code,
-        ...(folded.note ? { note: folded.note } : {}),
-        ...(tool !== undefined ? { tool_name: tool } : {}),
-        ...(typeof session === "string" ? { session_id: session } : {}),
-      };
     },
+  };
+  const runners: Runners = { host: deps.runners.host, container };
+
+  function prepare(req: EventRequest): PreparedEvent {
+    const named = req.eventName ?? bodyEventName(req.body);
+    if (named === undefined) throw new BadRequestError("the event name is missing: give it in the path (/v1/events/{event}) or as hook_event_name in the body", "hook_event_name", "event_missing");
+    const resolved = resolveEventName(named);
+    if (!resolved) {
+      const hint = suggestEventName(named);
+      throw new BadRequestError(`unknown event "${named}"${hint ? ` (did you mean "${hint}"?)` : ""}; known: ${EVENT_NAMES.join(", ")}`, req.eventName !== undefined ? "event" : "hook_event_name", "unknown_event");
+    }
+    const { point } = resolved;
+    const dialect = detectDialect(req.body, resolved.dialect);
+    const tool = toolName(req.body);
+    const hooks = selectHooks(
+      { policy: config.policy, service: config.service, extension: config.extension, repository: req.workspace?.hooks ?? emptyHookSet() },
+      point,
+      tool,
+      { hooksEnabled: config.hooksEnabled, repositoryHooks: req.tenant.repositoryHooks },
+    );
+    // An event that matches no hook needs no slot.
+    const ticket = hooks.length > 0 ? gate.enter(req.signal) : undefined;
+    const eventId = req.eventId ?? newEventId();
+    return {
+      event: point,
+      hookCount: hooks.length,
+      async run() {
+        try {
+          await ticket?.ready;
+          const { judged, records } = await executeHooks(hooks, {
+            runners,
+            sandbox: config.sandbox,
+            payloads: new PayloadCache(req.raw, req.body, dialect, point),
+            workspaceDir: req.workspace?.dir,
+            signal: req.signal,
+            eventId,
+            onHook: req.onHook,
+          });
+          const folded = fold(judged, { interactive: req.interactive });
+          const format = req.format ?? (dialect === "camel" ? "copilot" : "cosh");
+          const answer = answerFor(format, point, folded);
+          const session = req.body.session_id ?? req.body.sessionId;
+          return {
+            event_id: eventId,
+            event: point,
+            decision: folded.decision,
+            ...(folded.reason !== undefined ? { reason: folded.reason } : {}),
+            ...(folded.systemMessage !== undefined ? { systemMessage: folded.systemMessage } : {}),
+            ...(folded.additionalContext !== undefined ? { hookSpecificOutput: { additional_context: folded.additionalContext } } : {}),
+            ...(folded.modifiedArgs !== undefined ? { modifiedArgs: folded.modifiedArgs } : {}),
+            notifications: folded.notifications,
+            hooks: records,
+            output: answer.output,
+            exit_code: answer.exit_code,
+            ...(folded.note ? { note: folded.note } : {}),
+            ...(tool !== undefined ? { tool_name: tool } : {}),
+            ...(typeof session === "string" ? { session_id: session } : {}),
+          };
+        } finally {
+          ticket?.release();
+        }
+      },
+    };
+  }
+
+  return {
+    prepare,
+    handleEvent: (req) => prepare(req).run(),
+    stats: () => ({ running: gate.active, queued: gate.depth, containers }),
   };
 }
 

@@ -20,6 +20,10 @@ export const LABEL_MANAGED = "dev.hookbox.managed";
 export const LABEL_DEADLINE = "dev.hookbox.deadline";
 export const LABEL_RUN_ID = "dev.hookbox.run";
 export const LABEL_EVENT_ID = "dev.hookbox.event";
+/** Which service made it (its data_dir): a restarted service removes what its predecessor left. */
+export const LABEL_OWNER = "dev.hookbox.owner";
+/** Which process made it. */
+export const LABEL_INSTANCE = "dev.hookbox.instance";
 
 export const RUNTIMES = ["runc", "runsc"] as const;
 export type Runtime = (typeof RUNTIMES)[number];

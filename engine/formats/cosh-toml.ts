@@ -116,6 +116,7 @@ export function coshHookDef(
       ...(entry.max_output_bytes !== undefined ? { maxOutputBytes: entry.max_output_bytes } : {}),
     },
     mounts: [],
+    ...(ctx.source === "policy" && ctx.cwd ? { cwd: ctx.cwd } : {}),
     origin: ctx.origin,
   };
 }

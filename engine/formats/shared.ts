@@ -128,4 +128,6 @@ export function parseBytes(value: string | number): number | undefined {
 export interface LoadContext {
   source: Source;
   maxTimeoutMs: number;
+  /** working directory of host (policy) hooks */
+  cwd?: string;
 }

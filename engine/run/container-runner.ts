@@ -8,8 +8,8 @@ import { randomUUID } from "node:crypto";
 import { posix } from "node:path";
 import { Writable } from "node:stream";
 import {
-  DEFAULT_IMAGE, HOOK_GID, HOOK_HOME, HOOK_UID, LABEL_DEADLINE, LABEL_EVENT_ID, LABEL_MANAGED,
-  LABEL_RUN_ID, REAP_GRACE_MS, WORKSPACE_PATH, type Runtime,
+  DEFAULT_IMAGE, HOOK_GID, HOOK_HOME, HOOK_UID, LABEL_DEADLINE, LABEL_EVENT_ID, LABEL_INSTANCE, LABEL_MANAGED,
+  LABEL_OWNER, LABEL_RUN_ID, REAP_GRACE_MS, WORKSPACE_PATH, type Runtime,
 } from "../names.js";
 import { OutputCapture } from "./output-capture.js";
 import { hookEnv } from "./hook-env.js";
@@ -23,6 +23,8 @@ export interface ContainerRunnerOptions {
   scratchDir: string;
   defaultImage?: string;
   defaultRuntime?: Runtime;
+  /** Names this service (its data_dir, say): containers of the same owner made by another process are leftovers. */
+  owner?: string;
 }
 
 type StopReason = "timed_out" | "output_truncated" | "cancelled";
@@ -36,6 +38,8 @@ export interface EngineStatus {
 export class ContainerRunner implements Runner {
   readonly kind = "container";
   private readonly docker: Docker;
+  /** this process: a container of our owner but another instance was left by a predecessor */
+  private readonly instance = randomUUID();
 
   constructor(private readonly options: ContainerRunnerOptions) {
     this.docker = options.docker ?? new Docker();
@@ -69,6 +73,8 @@ export class ContainerRunner implements Runner {
       [LABEL_MANAGED]: "true",
       [LABEL_RUN_ID]: runId,
       [LABEL_DEADLINE]: String(Date.now() + request.timeoutMs + REAP_GRACE_MS),
+      [LABEL_INSTANCE]: this.instance,
+      ...(this.options.owner ? { [LABEL_OWNER]: this.options.owner } : {}),
       ...(request.eventId ? { [LABEL_EVENT_ID]: request.eventId } : {}),
     };
     let timer: NodeJS.Timeout | undefined;
@@ -176,16 +182,21 @@ export class ContainerRunner implements Runner {
     }
   }
 
-  /** Removes hookbox containers and volumes whose deadline has passed; returns how many containers. */
+  /**
+   * Removes hookbox containers and volumes whose deadline has passed, and those our owner's earlier
+   * process left (after kill -9, say); returns how many containers.
+   */
   async reap(nowMs = Date.now()): Promise<number> {
     const filters = JSON.stringify({ label: [`${LABEL_MANAGED}=true`] });
     const listed = await this.docker.listContainers({ all: true, filters });
-    const stale = listed.filter((c) => Number(c.Labels[LABEL_DEADLINE] ?? 0) < nowMs);
+    const orphan = (labels: Record<string, string>) =>
+      this.options.owner !== undefined && labels[LABEL_OWNER] === this.options.owner && labels[LABEL_INSTANCE] !== this.instance;
+    const stale = listed.filter((c) => Number(c.Labels[LABEL_DEADLINE] ?? 0) < nowMs || orphan(c.Labels));
     await Promise.all(stale.map((c) => this.docker.getContainer(c.Id).remove({ force: true, v: true }).catch(() => undefined)));
     const { Volumes: volumes } = await this.docker.listVolumes({ filters });
     await Promise.all(
       (volumes ?? [])
-        .filter((v) => Number((v.Labels ?? {})[LABEL_DEADLINE] ?? 0) < nowMs)
+        .filter((v) => Number((v.Labels ?? {})[LABEL_DEADLINE] ?? 0) < nowMs || orphan(v.Labels ?? {}))
         .map((v) => this.docker.getVolume(v.Name).remove().catch(() => undefined)),
     );
     return stale.length;

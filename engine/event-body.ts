@@ -1,0 +1,48 @@
+/**
+ * @module An event body as posted: JSON, an object, and the fields hookbox reads of the right type.
+ * Everything else in it passes to hooks untouched. Every rejection names the field.
+ */
+import { z } from "zod";
+import { BadRequestError } from "./errors.js";
+import { formatPath, scanJson } from "./formats/locate.js";
+import type { JsonObject } from "./payload.js";
+
+const EventBodySchema = z.looseObject({
+  hook_event_name: z.string().optional(),
+  hookEventName: z.string().optional(),
+  session_id: z.string().optional(),
+  sessionId: z.string().optional(),
+  cwd: z.string().optional(),
+  timestamp: z.union([z.string(), z.number()]).optional(),
+  transcript_path: z.string().optional(),
+  tool_name: z.string().optional(),
+  toolName: z.string().optional(),
+  tool_input: z.record(z.string(), z.unknown()).optional(),
+  toolArgs: z.union([z.string(), z.record(z.string(), z.unknown())]).optional(),
+  prompt: z.string().optional(),
+});
+
+export function parseEventBody(raw: Uint8Array): JsonObject {
+  const text = Buffer.from(raw).toString("utf8");
+  if (text.trim() === "") throw new BadRequestError("the body is empty: post the event JSON a hook would read on stdin", "body", "bad_json");
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    try {
+      scanJson(text);
+    } catch (err) {
+      const e = err as SyntaxError & { line?: number; column?: number };
+      throw new BadRequestError(`the body is not valid JSON: ${e.message} at line ${e.line}, column ${e.column}`, "body", "bad_json");
+    }
+    throw new BadRequestError("the body is not valid JSON", "body", "bad_json");
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new BadRequestError("the body must be a JSON object", "body", "bad_json");
+  const checked = EventBodySchema.safeParse(value);
+  if (!checked.success) {
+    const issue = checked.error.issues[0]!;
+    const field = formatPath(issue.path as (string | number)[]);
+    throw new BadRequestError(`${field}: ${issue.message}`, field, "bad_field");
+  }
+  return value as JsonObject;
+}

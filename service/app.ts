@@ -1,0 +1,68 @@
+/**
+ * @module createApp(deps): the routes, the request logger, and the one place errors become HTTP.
+ * No env reads, no listen.
+ */
+import { Hono } from "hono";
+import { HTTPException } from "hono/http-exception";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { HookboxError, OverloadedError, ShuttingDownError, UnauthorizedError, BadRequestError } from "../engine/index.js";
+import { tenantForToken } from "./auth.js";
+import type { AppDeps, Env } from "./context.js";
+import { eventRoutes } from "./routes/events.js";
+import { healthRoutes } from "./routes/health.js";
+import { workspaceRoutes } from "./routes/workspaces.js";
+
+const STATUS: Record<string, ContentfulStatusCode> = {
+  bad_request: 400, event_missing: 400, unknown_event: 400, bad_json: 400, bad_field: 400, bad_workspace_id: 400,
+  archive_refused: 400, archive_invalid: 400, archive_too_many_entries: 400, archive_too_large: 413, workspace_hooks_invalid: 400,
+  config_invalid: 400, unauthorized: 401, not_found: 404, too_large: 413, overloaded: 429, engine_unavailable: 503, shutting_down: 503,
+};
+
+export function createApp(deps: AppDeps): Hono<Env> {
+  const app = new Hono<Env>();
+
+  app.use("*", async (c, next) => {
+    const t0 = performance.now();
+    const log = deps.logger.child({ req: { method: c.req.method, path: c.req.path } });
+    c.set("log", log);
+    await next();
+    log.info({ res: { status: c.res.status, ms: Math.round(performance.now() - t0) } }, "request");
+  });
+
+  app.route("/", healthRoutes(deps));
+
+  app.use("/v1/*", async (c, next) => {
+    const tenant = tenantForToken(deps.tenants, c.req.header("authorization"));
+    if (!tenant) throw new UnauthorizedError();
+    if (deps.draining()) throw new ShuttingDownError();
+    c.set("tenant", tenant);
+    c.set("log", c.get("log").child({ tenant: tenant.name }));
+    await next();
+  });
+  app.route("/v1/events", eventRoutes(deps));
+  app.route("/v1/workspaces", workspaceRoutes(deps));
+
+  app.notFound((c) => c.json({ error: { code: "not_found", message: `no route ${c.req.method} ${c.req.path}` } }, 404));
+
+  app.onError((err, c) => {
+    let status: ContentfulStatusCode = 500;
+    let body: { code: string; message: string; field?: string };
+    if (err instanceof HookboxError) {
+      status = STATUS[err.code] ?? 500;
+      body = { code: err.code, message: err.message, ...(err instanceof BadRequestError && err.field ? { field: err.field } : {}) };
+    } else if (err instanceof HTTPException && err.status === 413) {
+      status = 413;
+      body = { code: "too_large", message: "the request body is too large" };
+    } else {
+      (c.get("log") ?? deps.logger).error({ err }, "unhandled error");
+      body = { code: "internal", message: "internal error" };
+    }
+    if (status === 401) c.header("WWW-Authenticate", 'Bearer realm="hookbox"');
+    if (err instanceof OverloadedError) c.header("Retry-After", String(err.retryAfterS));
+    if (err instanceof ShuttingDownError) c.header("Retry-After", "5");
+    if (status >= 400 && status !== 500) deps.metrics.rejected.inc({ status: String(status) });
+    return c.json({ error: body }, status);
+  });
+
+  return app;
+}

@@ -1,0 +1,18 @@
+/**
+ * @module Bearer tokens → tenants. Tokens are stored as SHA-256 digests; the digest of the presented
+ * token is compared with every tenant's in constant time, so timing tells nothing.
+ */
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { Tenant } from "../engine/index.js";
+
+export function tenantForToken(tenants: readonly Tenant[], authorization: string | undefined): Tenant | undefined {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? "");
+  if (!m) return undefined;
+  const presented = createHash("sha256").update(m[1]!).digest();
+  let found: Tenant | undefined;
+  for (const tenant of tenants) {
+    // No early exit: every tenant is compared.
+    if (timingSafeEqual(presented, Buffer.from(tenant.tokenSha256, "hex")) && !found) found = tenant;
+  }
+  return found;
+}

@@ -1,0 +1,34 @@
+/**
+ * @module What the routes are given (createApp's dependencies) and what a request carries.
+ */
+import type { Logger } from "pino";
+import type { Engine, Tenant, WorkspaceStore } from "../engine/index.js";
+import type { AuditLog } from "./audit-log.js";
+import type { Metrics } from "./metrics.js";
+
+export interface Readiness {
+  ready: boolean;
+  problems: string[];
+}
+
+export interface AppDeps {
+  engine: Engine;
+  workspaces: WorkspaceStore;
+  tenants: readonly Tenant[];
+  audit: AuditLog;
+  metrics: Metrics;
+  logger: Logger;
+  readiness: () => Promise<Readiness>;
+  limits: { maxEventBytes: number; maxUploadBytes: number };
+  auditToolInput: boolean;
+  /** aborts every running event when the service stops */
+  shutdown: AbortSignal;
+  /** true once SIGTERM came: no new work */
+  draining: () => boolean;
+  /** counts events in flight, for the drain */
+  inflight: { add(p: Promise<unknown>): void };
+}
+
+export interface Env {
+  Variables: { tenant: Tenant; log: Logger };
+}

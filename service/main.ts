@@ -1,0 +1,157 @@
+/**
+ * @module hookbox service entry: parse arguments and environment → config → logger → engine →
+ * serve → SIGTERM drain. The only file that reads process.env and handles signals.
+ *
+ *   node dist/service/main.js [--config FILE] [--listen HOST:PORT]
+ */
+import { serve } from "@hono/node-server";
+import { createHash } from "node:crypto";
+import { mkdirSync, readdirSync, rmSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import pino from "pino";
+import {
+  ConfigError, ContainerRunner, createEngine, HostRunner, loadConfig, startReaper, WorkspaceStore, type Config,
+} from "../engine/index.js";
+import { AuditLog } from "./audit-log.js";
+import { createApp } from "./app.js";
+import type { Readiness } from "./context.js";
+import { Metrics } from "./metrics.js";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+/** @default the example configuration in the repository */
+const DEFAULT_CONFIG = join(ROOT, "hookbox.example.toml");
+/** @default 1 MiB — an event body is what a hook reads on stdin */
+const MAX_EVENT_BYTES = 1024 * 1024;
+
+export async function main(argv = process.argv.slice(2)): Promise<void> {
+  let args;
+  try {
+    args = parseArgs({ args: argv, options: { config: { type: "string" }, listen: { type: "string" }, help: { type: "boolean" } } }).values;
+  } catch (err) {
+    console.error(`hookbox: ${(err as Error).message}\nusage: hookbox serve [--config FILE] [--listen HOST:PORT]`);
+    process.exit(2);
+  }
+  if (args.help) {
+    console.log("usage: hookbox serve [--config FILE] [--listen HOST:PORT]");
+    return;
+  }
+  const configFile = resolve(args.config ?? process.env.HOOKBOX_CONFIG ?? DEFAULT_CONFIG);
+  let config: Config;
+  try {
+    config = loadConfig(configFile, process.env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(`hookbox: configuration error: ${err.message}`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const listen = args.listen ?? config.server.listen;
+  const m = /^(.*):(\d+)$/.exec(listen);
+  if (!m) {
+    console.error(`hookbox: --listen wants HOST:PORT, got "${listen}"`);
+    process.exit(2);
+  }
+  const hostname = m[1]!.replace(/^\[|\]$/g, "");
+  const port = Number(m[2]);
+
+  const logger = pino({
+    level: process.env.HOOKBOX_LOG_LEVEL ?? "info",
+    redact: { paths: ["req.headers.authorization", "*.tool_input", "*.toolArgs", "*.prompt"], censor: "[redacted]" },
+  });
+  for (const warning of config.warnings) logger.warn({ warning }, "configuration warning");
+
+  const dataDir = config.server.dataDir;
+  mkdirSync(join(dataDir, "workspaces"), { recursive: true, mode: 0o700 });
+  mkdirSync(join(dataDir, "scratch"), { recursive: true, mode: 0o711 });
+  const container = new ContainerRunner({
+    scratchDir: join(dataDir, "scratch"),
+    defaultImage: config.sandbox.image,
+    defaultRuntime: config.sandbox.runtime,
+    owner: createHash("sha256").update(dataDir).digest("hex").slice(0, 16),
+  });
+  const engine = createEngine({ config, runners: { host: new HostRunner(process.env), container } });
+  // What an earlier process of this service left (after kill -9): its containers, then its scratch layers.
+  const reapedAtStart = await container.reap().catch(() => 0);
+  if (reapedAtStart > 0) logger.warn({ count: reapedAtStart }, "removed leftover hook containers");
+  for (const leftover of readdirSync(join(dataDir, "scratch"))) rmSync(join(dataDir, "scratch", leftover), { recursive: true, force: true });
+  const reaper = startReaper(container, {
+    intervalMs: 10_000,
+    onReaped: (count) => logger.warn({ count }, "removed leftover hook containers"),
+    onError: (err) => logger.debug({ err }, "reaper could not reach the container engine"),
+  });
+
+  const images = [...new Set([config.sandbox.image, ...[...config.service.hooks, ...config.extension.hooks].flatMap((h) => (h.image ? [h.image] : []))])];
+  let lastReady: { at: number; value: Readiness } | undefined;
+  const readiness = async (): Promise<Readiness> => {
+    if (lastReady && Date.now() - lastReady.at < 1_000) return lastReady.value;
+    const s = await container.status(images, [config.sandbox.runtime]);
+    lastReady = { at: Date.now(), value: { ready: s.ok, problems: s.problems } };
+    return lastReady.value;
+  };
+
+  const shutdown = new AbortController();
+  let draining = false;
+  const inflight = new Set<Promise<unknown>>();
+  const audit = new AuditLog(join(dataDir, "audit.jsonl"));
+  const app = createApp({
+    engine,
+    workspaces: new WorkspaceStore(join(dataDir, "workspaces"), { maxEntries: 10_000, maxUnpackedBytes: 4 * config.server.maxBodyBytes }, config.sandbox.maxTimeoutMs),
+    tenants: config.tenants,
+    audit,
+    metrics: new Metrics(),
+    logger,
+    readiness,
+    limits: { maxEventBytes: MAX_EVENT_BYTES, maxUploadBytes: config.server.maxBodyBytes },
+    auditToolInput: config.server.auditToolInput,
+    shutdown: shutdown.signal,
+    draining: () => draining,
+    inflight: {
+      add(p) {
+        inflight.add(p);
+        void p.finally(() => inflight.delete(p)).catch(() => undefined);
+      },
+    },
+  });
+
+  const initial = await readiness();
+  if (!initial.ready) logger.error({ problems: initial.problems }, "not ready: container hooks will fail until this is fixed");
+  if (config.tenants.length === 0) logger.warn("no [[tenants]] configured: every /v1 request will be refused");
+
+  const server = serve({ fetch: app.fetch, hostname, port }, (info) => {
+    logger.info({ listen: `${info.address}:${info.port}`, config: configFile, runtime: config.sandbox.runtime }, "hookbox listening");
+  });
+  server.on("error", (err) => {
+    logger.fatal({ err }, "cannot listen");
+    process.exit(1);
+  });
+
+  const stop = async (signal: string) => {
+    if (draining) return;
+    draining = true;
+    logger.info({ signal, inflight: inflight.size, graceMs: config.server.shutdownGraceMs }, "stopping: no new events; running hooks may finish");
+    server.close();
+    const grace = new Promise((r) => setTimeout(r, config.server.shutdownGraceMs).unref());
+    await Promise.race([Promise.allSettled([...inflight]), grace]);
+    if (inflight.size > 0) {
+      logger.warn({ inflight: inflight.size }, "grace period over: killing running hooks");
+      shutdown.abort(new Error("shutting down"));
+      await Promise.allSettled([...inflight]);
+    }
+    reaper.stop();
+    await audit.close();
+    logger.info("stopped");
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+  process.on("SIGINT", () => void stop("SIGINT"));
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().catch((err: unknown) => {
+    console.error("hookbox: fatal:", err);
+    process.exit(1);
+  });
+}

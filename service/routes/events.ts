@@ -1,0 +1,78 @@
+/**
+ * @module `POST /v1/events` and `POST /v1/events/{event}` (SERVICE.md §3): one hook event in, one
+ * decision out — as JSON, or as NDJSON lines (one notification per hook as it finishes, in the line
+ * format of cosh-hooks.md, then the result) with `Accept: application/x-ndjson`.
+ */
+import { Hono, type Context } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { stream } from "hono/streaming";
+import { BadRequestError, FORMATS, NotFoundError, parseEventBody, type EventResult, type Format, type Notification } from "../../engine/index.js";
+import { auditEntry } from "../audit-log.js";
+import type { AppDeps, Env } from "../context.js";
+
+export function eventRoutes(deps: AppDeps): Hono<Env> {
+  const app = new Hono<Env>();
+  const limit = bodyLimit({ maxSize: deps.limits.maxEventBytes, onError: (c) => c.json({ error: { code: "too_large", message: `the event body is over ${deps.limits.maxEventBytes} bytes` } }, 413) });
+  app.post("/", limit, (c) => handle(c, deps, undefined));
+  app.post("/:event", limit, (c) => handle(c, deps, c.req.param("event")));
+  return app;
+}
+
+async function handle(c: Context<Env>, deps: AppDeps, eventName: string | undefined) {
+  const t0 = performance.now();
+  const tenant = c.get("tenant");
+  const format = c.req.query("format");
+  if (format !== undefined && !(FORMATS as readonly string[]).includes(format))
+    throw new BadRequestError(`format must be one of ${FORMATS.join(", ")}`, "format");
+  const interactiveParam = c.req.query("interactive");
+  if (interactiveParam !== undefined && interactiveParam !== "true" && interactiveParam !== "false")
+    throw new BadRequestError('interactive must be "true" or "false"', "interactive");
+  const raw = new Uint8Array(await c.req.arrayBuffer());
+  const body = parseEventBody(raw);
+  const workspaceId = c.req.query("workspace") ?? c.req.header("hookbox-workspace");
+  const workspace = workspaceId !== undefined ? await deps.workspaces.get(tenant.name, workspaceId) : undefined;
+  // Another tenant's workspace is as absent as one that never was.
+  if (workspaceId !== undefined && !workspace) throw new NotFoundError(`no workspace "${workspaceId}"`);
+
+  const signal = AbortSignal.any([c.req.raw.signal, deps.shutdown]);
+  let sink: ((line: string) => void) | undefined;
+  const prepared = deps.engine.prepare({
+    body, raw, eventName, signal,
+    tenant,
+    workspace: workspace && { dir: workspace.dir, hooks: workspace.hooks },
+    interactive: interactiveParam !== "false",
+    format: format as Format | undefined,
+    onHook: (record, notification) => {
+      deps.metrics.hooks.inc({ source: record.source, sandbox: record.sandbox, decision: record.decision ?? "none", outcome: record.outcome });
+      deps.metrics.hookSeconds.observe(record.duration_ms / 1000, { sandbox: record.sandbox });
+      if (notification) sink?.(line(notification));
+    },
+  });
+  const finish = async (result: EventResult) => {
+    const durationMs = performance.now() - t0;
+    await deps.audit.write(auditEntry({ result, tenant: tenant.name, workspace: workspaceId, durationMs, cancelled: signal.aborted, body, includeInputs: deps.auditToolInput }));
+    deps.metrics.events.inc({ event: result.event, decision: result.decision ?? "none" });
+    deps.metrics.eventSeconds.observe(durationMs / 1000);
+    c.get("log").info({ event: { id: result.event_id, name: result.event, decision: result.decision, hooks: result.hooks.length } }, "event");
+    const { tool_name: _tool, session_id: _session, ...response } = result;
+    return response;
+  };
+
+  if ((c.req.header("accept") ?? "").includes("application/x-ndjson")) {
+    c.header("Content-Type", "application/x-ndjson");
+    return stream(c, async (s) => {
+      const pending: Promise<unknown>[] = [];
+      sink = (l) => pending.push(s.write(l));
+      const run = prepared.run().then(finish);
+      deps.inflight.add(run);
+      const response = await run;
+      await Promise.all(pending);
+      await s.write(line({ type: "result", ...response }));
+    });
+  }
+  const run = prepared.run().then(finish);
+  deps.inflight.add(run);
+  return c.json(await run);
+}
+
+const line = (value: Notification | Record<string, unknown>) => `${JSON.stringify(value)}\n`;

@@ -1,0 +1,26 @@
+/**
+ * @module `/healthz` (the process answers), `/readyz` (the engine answers, images and runtime are
+ * there, not draining), `/metrics` (Prometheus text). No token needed for the first two.
+ */
+import { Hono } from "hono";
+import type { AppDeps, Env } from "../context.js";
+import { tenantForToken } from "../auth.js";
+import { UnauthorizedError } from "../../engine/index.js";
+
+export function healthRoutes(deps: AppDeps): Hono<Env> {
+  const app = new Hono<Env>();
+  app.get("/healthz", (c) => c.json({ ok: true }));
+  app.get("/readyz", async (c) => {
+    if (deps.draining()) return c.json({ ready: false, problems: ["the service is shutting down"] }, 503);
+    const r = await deps.readiness();
+    return c.json(r, r.ready ? 200 : 503);
+  });
+  app.get("/metrics", (c) => {
+    if (!tenantForToken(deps.tenants, c.req.header("authorization"))) throw new UnauthorizedError();
+    const s = deps.engine.stats();
+    return c.text(deps.metrics.render({ queueDepth: s.queued, running: s.running, containers: s.containers }), 200, {
+      "Content-Type": "text/plain; version=0.0.4; charset=utf-8",
+    });
+  });
+  return app;
+}
