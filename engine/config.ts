@@ -27,6 +27,8 @@ const ServerSchema = z.strictObject({
   audit_tool_input: z.boolean().default(false),
   /** @default "64m" — largest request body (workspace uploads) */
   max_body_bytes: Bytes.default("64m"),
+  /** @default 10000 — most entries a workspace archive may hold */
+  max_workspace_entries: z.number().int().positive().default(10_000),
   /** @default 10 s — SIGTERM: how long running hooks may finish */
   shutdown_grace_ms: z.number().int().nonnegative().default(10_000),
 });
@@ -83,7 +85,7 @@ export interface SandboxConfig {
 
 export interface Config {
   file: string;
-  server: { listen: string; dataDir: string; auditToolInput: boolean; maxBodyBytes: number; shutdownGraceMs: number };
+  server: { listen: string; dataDir: string; auditToolInput: boolean; maxBodyBytes: number; maxWorkspaceEntries: number; shutdownGraceMs: number };
   tenants: Tenant[];
   sandbox: SandboxConfig;
   /** `[hooks] enabled` */
@@ -145,6 +147,7 @@ export function parseConfig(file: string, text: string, env: Record<string, stri
       dataDir: resolve(base, server.data_dir),
       auditToolInput: server.audit_tool_input,
       maxBodyBytes: parseBytes(server.max_body_bytes)!,
+      maxWorkspaceEntries: server.max_workspace_entries,
       shutdownGraceMs: server.shutdown_grace_ms,
     },
     tenants,

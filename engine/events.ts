@@ -58,10 +58,25 @@ export function resolveEventName(name: string): { point: EventPoint; dialect: Di
   return hit && { point: hit.point, dialect: hit.dialect };
 }
 
-/** For error messages: a known name that differs only in case or separators. */
+/** For error messages: the known name closest to `name` (case and separators aside), if close. */
 export function suggestEventName(name: string): string | undefined {
   const squash = (s: string) => s.toLowerCase().replace(/[^a-z]/g, "");
-  return EVENT_NAMES.find((known) => squash(known) === squash(name));
+  let best: { name: string; distance: number } | undefined;
+  for (const known of EVENT_NAMES) {
+    const distance = editDistance(squash(known), squash(name));
+    if (distance <= 2 && (!best || distance < best.distance)) best = { name: known, distance };
+  }
+  return best?.name;
+}
+
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = row;
+  }
+  return prev[b.length]!;
 }
 
 export function pointName(point: EventPoint, dialect: Dialect): string {

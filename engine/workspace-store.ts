@@ -168,6 +168,8 @@ async function unpack(body: AsyncIterable<Uint8Array>, dest: string, limits: Wor
 
   const ex = extract();
   ex.on("entry", (header: Header, stream, next) => {
+    // A refused archive destroys the extractor, which errors the entry's stream: the error is ours, already reported.
+    stream.on("error", () => undefined);
     void (async () => {
       entries++;
       if (entries > limits.maxEntries) throw new BadRequestError(`the archive has more than ${limits.maxEntries} entries`, "body", "archive_too_many_entries");

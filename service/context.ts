@@ -1,6 +1,7 @@
 /**
  * @module What the routes are given (createApp's dependencies) and what a request carries.
  */
+import type { Context } from "hono";
 import type { Logger } from "pino";
 import type { Engine, Tenant, WorkspaceStore } from "../engine/index.js";
 import type { AuditLog } from "./audit-log.js";
@@ -31,4 +32,10 @@ export interface AppDeps {
 
 export interface Env {
   Variables: { tenant: Tenant; log: Logger };
+}
+
+/** 413 before the body was read: the connection closes, so the rest of the body is never taken in. */
+export function tooLarge(c: Context<Env>, message: string): Response {
+  c.header("Connection", "close");
+  return c.json({ error: { code: "too_large", message } }, 413);
 }

@@ -98,7 +98,7 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
   const audit = new AuditLog(join(dataDir, "audit.jsonl"));
   const app = createApp({
     engine,
-    workspaces: new WorkspaceStore(join(dataDir, "workspaces"), { maxEntries: 10_000, maxUnpackedBytes: 4 * config.server.maxBodyBytes }, config.sandbox.maxTimeoutMs),
+    workspaces: new WorkspaceStore(join(dataDir, "workspaces"), { maxEntries: config.server.maxWorkspaceEntries, maxUnpackedBytes: 4 * config.server.maxBodyBytes }, config.sandbox.maxTimeoutMs),
     tenants: config.tenants,
     audit,
     metrics: new Metrics(),

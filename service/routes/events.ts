@@ -8,11 +8,11 @@ import { bodyLimit } from "hono/body-limit";
 import { stream } from "hono/streaming";
 import { BadRequestError, FORMATS, NotFoundError, parseEventBody, type EventResult, type Format, type Notification } from "../../engine/index.js";
 import { auditEntry } from "../audit-log.js";
-import type { AppDeps, Env } from "../context.js";
+import { tooLarge, type AppDeps, type Env } from "../context.js";
 
 export function eventRoutes(deps: AppDeps): Hono<Env> {
   const app = new Hono<Env>();
-  const limit = bodyLimit({ maxSize: deps.limits.maxEventBytes, onError: (c) => c.json({ error: { code: "too_large", message: `the event body is over ${deps.limits.maxEventBytes} bytes` } }, 413) });
+  const limit = bodyLimit({ maxSize: deps.limits.maxEventBytes, onError: (c) => tooLarge(c, `the event body is over ${deps.limits.maxEventBytes} bytes`) });
   app.post("/", limit, (c) => handle(c, deps, undefined));
   app.post("/:event", limit, (c) => handle(c, deps, c.req.param("event")));
   return app;

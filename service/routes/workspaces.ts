@@ -5,13 +5,13 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { NotFoundError, BadRequestError } from "../../engine/index.js";
-import type { AppDeps, Env } from "../context.js";
+import { tooLarge, type AppDeps, type Env } from "../context.js";
 
 export function workspaceRoutes(deps: AppDeps): Hono<Env> {
   const app = new Hono<Env>();
   const limit = bodyLimit({
     maxSize: deps.limits.maxUploadBytes,
-    onError: (c) => c.json({ error: { code: "too_large", message: `the archive is over ${deps.limits.maxUploadBytes} bytes (server.max_body_bytes)` } }, 413),
+    onError: (c) => tooLarge(c, `the archive is over ${deps.limits.maxUploadBytes} bytes (server.max_body_bytes)`),
   });
 
   app.put("/:id", limit, async (c) => {
