@@ -14,6 +14,7 @@ import { loadCopilotFile } from "./formats/copilot-json.js";
 import { EXTENSION_FILE, loadExtension } from "./formats/cosh-extension.js";
 import { configError, parseBytes, readJson, readToml, schemaError, type ParsedFile } from "./formats/shared.js";
 import { mergeHookSets, type HookSet } from "./hooks.js";
+import { DEFAULT_POOL, type PoolOptions } from "./run/warm-pool.js";
 import { DEFAULT_IMAGE, DEFAULT_LIMITS, DEFAULT_MAX_TIMEOUT_MS, RUNTIMES, type Limits, type Runtime } from "./names.js";
 
 const Bytes = z.union([z.string(), z.number()]).refine((v) => parseBytes(v) !== undefined, 'expected a size such as "256m" or a number of bytes');
@@ -61,6 +62,12 @@ const SandboxSchema = z.strictObject({
   max_queue: z.number().int().nonnegative().default(64),
   /** host folders mounted read-only at the same path in every container; relative to the config file */
   mounts: z.array(z.string().min(1)).default([]),
+  /** pre-started single-use containers kept ready per container shape in use; 0 turns the warm pool off */
+  pool_size: z.number().int().nonnegative().default(DEFAULT_POOL.size),
+  /** all pre-started containers together */
+  pool_max: z.number().int().positive().default(DEFAULT_POOL.maxTotal),
+  /** ms; a shape not used this long loses its pre-started containers, and none waits longer */
+  pool_idle_ms: z.number().int().positive().default(DEFAULT_POOL.idleMs),
 });
 
 const ExtensionsSchema = z.strictObject({ dirs: z.array(z.string()).default([]) });
@@ -81,6 +88,7 @@ export interface SandboxConfig {
   maxConcurrency: number;
   maxQueue: number;
   mounts: string[];
+  pool: PoolOptions;
 }
 
 export interface Config {
@@ -166,6 +174,7 @@ export function parseConfig(file: string, text: string, env: Record<string, stri
       maxConcurrency: sandbox.max_concurrency,
       maxQueue: sandbox.max_queue,
       mounts: sandbox.mounts.map((m) => resolve(base, m)),
+      pool: { size: sandbox.pool_size, maxTotal: sandbox.pool_max, idleMs: sandbox.pool_idle_ms, maxStarting: DEFAULT_POOL.maxStarting },
     },
     hooksEnabled: !hooks.disableAll,
     policy: { ...policy, disableAll: false },

@@ -24,6 +24,7 @@ export { loadRepositoryHooks } from "./repository.js";
 export { HostRunner } from "./run/host-runner.js";
 export { ContainerRunner } from "./run/container-runner.js";
 export { startReaper } from "./run/reaper.js";
+export { DEFAULT_POOL, type PoolOptions } from "./run/warm-pool.js";
 export type { RunRequest, RunResult, Runner } from "./run/types.js";
 export { WorkspaceStore, WORKSPACE_ID, type WorkspaceInfo } from "./workspace-store.js";
 export { parseEventBody } from "./event-body.js";
@@ -83,6 +84,8 @@ export interface EngineStats {
   queued: number;
   /** container hook runs in flight */
   containers: number;
+  /** pre-started containers waiting for a hook */
+  poolReady: number;
 }
 
 export interface Engine {
@@ -95,7 +98,7 @@ export interface Engine {
   stats(): EngineStats;
 }
 
-export function createEngine(deps: { config: Config; runners: Runners }): Engine {
+export function createEngine(deps: { config: Config; runners: Runners; poolReady?: () => number }): Engine {
   const { config } = deps;
   const gate = new Gate(config.sandbox.maxConcurrency, config.sandbox.maxQueue);
   let containers = 0;
@@ -177,7 +180,7 @@ export function createEngine(deps: { config: Config; runners: Runners }): Engine
   return {
     prepare,
     handleEvent: (req) => prepare(req).run(),
-    stats: () => ({ running: gate.active, queued: gate.depth, containers }),
+    stats: () => ({ running: gate.active, queued: gate.depth, containers, poolReady: deps.poolReady?.() ?? 0 }),
   };
 }
 

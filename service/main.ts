@@ -71,8 +71,10 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
     defaultImage: config.sandbox.image,
     defaultRuntime: config.sandbox.runtime,
     owner: createHash("sha256").update(dataDir).digest("hex").slice(0, 16),
+    pool: config.sandbox.pool,
+    maxTimeoutMs: config.sandbox.maxTimeoutMs,
   });
-  const engine = createEngine({ config, runners: { host: new HostRunner(process.env), container } });
+  const engine = createEngine({ config, runners: { host: new HostRunner(process.env), container }, poolReady: () => container.poolStats().ready });
   // What an earlier process of this service left (after kill -9): its containers, then its scratch layers.
   const reapedAtStart = await container.reap().catch(() => 0);
   if (reapedAtStart > 0) logger.warn({ count: reapedAtStart }, "removed leftover hook containers");
@@ -116,6 +118,8 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
     },
   });
 
+  // Containers for the common shape (no workspace) are started before the first event asks.
+  container.prewarm({ limits: config.sandbox.limits, image: config.sandbox.image, runtime: config.sandbox.runtime, mounts: config.sandbox.mounts });
   const initial = await readiness();
   if (!initial.ready) logger.error({ problems: initial.problems }, "not ready: container hooks will fail until this is fixed");
   if (config.tenants.length === 0) logger.warn("no [[tenants]] configured: every /v1 request will be refused");
@@ -141,6 +145,8 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
       await Promise.allSettled([...inflight]);
     }
     reaper.stop();
+    await container.drain({ close: true });
+    await container.reap().catch(() => 0);
     await audit.close();
     logger.info("stopped");
     process.exit(0);

@@ -57,7 +57,7 @@ export class Metrics {
   readonly eventSeconds = new Histogram("hookbox_event_duration_seconds", "Time to answer an event");
   readonly hookSeconds = new Histogram("hookbox_hook_duration_seconds", "Time a hook ran, by sandbox");
 
-  render(gauges: { queueDepth: number; running: number; containers: number }): string {
+  render(gauges: { queueDepth: number; running: number; containers: number; poolReady: number }): string {
     const gauge = (name: string, help: string, value: number) => `# HELP ${name} ${help}\n# TYPE ${name} gauge\n${name} ${value}`;
     return [
       this.events.render(),
@@ -68,6 +68,7 @@ export class Metrics {
       gauge("hookbox_queue_depth", "Events waiting for a slot", gauges.queueDepth),
       gauge("hookbox_events_running", "Events running hooks", gauges.running),
       gauge("hookbox_containers_running", "Container hook runs in flight", gauges.containers),
+      gauge("hookbox_pool_ready", "Pre-started containers waiting for a hook", gauges.poolReady),
     ].join("\n\n") + "\n";
   }
 }

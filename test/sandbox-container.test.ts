@@ -7,24 +7,42 @@ import { createServer, type Server } from "node:net";
 import { existsSync, readdirSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ContainerRunner } from "../engine/run/container-runner.js";
 import { DEFAULT_LIMITS, type Runtime } from "../engine/names.js";
 import type { RunRequest } from "../engine/run/types.js";
 import { leftovers, makeWorkspace } from "./helpers/engine.js";
 
-const runner = new ContainerRunner({ scratchDir: "/tmp/hookbox-test-scratch" });
+const POOL = { size: 1, maxTotal: 4, idleMs: 60_000, maxStarting: 2 };
 
-describe.each<Runtime>(["runc", "runsc"])("container sandbox under %s", (runtime) => {
-  const run = (command: string, extra: Partial<RunRequest> = {}) =>
-    runner.run({ command, stdin: Buffer.from('{"hook_event_name":"PreToolUse"}'), env: {}, timeoutMs: 10_000, limits: DEFAULT_LIMITS, runtime, ...extra });
+describe.each<[Runtime, "cold" | "warm"]>([
+  ["runc", "cold"],
+  ["runc", "warm"],
+  ["runsc", "cold"],
+  ["runsc", "warm"],
+])("container sandbox under %s, %s", (runtime, mode) => {
+  let runner: ContainerRunner;
+  beforeEach(() => {
+    runner = new ContainerRunner({ scratchDir: "/tmp/hookbox-test-scratch", ...(mode === "warm" ? { pool: POOL } : {}) });
+  });
+  /** Runs the hook; in warm mode in a container the pool started before the hook was known. */
+  const run = async (command: string, extra: Partial<RunRequest> = {}) => {
+    const request: RunRequest = { command, stdin: Buffer.from('{"hook_event_name":"PreToolUse"}'), env: {}, timeoutMs: 10_000, limits: DEFAULT_LIMITS, runtime, ...extra };
+    if (mode === "warm") expect(await runner.warmFor(request)).toBe(true);
+    const result = await runner.run(request);
+    expect(result.warm).toBe(mode === "warm");
+    return result;
+  };
   const timed = async (command: string, extra: Partial<RunRequest> = {}) => {
+    const request: RunRequest = { command, stdin: new Uint8Array(), env: {}, timeoutMs: 10_000, limits: DEFAULT_LIMITS, runtime, ...extra };
+    if (mode === "warm") expect(await runner.warmFor(request)).toBe(true);
     const t0 = performance.now();
-    const result = await run(command, extra);
+    const result = await runner.run(request);
     return { result, wallMs: performance.now() - t0 };
   };
 
   afterEach(async () => {
+    await runner.drain({ close: true });
     expect(await leftovers()).toEqual({ containers: [], volumes: [] });
   });
 
@@ -156,7 +174,8 @@ describe.each<Runtime>(["runc", "runsc"])("container sandbox under %s", (runtime
   });
 
   it("reports a missing image as failed_to_start", async () => {
-    const result = await run("true", { image: "hookbox/does-not-exist:1" });
+    // No container of a missing image can be pre-started: the run goes cold and fails to start.
+    const result = await runner.run({ command: "true", stdin: new Uint8Array(), env: {}, timeoutMs: 5_000, limits: DEFAULT_LIMITS, runtime, image: "hookbox/does-not-exist:1" });
     expect(result.outcome).toBe("failed_to_start");
     expect(result.outcome === "failed_to_start" && result.error).toMatch(/does-not-exist/);
   });

@@ -33,8 +33,10 @@ export interface RunBase {
   stderr: string;
   /** from the start of the hook's process to its end */
   durationMs: number;
-  /** set-up before the hook started: container create/attach/start, or spawn */
+  /** set-up before the hook started: container create/attach/start, or spawn; 0 for a pre-started container */
   startMs: number;
+  /** the container was pre-started by the warm pool */
+  warm?: boolean;
 }
 
 export type RunResult =

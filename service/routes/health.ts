@@ -18,7 +18,7 @@ export function healthRoutes(deps: AppDeps): Hono<Env> {
   app.get("/metrics", (c) => {
     if (!tenantForToken(deps.tenants, c.req.header("authorization"))) throw new UnauthorizedError();
     const s = deps.engine.stats();
-    return c.text(deps.metrics.render({ queueDepth: s.queued, running: s.running, containers: s.containers }), 200, {
+    return c.text(deps.metrics.render({ queueDepth: s.queued, running: s.running, containers: s.containers, poolReady: s.poolReady }), 200, {
       "Content-Type": "text/plain; version=0.0.4; charset=utf-8",
     });
   });

@@ -137,7 +137,9 @@ function hugeBody(path: string, totalBytes: number, chunked: boolean): Promise<{
         if (!socket.write(framed)) return void socket.once("drain", pump);
       }
     };
-    pump();
+    // A declared length is judged before any of the body is read: give the answer time to come first.
+    if (chunked) pump();
+    else setTimeout(pump, 300);
   });
 }
 

@@ -1,0 +1,153 @@
+/**
+ * @module The warm pool: pre-started single-use containers, per shape (image, runtime, limits,
+ * mounts, workspace). A container is taken for one hook and never comes back; the pool refills in
+ * the background, a few starts at a time (what the engine sustains), never past `maxTotal`, and
+ * lets a shape's containers go when it has not been asked for in `idleMs`.
+ */
+
+export interface PoolOptions {
+  /** ready containers kept per shape in use; 0 turns the pool off. @default 2 */
+  size: number;
+  /** all pools together, ready and starting. @default 16 */
+  maxTotal: number;
+  /** a shape not asked for this long loses its containers; no container waits longer. @default 300 000 */
+  idleMs: number;
+  /** container starts at once. @default 4 */
+  maxStarting: number;
+}
+
+export const DEFAULT_POOL: PoolOptions = { size: 2, maxTotal: 16, idleMs: 300_000, maxStarting: 4 };
+
+export interface Pooled {
+  readonly alive: boolean;
+  discard(): Promise<void>;
+}
+
+interface Slot<T> {
+  make: () => Promise<T>;
+  ready: { item: T; at: number }[];
+  starting: number;
+  wantedAt: number;
+  failures: number;
+  retryAt: number;
+}
+
+export class WarmPool<T extends Pooled> {
+  private readonly slots = new Map<string, Slot<T>>();
+  private starting = 0;
+  private closed = false;
+  private readonly discarding = new Set<Promise<void>>();
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(private readonly options: PoolOptions) {
+    this.timer = setInterval(() => this.expire(), Math.min(options.idleMs, 5_000));
+    this.timer.unref();
+  }
+
+  /** A ready container of this shape, or undefined (the caller runs cold); the pool refills either way. */
+  take(key: string, make: () => Promise<T>): T | undefined {
+    const slot = this.want(key, make);
+    let found: T | undefined;
+    while (!found && slot.ready.length > 0) {
+      const { item } = slot.ready.shift()!;
+      if (item.alive) found = item;
+      else this.discard(item);
+    }
+    this.fill();
+    return found;
+  }
+
+  /** Keeps containers of this shape ready from now on. */
+  want(key: string, make: () => Promise<T>): Slot<T> {
+    let slot = this.slots.get(key);
+    if (!slot) this.slots.set(key, (slot = { make, ready: [], starting: 0, wantedAt: 0, failures: 0, retryAt: 0 }));
+    slot.wantedAt = Date.now();
+    this.fill();
+    return slot;
+  }
+
+  readyCount(key: string): number {
+    return this.slots.get(key)?.ready.filter((r) => r.item.alive).length ?? 0;
+  }
+
+  stats(): { ready: number; starting: number } {
+    let ready = 0;
+    for (const slot of this.slots.values()) ready += slot.ready.length;
+    return { ready, starting: this.starting };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.timer);
+    for (const slot of this.slots.values()) for (const r of slot.ready.splice(0)) this.discard(r.item);
+    while (this.starting > 0) await new Promise((r) => setTimeout(r, 20));
+    await Promise.allSettled([...this.discarding]);
+  }
+
+  private total(): number {
+    return this.stats().ready + this.starting;
+  }
+
+  private fill(): void {
+    if (this.closed) return;
+    const now = Date.now();
+    for (const slot of this.slots.values()) {
+      while (
+        slot.ready.length + slot.starting < this.options.size &&
+        this.total() < this.options.maxTotal &&
+        this.starting < this.options.maxStarting &&
+        now >= slot.retryAt
+      ) this.start(slot);
+    }
+  }
+
+  private start(slot: Slot<T>): void {
+    slot.starting++;
+    this.starting++;
+    slot.make().then(
+      (item) => {
+        slot.starting--;
+        this.starting--;
+        slot.failures = 0;
+        if (this.closed || !this.slots.has(this.keyOf(slot))) this.discard(item);
+        else slot.ready.push({ item, at: Date.now() });
+        this.fill();
+      },
+      () => {
+        slot.starting--;
+        this.starting--;
+        // The engine is down or refuses: back off, up to 10 s between tries.
+        slot.failures++;
+        const wait = Math.min(10_000, 250 * 2 ** slot.failures);
+        slot.retryAt = Date.now() + wait;
+        setTimeout(() => this.fill(), wait).unref();
+      },
+    );
+  }
+
+  private discard(item: T): void {
+    const p = item.discard().catch(() => undefined);
+    this.discarding.add(p);
+    void p.finally(() => this.discarding.delete(p));
+  }
+
+  private keyOf(slot: Slot<T>): string {
+    for (const [key, s] of this.slots) if (s === slot) return key;
+    return "";
+  }
+
+  /** Shapes not wanted lately lose their containers; containers idle too long are replaced. */
+  private expire(): void {
+    const now = Date.now();
+    for (const [key, slot] of this.slots) {
+      const old = slot.ready.filter((r) => now - r.at > this.options.idleMs || !r.item.alive);
+      slot.ready = slot.ready.filter((r) => !old.includes(r));
+      for (const r of old) this.discard(r.item);
+      if (now - slot.wantedAt > this.options.idleMs) {
+        for (const r of slot.ready.splice(0)) this.discard(r.item);
+        if (slot.starting === 0) this.slots.delete(key);
+      }
+    }
+    this.fill();
+  }
+}
