@@ -284,7 +284,13 @@ export class ContainerRunner implements Runner {
       await made.cleanup();
       throw err;
     }
-    return new WarmContainer(made);
+    const warm = new WarmContainer(made);
+    await Promise.race([warm.up, new Promise((r) => setTimeout(r, 10_000))]);
+    if (!warm.alive) {
+      await warm.discard();
+      throw new Error("the pre-started container's wrapper did not come up");
+    }
+    return warm;
   }
 
   /** Is the engine reachable, with the runtimes and images hooks need? For /readyz. */
@@ -334,18 +340,36 @@ export class ContainerRunner implements Runner {
  */
 class WarmContainer {
   private sinkOut: (c: Buffer) => void = () => undefined;
-  private sinkErr: (c: Buffer) => void = () => undefined;
+  private sinkErr: (c: Buffer) => void;
   private ended = false;
   private claimed = false;
+  /** the wrapper says which one it is (bash or sh) on stderr as it starts */
+  private wrapper: "bash" | "sh" | undefined;
+  /** resolves once the wrapper has said which it is (or the container went) */
+  readonly up: Promise<void>;
 
   constructor(private readonly made: Made) {
+    let said = "";
+    let up = () => undefined as void;
+    this.up = new Promise<void>((resolve) => (up = resolve));
+    this.sinkErr = (c) => {
+      said += c.toString("latin1");
+      const m = /^(bash|sh)\n/.exec(said);
+      if (m) {
+        this.wrapper = m[1] as "bash" | "sh";
+        up();
+      }
+    };
     made.container.modem.demuxStream(made.stream, sink((c) => this.sinkOut(c)), sink((c) => this.sinkErr(c)));
-    void made.streamDone.then(() => (this.ended = true));
+    void made.streamDone.then(() => {
+      this.ended = true;
+      up();
+    });
   }
 
-  /** Still waiting for its hook (not claimed, its container not gone). */
+  /** Waiting for its hook: its wrapper is up, it is not claimed, its container is not gone. */
   get alive(): boolean {
-    return !this.ended && !this.claimed;
+    return this.wrapper !== undefined && !this.ended && !this.claimed;
   }
 
   async discard(): Promise<void> {
@@ -380,7 +404,7 @@ class WarmContainer {
       return { ...tail, stdout: out.slice(0, cap), stderr: err.slice(0, cap), startMs: 0, durationMs: performance.now() - t0, warm: true } as RunResult;
     };
     try {
-      stream.end(handover(nonce, request));
+      stream.end(handover(nonce, request, this.wrapper ?? "sh"));
       await Promise.race([bothMarkers, streamDone]);
       clearTimeout(timer);
       const reason = stopped as StopReason | null;
