@@ -82,7 +82,10 @@ export class ContainerRunner implements Runner {
     const shape = this.shapeOf(request);
     if (this.pool && !request.signal?.aborted) {
       const warm = this.pool.take(shapeKey(shape), () => this.prestart(shape));
-      if (warm) return warm.claim(request, (p) => this.track(p));
+      if (warm) {
+        const pool = this.pool;
+        return warm.claim(request, (p) => this.track(p)).finally(() => pool.refill());
+      }
     }
     return this.runCold(request, shape);
   }

@@ -44,25 +44,37 @@ export class WarmPool<T extends Pooled> {
     this.timer.unref();
   }
 
-  /** A ready container of this shape, or undefined (the caller runs cold); the pool refills either way. */
+  /**
+   * A ready container of this shape, or undefined (the caller runs cold and the pool starts
+   * filling). After a hit the caller calls `refill()` once its run is over, so that the run does
+   * not share the machine with the start of its replacement.
+   */
   take(key: string, make: () => Promise<T>): T | undefined {
-    const slot = this.want(key, make);
+    const slot = this.slot(key, make);
     let found: T | undefined;
     while (!found && slot.ready.length > 0) {
       const { item } = slot.ready.shift()!;
       if (item.alive) found = item;
       else this.discard(item);
     }
-    this.fill();
+    if (!found) this.fill();
     return found;
   }
 
+  refill(): void {
+    this.fill();
+  }
+
   /** Keeps containers of this shape ready from now on. */
-  want(key: string, make: () => Promise<T>): Slot<T> {
+  want(key: string, make: () => Promise<T>): void {
+    this.slot(key, make);
+    this.fill();
+  }
+
+  private slot(key: string, make: () => Promise<T>): Slot<T> {
     let slot = this.slots.get(key);
     if (!slot) this.slots.set(key, (slot = { make, ready: [], starting: 0, wantedAt: 0, failures: 0, retryAt: 0 }));
     slot.wantedAt = Date.now();
-    this.fill();
     return slot;
   }
 
