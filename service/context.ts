@@ -34,8 +34,11 @@ export interface Env {
   Variables: { tenant: Tenant; log: Logger };
 }
 
-/** 413 before the body was read: the connection closes, so the rest of the body is never taken in. */
+/**
+ * 413 before the body was read. The HTTP adapter then reads and discards what is still coming for a
+ * moment (at most 64 MiB, 500 ms) before it closes the connection, so the client reads this answer
+ * instead of a reset; nothing of it is kept.
+ */
 export function tooLarge(c: Context<Env>, message: string): Response {
-  c.header("Connection", "close");
   return c.json({ error: { code: "too_large", message } }, 413);
 }
