@@ -96,33 +96,14 @@ else
 fi
 
 # --- 3. the hook runtime image -------------------------------------------------------------------
-mirror() {
-  local m
-  m=$(grep -hsE '^(URIs:|deb )' /etc/apt/sources.list /etc/apt/sources.list.d/* 2>/dev/null \
-      | grep -vE 'security|updates|nodesource|google|docker' \
-      | sed -E 's/^URIs:[[:space:]]*//; s/^deb (\[[^]]*\] )?//' | awk '{print $1}' | grep -E '/debian/?$' | head -n1)
-  echo "${m:-http://deb.debian.org/debian}"
-}
-
 image_label() { docker image inspect --format "{{ index .Config.Labels \"$2\" }}" "$1" 2>/dev/null || true; }
 
 begin "Debian base image $BASE_IMAGE"
-if docker image inspect "$BASE_IMAGE" >/dev/null 2>&1; then
+if docker image inspect "$BASE_IMAGE" >/dev/null 2>&1 && docker image inspect "debian:$SUITE-slim" >/dev/null 2>&1; then
   done_step "base image present"
-elif timeout 20 docker pull -q "debian:$SUITE-slim" >/dev/null 2>&1; then
-  docker tag "debian:$SUITE-slim" "$BASE_IMAGE"
-  done_step "base image pulled from a registry"
 else
-  command -v debootstrap >/dev/null 2>&1 || apt_install debootstrap
-  m=$(mirror); dir=$(mktemp -d /var/tmp/hookbox-base.XXXXXX)
-  trap 'rm -rf "$dir"' EXIT
-  say "no registry answers: debootstrap $SUITE from $m (about a minute) ..."
-  debootstrap --variant=minbase "$SUITE" "$dir" "$m" >/var/tmp/hookbox-debootstrap.log 2>&1 \
-    || die "debootstrap failed; see /var/tmp/hookbox-debootstrap.log"
-  rm -rf "$dir"/var/cache/apt/archives/*.deb "$dir"/var/lib/apt/lists/*
-  tar -C "$dir" -c . | docker import - "$BASE_IMAGE" >/dev/null || die "docker import failed"
-  rm -rf "$dir"; trap - EXIT
-  done_step "base image built with debootstrap"
+  bash images/build-base.sh "$SUITE" "$BASE_IMAGE"
+  done_step "base image ready"
 fi
 
 build_image() { # name dir

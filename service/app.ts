@@ -10,6 +10,7 @@ import { tenantForToken } from "./auth.js";
 import type { AppDeps, Env } from "./context.js";
 import { eventRoutes } from "./routes/events.js";
 import { healthRoutes } from "./routes/health.js";
+import { hookRoutes } from "./routes/hooks.js";
 import { workspaceRoutes } from "./routes/workspaces.js";
 
 const STATUS: Record<string, ContentfulStatusCode> = {
@@ -41,6 +42,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
   });
   app.route("/v1/events", eventRoutes(deps));
   app.route("/v1/workspaces", workspaceRoutes(deps));
+  app.route("/v1/hooks", hookRoutes(deps));
 
   app.notFound((c) => c.json({ error: { code: "not_found", message: `no route ${c.req.method} ${c.req.path}` } }, 404));
 

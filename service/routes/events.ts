@@ -12,16 +12,23 @@ import { tooLarge, type AppDeps, type Env } from "../context.js";
 
 export function eventRoutes(deps: AppDeps): Hono<Env> {
   const app = new Hono<Env>();
-  const limit = bodyLimit({ maxSize: deps.limits.maxEventBytes, onError: (c) => tooLarge(c, `the event body is over ${deps.limits.maxEventBytes} bytes`) });
-  app.post("/", limit, (c) => handle(c, deps, undefined));
-  app.post("/:event", limit, (c) => handle(c, deps, c.req.param("event")));
+  const limit = eventBodyLimit(deps);
+  app.post("/", limit, (c) => handleEvent(c, deps, undefined));
+  app.post("/:event", limit, (c) => handleEvent(c, deps, c.req.param("event")));
   return app;
 }
 
-async function handle(c: Context<Env>, deps: AppDeps, eventName: string | undefined) {
+export const eventBodyLimit = (deps: AppDeps) =>
+  bodyLimit({ maxSize: deps.limits.maxEventBytes, onError: (c) => tooLarge(c, `the event body is over ${deps.limits.maxEventBytes} bytes`) });
+
+/**
+ * One event. `native`: answer with the agent's own hook JSON only (`output`), for agents that call
+ * hookbox as an HTTP hook.
+ */
+export async function handleEvent(c: Context<Env>, deps: AppDeps, eventName: string | undefined, native?: Format) {
   const t0 = performance.now();
   const tenant = c.get("tenant");
-  const format = c.req.query("format");
+  const format = native ?? c.req.query("format");
   if (format !== undefined && !(FORMATS as readonly string[]).includes(format))
     throw new BadRequestError(`format must be one of ${FORMATS.join(", ")}`, "format");
   const interactiveParam = c.req.query("interactive");
@@ -72,7 +79,8 @@ async function handle(c: Context<Env>, deps: AppDeps, eventName: string | undefi
   }
   const run = prepared.run().then(finish);
   deps.inflight.add(run);
-  return c.json(await run);
+  const response = await run;
+  return c.json(native ? response.output : response);
 }
 
 const line = (value: Notification | Record<string, unknown>) => `${JSON.stringify(value)}\n`;

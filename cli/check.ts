@@ -1,0 +1,33 @@
+/**
+ * @module `hookbox check CONFIG [--workspace DIR]`: validates a configuration (and a repository's hook
+ * files) and lists, per event, the hooks it would run in order.
+ */
+import { parseArgs } from "node:util";
+import { ConfigError, EVENT_NAMES, loadConfig, loadRepositoryHooks, resolveEventName, type HookDef } from "../engine/index.js";
+
+export function check(argv: string[], env: NodeJS.ProcessEnv): { stdout: string; stderr: string; code: number } {
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { workspace: { type: "string" } } });
+  const file = positionals[0];
+  if (!file) return { stdout: "", stderr: "usage: hookbox check CONFIG [--workspace DIR]\n", code: 64 };
+  try {
+    const config = loadConfig(file, env);
+    const repository = values.workspace ? loadRepositoryHooks(values.workspace, config.sandbox.maxTimeoutMs).hooks : [];
+    const all: HookDef[] = [...config.policy.hooks, ...(config.hooksEnabled ? [...config.service.hooks, ...config.extension.hooks, ...repository] : [])];
+    const lines = [`${file}: ok — ${config.tenants.length} tenant(s), runtime ${config.sandbox.runtime}, image ${config.sandbox.image}`];
+    if (!config.hooksEnabled) lines.push("[hooks] enabled = false: only policy hooks run");
+    const points = [...new Set(EVENT_NAMES.map((n) => resolveEventName(n)!.point as string))];
+    for (const point of points) {
+      const hooks = all.filter((h) => h.point === point);
+      if (hooks.length === 0) continue;
+      lines.push(`${point}:`);
+      hooks.forEach((h, i) =>
+        lines.push(`  ${i + 1}. ${h.name}  [${h.source}, ${h.source === "policy" ? "host" : "container"}, ${h.format} rules${h.matcher ? `, matcher ${h.matcher.source}` : ""}, timeout ${h.timeoutMs} ms${h.batch ? ", parallel" : ""}]  ${h.origin}`),
+      );
+    }
+    for (const w of config.warnings) lines.push(`warning: ${w}`);
+    return { stdout: `${lines.join("\n")}\n`, stderr: "", code: 0 };
+  } catch (err) {
+    if (err instanceof ConfigError) return { stdout: "", stderr: `hookbox: configuration error: ${err.message}\n`, code: 1 };
+    throw err;
+  }
+}

@@ -1,0 +1,56 @@
+#!/usr/bin/env node
+/**
+ * @module The `hookbox` command: serve (the service), forward (an agent's one-line hook), workspace
+ * push (upload a repository's hook files), check (validate a configuration). A client of the HTTP
+ * API; only `serve` and `check` load the engine.
+ */
+import { check } from "./check.js";
+import { forward, FORWARD_USAGE } from "./forward.js";
+import { workspacePush } from "./workspace-push.js";
+
+const USAGE = `usage: hookbox <command>
+  serve [--config FILE] [--listen HOST:PORT]   run the service
+  forward --url URL --event NAME ...            post stdin's event, print the agent-native answer
+  workspace push DIR [--id ID] [--all]          upload a repository's hook files, print the id
+  check CONFIG [--workspace DIR]                validate a configuration, list the hooks per event
+${FORWARD_USAGE}`;
+
+async function run(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  const print = (r: { stdout: string; stderr: string; code: number }) => {
+    process.stdout.write(r.stdout);
+    process.stderr.write(r.stderr);
+    return r.code;
+  };
+  switch (command) {
+    case "serve": {
+      const { main } = await import("../service/main.js");
+      await main(rest);
+      return -1; // keeps running
+    }
+    case "forward":
+      return print(await forward(rest, { stdin: process.stdin, env: process.env }));
+    case "workspace":
+      if (rest[0] !== "push") break;
+      return print(await workspacePush(rest.slice(1), process.env));
+    case "check":
+      return print(check(rest, process.env));
+    case "help":
+    case "--help":
+    case undefined:
+      process.stdout.write(`${USAGE}\n`);
+      return command === undefined ? 64 : 0;
+  }
+  process.stderr.write(`hookbox: unknown command "${argv.join(" ")}"\n${USAGE}\n`);
+  return 64;
+}
+
+run(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(`hookbox: ${(err as Error).message}\n`);
+    process.exitCode = 70;
+  },
+);

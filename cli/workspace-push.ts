@@ -1,0 +1,58 @@
+/**
+ * @module `hookbox workspace push DIR`: uploads a repository's hook files (or, with --all, the whole
+ * folder) as a tar.gz and prints the workspace id.
+ */
+import { createHash } from "node:crypto";
+import { existsSync, lstatSync, readFileSync, readdirSync } from "node:fs";
+import { basename, join, relative, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { gzipSync } from "node:zlib";
+import { pack } from "tar-stream";
+
+/** What a repository's hooks are declared in, and the folders their scripts usually sit in. */
+const HOOK_PATHS = [".github/hooks", ".copilot-shell", ".claude/settings.json", ".claude/hooks"];
+const SKIP = new Set([".git", "node_modules"]);
+
+function files(root: string, at: string, out: string[]): void {
+  const st = lstatSync(at);
+  if (st.isDirectory()) {
+    for (const name of readdirSync(at).sort()) if (!SKIP.has(name)) files(root, join(at, name), out);
+  } else if (st.isFile()) out.push(relative(root, at));
+}
+
+async function tarGz(root: string, names: string[]): Promise<Buffer> {
+  const p = pack();
+  const chunks: Buffer[] = [];
+  p.on("data", (c: unknown) => chunks.push(c as Buffer));
+  const ended = new Promise<void>((r) => p.on("end", () => r()));
+  for (const name of names) {
+    const mode = lstatSync(join(root, name)).mode & 0o777;
+    await new Promise<void>((res, rej) => p.entry({ name, mode }, readFileSync(join(root, name)), (e) => (e ? rej(e) : res())));
+  }
+  p.finalize();
+  await ended;
+  return gzipSync(Buffer.concat(chunks));
+}
+
+export async function workspacePush(argv: string[], env: NodeJS.ProcessEnv): Promise<{ stdout: string; stderr: string; code: number }> {
+  const { values, positionals } = parseArgs({
+    args: argv, allowPositionals: true,
+    options: { url: { type: "string", default: env.HOOKBOX_URL ?? "http://127.0.0.1:8080" }, token: { type: "string" }, id: { type: "string" }, all: { type: "boolean", default: false } },
+  });
+  const dir = resolve(positionals[0] ?? ".");
+  if (!existsSync(dir)) return { stdout: "", stderr: `hookbox: no folder ${dir}\n`, code: 66 };
+  const names: string[] = [];
+  if (values.all) files(dir, dir, names);
+  else for (const p of HOOK_PATHS) if (existsSync(join(dir, p))) files(dir, join(dir, p), names);
+  if (names.length === 0) return { stdout: "", stderr: `hookbox: no hook files in ${dir} (looked for ${HOOK_PATHS.join(", ")}; --all sends the whole folder)\n`, code: 65 };
+  const archive = await tarGz(dir, names);
+  const id = values.id ?? `${basename(dir).replace(/[^A-Za-z0-9._-]/g, "-").replace(/^[^A-Za-z0-9]+/, "") || "ws"}-${createHash("sha256").update(archive).digest("hex").slice(0, 12)}`;
+  const token = values.token ?? env.HOOKBOX_TOKEN;
+  const res = await fetch(`${values.url.replace(/\/+$/, "")}/v1/workspaces/${encodeURIComponent(id)}`, {
+    method: "PUT", body: archive, headers: { "content-type": "application/gzip", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+  }).catch((err: Error) => err);
+  if (res instanceof Error) return { stdout: "", stderr: `hookbox: cannot reach ${values.url}: ${res.message}\n`, code: 69 };
+  const body = (await res.json().catch(() => ({}))) as { hooks?: unknown[]; error?: { message: string } };
+  if (!res.ok) return { stdout: "", stderr: `hookbox: upload refused (${res.status}): ${body.error?.message ?? ""}\n`, code: 65 };
+  return { stdout: `${id}\n`, stderr: `uploaded ${names.length} files, ${body.hooks?.length ?? 0} repository hooks\n`, code: 0 };
+}

@@ -1,0 +1,166 @@
+/**
+ * Each agent's example configuration, exercised as that agent would: the forwarder line from the
+ * example file, fed the payload that agent sends, against a running hookbox; the agent-native
+ * answer and exit code for allow, block and ask, and for an unreachable service both ways.
+ */
+import { spawnSync } from "node:child_process";
+import { readFileSync, writeFileSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parse as parseToml } from "smol-toml";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort, startService, TOKEN_A, type Service } from "./helpers/service.js";
+
+const dir = mkdtempSync(join(tmpdir(), "hookbox-examples-"));
+const policy = join(dir, "decide.mjs");
+// A policy hook that decides by the command: rm -rf → block, git push → ask, anything else → allow.
+writeFileSync(policy, `
+import { readFileSync } from "node:fs";
+const e = JSON.parse(readFileSync(0, "utf8"));
+const cmd = JSON.stringify(e.tool_input ?? {});
+const d = /rm -rf/.test(cmd) ? { decision: "block", reason: "no rm -rf here" } : /git push/.test(cmd) ? { decision: "ask", reason: "pushing needs a human" } : { decision: "allow" };
+process.stdout.write(JSON.stringify(d));
+`);
+
+let svc: Service;
+beforeAll(async () => {
+  svc = await startService(`[[policy.PreToolUse]]\nname = "decide"\ncommand = "node ${policy}"\n`);
+});
+afterAll(() => svc.stop());
+
+type Cmd = "rm -rf /" | "git push" | "ls";
+interface Agent {
+  name: string;
+  file: string;
+  /** the forwarder line in the agent's own config */
+  line: (config: string) => string;
+  payload: (cmd: Cmd) => unknown;
+  allow: unknown;
+  block: (reason: string) => unknown;
+  ask: unknown;
+  blockCode: number;
+}
+
+const claudeOut = (permissionDecision: string, reason?: string) => ({ hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision, ...(reason ? { permissionDecisionReason: reason } : {}) } });
+const snakePayload = (tool: string, event = "PreToolUse") => (cmd: Cmd) => ({ session_id: "s-1", transcript_path: "/tmp/t.jsonl", cwd: "/repo", hook_event_name: event, tool_name: tool, tool_input: { command: cmd } });
+
+const agents: Agent[] = [
+  {
+    name: "Claude Code", file: "examples/claude-code/settings.json",
+    line: (c) => JSON.parse(c).hooks.PreToolUse[0].hooks[0].command,
+    payload: snakePayload("Bash"),
+    allow: claudeOut("allow"), block: (r) => claudeOut("deny", r), ask: claudeOut("ask", "pushing needs a human"), blockCode: 0,
+  },
+  {
+    name: "Copilot CLI", file: "examples/copilot/.github/hooks/hookbox.json",
+    line: (c) => JSON.parse(c).hooks.preToolUse[0].bash,
+    payload: (cmd) => ({ timestamp: 1704614600000, cwd: "/repo", toolName: "bash", toolArgs: JSON.stringify({ command: cmd }) }),
+    allow: { permissionDecision: "allow" }, block: (r) => ({ permissionDecision: "deny", permissionDecisionReason: r }),
+    ask: { permissionDecision: "ask", permissionDecisionReason: "pushing needs a human" }, blockCode: 0,
+  },
+  {
+    name: "cosh", file: "examples/cosh/config.toml",
+    line: (c) => ((parseToml(c).hooks as Record<string, Array<{ command: string }>>).PreToolUse)![0]!.command,
+    payload: snakePayload("shell"),
+    allow: { decision: "allow" }, block: (r) => ({ decision: "block", reason: r }), ask: { decision: "ask", reason: "pushing needs a human" }, blockCode: 0,
+  },
+  {
+    name: "Codex", file: "examples/codex/hooks.json",
+    line: (c) => JSON.parse(c).hooks.PreToolUse[0].hooks[0].command,
+    payload: snakePayload("shell"),
+    allow: claudeOut("allow"), block: (r) => claudeOut("deny", r), ask: claudeOut("ask", "pushing needs a human"), blockCode: 2,
+  },
+  {
+    name: "Gemini CLI", file: "examples/gemini/settings.json",
+    line: (c) => JSON.parse(c).hooks.BeforeTool[0].hooks[0].command,
+    payload: snakePayload("run_shell_command", "BeforeTool"),
+    allow: { decision: "allow" }, block: (r) => ({ decision: "block", reason: r }), ask: { decision: "ask", reason: "pushing needs a human" }, blockCode: 0,
+  },
+];
+
+/** Runs the example's forwarder line as the agent would (`sh -c`), with `hookbox` being this build. */
+function runLine(line: string, url: string, payload: unknown, extra = "") {
+  const command = line.replace(/^hookbox /, `${process.execPath} dist/cli/main.js `).replace("http://127.0.0.1:8080", url) + extra;
+  const r = spawnSync("/bin/sh", ["-c", command], { input: JSON.stringify(payload), env: { PATH: process.env.PATH, HOOKBOX_TOKEN: TOKEN_A }, encoding: "utf8" });
+  return { stdout: r.stdout, stderr: r.stderr, code: r.status, output: r.stdout.trim() ? (JSON.parse(r.stdout) as unknown) : undefined };
+}
+
+describe.each(agents)("$name example ($file)", (agent) => {
+  const line = agent.line(readFileSync(agent.file, "utf8"));
+  it("forwards to hookbox in one line", () => expect(line).toMatch(/^hookbox forward --url http:\/\/127\.0\.0\.1:8080 --event \S+ --format \S+$/));
+  it("allows", () => {
+    const r = runLine(line, svc.url, agent.payload("ls"));
+    expect(r).toMatchObject({ code: 0, output: agent.allow, stderr: "" });
+  });
+  it("blocks, with the reason on stderr", () => {
+    const r = runLine(line, svc.url, agent.payload("rm -rf /"));
+    expect(r).toMatchObject({ code: agent.blockCode, output: agent.block("no rm -rf here") });
+    expect(r.stderr).toBe("no rm -rf here\n");
+  });
+  it("asks", () => {
+    const r = runLine(line, svc.url, agent.payload("git push"));
+    expect(r).toMatchObject({ code: 0, output: agent.ask });
+  });
+  it("turns ask into a block when no one can answer", () => {
+    const r = runLine(line, svc.url, agent.payload("git push"), " --interactive false");
+    expect(r).toMatchObject({ code: agent.blockCode, output: agent.block("pushing needs a human"), stderr: "pushing needs a human\n" });
+  });
+  it("passes through when hookbox is unreachable and --on-unreachable allow (the default)", async () => {
+    const r = runLine(line, `http://127.0.0.1:${await freePort()}`, agent.payload("rm -rf /"));
+    expect(r).toMatchObject({ code: 0, output: {} });
+    expect(r.stderr).toMatch(/unreachable.*passing through/);
+  });
+  it("blocks when hookbox is unreachable and --on-unreachable block", async () => {
+    const r = runLine(line, `http://127.0.0.1:${await freePort()}`, agent.payload("ls"), " --on-unreachable block");
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/unreachable.*blocking/);
+  });
+});
+
+describe("native HTTP hooks", () => {
+  it("answers a Claude Code http hook with exactly its hook JSON (examples/claude-code/settings.http.json)", async () => {
+    const hook = JSON.parse(readFileSync("examples/claude-code/settings.http.json", "utf8")).hooks.PreToolUse[0].hooks[0];
+    const url = (hook.url as string).replace("http://127.0.0.1:8080", svc.url);
+    const headers = { "content-type": "application/json", authorization: (hook.headers.Authorization as string).replace("$HOOKBOX_TOKEN", TOKEN_A) };
+    const blocked = await fetch(url, { method: "POST", headers, body: JSON.stringify(snakePayload("Bash")("rm -rf /")) });
+    expect(blocked.status).toBe(200);
+    expect(await blocked.json()).toEqual(claudeOut("deny", "no rm -rf here"));
+  });
+  it("answers a Copilot http hook with its hook JSON, the event from the path", async () => {
+    const res = await fetch(`${svc.url}/v1/hooks/copilot/preToolUse`, {
+      method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${TOKEN_A}` },
+      body: JSON.stringify({ toolName: "bash", toolArgs: JSON.stringify({ command: "git push" }) }),
+    });
+    expect(await res.json()).toEqual({ permissionDecision: "ask", permissionDecisionReason: "pushing needs a human" });
+  });
+});
+
+describe("hookbox check", () => {
+  it("lists the hooks each event would run", () => {
+    const r = spawnSync(process.execPath, ["dist/cli/main.js", "check", "hookbox.example.toml"], { encoding: "utf8" });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/PreToolUse:\n {2}1\. org-guard {2}\[policy, host, cosh rules, timeout 3000 ms\]/);
+    expect(r.stdout).toMatch(/ {2}2\. security-check {2}\[service, container, cosh rules, matcher/);
+  });
+  it("names the file and line of a bad configuration", () => {
+    const bad = join(dir, "bad.toml");
+    writeFileSync(bad, '[[hooks.PreToolUse]]\nname = "x"\ncomand = "y"\n');
+    const r = spawnSync(process.execPath, ["dist/cli/main.js", "check", bad], { encoding: "utf8" });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/bad\.toml:3:1: hooks\.PreToolUse\[0\]\.comand: Unrecognized key/);
+  });
+});
+
+describe("hookbox workspace push", () => {
+  it("uploads a repository's hook files and prints the id; its hooks then run", async () => {
+    const r = spawnSync(process.execPath, ["dist/cli/main.js", "workspace", "push", "test/fixtures/repo-copilot", "--url", svc.url, "--id", "copilot-demo"], {
+      encoding: "utf8", env: { PATH: process.env.PATH, HOOKBOX_TOKEN: TOKEN_A },
+    });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe("copilot-demo\n");
+    const info = (await (await fetch(`${svc.url}/v1/workspaces/copilot-demo`, { headers: { authorization: `Bearer ${TOKEN_A}` } })).json()) as { hooks: unknown[] };
+    expect(info.hooks).toHaveLength(1);
+    const res = (await (await svc.event(snakePayload("shell")("ls"), { query: "workspace=copilot-demo" })).json()) as { hooks: Array<{ source: string; outcome: string; exit_code: number }> };
+    expect(res.hooks.find((h) => h.source === "repository")).toMatchObject({ outcome: "exited", exit_code: 0 });
+  });
+});
