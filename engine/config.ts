@@ -28,6 +28,8 @@ const ServerSchema = z.strictObject({
   audit_tool_input: z.boolean().default(false),
   /** @default "64m" — largest request body (workspace uploads) */
   max_body_bytes: Bytes.default("64m"),
+  /** @default false — true: /metrics answers without a token (a cluster-internal scrape) */
+  public_metrics: z.boolean().default(false),
   /** @default 10000 — most entries a workspace archive may hold */
   max_workspace_entries: z.number().int().positive().default(10_000),
   /** @default 10 s — SIGTERM: how long running hooks may finish */
@@ -93,7 +95,7 @@ export interface SandboxConfig {
 
 export interface Config {
   file: string;
-  server: { listen: string; dataDir: string; auditToolInput: boolean; maxBodyBytes: number; maxWorkspaceEntries: number; shutdownGraceMs: number };
+  server: { listen: string; dataDir: string; auditToolInput: boolean; maxBodyBytes: number; maxWorkspaceEntries: number; shutdownGraceMs: number; publicMetrics: boolean };
   tenants: Tenant[];
   sandbox: SandboxConfig;
   /** `[hooks] enabled` */
@@ -156,6 +158,7 @@ export function parseConfig(file: string, text: string, env: Record<string, stri
       auditToolInput: server.audit_tool_input,
       maxBodyBytes: parseBytes(server.max_body_bytes)!,
       maxWorkspaceEntries: server.max_workspace_entries,
+      publicMetrics: server.public_metrics,
       shutdownGraceMs: server.shutdown_grace_ms,
     },
     tenants,

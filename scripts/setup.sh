@@ -119,3 +119,19 @@ build_image() { # name dir
   done_step "hook image built"
 }
 build_image "$IMAGE" images/runtime
+
+# Image builds reach the npm registry through this machine's network: trust the same extra CAs.
+if ls /usr/local/share/ca-certificates/*.crt >/dev/null 2>&1; then
+  for crt in /usr/local/share/ca-certificates/*.crt; do
+    cmp -s "$crt" "deploy/ca/$(basename "$crt")" || cp "$crt" deploy/ca/
+  done
+fi
+
+# The service image (deploy/Dockerfile) needs Node 20, which Debian has from trixie on.
+begin "Debian base image debian:trixie-slim (for deploy/Dockerfile)"
+if docker image inspect debian:trixie-slim >/dev/null 2>&1; then
+  done_step "base image present"
+else
+  bash images/build-base.sh trixie hookbox/base:trixie
+  done_step "base image ready"
+fi

@@ -22,6 +22,8 @@ export interface AppDeps {
   readiness: () => Promise<Readiness>;
   limits: { maxEventBytes: number; maxUploadBytes: number };
   auditToolInput: boolean;
+  /** /metrics without a token */
+  publicMetrics: boolean;
   /** aborts every running event when the service stops */
   shutdown: AbortSignal;
   /** true once SIGTERM came: no new work */

@@ -108,6 +108,7 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
     readiness,
     limits: { maxEventBytes: MAX_EVENT_BYTES, maxUploadBytes: config.server.maxBodyBytes },
     auditToolInput: config.server.auditToolInput,
+    publicMetrics: config.server.publicMetrics,
     shutdown: shutdown.signal,
     draining: () => draining,
     inflight: {

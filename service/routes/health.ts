@@ -16,7 +16,7 @@ export function healthRoutes(deps: AppDeps): Hono<Env> {
     return c.json(r, r.ready ? 200 : 503);
   });
   app.get("/metrics", (c) => {
-    if (!tenantForToken(deps.tenants, c.req.header("authorization"))) throw new UnauthorizedError();
+    if (!deps.publicMetrics && !tenantForToken(deps.tenants, c.req.header("authorization"))) throw new UnauthorizedError();
     const s = deps.engine.stats();
     return c.text(deps.metrics.render({ queueDepth: s.queued, running: s.running, containers: s.containers, poolReady: s.poolReady }), 200, {
       "Content-Type": "text/plain; version=0.0.4; charset=utf-8",

@@ -1,0 +1,60 @@
+/**
+ * The Kubernetes manifests say what deploy/kubernetes/README.md promises. Parsed here; the image
+ * and the same-path arrangement they rely on run for real in deploy.test.ts.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseAllDocuments } from "yaml";
+import { describe, expect, it } from "vitest";
+import { parseConfig } from "../engine/config.js";
+
+const DIR = "deploy/kubernetes";
+type Doc = { kind: string; metadata: { name: string; annotations?: Record<string, string> }; spec?: any; data?: Record<string, string>; handler?: string }; // eslint-disable-line @typescript-eslint/no-explicit-any
+const docs: Doc[] = readdirSync(DIR)
+  .filter((f) => f.endsWith(".yaml"))
+  .flatMap((f) => parseAllDocuments(readFileSync(join(DIR, f), "utf8")).map((d) => {
+    expect(d.errors, f).toEqual([]);
+    return d.toJSON() as Doc;
+  }));
+const find = (kind: string, name?: string) => docs.find((d) => d.kind === kind && (!name || d.metadata.name === name))!;
+
+describe("deploy/kubernetes", () => {
+  const sts = find("StatefulSet");
+  const pod = sts.spec.template.spec;
+  const hookbox = pod.containers.find((c: { name: string }) => c.name === "hookbox");
+  const engine = pod.containers.find((c: { name: string }) => c.name === "engine");
+
+  it("runs replicas of hookbox with an engine of their own beside them, sharing its socket", () => {
+    expect(sts.spec.replicas).toBeGreaterThan(1);
+    expect(engine.securityContext.privileged).toBe(true);
+    const socket = hookbox.env.find((e: { name: string }) => e.name === "DOCKER_HOST").value as string;
+    expect(socket).toBe("unix:///var/run/engine/docker.sock");
+    expect(engine.args).toContain("--host=unix:///var/run/engine/docker.sock");
+  });
+
+  it("mounts the data volume at the same path in hookbox and in the engine", () => {
+    const at = (c: { volumeMounts: Array<{ name: string; mountPath: string }> }) => c.volumeMounts.find((m) => m.name === "data")!.mountPath;
+    expect(at(hookbox)).toBe("/var/lib/hookbox");
+    expect(at(engine)).toBe(at(hookbox));
+    expect(sts.spec.volumeClaimTemplates[0].metadata.name).toBe("data");
+  });
+
+  it("probes /readyz and /healthz, sets resource limits, and carries scrape annotations", () => {
+    expect(hookbox.readinessProbe.httpGet.path).toBe("/readyz");
+    expect(hookbox.livenessProbe.httpGet.path).toBe("/healthz");
+    for (const c of pod.containers) expect(c.resources.limits).toBeDefined();
+    expect(sts.spec.template.metadata.annotations).toMatchObject({ "prometheus.io/scrape": "true", "prometheus.io/path": "/metrics" });
+  });
+
+  it("defines a gVisor RuntimeClass and routes a workspace to one replica", () => {
+    expect(find("RuntimeClass").handler).toBe("runsc");
+    expect(find("Ingress").metadata.annotations!["nginx.ingress.kubernetes.io/upstream-hash-by"]).toMatch(/hookbox_workspace/);
+  });
+
+  it("carries a configuration hookbox loads, with the data folder the pod mounts", () => {
+    const config = parseConfig("configmap:hookbox.toml", find("ConfigMap").data!["hookbox.toml"]!, { HOOKBOX_TOKEN: "x" });
+    expect(config.server.dataDir).toBe("/var/lib/hookbox");
+    expect(config.server.publicMetrics).toBe(true);
+    expect(config.server.shutdownGraceMs).toBeLessThan(pod.terminationGracePeriodSeconds * 1000);
+  });
+});
