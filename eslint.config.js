@@ -10,6 +10,8 @@ export default tseslint.config(
   {
     rules: {
       "@typescript-eslint/consistent-type-imports": "error",
+      // Tests match printed output, where runs of spaces are the format.
+      "no-regex-spaces": "off",
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
       "no-restricted-imports": ["error", { paths: [{ name: "dockerode", message: "only engine/run/container-runner.ts talks to the engine" }] }],
     },

@@ -6,6 +6,7 @@
  */
 import { check } from "./check.js";
 import { forward, FORWARD_USAGE } from "./forward.js";
+import { tail, trace } from "./trace.js";
 import { workspacePush } from "./workspace-push.js";
 
 const USAGE = `usage: hookbox <command>
@@ -13,6 +14,8 @@ const USAGE = `usage: hookbox <command>
   forward --url URL --event NAME ...            post stdin's event, print the agent-native answer
   workspace push DIR [--id ID] [--all]          upload a repository's hook files, print the id
   check CONFIG [--workspace DIR]                validate a configuration, list the hooks per event
+  trace EVENT_ID [--json]                       one event's hooks: what they got, printed, decided
+  tail                                          follow decisions live
 ${FORWARD_USAGE}`;
 
 async function run(argv: string[]): Promise<number> {
@@ -35,6 +38,10 @@ async function run(argv: string[]): Promise<number> {
       return print(await workspacePush(rest.slice(1), process.env));
     case "check":
       return print(check(rest, process.env));
+    case "trace":
+      return print(await trace(rest, process.env));
+    case "tail":
+      return tail(rest, process.env, (line) => process.stdout.write(line));
     case "help":
     case "--help":
     case undefined:

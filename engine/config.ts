@@ -15,6 +15,7 @@ import { EXTENSION_FILE, loadExtension } from "./formats/cosh-extension.js";
 import { configError, parseBytes, readJson, readToml, schemaError, type ParsedFile } from "./formats/shared.js";
 import { mergeHookSets, type HookSet } from "./hooks.js";
 import { DEFAULT_POOL, type PoolOptions } from "./run/warm-pool.js";
+import { DEFAULT_TRACE_LIMITS, type TraceLimits } from "./traces/store.js";
 import { DEFAULT_IMAGE, DEFAULT_LIMITS, DEFAULT_MAX_TIMEOUT_MS, RUNTIMES, type Limits, type Runtime } from "./names.js";
 
 const Bytes = z.union([z.string(), z.number()]).refine((v) => parseBytes(v) !== undefined, 'expected a size such as "256m" or a number of bytes');
@@ -43,6 +44,8 @@ const TenantSchema = z
     token_env: z.string().min(1).optional(),
     /** @default true */
     repository_hooks: z.boolean().default(true),
+    /** @default false — true: this tenant's traces keep tool inputs and prompts (redacted) */
+    trace_tool_input: z.boolean().default(false),
   })
   .refine((t) => (t.token_sha256 === undefined) !== (t.token_env === undefined), "set exactly one of token_sha256 and token_env");
 
@@ -74,12 +77,24 @@ const SandboxSchema = z.strictObject({
 
 const ExtensionsSchema = z.strictObject({ dirs: z.array(z.string()).default([]) });
 
-const TOP_KEYS = ["server", "tenants", "sandbox", "policy", "extensions", "hooks"];
+const TracesSchema = z.strictObject({
+  /** ms a trace is kept; @default 24 h */
+  retention_ms: z.number().int().positive().default(DEFAULT_TRACE_LIMITS.retentionMs),
+  /** @default 10000 */
+  max_events: z.number().int().positive().default(DEFAULT_TRACE_LIMITS.maxEvents),
+  /** @default "256m" */
+  max_bytes: Bytes.default(DEFAULT_TRACE_LIMITS.maxBytes),
+  /** of each hook's stdin, stdout and stderr; @default 4096 */
+  capture_bytes: z.number().int().positive().default(DEFAULT_TRACE_LIMITS.captureBytes),
+});
+
+const TOP_KEYS = ["server", "tenants", "sandbox", "policy", "extensions", "hooks", "traces"];
 
 export interface Tenant {
   name: string;
   tokenSha256: string;
   repositoryHooks: boolean;
+  traceToolInput: boolean;
 }
 
 export interface SandboxConfig {
@@ -98,6 +113,7 @@ export interface Config {
   server: { listen: string; dataDir: string; auditToolInput: boolean; maxBodyBytes: number; maxWorkspaceEntries: number; shutdownGraceMs: number; publicMetrics: boolean };
   tenants: Tenant[];
   sandbox: SandboxConfig;
+  traces: TraceLimits;
   /** `[hooks] enabled` */
   hooksEnabled: boolean;
   policy: HookSet;
@@ -129,6 +145,7 @@ export function parseConfig(file: string, text: string, env: Record<string, stri
   const server = section(ServerSchema, "server");
   const sandbox = section(SandboxSchema, "sandbox");
   const extensions = section(ExtensionsSchema, "extensions");
+  const traces = section(TracesSchema, "traces");
   const tenantsParsed = z.array(TenantSchema).safeParse(doc.tenants ?? []);
   if (!tenantsParsed.success) throw schemaError(parsed, tenantsParsed.error, ["tenants"]);
   const tenants = tenantsParsed.data.map((t, i) => tenantOf(parsed, t, i, env));
@@ -179,6 +196,7 @@ export function parseConfig(file: string, text: string, env: Record<string, stri
       mounts: sandbox.mounts.map((m) => resolve(base, m)),
       pool: { size: sandbox.pool_size, maxTotal: sandbox.pool_max, idleMs: sandbox.pool_idle_ms, maxStarting: DEFAULT_POOL.maxStarting },
     },
+    traces: { retentionMs: traces.retention_ms, maxEvents: traces.max_events, maxBytes: parseBytes(traces.max_bytes)!, captureBytes: traces.capture_bytes },
     hooksEnabled: !hooks.disableAll,
     policy: { ...policy, disableAll: false },
     service: hooks,
@@ -194,7 +212,7 @@ function tenantOf(parsed: ParsedFile, t: z.infer<typeof TenantSchema>, i: number
     if (!token) throw configError(parsed, ["tenants", i, "token_env"], `environment variable ${t.token_env} is not set`);
     sha = sha256Hex(token);
   }
-  return { name: t.name, tokenSha256: sha!, repositoryHooks: t.repository_hooks };
+  return { name: t.name, tokenSha256: sha!, repositoryHooks: t.repository_hooks, traceToolInput: t.trace_tool_input };
 }
 
 function jsonFilesIn(parsed: ParsedFile, dir: string): string[] {

@@ -41,6 +41,17 @@ export interface HookRecord {
   systemMessage?: string;
 }
 
+/** What a trace keeps of one hook's run, beyond its record: what went in and came out, and when. */
+export interface HookTrace {
+  stdin: Uint8Array;
+  stdout: string;
+  stderr: string;
+  env: Record<string, string>;
+  /** from the start of the event's hooks to this hook's start */
+  offset_ms: number;
+  warm: boolean;
+}
+
 export interface Runners {
   host: Runner;
   container: Runner;
@@ -56,29 +67,35 @@ export interface ExecuteOptions {
   onHook?: (record: HookRecord, notification: Notification | undefined) => void;
 }
 
-export async function executeHooks(hooks: HookDef[], opts: ExecuteOptions): Promise<{ judged: Judged[]; records: HookRecord[] }> {
+export async function executeHooks(hooks: HookDef[], opts: ExecuteOptions): Promise<{ judged: Judged[]; records: HookRecord[]; traces: HookTrace[] }> {
   const judged: Judged[] = [];
   const records: HookRecord[] = [];
+  const traces: HookTrace[] = [];
+  const t0 = performance.now();
   for (const step of planSteps(hooks)) {
-    const done = await Promise.all(step.map((hook) => runOne(hook, opts)));
-    for (const [j, record] of done) {
+    const done = await Promise.all(step.map((hook) => runOne(hook, opts, t0)));
+    for (const [j, record, trace] of done) {
       judged.push(j);
       records.push(record);
+      traces.push(trace);
       opts.onHook?.(record, notificationOf(j));
     }
     // cosh-hooks.md: "If any hook returns block, the final decision is block (short-circuit)"
     if (done.some(([j]) => isEffective(j) && j.verdict.decision === "block")) break;
     if (opts.signal?.aborted) break;
   }
-  return { judged, records };
+  return { judged, records, traces };
 }
 
-async function runOne(hook: HookDef, opts: ExecuteOptions): Promise<[Judged, HookRecord]> {
+async function runOne(hook: HookDef, opts: ExecuteOptions, t0: number): Promise<[Judged, HookRecord, HookTrace]> {
   const onHost = hook.source === "policy";
-  const run = await (onHost ? opts.runners.host : opts.runners.container).run(requestFor(hook, onHost, opts));
+  const request = requestFor(hook, onHost, opts);
+  const offset = performance.now() - t0;
+  const run = await (onHost ? opts.runners.host : opts.runners.container).run(request);
   const verdict = INTERPRET[hook.format](run, hook);
   const j: Judged = { hook, verdict };
-  return [j, record(hook, onHost, run, j)];
+  const trace: HookTrace = { stdin: request.stdin, stdout: run.stdout, stderr: run.stderr, env: hook.env, offset_ms: Math.round(offset), warm: run.warm === true };
+  return [j, record(hook, onHost, run, j), trace];
 }
 
 function requestFor(hook: HookDef, onHost: boolean, opts: ExecuteOptions): RunRequest {

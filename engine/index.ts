@@ -7,7 +7,7 @@ import { answerFor } from "./answer.js";
 import type { Config, Tenant } from "./config.js";
 import { BadRequestError } from "./errors.js";
 import { EVENT_NAMES, resolveEventName, suggestEventName, type Decision, type Format } from "./events.js";
-import { executeHooks, type HookRecord, type Runners } from "./execute.js";
+import { executeHooks, type HookRecord, type HookTrace, type Runners } from "./execute.js";
 import { Gate } from "./run/gate.js";
 import type { Runner } from "./run/types.js";
 import { emptyHookSet, type HookSet } from "./hooks.js";
@@ -17,7 +17,8 @@ import { bodyEventName, detectDialect, PayloadCache, toolName, type JsonObject }
 export { loadConfig, parseConfig, sha256Hex, type Config, type Tenant, type SandboxConfig } from "./config.js";
 export * from "./errors.js";
 export { FORMATS, EVENT_NAMES, resolveEventName, type Decision, type Format } from "./events.js";
-export type { HookRecord, Runners } from "./execute.js";
+export type { HookRecord, HookTrace, Runners } from "./execute.js";
+export { TraceStore, type StoredTrace, type TraceSummary, type TraceQuery } from "./traces/store.js";
 export type { Notification } from "./aggregate.js";
 export type { HookDef, HookSet } from "./hooks.js";
 export { loadRepositoryHooks } from "./repository.js";
@@ -67,6 +68,8 @@ export interface EventResult {
   /** the tool the event is about, for the audit log */
   tool_name?: string;
   session_id?: string;
+  /** for the trace store, not the response: what each hook got and gave, and when */
+  trace: { queued_ms: number; hooks: HookTrace[] };
 }
 
 export interface PreparedEvent {
@@ -140,8 +143,10 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
       hookCount: hooks.length,
       async run() {
         try {
+          const tQueued = performance.now();
           await ticket?.ready;
-          const { judged, records } = await executeHooks(hooks, {
+          const queuedMs = Math.round(performance.now() - tQueued);
+          const { judged, records, traces } = await executeHooks(hooks, {
             runners,
             sandbox: config.sandbox,
             payloads: new PayloadCache(req.raw, req.body, dialect, point),
@@ -169,6 +174,7 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
             ...(folded.note ? { note: folded.note } : {}),
             ...(tool !== undefined ? { tool_name: tool } : {}),
             ...(typeof session === "string" ? { session_id: session } : {}),
+            trace: { queued_ms: queuedMs, hooks: traces },
           };
         } finally {
           ticket?.release();

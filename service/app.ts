@@ -11,6 +11,7 @@ import type { AppDeps, Env } from "./context.js";
 import { eventRoutes } from "./routes/events.js";
 import { healthRoutes } from "./routes/health.js";
 import { hookRoutes } from "./routes/hooks.js";
+import { traceRoutes } from "./routes/traces.js";
 import { workspaceRoutes } from "./routes/workspaces.js";
 
 const STATUS: Record<string, ContentfulStatusCode> = {
@@ -41,6 +42,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
     await next();
   });
   app.route("/v1/events", eventRoutes(deps));
+  app.route("/v1/events", traceRoutes(deps));
   app.route("/v1/workspaces", workspaceRoutes(deps));
   app.route("/v1/hooks", hookRoutes(deps));
 

@@ -3,7 +3,7 @@
  */
 import type { Context } from "hono";
 import type { Logger } from "pino";
-import type { Engine, Tenant, WorkspaceStore } from "../engine/index.js";
+import type { Engine, Tenant, TraceStore, WorkspaceStore } from "../engine/index.js";
 import type { AuditLog } from "./audit-log.js";
 import type { Metrics } from "./metrics.js";
 
@@ -17,6 +17,7 @@ export interface AppDeps {
   workspaces: WorkspaceStore;
   tenants: readonly Tenant[];
   audit: AuditLog;
+  traces: TraceStore;
   metrics: Metrics;
   logger: Logger;
   readiness: () => Promise<Readiness>;

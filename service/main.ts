@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import pino from "pino";
 import {
-  ConfigError, ContainerRunner, createEngine, HostRunner, loadConfig, startReaper, WorkspaceStore, type Config,
+  ConfigError, ContainerRunner, createEngine, HostRunner, loadConfig, startReaper, TraceStore, WorkspaceStore, type Config,
 } from "../engine/index.js";
 import { AuditLog } from "./audit-log.js";
 import { createApp } from "./app.js";
@@ -98,11 +98,15 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
   let draining = false;
   const inflight = new Set<Promise<unknown>>();
   const audit = new AuditLog(join(dataDir, "audit.jsonl"));
+  const traces = new TraceStore(join(dataDir, "traces"), config.traces);
+  await traces.load();
+  setInterval(() => void traces.sweep().catch((err: unknown) => logger.error({ err }, "trace sweep failed")), 60_000).unref();
   const app = createApp({
     engine,
     workspaces: new WorkspaceStore(join(dataDir, "workspaces"), { maxEntries: config.server.maxWorkspaceEntries, maxUnpackedBytes: 4 * config.server.maxBodyBytes }, config.sandbox.maxTimeoutMs),
     tenants: config.tenants,
     audit,
+    traces,
     metrics: new Metrics(),
     logger,
     readiness,

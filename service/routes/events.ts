@@ -58,10 +58,11 @@ export async function handleEvent(c: Context<Env>, deps: AppDeps, eventName: str
   const finish = async (result: EventResult) => {
     const durationMs = performance.now() - t0;
     await deps.audit.write(auditEntry({ result, tenant: tenant.name, workspace: workspaceId, durationMs, cancelled: signal.aborted, body, includeInputs: deps.auditToolInput }));
+    await deps.traces.add(tenant, result, { workspace: workspaceId, durationMs, cancelled: signal.aborted }).catch((err: unknown) => c.get("log").error({ err }, "trace not stored"));
     deps.metrics.events.inc({ event: result.event, decision: result.decision ?? "none" });
     deps.metrics.eventSeconds.observe(durationMs / 1000);
     c.get("log").info({ event: { id: result.event_id, name: result.event, decision: result.decision, hooks: result.hooks.length } }, "event");
-    const { tool_name: _tool, session_id: _session, ...response } = result;
+    const { tool_name: _tool, session_id: _session, trace: _trace, ...response } = result;
     return response;
   };
 

@@ -6,10 +6,13 @@ import { Hono } from "hono";
 import type { AppDeps, Env } from "../context.js";
 import { tenantForToken } from "../auth.js";
 import { UnauthorizedError } from "../../engine/index.js";
+import { UI_HTML } from "../ui/page.js";
 
 export function healthRoutes(deps: AppDeps): Hono<Env> {
   const app = new Hono<Env>();
   app.get("/healthz", (c) => c.json({ ok: true }));
+  // The page holds no data: every call it makes carries the token the user gives it.
+  app.get("/ui", (c) => c.html(UI_HTML, 200, { "Cache-Control": "no-store", "Content-Security-Policy": "default-src 'self'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'" }));
   app.get("/readyz", async (c) => {
     if (deps.draining()) return c.json({ ready: false, problems: ["the service is shutting down"] }, 503);
     const r = await deps.readiness();

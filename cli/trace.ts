@@ -1,0 +1,73 @@
+/**
+ * @module `hookbox trace EVENT_ID` prints one event's trace as a tree; `hookbox tail` follows
+ * decisions live. Clients of GET /v1/events/{id} and /v1/events/live.
+ */
+import { parseArgs } from "node:util";
+
+interface Hook {
+  name: string; source: string; sandbox: string; format: string; warm: boolean; decision: string | null; effective: boolean;
+  rule: string; outcome: string; exit_code: number | null; offset_ms: number; start_ms: number; duration_ms: number;
+  error: string | null; stdin: string; stdout: string; stderr: string; env: Record<string, string>;
+}
+interface Trace {
+  event_id: string; event: string; time: string; decision: string | null; reason: string | null; duration_ms: number; queued_ms: number;
+  tenant: string; session_id: string | null; tool_name: string | null; workspace: string | null; blocked_by: string | null; hooks: Hook[];
+}
+
+const options = { url: { type: "string" as const }, token: { type: "string" as const } };
+const base = (v: { url?: string }, env: NodeJS.ProcessEnv) => (v.url ?? env.HOOKBOX_URL ?? "http://127.0.0.1:8080").replace(/\/+$/, "");
+const auth = (v: { token?: string }, env: NodeJS.ProcessEnv) => ({ authorization: `Bearer ${v.token ?? env.HOOKBOX_TOKEN ?? ""}` });
+
+export function renderTrace(t: Trace): string {
+  const out = [`${t.event_id}  ${t.event}  decision: ${t.decision ?? "pass-through"}${t.reason ? `  (${t.reason})` : ""}  ${t.duration_ms} ms${t.queued_ms ? ` (queued ${t.queued_ms} ms)` : ""}`];
+  out.push(`  ${t.time}  tenant ${t.tenant}${t.session_id ? `  session ${t.session_id}` : ""}${t.tool_name ? `  tool ${t.tool_name}` : ""}${t.workspace ? `  workspace ${t.workspace}` : ""}`);
+  t.hooks.forEach((h, i) => {
+    const last = i === t.hooks.length - 1;
+    const [branch, pipe] = last ? ["└─", "   "] : ["├─", "│  "];
+    const mark = t.blocked_by === h.name && h.decision === "block" && h.effective ? "  ⟵ blocked here" : "";
+    out.push(`${branch} ${h.name}  ${h.source}/${h.sandbox}${h.warm ? " (warm)" : ""}  ${h.format}  ${h.outcome}${h.exit_code !== null ? ` ${h.exit_code}` : ""}  → ${h.decision ?? "none"}${h.effective ? "" : " (no effect)"}  +${h.offset_ms} ms, ${h.start_ms} ms set-up, ${h.duration_ms} ms${mark}`);
+    out.push(`${pipe}   rule: ${h.rule}`);
+    if (h.error) out.push(`${pipe}   error: ${h.error}`);
+    for (const stream of ["stdin", "stdout", "stderr"] as const) {
+      const text = h[stream].trimEnd();
+      if (text) out.push(`${pipe}   ${stream}: ${text.split("\n").join(`\n${pipe}           `)}`);
+    }
+    if (Object.keys(h.env).length) out.push(`${pipe}   env: ${Object.entries(h.env).map(([k, v]) => `${k}=${v}`).join(" ")}`);
+  });
+  if (t.hooks.length === 0) out.push("└─ (no hook ran)");
+  return `${out.join("\n")}\n`;
+}
+
+export async function trace(argv: string[], env: NodeJS.ProcessEnv): Promise<{ stdout: string; stderr: string; code: number }> {
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { ...options, json: { type: "boolean", default: false } } });
+  if (!positionals[0]) return { stdout: "", stderr: "usage: hookbox trace EVENT_ID [--url URL] [--token T] [--json]\n", code: 64 };
+  const res = await fetch(`${base(values, env)}/v1/events/${encodeURIComponent(positionals[0])}`, { headers: auth(values, env) }).catch((e: Error) => e);
+  if (res instanceof Error) return { stdout: "", stderr: `hookbox: cannot reach ${base(values, env)}: ${res.message}\n`, code: 69 };
+  const body = (await res.json()) as Trace & { error?: { message: string } };
+  if (!res.ok) return { stdout: "", stderr: `hookbox: ${res.status}: ${body.error?.message ?? ""}\n`, code: res.status === 404 ? 66 : 65 };
+  return { stdout: values.json ? `${JSON.stringify(body, null, 2)}\n` : renderTrace(body), stderr: "", code: 0 };
+}
+
+export async function tail(argv: string[], env: NodeJS.ProcessEnv, write: (s: string) => void): Promise<number> {
+  const { values } = parseArgs({ args: argv, options });
+  const res = await fetch(`${base(values, env)}/v1/events/live`, { headers: auth(values, env) }).catch((e: Error) => e);
+  if (res instanceof Error || !res.ok || !res.body) {
+    process.stderr.write(`hookbox: cannot follow ${base(values, env)}: ${res instanceof Error ? res.message : res.status}\n`);
+    return 69;
+  }
+  let buf = "";
+  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+    buf += Buffer.from(chunk).toString();
+    let nl;
+    while ((nl = buf.indexOf("\n")) >= 0) {
+      const line = buf.slice(0, nl).trim();
+      buf = buf.slice(nl + 1);
+      if (!line) continue;
+      const msg = JSON.parse(line) as { type: string; event?: Omit<Trace, "hooks"> & { hooks: number } };
+      if (msg.type !== "decision" || !msg.event) continue;
+      const e = msg.event;
+      write(`${e.time}  ${e.event_id}  ${e.event.padEnd(17)} ${(e.decision ?? "pass").padEnd(6)} ${(e.tool_name ?? "").padEnd(12)} ${e.hooks} hook(s) ${e.duration_ms} ms${e.reason ? `  ${e.reason}` : ""}\n`);
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,189 @@
+/**
+ * @module The decisions page served at /ui: one self-contained HTML document (no build step, no
+ * external network). It asks for a bearer token, lists recent decisions with filters, follows new
+ * ones live (`/v1/events/live`), and draws one event's hooks as a waterfall with their output.
+ */
+export const UI_HTML = /* html */ `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>hookbox — decisions</title>
+<style>
+  :root { --bg:#0f1115; --panel:#171a21; --line:#272b35; --text:#e6e8ee; --dim:#8b93a7;
+          --allow:#2ea043; --block:#e5534b; --ask:#d29922; --none:#6e7681; --fail:#a371f7; --setup:rgba(255,255,255,.25); }
+  * { box-sizing: border-box; }
+  body { margin:0; font:13px/1.45 system-ui, sans-serif; background:var(--bg); color:var(--text); }
+  header { display:flex; gap:12px; align-items:center; padding:10px 16px; border-bottom:1px solid var(--line); background:var(--panel); }
+  header h1 { font-size:15px; margin:0 12px 0 0; }
+  input, select, button { background:#0b0d11; color:var(--text); border:1px solid var(--line); border-radius:5px; padding:5px 8px; font:inherit; }
+  button { cursor:pointer; }
+  #live { color:var(--dim); margin-left:auto; }
+  #live.on::before { content:"●"; color:var(--allow); margin-right:5px; }
+  main { display:grid; grid-template-columns: minmax(420px, 42%) 1fr; height: calc(100vh - 49px); }
+  #list { overflow:auto; border-right:1px solid var(--line); }
+  table { width:100%; border-collapse:collapse; }
+  th, td { text-align:left; padding:6px 10px; border-bottom:1px solid var(--line); white-space:nowrap; }
+  th { color:var(--dim); font-weight:500; position:sticky; top:0; background:var(--bg); }
+  tr.row { cursor:pointer; } tr.row:hover { background:#1b1f27; } tr.row.selected { background:#1f2633; }
+  tr.row.new { animation: flash 1.5s; } @keyframes flash { from { background:#2a3550; } }
+  td.reason { white-space:normal; color:var(--dim); max-width:260px; }
+  .badge { display:inline-block; padding:1px 7px; border-radius:10px; font-size:11px; font-weight:600; color:#fff; }
+  .badge.allow { background:var(--allow); } .badge.block { background:var(--block); } .badge.ask { background:var(--ask); } .badge.none { background:var(--none); }
+  #detail { overflow:auto; padding:14px 18px; }
+  #detail .empty { color:var(--dim); margin-top:40px; text-align:center; }
+  .meta { color:var(--dim); margin:4px 0 14px; }
+  .waterfall { border:1px solid var(--line); border-radius:6px; padding:10px; background:var(--panel); }
+  .axis { display:flex; justify-content:space-between; color:var(--dim); font-size:11px; margin:0 0 6px 180px; }
+  .hook { display:grid; grid-template-columns:170px 1fr; gap:10px; align-items:center; margin:5px 0; }
+  .hook .name { overflow:hidden; text-overflow:ellipsis; white-space:nowrap; }
+  .track { position:relative; height:22px; background:#0b0d11; border-radius:4px; }
+  .bar { position:absolute; top:3px; height:16px; border-radius:3px; min-width:3px; display:flex; }
+  .bar .setup { background:var(--setup); height:100%; border-radius:3px 0 0 3px; }
+  .bar.allow { background:var(--allow); } .bar.block { background:var(--block); } .bar.ask { background:var(--ask); }
+  .bar.none { background:var(--none); } .bar.failed { background:var(--fail); }
+  .bar.blocking { outline:2px solid #fff; }
+  .tag { font-size:11px; color:var(--dim); margin-left:6px; }
+  .tag.blocking { color:var(--block); font-weight:700; }
+  .outputs { margin-top:16px; }
+  .out { border:1px solid var(--line); border-radius:6px; margin:10px 0; background:var(--panel); }
+  .out h3 { margin:0; padding:7px 10px; font-size:13px; border-bottom:1px solid var(--line); display:flex; gap:8px; align-items:center; }
+  .out .rule { color:var(--dim); font-weight:400; font-size:12px; }
+  pre { margin:0; padding:8px 10px; white-space:pre-wrap; word-break:break-all; font:12px/1.4 ui-monospace, monospace; color:#c9d1d9; max-height:180px; overflow:auto; }
+  .label { color:var(--dim); font-size:11px; padding:4px 10px 0; }
+  #login { max-width:420px; margin:80px auto; background:var(--panel); padding:20px; border-radius:8px; border:1px solid var(--line); }
+  #login input { width:100%; margin:10px 0; }
+</style>
+</head>
+<body>
+<div id="login" hidden>
+  <h2>hookbox</h2>
+  <p>Paste a tenant's bearer token. It stays in this tab only.</p>
+  <form id="login-form"><input id="token" type="password" autocomplete="off" placeholder="bearer token"><button>Open</button></form>
+  <p id="login-error" style="color:var(--block)"></p>
+</div>
+<div id="app" hidden>
+  <header>
+    <h1>hookbox decisions</h1>
+    <select id="f-decision"><option value="">any decision</option><option>block</option><option>ask</option><option>allow</option><option value="none">pass-through</option></select>
+    <input id="f-session" placeholder="session id">
+    <button id="sign-out">sign out</button>
+    <span id="live">connecting…</span>
+  </header>
+  <main>
+    <section id="list"><table><thead><tr><th>time</th><th>event</th><th>tool</th><th>decision</th><th>hooks</th><th>ms</th><th>reason</th></tr></thead><tbody id="rows"></tbody></table></section>
+    <section id="detail"><div class="empty">Select an event to see its hooks.</div></section>
+  </main>
+</div>
+<script>
+"use strict";
+const $ = (s) => document.querySelector(s);
+const esc = (s) => String(s ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+let token = sessionStorage.getItem("hookbox-token") || "";
+let selected = null;
+let liveAbort = null;
+
+async function api(path, init = {}) {
+  const res = await fetch(path, { ...init, headers: { ...(init.headers || {}), authorization: "Bearer " + token } });
+  if (res.status === 401) { signOut("That token is not valid."); throw new Error("unauthorized"); }
+  return res;
+}
+function signOut(message) {
+  sessionStorage.removeItem("hookbox-token"); token = "";
+  if (liveAbort) liveAbort.abort();
+  $("#app").hidden = true; $("#login").hidden = false; $("#login-error").textContent = message || "";
+}
+const decisionOf = (d) => d || "none";
+const matches = (e) => (!$("#f-decision").value || decisionOf(e.decision) === $("#f-decision").value) && (!$("#f-session").value || e.session_id === $("#f-session").value);
+
+function row(e, fresh) {
+  const tr = document.createElement("tr");
+  tr.className = "row" + (fresh ? " new" : "") + (selected === e.event_id ? " selected" : "");
+  tr.dataset.eventId = e.event_id;
+  tr.dataset.decision = decisionOf(e.decision);
+  tr.innerHTML = "<td>" + esc(new Date(e.time).toLocaleTimeString()) + "</td><td>" + esc(e.event) + "</td><td>" + esc(e.tool_name || "") +
+    "</td><td><span class='badge " + decisionOf(e.decision) + "'>" + esc(decisionOf(e.decision)) + "</span></td><td>" + e.hooks +
+    "</td><td>" + e.duration_ms + "</td><td class='reason'>" + esc(e.reason || "") + "</td>";
+  tr.onclick = () => open(e.event_id);
+  return tr;
+}
+async function load() {
+  const q = new URLSearchParams({ limit: "100" });
+  if ($("#f-decision").value) q.set("decision", $("#f-decision").value);
+  if ($("#f-session").value) q.set("session_id", $("#f-session").value);
+  const { events } = await (await api("/v1/events?" + q)).json();
+  const rows = $("#rows"); rows.textContent = "";
+  for (const e of events) rows.append(row(e, false));
+}
+async function follow() {
+  if (liveAbort) liveAbort.abort();
+  liveAbort = new AbortController();
+  const signal = liveAbort.signal;
+  try {
+    const res = await api("/v1/events/live", { signal });
+    $("#live").className = "on"; $("#live").textContent = "live";
+    const reader = res.body.getReader(); const dec = new TextDecoder(); let buf = "";
+    for (;;) {
+      const { done, value } = await reader.read(); if (done) break;
+      buf += dec.decode(value, { stream: true });
+      let nl; while ((nl = buf.indexOf("\\n")) >= 0) {
+        const line = buf.slice(0, nl).trim(); buf = buf.slice(nl + 1);
+        if (!line) continue;
+        const msg = JSON.parse(line);
+        if (msg.type === "decision" && matches(msg.event)) $("#rows").prepend(row(msg.event, true));
+      }
+    }
+  } catch (err) { if (signal.aborted) return; }
+  $("#live").className = ""; $("#live").textContent = "reconnecting…";
+  setTimeout(() => { if (!signal.aborted) follow(); }, 2000);
+}
+function hookClass(h) {
+  if (["timed_out", "oom_killed", "output_truncated", "failed_to_start", "cancelled"].includes(h.outcome) || h.error) return h.decision === "block" && h.effective ? "block" : "failed";
+  return h.effective ? decisionOf(h.decision) : "none";
+}
+async function open(id) {
+  selected = id;
+  for (const tr of document.querySelectorAll("tr.row")) tr.classList.toggle("selected", tr.dataset.eventId === id);
+  const t = await (await api("/v1/events/" + encodeURIComponent(id))).json();
+  const total = Math.max(1, ...t.hooks.map((h) => h.offset_ms + h.start_ms + h.duration_ms));
+  const pct = (ms) => (100 * ms / total).toFixed(2) + "%";
+  const bars = t.hooks.map((h, i) => {
+    const blocking = t.blocked_by === h.name && h.decision === "block" && h.effective;
+    const setup = h.start_ms + h.duration_ms > 0 ? (100 * h.start_ms / (h.start_ms + h.duration_ms)).toFixed(1) : 0;
+    return "<div class='hook'><div class='name' title='" + esc(h.origin) + "'>" + esc(h.name) +
+      (blocking ? "<span class='tag blocking'>blocked here</span>" : "") + "<div class='tag'>" + esc(h.source + " · " + h.sandbox + (h.warm ? " (warm)" : "")) + "</div></div>" +
+      "<div class='track'><div class='bar " + hookClass(h) + (blocking ? " blocking" : "") + "' data-hook='" + i + "' data-name='" + esc(h.name) + "' data-outcome='" + esc(h.outcome) +
+      "' title='" + esc(h.outcome + " · " + (h.start_ms + h.duration_ms) + " ms") + "' style='left:" + pct(h.offset_ms) + ";width:" + pct(h.start_ms + h.duration_ms) +
+      "'><div class='setup' style='width:" + setup + "%'></div></div></div></div>";
+  }).join("");
+  const outs = t.hooks.map((h) =>
+    "<div class='out' data-hook-output='" + esc(h.name) + "'><h3>" + esc(h.name) + " <span class='badge " + hookClass(h) + "'>" + esc(h.decision || "none") + "</span> <span class='rule'>" +
+    esc(h.outcome + (h.exit_code !== null ? " " + h.exit_code : "") + " — " + h.rule) + "</span></h3>" +
+    (h.error ? "<div class='label'>error</div><pre>" + esc(h.error) + "</pre>" : "") +
+    "<div class='label'>stdout" + (h.truncated.stdout ? " (first bytes)" : "") + "</div><pre class='stdout'>" + esc(h.stdout) + "</pre>" +
+    (h.stderr ? "<div class='label'>stderr</div><pre class='stderr'>" + esc(h.stderr) + "</pre>" : "") +
+    "<div class='label'>stdin</div><pre class='stdin'>" + esc(h.stdin) + "</pre></div>").join("");
+  $("#detail").innerHTML = "<h2>" + esc(t.event) + " <span class='badge " + decisionOf(t.decision) + "'>" + esc(decisionOf(t.decision)) + "</span></h2>" +
+    "<div class='meta'>" + esc(t.event_id) + " · " + esc(new Date(t.time).toLocaleString()) + " · " + t.duration_ms + " ms" +
+    (t.queued_ms ? " (queued " + t.queued_ms + " ms)" : "") + (t.tool_name ? " · tool " + esc(t.tool_name) : "") + (t.session_id ? " · session " + esc(t.session_id) : "") +
+    (t.reason ? "<br>" + esc(t.reason) : "") + "</div>" +
+    "<div class='waterfall'><div class='axis'><span>0 ms</span><span>" + total + " ms</span></div>" + (bars || "<div class='meta'>No hook ran.</div>") + "</div>" +
+    "<div class='outputs'>" + outs + "</div>";
+}
+async function start() {
+  $("#login").hidden = true; $("#app").hidden = false;
+  await load(); follow();
+}
+$("#login-form").onsubmit = async (ev) => {
+  ev.preventDefault(); token = $("#token").value.trim();
+  const res = await fetch("/v1/events?limit=1", { headers: { authorization: "Bearer " + token } });
+  if (!res.ok) { $("#login-error").textContent = "That token is not valid."; return; }
+  sessionStorage.setItem("hookbox-token", token); start();
+};
+$("#sign-out").onclick = () => signOut("");
+$("#f-decision").onchange = load; $("#f-session").onchange = load;
+if (token) start(); else $("#login").hidden = false;
+</script>
+</body>
+</html>
+`;

@@ -1,0 +1,139 @@
+/**
+ * Traces: what each hook received and printed (up to the cap), with secrets redacted and tool
+ * inputs kept only where the tenant allows; tenant-scoped; kept across a restart; gone when expired.
+ */
+import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startService, TOKEN_A, TOKEN_B, type Service } from "../helpers/service.js";
+
+const sha = (t: string) => createHash("sha256").update(t).digest("hex");
+// team-a keeps tool inputs in its traces; team-b does not.
+const TENANTS = `[[tenants]]\nname = "team-a"\ntoken_sha256 = "${sha(TOKEN_A)}"\ntrace_tool_input = true\n\n[[tenants]]\nname = "team-b"\ntoken_sha256 = "${sha(TOKEN_B)}"\n`;
+const SECRETS = {
+  openai: "sk-proj-9f8e7d6c5b4a39281706f5e4d3c2b1a0",
+  github: "ghp_1234567890abcdefghijABCDEFGHIJ123456",
+  password: "hunter2-correct-horse",
+  bearer: "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJlLXNpZ25hdHVyZQ",
+  envToken: "tok_live_5ecr3t5ecr3t5ecr3t",
+};
+const CONFIG = `
+[traces]
+capture_bytes = 512
+
+[[policy.PreToolUse]]
+name = "echo-policy"
+command = "cat; echo; echo 'API_KEY=${SECRETS.password}' >&2"
+
+[[hooks.PreToolUse]]
+name = "echo-box"
+env = { DEPLOY_TOKEN = "${SECRETS.envToken}", MODE = "strict" }
+command = '''cat; echo; echo "Authorization: Bearer ${SECRETS.bearer}"; head -c 2000 /dev/zero | tr '\\0' y; echo '{"decision":"block","reason":"seen"}' >&2; exit 2'''
+`;
+const event = {
+  session_id: "trace-session", hook_event_name: "PreToolUse", tool_name: "shell",
+  tool_input: { command: `curl -H 'x-api-key: ${SECRETS.openai}' https://example.invalid`, password: SECRETS.password, note: `push with ${SECRETS.github}` },
+};
+
+let dir: string;
+let svc: Service;
+let id: string;
+const getTrace = (s: Service, eventId: string, token = TOKEN_A) => fetch(`${s.url}/v1/events/${eventId}`, { headers: { authorization: `Bearer ${token}` } });
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "hookbox-traces-"));
+  svc = await startService(CONFIG, { dir, tenants: TENANTS });
+  const res = (await (await svc.event(event)).json()) as { event_id: string; decision: string };
+  expect(res.decision).toBe("block");
+  id = res.event_id;
+});
+afterAll(() => svc.stop());
+
+describe("a trace", () => {
+  it("holds exactly what each hook received and printed, up to the cap, with its timings", async () => {
+    const res = await getTrace(svc, id);
+    expect(res.status).toBe(200);
+    const t = (await res.json()) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+    expect(t).toMatchObject({ event_id: id, tenant: "team-a", event: "PreToolUse", decision: "block", session_id: "trace-session", tool_name: "shell", blocked_by: "echo-box" });
+    const [policy, box] = t.hooks;
+    expect(policy).toMatchObject({ name: "echo-policy", source: "policy", sandbox: "host", outcome: "exited", exit_code: 0, truncated: { stdin: false, stdout: false } });
+    expect(box).toMatchObject({ name: "echo-box", source: "service", sandbox: "container", outcome: "exited", exit_code: 2, decision: "block", effective: true, rule: "cosh: exit 2 blocks with stderr as the reason" });
+    // What the hook read is what it printed back (cat), and both are the event, redacted.
+    expect(JSON.parse(policy.stdin)).toMatchObject({ hook_event_name: "PreToolUse", tool_name: "shell", session_id: "trace-session" });
+    expect(policy.stdout).toBe(`${policy.stdin}\n`);
+    expect(JSON.parse(policy.stdin).tool_input.command).toMatch(/^curl -H 'x-api-key: \[redacted\]' https:\/\/example\.invalid$/);
+    // 2000 bytes printed: the first 512 are kept.
+    expect(Buffer.byteLength(box.stdout)).toBe(512);
+    expect(box.truncated.stdout).toBe(true);
+    expect(box.stderr).toBe('{"decision":"block","reason":"seen"}\n');
+    expect(box.offset_ms).toBeGreaterThanOrEqual(policy.duration_ms);
+    expect(box.duration_ms).toBeGreaterThanOrEqual(0);
+    expect(typeof box.warm).toBe("boolean");
+  });
+
+  it("hides seeded secrets in the input, the output and the environment", async () => {
+    const text = await (await getTrace(svc, id)).text();
+    for (const secret of Object.values(SECRETS)) expect(text).not.toContain(secret);
+    const t = JSON.parse(text) as { hooks: Array<{ env: Record<string, string>; stdout: string; stderr: string }> };
+    expect(t.hooks[1]!.env).toEqual({ DEPLOY_TOKEN: "[redacted]", MODE: "strict" });
+    expect(t.hooks[1]!.stdout).toContain("Authorization: Bearer [redacted]");
+    expect(t.hooks[0]!.stderr).toBe("API_KEY=[redacted]\n");
+  });
+
+  it("leaves tool inputs out for a tenant that does not keep them", async () => {
+    const res = (await (await svc.event(event, { token: TOKEN_B })).json()) as { event_id: string };
+    const t = (await (await getTrace(svc, res.event_id, TOKEN_B)).json()) as { hooks: Array<{ stdin: string }> };
+    expect(JSON.parse(t.hooks[0]!.stdin).tool_input).toBe("[omitted]");
+  });
+
+  it("is 404 for another tenant, and absent from its listing", async () => {
+    expect((await getTrace(svc, id, TOKEN_B)).status).toBe(404);
+    const list = (await (await fetch(`${svc.url}/v1/events`, { headers: { authorization: `Bearer ${TOKEN_B}` } })).json()) as { events: Array<{ event_id: string }> };
+    expect(list.events.map((e) => e.event_id)).not.toContain(id);
+  });
+
+  it("is listed newest first, filtered by session and decision, and paged", async () => {
+    for (const s of ["other-1", "other-2"]) await svc.event({ ...event, session_id: s, hook_event_name: "SessionStart" });
+    const auth = { authorization: `Bearer ${TOKEN_A}` };
+    const bySession = (await (await fetch(`${svc.url}/v1/events?session_id=trace-session`, { headers: auth })).json()) as { events: Array<{ event_id: string }> };
+    expect(bySession.events.map((e) => e.event_id)).toEqual([id]);
+    const blocks = (await (await fetch(`${svc.url}/v1/events?decision=block`, { headers: auth })).json()) as { events: Array<{ decision: string }> };
+    expect(blocks.events.every((e) => e.decision === "block")).toBe(true);
+    const page1 = (await (await fetch(`${svc.url}/v1/events?limit=2`, { headers: auth })).json()) as { events: Array<{ session_id: string }>; next_cursor: string };
+    expect(page1.events.map((e) => e.session_id)).toEqual(["other-2", "other-1"]);
+    const page2 = (await (await fetch(`${svc.url}/v1/events?limit=2&cursor=${page1.next_cursor}`, { headers: auth })).json()) as { events: Array<{ event_id: string }>; next_cursor: null };
+    expect(page2.events.map((e) => e.event_id)).toEqual([id]);
+    expect(page2.next_cursor).toBeNull();
+    expect((await fetch(`${svc.url}/v1/events?decision=maybe`, { headers: auth })).status).toBe(400);
+  });
+
+  it("prints as a tree with `hookbox trace`", () => {
+    const r = spawnSync(process.execPath, ["dist/cli/main.js", "trace", id, "--url", svc.url], { encoding: "utf8", env: { PATH: process.env.PATH, HOOKBOX_TOKEN: TOKEN_A } });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(new RegExp(`^${id}  PreToolUse  decision: block`));
+    expect(r.stdout).toMatch(/├─ echo-policy  policy\/host  cosh  exited 0/);
+    expect(r.stdout).toMatch(/└─ echo-box  service\/container.*exited 2  → block.*⟵ blocked here/);
+    expect(r.stdout).toMatch(/rule: cosh: exit 2 blocks with stderr as the reason/);
+  });
+
+  it("survives a restart", async () => {
+    await svc.stop();
+    svc = await startService(CONFIG, { dir, tenants: TENANTS });
+    expect((await getTrace(svc, id)).status).toBe(200);
+  });
+});
+
+it("expires on time", async () => {
+  const short = await startService(`[traces]\nretention_ms = 1500\n\n[[policy.Stop]]\nname = "p"\ncommand = "echo '{}'"\n`);
+  try {
+    const { event_id } = (await (await short.event({ hook_event_name: "Stop" })).json()) as { event_id: string };
+    expect((await getTrace(short, event_id)).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 2_000));
+    expect((await getTrace(short, event_id)).status).toBe(404);
+  } finally {
+    await short.stop();
+  }
+});
