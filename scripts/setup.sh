@@ -6,6 +6,9 @@
 # progress line with its duration; with everything in place the whole run takes a few seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# --test: also what the test suite needs beyond the service (a headless Chromium for the page test).
+FOR_TESTS=false
+[ "${1:-}" = "--test" ] && FOR_TESTS=true
 
 IMAGE="${HOOKBOX_IMAGE:-hookbox/runtime:latest}"     # one source of truth: engine/names.ts
 BASE_IMAGE="${HOOKBOX_BASE_IMAGE:-hookbox/base:bookworm}"
@@ -134,4 +137,14 @@ if docker image inspect debian:trixie-slim >/dev/null 2>&1; then
 else
   bash images/build-base.sh trixie hookbox/base:trixie
   done_step "base image ready"
+fi
+
+if $FOR_TESTS; then
+  begin "headless Chromium (for the decisions page test)"
+  if [ -x /usr/bin/chromium ]; then
+    done_step "chromium present"
+  else
+    apt_install chromium
+    done_step "chromium installed"
+  fi
 fi

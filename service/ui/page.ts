@@ -34,8 +34,8 @@ export const UI_HTML = /* html */ `<!doctype html>
   #detail .empty { color:var(--dim); margin-top:40px; text-align:center; }
   .meta { color:var(--dim); margin:4px 0 14px; }
   .waterfall { border:1px solid var(--line); border-radius:6px; padding:10px; background:var(--panel); }
-  .axis { display:flex; justify-content:space-between; color:var(--dim); font-size:11px; margin:0 0 6px 180px; }
-  .hook { display:grid; grid-template-columns:170px 1fr; gap:10px; align-items:center; margin:5px 0; }
+  .axis { display:flex; justify-content:space-between; color:var(--dim); font-size:11px; margin:0 0 6px 230px; }
+  .hook { display:grid; grid-template-columns:220px 1fr; gap:10px; align-items:center; margin:5px 0; }
   .hook .name { overflow:hidden; text-overflow:ellipsis; white-space:nowrap; }
   .track { position:relative; height:22px; background:#0b0d11; border-radius:4px; }
   .bar { position:absolute; top:3px; height:16px; border-radius:3px; min-width:3px; display:flex; }

@@ -1,0 +1,65 @@
+/**
+ * The decisions page in a real browser (Debian's headless Chromium, driven by playwright-core):
+ * sign in with a token, see a new blocked event appear without reloading, open it, and find one
+ * waterfall bar per hook with the blocking hook marked.
+ */
+import { mkdirSync } from "node:fs";
+import { chromium, type Browser } from "playwright-core";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { startService, TOKEN_A, type Service } from "../helpers/service.js";
+
+let svc: Service;
+let browser: Browser;
+
+beforeAll(async () => {
+  svc = await startService(`
+[[policy.PreToolUse]]
+name = "org-guard"
+command = "cat >/dev/null; echo '{}'"
+
+[[hooks.PreToolUse]]
+name = "lint-check"
+command = "cat >/dev/null; echo '{\\"decision\\":\\"allow\\"}'"
+
+[[hooks.PreToolUse]]
+name = "security-check"
+command = '''cat >/dev/null; sleep 0.2; echo '{"decision":"block","reason":"Dangerous rm -rf command","systemMessage":"Command blocked by security policy"}' '''
+`);
+  browser = await chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+});
+afterAll(async () => {
+  await browser?.close();
+  await svc?.stop();
+});
+
+it("shows a new blocked event live, and its hooks as a waterfall with the blocking hook marked", async () => {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 800 } });
+  await page.goto(`${svc.url}/ui`);
+  await page.fill("#token", TOKEN_A);
+  await page.click("#login-form button");
+  await page.waitForSelector("#live.on");
+  expect(await page.locator("tr.row").count()).toBe(0);
+
+  // An agent posts an event while the page is open.
+  const posted = (await (await svc.event({ session_id: "ui-session", hook_event_name: "PreToolUse", tool_name: "shell", tool_input: { command: "rm -rf /" } })).json()) as { event_id: string };
+  const row = page.locator(`tr.row[data-event-id="${posted.event_id}"]`);
+  await row.waitFor({ timeout: 10_000 });
+  expect(await row.getAttribute("data-decision")).toBe("block");
+
+  await row.click();
+  await page.waitForSelector(".waterfall .bar");
+  const bars = page.locator(".waterfall .bar");
+  expect(await bars.count()).toBe(3);
+  expect(await bars.evaluateAll((els) => els.map((e) => e.getAttribute("data-name")))).toEqual(["org-guard", "lint-check", "security-check"]);
+  const blocking = page.locator(".waterfall .bar.blocking");
+  expect(await blocking.count()).toBe(1);
+  expect(await blocking.getAttribute("data-name")).toBe("security-check");
+  expect(await page.locator('[data-hook-output="security-check"] .stdout').textContent()).toContain("Dangerous rm -rf command");
+
+  mkdirSync("test-output", { recursive: true });
+  await page.screenshot({ path: process.env.HOOKBOX_SCREENSHOT ?? "test-output/ui.png" });
+  await page.close();
+}, 60_000);
