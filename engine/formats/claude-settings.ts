@@ -5,12 +5,11 @@
  */
 import { basename } from "node:path";
 import { z } from "zod";
-import { resolveEventName, suggestEventName } from "../events.js";
 import { compileMatcher, type HookDef, type HookSet } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import {
-  configError, describeFailure, originOf, readDecision, readOutput, schemaError, str, type LoadContext, type ParsedFile,
+  configError, configEvent, describeFailure, originOf, readDecision, readOutput, schemaError, str, type LoadContext, type ParsedFile,
 } from "./shared.js";
 
 /** @default 60 s — Claude Code's default command-hook timeout */
@@ -34,11 +33,7 @@ export function loadClaudeSettings(parsed: ParsedFile, ctx: LoadContext): HookSe
   if (!settings.success) throw schemaError(parsed, settings.error);
   const set: HookSet = { hooks: [], warnings: [], disableAll: settings.data.disableAllHooks === true };
   for (const [event, groups] of Object.entries(settings.data.hooks ?? {})) {
-    const resolved = resolveEventName(event);
-    if (!resolved) {
-      const hint = suggestEventName(event);
-      throw configError(parsed, ["hooks", event], `unknown event "${event}"${hint ? ` (did you mean "${hint}"?)` : ""}`);
-    }
+    const resolved = configEvent(parsed, ["hooks", event], event);
     groups.forEach((group, g) => {
       let matcher: RegExp | undefined;
       try {

@@ -5,12 +5,11 @@
  */
 import { basename, dirname, posix, resolve } from "node:path";
 import { z } from "zod";
-import { resolveEventName, suggestEventName } from "../events.js";
 import type { HookDef, HookSet } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import {
-  configError, describeFailure, originOf, readDecision, readOutput, schemaError, str, type LoadContext, type ParsedFile,
+  configError, configEvent, describeFailure, originOf, readDecision, readOutput, schemaError, str, type LoadContext, type ParsedFile,
 } from "./shared.js";
 
 /** @default 30 s — the Copilot CLI hooks reference's default `timeoutSec` */
@@ -40,11 +39,7 @@ export function loadCopilotFile(parsed: ParsedFile, ctx: LoadContext): HookSet {
   if (!file.success) throw schemaError(parsed, file.error);
   const hooks: HookDef[] = [];
   for (const [event, entries] of Object.entries(file.data.hooks)) {
-    const resolved = resolveEventName(event);
-    if (!resolved) {
-      const hint = suggestEventName(event);
-      throw configError(parsed, ["hooks", event], `unknown event "${event}"${hint ? ` (did you mean "${hint}"?)` : ""}`);
-    }
+    const resolved = configEvent(parsed, ["hooks", event], event);
     entries.forEach((entry, i) => {
       const path = ["hooks", event, i];
       hooks.push({

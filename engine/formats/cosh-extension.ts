@@ -6,11 +6,10 @@
  */
 import { basename } from "node:path";
 import { z } from "zod";
-import { resolveEventName, suggestEventName } from "../events.js";
 import type { HookSet } from "../hooks.js";
 import { WORKSPACE_PATH } from "../names.js";
 import { CoshHookSchema, coshHookDef } from "./cosh-toml.js";
-import { configError, originOf, schemaError, type LoadContext, type ParsedFile } from "./shared.js";
+import { configEvent, originOf, schemaError, type LoadContext, type ParsedFile } from "./shared.js";
 
 export const EXTENSION_FILE = "cosh-extension.json";
 
@@ -37,11 +36,7 @@ export function loadExtension(parsed: ParsedFile, dir: string, ctx: LoadContext)
   const set: HookSet = { hooks: [], warnings: [], disableAll: false };
   const substitute = (s: string) => s.replaceAll("${extensionPath}", dir).replaceAll("${workspacePath}", WORKSPACE_PATH);
   for (const [event, groups] of Object.entries(manifest.data.hooks ?? {})) {
-    const resolved = resolveEventName(event);
-    if (!resolved) {
-      const hint = suggestEventName(event);
-      throw configError(parsed, ["hooks", event], `unknown event "${event}"${hint ? ` (did you mean "${hint}"?)` : ""}`);
-    }
+    const resolved = configEvent(parsed, ["hooks", event], event);
     groups.forEach((group, g) => {
       group.hooks.forEach((entry, h) => {
         const path = ["hooks", event, g, "hooks", h];

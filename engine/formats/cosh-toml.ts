@@ -5,13 +5,12 @@
  * Also cosh's exit-code and output rules, which cosh-extension.json hooks share.
  */
 import { z } from "zod";
-import { resolveEventName, suggestEventName } from "../events.js";
 import { compileMatcher, type HookDef, type HookSet } from "../hooks.js";
 import { DEFAULT_TIMEOUT_MS } from "../names.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import {
-  configError, describeFailure, originOf, parseBytes, readDecision, readOutput, schemaError, str,
+  configError, configEvent, describeFailure, originOf, parseBytes, readDecision, readOutput, schemaError, str,
   type LoadContext, type ParsedFile,
 } from "./shared.js";
 import type { Path } from "./locate.js";
@@ -62,11 +61,7 @@ export function loadCoshTable(parsed: ParsedFile, at: Path, table: unknown, ctx:
       own[key] = value;
       continue;
     }
-    const event = resolveEventName(key);
-    if (!event) {
-      const hint = suggestEventName(key);
-      throw configError(parsed, [...at, key], `unknown event "${key}"${hint ? ` (did you mean "${hint}"?)` : ""}`);
-    }
+    const event = configEvent(parsed, [...at, key], key);
     const entries = z.array(CoshHookSchema).safeParse(value);
     if (!entries.success) throw schemaError(parsed, entries.error, [...at, key]);
     entries.data.forEach((entry, i) => {

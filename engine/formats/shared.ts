@@ -5,7 +5,7 @@
 import { parse as parseToml, TomlError } from "smol-toml";
 import type { z } from "zod";
 import { ConfigError } from "../errors.js";
-import type { Decision } from "../events.js";
+import { resolveEventName, suggestEventName, type Decision, type Dialect, type EventPoint } from "../events.js";
 import type { Source } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
 import { formatPath, locateToml, parseJsonLocated, type Path, type Position } from "./locate.js";
@@ -130,4 +130,12 @@ export interface LoadContext {
   maxTimeoutMs: number;
   /** working directory of host (policy) hooks */
   cwd?: string;
+}
+
+/** An event name as a config file spells it, or a ConfigError at its line with the closest known name. */
+export function configEvent(parsed: ParsedFile, path: Path, name: string): { point: EventPoint; dialect: Dialect } {
+  const resolved = resolveEventName(name);
+  if (resolved) return resolved;
+  const hint = suggestEventName(name);
+  throw configError(parsed, path, `unknown event "${name}"${hint ? ` (did you mean "${hint}"?)` : ""}`);
 }
