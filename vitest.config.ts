@@ -5,9 +5,9 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts", "engine/**/*.test.ts"],
+    globalSetup: ["test/global-setup.ts"],
     fileParallelism: false,
     testTimeout: 60_000,
     hookTimeout: 120_000,
-    env: { TESTCONTAINERS_RYUK_DISABLED: "true" },
   },
 });

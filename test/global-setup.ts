@@ -1,0 +1,17 @@
+/**
+ * Before the suite: the engine starts with no hookbox containers or volumes, so that every test's
+ * "nothing left behind" check sees only what that test made. Anything labelled hookbox here is a
+ * leftover of an earlier run that was killed (a CI machine reused, a developer's Ctrl-C).
+ */
+import Docker from "dockerode";
+import { LABEL_MANAGED } from "../engine/names.js";
+
+export default async function setup(): Promise<void> {
+  const docker = new Docker();
+  const filters = JSON.stringify({ label: [`${LABEL_MANAGED}=true`] });
+  const containers = await docker.listContainers({ all: true, filters });
+  await Promise.all(containers.map((c) => docker.getContainer(c.Id).remove({ force: true, v: true }).catch(() => undefined)));
+  const { Volumes: volumes } = await docker.listVolumes({ filters });
+  await Promise.all((volumes ?? []).map((v) => docker.getVolume(v.Name).remove().catch(() => undefined)));
+  if (containers.length > 0) console.warn(`[test] removed ${containers.length} hookbox container(s) left by an earlier run`);
+}
