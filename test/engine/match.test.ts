@@ -1,0 +1,53 @@
+/**
+ * Which hooks an event runs (SERVICE.md §2): order policy → service → extension → repository,
+ * matchers, the switches that turn sources off, and which hooks run together. Pure.
+ */
+import { describe, expect, it } from "vitest";
+import { resolveEventName } from "../../engine/events.js";
+import { compileMatcher, type HookDef, type HookSet, type Source } from "../../engine/hooks.js";
+import { planSteps, selectHooks, type Selection } from "../../engine/match.js";
+
+const pre = resolveEventName("PreToolUse")!.point;
+const start = resolveEventName("SessionStart")!.point;
+const hook = (name: string, source: Source, extra: Partial<HookDef> = {}): HookDef => ({
+  name, source, format: "cosh", point: pre, dialect: "snake", command: "x", timeoutMs: 1, env: {}, failOpen: true, limits: {}, mounts: [], origin: "t", ...extra,
+});
+const set = (hooks: HookDef[], disableAll = false): HookSet => ({ hooks, warnings: [], disableAll });
+const sources = (repositoryDisabled = false) => ({
+  policy: set([hook("p", "policy")]),
+  service: set([hook("s-shell", "service", { matcher: compileMatcher("shell|bash") }), hook("s-any", "service")]),
+  extension: set([hook("e", "extension", { matcher: compileMatcher("*") })]),
+  repository: set([hook("r", "repository"), hook("r-start", "repository", { point: start })], repositoryDisabled),
+});
+const on: Selection = { hooksEnabled: true, repositoryHooks: true };
+const names = (hooks: HookDef[]) => hooks.map((h) => h.name);
+
+describe("selecting hooks", () => {
+  it("runs policy, service, extension, repository in that order, matchers applied", () => {
+    expect(names(selectHooks(sources(), pre, "shell", on))).toEqual(["p", "s-shell", "s-any", "e", "r"]);
+    expect(names(selectHooks(sources(), pre, "Read", on))).toEqual(["p", "s-any", "e", "r"]);
+  });
+  it("matches the whole tool name, not a part of it", () => {
+    expect(names(selectHooks(sources(), pre, "shellcheck", on))).not.toContain("s-shell");
+  });
+  it("ignores tool matchers on events without a tool", () => {
+    const s = { ...sources(), service: set([hook("s", "service", { point: start, matcher: compileMatcher("shell") })]) };
+    expect(names(selectHooks(s, start, undefined, on))).toEqual(["s", "r-start"]);
+  });
+  it("[hooks] enabled = false leaves only policy hooks (copilot-hooks.md: policy cannot be turned off)", () => {
+    expect(names(selectHooks(sources(), pre, "shell", { ...on, hooksEnabled: false }))).toEqual(["p"]);
+  });
+  it("a tenant's repository_hooks = false leaves out the repository's hooks", () => {
+    expect(names(selectHooks(sources(), pre, "shell", { ...on, repositoryHooks: false }))).toEqual(["p", "s-shell", "s-any", "e"]);
+  });
+  it("a repository's own disableAllHooks switches off its own hooks, not the operator's", () => {
+    expect(names(selectHooks(sources(true), pre, "shell", on))).toEqual(["p", "s-shell", "s-any", "e"]);
+  });
+});
+
+describe("steps", () => {
+  it("runs consecutive hooks of one batch together, the rest one by one", () => {
+    const hooks = [hook("a", "service", { batch: "b" }), hook("b", "service", { batch: "b" }), hook("c", "service"), hook("d", "repository", { batch: "b" })];
+    expect(planSteps(hooks).map(names)).toEqual([["a", "b"], ["c"], ["d"]]);
+  });
+});
