@@ -25,6 +25,8 @@ export interface AuditEntry {
 
 export class AuditLog {
   private handle: Promise<FileHandle> | undefined;
+  /** lines waiting for the write under way to finish; they go out together in the next one */
+  private batch: { lines: string[]; done: Promise<void> } | undefined;
   private tail: Promise<void> = Promise.resolve();
 
   constructor(readonly file: string) {}
@@ -33,11 +35,18 @@ export class AuditLog {
   write(entry: AuditEntry): Promise<void> {
     this.handle ??= open(this.file, "a", 0o600);
     const line = `${JSON.stringify(entry)}\n`;
-    const done = this.tail.then(async () => {
-      await (await this.handle!).write(line);
+    if (this.batch) {
+      this.batch.lines.push(line);
+      return this.batch.done;
+    }
+    const batch = { lines: [line], done: Promise.resolve() };
+    batch.done = this.tail.then(async () => {
+      this.batch = undefined; // later lines start the next batch
+      await (await this.handle!).write(batch.lines.join(""));
     });
-    this.tail = done.catch(() => undefined);
-    return done;
+    this.batch = batch;
+    this.tail = batch.done.catch(() => undefined);
+    return batch.done;
   }
 
   async close(): Promise<void> {

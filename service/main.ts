@@ -98,7 +98,7 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
   let draining = false;
   const inflight = new Set<Promise<unknown>>();
   const audit = new AuditLog(join(dataDir, "audit.jsonl"));
-  const traces = new TraceStore(join(dataDir, "traces"), config.traces);
+  const traces = new TraceStore(join(dataDir, "traces"), config.traces, (err) => logger.error({ err }, "trace not written"));
   await traces.load();
   setInterval(() => void traces.sweep().catch((err: unknown) => logger.error({ err }, "trace sweep failed")), 60_000).unref();
   const app = createApp({
@@ -153,6 +153,7 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
     await container.drain({ close: true });
     await container.reap().catch(() => 0);
     await audit.close();
+    await traces.flush();
     logger.info("stopped");
     process.exit(0);
   };

@@ -78,10 +78,15 @@ export class TraceStore {
   private entries: Entry[] = [];
   private bytes = 0;
   private readonly listeners = new Map<string, Set<(s: TraceSummary) => void>>();
+  /** traces accepted but not yet on disk: written one after another, off the answer's path */
+  private readonly pending = new Map<string, StoredTrace>();
+  private writing: Promise<void> = Promise.resolve();
+  private readonly madeDirs = new Set<string>();
 
   constructor(
     private readonly dir: string,
     private readonly limits: TraceLimits = DEFAULT_TRACE_LIMITS,
+    private readonly onWriteError: (err: unknown) => void = () => undefined,
   ) {}
 
   private key(tenant: string): string {
@@ -147,15 +152,31 @@ export class TraceStore {
     };
     const text = JSON.stringify(trace);
     const tenantKey = this.key(tenant.name);
-    await mkdir(join(this.dir, tenantKey), { recursive: true });
     const file = join(this.dir, tenantKey, `${trace.event_id}.json`);
-    await writeFile(file, text);
     const entry: Entry = { tenantKey, summary: summarize(trace), timeMs: Date.parse(trace.time), bytes: Buffer.byteLength(text), file };
     this.entries.push(entry);
     this.bytes += entry.bytes;
-    await this.sweep();
+    this.pending.set(file, trace);
+    this.writing = this.writing.then(async () => {
+      try {
+        if (!this.madeDirs.has(tenantKey)) {
+          await mkdir(join(this.dir, tenantKey), { recursive: true });
+          this.madeDirs.add(tenantKey);
+        }
+        await writeFile(file, text);
+        await this.sweep();
+      } finally {
+        this.pending.delete(file);
+      }
+    });
+    this.writing = this.writing.catch(this.onWriteError);
     for (const listener of this.listeners.get(tenantKey) ?? []) listener(entry.summary);
     return trace;
+  }
+
+  /** Resolves when every trace accepted so far is on disk. */
+  flush(): Promise<void> {
+    return this.writing;
   }
 
   private live(e: Entry, nowMs = Date.now()): boolean {
@@ -166,7 +187,7 @@ export class TraceStore {
     const tenantKey = this.key(tenant);
     const entry = this.entries.find((e) => e.tenantKey === tenantKey && e.summary.event_id === eventId && this.live(e));
     if (!entry) return undefined;
-    return JSON.parse(await readFile(entry.file, "utf8")) as StoredTrace;
+    return this.pending.get(entry.file) ?? (JSON.parse(await readFile(entry.file, "utf8")) as StoredTrace);
   }
 
   /** Newest first, `limit` at a time; `next_cursor` pages on. */
@@ -213,6 +234,7 @@ export class TraceStore {
       drop++;
     }
     const gone = this.entries.splice(0, drop);
+    for (const e of gone) this.pending.delete(e.file);
     await Promise.all(gone.map((e) => rm(e.file, { force: true })));
     return gone.length;
   }

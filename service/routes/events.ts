@@ -58,6 +58,7 @@ export async function handleEvent(c: Context<Env>, deps: AppDeps, eventName: str
   const finish = async (result: EventResult) => {
     const durationMs = performance.now() - t0;
     await deps.audit.write(auditEntry({ result, tenant: tenant.name, workspace: workspaceId, durationMs, cancelled: signal.aborted, body, includeInputs: deps.auditToolInput }));
+    // The trace is readable at once; it reaches the disk right after the answer.
     await deps.traces.add(tenant, result, { workspace: workspaceId, durationMs, cancelled: signal.aborted }).catch((err: unknown) => c.get("log").error({ err }, "trace not stored"));
     deps.metrics.events.inc({ event: result.event, decision: result.decision ?? "none" });
     deps.metrics.eventSeconds.observe(durationMs / 1000);
