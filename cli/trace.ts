@@ -6,7 +6,7 @@ import { parseArgs } from "node:util";
 
 interface Hook {
   name: string; source: string; sandbox: string; format: string; warm: boolean; decision: string | null; effective: boolean;
-  rule: string; outcome: string; exit_code: number | null; offset_ms: number; start_ms: number; duration_ms: number;
+  rule: string; outcome: string; exit_code: number | null; offset_ms: number; start_ms: number; duration_ms: number; remove_ms: number | null;
   error: string | null; stdin: string; stdout: string; stderr: string; env: Record<string, string>;
 }
 interface Trace {
@@ -25,7 +25,7 @@ export function renderTrace(t: Trace): string {
     const last = i === t.hooks.length - 1;
     const [branch, pipe] = last ? ["└─", "   "] : ["├─", "│  "];
     const mark = t.blocked_by === h.name && h.decision === "block" && h.effective ? "  ⟵ blocked here" : "";
-    out.push(`${branch} ${h.name}  ${h.source}/${h.sandbox}${h.warm ? " (warm)" : ""}  ${h.format}  ${h.outcome}${h.exit_code !== null ? ` ${h.exit_code}` : ""}  → ${h.decision ?? "none"}${h.effective ? "" : " (no effect)"}  +${h.offset_ms} ms, ${h.start_ms} ms set-up, ${h.duration_ms} ms${mark}`);
+    out.push(`${branch} ${h.name}  ${h.source}/${h.sandbox}${h.warm ? " (warm)" : ""}  ${h.format}  ${h.outcome}${h.exit_code !== null ? ` ${h.exit_code}` : ""}  → ${h.decision ?? "none"}${h.effective ? "" : " (no effect)"}  +${h.offset_ms} ms, ${h.start_ms} ms set-up, ${h.duration_ms} ms${h.remove_ms !== null ? `, ${h.remove_ms} ms removal` : ""}${mark}`);
     out.push(`${pipe}   rule: ${h.rule}`);
     if (h.error) out.push(`${pipe}   error: ${h.error}`);
     for (const stream of ["stdin", "stdout", "stderr"] as const) {

@@ -36,6 +36,8 @@ export interface HookRecord {
   duration_ms: number;
   /** set-up before the hook ran (container create and start, or spawn) */
   start_ms: number;
+  /** container removal before the answer (cold runs only; pooled containers go after it) */
+  remove_ms: number | null;
   error: string | null;
   reason?: string;
   systemMessage?: string;
@@ -142,6 +144,7 @@ function record(hook: HookDef, onHost: boolean, run: RunResult, j: Judged): Hook
     timed_out: run.outcome === "timed_out",
     duration_ms: Math.round(run.durationMs),
     start_ms: Math.round(run.startMs),
+    remove_ms: run.removeMs !== undefined ? Math.round(run.removeMs) : null,
     error: j.verdict.error,
     ...(j.verdict.reason ? { reason: j.verdict.reason } : {}),
     ...(j.verdict.systemMessage ? { systemMessage: j.verdict.systemMessage } : {}),

@@ -49,6 +49,9 @@ describe.each<[Runtime, "cold" | "warm"]>([
   it("hands the event over stdin and captures stdout, stderr and the exit code", async () => {
     const result = await run("cat; echo; echo oops >&2; exit 3");
     expect(result).toMatchObject({ outcome: "exited", exitCode: 3, stdout: '{"hook_event_name":"PreToolUse"}\n', stderr: "oops\n" });
+    // A cold container is removed before the answer; a pre-started one after it.
+    if (mode === "cold") expect(result.removeMs).toBeGreaterThan(0);
+    else expect(result.removeMs).toBeUndefined();
   });
 
   it("runs as a non-root user with no capabilities and no-new-privileges", async () => {

@@ -241,8 +241,9 @@ export class ContainerRunner implements Runner {
       await made?.container.kill({ signal: "SIGKILL" }).catch(() => undefined);
     };
     const onAbort = () => void stop("cancelled");
+    let finished: RunResult | undefined;
     const result = (tail: RunEnd): RunResult =>
-      ({ ...tail, stdout: capture.stdout.text(), stderr: capture.stderr.text(), startMs: tStarted - t0, durationMs: performance.now() - tStarted, warm: false }) as RunResult;
+      (finished = { ...tail, stdout: capture.stdout.text(), stderr: capture.stderr.text(), startMs: tStarted - t0, durationMs: performance.now() - tStarted, warm: false } as RunResult);
     let timer: NodeJS.Timeout | undefined;
     try {
       if (request.signal?.aborted) return result({ outcome: "cancelled", exitCode: null });
@@ -271,7 +272,9 @@ export class ContainerRunner implements Runner {
     } finally {
       clearTimeout(timer);
       request.signal?.removeEventListener("abort", onAbort);
+      const tRemove = performance.now();
       await made?.cleanup();
+      if (finished && made) finished.removeMs = performance.now() - tRemove;
     }
   }
 

@@ -37,6 +37,8 @@ export interface RunBase {
   startMs: number;
   /** the container was pre-started by the warm pool */
   warm?: boolean;
+  /** container removal before the answer (cold runs); a pooled container is removed after it */
+  removeMs?: number;
 }
 
 export type RunResult =

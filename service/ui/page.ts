@@ -145,16 +145,19 @@ async function open(id) {
   selected = id;
   for (const tr of document.querySelectorAll("tr.row")) tr.classList.toggle("selected", tr.dataset.eventId === id);
   const t = await (await api("/v1/events/" + encodeURIComponent(id))).json();
-  const total = Math.max(1, ...t.hooks.map((h) => h.offset_ms + h.start_ms + h.duration_ms));
+  const span = (h) => h.start_ms + h.duration_ms + (h.remove_ms || 0);
+  const total = Math.max(1, ...t.hooks.map((h) => h.offset_ms + span(h)));
   const pct = (ms) => (100 * ms / total).toFixed(2) + "%";
   const bars = t.hooks.map((h, i) => {
     const blocking = t.blocked_by === h.name && h.decision === "block" && h.effective;
-    const setup = h.start_ms + h.duration_ms > 0 ? (100 * h.start_ms / (h.start_ms + h.duration_ms)).toFixed(1) : 0;
+    const setup = span(h) > 0 ? (100 * h.start_ms / span(h)).toFixed(1) : 0;
+    const removal = span(h) > 0 ? (100 * (h.remove_ms || 0) / span(h)).toFixed(1) : 0;
     return "<div class='hook'><div class='name' title='" + esc(h.origin) + "'>" + esc(h.name) +
       (blocking ? "<span class='tag blocking'>blocked here</span>" : "") + "<div class='tag'>" + esc(h.source + " · " + h.sandbox + (h.warm ? " (warm)" : "")) + "</div></div>" +
       "<div class='track'><div class='bar " + hookClass(h) + (blocking ? " blocking" : "") + "' data-hook='" + i + "' data-name='" + esc(h.name) + "' data-outcome='" + esc(h.outcome) +
-      "' title='" + esc(h.outcome + " · " + (h.start_ms + h.duration_ms) + " ms") + "' style='left:" + pct(h.offset_ms) + ";width:" + pct(h.start_ms + h.duration_ms) +
-      "'><div class='setup' style='width:" + setup + "%'></div></div></div></div>";
+      "' title='" + esc(h.outcome + " · set-up " + h.start_ms + " ms, run " + h.duration_ms + " ms" + (h.remove_ms !== null ? ", removal " + h.remove_ms + " ms" : "")) +
+      "' style='left:" + pct(h.offset_ms) + ";width:" + pct(span(h)) +
+      "'><div class='setup' style='width:" + setup + "%'></div><div style='flex:1'></div><div class='setup' style='width:" + removal + "%'></div></div></div></div>";
   }).join("");
   const outs = t.hooks.map((h) =>
     "<div class='out' data-hook-output='" + esc(h.name) + "'><h3>" + esc(h.name) + " <span class='badge " + hookClass(h) + "'>" + esc(h.decision || "none") + "</span> <span class='rule'>" +
