@@ -2,7 +2,7 @@
  * Traces: what each hook received and printed (up to the cap), with secrets redacted and tool
  * inputs kept only where the tenant allows; tenant-scoped; kept across a restart; gone when expired.
  */
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -117,6 +117,19 @@ describe("a trace", () => {
     expect(r.stdout).toMatch(/├─ echo-policy  policy\/host  cosh  exited 0/);
     expect(r.stdout).toMatch(/└─ echo-box  service\/container.*exited 2  → block.*⟵ blocked here/);
     expect(r.stdout).toMatch(/rule: cosh: exit 2 blocks with stderr as the reason/);
+  });
+
+  it("follows new decisions live with `hookbox tail`", async () => {
+    const tail = spawn(process.execPath, ["dist/cli/main.js", "tail", "--url", svc.url], { env: { PATH: process.env.PATH, HOOKBOX_TOKEN: TOKEN_A } });
+    let out = "";
+    tail.stdout.on("data", (c: Buffer) => (out += c.toString()));
+    try {
+      // Once the stream is open, a decision made elsewhere shows up as a line.
+      for (let i = 0; i < 50 && !(await svc.event({ session_id: "tailed", hook_event_name: "Stop" }).then(() => out.includes("Stop"))); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(out).toMatch(/evt_[0-9a-f]+  Stop +pass +0 hook\(s\) \d+ ms/);
+    } finally {
+      tail.kill();
+    }
   });
 
   it("survives a restart", async () => {
