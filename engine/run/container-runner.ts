@@ -6,11 +6,10 @@
  * engine's health check and the reaper's sweep, since both need the engine.
  */
 import Docker from "dockerode";
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { statSync } from "node:fs";
 import { posix } from "node:path";
 import type { Duplex } from "node:stream";
-import { Writable } from "node:stream";
 import {
   DEFAULT_IMAGE, HOOK_GID, HOOK_HOME, HOOK_UID, LABEL_DEADLINE, LABEL_EVENT_ID, LABEL_INSTANCE, LABEL_MANAGED,
   LABEL_OWNER, LABEL_RUN_ID, REAP_GRACE_MS, WORKSPACE_PATH, type Limits, type Runtime,
@@ -19,7 +18,9 @@ import { OutputCapture } from "./output-capture.js";
 import { hookEnv } from "./hook-env.js";
 import { cowDirs, type CowDirs } from "./workspace-view.js";
 import { WarmPool, type PoolOptions } from "./warm-pool.js";
-import { HANDOVER_SCRIPT, handover, MARKER_SLACK_BYTES, MarkerWatch } from "./handover.js";
+import { HANDOVER_SCRIPT } from "./handover.js";
+import { describeError, sink, stoppedEnd, type ContainerHandle, type StopReason } from "./container-parts.js";
+import { WarmContainer } from "./warm-container.js";
 import type { RunEnd, RunRequest, RunResult, Runner } from "./types.js";
 
 export interface ContainerRunnerOptions {
@@ -36,8 +37,6 @@ export interface ContainerRunnerOptions {
   /** The longest a pooled container may be asked to run (the server's max_timeout). @default 60 s */
   maxTimeoutMs?: number;
 }
-
-type StopReason = "timed_out" | "output_truncated" | "cancelled";
 
 export interface EngineStatus {
   ok: boolean;
@@ -268,7 +267,7 @@ export class ContainerRunner implements Runner {
       if (state.OOMKilled) return result({ outcome: "oom_killed", exitCode: waited.StatusCode });
       return result({ outcome: "exited", exitCode: waited.StatusCode });
     } catch (err) {
-      return result({ outcome: "failed_to_start", exitCode: null, error: describe(err) });
+      return result({ outcome: "failed_to_start", exitCode: null, error: describeError(err) });
     } finally {
       clearTimeout(timer);
       request.signal?.removeEventListener("abort", onAbort);
@@ -290,7 +289,7 @@ export class ContainerRunner implements Runner {
       await made.cleanup();
       throw err;
     }
-    const warm = new WarmContainer(made);
+    const warm = new WarmContainer(handleOf(made));
     await Promise.race([warm.up, new Promise((r) => setTimeout(r, 10_000))]);
     if (!warm.alive) {
       await warm.discard();
@@ -310,7 +309,7 @@ export class ContainerRunner implements Runner {
       }
       return { ok: problems.length === 0, problems, runtimes: have };
     } catch (err) {
-      return { ok: false, problems: [`container engine unreachable: ${describe(err)}`], runtimes: [] };
+      return { ok: false, problems: [`container engine unreachable: ${describeError(err)}`], runtimes: [] };
     }
   }
 
@@ -339,117 +338,6 @@ export class ContainerRunner implements Runner {
   }
 }
 
-/**
- * A pre-started container: its wrapper reads the hook's command, environment and event from
- * stdin, runs the hook, then prints an end marker with a per-run nonce on both streams. The result
- * is returned as soon as both markers are read; the container is removed afterwards.
- */
-class WarmContainer {
-  private sinkOut: (c: Buffer) => void = () => undefined;
-  private sinkErr: (c: Buffer) => void;
-  private ended = false;
-  private claimed = false;
-  /** the wrapper says which one it is (bash or sh) on stderr as it starts */
-  private wrapper: "bash" | "sh" | undefined;
-  /** resolves once the wrapper has said which it is (or the container went) */
-  readonly up: Promise<void>;
-
-  constructor(private readonly made: Made) {
-    let said = "";
-    let up = () => undefined as void;
-    this.up = new Promise<void>((resolve) => (up = resolve));
-    this.sinkErr = (c) => {
-      said += c.toString("latin1");
-      const m = /^(bash|sh)\n/.exec(said);
-      if (m) {
-        this.wrapper = m[1] as "bash" | "sh";
-        up();
-      }
-    };
-    made.container.modem.demuxStream(made.stream, sink((c) => this.sinkOut(c)), sink((c) => this.sinkErr(c)));
-    void made.streamDone.then(() => {
-      this.ended = true;
-      up();
-    });
-  }
-
-  /** Waiting for its hook: its wrapper is up, it is not claimed, its container is not gone. */
-  get alive(): boolean {
-    return this.wrapper !== undefined && !this.ended && !this.claimed;
-  }
-
-  async discard(): Promise<void> {
-    this.claimed = true;
-    this.made.stream.destroy();
-    await this.made.cleanup();
-  }
-
-  async claim(request: RunRequest, track: (removal: Promise<unknown>) => void): Promise<RunResult> {
-    this.claimed = true;
-    const t0 = performance.now();
-    const { container, stream, streamDone } = this.made;
-    const nonce = randomBytes(16).toString("hex");
-    let stopped: StopReason | null = null;
-    const stop = (why: StopReason) => {
-      stopped ??= why;
-      void container.kill({ signal: "SIGKILL" }).catch(() => undefined);
-    };
-    const cap = request.limits.maxOutputBytes;
-    const capture = new OutputCapture(cap + MARKER_SLACK_BYTES, () => stop("output_truncated"));
-    const watch = new MarkerWatch(nonce);
-    const bothMarkers = new Promise<void>((resolve) => {
-      this.sinkOut = (c) => { capture.stdout.push(c); if (watch.feed("stdout", c)) resolve(); };
-      this.sinkErr = (c) => { capture.stderr.push(c); if (watch.feed("stderr", c)) resolve(); };
-    });
-    const onAbort = () => stop("cancelled");
-    request.signal?.addEventListener("abort", onAbort, { once: true });
-    const timer = setTimeout(() => stop("timed_out"), request.timeoutMs);
-    const result = (tail: RunEnd): RunResult => {
-      const out = watch.strip("stdout", capture.stdout.text());
-      const err = watch.strip("stderr", capture.stderr.text());
-      return { ...tail, stdout: out.slice(0, cap), stderr: err.slice(0, cap), startMs: 0, durationMs: performance.now() - t0, warm: true } as RunResult;
-    };
-    try {
-      stream.end(handover(nonce, request, this.wrapper ?? "sh"));
-      await Promise.race([bothMarkers, streamDone]);
-      clearTimeout(timer);
-      const reason = stopped as StopReason | null;
-      if (reason) return result(stoppedEnd(reason, capture));
-      const code = watch.exitCode;
-      if (code === undefined) {
-        // The container went before the hook's end: look at how it ended.
-        const state = (await container.inspect()).State;
-        if (state.OOMKilled) return result({ outcome: "oom_killed", exitCode: state.ExitCode });
-        return result({ outcome: "exited", exitCode: state.ExitCode });
-      }
-      if (watch.oomKills > 0) return result({ outcome: "oom_killed", exitCode: code });
-      const outLen = watch.strip("stdout", capture.stdout.text()).length;
-      const errLen = watch.strip("stderr", capture.stderr.text()).length;
-      if (outLen > cap || errLen > cap) return result({ outcome: "output_truncated", exitCode: null, stream: outLen > cap ? "stdout" : "stderr" });
-      return result({ outcome: "exited", exitCode: code });
-    } catch (err) {
-      return result({ outcome: "failed_to_start", exitCode: null, error: describe(err) });
-    } finally {
-      clearTimeout(timer);
-      request.signal?.removeEventListener("abort", onAbort);
-      // The answer does not wait for the removal.
-      track(this.discard());
-    }
-  }
-}
-
-function stoppedEnd(reason: StopReason, capture: OutputCapture): RunEnd {
-  switch (reason) {
-    case "timed_out": return { outcome: "timed_out", exitCode: null };
-    case "cancelled": return { outcome: "cancelled", exitCode: null };
-    case "output_truncated": return { outcome: "output_truncated", exitCode: null, stream: capture.overflowedStream ?? "stdout" };
-    default: {
-      const _exhaustive: never = reason;
-      return _exhaustive;
-    }
-  }
-}
-
 /** Everything that makes two containers interchangeable before they get their hook. */
 function shapeKey(shape: Shape): string {
   // A re-uploaded workspace is a new folder at the same path: its inode tells the two apart.
@@ -457,19 +345,17 @@ function shapeKey(shape: Shape): string {
   return JSON.stringify([shape.image, shape.runtime, shape.limits, [...shape.mounts].sort(), shape.workspaceDir ?? null, stamp]);
 }
 
-function sink(onChunk: (chunk: Buffer) => void): Writable {
-  return new Writable({
-    write(chunk: Buffer, _enc, callback) {
-      onChunk(chunk);
-      callback();
-    },
-  });
-}
 
-function describe(err: unknown): string {
-  if (err && typeof err === "object" && "json" in err) {
-    const json = (err as { json?: { message?: string } }).json;
-    if (json?.message) return json.message;
-  }
-  return err instanceof Error ? err.message : String(err);
+function handleOf(made: Made): ContainerHandle {
+  return {
+    stream: made.stream,
+    streamDone: made.streamDone,
+    cleanup: made.cleanup,
+    demux: (stdout, stderr) => made.container.modem.demuxStream(made.stream, stdout, stderr),
+    kill: () => made.container.kill({ signal: "SIGKILL" }).then(() => undefined, () => undefined),
+    state: async () => {
+      const state = (await made.container.inspect()).State;
+      return { oomKilled: state.OOMKilled, exitCode: state.ExitCode };
+    },
+  };
 }

@@ -1,0 +1,109 @@
+/**
+ * @module A pre-started container of the warm pool, driven through its ContainerHandle: its wrapper
+ * (handover.ts) waits on stdin for the one hook it will run.
+ */
+import { randomBytes } from "node:crypto";
+import { OutputCapture } from "./output-capture.js";
+import { handover, MARKER_SLACK_BYTES, MarkerWatch } from "./handover.js";
+import { describeError, sink, stoppedEnd, type ContainerHandle, type StopReason } from "./container-parts.js";
+import type { RunEnd, RunRequest, RunResult } from "./types.js";
+
+/**
+ * A pre-started container: its wrapper reads the hook's command, environment and event from
+ * stdin, runs the hook, then prints an end marker with a per-run nonce on both streams. The result
+ * is returned as soon as both markers are read; the container is removed afterwards.
+ */
+export class WarmContainer {
+  private sinkOut: (c: Buffer) => void = () => undefined;
+  private sinkErr: (c: Buffer) => void;
+  private ended = false;
+  private claimed = false;
+  /** the wrapper says which one it is (bash or sh) on stderr as it starts */
+  private wrapper: "bash" | "sh" | undefined;
+  /** resolves once the wrapper has said which it is (or the container went) */
+  readonly up: Promise<void>;
+
+  constructor(private readonly made: ContainerHandle) {
+    let said = "";
+    let up = () => undefined as void;
+    this.up = new Promise<void>((resolve) => (up = resolve));
+    this.sinkErr = (c) => {
+      said += c.toString("latin1");
+      const m = /^(bash|sh)\n/.exec(said);
+      if (m) {
+        this.wrapper = m[1] as "bash" | "sh";
+        up();
+      }
+    };
+    made.demux(sink((c) => this.sinkOut(c)), sink((c) => this.sinkErr(c)));
+    void made.streamDone.then(() => {
+      this.ended = true;
+      up();
+    });
+  }
+
+  /** Waiting for its hook: its wrapper is up, it is not claimed, its container is not gone. */
+  get alive(): boolean {
+    return this.wrapper !== undefined && !this.ended && !this.claimed;
+  }
+
+  async discard(): Promise<void> {
+    this.claimed = true;
+    this.made.stream.destroy();
+    await this.made.cleanup();
+  }
+
+  async claim(request: RunRequest, track: (removal: Promise<unknown>) => void): Promise<RunResult> {
+    this.claimed = true;
+    const t0 = performance.now();
+    const { stream, streamDone } = this.made;
+    const nonce = randomBytes(16).toString("hex");
+    let stopped: StopReason | null = null;
+    const stop = (why: StopReason) => {
+      stopped ??= why;
+      void this.made.kill();
+    };
+    const cap = request.limits.maxOutputBytes;
+    const capture = new OutputCapture(cap + MARKER_SLACK_BYTES, () => stop("output_truncated"));
+    const watch = new MarkerWatch(nonce);
+    const bothMarkers = new Promise<void>((resolve) => {
+      this.sinkOut = (c) => { capture.stdout.push(c); if (watch.feed("stdout", c)) resolve(); };
+      this.sinkErr = (c) => { capture.stderr.push(c); if (watch.feed("stderr", c)) resolve(); };
+    });
+    const onAbort = () => stop("cancelled");
+    request.signal?.addEventListener("abort", onAbort, { once: true });
+    const timer = setTimeout(() => stop("timed_out"), request.timeoutMs);
+    const result = (tail: RunEnd): RunResult => {
+      const out = watch.strip("stdout", capture.stdout.text());
+      const err = watch.strip("stderr", capture.stderr.text());
+      return { ...tail, stdout: out.slice(0, cap), stderr: err.slice(0, cap), startMs: 0, durationMs: performance.now() - t0, warm: true } as RunResult;
+    };
+    try {
+      stream.end(handover(nonce, request, this.wrapper ?? "sh"));
+      await Promise.race([bothMarkers, streamDone]);
+      clearTimeout(timer);
+      const reason = stopped as StopReason | null;
+      if (reason) return result(stoppedEnd(reason, capture));
+      const code = watch.exitCode;
+      if (code === undefined) {
+        // The container went before the hook's end: look at how it ended.
+        const state = await this.made.state();
+        if (state.oomKilled) return result({ outcome: "oom_killed", exitCode: state.exitCode });
+        return result({ outcome: "exited", exitCode: state.exitCode });
+      }
+      if (watch.oomKills > 0) return result({ outcome: "oom_killed", exitCode: code });
+      const outLen = watch.strip("stdout", capture.stdout.text()).length;
+      const errLen = watch.strip("stderr", capture.stderr.text()).length;
+      if (outLen > cap || errLen > cap) return result({ outcome: "output_truncated", exitCode: null, stream: outLen > cap ? "stdout" : "stderr" });
+      return result({ outcome: "exited", exitCode: code });
+    } catch (err) {
+      return result({ outcome: "failed_to_start", exitCode: null, error: describeError(err) });
+    } finally {
+      clearTimeout(timer);
+      request.signal?.removeEventListener("abort", onAbort);
+      // The answer does not wait for the removal.
+      track(this.discard());
+    }
+  }
+}
+
