@@ -2,7 +2,7 @@
  * @module Container runner — the only file that talks to the Docker engine. Every hook runs in a
  * container of its own, never reused, removed afterwards, with every limit of SERVICE.md §5:
  * either a new one (cold), or one pre-started by the warm pool and handed its one hook. Both are
- * built by `containerSpec`, so a pooled container is exactly as locked down as a cold one. Also the
+ * created by `make`, so a pooled container is exactly as locked down as a cold one. Also the
  * engine's health check and the reaper's sweep, since both need the engine.
  */
 import Docker from "dockerode";
