@@ -20,19 +20,21 @@ interface PointSpec {
   camel?: string;
   /** does the event carry a tool name a matcher applies to */
   tool: boolean;
+  /** other agents' names for the point (Gemini CLI's), with snake_case payloads */
+  aliases?: string[];
 }
 
 const POINTS: readonly PointSpec[] = [
-  { pascal: "PreToolUse", camel: "preToolUse", tool: true },
-  { pascal: "PostToolUse", camel: "postToolUse", tool: true },
+  { pascal: "PreToolUse", camel: "preToolUse", tool: true, aliases: ["BeforeTool"] },
+  { pascal: "PostToolUse", camel: "postToolUse", tool: true, aliases: ["AfterTool"] },
   { pascal: "PostToolUseFailure", camel: "postToolUseFailure", tool: true },
-  { pascal: "UserPromptSubmit", camel: "userPromptSubmitted", tool: false },
+  { pascal: "UserPromptSubmit", camel: "userPromptSubmitted", tool: false, aliases: ["BeforeAgent"] },
   { pascal: "SessionStart", camel: "sessionStart", tool: false },
   { pascal: "SessionEnd", camel: "sessionEnd", tool: false },
-  { pascal: "Stop", camel: "agentStop", tool: false },
+  { pascal: "Stop", camel: "agentStop", tool: false, aliases: ["AfterAgent"] },
   { pascal: "SubagentStart", camel: "subagentStart", tool: false },
   { pascal: "SubagentStop", camel: "subagentStop", tool: false },
-  { pascal: "PreCompact", camel: "preCompact", tool: false },
+  { pascal: "PreCompact", camel: "preCompact", tool: false, aliases: ["PreCompress"] },
   { pascal: "PermissionRequest", camel: "permissionRequest", tool: true },
   { pascal: "Notification", camel: "notification", tool: false },
   { pascal: "ErrorOccurred", camel: "errorOccurred", tool: false },
@@ -48,6 +50,7 @@ const byName = new Map<string, { point: EventPoint; dialect: Dialect; spec: Poin
 for (const spec of POINTS) {
   byName.set(spec.pascal, { point: spec.pascal as EventPoint, dialect: "snake", spec });
   if (spec.camel) byName.set(spec.camel, { point: spec.pascal as EventPoint, dialect: "camel", spec });
+  for (const alias of spec.aliases ?? []) byName.set(alias, { point: spec.pascal as EventPoint, dialect: "snake", spec });
 }
 
 export const EVENT_NAMES: readonly string[] = [...byName.keys()];

@@ -28,6 +28,11 @@ describe("event names", () => {
     ["sessionEnd", "SessionEnd", "camel"],
     ["errorOccurred", "ErrorOccurred", "camel"],
     ["BeforeModel", "BeforeModel", "snake"],
+    ["BeforeTool", "PreToolUse", "snake"], // Gemini CLI
+    ["AfterTool", "PostToolUse", "snake"],
+    ["BeforeAgent", "UserPromptSubmit", "snake"],
+    ["AfterAgent", "Stop", "snake"],
+    ["PreCompress", "PreCompact", "snake"],
     ["AfterModel", "AfterModel", "snake"],
   ])("%s names the point %s (%s payload)", (name, canonical, dialect) => {
     expect(resolveEventName(name)).toEqual({ point: canonical, dialect });
