@@ -229,6 +229,6 @@ function extensionDirs(parsed: ParsedFile, dir: string): string[] {
 }
 
 
-export function sha256Hex(text: string): string {
+function sha256Hex(text: string): string {
   return createHash("sha256").update(text).digest("hex");
 }

@@ -42,14 +42,6 @@ export class NotFoundError extends HookboxError {
   }
 }
 
-/** The container engine does not answer, or lacks something a run needs (image, runtime). */
-export class EngineUnavailableError extends HookboxError {
-  override readonly name = "EngineUnavailableError";
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, "engine_unavailable", options);
-  }
-}
-
 /** Too much work queued; the client should retry after `retryAfterS`. */
 export class OverloadedError extends HookboxError {
   override readonly name = "OverloadedError";

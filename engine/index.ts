@@ -14,7 +14,7 @@ import { emptyHookSet, type HookSet } from "./hooks.js";
 import { selectHooks } from "./match.js";
 import { bodyEventName, detectDialect, PayloadCache, toolName, type JsonObject } from "./payload.js";
 
-export { loadConfig, parseConfig, sha256Hex, type Config, type Tenant, type SandboxConfig } from "./config.js";
+export { loadConfig, parseConfig, type Config, type Tenant, type SandboxConfig } from "./config.js";
 export * from "./errors.js";
 export { FORMATS, EVENT_NAMES, resolveEventName, type Decision, type Format } from "./events.js";
 export type { HookRecord, HookTrace, Runners } from "./execute.js";
@@ -27,9 +27,8 @@ export { ContainerRunner } from "./run/container-runner.js";
 export { startReaper } from "./run/reaper.js";
 export { DEFAULT_POOL, type PoolOptions } from "./run/warm-pool.js";
 export type { RunRequest, RunResult, Runner } from "./run/types.js";
-export { WorkspaceStore, WORKSPACE_ID, type WorkspaceInfo } from "./workspace-store.js";
+export { WorkspaceStore, type WorkspaceInfo } from "./workspace-store.js";
 export { parseEventBody } from "./event-body.js";
-export { DEFAULT_IMAGE } from "./names.js";
 
 export interface EventRequest {
   /** the body, parsed: what the agent would pipe to a hook's stdin */

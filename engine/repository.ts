@@ -12,8 +12,6 @@ import { loadCopilotFile } from "./formats/copilot-json.js";
 import { readJson, readToml, type LoadContext } from "./formats/shared.js";
 import { mergeHookSets, type HookSet } from "./hooks.js";
 
-export const REPOSITORY_HOOK_FILES = [".github/hooks/*.json", ".copilot-shell/config.toml", ".claude/settings.json"] as const;
-
 export function loadRepositoryHooks(dir: string, maxTimeoutMs: number): HookSet {
   const ctx: LoadContext = { source: "repository", maxTimeoutMs };
   const read = (path: string) => {

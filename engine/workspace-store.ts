@@ -7,7 +7,7 @@
  */
 import { createHash, randomUUID } from "node:crypto";
 import { createWriteStream } from "node:fs";
-import { chmod, chown, lchown, mkdir, readdir, realpath, rename, rm, stat, symlink } from "node:fs/promises";
+import { chmod, chown, lchown, mkdir, readdir, readFile, realpath, rename, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { join, posix, relative, resolve, sep } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -82,6 +82,8 @@ export class WorkspaceStore {
       await rename(final, trash).catch(() => undefined);
       await rename(incoming, final);
       await rm(trash, { recursive: true, force: true });
+      // Beside the workspace, not in it: hooks never see it.
+      await writeFile(join(base, `${id}.digest`), digest);
       const info: WorkspaceInfo = { id, digest, files, bytes, hooks: summary(hooks), warnings: hooks.warnings };
       this.cache.set(`${base}/${id}`, { dir: final, hooks, info });
       return info;
@@ -102,7 +104,8 @@ export class WorkspaceStore {
     // After a restart: read the stored hook files again (they were valid when uploaded).
     const hooks = loadRepositoryHooks(dir, this.maxTimeoutMs);
     const counted = await count(dir);
-    const stored = { dir, hooks, info: { id, digest: "", ...counted, hooks: summary(hooks), warnings: hooks.warnings } };
+    const digest = await readFile(join(base, `${id}.digest`), "utf8").catch(() => "");
+    const stored = { dir, hooks, info: { id, digest, ...counted, hooks: summary(hooks), warnings: hooks.warnings } };
     this.cache.set(key, stored);
     return stored;
   }
@@ -112,6 +115,7 @@ export class WorkspaceStore {
     if (!stored) return false;
     this.cache.delete(`${this.tenantDir(tenant)}/${id}`);
     await rm(stored.dir, { recursive: true, force: true });
+    await rm(join(this.tenantDir(tenant), `${id}.digest`), { force: true });
     return true;
   }
 }

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startService, TOKEN_A, TOKEN_B, type Service } from "../helpers/service.js";
+import { tarOf } from "../helpers/tar.js";
 
 const sha = (t: string) => createHash("sha256").update(t).digest("hex");
 // team-a keeps tool inputs in its traces; team-b does not.
@@ -132,10 +133,13 @@ describe("a trace", () => {
     }
   });
 
-  it("survives a restart", async () => {
+  it("survives a restart, as do stored workspaces and their digests", async () => {
+    const auth = { authorization: `Bearer ${TOKEN_A}` };
+    const put = (await (await fetch(`${svc.url}/v1/workspaces/kept`, { method: "PUT", headers: auth, body: await tarOf([{ name: "a.txt", content: "a" }]) })).json()) as { digest: string };
     await svc.stop();
     svc = await startService(CONFIG, { dir, tenants: TENANTS });
     expect((await getTrace(svc, id)).status).toBe(200);
+    expect(await (await fetch(`${svc.url}/v1/workspaces/kept`, { headers: auth })).json()).toMatchObject({ id: "kept", files: 1, digest: put.digest });
   });
 });
 
