@@ -77,6 +77,9 @@ else
   fi
   if command -v runsc >/dev/null 2>&1 && is_root; then register_runsc || true; fi
   is_root || die "no Docker engine answers at ${DOCKER_HOST:-/var/run/docker.sock} and we are not root to start dockerd"
+  # A dockerd killed with SIGKILL leaves its pid files; a new one refuses to start over them.
+  pidof dockerd >/dev/null 2>&1 || rm -f /var/run/docker.pid
+  pidof containerd >/dev/null 2>&1 || rm -f /var/run/docker/containerd/containerd.pid
   say "starting dockerd (log: $DOCKERD_LOG) ..."
   setsid dockerd >"$DOCKERD_LOG" 2>&1 </dev/null &
   for _ in $(seq 1 120); do engine_answers && break; sleep 0.5; done
