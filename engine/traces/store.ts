@@ -79,7 +79,7 @@ export class TraceStore {
   private bytes = 0;
   private readonly listeners = new Map<string, Set<(s: TraceSummary) => void>>();
   /** traces accepted but not yet on disk: written one after another, off the answer's path */
-  private readonly pending = new Map<string, StoredTrace>();
+  private readonly pending = new Map<string, () => StoredTrace>();
   private writing: Promise<void> = Promise.resolve();
   private readonly madeDirs = new Set<string>();
 
@@ -115,12 +115,15 @@ export class TraceStore {
     await this.sweep();
   }
 
-  async add(tenant: { name: string; traceToolInput: boolean }, result: EventResult, extra: { workspace?: string; durationMs: number; cancelled: boolean }): Promise<StoredTrace> {
-    const cap = this.limits.captureBytes;
+  /**
+   * Records an event. Its summary is listed and sent to followers at once; the full trace (the
+   * hooks' input and output, redacted) is built and written after the answer, off its path, and
+   * read from memory until it is on disk.
+   */
+  async add(tenant: { name: string; traceToolInput: boolean }, result: EventResult, extra: { workspace?: string; durationMs: number; cancelled: boolean }): Promise<TraceSummary> {
     const blocking = result.decision === "block" ? result.hooks.find((h) => h.effective && h.decision === "block") : undefined;
-    const trace: StoredTrace = {
+    const summary: TraceSummary = {
       event_id: result.event_id,
-      tenant: tenant.name,
       time: new Date().toISOString(),
       event: result.event,
       session_id: result.session_id ?? null,
@@ -132,46 +135,55 @@ export class TraceStore {
       queued_ms: result.trace.queued_ms,
       cancelled: extra.cancelled,
       blocked_by: blocking?.name ?? null,
-      hooks: result.hooks.map((record, i) => {
-        const t = result.trace.hooks[i]!;
-        const stdin = clip(stdinText(t.stdin, tenant.traceToolInput), cap);
-        const stdout = clip(redactText(t.stdout), cap);
-        const stderr = clip(redactText(t.stderr), cap);
-        return {
-          ...record,
-          ...(record.reason ? { reason: redactText(record.reason) } : {}),
-          warm: t.warm,
-          offset_ms: t.offset_ms,
-          stdin: stdin.text,
-          stdout: stdout.text,
-          stderr: stderr.text,
-          env: redactEnv(t.env),
-          truncated: { stdin: stdin.cut, stdout: stdout.cut, stderr: stderr.cut },
-        };
-      }),
+      hooks: result.hooks.length,
     };
-    const text = JSON.stringify(trace);
+    let built: StoredTrace | undefined;
+    const build = () => (built ??= { ...summary, tenant: tenant.name, hooks: this.hooksOf(result, tenant.traceToolInput) });
     const tenantKey = this.key(tenant.name);
-    const file = join(this.dir, tenantKey, `${trace.event_id}.json`);
-    const entry: Entry = { tenantKey, summary: summarize(trace), timeMs: Date.parse(trace.time), bytes: Buffer.byteLength(text), file };
+    const file = join(this.dir, tenantKey, `${summary.event_id}.json`);
+    const entry: Entry = { tenantKey, summary, timeMs: Date.parse(summary.time), bytes: 0, file };
     this.entries.push(entry);
-    this.bytes += entry.bytes;
-    this.pending.set(file, trace);
+    this.pending.set(file, build);
     this.writing = this.writing.then(async () => {
       try {
         if (!this.madeDirs.has(tenantKey)) {
           await mkdir(join(this.dir, tenantKey), { recursive: true });
           this.madeDirs.add(tenantKey);
         }
+        if (!this.entries.includes(entry)) return; // swept before it was written
+        const text = JSON.stringify(build());
         await writeFile(file, text);
+        entry.bytes = Buffer.byteLength(text);
+        this.bytes += entry.bytes;
         await this.sweep();
       } finally {
         this.pending.delete(file);
       }
     });
     this.writing = this.writing.catch(this.onWriteError);
-    for (const listener of this.listeners.get(tenantKey) ?? []) listener(entry.summary);
-    return trace;
+    for (const listener of this.listeners.get(tenantKey) ?? []) listener(summary);
+    return summary;
+  }
+
+  private hooksOf(result: EventResult, keepInputs: boolean): StoredHook[] {
+    const cap = this.limits.captureBytes;
+    return result.hooks.map((record, i) => {
+      const t = result.trace.hooks[i]!;
+      const stdin = captured(stdinText(t.stdin, keepInputs), cap, false);
+      const stdout = captured(t.stdout, cap);
+      const stderr = captured(t.stderr, cap);
+      return {
+        ...record,
+        ...(record.reason ? { reason: redactText(record.reason) } : {}),
+        warm: t.warm,
+        offset_ms: t.offset_ms,
+        stdin: stdin.text,
+        stdout: stdout.text,
+        stderr: stderr.text,
+        env: redactEnv(t.env),
+        truncated: { stdin: stdin.cut, stdout: stdout.cut, stderr: stderr.cut },
+      };
+    });
   }
 
   /** Resolves when every trace accepted so far is on disk. */
@@ -187,7 +199,7 @@ export class TraceStore {
     const tenantKey = this.key(tenant);
     const entry = this.entries.find((e) => e.tenantKey === tenantKey && e.summary.event_id === eventId && this.live(e));
     if (!entry) return undefined;
-    return this.pending.get(entry.file) ?? (JSON.parse(await readFile(entry.file, "utf8")) as StoredTrace);
+    return this.pending.get(entry.file)?.() ?? (JSON.parse(await readFile(entry.file, "utf8")) as StoredTrace);
   }
 
   /** Newest first, `limit` at a time; `next_cursor` pages on. */
@@ -245,9 +257,18 @@ function summarize(t: StoredTrace): TraceSummary {
   return { ...rest, hooks: hooks.length };
 }
 
-function clip(text: string, max: number): { text: string; cut: boolean } {
+/** Room past the cap that is redacted too, so a secret straddling the cut is still recognised. */
+const REDACT_MARGIN_BYTES = 512;
+
+/**
+ * The first `max` bytes of a hook's stream, redacted (stdin comes redacted already). Only those
+ * bytes and a margin are scanned: a hook may print megabytes, a trace keeps a few KB.
+ */
+function captured(text: string, max: number, redact = true): { text: string; cut: boolean } {
   const bytes = Buffer.from(text);
-  return bytes.length > max ? { text: bytes.subarray(0, max).toString("utf8"), cut: true } : { text, cut: false };
+  const head = bytes.subarray(0, max + REDACT_MARGIN_BYTES).toString("utf8");
+  const redacted = Buffer.from(redact ? redactText(head) : head);
+  return bytes.length > max ? { text: redacted.subarray(0, max).toString("utf8"), cut: true } : { text: redacted.toString("utf8"), cut: false };
 }
 
 /** The event a hook read, redacted; tool inputs and prompts left out unless kept. */
