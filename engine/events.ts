@@ -61,8 +61,14 @@ export function resolveEventName(name: string): { point: EventPoint; dialect: Di
   return hit && { point: hit.point, dialect: hit.dialect };
 }
 
+/** `unknown event "X"`, with the closest known name when there is one: for config and request errors. */
+export function unknownEventMessage(name: string): string {
+  const hint = suggestEventName(name);
+  return `unknown event "${name}"${hint ? ` (did you mean "${hint}"?)` : ""}`;
+}
+
 /** For error messages: the known name closest to `name` (case and separators aside), if close. */
-export function suggestEventName(name: string): string | undefined {
+function suggestEventName(name: string): string | undefined {
   const squash = (s: string) => s.toLowerCase().replace(/[^a-z]/g, "");
   let best: { name: string; distance: number } | undefined;
   for (const known of EVENT_NAMES) {

@@ -6,7 +6,7 @@ import { fold, type Notification } from "./aggregate.js";
 import { answerFor } from "./answer.js";
 import type { Config, Tenant } from "./config.js";
 import { BadRequestError } from "./errors.js";
-import { EVENT_NAMES, resolveEventName, suggestEventName, type Decision, type Format } from "./events.js";
+import { EVENT_NAMES, resolveEventName, unknownEventMessage, type Decision, type Format } from "./events.js";
 import { executeHooks, type HookRecord, type HookTrace, type Runners } from "./execute.js";
 import { Gate } from "./run/gate.js";
 import type { Runner } from "./run/types.js";
@@ -122,8 +122,7 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
     if (named === undefined) throw new BadRequestError("the event name is missing: give it in the path (/v1/events/{event}) or as hook_event_name in the body", "hook_event_name", "event_missing");
     const resolved = resolveEventName(named);
     if (!resolved) {
-      const hint = suggestEventName(named);
-      throw new BadRequestError(`unknown event "${named}"${hint ? ` (did you mean "${hint}"?)` : ""}; known: ${EVENT_NAMES.join(", ")}`, req.eventName !== undefined ? "event" : "hook_event_name", "unknown_event");
+      throw new BadRequestError(`${unknownEventMessage(named)}; known: ${EVENT_NAMES.join(", ")}`, req.eventName !== undefined ? "event" : "hook_event_name", "unknown_event");
     }
     const { point } = resolved;
     const dialect = detectDialect(req.body, resolved.dialect);

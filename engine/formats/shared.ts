@@ -5,7 +5,7 @@
 import { parse as parseToml, TomlError } from "smol-toml";
 import type { z } from "zod";
 import { ConfigError } from "../errors.js";
-import { resolveEventName, suggestEventName, type Decision, type Dialect, type EventPoint } from "../events.js";
+import { resolveEventName, unknownEventMessage, type Decision, type Dialect, type EventPoint } from "../events.js";
 import type { Source } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
 import { formatPath, locateToml, parseJsonLocated, type Path, type Position } from "./locate.js";
@@ -136,6 +136,5 @@ export interface LoadContext {
 export function configEvent(parsed: ParsedFile, path: Path, name: string): { point: EventPoint; dialect: Dialect } {
   const resolved = resolveEventName(name);
   if (resolved) return resolved;
-  const hint = suggestEventName(name);
-  throw configError(parsed, path, `unknown event "${name}"${hint ? ` (did you mean "${hint}"?)` : ""}`);
+  throw configError(parsed, path, unknownEventMessage(name));
 }
