@@ -24,6 +24,7 @@ export interface Pooled {
 }
 
 interface Slot<T> {
+  key: string;
   make: () => Promise<T>;
   ready: { item: T; at: number }[];
   starting: number;
@@ -73,7 +74,7 @@ export class WarmPool<T extends Pooled> {
 
   private slot(key: string, make: () => Promise<T>): Slot<T> {
     let slot = this.slots.get(key);
-    if (!slot) this.slots.set(key, (slot = { make, ready: [], starting: 0, wantedAt: 0, failures: 0, retryAt: 0 }));
+    if (!slot) this.slots.set(key, (slot = { key, make, ready: [], starting: 0, wantedAt: 0, failures: 0, retryAt: 0 }));
     slot.wantedAt = Date.now();
     return slot;
   }
@@ -121,7 +122,7 @@ export class WarmPool<T extends Pooled> {
         slot.starting--;
         this.starting--;
         slot.failures = 0;
-        if (this.closed || !this.slots.has(this.keyOf(slot))) this.discard(item);
+        if (this.closed || this.slots.get(slot.key) !== slot) this.discard(item);
         else slot.ready.push({ item, at: Date.now() });
         this.fill();
       },
@@ -141,11 +142,6 @@ export class WarmPool<T extends Pooled> {
     const p = item.discard().catch(() => undefined);
     this.discarding.add(p);
     void p.finally(() => this.discarding.delete(p));
-  }
-
-  private keyOf(slot: Slot<T>): string {
-    for (const [key, s] of this.slots) if (s === slot) return key;
-    return "";
   }
 
   /** Shapes not wanted lately lose their containers; containers idle too long are replaced. */
