@@ -12,7 +12,7 @@ import { startService } from "../helpers/service.js";
 
 const ev = { session_id: "s", hook_event_name: "PreToolUse", tool_name: "shell", tool_input: { command: "ls" } };
 // These tests count containers: without a warm pool, every container they see belongs to a hook.
-const sleepy = (seconds: number, timeoutMs = 60_000) => `[sandbox]\npool_size = 0\n\n[[hooks.PreToolUse]]\nname = "sleepy"\ncommand = "sleep ${seconds}; echo '{}'"\ntimeout = ${timeoutMs}\n`;
+const sleepy = (seconds: number, timeoutMs = 60_000, sandbox = "") => `[sandbox]\npool_size = 0\n${sandbox}\n[[hooks.PreToolUse]]\nname = "sleepy"\ncommand = "sleep ${seconds}; echo '{}'"\ntimeout = ${timeoutMs}\n`;
 
 async function until(what: () => Promise<boolean>, ms: number): Promise<boolean> {
   const end = Date.now() + ms;
@@ -32,7 +32,7 @@ afterAll(async () => {
 
 describe("overload", () => {
   it("200 concurrent requests against a queue of 8 get only 200s and 429s, never a 5xx or a hang", async () => {
-    const limited = await startService(`${sleepy(0.2)}`, { sandbox: "max_concurrency = 2\nmax_queue = 8" });
+    const limited = await startService(sleepy(0.2, 60_000, "max_concurrency = 2\nmax_queue = 8\n"));
     try {
       const t0 = performance.now();
       const responses = await Promise.all(Array.from({ length: 200 }, () => limited.event(ev)));
