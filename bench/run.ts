@@ -88,6 +88,22 @@ async function waitPool(url: string, atLeast = 1): Promise<void> {
 
 const containerHook = `[[hooks.PreToolUse]]\nname = "bench"\ncommand = "${HOOK.replace(/"/g, '\\"')}"\n`;
 
+/**
+ * p50/p90/p99 of events with one container hook, against a service of its own: cold (no pool), or
+ * warm (each request waits until a pre-started container is ready, then is timed).
+ */
+async function containerHookRow(mode: "cold" | "warm", runtime: "runc" | "runsc", samples: number, port: number): Promise<Figures> {
+  const svc = await startService(`[sandbox]\nruntime = "${runtime}"\npool_size = ${mode === "warm" ? 2 : 0}\n\n${containerHook}`, port);
+  try {
+    const ready = mode === "warm" ? () => waitPool(svc.url) : undefined;
+    await timeEach(3, () => event(svc.url), ready);
+    const name = `hookbox: event, one container hook, ${mode}${runtime === "runsc" ? ", runsc" : ""}`;
+    return percentiles(name, await timeEach(samples, () => event(svc.url), ready), mode === "warm" ? "each request waits for a ready container" : undefined);
+  } finally {
+    await svc.stop();
+  }
+}
+
 async function main(): Promise<void> {
   const N = Number(process.env.BENCH_N ?? 1);
   const n = (k: number) => Math.max(3, Math.round(k * N));
@@ -127,18 +143,13 @@ async function main(): Promise<void> {
   const noHookRate = await rate(16, 3_000 * N, () => event(svc.url, NO_HOOK_EVENT));
   rows.push(noHookRow, { ...percentiles("hookbox: event matching no hook, concurrency 16", noHookRate.samples), rate: noHookRate.rate });
 
-  log("hookbox: one container hook, cold");
-  await timeEach(3, () => event(svc.url));
-  const coldRow = percentiles("hookbox: event, one container hook, cold", await timeEach(n(30), () => event(svc.url)));
-  rows.push(coldRow);
   await svc.stop();
 
+  log("hookbox: one container hook, cold");
+  const coldRow = await containerHookRow("cold", "runc", n(30), port++);
   log("hookbox: one container hook, warm");
-  svc = await startService(`[sandbox]\npool_size = 2\n\n${containerHook}`, port++);
-  await timeEach(5, () => event(svc.url), () => waitPool(svc.url));
-  const warmRow = percentiles("hookbox: event, one container hook, warm", await timeEach(n(60), () => event(svc.url), () => waitPool(svc.url)), "each request waits for a ready container");
-  rows.push(warmRow);
-  await svc.stop();
+  const warmRow = await containerHookRow("warm", "runc", n(60), port++);
+  rows.push(coldRow, warmRow);
 
   log("hookbox: events/s with one container hook each");
   svc = await startService(`[sandbox]\npool_size = 16\npool_max = 24\nmax_concurrency = 16\n\n${containerHook}`, port++);
@@ -152,21 +163,12 @@ async function main(): Promise<void> {
   await svc.stop();
 
   log("gVisor (runsc)");
-  let runscCold: Figures | undefined;
   let runscWarm: Figures | undefined;
   try {
-    const rawRunsc = percentiles("baseline: raw dockerode container run, runsc", await timeEach(n(10), () => rawContainer("runsc")));
-    rows.push(rawRunsc);
-    svc = await startService(`[sandbox]\nruntime = "runsc"\npool_size = 0\n\n${containerHook}`, port++);
-    await timeEach(2, () => event(svc.url));
-    runscCold = percentiles("hookbox: event, one container hook, cold, runsc", await timeEach(n(10), () => event(svc.url)));
-    rows.push(runscCold);
-    await svc.stop();
-    svc = await startService(`[sandbox]\nruntime = "runsc"\npool_size = 2\n\n${containerHook}`, port++);
-    await timeEach(3, () => event(svc.url), () => waitPool(svc.url));
-    runscWarm = percentiles("hookbox: event, one container hook, warm, runsc", await timeEach(n(30), () => event(svc.url), () => waitPool(svc.url)), "each request waits for a ready container");
+    rows.push(percentiles("baseline: raw dockerode container run, runsc", await timeEach(n(10), () => rawContainer("runsc"))));
+    rows.push(await containerHookRow("cold", "runsc", n(10), port++));
+    runscWarm = await containerHookRow("warm", "runsc", n(30), port++);
     rows.push(runscWarm);
-    await svc.stop();
   } catch (err) {
     log(`runsc not measured: ${(err as Error).message}`);
   }
