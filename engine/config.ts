@@ -35,6 +35,20 @@ const ServerSchema = z.strictObject({
   max_workspace_entries: z.number().int().positive().default(10_000),
   /** @default 10 s — SIGTERM: how long running hooks may finish */
   shutdown_grace_ms: z.number().int().nonnegative().default(10_000),
+  /** @default "64m" — audit.jsonl is rotated past this size */
+  audit_max_bytes: Bytes.default("64m"),
+  /** @default 5 — rotated audit files kept (audit.jsonl.1 … .N) */
+  audit_keep: z.number().int().nonnegative().default(5),
+  /** @default "1g" — per tenant, all its workspaces together (unpacked); [[tenants]] may override */
+  max_workspace_bytes: Bytes.default("1g"),
+  /** @default 100 — workspaces per tenant; [[tenants]] may override */
+  max_workspaces: z.number().int().positive().default(100),
+  /** @default "1m" — largest repository hook file read (.claude/settings.json …) */
+  max_hook_file_bytes: Bytes.default("1m"),
+  /** @default 200 — most unpacked bytes per uploaded byte, checked once 1 MiB is unpacked */
+  max_unpack_ratio: z.number().positive().default(200),
+  /** @default 1000 — most hooks a workspace's files may declare */
+  max_repository_hooks: z.number().int().positive().default(1000),
 });
 
 const TenantSchema = z
@@ -46,6 +60,10 @@ const TenantSchema = z
     repository_hooks: z.boolean().default(true),
     /** @default false — true: this tenant's traces keep tool inputs and prompts (redacted) */
     trace_tool_input: z.boolean().default(false),
+    /** @default [server] max_workspace_bytes */
+    max_workspace_bytes: Bytes.optional(),
+    /** @default [server] max_workspaces */
+    max_workspaces: z.number().int().positive().optional(),
   })
   .refine((t) => (t.token_sha256 === undefined) !== (t.token_env === undefined), "set exactly one of token_sha256 and token_env");
 
@@ -63,8 +81,16 @@ const SandboxSchema = z.strictObject({
   max_timeout: z.number().int().positive().default(DEFAULT_MAX_TIMEOUT_MS),
   /** hook runs at once */
   max_concurrency: z.number().int().positive().default(8),
-  /** events waiting for a slot before the service answers 429 */
+  /** events of one tenant waiting for a slot before the service answers that tenant 429; each tenant has its own */
   max_queue: z.number().int().nonnegative().default(64),
+  /** events of one tenant running hooks at once; @default half of max_concurrency, rounded up */
+  max_tenant_concurrency: z.number().int().positive().optional(),
+  /** containers running at once for one event, whatever `parallel` says */
+  max_containers_per_event: z.number().int().positive().default(4),
+  /** ms; all of one event's hooks, from its arrival: hooks not done by then are stopped (timed_out) */
+  max_event_ms: z.number().int().positive().default(120_000),
+  /** ms; the longest one container-engine call may take; a hook's run ends at most this long past its own timeout */
+  engine_timeout_ms: z.number().int().positive().default(5_000),
   /** host folders mounted read-only at the same path in every container; relative to the config file */
   mounts: z.array(z.string().min(1)).default([]),
   /** pre-started single-use containers kept ready per container shape in use; 0 turns the warm pool off */
@@ -95,6 +121,9 @@ export interface Tenant {
   tokenSha256: string;
   repositoryHooks: boolean;
   traceToolInput: boolean;
+  /** all its workspaces together, unpacked */
+  maxWorkspaceBytes: number;
+  maxWorkspaces: number;
 }
 
 export interface SandboxConfig {
@@ -103,14 +132,32 @@ export interface SandboxConfig {
   limits: Limits;
   maxTimeoutMs: number;
   maxConcurrency: number;
+  /** per tenant */
   maxQueue: number;
+  maxTenantConcurrency: number;
+  maxContainersPerEvent: number;
+  maxEventMs: number;
+  engineTimeoutMs: number;
   mounts: string[];
   pool: PoolOptions;
 }
 
 export interface Config {
   file: string;
-  server: { listen: string; dataDir: string; auditToolInput: boolean; maxBodyBytes: number; maxWorkspaceEntries: number; shutdownGraceMs: number; publicMetrics: boolean };
+  server: {
+    listen: string;
+    dataDir: string;
+    auditToolInput: boolean;
+    maxBodyBytes: number;
+    maxWorkspaceEntries: number;
+    shutdownGraceMs: number;
+    publicMetrics: boolean;
+    auditMaxBytes: number;
+    auditKeep: number;
+    maxHookFileBytes: number;
+    maxUnpackRatio: number;
+    maxRepositoryHooks: number;
+  };
   tenants: Tenant[];
   sandbox: SandboxConfig;
   traces: TraceLimits;
@@ -148,7 +195,7 @@ export function parseConfig(file: string, text: string, env: Record<string, stri
   const traces = section(TracesSchema, "traces");
   const tenantsParsed = z.array(TenantSchema).safeParse(doc.tenants ?? []);
   if (!tenantsParsed.success) throw schemaError(parsed, tenantsParsed.error, ["tenants"]);
-  const tenants = tenantsParsed.data.map((t, i) => tenantOf(parsed, t, i, env));
+  const tenants = tenantsParsed.data.map((t, i) => tenantOf(parsed, t, i, env, server));
   const names = new Set<string>();
   tenants.forEach((t, i) => {
     if (names.has(t.name)) throw configError(parsed, ["tenants", i, "name"], `tenant "${t.name}" is defined twice`);
@@ -177,6 +224,11 @@ export function parseConfig(file: string, text: string, env: Record<string, stri
       maxWorkspaceEntries: server.max_workspace_entries,
       publicMetrics: server.public_metrics,
       shutdownGraceMs: server.shutdown_grace_ms,
+      auditMaxBytes: parseBytes(server.audit_max_bytes)!,
+      auditKeep: server.audit_keep,
+      maxHookFileBytes: parseBytes(server.max_hook_file_bytes)!,
+      maxUnpackRatio: server.max_unpack_ratio,
+      maxRepositoryHooks: server.max_repository_hooks,
     },
     tenants,
     sandbox: {
@@ -193,6 +245,10 @@ export function parseConfig(file: string, text: string, env: Record<string, stri
       maxTimeoutMs,
       maxConcurrency: sandbox.max_concurrency,
       maxQueue: sandbox.max_queue,
+      maxTenantConcurrency: sandbox.max_tenant_concurrency ?? Math.ceil(sandbox.max_concurrency / 2),
+      maxContainersPerEvent: sandbox.max_containers_per_event,
+      maxEventMs: sandbox.max_event_ms,
+      engineTimeoutMs: sandbox.engine_timeout_ms,
       mounts: sandbox.mounts.map((m) => resolve(base, m)),
       pool: { size: sandbox.pool_size, maxTotal: sandbox.pool_max, idleMs: sandbox.pool_idle_ms, maxStarting: DEFAULT_POOL.maxStarting },
     },
@@ -205,14 +261,21 @@ export function parseConfig(file: string, text: string, env: Record<string, stri
   };
 }
 
-function tenantOf(parsed: ParsedFile, t: z.infer<typeof TenantSchema>, i: number, env: Record<string, string | undefined>): Tenant {
+function tenantOf(parsed: ParsedFile, t: z.infer<typeof TenantSchema>, i: number, env: Record<string, string | undefined>, server: z.infer<typeof ServerSchema>): Tenant {
   let sha = t.token_sha256;
   if (t.token_env !== undefined) {
     const token = env[t.token_env];
     if (!token) throw configError(parsed, ["tenants", i, "token_env"], `environment variable ${t.token_env} is not set`);
     sha = sha256Hex(token);
   }
-  return { name: t.name, tokenSha256: sha!, repositoryHooks: t.repository_hooks, traceToolInput: t.trace_tool_input };
+  return {
+    name: t.name,
+    tokenSha256: sha!,
+    repositoryHooks: t.repository_hooks,
+    traceToolInput: t.trace_tool_input,
+    maxWorkspaceBytes: parseBytes(t.max_workspace_bytes ?? server.max_workspace_bytes)!,
+    maxWorkspaces: t.max_workspaces ?? server.max_workspaces,
+  };
 }
 
 function jsonFilesIn(parsed: ParsedFile, dir: string): string[] {
