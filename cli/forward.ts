@@ -1,32 +1,53 @@
 /**
  * @module `hookbox forward`: the one-line hook an agent runs. Reads the event on stdin, posts it to
  * hookbox, prints the agent-native answer and exits with the agent-native code. On a block it also
- * writes the reason to stderr (Codex and Gemini CLI read it; the others ignore it on exit 0).
+ * writes the reason to stderr (Codex and Gemini CLI read it; the others ignore it on exit 0). Both
+ * may reach a terminal: the answer is printed as JSON with DEL and C1 escaped too, the reason and
+ * any message with every control but newline and tab escaped (terminal.ts).
  */
+import { createHash } from "node:crypto";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { block, safeJson } from "./terminal.js";
 
 /** Agent dialects the forwarder speaks; codex and gemini ride on claude's and cosh's answers. */
 const FORMATS = { cosh: "cosh", copilot: "copilot", claude: "claude", codex: "claude", gemini: "cosh" } as const;
 type AgentFormat = keyof typeof FORMATS;
+type Mode = "allow" | "block";
+
+/**
+ * Each agent's own hook deadline, in seconds: past it the agent gives up on the hook and goes on,
+ * a silent allow. The forwarder answers with the failure mode before it (`--deadline` overrides).
+ * Claude Code and Codex 600 s, Copilot CLI 30 s, cosh 5 s per hook, Gemini CLI 60 s.
+ */
+export const AGENT_DEADLINE_S: Record<AgentFormat, number> = { claude: 600, codex: 600, copilot: 30, cosh: 5, gemini: 60 };
 
 export const FORWARD_USAGE = `usage: hookbox forward --url URL --event NAME [--format cosh|copilot|claude|codex|gemini]
-       [--workspace ID] [--token T | env HOOKBOX_TOKEN] [--on-unreachable allow|block] [--timeout MS]
-       [--interactive true|false]`;
+       [--workspace ID] [--token T | env HOOKBOX_TOKEN] [--on-unreachable allow|block] [--deadline SECONDS]
+       [--timeout MS] [--interactive true|false]`;
 
-export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Array>; env: NodeJS.ProcessEnv }): Promise<{ stdout: string; stderr: string; code: number }> {
+export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Array>; env: NodeJS.ProcessEnv; cacheDir?: string }): Promise<{ stdout: string; stderr: string; code: number }> {
   const { values } = parseArgs({
     args: argv,
     options: {
       url: { type: "string" }, event: { type: "string" }, format: { type: "string", default: "cosh" },
-      workspace: { type: "string" }, token: { type: "string" }, "on-unreachable": { type: "string", default: "allow" },
-      timeout: { type: "string", default: "30000" }, interactive: { type: "string" },
+      workspace: { type: "string" }, token: { type: "string" }, "on-unreachable": { type: "string" },
+      deadline: { type: "string" }, timeout: { type: "string" }, interactive: { type: "string" },
     },
   });
   const format = values.format as AgentFormat;
-  const onUnreachable = values["on-unreachable"];
-  if (!values.url || !values.event || !(format in FORMATS) || (onUnreachable !== "allow" && onUnreachable !== "block"))
+  const override = values["on-unreachable"];
+  const deadlineS = values.deadline !== undefined ? Number(values.deadline) : AGENT_DEADLINE_S[format];
+  if (!values.url || !values.event || !(format in FORMATS) || (override !== undefined && override !== "allow" && override !== "block") || !(deadlineS > 0))
     return { stdout: "", stderr: `${FORWARD_USAGE}\n`, code: 64 };
   const token = values.token ?? io.env.HOOKBOX_TOKEN;
+  // Answer before the agent's deadline, counted from this process's start: 90 %, and at least 0.5 s early.
+  const answerByMs = Math.min(deadlineS * 1000 - 500, deadlineS * 900) - process.uptime() * 1000;
+  const timeoutMs = Math.round(values.timeout !== undefined ? Number(values.timeout) : Math.max(100, answerByMs));
+  const cache = modeCache(io.cacheDir ?? cacheDirOf(io.env), values.url, token, values.event);
+
   const chunks: Buffer[] = [];
   for await (const c of io.stdin) chunks.push(Buffer.from(c));
   const body = Buffer.concat(chunks);
@@ -36,29 +57,91 @@ export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Ar
   if (values.interactive) query.set("interactive", values.interactive);
   const url = `${values.url.replace(/\/+$/, "")}/v1/events/${encodeURIComponent(values.event)}?${query}`;
   let problem: string;
+  let told: Mode | undefined;
   try {
     const res = await fetch(url, {
       method: "POST",
       body,
       headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
-      signal: AbortSignal.timeout(Number(values.timeout)),
+      signal: AbortSignal.timeout(timeoutMs),
     });
+    const header = res.headers.get("hookbox-on-failure");
+    if (header === "allow" || header === "block") {
+      told = header;
+      cache.save(header);
+    }
     const answer = (await res.json().catch(() => ({}))) as { output?: unknown; exit_code?: number; decision?: string; reason?: string; error?: { message?: string } };
     if (res.ok && answer.output !== undefined) {
       const blocked = answer.decision === "block";
       const reason = answer.reason ?? "blocked by hookbox";
       return {
-        stdout: `${JSON.stringify(answer.output)}\n`,
-        stderr: blocked ? `${reason}\n` : "",
+        stdout: `${safeJson(answer.output)}\n`,
+        stderr: blocked ? `${block(String(reason))}\n` : "",
         // Codex reads a block from exit code 2 with the reason on stderr.
         code: blocked && format === "codex" ? 2 : (answer.exit_code ?? 0),
       };
     }
-    problem = `hookbox answered ${res.status}: ${answer.error?.message ?? "no decision"}`;
+    problem = `hookbox answered ${res.status}: ${block(String(answer.error?.message ?? "no decision"))}`;
   } catch (err) {
-    problem = `hookbox unreachable at ${values.url}: ${(err as Error).message}`;
+    const e = err as Error;
+    problem = e.name === "TimeoutError" ? `hookbox did not answer within ${Math.round(timeoutMs)} ms (the agent's ${deadlineS} s deadline is near)` : `hookbox unreachable at ${values.url}: ${block(e.message)}`;
   }
-  if (onUnreachable === "allow") return { stdout: "{}\n", stderr: `${problem} (passing through: --on-unreachable allow)\n`, code: 0 };
-  // Exit 2 with the reason on stderr blocks in every one of these agents (copilot-hooks.md: for preToolUse).
-  return { stdout: "", stderr: `${problem} (blocking: --on-unreachable block)\n`, code: 2 };
+  // Who decides what a failure means: --on-unreachable, else what hookbox said (now or last time), else allow.
+  const known = override !== undefined ? { mode: override as Mode, from: "--on-unreachable" } : told ? { mode: told, from: "on_failure (the tenant's, from hookbox)" } : cache.load();
+  const mode: Mode = known?.mode ?? "allow";
+  const verb = mode === "block" ? "blocking" : "passing through";
+  const why = known
+    ? `${verb}: ${known.from.replace(/^(\S+)(.*)$/, `$1 = ${mode}$2`)}`
+    : "passing through: no failure mode known yet for this hookbox and token (set on_failure for the tenant, or pass --on-unreachable)";
+  if (mode === "allow") return { stdout: "{}\n", stderr: `${problem} (${why})\n`, code: 0 };
+  // Exit 2 with the reason on stderr blocks in every one of these agents (copilot-hooks.md: for
+  // preToolUse); the agent's own deny JSON is printed too, for those that read stdout.
+  const reason = `${problem} (${why})`;
+  return { stdout: `${safeJson(denyOutput(format, values.event, reason))}\n`, stderr: `${reason}\n`, code: 2 };
+}
+
+/** The agent's own "deny" for a hook's stdout. */
+function denyOutput(format: AgentFormat, event: string, reason: string): Record<string, unknown> {
+  switch (format) {
+    case "copilot": return { permissionDecision: "deny", permissionDecisionReason: reason };
+    case "claude":
+    case "codex": return { decision: "block", reason, hookSpecificOutput: { hookEventName: event, permissionDecision: "deny", permissionDecisionReason: reason } };
+    case "cosh":
+    case "gemini": return { decision: "block", reason };
+    default: {
+      const _exhaustive: never = format;
+      return _exhaustive;
+    }
+  }
+}
+
+function cacheDirOf(env: NodeJS.ProcessEnv): string {
+  return join(env.XDG_CACHE_HOME ?? join(env.HOME ?? tmpdir(), ".cache"), "hookbox");
+}
+
+/**
+ * The failure mode hookbox last told this forwarder, one small file per URL + token (hashed: the
+ * token itself is never written) + event, so it still applies when hookbox cannot be reached at all.
+ */
+function modeCache(dir: string, url: string, token: string | undefined, event: string) {
+  const file = join(dir, `on-failure-${createHash("sha256").update(`${url}\n${token ?? ""}\n${event}`).digest("hex").slice(0, 24)}`);
+  return {
+    load(): { mode: Mode; from: string } | undefined {
+      try {
+        const mode = readFileSync(file, "utf8").trim();
+        return mode === "allow" || mode === "block" ? { mode, from: `on_failure (the tenant's, as hookbox last said: ${file})` } : undefined;
+      } catch {
+        return undefined;
+      }
+    },
+    save(mode: Mode): void {
+      try {
+        if (this.load()?.mode === mode) return;
+        mkdirSync(dir, { recursive: true, mode: 0o700 });
+        writeFileSync(file, `${mode}\n`, { mode: 0o600 });
+      } catch {
+        // A read-only home: the mode is still used for this call.
+      }
+    },
+  };
 }

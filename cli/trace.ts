@@ -1,8 +1,10 @@
 /**
  * @module `hookbox trace EVENT_ID` prints one event's trace as a tree; `hookbox tail` follows
- * decisions live. Clients of GET /v1/events/{id} and /v1/events/live.
+ * decisions live. Clients of GET /v1/events/{id} and /v1/events/live. Everything a hook or an agent
+ * could have written passes through terminal.ts before it is printed.
  */
 import { parseArgs } from "node:util";
+import { block, oneLine as o, safeJson } from "./terminal.js";
 
 interface Hook {
   name: string; source: string; sandbox: string; format: string; warm: boolean; decision: string | null; effective: boolean;
@@ -19,23 +21,23 @@ const base = (v: { url?: string }, env: NodeJS.ProcessEnv) => (v.url ?? env.HOOK
 const auth = (v: { token?: string }, env: NodeJS.ProcessEnv) => ({ authorization: `Bearer ${v.token ?? env.HOOKBOX_TOKEN ?? ""}` });
 
 export function renderTrace(t: Trace): string {
-  const out = [`${t.event_id}  ${t.event}  decision: ${t.decision ?? "pass-through"}${t.reason ? `  (${t.reason})` : ""}  ${t.duration_ms} ms${t.queued_ms ? ` (queued ${t.queued_ms} ms)` : ""}`];
-  out.push(`  ${t.time}  tenant ${t.tenant}${t.session_id ? `  session ${t.session_id}` : ""}${t.tool_name ? `  tool ${t.tool_name}` : ""}${t.workspace ? `  workspace ${t.workspace}` : ""}`);
+  const out = [`${o(t.event_id)}  ${o(t.event)}  decision: ${o(t.decision ?? "pass-through")}${t.reason ? `  (${o(t.reason)})` : ""}  ${t.duration_ms} ms${t.queued_ms ? ` (queued ${t.queued_ms} ms)` : ""}`];
+  out.push(`  ${o(t.time)}  tenant ${o(t.tenant)}${t.session_id ? `  session ${o(t.session_id)}` : ""}${t.tool_name ? `  tool ${o(t.tool_name)}` : ""}${t.workspace ? `  workspace ${o(t.workspace)}` : ""}`);
   t.hooks.forEach((h, i) => {
     const last = i === t.hooks.length - 1;
     const [branch, pipe] = last ? ["└─", "   "] : ["├─", "│  "];
     const mark = t.blocked_by === h.name && h.decision === "block" && h.effective ? "  ⟵ blocked here" : "";
-    out.push(`${branch} ${h.name}  ${h.source}/${h.sandbox}${h.warm ? " (warm)" : ""}  ${h.format}  ${h.outcome}${h.exit_code !== null ? ` ${h.exit_code}` : ""}  → ${h.decision ?? "none"}${h.effective ? "" : " (no effect)"}  +${h.offset_ms} ms, ${h.start_ms} ms set-up, ${h.duration_ms} ms${h.remove_ms !== null ? `, ${h.remove_ms} ms removal` : ""}${mark}`);
-    out.push(`${pipe}   rule: ${h.rule}`);
-    if (h.error) out.push(`${pipe}   error: ${h.error}`);
+    out.push(`${branch} ${o(h.name)}  ${o(h.source)}/${o(h.sandbox)}${h.warm ? " (warm)" : ""}  ${o(h.format)}  ${o(h.outcome)}${h.exit_code !== null ? ` ${h.exit_code}` : ""}  → ${o(h.decision ?? "none")}${h.effective ? "" : " (no effect)"}  +${h.offset_ms} ms, ${h.start_ms} ms set-up, ${h.duration_ms} ms${h.remove_ms !== null ? `, ${h.remove_ms} ms removal` : ""}${mark}`);
+    out.push(`${pipe}   rule: ${o(h.rule)}`);
+    if (h.error) out.push(`${pipe}   error: ${o(h.error)}`);
     for (const stream of ["stdin", "stdout", "stderr"] as const) {
-      const text = h[stream].trimEnd();
+      const text = block(h[stream].trimEnd());
       if (text) out.push(`${pipe}   ${stream}: ${text.split("\n").join(`\n${pipe}           `)}`);
     }
-    if (Object.keys(h.env).length) out.push(`${pipe}   env: ${Object.entries(h.env).map(([k, v]) => `${k}=${v}`).join(" ")}`);
+    if (Object.keys(h.env).length) out.push(`${pipe}   env: ${Object.entries(h.env).map(([k, v]) => `${o(k)}=${o(v)}`).join(" ")}`);
   });
   if (t.hooks.length === 0) out.push("└─ (no hook ran)");
-  return `${out.join("\n")}\n`;
+  return `${block(out.join("\n"))}\n`; // each field escaped above; this pass guards the rest
 }
 
 export async function trace(argv: string[], env: NodeJS.ProcessEnv): Promise<{ stdout: string; stderr: string; code: number }> {
@@ -44,8 +46,8 @@ export async function trace(argv: string[], env: NodeJS.ProcessEnv): Promise<{ s
   const res = await fetch(`${base(values, env)}/v1/events/${encodeURIComponent(positionals[0])}`, { headers: auth(values, env) }).catch((e: Error) => e);
   if (res instanceof Error) return { stdout: "", stderr: `hookbox: cannot reach ${base(values, env)}: ${res.message}\n`, code: 69 };
   const body = (await res.json()) as Trace & { error?: { message: string } };
-  if (!res.ok) return { stdout: "", stderr: `hookbox: ${res.status}: ${body.error?.message ?? ""}\n`, code: res.status === 404 ? 66 : 65 };
-  return { stdout: values.json ? `${JSON.stringify(body, null, 2)}\n` : renderTrace(body), stderr: "", code: 0 };
+  if (!res.ok) return { stdout: "", stderr: `hookbox: ${res.status}: ${o(body.error?.message ?? "")}\n`, code: res.status === 404 ? 66 : 65 };
+  return { stdout: values.json ? `${safeJson(body, 2)}\n` : renderTrace(body), stderr: "", code: 0 };
 }
 
 export async function tail(argv: string[], env: NodeJS.ProcessEnv, write: (s: string) => void): Promise<number> {
@@ -66,7 +68,7 @@ export async function tail(argv: string[], env: NodeJS.ProcessEnv, write: (s: st
       const msg = JSON.parse(line) as { type: string; event?: Omit<Trace, "hooks"> & { hooks: number } };
       if (msg.type !== "decision" || !msg.event) continue;
       const e = msg.event;
-      write(`${e.time}  ${e.event_id}  ${e.event.padEnd(17)} ${(e.decision ?? "pass").padEnd(6)} ${(e.tool_name ?? "").padEnd(12)} ${e.hooks} hook(s) ${e.duration_ms} ms${e.reason ? `  ${e.reason}` : ""}\n`);
+      write(block(`${o(e.time)}  ${o(e.event_id)}  ${o(e.event).padEnd(17)} ${o(e.decision ?? "pass").padEnd(6)} ${o(e.tool_name ?? "").padEnd(12)} ${e.hooks} hook(s) ${e.duration_ms} ms${e.reason ? `  ${o(e.reason)}` : ""}`) + "\n");
     }
   }
   return 0;

@@ -14,9 +14,28 @@ export interface Judged {
 /** cosh-hooks.md: block wins (short-circuit); otherwise ask beats allow beats pass-through. */
 const RANK: Record<Decision, number> = { block: 3, ask: 2, allow: 1 };
 
-/** Whether a hook's decision counts where it was made. */
+/** Whether a hook's decision counts where it was made, and its tier lets it. */
 export function isEffective(j: Judged): boolean {
-  return j.verdict.decision !== null && effectiveDecisions(j.hook.point, j.hook.format).has(j.verdict.decision);
+  return j.verdict.decision !== null && !j.verdict.distrusted && effectiveDecisions(j.hook.point, j.hook.format).has(j.verdict.decision);
+}
+
+/**
+ * Trust tiers (SERVICE.md §8): policy > service and extension > repository. Untrusted code can only
+ * tighten: a repository hook's `allow` is recorded but does not count, and its argument changes are
+ * dropped unless its tenant trusts them (`repository_may_rewrite`). Block, ask and context count.
+ */
+export function applyTrust(verdict: Verdict, source: HookDef["source"], opts: { repositoryMayRewrite: boolean }): Verdict {
+  if (source !== "repository") return verdict;
+  const out = { ...verdict };
+  if (out.decision === "allow") {
+    out.distrusted = "trust: a repository hook's allow does not count (untrusted code can only tighten)";
+    out.rule = `${out.rule}; ${out.distrusted}`;
+  }
+  if (out.modifiedArgs !== undefined && !opts.repositoryMayRewrite) {
+    delete out.modifiedArgs;
+    out.rule = `${out.rule}; trust: a repository hook's argument change is ignored (repository_may_rewrite = false)`;
+  }
+  return out;
 }
 
 export interface Notification {
@@ -53,6 +72,7 @@ export function fold(judged: Judged[], opts: { interactive: boolean }): Folded {
   }
   const contexts = judged.map((j) => j.verdict.additionalContext).filter((c): c is string => !!c);
   // Arguments rewritten by a hook that allowed (or made no decision); a block discards them.
+  // (A repository hook's rewrite is gone already, unless its tenant trusts it: applyTrust.)
   const modified = judged.filter((j) => j.verdict.modifiedArgs !== undefined && j.verdict.decision !== "block").at(-1);
   const folded: Folded = {
     decision: winner?.verdict.decision ?? null,

@@ -31,7 +31,10 @@ function cosh(f: Folded): Record<string, unknown> {
     decision: f.decision ?? undefined,
     reason: f.decision ? f.reason : undefined,
     systemMessage: f.systemMessage,
-    hookSpecificOutput: f.additionalContext ? { additional_context: f.additionalContext } : undefined,
+    hookSpecificOutput:
+      f.additionalContext || f.modifiedArgs !== undefined
+        ? defined({ additional_context: f.additionalContext || undefined, tool_input: f.modifiedArgs })
+        : undefined,
   });
 }
 

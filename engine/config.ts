@@ -9,13 +9,14 @@ import { readFileSync, readdirSync, statSync, existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { z } from "zod";
 import { ConfigError } from "./errors.js";
+import { resolveEventName, unknownEventMessage } from "./events.js";
 import { loadCoshTable } from "./formats/cosh-toml.js";
 import { loadCopilotFile } from "./formats/copilot-json.js";
 import { EXTENSION_FILE, loadExtension } from "./formats/cosh-extension.js";
 import { configError, parseBytes, readJson, readToml, schemaError, type ParsedFile } from "./formats/shared.js";
 import { mergeHookSets, type HookSet } from "./hooks.js";
 import { DEFAULT_POOL, type PoolOptions } from "./run/warm-pool.js";
-import { DEFAULT_TRACE_LIMITS, type TraceLimits } from "./traces/store.js";
+import { DEFAULT_TRACE_LIMITS, type TraceLimits } from "./trace-limits.js";
 import { DEFAULT_IMAGE, DEFAULT_LIMITS, DEFAULT_MAX_TIMEOUT_MS, RUNTIMES, type Limits, type Runtime } from "./names.js";
 
 const Bytes = z.union([z.string(), z.number()]).refine((v) => parseBytes(v) !== undefined, 'expected a size such as "256m" or a number of bytes');
@@ -51,6 +52,9 @@ const ServerSchema = z.strictObject({
   max_repository_hooks: z.number().int().positive().default(1000),
 });
 
+const FailureModeSchema = z.enum(["allow", "block"]);
+export type FailureMode = z.infer<typeof FailureModeSchema>;
+
 const TenantSchema = z
   .strictObject({
     name: z.string().min(1),
@@ -60,6 +64,13 @@ const TenantSchema = z
     repository_hooks: z.boolean().default(true),
     /** @default false — true: this tenant's traces keep tool inputs and prompts (redacted) */
     trace_tool_input: z.boolean().default(false),
+    /**
+     * @default "allow" — what this tenant's agents get when hookbox cannot decide (unreachable, an
+     * error, overload, the agent's own deadline): one mode, or one per event (`{ PreToolUse = "block", "*" = "allow" }`)
+     */
+    on_failure: z.union([FailureModeSchema, z.record(z.string(), FailureModeSchema)]).default("allow"),
+    /** @default false — true: this tenant's repository hooks may change tool arguments (the change still passes policy) */
+    repository_may_rewrite: z.boolean().default(false),
     /** @default [server] max_workspace_bytes */
     max_workspace_bytes: Bytes.optional(),
     /** @default [server] max_workspaces */
@@ -121,6 +132,10 @@ export interface Tenant {
   tokenSha256: string;
   repositoryHooks: boolean;
   traceToolInput: boolean;
+  /** what its agents get when hookbox cannot decide, by canonical event point; "*" for the rest (SERVICE.md §8) */
+  onFailure: Record<string, FailureMode>;
+  /** its repositories' argument changes count (SERVICE.md §8) */
+  repositoryMayRewrite: boolean;
   /** all its workspaces together, unpacked */
   maxWorkspaceBytes: number;
   maxWorkspaces: number;
@@ -273,9 +288,29 @@ function tenantOf(parsed: ParsedFile, t: z.infer<typeof TenantSchema>, i: number
     tokenSha256: sha!,
     repositoryHooks: t.repository_hooks,
     traceToolInput: t.trace_tool_input,
+    repositoryMayRewrite: t.repository_may_rewrite,
+    onFailure: failureModes(parsed, i, t.on_failure),
     maxWorkspaceBytes: parseBytes(t.max_workspace_bytes ?? server.max_workspace_bytes)!,
     maxWorkspaces: t.max_workspaces ?? server.max_workspaces,
   };
+}
+
+function failureModes(parsed: ParsedFile, i: number, value: FailureMode | Record<string, FailureMode>): Record<string, FailureMode> {
+  if (typeof value === "string") return { "*": value };
+  const out: Record<string, FailureMode> = { "*": value["*"] ?? "allow" };
+  for (const [name, mode] of Object.entries(value)) {
+    if (name === "*") continue;
+    const resolved = resolveEventName(name);
+    if (!resolved) throw configError(parsed, ["tenants", i, "on_failure", name], unknownEventMessage(name));
+    out[resolved.point] = mode;
+  }
+  return out;
+}
+
+/** The failure mode of a tenant for an event as a client names it (any dialect); "*" when the name is unknown. */
+export function failureModeFor(tenant: Pick<Tenant, "onFailure">, eventName: string | undefined): FailureMode {
+  const point = eventName !== undefined ? resolveEventName(eventName)?.point : undefined;
+  return (point !== undefined ? tenant.onFailure[point] : undefined) ?? tenant.onFailure["*"] ?? "allow";
 }
 
 function jsonFilesIn(parsed: ParsedFile, dir: string): string[] {

@@ -63,9 +63,16 @@ export function resolveEventName(name: string): { point: EventPoint; dialect: Di
 
 /** `unknown event "X"`, with the closest known name when there is one: for config and request errors. */
 export function unknownEventMessage(name: string): string {
-  const hint = suggestEventName(name);
-  return `unknown event "${name}"${hint ? ` (did you mean "${hint}"?)` : ""}`;
+  const hint = name.length <= MAX_SUGGEST_CHARS ? suggestEventName(name) : undefined;
+  const shown = name.length > MAX_SUGGEST_CHARS ? `${name.slice(0, MAX_SUGGEST_CHARS)}…` : name;
+  return `unknown event ${JSON.stringify(shown)}${hint ? ` (did you mean "${hint}"?)` : ""}`;
 }
+
+/**
+ * Names longer than this get no suggestion and are shown clipped: the edit distance costs the
+ * product of the two lengths, and no event name is half this long.
+ */
+const MAX_SUGGEST_CHARS = 64;
 
 /** For error messages: the known name closest to `name` (case and separators aside), if close. */
 function suggestEventName(name: string): string | undefined {

@@ -4,7 +4,7 @@
  * runner — policy hooks to the host, every other one to a new container.
  */
 import { posix } from "node:path";
-import { isEffective, notificationOf, type Judged, type Notification } from "./aggregate.js";
+import { applyTrust, isEffective, notificationOf, type Judged, type Notification } from "./aggregate.js";
 import type { Decision, Format } from "./events.js";
 import type { HookDef } from "./hooks.js";
 import { planSteps } from "./match.js";
@@ -41,6 +41,8 @@ export interface HookRecord {
   error: string | null;
   reason?: string;
   systemMessage?: string;
+  /** "rewritten": the policy hooks' second pass, over the arguments other hooks changed */
+  pass?: "rewritten";
 }
 
 /** What a trace keeps of one hook's run, beyond its record: what went in and came out, and when. */
@@ -66,6 +68,12 @@ export interface ExecuteOptions {
   workspaceDir?: string;
   signal?: AbortSignal;
   eventId?: string;
+  /** the tenant's `repository_may_rewrite`: its repositories' argument changes count */
+  repositoryMayRewrite?: boolean;
+  /** marks the records of a second pass (the policy hooks again, over rewritten arguments) */
+  pass?: "rewritten";
+  /** `performance.now()` by which every hook of the event is done (`[sandbox] max_event_ms`) */
+  deadline?: number;
   onHook?: (record: HookRecord, notification: Notification | undefined) => void;
 }
 
@@ -75,7 +83,8 @@ export async function executeHooks(hooks: HookDef[], opts: ExecuteOptions): Prom
   const traces: HookTrace[] = [];
   const t0 = performance.now();
   for (const step of planSteps(hooks)) {
-    const done = await Promise.all(step.map((hook) => runOne(hook, opts, t0)));
+    // `[sandbox] max_containers_per_event`: a parallel step runs this many at once, whatever its config says.
+    const done = await mapLimited(step, opts.sandbox.maxContainersPerEvent, (hook) => runOne(hook, opts, t0));
     for (const [j, record, trace] of done) {
       judged.push(j);
       records.push(record);
@@ -89,15 +98,36 @@ export async function executeHooks(hooks: HookDef[], opts: ExecuteOptions): Prom
   return { judged, records, traces };
 }
 
+/** Runs `fn` over `items`, at most `limit` at once; results in the items' order. */
+async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}
+
+/** What a hook that the event's deadline left no time for "ran": a timeout, judged by its format's rule. */
+const NO_TIME: RunResult = { outcome: "timed_out", exitCode: null, stdout: "", stderr: "", durationMs: 0, startMs: 0 };
+const NO_TIME_ERROR = "not run: the event's max_event_ms had passed";
+
 async function runOne(hook: HookDef, opts: ExecuteOptions, t0: number): Promise<[Judged, HookRecord, HookTrace]> {
   const onHost = hook.source === "policy";
   const request = requestFor(hook, onHost, opts);
   const offset = performance.now() - t0;
-  const run = await (onHost ? opts.runners.host : opts.runners.container).run(request);
-  const verdict = INTERPRET[hook.format](run, hook);
+  const leftMs = opts.deadline === undefined ? Infinity : Math.floor(opts.deadline - performance.now());
+  request.timeoutMs = Math.min(request.timeoutMs, leftMs);
+  const run = leftMs <= 0 ? NO_TIME : await (onHost ? opts.runners.host : opts.runners.container).run(request);
+  const verdict = applyTrust(INTERPRET[hook.format](run, hook), hook.source, { repositoryMayRewrite: opts.repositoryMayRewrite === true });
+  if (run === NO_TIME) verdict.error = NO_TIME_ERROR;
   const j: Judged = { hook, verdict };
   const trace: HookTrace = { stdin: request.stdin, stdout: run.stdout, stderr: run.stderr, env: hook.env, offset_ms: Math.round(offset), warm: run.warm === true };
-  return [j, record(hook, onHost, run, j), trace];
+  return [j, { ...record(hook, onHost, run, j), ...(opts.pass ? { pass: opts.pass } : {}) }, trace];
 }
 
 function requestFor(hook: HookDef, onHost: boolean, opts: ExecuteOptions): RunRequest {

@@ -1,6 +1,7 @@
 /**
  * @module A hook as the engine runs it, whatever format declared it.
  */
+import { RE2JS } from "re2js";
 import type { Dialect, EventPoint, Format } from "./events.js";
 import type { Limits } from "./names.js";
 
@@ -16,8 +17,8 @@ export interface HookDef {
   point: EventPoint;
   /** the payload shape the registration expects (copilot-hooks.md: event names select it) */
   dialect: Dialect;
-  /** anchored regex on the tool name; absent: every tool */
-  matcher?: RegExp;
+  /** anchored regex on the tool name, linear-time; absent: every tool */
+  matcher?: Matcher;
   command: string;
   timeoutMs: number;
   env: Record<string, string>;
@@ -54,8 +55,27 @@ export function mergeHookSets(sets: HookSet[]): HookSet {
   };
 }
 
-/** Matchers: "" and "*" match every tool; anything else is a regex over the whole tool name. */
-export function compileMatcher(matcher: string | undefined): RegExp | undefined {
+/** A compiled matcher: `test` costs time linear in the tool name, whatever the pattern. */
+export interface Matcher {
+  /** the pattern as written */
+  readonly source: string;
+  test(tool: string): boolean;
+}
+
+/** Longest matcher pattern accepted, in characters. */
+export const MAX_MATCHER_CHARS = 512;
+/** Largest compiled matcher (RE2 program instructions): bounds what one match may cost. */
+export const MAX_MATCHER_PROGRAM = 1_000;
+
+/**
+ * Matchers: "" and "*" match every tool; anything else is a regex over the whole tool name,
+ * compiled by RE2 (re2js): no backtracking, so a repository's `(a+)+b` costs what `ab` costs.
+ * RE2 has no lookaround or backreferences; such patterns are refused with the reason.
+ */
+export function compileMatcher(matcher: string | undefined): Matcher | undefined {
   if (matcher === undefined || matcher === "" || matcher === "*") return undefined;
-  return new RegExp(`^(?:${matcher})$`);
+  if (matcher.length > MAX_MATCHER_CHARS) throw new Error(`longer than ${MAX_MATCHER_CHARS} characters`);
+  const re = RE2JS.compile(`^(?:${matcher})$`);
+  if (re.programSize() > MAX_MATCHER_PROGRAM) throw new Error(`too complex (over ${MAX_MATCHER_PROGRAM} RE2 instructions)`);
+  return { source: matcher, test: (tool) => re.test(tool) };
 }

@@ -6,29 +6,34 @@ import { fold, type Notification } from "./aggregate.js";
 import { answerFor } from "./answer.js";
 import type { Config, Tenant } from "./config.js";
 import { BadRequestError } from "./errors.js";
-import { EVENT_NAMES, resolveEventName, unknownEventMessage, type Decision, type Format } from "./events.js";
+import { EVENT_NAMES, resolveEventName, unknownEventMessage, type Decision, type EventPoint, type Format } from "./events.js";
 import { executeHooks, type HookRecord, type HookTrace, type Runners } from "./execute.js";
-import { Gate } from "./run/gate.js";
+import { Admission } from "./admission.js";
 import type { Runner } from "./run/types.js";
 import { emptyHookSet, type HookSet } from "./hooks.js";
 import { selectHooks } from "./match.js";
 import { bodyEventName, detectDialect, PayloadCache, toolName, type JsonObject } from "./payload.js";
 
-export { loadConfig, parseConfig, type Config, type Tenant, type SandboxConfig } from "./config.js";
+export { failureModeFor, loadConfig, parseConfig, type Config, type FailureMode, type Tenant, type SandboxConfig } from "./config.js";
 export * from "./errors.js";
 export { FORMATS, EVENT_NAMES, resolveEventName, type Decision, type Format } from "./events.js";
 export type { HookRecord, HookTrace, Runners } from "./execute.js";
-export { TraceStore, type StoredTrace, type TraceSummary, type TraceQuery } from "./traces/store.js";
+export { DEFAULT_TRACE_LIMITS, type TraceLimits } from "./trace-limits.js";
 export type { Notification } from "./aggregate.js";
 export type { HookDef, HookSet } from "./hooks.js";
-export { loadRepositoryHooks } from "./repository.js";
+export { loadRepositoryHooks, loadRepositoryHooksSync } from "./repository.js";
 export { HostRunner } from "./run/host-runner.js";
 export { ContainerRunner } from "./run/container-runner.js";
 export { startReaper } from "./run/reaper.js";
+export { processAlive, processStartTicks } from "./run/process-info.js";
+export { DATA_DIR_LOCK } from "./names.js";
 export { DEFAULT_POOL, type PoolOptions } from "./run/warm-pool.js";
 export type { RunRequest, RunResult, Runner } from "./run/types.js";
 export { WorkspaceStore, type WorkspaceInfo } from "./workspace-store.js";
 export { parseEventBody } from "./event-body.js";
+
+/** Longest tool name matched against matchers; agents' tool names are far shorter (MCP's are ≤ 64). */
+export const MAX_TOOL_NAME_CHARS = 256;
 
 export interface EventRequest {
   /** the body, parsed: what the agent would pipe to a hook's stdin */
@@ -37,7 +42,7 @@ export interface EventRequest {
   raw: Uint8Array;
   /** from the path (`/v1/events/{event}`); else the body names it */
   eventName?: string;
-  tenant: Pick<Tenant, "name" | "repositoryHooks">;
+  tenant: Pick<Tenant, "name" | "repositoryHooks"> & Partial<Pick<Tenant, "repositoryMayRewrite">>;
   /** an uploaded workspace: its folder (seen at /workspace) and its repository hooks */
   workspace?: { dir: string; hooks: HookSet };
   /** false: no one can answer an `ask` (copilot-hooks.md autopilot) */
@@ -102,7 +107,11 @@ export interface Engine {
 
 export function createEngine(deps: { config: Config; runners: Runners; poolReady?: () => number }): Engine {
   const { config } = deps;
-  const gate = new Gate(config.sandbox.maxConcurrency, config.sandbox.maxQueue);
+  const admission = new Admission({
+    slots: config.sandbox.maxConcurrency,
+    perTenantSlots: config.sandbox.maxTenantConcurrency,
+    queue: config.sandbox.maxQueue,
+  });
   let containers = 0;
   const container: Runner = {
     kind: "container",
@@ -127,14 +136,19 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
     const { point } = resolved;
     const dialect = detectDialect(req.body, resolved.dialect);
     const tool = toolName(req.body);
+    if (tool !== undefined && tool.length > MAX_TOOL_NAME_CHARS)
+      throw new BadRequestError(`the tool name is longer than ${MAX_TOOL_NAME_CHARS} characters`, req.body.tool_name !== undefined ? "tool_name" : "toolName", "bad_field");
     const hooks = selectHooks(
       { policy: config.policy, service: config.service, extension: config.extension, repository: req.workspace?.hooks ?? emptyHookSet() },
       point,
       tool,
       { hooksEnabled: config.hooksEnabled, repositoryHooks: req.tenant.repositoryHooks },
     );
+    // `[sandbox] max_event_ms`, from the event's arrival: waiting for a slot counts too.
+    const deadline = performance.now() + config.sandbox.maxEventMs;
+    const expired = AbortSignal.timeout(config.sandbox.maxEventMs);
     // An event that matches no hook needs no slot.
-    const ticket = hooks.length > 0 ? gate.enter(req.signal) : undefined;
+    const ticket = hooks.length > 0 ? admission.enter(req.tenant.name, req.signal ? AbortSignal.any([req.signal, expired]) : expired) : undefined;
     const eventId = req.eventId ?? newEventId();
     return {
       event: point,
@@ -142,18 +156,42 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
       async run() {
         try {
           const tQueued = performance.now();
-          await ticket?.ready;
+          // Still waiting when the event's time is up: its hooks are judged as timed out, none runs.
+          await ticket?.ready.catch((err: unknown) => {
+            if (!expired.aborted || req.signal?.aborted) throw err;
+          });
           const queuedMs = Math.round(performance.now() - tQueued);
+          const common = { runners, sandbox: config.sandbox, signal: req.signal, eventId, deadline, onHook: req.onHook };
           const { judged, records, traces } = await executeHooks(hooks, {
-            runners,
-            sandbox: config.sandbox,
+            ...common,
             payloads: new PayloadCache(req.raw, req.body, dialect, point),
             workspaceDir: req.workspace?.dir,
-            signal: req.signal,
-            eventId,
-            onHook: req.onHook,
+            repositoryMayRewrite: req.tenant.repositoryMayRewrite === true,
           });
-          const folded = fold(judged, { interactive: req.interactive });
+          let folded = fold(judged, { interactive: req.interactive });
+          // SERVICE.md §8: changed arguments go back through the policy hooks before they are returned.
+          if (folded.modifiedArgs !== undefined && !req.signal?.aborted) {
+            const changed = withArguments(req.body, dialect, folded.modifiedArgs);
+            const policy = selectHooks({ ...NO_SOURCES, policy: config.policy }, point, toolName(changed), { hooksEnabled: false, repositoryHooks: false });
+            if (policy.length > 0) {
+              const second = await executeHooks(policy, {
+                ...common,
+                payloads: new PayloadCache(Buffer.from(JSON.stringify(changed)), changed, dialect, point),
+                pass: "rewritten",
+              });
+              records.push(...second.records);
+              traces.push(...second.traces);
+              const again = fold(second.judged, { interactive: req.interactive });
+              if (again.decision === "block") {
+                folded = {
+                  ...again,
+                  reason: again.reason ?? "the changed arguments were blocked by policy",
+                  notifications: [...folded.notifications, ...again.notifications],
+                  note: "a hook changed the arguments; the policy hooks blocked the changed event",
+                };
+              }
+            }
+          }
           const format = req.format ?? (dialect === "camel" ? "copilot" : "cosh");
           const answer = answerFor(format, point, folded);
           const session = req.body.session_id ?? req.body.sessionId;
@@ -184,8 +222,25 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
   return {
     prepare,
     handleEvent: (req) => prepare(req).run(),
-    stats: () => ({ running: gate.active, queued: gate.depth, containers, poolReady: deps.poolReady?.() ?? 0 }),
+    stats: () => ({ running: admission.active, queued: admission.depth, containers, poolReady: deps.poolReady?.() ?? 0 }),
   };
+}
+
+/**
+ * What an agent of `format` is told when hookbox cannot decide in time (SERVICE.md §8): the tenant's
+ * failure mode as that agent's own hook output — a block with `reason`, or no decision.
+ */
+export function failureAnswer(format: Format, eventName: string | undefined, mode: "allow" | "block", reason: string): { output: Record<string, unknown>; exit_code: number } {
+  const point = (eventName !== undefined ? resolveEventName(eventName)?.point : undefined) ?? ("PreToolUse" as EventPoint);
+  return answerFor(format, point, mode === "block" ? { decision: "block", reason, notifications: [] } : { decision: null, notifications: [] });
+}
+
+const NO_SOURCES = { policy: emptyHookSet(), service: emptyHookSet(), extension: emptyHookSet(), repository: emptyHookSet() };
+
+/** The event as the agent would run it with the arguments a hook substituted. */
+function withArguments(body: JsonObject, dialect: "snake" | "camel", args: unknown): JsonObject {
+  if (dialect === "camel") return { ...body, toolArgs: typeof args === "string" ? args : JSON.stringify(args) };
+  return { ...body, tool_input: args };
 }
 
 export function newEventId(): string {

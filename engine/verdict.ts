@@ -19,6 +19,8 @@ export interface Verdict {
   error: string | null;
   /** which rule of which document decided, e.g. "copilot: non-zero exit on preToolUse denies" */
   rule: string;
+  /** set when the hook's trust tier keeps its decision from counting (a repository's allow) */
+  distrusted?: string;
 }
 
 export type Interpret = (run: RunResult, hook: HookDef) => Verdict;

@@ -5,7 +5,7 @@
 import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { HookboxError, OverloadedError, ShuttingDownError, UnauthorizedError, BadRequestError } from "../engine/index.js";
+import { BadRequestError, failureModeFor, HookboxError, OverloadedError, ShuttingDownError, UnauthorizedError } from "../engine/index.js";
 import { tenantForToken } from "./auth.js";
 import type { AppDeps, Env } from "./context.js";
 import { eventRoutes } from "./routes/events.js";
@@ -17,8 +17,14 @@ import { workspaceRoutes } from "./routes/workspaces.js";
 const STATUS: Record<string, ContentfulStatusCode> = {
   bad_request: 400, event_missing: 400, unknown_event: 400, bad_json: 400, bad_field: 400, bad_workspace_id: 400,
   archive_refused: 400, archive_invalid: 400, archive_too_many_entries: 400, archive_too_large: 413, workspace_hooks_invalid: 400,
+  tenant_workspace_bytes: 413, tenant_workspace_count: 413,
   config_invalid: 400, unauthorized: 401, not_found: 404, too_large: 413, overloaded: 429, shutting_down: 503,
 };
+
+/** The event a path names (`/v1/events/{event}`, `/v1/hooks/{format}/{event}`), for the failure-mode header. */
+function eventFromPath(path: string): string | undefined {
+  return /^\/v1\/(?:events|hooks\/[a-z]+)\/([A-Za-z]+)$/.exec(path)?.[1];
+}
 
 export function createApp(deps: AppDeps): Hono<Env> {
   const app = new Hono<Env>();
@@ -36,6 +42,9 @@ export function createApp(deps: AppDeps): Hono<Env> {
   app.use("/v1/*", async (c, next) => {
     const tenant = tenantForToken(deps.tenants, c.req.header("authorization"));
     if (!tenant) throw new UnauthorizedError();
+    // SERVICE.md §8: every answer tells the client what to do when hookbox cannot decide (the
+    // event routes refine it for the event's point).
+    c.header("Hookbox-On-Failure", failureModeFor(tenant, eventFromPath(c.req.path)));
     if (deps.draining()) throw new ShuttingDownError();
     c.set("tenant", tenant);
     c.set("log", c.get("log").child({ tenant: tenant.name }));

@@ -3,8 +3,9 @@
  */
 import type { Context } from "hono";
 import type { Logger } from "pino";
-import type { Engine, Tenant, TraceStore, WorkspaceStore } from "../engine/index.js";
-import type { AuditLog } from "./audit-log.js";
+import type { Engine, Tenant, WorkspaceStore } from "../engine/index.js";
+import type { AuditLog } from "./records/audit-log.js";
+import type { TraceStore } from "./records/trace-store.js";
 import type { Metrics } from "./metrics.js";
 
 export interface Readiness {

@@ -4,9 +4,20 @@
  * leftover of an earlier run that was killed (a CI machine reused, a developer's Ctrl-C).
  */
 import Docker from "dockerode";
+import { readdirSync, readFileSync } from "node:fs";
 import { LABEL_MANAGED } from "../engine/names.js";
 
+/** A hookbox service process of another test run on this machine (its containers are not leftovers). */
+function serviceRunning(): boolean {
+  for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+    const cmd = (() => { try { return readFileSync(`/proc/${pid}/cmdline`, "utf8"); } catch { return ""; } })();
+    if (cmd.includes("dist/service/main.js")) return true;
+  }
+  return false;
+}
+
 export default async function setup(): Promise<void> {
+  if (serviceRunning()) return;
   const docker = new Docker();
   const filters = JSON.stringify({ label: [`${LABEL_MANAGED}=true`] });
   const containers = await docker.listContainers({ all: true, filters });

@@ -5,7 +5,7 @@
  */
 import { basename } from "node:path";
 import { z } from "zod";
-import { compileMatcher, type HookDef, type HookSet } from "../hooks.js";
+import { compileMatcher, type HookDef, type HookSet, type Matcher } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import {
@@ -35,11 +35,11 @@ export function loadClaudeSettings(parsed: ParsedFile, ctx: LoadContext): HookSe
   for (const [event, groups] of Object.entries(settings.data.hooks ?? {})) {
     const resolved = configEvent(parsed, ["hooks", event], event);
     groups.forEach((group, g) => {
-      let matcher: RegExp | undefined;
+      let matcher: Matcher | undefined;
       try {
         matcher = compileMatcher(group.matcher);
       } catch (err) {
-        throw configError(parsed, ["hooks", event, g, "matcher"], `matcher is not a valid regular expression: ${(err as Error).message}`);
+        throw configError(parsed, ["hooks", event, g, "matcher"], `matcher is not a valid regular expression (RE2 syntax): ${(err as Error).message}`);
       }
       group.hooks.forEach((handler, h) => {
         const path = ["hooks", event, g, "hooks", h];

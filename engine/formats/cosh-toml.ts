@@ -5,7 +5,7 @@
  * Also cosh's exit-code and output rules, which cosh-extension.json hooks share.
  */
 import { z } from "zod";
-import { compileMatcher, type HookDef, type HookSet } from "../hooks.js";
+import { compileMatcher, type HookDef, type HookSet, type Matcher } from "../hooks.js";
 import { DEFAULT_TIMEOUT_MS } from "../names.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
@@ -86,11 +86,11 @@ export function coshHookDef(
   entry: CoshHook,
   ctx: LoadContext & Pick<HookDef, "point" | "dialect" | "origin"> & { parsed: ParsedFile; path: Path },
 ): HookDef {
-  let matcher: RegExp | undefined;
+  let matcher: Matcher | undefined;
   try {
     matcher = compileMatcher(entry.matcher);
   } catch (err) {
-    throw configError(ctx.parsed, [...ctx.path, "matcher"], `matcher is not a valid regular expression: ${(err as Error).message}`);
+    throw configError(ctx.parsed, [...ctx.path, "matcher"], `matcher is not a valid regular expression (RE2 syntax): ${(err as Error).message}`);
   }
   return {
     name: entry.name ?? "",
@@ -141,6 +141,8 @@ export function interpretCosh(run: RunResult, hook: HookDef): Verdict {
     reason: str(o.reason),
     systemMessage: str(o.systemMessage),
     additionalContext: str(specific?.additional_context) ?? str(specific?.additionalContext),
+    // cosh-ng: `hookSpecificOutput.tool_input` replaces the tool's arguments (subject to trust tiers, SERVICE.md §8)
+    ...(specific?.tool_input !== undefined && typeof specific.tool_input === "object" && specific.tool_input !== null ? { modifiedArgs: specific.tool_input } : {}),
     error: null,
     rule: decision ? `cosh: decision "${String(o.decision)}" from stdout` : "cosh: no decision is pass-through",
   };

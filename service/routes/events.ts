@@ -6,8 +6,8 @@
 import { Hono, type Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { stream } from "hono/streaming";
-import { BadRequestError, FORMATS, NotFoundError, parseEventBody, type EventResult, type Format, type Notification } from "../../engine/index.js";
-import { auditEntry } from "../audit-log.js";
+import { BadRequestError, failureAnswer, failureModeFor, FORMATS, NotFoundError, parseEventBody, type EventResult, type Format, type Notification } from "../../engine/index.js";
+import { auditEntry } from "../records/audit-log.js";
 import { tooLarge, type AppDeps, type Env } from "../context.js";
 
 export function eventRoutes(deps: AppDeps): Hono<Env> {
@@ -41,7 +41,13 @@ export async function handleEvent(c: Context<Env>, deps: AppDeps, eventName: str
   // Another tenant's workspace is as absent as one that never was.
   if (workspaceId !== undefined && !workspace) throw new NotFoundError(`no workspace "${workspaceId}"`);
 
-  const signal = AbortSignal.any([c.req.raw.signal, deps.shutdown]);
+  // The client going away cancels the event, unless it already got its answer (a native early answer).
+  const answered = new AbortController();
+  const clientGone = new AbortController();
+  c.req.raw.signal.addEventListener("abort", () => { if (!answered.signal.aborted) clientGone.abort(c.req.raw.signal.reason); }, { once: true });
+  if (c.req.raw.signal.aborted) clientGone.abort();
+  const signal = AbortSignal.any([clientGone.signal, deps.shutdown]);
+  c.header("Hookbox-On-Failure", failureModeFor(tenant, eventName ?? bodyEventName(body)));
   let sink: ((line: string) => void) | undefined;
   const prepared = deps.engine.prepare({
     body, raw, eventName, signal,
@@ -81,8 +87,35 @@ export async function handleEvent(c: Context<Env>, deps: AppDeps, eventName: str
   }
   const run = prepared.run().then(finish);
   deps.inflight.add(run);
+  if (native) {
+    // SERVICE.md §8: an HTTP hook answers before its agent gives up; the late decision is still recorded.
+    const answerByMs = agentAnswerByMs(native);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<"late">((r) => (timer = setTimeout(() => r("late"), answerByMs)));
+    const first = await Promise.race([run, late]).finally(() => clearTimeout(timer));
+    if (first === "late") {
+      answered.abort();
+      const mode = failureModeFor(tenant, eventName ?? bodyEventName(body));
+      c.get("log").warn({ event: { name: prepared.event }, answerByMs, mode }, "event not decided before the agent's deadline: answered with the tenant's failure mode");
+      const reason = `hookbox did not decide within ${answerByMs} ms (the agent's hook deadline is near)`;
+      return c.json(failureAnswer(native, prepared.event, mode, reason).output);
+    }
+    return c.json(first.output);
+  }
   const response = await run;
-  return c.json(native ? response.output : response);
+  return c.json(response);
+}
+
+/**
+ * Each agent's own deadline for one hook (Claude Code 600 s, Copilot 30 s, cosh 5 s), less a margin:
+ * an HTTP hook that answers later than this is a silent pass in that agent.
+ */
+export const AGENT_DEADLINE_MS: Record<Format, number> = { claude: 600_000, copilot: 30_000, cosh: 5_000 };
+const agentAnswerByMs = (format: Format) => Math.min(AGENT_DEADLINE_MS[format] - 500, Math.round(AGENT_DEADLINE_MS[format] * 0.9));
+
+function bodyEventName(body: Record<string, unknown>): string | undefined {
+  const name = body.hook_event_name ?? body.hookEventName;
+  return typeof name === "string" ? name : undefined;
 }
 
 const line = (value: Notification | Record<string, unknown>) => `${JSON.stringify(value)}\n`;

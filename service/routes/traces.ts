@@ -5,7 +5,8 @@
  */
 import { Hono } from "hono";
 import { stream } from "hono/streaming";
-import { BadRequestError, NotFoundError, type TraceQuery, type TraceSummary } from "../../engine/index.js";
+import { BadRequestError, NotFoundError } from "../../engine/index.js";
+import type { TraceQuery, TraceSummary } from "../records/trace-store.js";
 import type { AppDeps, Env } from "../context.js";
 
 const DECISIONS = ["allow", "block", "ask", "none"] as const;

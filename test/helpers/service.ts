@@ -42,7 +42,7 @@ export async function startService(configToml: string, opts: { dir?: string; env
   if (!existsSync("dist/service/main.js")) throw new Error("run `npm run build` first (npm test does)");
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), "hookbox-svc-"));
   const configFile = join(dir, "hookbox.toml");
-  writeFileSync(configFile, `[server]\ndata_dir = "./data"\nshutdown_grace_ms = 1000\n${opts.server ?? ""}\n\n${opts.tenants ?? tenantsToml()}\n${configToml}`);
+  writeFileSync(configFile, `[server]\ndata_dir = "./data"\n${opts.server?.includes("shutdown_grace_ms") ? "" : "shutdown_grace_ms = 1000\n"}${opts.server ?? ""}\n\n${opts.tenants ?? tenantsToml()}\n${configToml}`);
   const port = await freePort();
   let out = "";
   const proc = spawn(process.execPath, ["dist/service/main.js", "--config", configFile, "--listen", `127.0.0.1:${port}`], {

@@ -32,7 +32,7 @@ afterAll(async () => {
 
 describe("overload", () => {
   it("200 concurrent requests against a queue of 8 get only 200s and 429s, never a 5xx or a hang", async () => {
-    const limited = await startService(sleepy(0.2, 60_000, "max_concurrency = 2\nmax_queue = 8\n"));
+    const limited = await startService(sleepy(0.2, 60_000, "max_concurrency = 2\nmax_tenant_concurrency = 2\nmax_queue = 8\n"));
     try {
       const t0 = performance.now();
       const responses = await Promise.all(Array.from({ length: 200 }, () => limited.event(ev)));

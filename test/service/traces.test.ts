@@ -79,7 +79,8 @@ describe("a trace", () => {
     const text = await (await getTrace(svc, id)).text();
     for (const secret of Object.values(SECRETS)) expect(text).not.toContain(secret);
     const t = JSON.parse(text) as { hooks: Array<{ env: Record<string, string>; stdout: string; stderr: string }> };
-    expect(t.hooks[1]!.env).toEqual({ DEPLOY_TOKEN: "[redacted]", MODE: "strict" });
+    // A service hook's env is the operator's: every tenant sees its names only.
+    expect(t.hooks[1]!.env).toEqual({ DEPLOY_TOKEN: "[hidden]", MODE: "[hidden]" });
     expect(t.hooks[1]!.stdout).toContain("Authorization: Bearer [redacted]");
     expect(t.hooks[0]!.stderr).toBe("API_KEY=[redacted]\n");
   });

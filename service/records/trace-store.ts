@@ -1,58 +1,15 @@
 /**
  * @module Per-event traces (kept `retentionMs`, at most `maxEvents` and `maxBytes` together, in
- * `data_dir/traces`, surviving a restart): per hook its source, sandbox, rule, outcome, exit code,
- * timings and the first `captureBytes` of stdin, stdout and stderr — secrets redacted, tool inputs
- * kept only where the tenant allows it. Tenant-scoped reads, paged listing, live subscription.
+ * `data_dir/traces`, surviving a restart): what trace-content.ts keeps of each event, redacted and
+ * capped. Tenant-scoped reads, paged listing, live subscription.
  */
 import { createHash } from "node:crypto";
 import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { EventResult, HookRecord } from "../index.js";
-import { redactEnv, redactText, redactValue } from "./redact.js";
+import { DEFAULT_TRACE_LIMITS, type EventResult, type TraceLimits } from "../../engine/index.js";
+import { hooksOf, summaryOf, type StoredTrace, type TraceSummary } from "./trace-content.js";
 
-export interface TraceLimits {
-  /** @default 24 h */
-  retentionMs: number;
-  /** @default 10 000 */
-  maxEvents: number;
-  /** @default 256 MiB */
-  maxBytes: number;
-  /** of each hook's stdin, stdout and stderr; @default 4 KiB */
-  captureBytes: number;
-}
-
-export const DEFAULT_TRACE_LIMITS: TraceLimits = { retentionMs: 24 * 3600_000, maxEvents: 10_000, maxBytes: 256 * 1024 * 1024, captureBytes: 4096 };
-
-export interface StoredHook extends HookRecord {
-  warm: boolean;
-  /** from the start of the event's hooks to this hook's start */
-  offset_ms: number;
-  stdin: string;
-  stdout: string;
-  stderr: string;
-  env: Record<string, string>;
-  truncated: { stdin: boolean; stdout: boolean; stderr: boolean };
-}
-
-export interface StoredTrace {
-  event_id: string;
-  tenant: string;
-  time: string;
-  event: string;
-  session_id: string | null;
-  tool_name: string | null;
-  workspace: string | null;
-  decision: EventResult["decision"];
-  reason: string | null;
-  duration_ms: number;
-  queued_ms: number;
-  cancelled: boolean;
-  /** the hook whose block decided the event */
-  blocked_by: string | null;
-  hooks: StoredHook[];
-}
-
-export type TraceSummary = Omit<StoredTrace, "hooks" | "tenant"> & { hooks: number };
+export type { StoredHook, StoredTrace, TraceSummary } from "./trace-content.js";
 
 export interface TraceQuery {
   session_id?: string;
@@ -70,9 +27,6 @@ interface Entry {
   bytes: number;
   file: string;
 }
-
-/** Tool inputs and prompts: what a trace leaves out unless the tenant keeps them. */
-const INPUT_FIELDS = ["tool_input", "toolArgs", "tool_response", "toolResult", "prompt", "initialPrompt"];
 
 export class TraceStore {
   private entries: Entry[] = [];
@@ -121,24 +75,9 @@ export class TraceStore {
    * read from memory until it is on disk.
    */
   async add(tenant: { name: string; traceToolInput: boolean }, result: EventResult, extra: { workspace?: string; durationMs: number; cancelled: boolean }): Promise<TraceSummary> {
-    const blocking = result.decision === "block" ? result.hooks.find((h) => h.effective && h.decision === "block") : undefined;
-    const summary: TraceSummary = {
-      event_id: result.event_id,
-      time: new Date().toISOString(),
-      event: result.event,
-      session_id: result.session_id ?? null,
-      tool_name: result.tool_name ?? null,
-      workspace: extra.workspace ?? null,
-      decision: result.decision,
-      reason: result.reason !== undefined ? redactText(result.reason) : null,
-      duration_ms: Math.round(extra.durationMs),
-      queued_ms: result.trace.queued_ms,
-      cancelled: extra.cancelled,
-      blocked_by: blocking?.name ?? null,
-      hooks: result.hooks.length,
-    };
+    const summary = summaryOf(result, extra);
     let built: StoredTrace | undefined;
-    const build = () => (built ??= { ...summary, tenant: tenant.name, hooks: this.hooksOf(result, tenant.traceToolInput) });
+    const build = () => (built ??= { ...summary, tenant: tenant.name, hooks: hooksOf(result, tenant.traceToolInput, this.limits.captureBytes) });
     const tenantKey = this.key(tenant.name);
     const file = join(this.dir, tenantKey, `${summary.event_id}.json`);
     const entry: Entry = { tenantKey, summary, timeMs: Date.parse(summary.time), bytes: 0, file };
@@ -163,27 +102,6 @@ export class TraceStore {
     this.writing = this.writing.catch(this.onWriteError);
     for (const listener of this.listeners.get(tenantKey) ?? []) listener(summary);
     return summary;
-  }
-
-  private hooksOf(result: EventResult, keepInputs: boolean): StoredHook[] {
-    const cap = this.limits.captureBytes;
-    return result.hooks.map((record, i) => {
-      const t = result.trace.hooks[i]!;
-      const stdin = captured(stdinText(t.stdin, keepInputs), cap, false);
-      const stdout = captured(t.stdout, cap);
-      const stderr = captured(t.stderr, cap);
-      return {
-        ...record,
-        ...(record.reason ? { reason: redactText(record.reason) } : {}),
-        warm: t.warm,
-        offset_ms: t.offset_ms,
-        stdin: stdin.text,
-        stdout: stdout.text,
-        stderr: stderr.text,
-        env: redactEnv(t.env),
-        truncated: { stdin: stdin.cut, stdout: stdout.cut, stderr: stderr.cut },
-      };
-    });
   }
 
   /** Resolves when every trace accepted so far is on disk. */
@@ -255,30 +173,4 @@ export class TraceStore {
 function summarize(t: StoredTrace): TraceSummary {
   const { hooks, tenant: _tenant, ...rest } = t;
   return { ...rest, hooks: hooks.length };
-}
-
-/** Room past the cap that is redacted too, so a secret straddling the cut is still recognised. */
-const REDACT_MARGIN_BYTES = 512;
-
-/**
- * The first `max` bytes of a hook's stream, redacted (stdin comes redacted already). Only those
- * bytes and a margin are scanned: a hook may print megabytes, a trace keeps a few KB.
- */
-function captured(text: string, max: number, redact = true): { text: string; cut: boolean } {
-  const bytes = Buffer.from(text);
-  const head = bytes.subarray(0, max + REDACT_MARGIN_BYTES).toString("utf8");
-  const redacted = Buffer.from(redact ? redactText(head) : head);
-  return bytes.length > max ? { text: redacted.subarray(0, max).toString("utf8"), cut: true } : { text: redacted.toString("utf8"), cut: false };
-}
-
-/** The event a hook read, redacted; tool inputs and prompts left out unless kept. */
-function stdinText(stdin: Uint8Array, keepInputs: boolean): string {
-  const text = Buffer.from(stdin).toString("utf8");
-  try {
-    const value = JSON.parse(text) as Record<string, unknown>;
-    if (!keepInputs) for (const f of INPUT_FIELDS) if (f in value) value[f] = "[omitted]";
-    return JSON.stringify(redactValue(value));
-  } catch {
-    return redactText(text);
-  }
 }

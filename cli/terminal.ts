@@ -1,0 +1,35 @@
+/**
+ * @module Hook-controlled text made safe for a terminal. A hook's output, reason or rule could
+ * otherwise move the cursor, erase lines, retitle the window or start an escape sequence through
+ * the C1 controls (U+009B is a one-character CSI). Every C0 control, DEL and C1 control is shown
+ * as an escape (`\x1b`, `\u009b`) instead; newline and tab only where the layout wants them.
+ */
+
+// C0 but \t and \n, DEL, C1
+const CONTROLS_KEEP_LAYOUT = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g; // eslint-disable-line no-control-regex
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/g; // eslint-disable-line no-control-regex
+
+const escape = (c: string): string => {
+  const code = c.charCodeAt(0);
+  if (c === "\n") return "\\n";
+  if (c === "\t") return "\\t";
+  return code < 0x80 ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`;
+};
+
+/** For one line of output: every control character escaped, newlines and tabs too. */
+export function oneLine(text: string): string {
+  return text.replace(CONTROLS, escape);
+}
+
+/** For a block of output: newlines and tabs kept, every other control character escaped. */
+export function block(text: string): string {
+  return text.replace(CONTROLS_KEEP_LAYOUT, escape);
+}
+
+/**
+ * JSON for a terminal or an agent: JSON.stringify already escapes C0; DEL and C1 (legal raw in JSON
+ * strings, and only found inside them) become `\u007f`…`\u009f`. Still the same JSON value.
+ */
+export function safeJson(value: unknown, space?: number): string {
+  return JSON.stringify(value, null, space).replace(/[\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}

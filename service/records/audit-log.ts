@@ -1,0 +1,165 @@
+/**
+ * @module The audit log (SERVICE.md §7): one JSON line per decision in `data_dir/audit.jsonl`,
+ * appended before the response is sent. Every string in a line is redacted and capped at
+ * `AUDIT_FIELD_BYTES` (a cut one ends in `…[truncated N bytes]`); tool inputs and prompts are left
+ * out unless the configuration asks for them. Past `maxBytes` the file is rotated to `.1` … `.keep`,
+ * whole lines only.
+ */
+import { open, rename, rm, type FileHandle } from "node:fs/promises";
+import type { EventResult } from "../../engine/index.js";
+import { headBytes, keep, keepStrings, redactJson } from "./redact.js";
+
+/** each string of a line: session_id, reason, a hook's rule, …; @default 1 KiB */
+export const AUDIT_FIELD_BYTES = 1024;
+/** tool_input and prompt together (only with `audit_tool_input`), as JSON; @default 16 KiB */
+export const AUDIT_INPUT_BYTES = 16 * 1024;
+
+export interface AuditEntry {
+  time: string;
+  event_id: string;
+  tenant: string;
+  session_id: string | null;
+  event: string;
+  tool_name: string | null;
+  workspace: string | null;
+  decision: EventResult["decision"];
+  reason: string | null;
+  duration_ms: number;
+  cancelled: boolean;
+  hooks: { name: string; source: string; sandbox: string; outcome: string; exit_code: number | null; duration_ms: number; decision: string | null; effective: boolean; rule: string }[];
+  tool_input?: unknown;
+  prompt?: unknown;
+}
+
+export interface AuditRotation {
+  /** the file is rotated before a line would take it past this; @default 64 MiB (`[server] audit_max_bytes`) */
+  maxBytes: number;
+  /** rotated files kept: audit.jsonl.1 (newest) … .keep; @default 5 (`[server] audit_keep`) */
+  keep: number;
+}
+
+export class AuditLog {
+  private handle: Promise<FileHandle> | undefined;
+  /** bytes in the current file */
+  private size = 0;
+  /** lines waiting for the write under way to finish; they go out together in the next one */
+  private batch: { lines: string[]; done: Promise<void> } | undefined;
+  private tail: Promise<void> = Promise.resolve();
+
+  constructor(
+    readonly file: string,
+    private readonly rotation: AuditRotation = { maxBytes: 64 * 1024 * 1024, keep: 5 },
+  ) {}
+
+  /** Appends one line; lines never interleave. Resolves once the line is written. */
+  write(entry: AuditEntry): Promise<void> {
+    const line = `${JSON.stringify(entry)}\n`;
+    if (this.batch) {
+      this.batch.lines.push(line);
+      return this.batch.done;
+    }
+    const batch = { lines: [line], done: Promise.resolve() };
+    batch.done = this.tail.then(async () => {
+      this.batch = undefined; // later lines start the next batch
+      await this.append(batch.lines);
+    });
+    this.batch = batch;
+    this.tail = batch.done.catch(() => undefined);
+    return batch.done;
+  }
+
+  /** Writes whole lines, rotating first whenever the next one would take the file past the limit. */
+  private async append(lines: string[]): Promise<void> {
+    let chunk = "";
+    let chunkBytes = 0;
+    for (const line of lines) {
+      const bytes = Buffer.byteLength(line);
+      if (this.size + chunkBytes + bytes > this.rotation.maxBytes && this.size + chunkBytes > 0) {
+        await this.writeOut(chunk, chunkBytes);
+        [chunk, chunkBytes] = ["", 0];
+        await this.rotate();
+      }
+      chunk += line;
+      chunkBytes += bytes;
+    }
+    await this.writeOut(chunk, chunkBytes);
+  }
+
+  private async writeOut(chunk: string, bytes: number): Promise<void> {
+    if (bytes === 0) return;
+    await (await this.opened()).write(chunk);
+    this.size += bytes;
+  }
+
+  private opened(): Promise<FileHandle> {
+    return (this.handle ??= open(this.file, "a", 0o600).then(async (h) => {
+      this.size = (await h.stat()).size;
+      return h;
+    }));
+  }
+
+  /** audit.jsonl → .1 → .2 … → .keep; the oldest is dropped. */
+  private async rotate(): Promise<void> {
+    if (this.handle) await (await this.handle).close();
+    this.handle = undefined;
+    const { keep } = this.rotation;
+    const name = (i: number) => (i === 0 ? this.file : `${this.file}.${i}`);
+    await rm(name(keep), { force: true });
+    for (let i = keep - 1; i >= 0; i--) await rename(name(i), name(i + 1)).catch(ignoreMissing);
+    this.size = 0;
+  }
+
+  async close(): Promise<void> {
+    await this.tail;
+    if (this.handle) await (await this.handle).close();
+    this.handle = undefined;
+  }
+}
+
+const ignoreMissing = (err: NodeJS.ErrnoException) => {
+  if (err.code !== "ENOENT") throw err;
+};
+
+export function auditEntry(opts: {
+  result: EventResult;
+  tenant: string;
+  workspace: string | undefined;
+  durationMs: number;
+  cancelled: boolean;
+  body: Record<string, unknown>;
+  includeInputs: boolean;
+}): AuditEntry {
+  const { result, body } = opts;
+  const field = (text: string | undefined) => (text === undefined ? null : keep(text, AUDIT_FIELD_BYTES));
+  return {
+    time: new Date().toISOString(),
+    event_id: result.event_id,
+    tenant: keep(opts.tenant, AUDIT_FIELD_BYTES),
+    session_id: field(result.session_id),
+    event: result.event,
+    tool_name: field(result.tool_name),
+    workspace: field(opts.workspace),
+    decision: result.decision,
+    reason: field(result.reason),
+    duration_ms: Math.round(opts.durationMs),
+    cancelled: opts.cancelled,
+    hooks: result.hooks.map((h) =>
+      keepStrings({
+        name: h.name, source: h.source, sandbox: h.sandbox, outcome: h.outcome, exit_code: h.exit_code,
+        duration_ms: h.duration_ms, decision: h.decision, effective: h.effective, rule: h.rule,
+      }, AUDIT_FIELD_BYTES),
+    ),
+    ...(opts.includeInputs ? inputsOf(body) : {}),
+  };
+}
+
+/**
+ * Tool input and prompt, as the operator asked to keep them: redacted, whole when their JSON fits
+ * in `AUDIT_INPUT_BYTES`, else the first bytes of that JSON as one string, marked `…[truncated]`.
+ */
+function inputsOf(body: Record<string, unknown>): { tool_input?: unknown; prompt?: unknown } {
+  const inputs = { tool_input: body.tool_input ?? body.toolArgs, prompt: body.prompt };
+  const json = redactJson(inputs, AUDIT_INPUT_BYTES);
+  if (!json.cut && Buffer.byteLength(json.text) <= AUDIT_INPUT_BYTES) return JSON.parse(json.text) as typeof inputs;
+  return { tool_input: `${headBytes(json.text, AUDIT_INPUT_BYTES)}…[truncated]` };
+}

@@ -1,0 +1,149 @@
+/**
+ * @module Secrets out of what hookbox keeps: bearer tokens, values of `*_KEY` / `*_TOKEN` /
+ * `password`-like fields (in JSON and in KEY=value text), and values that look like API keys,
+ * whatever field they are in. Every pattern runs on re2js (linear time: a hook's or a tenant's text
+ * cannot make it backtrack), and only ever over capped text: `keep` cuts before it redacts. Pure.
+ */
+import { RE2JS } from "re2js";
+
+export const REDACTED = "[redacted]";
+/** Room past a cap that is redacted too, so a secret straddling the cut is still recognised. */
+export const REDACT_MARGIN_CHARS = 512;
+
+const SECRET_NAME = RE2JS.compile(
+  String.raw`(^|[_-])(key|token|secret|password|passwd|pwd|credentials?|auth|authorization|api[_-]?key|private[_-]?key)$|^(password|passwd|secret|token|apikey|authorization)$`,
+  RE2JS.CASE_INSENSITIVE,
+);
+const KEY_LIKE = [
+  String.raw`\bBearer\s+[A-Za-z0-9._~+/=-]{8,}`,
+  String.raw`\bsk-[A-Za-z0-9_-]{16,}`, // OpenAI / Anthropic style
+  String.raw`\bgh[pousr]_[A-Za-z0-9]{20,}`,
+  String.raw`\bgithub_pat_[A-Za-z0-9_]{20,}`,
+  String.raw`\bAKIA[0-9A-Z]{16}\b`,
+  String.raw`\bxox[baprs]-[A-Za-z0-9-]{10,}`,
+  String.raw`\bAIza[0-9A-Za-z_-]{30,}`,
+  String.raw`\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}`, // JWT
+].map((p) => RE2JS.compile(p));
+/** KEY=value, KEY: value, KEY="value": group 1 the name, 2 the separator, 3 a quoted value, 4 a bare one */
+const ASSIGNMENT = RE2JS.compile(String.raw`\b([A-Za-z_][A-Za-z0-9_-]*)(\s*[=:]\s*)(?:"([^\s"',;]+)"|([^\s"',;]+))`);
+/** "name": "value" */
+const JSON_MEMBER = RE2JS.compile(String.raw`"([A-Za-z_][A-Za-z0-9_-]*)"(\s*:\s*)"((?:[^"\\]|\\.)*)"`);
+/** "Authorization: Bearer …": the scheme stays, the token is redacted by KEY_LIKE. */
+const KEPT_VALUES = new Set(["Bearer", "Basic", REDACTED]);
+
+export function isSecretName(name: string): boolean {
+  return SECRET_NAME.matcher(name).find();
+}
+
+type Match = ReturnType<RE2JS["matcher"]>;
+
+/** Every match of `re` in `text` replaced by what `fn` makes of it: one linear pass. */
+function replaceEach(re: RE2JS, text: string, fn: (m: Match) => string): string {
+  const m = re.matcher(text);
+  let out = "";
+  let at = 0;
+  while (m.find()) {
+    out += text.slice(at, m.start()) + fn(m);
+    at = m.end();
+  }
+  return at === 0 ? text : out + text.slice(at);
+}
+
+/** Redacts key-like values anywhere in a string. The caller caps it first (see `keep`). */
+export function redactText(text: string): string {
+  let out = text;
+  for (const re of KEY_LIKE) out = replaceEach(re, out, (m) => (m.group()!.startsWith("Bearer") ? `Bearer ${REDACTED}` : REDACTED));
+  out = replaceEach(ASSIGNMENT, out, (m) => {
+    const [name, sep, quoted, bare] = [m.group(1)!, m.group(2)!, m.group(3), m.group(4)];
+    const value = quoted ?? bare ?? "";
+    if (!isSecretName(name) || KEPT_VALUES.has(value)) return m.group()!;
+    return quoted !== null && quoted !== undefined ? `${name}${sep}"${REDACTED}"` : `${name}${sep}${REDACTED}`;
+  });
+  return replaceEach(JSON_MEMBER, out, (m) => (isSecretName(m.group(1)!) ? `"${m.group(1)!}"${m.group(2)!}"${REDACTED}"` : m.group()!));
+}
+
+/** The first `maxBytes` of `text`'s UTF-8, cut before a character, never inside one. */
+export function headBytes(text: string, maxBytes: number): string {
+  if (text.length * 3 <= maxBytes) return text;
+  const head = text.slice(0, maxBytes); // characters: each is at least one byte
+  const buf = Buffer.from(head);
+  if (buf.length <= maxBytes) return head;
+  let end = maxBytes;
+  while (end > 0 && (buf[end]! & 0xc0) === 0x80) end--; // a continuation byte: back to the character's start
+  return buf.subarray(0, end).toString("utf8");
+}
+
+/**
+ * The first `maxBytes` of `text`, redacted. Only those bytes and a margin are scanned, whatever the
+ * length of `text`; `cut` says whether anything was left out.
+ */
+export function capRedact(text: string, maxBytes: number): { text: string; cut: boolean; droppedBytes: number } {
+  const room = maxBytes + REDACT_MARGIN_CHARS; // characters: each is at least one byte
+  const head = redactText(text.length > room ? text.slice(0, room) : text);
+  const total = Buffer.byteLength(text);
+  const kept = headBytes(head, maxBytes);
+  if (kept.length === head.length && total <= maxBytes) return { text: kept, cut: false, droppedBytes: 0 };
+  // Past the cap in the original, or pushed past it by a longer "[redacted]".
+  const droppedBytes = total > maxBytes ? total - maxBytes : Buffer.byteLength(head) - Buffer.byteLength(kept);
+  return { text: kept, cut: true, droppedBytes };
+}
+
+/** A string field as it is kept: redacted, at most `maxBytes`, and marked when cut. */
+export function keep(text: string, maxBytes: number): string {
+  const r = capRedact(text, maxBytes);
+  return r.cut ? `${r.text}…[truncated ${r.droppedBytes} bytes]` : r.text;
+}
+
+/** `keep` on every string property of a flat record; other values as they are. */
+export function keepStrings<T extends object>(record: T, maxBytes: number): T {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(record)) out[k] = typeof v === "string" ? keep(v, maxBytes) : v;
+  return out as T;
+}
+
+/**
+ * JSON text of a parsed value with secret-named fields and key-like strings redacted, written only
+ * up to about `budgetChars`: a 1 MiB event costs what its first few KB cost. `cut`: it stopped early.
+ */
+export function redactJson(value: unknown, budgetChars: number): { text: string; cut: boolean } {
+  let text = "";
+  const room = () => budgetChars - text.length + REDACT_MARGIN_CHARS;
+  const full = () => text.length >= budgetChars;
+  // Each returns false once the budget is spent, and the walk stops there.
+  const str = (s: string): boolean => {
+    const r = room();
+    text += JSON.stringify(redactText(s.length > r ? s.slice(0, r) : s));
+    return s.length <= r && !full();
+  };
+  const walk = (v: unknown): boolean => {
+    if (typeof v === "string") return str(v);
+    if (Array.isArray(v)) {
+      text += "[";
+      for (let i = 0; i < v.length; i++) {
+        if (i > 0) text += ",";
+        if (!walk(v[i])) return false;
+      }
+      text += "]";
+      return !full();
+    }
+    if (v !== null && typeof v === "object") {
+      text += "{";
+      let first = true;
+      for (const k in v) {
+        const member = (v as Record<string, unknown>)[k];
+        if (!Object.hasOwn(v, k) || member === undefined) continue; // as JSON.stringify leaves it out
+        if (!first) text += ",";
+        first = false;
+        if (!str(k)) return false;
+        text += ":";
+        if (!(isSecretName(k) ? str(REDACTED) : walk(member))) return false;
+      }
+      text += "}";
+      return !full();
+    }
+    text += JSON.stringify(v) ?? "null";
+    return !full();
+  };
+  const whole = walk(value);
+  return { text, cut: !whole };
+}

@@ -1,0 +1,119 @@
+/**
+ * @module What a trace keeps of an event: every string redacted and capped before it is kept —
+ * summary fields at `SUMMARY_FIELD_BYTES`, a hook's own strings (rule, error, reason, …) at
+ * `HOOK_FIELD_BYTES`, its stdin, stdout and stderr at the configured `captureBytes`. The
+ * environment of a hook the operator configured is shown as names only. Pure.
+ */
+import type { EventResult, HookRecord, HookTrace } from "../../engine/index.js";
+import { capRedact, headBytes, keep, keepStrings, redactJson, REDACT_MARGIN_CHARS } from "./redact.js";
+
+/** session_id, tool_name, reason, … of a listed event; @default 1 KiB — a page lists up to 500 */
+export const SUMMARY_FIELD_BYTES = 1024;
+/** a hook's rule, error, reason, systemMessage, name, origin, and each env name and value; @default 4 KiB */
+export const HOOK_FIELD_BYTES = 4096;
+/** what an operator-configured hook's env values show as: they may hold the operator's secrets */
+export const HIDDEN = "[hidden]";
+
+export interface StoredHook extends HookRecord {
+  warm: boolean;
+  /** from the start of the event's hooks to this hook's start */
+  offset_ms: number;
+  stdin: string;
+  stdout: string;
+  stderr: string;
+  env: Record<string, string>;
+  truncated: { stdin: boolean; stdout: boolean; stderr: boolean };
+}
+
+export interface StoredTrace {
+  event_id: string;
+  tenant: string;
+  time: string;
+  event: string;
+  session_id: string | null;
+  tool_name: string | null;
+  workspace: string | null;
+  decision: EventResult["decision"];
+  reason: string | null;
+  duration_ms: number;
+  queued_ms: number;
+  cancelled: boolean;
+  /** the hook whose block decided the event */
+  blocked_by: string | null;
+  hooks: StoredHook[];
+}
+
+export type TraceSummary = Omit<StoredTrace, "hooks" | "tenant"> & { hooks: number };
+
+/** Tool inputs and prompts: what a trace leaves out unless the tenant keeps them. */
+const INPUT_FIELDS = ["tool_input", "toolArgs", "tool_response", "toolResult", "prompt", "initialPrompt"];
+
+const field = (text: string | undefined, maxBytes = SUMMARY_FIELD_BYTES) => (text === undefined ? null : keep(text, maxBytes));
+
+export function summaryOf(result: EventResult, extra: { workspace?: string; durationMs: number; cancelled: boolean }): TraceSummary {
+  const blocking = result.decision === "block" ? result.hooks.find((h) => h.effective && h.decision === "block") : undefined;
+  return {
+    event_id: result.event_id,
+    time: new Date().toISOString(),
+    event: result.event,
+    session_id: field(result.session_id),
+    tool_name: field(result.tool_name),
+    workspace: field(extra.workspace),
+    decision: result.decision,
+    reason: field(result.reason),
+    duration_ms: Math.round(extra.durationMs),
+    queued_ms: result.trace.queued_ms,
+    cancelled: extra.cancelled,
+    blocked_by: field(blocking?.name, HOOK_FIELD_BYTES), // as the hook's own name is kept
+    hooks: result.hooks.length,
+  };
+}
+
+export function hooksOf(result: EventResult, keepInputs: boolean, captureBytes: number): StoredHook[] {
+  return result.hooks.map((record, i) => {
+    const t = result.trace.hooks[i]!;
+    const stdin = stdinOf(t.stdin, keepInputs, captureBytes);
+    const stdout = capRedact(t.stdout, captureBytes);
+    const stderr = capRedact(t.stderr, captureBytes);
+    return {
+      ...keepStrings(record, HOOK_FIELD_BYTES),
+      warm: t.warm,
+      offset_ms: t.offset_ms,
+      stdin: stdin.text,
+      stdout: stdout.text,
+      stderr: stderr.text,
+      env: envOf(record, t),
+      truncated: { stdin: stdin.cut, stdout: stdout.cut, stderr: stderr.cut },
+    };
+  });
+}
+
+/**
+ * A repository hook's env comes from the tenant's own files: shown redacted. Any other hook's comes
+ * from the operator's configuration and runs for every tenant: names only.
+ */
+function envOf(record: HookRecord, t: HookTrace): Record<string, string> {
+  const own = record.source === "repository";
+  return Object.fromEntries(Object.entries(t.env).map(([k, v]) => [keep(k, HOOK_FIELD_BYTES), own ? keep(v, HOOK_FIELD_BYTES) : HIDDEN]));
+}
+
+/**
+ * The event a hook read, redacted; tool inputs and prompts left out unless kept. Only about
+ * `captureBytes` of it is ever redacted, however large the event.
+ */
+function stdinOf(stdin: Uint8Array, keepInputs: boolean, captureBytes: number): { text: string; cut: boolean } {
+  const text = Buffer.from(stdin).toString("utf8");
+  let json: { text: string; cut: boolean } | undefined;
+  try {
+    const value = JSON.parse(text) as unknown;
+    if (!keepInputs && value !== null && typeof value === "object" && !Array.isArray(value)) {
+      for (const f of INPUT_FIELDS) if (f in value) (value as Record<string, unknown>)[f] = "[omitted]";
+    }
+    json = redactJson(value, captureBytes + REDACT_MARGIN_CHARS);
+  } catch {
+    // not JSON, or nested past the stack: kept as text
+  }
+  if (!json) return capRedact(text, captureBytes);
+  const kept = headBytes(json.text, captureBytes);
+  return { text: kept, cut: json.cut || kept.length < json.text.length };
+}

@@ -1,0 +1,182 @@
+/**
+ * Attacks through event requests and what they select, replayed against a running service while a
+ * probe calls /healthz every 50 ms: names that cost quadratic time, matchers that backtrack, one
+ * event asking for hundreds of containers or for hours, one tenant flooding the others out.
+ * Each is answered in bounded time, with a 4xx or its format's decision, and the service never
+ * stops answering everyone else.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { docker, leftovers } from "../helpers/engine.js";
+import { underProbe, WORST_HEALTH_MS } from "../helpers/probe.js";
+import { startService, TOKEN_A, TOKEN_B, type Service } from "../helpers/service.js";
+import { tarOf } from "../helpers/tar.js";
+import { LABEL_MANAGED } from "../../engine/names.js";
+
+const pre = (extra: Record<string, unknown> = {}) => ({ session_id: "s", hook_event_name: "PreToolUse", tool_name: "shell", tool_input: { command: "ls" }, ...extra });
+
+async function alive(svc: Service): Promise<void> {
+  expect(svc.proc.exitCode).toBeNull();
+  expect((await fetch(`${svc.url}/healthz`)).status).toBe(200);
+}
+
+const put = (svc: Service, id: string, body: Buffer) =>
+  fetch(`${svc.url}/v1/workspaces/${id}`, { method: "PUT", headers: { authorization: `Bearer ${TOKEN_A}` }, body });
+
+describe("names and matchers cost linear time", () => {
+  let svc: Service;
+  beforeAll(async () => {
+    svc = await startService(`[sandbox]\npool_size = 0\n`);
+  });
+  afterAll(async () => {
+    await svc.stop();
+  });
+
+  it("answers a 1 MB hook_event_name with a 400 at once", async () => {
+    const body = JSON.stringify(pre({ hook_event_name: "PreToolUsx".repeat(100_000) }));
+    const { value: res, ms, health } = await underProbe(svc.url, () => svc.event(body));
+    expect(res.status).toBe(400);
+    const err = ((await res.json()) as { error: { code: string; message: string } }).error;
+    expect(err.code).toBe("unknown_event");
+    expect(err.message.length).toBeLessThan(2_000);
+    expect(ms).toBeLessThan(5_000);
+    expect(health.worstMs).toBeLessThanOrEqual(WORST_HEALTH_MS);
+    await alive(svc);
+  });
+
+  it("answers a 1 MB unknown event name in the path with a 400 at once", async () => {
+    const name = "x".repeat(200_000);
+    const { value: res, health } = await underProbe(svc.url, () => svc.event(pre(), { path: `/v1/events/${name}` }));
+    expect([400, 414, 431]).toContain(res.status);
+    expect(health.worstMs).toBeLessThanOrEqual(WORST_HEALTH_MS);
+    await alive(svc);
+  });
+
+  it("refuses a tool name over 256 characters, naming the field", async () => {
+    const res = await svc.event(pre({ tool_name: "a".repeat(257) }));
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { field: string } }).error.field).toBe("tool_name");
+    expect((await svc.event(pre({ tool_name: "a".repeat(256) }))).status).toBe(200);
+  });
+
+  it("runs a repository matcher (a+)+b against a 64-char tool name in linear time", async () => {
+    const settings = { hooks: { PreToolUse: [{ matcher: "(a+)+b", hooks: [{ type: "command", command: "echo '{\"decision\":\"block\",\"reason\":\"redos\"}'" }] }] } };
+    expect((await put(svc, "redos", await tarOf([{ name: ".claude/settings.json", content: JSON.stringify(settings) }]))).status).toBe(200);
+    const { value: res, ms, health } = await underProbe(svc.url, () => svc.event(pre({ tool_name: "a".repeat(64) }), { query: "workspace=redos" }));
+    expect(res.status).toBe(200);
+    // The matcher does not match: no hook ran, no decision.
+    const answer = (await res.json()) as { decision: string | null; hooks: unknown[] };
+    expect(answer).toMatchObject({ decision: null, hooks: [] });
+    expect(ms).toBeLessThan(5_000);
+    expect(health.worstMs).toBeLessThanOrEqual(WORST_HEALTH_MS);
+    // … and still matches what it should.
+    const hit = (await (await svc.event(pre({ tool_name: "aaab" }), { query: "workspace=redos" })).json()) as { decision: string };
+    expect(hit.decision).toBe("block");
+  });
+
+  it("refuses a matcher RE2 cannot run (backreference) with the file and line", async () => {
+    const settings = `{\n  "hooks": {\n    "PreToolUse": [\n      { "matcher": "(a)\\\\1", "hooks": [{ "type": "command", "command": "true" }] }\n    ]\n  }\n}\n`;
+    const res = await put(svc, "backref", await tarOf([{ name: ".claude/settings.json", content: settings }]));
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/\.claude\/settings\.json:4:\d+: .*matcher is not a valid regular expression/);
+  });
+});
+
+describe("one event's containers and time are bounded", () => {
+  let svc: Service;
+  beforeAll(async () => {
+    svc = await startService(`[sandbox]\npool_size = 0\nmax_event_ms = 4000\nmax_containers_per_event = 4\n`);
+  });
+  afterAll(async () => {
+    await svc.stop();
+    expect((await leftovers()).containers).toEqual([]);
+  });
+
+  it("runs 300 parallel repository hooks at most 4 containers at once, and answers by max_event_ms", async () => {
+    const hooks = Array.from({ length: 300 }, (_, i) => `[[hooks.PreToolUse]]\nname = "h${i}"\ncommand = "sleep 0.2; echo '{}'"\n`).join("\n");
+    const toml = `[hooks]\nparallel = true\n\n${hooks}`;
+    expect((await put(svc, "many", await tarOf([{ name: ".copilot-shell/config.toml", content: toml }]))).status).toBe(200);
+    let most = 0;
+    let watching = true;
+    const watch = (async () => {
+      const filters = JSON.stringify({ label: [`${LABEL_MANAGED}=true`], status: ["created", "running"] });
+      while (watching) {
+        most = Math.max(most, (await docker.listContainers({ all: true, filters })).length);
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    })();
+    const { value: res, ms, health } = await underProbe(svc.url, () => svc.event(pre(), { query: "workspace=many" }));
+    watching = false;
+    await watch;
+    expect(res.status).toBe(200);
+    const answer = (await res.json()) as { decision: string | null; hooks: { outcome: string; error: string | null }[] };
+    expect(answer.hooks).toHaveLength(300);
+    // Hooks the deadline left no time for are timeouts: pass-through under cosh's rules.
+    expect(answer.decision).toBeNull();
+    expect(answer.hooks.filter((h) => h.outcome === "timed_out").length).toBeGreaterThan(200);
+    expect(answer.hooks.some((h) => h.error === "not run: the event's max_event_ms had passed")).toBe(true);
+    expect(most).toBeGreaterThan(0);
+    expect(most).toBeLessThanOrEqual(4);
+    expect(ms).toBeLessThan(4_000 + 1_000 + 1_000);
+    expect(health.worstMs).toBeLessThanOrEqual(WORST_HEALTH_MS);
+    await alive(svc);
+  });
+});
+
+describe("sequential hooks stop at max_event_ms", () => {
+  let svc: Service;
+  beforeAll(async () => {
+    const policy = Array.from({ length: 8 }, (_, i) => `[[policy.PreToolUse]]\nname = "slow-${i}"\ncommand = "sleep 4; echo '{}'"\ntimeout = 5000\n`).join("\n");
+    svc = await startService(`[sandbox]\npool_size = 0\nmax_event_ms = 10000\n\n${policy}`);
+  });
+  afterAll(async () => {
+    await svc.stop();
+  });
+
+  it("answers 8 sequential 4 s hooks at 10 s: two ran, the third was cut, the rest never started", async () => {
+    const { value: res, ms, health } = await underProbe(svc.url, () => svc.event(pre()));
+    expect(res.status).toBe(200);
+    const answer = (await res.json()) as { decision: string | null; hooks: { name: string; outcome: string; duration_ms: number }[] };
+    expect(answer.hooks.map((h) => h.outcome)).toEqual(["exited", "exited", "timed_out", "timed_out", "timed_out", "timed_out", "timed_out", "timed_out"]);
+    expect(answer.hooks.slice(3).every((h) => h.duration_ms === 0)).toBe(true);
+    expect(ms).toBeGreaterThan(9_000);
+    expect(ms).toBeLessThan(11_500);
+    expect(health.worstMs).toBeLessThanOrEqual(WORST_HEALTH_MS);
+  });
+});
+
+describe("fair shares between tenants", () => {
+  let svc: Service;
+  beforeAll(async () => {
+    // Events of the session "flood" hold their slot for 1.5 s; every other event answers at once.
+    const policy = `[[policy.PreToolUse]]\nname = "slow-for-flood"\ncommand = "case $(cat) in *flood*) sleep 1.5 ;; esac; echo '{}'"\n`;
+    svc = await startService(`[sandbox]\npool_size = 0\nmax_concurrency = 4\nmax_queue = 8\n\n${policy}`);
+  });
+  afterAll(async () => {
+    await svc.stop();
+  });
+
+  it("serves the other tenant at once, never 429, during a 60-event flood", async () => {
+    const flood = Array.from({ length: 60 }, () => svc.event(pre({ session_id: "flood" }), { token: TOKEN_A }));
+    await new Promise((r) => setTimeout(r, 200));
+    const { value: others, health } = await underProbe(svc.url, async () => {
+      const out: { status: number; ms: number }[] = [];
+      for (let i = 0; i < 10; i++) {
+        const t0 = performance.now();
+        const res = await svc.event(pre({ session_id: `calm-${i}` }), { token: TOKEN_B });
+        await res.arrayBuffer();
+        out.push({ status: res.status, ms: performance.now() - t0 });
+      }
+      return out;
+    });
+    const floodStatuses = await Promise.all(flood.map(async (p) => (await p).status));
+    expect(others.map((o) => o.status)).toEqual(Array(10).fill(200));
+    // Never behind the flood: each well under one flood event's 1.5 s.
+    expect(Math.max(...others.map((o) => o.ms))).toBeLessThan(1_000);
+    // The flooding tenant gets its own 429s: 2 running (half the slots) + 8 waiting fit, the rest are refused.
+    expect(floodStatuses.filter((s) => s === 200).length).toBeGreaterThanOrEqual(10);
+    expect(floodStatuses.filter((s) => s === 429).length).toBeGreaterThan(0);
+    expect(floodStatuses.every((s) => s === 200 || s === 429)).toBe(true);
+    expect(health.worstMs).toBeLessThanOrEqual(WORST_HEALTH_MS);
+    await alive(svc);
+  });
+});

@@ -1,0 +1,132 @@
+/**
+ * The organisation decides what a failure means (SERVICE.md §8): `[[tenants]] on_failure`. Against
+ * a running service, `hookbox forward` denies for a "block" tenant — natively, with the right exit
+ * code — when hookbox answers 429 or 503, when the agent's deadline comes first, and, having been
+ * told once, when hookbox is gone; an "allow" tenant passes through with a warning in each case.
+ */
+import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startService, TOKEN_A, TOKEN_B, type Service } from "../helpers/service.js";
+
+const sha = (t: string) => createHash("sha256").update(t).digest("hex");
+const cache = mkdtempSync(join(tmpdir(), "hookbox-forward-cache-"));
+
+let svc: Service;
+beforeAll(async () => {
+  const tenants = `[[tenants]]\nname = "team-a"\ntoken_sha256 = "${sha(TOKEN_A)}"\non_failure = { preToolUse = "block" }\n\n[[tenants]]\nname = "team-b"\ntoken_env = "HOOKBOX_TEST_TOKEN_B"\non_failure = "allow"\n`;
+  // Events that mention "slow" hold their slot for 20 s.
+  const policy = `[[policy.PreToolUse]]\nname = "slow"\ncommand = "case $(cat) in *slow*) sleep 20 ;; esac; echo '{}'"\ntimeout = 30000\n`;
+  svc = await startService(`[sandbox]\npool_size = 0\nmax_concurrency = 2\nmax_tenant_concurrency = 1\nmax_queue = 0\n\n${policy}`, { tenants, server: "shutdown_grace_ms = 4000" });
+});
+afterAll(async () => {
+  await svc.stop("SIGKILL");
+});
+
+const event = JSON.stringify({ toolName: "bash", toolArgs: JSON.stringify({ command: "ls" }) });
+
+function forward(token: string, extra: string[] = []): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
+  const t0 = performance.now();
+  const child = spawn(process.execPath, ["dist/cli/main.js", "forward", "--url", svc.url, "--event", "preToolUse", "--format", "copilot", ...extra], {
+    env: { PATH: process.env.PATH ?? "", HOOKBOX_TOKEN: token, XDG_CACHE_HOME: cache },
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+  child.stdin.end(event);
+  return new Promise((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr, ms: performance.now() - t0 })));
+}
+
+/** Holds the tenant's one slot with a slow event (20 s). */
+function holdSlot(token: string): void {
+  void svc.event({ toolName: "bash", toolArgs: JSON.stringify({ command: "slow" }) }, { path: "/v1/events/preToolUse", token }).catch(() => undefined);
+}
+
+const denied = (r: { code: number | null; stdout: string }) => {
+  expect(r.code).toBe(2);
+  expect(JSON.parse(r.stdout)).toMatchObject({ permissionDecision: "deny", permissionDecisionReason: expect.stringMatching(/on_failure = block/) });
+};
+const passed = (r: { code: number | null; stdout: string; stderr: string }) => {
+  expect(r.code).toBe(0);
+  expect(JSON.parse(r.stdout)).toEqual({});
+  expect(r.stderr).toMatch(/passing through: on_failure = allow/);
+};
+
+describe("hookbox answers, but cannot decide", () => {
+  it("tells every answer the tenant's failure mode", async () => {
+    const a = await svc.event(JSON.parse(event) as unknown, { path: "/v1/events/preToolUse" });
+    expect(a.headers.get("hookbox-on-failure")).toBe("block");
+    const b = await svc.event(JSON.parse(event) as unknown, { path: "/v1/events/preToolUse", token: TOKEN_B });
+    expect(b.headers.get("hookbox-on-failure")).toBe("allow");
+  });
+
+  it("answers the failure mode before the agent's deadline (--deadline 3, a hook that sleeps 20 s)", async () => {
+    // One answer first: the forwarder learns the tenant's failure mode.
+    expect((await forward(TOKEN_A)).code).toBe(0);
+    // The forwarder gives up at 3 s; its event is then cancelled, and the tenant's slot is free again.
+    const a = await forwardSlow(TOKEN_A);
+    denied(a);
+    expect(a.ms).toBeLessThan(3_500);
+    expect(a.stderr).toMatch(/did not answer within/);
+  });
+
+  it("429: denies for on_failure = block, passes with a warning for allow", async () => {
+    holdSlot(TOKEN_A);
+    holdSlot(TOKEN_B);
+    await new Promise((r) => setTimeout(r, 500));
+    const a = await forward(TOKEN_A);
+    denied(a);
+    expect(a.stderr).toMatch(/hookbox answered 429/);
+    const b = await forward(TOKEN_B);
+    passed(b);
+    expect(b.stderr).toMatch(/hookbox answered 429/);
+  });
+});
+
+/** A forwarded event that itself takes 20 s, with a 3 s agent deadline. */
+async function forwardSlow(token: string) {
+  const t0 = performance.now();
+  const child = spawn(process.execPath, ["dist/cli/main.js", "forward", "--url", svc.url, "--event", "preToolUse", "--format", "copilot", "--deadline", "3"], {
+    env: { PATH: process.env.PATH ?? "", HOOKBOX_TOKEN: token, XDG_CACHE_HOME: cache },
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+  child.stdin.end(JSON.stringify({ toolName: "bash", toolArgs: JSON.stringify({ command: "slow" }) }));
+  return new Promise<{ code: number | null; stdout: string; stderr: string; ms: number }>((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr, ms: performance.now() - t0 })));
+}
+
+describe("hookbox stops", () => {
+  it("503 while draining, then unreachable: the remembered failure mode applies", async () => {
+    // Slow events are in flight, so SIGTERM leaves the service draining (503) for a few seconds.
+    const stopped = svc.stop("SIGTERM");
+    await new Promise((r) => setTimeout(r, 300));
+    const a = await forward(TOKEN_A);
+    denied(a);
+    expect(a.stderr).toMatch(/hookbox answered 503/);
+    passed(await forward(TOKEN_B));
+    await stopped;
+    const gone = await forward(TOKEN_A);
+    expect(gone.stderr).toMatch(/unreachable/);
+    expect(gone.code).toBe(2);
+    expect(gone.stderr).toMatch(/as hookbox last said/);
+    const goneB = await forward(TOKEN_B);
+    expect(goneB.code).toBe(0);
+    expect(goneB.stderr).toMatch(/as hookbox last said/);
+    // Without any knowledge (another cache), the default passes through and says so.
+    const fresh = spawn(process.execPath, ["dist/cli/main.js", "forward", "--url", svc.url, "--event", "preToolUse", "--format", "copilot"], {
+      env: { PATH: process.env.PATH ?? "", HOOKBOX_TOKEN: TOKEN_A, XDG_CACHE_HOME: mkdtempSync(join(tmpdir(), "hookbox-forward-empty-")) },
+    });
+    let err = "";
+    fresh.stderr.on("data", (c: Buffer) => (err += c.toString()));
+    fresh.stdin.end(event);
+    const code = await new Promise((r) => fresh.on("close", r));
+    expect(code).toBe(0);
+    expect(err).toMatch(/no failure mode known yet/);
+  });
+});
