@@ -62,7 +62,8 @@ export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Ar
     const res = await fetch(url, {
       method: "POST",
       body,
-      headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      // HOOKBOX_CANARY: `hookbox doctor` runs this very line to see whether a block reaches the agent.
+      headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}), ...(io.env.HOOKBOX_CANARY ? { "hookbox-canary": "block" } : {}) },
       signal: AbortSignal.timeout(timeoutMs),
     });
     const header = res.headers.get("hookbox-on-failure");

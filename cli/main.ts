@@ -16,6 +16,7 @@ const USAGE = `usage: hookbox <command>
   check CONFIG [--workspace DIR]                validate a configuration, list the hooks per event
   trace EVENT_ID [--json]                       one event's hooks: what they got, printed, decided
   tail                                          follow decisions live
+  doctor [DIR] [--home DIR]                     prove every agent's hookbox line is live: a block reaches the agent
 ${FORWARD_USAGE}`;
 
 async function run(argv: string[]): Promise<number> {
@@ -40,6 +41,11 @@ async function run(argv: string[]): Promise<number> {
       return print(check(rest, process.env));
     case "trace":
       return print(await trace(rest, process.env));
+    case "doctor": {
+      // Loaded only for this command: it reads TOML (cosh configs).
+      const { doctor } = await import("./doctor.js");
+      return print(await doctor(rest, process.env));
+    }
     case "tail":
       return tail(rest, process.env, (line) => process.stdout.write(line));
     case "help":

@@ -54,6 +54,8 @@ export function createApp(deps: AppDeps): Hono<Env> {
   app.route("/v1/events", traceRoutes(deps));
   app.route("/v1/workspaces", workspaceRoutes(deps));
   app.route("/v1/hooks", hookRoutes(deps));
+  // When hookbox last heard from each of the tenant's sessions (events and `hookbox doctor` canaries).
+  app.get("/v1/sessions", (c) => c.json({ sessions: deps.sessions.list(c.get("tenant").name) }));
 
   app.notFound((c) => c.json({ error: { code: "not_found", message: `no route ${c.req.method} ${c.req.path}` } }, 404));
 

@@ -5,6 +5,7 @@ import type { Context } from "hono";
 import type { Logger } from "pino";
 import type { Engine, Tenant, WorkspaceStore } from "../engine/index.js";
 import type { AuditLog } from "./records/audit-log.js";
+import type { Sessions } from "./records/sessions.js";
 import type { TraceStore } from "./records/trace-store.js";
 import type { Metrics } from "./metrics.js";
 
@@ -19,6 +20,8 @@ export interface AppDeps {
   tenants: readonly Tenant[];
   audit: AuditLog;
   traces: TraceStore;
+  /** when hookbox last heard from each session */
+  sessions: Sessions;
   metrics: Metrics;
   logger: Logger;
   readiness: () => Promise<Readiness>;

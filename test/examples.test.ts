@@ -87,7 +87,7 @@ function runLine(line: string, url: string, payload: unknown, extra = "") {
 
 describe.each(agents)("$name example ($file)", (agent) => {
   const line = agent.line(readFileSync(agent.file, "utf8"));
-  it("forwards to hookbox in one line", () => expect(line).toMatch(/^hookbox forward --url http:\/\/127\.0\.0\.1:8080 --event \S+ --format \S+$/));
+  it("forwards to hookbox in one line", () => expect(line).toMatch(/^hookbox forward --url http:\/\/127\.0\.0\.1:8080 --event \S+ --format \S+( --deadline \d+)?$/));
   it("allows", () => {
     const r = runLine(line, svc.url, agent.payload("ls"));
     expect(r).toMatchObject({ code: 0, output: agent.allow, stderr: "" });

@@ -29,6 +29,8 @@ export interface AuditEntry {
   hooks: { name: string; source: string; sandbox: string; outcome: string; exit_code: number | null; duration_ms: number; decision: string | null; effective: boolean; rule: string }[];
   tool_input?: unknown;
   prompt?: unknown;
+  /** a `hookbox doctor` canary: no hook ran, never a real decision */
+  canary?: true;
 }
 
 export interface AuditRotation {

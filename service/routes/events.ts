@@ -6,7 +6,7 @@
 import { Hono, type Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { stream } from "hono/streaming";
-import { BadRequestError, failureAnswer, failureModeFor, FORMATS, NotFoundError, parseEventBody, type EventResult, type Format, type Notification } from "../../engine/index.js";
+import { BadRequestError, failureAnswer, failureModeFor, FORMATS, newEventId, NotFoundError, parseEventBody, resolveEventName, type EventResult, type Format, type Notification } from "../../engine/index.js";
 import { auditEntry } from "../records/audit-log.js";
 import { tooLarge, type AppDeps, type Env } from "../context.js";
 
@@ -41,6 +41,8 @@ export async function handleEvent(c: Context<Env>, deps: AppDeps, eventName: str
   // Another tenant's workspace is as absent as one that never was.
   if (workspaceId !== undefined && !workspace) throw new NotFoundError(`no workspace "${workspaceId}"`);
 
+  if (c.req.header("hookbox-canary") !== undefined) return canary(c, deps, { eventName: eventName ?? bodyEventName(body), body, format: format as Format | undefined, native, workspaceId });
+
   // The client going away cancels the event, unless it already got its answer (a native early answer).
   const answered = new AbortController();
   const clientGone = new AbortController();
@@ -63,6 +65,7 @@ export async function handleEvent(c: Context<Env>, deps: AppDeps, eventName: str
   });
   const finish = async (result: EventResult) => {
     const durationMs = performance.now() - t0;
+    deps.sessions.heard(tenant.name, result.session_id, result.event, format);
     await deps.audit.write(auditEntry({ result, tenant: tenant.name, workspace: workspaceId, durationMs, cancelled: signal.aborted, body, includeInputs: deps.auditToolInput }));
     // The trace is readable at once; it reaches the disk right after the answer.
     await deps.traces.add(tenant, result, { workspace: workspaceId, durationMs, cancelled: signal.aborted }).catch((err: unknown) => c.get("log").error({ err }, "trace not stored"));
@@ -104,6 +107,37 @@ export async function handleEvent(c: Context<Env>, deps: AppDeps, eventName: str
   }
   const response = await run;
   return c.json(response);
+}
+
+/** What a canary's block says, so `hookbox doctor` can tell it reached hookbox. */
+export const CANARY_REASON = "hookbox canary: a block from hookbox reaches this agent";
+
+/**
+ * A `hookbox doctor` canary (header `Hookbox-Canary`): no hook runs; the answer is a block in the
+ * asked dialect, so the doctor sees whether a block would reach the agent through this line. It is
+ * recorded as a canary in the audit log and the session list, never as a decision.
+ */
+async function canary(c: Context<Env>, deps: AppDeps, req: { eventName: string | undefined; body: Record<string, unknown>; format: Format | undefined; native: Format | undefined; workspaceId: string | undefined }) {
+  const tenant = c.get("tenant");
+  if (req.eventName === undefined) throw new BadRequestError("the event name is missing: give it in the path (/v1/events/{event}) or as hook_event_name in the body", "hook_event_name", "event_missing");
+  const resolved = resolveEventName(req.eventName);
+  if (!resolved) throw new BadRequestError(`unknown event ${JSON.stringify(req.eventName.slice(0, 64))}`, "event", "unknown_event");
+  const camel = "toolName" in req.body || "toolArgs" in req.body || "sessionId" in req.body;
+  const format: Format = req.format ?? (camel ? "copilot" : "cosh");
+  const answer = failureAnswer(format, req.eventName, "block", CANARY_REASON);
+  const session = req.body.session_id ?? req.body.sessionId;
+  const eventId = newEventId();
+  deps.sessions.heard(tenant.name, session, resolved.point, format, true);
+  await deps.audit.write({
+    ...auditEntry({
+      result: { event_id: eventId, event: resolved.point, decision: "block", reason: CANARY_REASON, notifications: [], hooks: [], output: answer.output, exit_code: answer.exit_code, ...(typeof session === "string" ? { session_id: session } : {}), trace: { queued_ms: 0, hooks: [] } },
+      tenant: tenant.name, workspace: req.workspaceId, durationMs: 0, cancelled: false, body: req.body, includeInputs: false,
+    }),
+    canary: true,
+  });
+  c.get("log").info({ event: { id: eventId, name: resolved.point, canary: true } }, "canary");
+  if (req.native) return c.json(answer.output);
+  return c.json({ event_id: eventId, event: resolved.point, decision: "block", reason: CANARY_REASON, canary: true, notifications: [], hooks: [], ...answer });
 }
 
 /**

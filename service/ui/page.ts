@@ -67,6 +67,7 @@ export const UI_HTML = /* html */ `<!doctype html>
     <h1>hookbox decisions</h1>
     <select id="f-decision"><option value="">any decision</option><option>block</option><option>ask</option><option>allow</option><option value="none">pass-through</option></select>
     <input id="f-session" placeholder="session id">
+    <button id="show-sessions">sessions</button>
     <button id="sign-out">sign out</button>
     <span id="live">connecting…</span>
   </header>
@@ -173,6 +174,16 @@ async function open(id) {
     "<div class='waterfall'><div class='axis'><span>0 ms</span><span>" + total + " ms</span></div>" + (bars || "<div class='meta'>No hook ran.</div>") + "</div>" +
     "<div class='outputs'>" + outs + "</div>";
 }
+const ago = (iso) => { const s = Math.max(0, Math.round((Date.now() - Date.parse(iso)) / 1000)); return s < 60 ? s + " s ago" : s < 3600 ? Math.round(s / 60) + " min ago" : Math.round(s / 3600) + " h ago"; };
+async function showSessions() {
+  selected = null;
+  const { sessions } = await (await api("/v1/sessions")).json();
+  const rows = sessions.map((s) => "<tr class='row session' data-session='" + esc(s.session_id) + "'><td>" + esc(s.session_id) + "</td><td title='" + esc(s.last_seen) + "'>" + esc(ago(s.last_seen)) +
+    "</td><td>" + esc(s.last_event) + "</td><td>" + esc(s.format || "") + "</td><td>" + s.events + "</td><td>" + (s.last_canary ? esc(ago(s.last_canary)) : "never") + "</td></tr>").join("");
+  $("#detail").innerHTML = "<h2>Sessions</h2><div class='meta'>When hookbox last heard from each agent session (events, and <code>hookbox doctor</code> checks). A session that has gone quiet while its agent still runs is a guard that no longer reaches hookbox.</div>" +
+    "<table id='sessions'><thead><tr><th>session</th><th>last heard</th><th>last event</th><th>dialect</th><th>events</th><th>doctor check</th></tr></thead><tbody>" + (rows || "<tr><td colspan='6'>No session yet.</td></tr>") + "</tbody></table>";
+  for (const tr of document.querySelectorAll("tr.session")) tr.onclick = () => { $("#f-session").value = tr.dataset.session; load(); };
+}
 async function start() {
   $("#login").hidden = true; $("#app").hidden = false;
   await load(); follow();
@@ -184,6 +195,7 @@ $("#login-form").onsubmit = async (ev) => {
   sessionStorage.setItem("hookbox-token", token); start();
 };
 $("#sign-out").onclick = () => signOut("");
+$("#show-sessions").onclick = showSessions;
 $("#f-decision").onchange = load; $("#f-session").onchange = load;
 if (token) start(); else $("#login").hidden = false;
 </script>

@@ -63,3 +63,18 @@ it("shows a new blocked event live, and its hooks as a waterfall with the blocki
   await page.screenshot({ path: process.env.HOOKBOX_SCREENSHOT ?? "test-output/ui.png" });
   await page.close();
 }, 60_000);
+
+it("lists each session with when hookbox last heard from it", async () => {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 800 } });
+  await page.goto(`${svc.url}/ui`);
+  await page.fill("#token", TOKEN_A);
+  await page.click("#login-form button");
+  await page.waitForSelector("#live.on");
+  await (await svc.event({ session_id: "quiet-session", hook_event_name: "SessionStart" })).arrayBuffer();
+  await page.click("#show-sessions");
+  const row = page.locator('tr.session[data-session="quiet-session"]');
+  await row.waitFor({ timeout: 10_000 });
+  expect(await row.locator("td").nth(1).textContent()).toMatch(/s ago$/);
+  expect(await row.locator("td").nth(2).textContent()).toBe("SessionStart");
+  await page.close();
+}, 60_000);

@@ -1,0 +1,225 @@
+/**
+ * @module `hookbox doctor [DIR]`: proves the guard is wired. Finds every agent's hook configuration
+ * in the repository (and in the user's home for that agent), checks each hookbox line, and runs it
+ * exactly as the agent would with a marked canary event: hookbox answers the canary with a block
+ * (no hook runs; it is recorded as a canary, never as a decision), and the doctor checks that the
+ * block comes out of the line in a form the agent obeys. Exit 0 when every guard is live; 1 with
+ * the reason of each one that is not.
+ */
+import { spawn } from "node:child_process";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join, relative } from "node:path";
+import { parseArgs } from "node:util";
+import { parse as parseToml } from "smol-toml";
+import { resolveEventName } from "../engine/events.js";
+import { AGENT_DEADLINE_S } from "./forward.js";
+import { block as safe } from "./terminal.js";
+
+type Agent = "claude" | "copilot" | "cosh" | "codex" | "gemini";
+
+const AGENT_NAME: Record<Agent, string> = { claude: "Claude Code", copilot: "Copilot CLI", cosh: "cosh", codex: "Codex", gemini: "Gemini CLI" };
+
+/** What `hookbox/service/routes/events.ts` puts in a canary's reason. */
+const CANARY_MARK = "hookbox canary";
+
+interface Entry {
+  agent: Agent;
+  file: string;
+  event: string;
+  /** where in the file, for messages */
+  where: string;
+  command?: string;
+  http?: { url: string; headers: Record<string, string> };
+  /** the agent's own timeout for this hook, in seconds, when the file sets one */
+  timeoutS?: number;
+}
+
+interface Finding {
+  entry: Entry;
+  ok: boolean;
+  message: string;
+}
+
+export const DOCTOR_USAGE = "usage: hookbox doctor [DIR] [--home DIR] [--json]   (token: HOOKBOX_TOKEN, as the agents' lines read it)";
+
+export async function doctor(argv: string[], env: NodeJS.ProcessEnv): Promise<{ stdout: string; stderr: string; code: number }> {
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { home: { type: "string" }, json: { type: "boolean", default: false } } });
+  const dir = positionals[0] ?? ".";
+  const home = values.home ?? env.HOME ?? homedir();
+  let entries: Entry[];
+  const problems: string[] = [];
+  try {
+    entries = [...configsIn(dir, "repository"), ...configsIn(home, "home")].flatMap((c) => {
+      try {
+        return entriesOf(c.agent, c.file);
+      } catch (err) {
+        problems.push(`${c.file}: cannot read: ${(err as Error).message}`);
+        return [];
+      }
+    });
+  } catch (err) {
+    return { stdout: "", stderr: `hookbox doctor: ${(err as Error).message}\n`, code: 1 };
+  }
+  const guards = entries.filter((e) => /\bhookbox\b/.test(e.command ?? "") || /\/v1\/hooks\//.test(e.http?.url ?? ""));
+  const findings = await Promise.all(guards.map((e) => check(e, env)));
+  const show = (p: string) => (p.startsWith(home) ? `~/${relative(home, p)}` : relative(dir, p) || p);
+  if (values.json) return { stdout: `${JSON.stringify({ findings: findings.map((f) => ({ ...f.entry, file: show(f.entry.file), ok: f.ok, message: f.message })), problems }, null, 2)}\n`, stderr: "", code: findings.length > 0 && findings.every((f) => f.ok) && problems.length === 0 ? 0 : 1 };
+  const lines = findings.map((f) => `${f.ok ? "ok  " : "FAIL"}  ${AGENT_NAME[f.entry.agent].padEnd(11)}  ${f.entry.event.padEnd(17)}  ${show(f.entry.file)} ${f.entry.where}\n      ${safe(f.message)}`);
+  for (const p of problems) lines.push(`FAIL  ${safe(p)}`);
+  if (guards.length === 0) lines.push(`FAIL  no hookbox line in any agent's hook configuration under ${dir} or ${home}: nothing reaches hookbox`);
+  const ok = guards.length > 0 && findings.every((f) => f.ok) && problems.length === 0;
+  lines.push(ok ? `every guard is live (${findings.length})` : `${findings.filter((f) => !f.ok).length + problems.length + (guards.length === 0 ? 1 : 0)} problem(s): a block from hookbox would not reach the agent there`);
+  return { stdout: `${lines.join("\n")}\n`, stderr: "", code: ok ? 0 : 1 };
+}
+
+/** Each agent's hook files: in a repository, and in the user's home. */
+function configsIn(root: string, scope: "repository" | "home"): { agent: Agent; file: string }[] {
+  const out: { agent: Agent; file: string }[] = [];
+  const add = (agent: Agent, ...parts: string[]) => {
+    const file = join(root, ...parts);
+    if (existsSync(file)) out.push({ agent, file });
+  };
+  add("claude", ".claude", "settings.json");
+  if (scope === "repository") add("claude", ".claude", "settings.local.json");
+  add("cosh", ".copilot-shell", "config.toml");
+  add("codex", ".codex", "hooks.json");
+  add("gemini", ".gemini", "settings.json");
+  const copilot = join(root, scope === "repository" ? ".github/hooks" : ".copilot/hooks");
+  if (existsSync(copilot)) for (const f of readdirSync(copilot).filter((n) => n.endsWith(".json")).sort()) out.push({ agent: "copilot", file: join(copilot, f) });
+  return out;
+}
+
+type Json = Record<string, unknown>;
+const obj = (v: unknown): Json => (v && typeof v === "object" && !Array.isArray(v) ? (v as Json) : {});
+const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+const num = (v: unknown): number | undefined => (typeof v === "number" && v > 0 ? v : undefined);
+
+/** The hook entries of one file, whatever their command. */
+function entriesOf(agent: Agent, file: string): Entry[] {
+  const text = readFileSync(file, "utf8");
+  const out: Entry[] = [];
+  if (agent === "cosh") {
+    const hooks = obj(obj(parseToml(text)).hooks);
+    for (const [event, list] of Object.entries(hooks)) {
+      arr(list).forEach((h, i) => {
+        const hook = obj(h);
+        if (typeof hook.command === "string") out.push({ agent, file, event, where: `[[hooks.${event}]] #${i + 1}`, command: hook.command, timeoutS: num(hook.timeout) !== undefined ? num(hook.timeout)! / 1000 : undefined });
+      });
+    }
+    return out;
+  }
+  const doc = obj(JSON.parse(text));
+  for (const [event, list] of Object.entries(obj(doc.hooks))) {
+    arr(list).forEach((g, i) => {
+      const group = obj(g);
+      if (agent === "copilot") {
+        const command = typeof group.bash === "string" ? group.bash : typeof group.command === "string" ? group.command : undefined;
+        if (command) out.push({ agent, file, event, where: `hooks.${event}[${i}]`, command, timeoutS: num(group.timeoutSec) ?? num(group.timeout) });
+        return;
+      }
+      arr(group.hooks).forEach((h, j) => {
+        const hook = obj(h);
+        const where = `hooks.${event}[${i}].hooks[${j}]`;
+        // Claude and Codex: timeout in seconds; Gemini CLI: in milliseconds.
+        const timeoutS = num(hook.timeout) !== undefined ? (agent === "gemini" ? num(hook.timeout)! / 1000 : num(hook.timeout)) : undefined;
+        if (hook.type === "http" && typeof hook.url === "string") {
+          const headers = Object.fromEntries(Object.entries(obj(hook.headers)).filter(([, v]) => typeof v === "string")) as Record<string, string>;
+          out.push({ agent, file, event, where, http: { url: hook.url, headers }, timeoutS });
+        } else if (typeof hook.command === "string") out.push({ agent, file, event, where, command: hook.command, timeoutS });
+      });
+    });
+  }
+  return out;
+}
+
+const flag = (command: string, name: string) => new RegExp(`--${name}(?:=|\\s+)(\\S+)`).exec(command)?.[1];
+
+/** Which `--format` each agent's line must ask for. */
+const FORMAT_OF: Record<Agent, string> = { claude: "claude", copilot: "copilot", cosh: "cosh", codex: "codex", gemini: "gemini" };
+
+async function check(entry: Entry, env: NodeJS.ProcessEnv): Promise<Finding> {
+  const fail = (message: string): Finding => ({ entry, ok: false, message });
+  if (!resolveEventName(entry.event)) return fail(`"${entry.event}" is not an event hookbox knows: this hook never fires for hookbox`);
+  if (entry.http) return checkHttp(entry, env);
+  const command = entry.command!;
+  if (!/\bhookbox\s+forward\b/.test(command)) return fail(`the line runs hookbox but not "hookbox forward": ${command}`);
+  const url = flag(command, "url");
+  const event = flag(command, "event");
+  const format = flag(command, "format") ?? "cosh";
+  if (!url || !event) return fail(`the line needs --url and --event: ${command}`);
+  if (format !== FORMAT_OF[entry.agent]) return fail(`--format ${format}, but ${AGENT_NAME[entry.agent]} reads --format ${FORMAT_OF[entry.agent]} answers`);
+  if (resolveEventName(event)?.point !== resolveEventName(entry.event)?.point) return fail(`registered under ${entry.event} but forwards --event ${event}: hookbox would judge another event`);
+  const deadlineS = Number(flag(command, "deadline") ?? AGENT_DEADLINE_S[entry.agent]);
+  if (entry.timeoutS !== undefined && deadlineS > entry.timeoutS)
+    return fail(`${AGENT_NAME[entry.agent]} gives up on this hook after ${entry.timeoutS} s, but the forwarder waits up to ${deadlineS} s: add --deadline ${entry.timeoutS}`);
+  const run = await runLine(command, canaryPayload(entry), env);
+  const text = `${run.stdout}\n${run.stderr}`;
+  const blocked = blocks(entry.agent, run);
+  if (blocked && text.includes(CANARY_MARK)) return { entry, ok: true, message: `a block from hookbox at ${url} reaches ${AGENT_NAME[entry.agent]} (${blocked})` };
+  const said = run.stderr.trim().split("\n").filter(Boolean).at(-1) ?? "";
+  if (blocked) return fail(`the line blocks, but not with hookbox's answer: ${said || run.stdout.trim()}`);
+  if (/answered 401/.test(said)) return fail(`hookbox at ${url} refused the token (401): set HOOKBOX_TOKEN to this tenant's token`);
+  if (/unreachable/.test(said)) return fail(`hookbox is unreachable at ${url}: ${said}`);
+  return fail(`a block never reaches ${AGENT_NAME[entry.agent]} through this line (exit ${run.code ?? "killed"}, stdout ${JSON.stringify(run.stdout.trim().slice(0, 200))})${said ? `: ${said}` : ""}`);
+}
+
+async function checkHttp(entry: Entry, env: NodeJS.ProcessEnv): Promise<Finding> {
+  const { url } = entry.http!;
+  const headers = Object.fromEntries(Object.entries(entry.http!.headers).map(([k, v]) => [k, v.replace(/\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?/g, (_m, name: string) => env[name] ?? "")]));
+  try {
+    const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers, "hookbox-canary": "block" }, body: JSON.stringify(canaryPayload(entry)), signal: AbortSignal.timeout(10_000) });
+    const text = await res.text();
+    if (res.status === 401) return { entry, ok: false, message: `hookbox at ${url} refused the token (401): check the Authorization header and its variables` };
+    if (!res.ok) return { entry, ok: false, message: `hookbox at ${url} answered ${res.status}: ${text.slice(0, 200)}` };
+    const blocked = blocks(entry.agent, { code: 0, stdout: text, stderr: "" });
+    return blocked && text.includes(CANARY_MARK)
+      ? { entry, ok: true, message: `a block from hookbox at ${url} reaches ${AGENT_NAME[entry.agent]} (${blocked}, HTTP hook)` }
+      : { entry, ok: false, message: `hookbox answered, but not with a block ${AGENT_NAME[entry.agent]} obeys: ${text.slice(0, 200)}` };
+  } catch (err) {
+    return { entry, ok: false, message: `hookbox is unreachable at ${url}: ${(err as Error).message}` };
+  }
+}
+
+/** The event as the agent would pipe it, marked as the doctor's. */
+function canaryPayload(entry: Entry): Json {
+  const camel = resolveEventName(entry.event)?.dialect === "camel";
+  return camel
+    ? { sessionId: "hookbox-doctor", timestamp: Date.now(), cwd: process.cwd(), toolName: "hookbox_doctor", toolArgs: "{}" }
+    : { session_id: "hookbox-doctor", cwd: process.cwd(), hook_event_name: entry.event, tool_name: "hookbox_doctor", tool_input: {} };
+}
+
+/** How the agent would read the line's result: a block, and in what form — or undefined. */
+function blocks(agent: Agent, run: { code: number | null; stdout: string; stderr: string }): string | undefined {
+  if (run.code === 2) return "exit 2";
+  if (run.code !== 0) return undefined;
+  let out: Json;
+  try {
+    out = obj(JSON.parse(run.stdout));
+  } catch {
+    return undefined;
+  }
+  const specific = obj(out.hookSpecificOutput);
+  if (agent === "copilot" && out.permissionDecision === "deny") return "permissionDecision deny";
+  if ((agent === "claude" || agent === "codex") && specific.permissionDecision === "deny") return "hookSpecificOutput.permissionDecision deny";
+  if (out.decision === "block") return "decision block";
+  return undefined;
+}
+
+function runLine(command: string, payload: Json, env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn("/bin/sh", ["-c", command], { env: { ...env, HOOKBOX_CANARY: "1" }, stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
+    child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+    child.stdin.on("error", () => undefined);
+    child.stdin.end(JSON.stringify(payload));
+    child.on("error", (err) => resolve({ code: 127, stdout, stderr: `${stderr}${err.message}` }));
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}

@@ -1,0 +1,44 @@
+/**
+ * @module When hookbox last heard from each agent session (SERVICE.md §8, "prove the guard is
+ * wired"): per tenant, the last event and the last `hookbox doctor` canary of every session. Kept in
+ * memory, at most `MAX_SESSIONS_PER_TENANT` per tenant (the least recently heard go first).
+ */
+
+/** @default 1000 sessions per tenant */
+export const MAX_SESSIONS_PER_TENANT = 1000;
+/** session ids longer than this are kept clipped */
+const MAX_SESSION_ID_CHARS = 256;
+
+export interface SessionSeen {
+  session_id: string;
+  /** ISO time of the last event or canary */
+  last_seen: string;
+  /** the event it last sent (canonical name) */
+  last_event: string;
+  /** the dialect its answers were last asked in (cosh, copilot, claude) */
+  format: string | null;
+  /** ISO time of the last canary (a `hookbox doctor` check), if any */
+  last_canary: string | null;
+  events: number;
+}
+
+export class Sessions {
+  private readonly byTenant = new Map<string, Map<string, SessionSeen>>();
+
+  heard(tenant: string, sessionId: unknown, event: string, format: string | undefined, canary = false): void {
+    const id = typeof sessionId === "string" && sessionId !== "" ? sessionId.slice(0, MAX_SESSION_ID_CHARS) : "(no session id)";
+    let sessions = this.byTenant.get(tenant);
+    if (!sessions) this.byTenant.set(tenant, (sessions = new Map()));
+    const now = new Date().toISOString();
+    const seen = sessions.get(id) ?? { session_id: id, last_seen: now, last_event: event, format: null, last_canary: null, events: 0 };
+    // Map order is insertion order: delete and set again keeps the most recent last.
+    sessions.delete(id);
+    sessions.set(id, { ...seen, last_seen: now, last_event: event, format: format ?? seen.format, ...(canary ? { last_canary: now } : { events: seen.events + 1 }) });
+    if (sessions.size > MAX_SESSIONS_PER_TENANT) sessions.delete(sessions.keys().next().value!);
+  }
+
+  /** Most recently heard first. */
+  list(tenant: string, limit = 100): SessionSeen[] {
+    return [...(this.byTenant.get(tenant)?.values() ?? [])].reverse().slice(0, limit);
+  }
+}

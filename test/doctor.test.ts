@@ -1,0 +1,104 @@
+/**
+ * `hookbox doctor` against a running service: the repository's own agent examples, placed in a
+ * repository and a home as each agent reads them, are all live (exit 0); a wrong token, a wrong URL
+ * and a line whose answer never reaches the agent are each named (exit 1). Canaries are recorded as
+ * such and show in the session list, never as decisions.
+ */
+import { spawnSync } from "node:child_process";
+import { chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort, startService, TOKEN_A, type Service } from "./helpers/service.js";
+
+let svc: Service;
+const bin = mkdtempSync(join(tmpdir(), "hookbox-bin-"));
+// `hookbox` on the PATH, as `npm link` would put it.
+writeFileSync(join(bin, "hookbox"), `#!/bin/sh\nexec ${process.execPath} ${resolve("dist/cli/main.js")} "$@"\n`);
+chmodSync(join(bin, "hookbox"), 0o755);
+
+/** A repository and a home holding every example, pointed at `url`. */
+function workspaceOf(url: string, edit: (file: string, text: string) => string = (_f, t) => t): { repo: string; home: string } {
+  const repo = mkdtempSync(join(tmpdir(), "hookbox-doctor-repo-"));
+  const home = mkdtempSync(join(tmpdir(), "hookbox-doctor-home-"));
+  const place = (from: string, to: string) => {
+    mkdirSync(dirname(to), { recursive: true });
+    writeFileSync(to, edit(to, readFileSync(from, "utf8").replaceAll("http://127.0.0.1:8080", url)));
+  };
+  place("examples/claude-code/settings.json", join(repo, ".claude/settings.json"));
+  place("examples/claude-code/settings.http.json", join(repo, ".claude/settings.local.json"));
+  cpSync("examples/copilot/.github", join(repo, ".github"), { recursive: true });
+  place(join(repo, ".github/hooks/hookbox.json"), join(repo, ".github/hooks/hookbox.json"));
+  place("examples/codex/hooks.json", join(repo, ".codex/hooks.json"));
+  place("examples/gemini/settings.json", join(repo, ".gemini/settings.json"));
+  place("examples/cosh/config.toml", join(home, ".copilot-shell/config.toml"));
+  return { repo, home };
+}
+
+function doctor(repo: string, home: string, token = TOKEN_A) {
+  const r = spawnSync(process.execPath, ["dist/cli/main.js", "doctor", repo, "--home", home], {
+    env: { PATH: `${bin}:${process.env.PATH ?? ""}`, HOME: home, HOOKBOX_TOKEN: token, XDG_CACHE_HOME: home },
+    encoding: "utf8",
+    timeout: 60_000,
+  });
+  return { code: r.status, out: r.stdout + r.stderr };
+}
+
+beforeAll(async () => {
+  svc = await startService(`[[policy.PreToolUse]]\nname = "allow-all"\ncommand = "echo '{}'"\n`);
+});
+afterAll(() => svc.stop());
+
+describe("hookbox doctor", () => {
+  it("finds every example guard and proves a block reaches each agent", async () => {
+    const { repo, home } = workspaceOf(svc.url);
+    const auditBefore = svc.auditLines().length;
+    const r = doctor(repo, home);
+    expect(r.out).toMatch(/every guard is live \(10\)/);
+    expect(r.code).toBe(0);
+    for (const agent of ["Claude Code", "Copilot CLI", "cosh", "Codex", "Gemini CLI"]) expect(r.out).toMatch(new RegExp(`^ok +${agent} `, "m"));
+    expect(r.out).toMatch(/HTTP hook/);
+    // Recorded as canaries, never as decisions; the session list says when hookbox last heard from the doctor.
+    const lines = svc.auditLines().slice(auditBefore);
+    expect(lines).toHaveLength(10);
+    expect(lines.every((l) => l.canary === true)).toBe(true);
+    const sessions = (await (await fetch(`${svc.url}/v1/sessions`, { headers: { authorization: `Bearer ${TOKEN_A}` } })).json()) as { sessions: { session_id: string; last_canary: string | null; events: number }[] };
+    expect(sessions.sessions.find((s) => s.session_id === "hookbox-doctor")).toMatchObject({ last_canary: expect.any(String), events: 0 });
+  });
+
+  it("names a wrong token", () => {
+    const { repo, home } = workspaceOf(svc.url);
+    const r = doctor(repo, home, "not-the-token");
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/refused the token \(401\)/);
+  });
+
+  it("names a wrong URL", async () => {
+    const { repo, home } = workspaceOf(`http://127.0.0.1:${await freePort()}`);
+    const r = doctor(repo, home);
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/unreachable at http:\/\/127\.0\.0\.1:\d+/);
+  });
+
+  it("names a line whose answer never reaches the agent, and one registered under another event", () => {
+    const { repo, home } = workspaceOf(svc.url, (file, text) =>
+      file.endsWith(join(".codex", "hooks.json"))
+        ? text.replace("--format codex", "--format codex > /dev/null 2>&1 || true")
+        : file.endsWith(join(".claude", "settings.json"))
+          ? text.replace("--event Stop --format claude", "--event PreToolUse --format claude")
+          : text,
+    );
+    const r = doctor(repo, home);
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/FAIL +Codex +PreToolUse .*\n.*a block never reaches Codex through this line/);
+    expect(r.out).toMatch(/FAIL +Claude Code +Stop .*\n.*registered under Stop but forwards --event PreToolUse/);
+    expect(r.out).toMatch(/^ok +Copilot CLI /m);
+  });
+
+  it("says when nothing reaches hookbox at all", () => {
+    const empty = mkdtempSync(join(tmpdir(), "hookbox-doctor-empty-"));
+    const r = doctor(empty, empty);
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/no hookbox line/);
+  });
+});
