@@ -3,7 +3,7 @@
  * files) and lists, per event, the hooks it would run in order.
  */
 import { parseArgs } from "node:util";
-import { ConfigError, EVENT_NAMES, loadConfig, loadRepositoryHooks, resolveEventName, type HookDef } from "../engine/index.js";
+import { ConfigError, EVENT_NAMES, loadConfig, loadRepositoryHooksSync, resolveEventName, type HookDef } from "../engine/index.js";
 
 export function check(argv: string[], env: NodeJS.ProcessEnv): { stdout: string; stderr: string; code: number } {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { workspace: { type: "string" } } });
@@ -11,7 +11,7 @@ export function check(argv: string[], env: NodeJS.ProcessEnv): { stdout: string;
   if (!file) return { stdout: "", stderr: "usage: hookbox check CONFIG [--workspace DIR]\n", code: 64 };
   try {
     const config = loadConfig(file, env);
-    const repository = values.workspace ? loadRepositoryHooks(values.workspace, config.sandbox.maxTimeoutMs).hooks : [];
+    const repository = values.workspace ? loadRepositoryHooksSync(values.workspace, config.sandbox.maxTimeoutMs).hooks : [];
     const all: HookDef[] = [...config.policy.hooks, ...(config.hooksEnabled ? [...config.service.hooks, ...config.extension.hooks, ...repository] : [])];
     const lines = [`${file}: ok — ${config.tenants.length} tenant(s), runtime ${config.sandbox.runtime}, image ${config.sandbox.image}`];
     if (!config.hooksEnabled) lines.push("[hooks] enabled = false: only policy hooks run");

@@ -4,10 +4,8 @@
  * push (upload a repository's hook files), check (validate a configuration). A client of the HTTP
  * API; only `serve` and `check` load the engine.
  */
-import { check } from "./check.js";
-import { forward, FORWARD_USAGE } from "./forward.js";
-import { tail, trace } from "./trace.js";
-import { workspacePush } from "./workspace-push.js";
+// Each command loads its own module when it runs: `forward`, on every tool call of an agent, loads
+// no engine, no schemas and no TOML parser.
 
 const USAGE = `usage: hookbox <command>
   serve [--config FILE] [--listen HOST:PORT]   run the service
@@ -17,7 +15,7 @@ const USAGE = `usage: hookbox <command>
   trace EVENT_ID [--json]                       one event's hooks: what they got, printed, decided
   tail                                          follow decisions live
   doctor [DIR] [--home DIR]                     prove every agent's hookbox line is live: a block reaches the agent
-${FORWARD_USAGE}`;
+`;
 
 async function run(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -32,29 +30,39 @@ async function run(argv: string[]): Promise<number> {
       await main(rest);
       return -1; // keeps running
     }
-    case "forward":
+    case "forward": {
+      const { forward } = await import("./forward.js");
       return print(await forward(rest, { stdin: process.stdin, env: process.env }));
-    case "workspace":
+    }
+    case "workspace": {
       if (rest[0] !== "push") break;
+      const { workspacePush } = await import("./workspace-push.js");
       return print(await workspacePush(rest.slice(1), process.env));
-    case "check":
+    }
+    case "check": {
+      const { check } = await import("./check.js");
       return print(check(rest, process.env));
-    case "trace":
+    }
+    case "trace": {
+      const { trace } = await import("./trace.js");
       return print(await trace(rest, process.env));
+    }
     case "doctor": {
       // Loaded only for this command: it reads TOML (cosh configs).
       const { doctor } = await import("./doctor.js");
       return print(await doctor(rest, process.env));
     }
-    case "tail":
+    case "tail": {
+      const { tail } = await import("./trace.js");
       return tail(rest, process.env, (line) => process.stdout.write(line));
+    }
     case "help":
     case "--help":
     case undefined:
-      process.stdout.write(`${USAGE}\n`);
+      process.stdout.write(`${USAGE}\n${(await import("./forward.js")).FORWARD_USAGE}\n`);
       return command === undefined ? 64 : 0;
   }
-  process.stderr.write(`hookbox: unknown command "${argv.join(" ")}"\n${USAGE}\n`);
+  process.stderr.write(`hookbox: unknown command "${argv.join(" ")}"\n${USAGE}\n${(await import("./forward.js")).FORWARD_USAGE}\n`);
   return 64;
 }
 

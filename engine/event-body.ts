@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import { BadRequestError } from "./errors.js";
-import { formatPath, scanJson } from "./formats/locate.js";
+import { formatPath, jsonSyntaxError } from "./formats/locate.js";
 import type { JsonObject } from "./payload.js";
 
 const EventBodySchema = z.looseObject({
@@ -22,22 +22,21 @@ const EventBodySchema = z.looseObject({
   prompt: z.string().optional(),
 });
 
+/** @default 64 — deepest nesting of an event body; deeper is refused before anything walks it recursively */
+export const MAX_EVENT_DEPTH = 64;
+
 export function parseEventBody(raw: Uint8Array): JsonObject {
   const text = Buffer.from(raw).toString("utf8");
   if (text.trim() === "") throw new BadRequestError("the body is empty: post the event JSON a hook would read on stdin", "body", "bad_json");
   let value: unknown;
   try {
     value = JSON.parse(text);
-  } catch {
-    try {
-      scanJson(text);
-    } catch (err) {
-      const e = err as SyntaxError & { line?: number; column?: number };
-      throw new BadRequestError(`the body is not valid JSON: ${e.message} at line ${e.line}, column ${e.column}`, "body", "bad_json");
-    }
-    throw new BadRequestError("the body is not valid JSON", "body", "bad_json");
+  } catch (err) {
+    const e = jsonSyntaxError(text, err);
+    throw new BadRequestError(`the body is not valid JSON: ${e.message} at line ${e.line}, column ${e.column}`, "body", "bad_json");
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw new BadRequestError("the body must be a JSON object", "body", "bad_json");
+  if (nestedDeeperThan(value, MAX_EVENT_DEPTH)) throw new BadRequestError(`the body is nested deeper than ${MAX_EVENT_DEPTH} levels`, "body", "bad_json");
   const checked = EventBodySchema.safeParse(value);
   if (!checked.success) {
     const issue = checked.error.issues[0]!;
@@ -45,4 +44,17 @@ export function parseEventBody(raw: Uint8Array): JsonObject {
     throw new BadRequestError(`${field}: ${issue.message}`, field, "bad_field");
   }
   return value as JsonObject;
+}
+
+/** Walks the value with a stack of its own: a deep value cannot overflow the call stack here. */
+function nestedDeeperThan(value: object, max: number): boolean {
+  const stack: [object, number][] = [[value, 1]];
+  for (let top = stack.pop(); top; top = stack.pop()) {
+    const [node, depth] = top;
+    if (depth > max) return true;
+    for (const child of Array.isArray(node) ? node : Object.values(node)) {
+      if (typeof child === "object" && child !== null) stack.push([child as object, depth + 1]);
+    }
+  }
+  return false;
 }

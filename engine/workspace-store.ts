@@ -1,30 +1,28 @@
 /**
  * @module Uploaded workspaces (SERVICE.md §3): a tar or tar.gz of (part of) a repository, unpacked
- * safely under `data_dir`, one folder per tenant. Refused with a clear error, nothing written
- * outside the workspace: absolute paths, `..`, links that point out, hard links, devices,
- * duplicate entries, too many entries, too many bytes. Files belong to the hooks' uid, so a hook
- * may write in its copy-on-write view; the stored copy is never written by a hook.
+ * safely under `data_dir`, one folder per tenant, within the tenant's quota. Files belong to the
+ * hooks' uid, so a hook may write in its copy-on-write view; the stored copy is never written by a
+ * hook. Beside the workspaces, in `_meta/` (a name no workspace id can take), each one's digest and
+ * size, so the quota survives a restart.
  */
 import { createHash, randomUUID } from "node:crypto";
-import { createWriteStream } from "node:fs";
-import { chmod, chown, lchown, mkdir, readdir, readFile, realpath, rename, rm, stat, symlink, writeFile } from "node:fs/promises";
-import { join, posix, relative, resolve, sep } from "node:path";
-import { Readable } from "node:stream";
-import { pipeline } from "node:stream/promises";
-import { createGunzip } from "node:zlib";
-import { extract, type Header } from "tar-stream";
-import { BadRequestError, ConfigError, HookboxError } from "./errors.js";
+import { chmod, chown, lstat, mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { z } from "zod";
+import { BadRequestError, ConfigError } from "./errors.js";
 import type { HookSet } from "./hooks.js";
 import { HOOK_GID, HOOK_UID } from "./names.js";
-import { loadRepositoryHooks } from "./repository.js";
+import { loadRepositoryHooks, type RepositoryLimits } from "./repository.js";
+import { TenantUsage, type Quota } from "./workspace-quota.js";
+import { checkLinks, readTree } from "./workspace-tree.js";
+import { unpack, type UnpackLimits } from "./workspace-unpack.js";
 
 export const WORKSPACE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
-export interface WorkspaceLimits {
-  /** @default 10 000 */
-  maxEntries: number;
-  /** unpacked, all files together; @default 256 MiB */
-  maxUnpackedBytes: number;
+export interface WorkspaceStoreOptions extends UnpackLimits, RepositoryLimits {
+  maxTimeoutMs: number;
+  /** each tenant's quota; a tenant not listed has none */
+  tenants: readonly (Quota & { name: string })[];
 }
 
 export interface WorkspaceInfo {
@@ -42,13 +40,18 @@ interface Stored {
   info: WorkspaceInfo;
 }
 
+const META_DIR = "_meta";
+const MetaSchema = z.object({ digest: z.string(), files: z.number().int().nonnegative(), bytes: z.number().int().nonnegative() });
+type Meta = z.infer<typeof MetaSchema>;
+const NO_QUOTA: Quota = { maxWorkspaceBytes: Number.POSITIVE_INFINITY, maxWorkspaces: Number.POSITIVE_INFINITY };
+
 export class WorkspaceStore {
   private readonly cache = new Map<string, Stored>();
+  private readonly usage = new Map<string, Promise<TenantUsage>>();
 
   constructor(
     private readonly root: string,
-    private readonly limits: WorkspaceLimits,
-    private readonly maxTimeoutMs: number,
+    private readonly options: WorkspaceStoreOptions,
   ) {}
 
   private tenantDir(tenant: string): string {
@@ -59,35 +62,55 @@ export class WorkspaceStore {
     if (!WORKSPACE_ID.test(id)) throw new BadRequestError("workspace id: 1–128 letters, digits, '.', '_' or '-', not starting with a symbol", "id", "bad_workspace_id");
   }
 
-  /** Unpacks the archive into a new folder, loads its hooks, then swaps it in. */
+  /** The tenant's usage, counted from `_meta/` at first use (after a restart). */
+  private usageOf(base: string): Promise<TenantUsage> {
+    let usage = this.usage.get(base);
+    if (!usage) {
+      usage = loadUsage(base);
+      this.usage.set(base, usage);
+      usage.catch(() => this.usage.delete(base));
+    }
+    return usage;
+  }
+
+  private async loadHooks(dir: string): Promise<HookSet> {
+    try {
+      return await loadRepositoryHooks(dir, this.options.maxTimeoutMs, this.options);
+    } catch (err) {
+      if (err instanceof ConfigError) throw new BadRequestError(`repository hook file ${err.message}`, err.file, "workspace_hooks_invalid");
+      throw err;
+    }
+  }
+
+  /** Unpacks the archive into a new folder, checks its links, loads its hooks, then swaps it in. */
   async put(tenant: string, id: string, body: AsyncIterable<Uint8Array>): Promise<WorkspaceInfo> {
     this.checkId(id);
     const base = this.tenantDir(tenant);
     await mkdir(base, { recursive: true });
+    const usage = await this.usageOf(base);
+    const quota = this.options.tenants.find((t) => t.name === tenant) ?? NO_QUOTA;
+    const upload = usage.begin(id, quota);
     const incoming = join(base, `.incoming-${randomUUID()}`);
-    await mkdir(incoming);
     try {
-      const { digest, files, bytes } = await unpack(body, incoming, this.limits);
+      await mkdir(incoming);
+      const { digest, files, bytes } = await unpack(body, incoming, this.options, (size) => usage.reserve(upload, size, quota));
       await chown(incoming, HOOK_UID, HOOK_GID);
       await chmod(incoming, 0o755);
-      let hooks: HookSet;
-      try {
-        hooks = loadRepositoryHooks(incoming, this.maxTimeoutMs);
-      } catch (err) {
-        if (err instanceof ConfigError) throw new BadRequestError(`repository hook file ${err.message}`, err.file, "workspace_hooks_invalid");
-        throw err;
-      }
+      const hooks = await this.loadHooks(incoming);
       const final = join(base, id);
       const trash = join(base, `.trash-${randomUUID()}`);
+      // No meta while the folder changes: after a crash here, the size is counted again from disk.
+      await rm(metaFile(base, id), { force: true });
       await rename(final, trash).catch(() => undefined);
       await rename(incoming, final);
       await rm(trash, { recursive: true, force: true });
-      // Beside the workspace, not in it: hooks never see it.
-      await writeFile(join(base, `${id}.digest`), digest);
+      await writeFile(metaFile(base, id), JSON.stringify({ digest, files, bytes } satisfies Meta));
+      usage.commit(upload, bytes);
       const info: WorkspaceInfo = { id, digest, files, bytes, hooks: summary(hooks), warnings: hooks.warnings };
       this.cache.set(`${base}/${id}`, { dir: final, hooks, info });
       return info;
     } catch (err) {
+      usage.abort(upload);
       await rm(incoming, { recursive: true, force: true });
       throw err;
     }
@@ -100,22 +123,28 @@ export class WorkspaceStore {
     const hit = this.cache.get(key);
     if (hit) return hit;
     const dir = join(base, id);
-    if (!(await stat(dir).catch(() => undefined))?.isDirectory()) return undefined;
-    // After a restart: read the stored hook files again (they were valid when uploaded).
-    const hooks = loadRepositoryHooks(dir, this.maxTimeoutMs);
-    const counted = await count(dir);
-    const digest = await readFile(join(base, `${id}.digest`), "utf8").catch(() => "");
-    const stored = { dir, hooks, info: { id, digest, ...counted, hooks: summary(hooks), warnings: hooks.warnings } };
+    if (!(await lstat(dir).catch(() => undefined))?.isDirectory()) return undefined;
+    // After a restart: the stored tree and hook files are judged again, as an upload is.
+    const tree = await readTree(dir);
+    await checkLinks(tree);
+    const hooks = await this.loadHooks(dir);
+    const digest = (await readMeta(base, id))?.digest ?? (await readFile(join(base, `${id}.digest`), "utf8").catch(() => ""));
+    const stored = { dir, hooks, info: { id, digest, files: tree.files, bytes: tree.bytes, hooks: summary(hooks), warnings: hooks.warnings } };
     this.cache.set(key, stored);
     return stored;
   }
 
   async delete(tenant: string, id: string): Promise<boolean> {
-    const stored = await this.get(tenant, id);
-    if (!stored) return false;
-    this.cache.delete(`${this.tenantDir(tenant)}/${id}`);
-    await rm(stored.dir, { recursive: true, force: true });
-    await rm(join(this.tenantDir(tenant), `${id}.digest`), { force: true });
+    if (!WORKSPACE_ID.test(id)) return false;
+    const base = this.tenantDir(tenant);
+    const dir = join(base, id);
+    if (!(await lstat(dir).catch(() => undefined))?.isDirectory()) return false;
+    const usage = await this.usageOf(base);
+    this.cache.delete(`${base}/${id}`);
+    await rm(metaFile(base, id), { force: true });
+    await rm(dir, { recursive: true, force: true });
+    await rm(join(base, `${id}.digest`), { force: true });
+    usage.remove(id);
     return true;
   }
 }
@@ -124,128 +153,37 @@ function summary(hooks: HookSet): WorkspaceInfo["hooks"] {
   return hooks.hooks.map((h) => ({ name: h.name, event: h.point, format: h.format, origin: h.origin }));
 }
 
-async function count(dir: string): Promise<{ files: number; bytes: number }> {
-  let files = 0;
-  let bytes = 0;
-  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
-    if (!entry.isFile()) continue;
-    files++;
-    bytes += (await stat(join(entry.parentPath, entry.name))).size;
-  }
-  return { files, bytes };
-}
+const metaFile = (base: string, id: string) => join(base, META_DIR, `${id}.json`);
 
-const refuse = (name: string, why: string) => new BadRequestError(`archive entry ${JSON.stringify(name)}: ${why}`, "body", "archive_refused");
-
-/** A path inside the archive, normalised; refused when absolute or when it climbs out. */
-function entryPath(name: string): string {
-  if (name.includes("\0")) throw refuse(name, "NUL in the name");
-  if (posix.isAbsolute(name) || /^[A-Za-z]:/.test(name)) throw refuse(name, "absolute paths are not accepted");
-  if (name.split("/").includes("..")) throw refuse(name, "'..' is not accepted");
-  const normal = posix.normalize(name).replace(/\/+$/, "");
-  if (normal === "." || normal === "") return "";
-  return normal.replace(/^\.\//, "");
-}
-
-function inside(root: string, path: string): boolean {
-  return path === root || path.startsWith(root + sep);
-}
-
-async function unpack(body: AsyncIterable<Uint8Array>, dest: string, limits: WorkspaceLimits): Promise<{ digest: string; files: number; bytes: number }> {
-  const hash = createHash("sha256");
-  const rootReal = await realpath(dest);
-  const seen = new Set<string>();
-  let files = 0;
-  let bytes = 0;
-  let entries = 0;
-
-  // gzip or plain tar, told apart by the first two bytes; every byte goes through the digest.
-  const iter = body[Symbol.asyncIterator]();
-  const first = await iter.next();
-  const gzip = !first.done && first.value[0] === 0x1f && first.value[1] === 0x8b;
-  const chunks = (async function* () {
-    for (let n = first; !n.done; n = await iter.next()) {
-      hash.update(n.value);
-      yield n.value;
-    }
-  })();
-
-  const ex = extract();
-  ex.on("entry", (header: Header, stream, next) => {
-    // A refused archive destroys the extractor, which errors the entry's stream: the error is ours, already reported.
-    stream.on("error", () => undefined);
-    void (async () => {
-      entries++;
-      if (entries > limits.maxEntries) throw new BadRequestError(`the archive has more than ${limits.maxEntries} entries`, "body", "archive_too_many_entries");
-      const path = entryPath(header.name);
-      if (path === "") return stream.resume();
-      if (seen.has(path)) throw refuse(header.name, "duplicate entry");
-      seen.add(path);
-      const parent = await mkdirInside(rootReal, posix.dirname(path));
-      const target = join(parent, posix.basename(path));
-      switch (header.type) {
-        case "directory":
-          await mkdir(target, { recursive: true });
-          await chown(target, HOOK_UID, HOOK_GID);
-          await chmod(target, 0o755);
-          return stream.resume();
-        case "file":
-        case "contiguous-file": {
-          const size = header.size ?? 0;
-          if (bytes + size > limits.maxUnpackedBytes) throw new BadRequestError(`the archive unpacks to more than ${limits.maxUnpackedBytes} bytes`, "body", "archive_too_large");
-          bytes += size;
-          files++;
-          await pipeline(stream, createWriteStream(target, { flags: "wx", mode: 0o644 }));
-          await chown(target, HOOK_UID, HOOK_GID);
-          await chmod(target, (header.mode ?? 0o644) & 0o111 ? 0o755 : 0o644);
-          return;
-        }
-        case "symlink": {
-          const link = header.linkname ?? "";
-          if (posix.isAbsolute(link)) throw refuse(header.name, `link to an absolute path (${link}) is not accepted`);
-          if (!inside(rootReal, resolve(parent, link))) throw refuse(header.name, `link points outside the workspace (${link})`);
-          await symlink(link, target);
-          await lchown(target, HOOK_UID, HOOK_GID);
-          return stream.resume();
-        }
-        case "link":
-          throw refuse(header.name, "hard links are not accepted");
-        default:
-          throw refuse(header.name, `${header.type ?? "unknown"} entries are not accepted`);
-      }
-    })().then(
-      () => next(),
-      (err: unknown) => ex.destroy(err instanceof Error ? err : new Error(String(err))),
-    );
-  });
-
+async function readMeta(base: string, id: string): Promise<Meta | undefined> {
+  const text = await readFile(metaFile(base, id), "utf8").catch(() => undefined);
+  if (text === undefined) return undefined;
   try {
-    if (gzip) await pipeline(Readable.from(chunks), createGunzip(), ex);
-    else await pipeline(Readable.from(chunks), ex);
-  } catch (err) {
-    if (err instanceof HookboxError) throw err;
-    throw new BadRequestError(`the body is not a tar or tar.gz archive: ${(err as Error).message}`, "body", "archive_invalid");
+    const parsed = MetaSchema.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
   }
-  return { digest: `sha256:${hash.digest("hex")}`, files, bytes };
 }
 
-/** Creates `rel` under the root; refuses when, through links, it would land outside. */
-async function mkdirInside(rootReal: string, rel: string): Promise<string> {
-  let at = rootReal;
-  if (rel === "." || rel === "") return at;
-  for (const part of rel.split("/")) {
-    const next = join(at, part);
-    const st = await stat(next).catch(() => undefined);
-    if (!st) {
-      await mkdir(next);
-      await chown(next, HOOK_UID, HOOK_GID);
-      await chmod(next, 0o755);
-    } else if (!st.isDirectory()) {
-      throw refuse(rel, `${relative(rootReal, next)} is not a directory`);
+/** Each stored workspace's size, from `_meta/` or, where that is missing, from disk; leftovers of a crash are removed. */
+async function loadUsage(base: string): Promise<TenantUsage> {
+  await mkdir(join(base, META_DIR), { recursive: true });
+  const stored: [string, number][] = [];
+  for (const entry of await readdir(base, { withFileTypes: true })) {
+    if (entry.name.startsWith(".incoming-") || entry.name.startsWith(".trash-")) {
+      await rm(join(base, entry.name), { recursive: true, force: true });
+      continue;
     }
-    at = await realpath(next);
-    if (!inside(rootReal, at)) throw refuse(rel, "a link on its path points outside the workspace");
+    if (!entry.isDirectory() || !WORKSPACE_ID.test(entry.name)) continue;
+    let meta = await readMeta(base, entry.name);
+    if (!meta) {
+      const tree = await readTree(join(base, entry.name));
+      const digest = await readFile(join(base, `${entry.name}.digest`), "utf8").catch(() => "");
+      meta = { digest, files: tree.files, bytes: tree.bytes };
+      await writeFile(metaFile(base, entry.name), JSON.stringify(meta));
+    }
+    stored.push([entry.name, meta.bytes]);
   }
-  return at;
+  return new TenantUsage(stored);
 }
-

@@ -1,7 +1,10 @@
 /**
- * @module Line numbers for config errors: where a path (`hooks.PreToolUse[1].timeout`) stands in
- * a TOML or JSON text, and where a JSON text stops being JSON.
+ * @module Line numbers for config errors and bad request bodies: where a path
+ * (`hooks.PreToolUse[1].timeout`) stands in a TOML or JSON text, and where a JSON text stops being
+ * JSON. Linear time on hostile text (STYLE.md 13): every index is built once per text, a line and
+ * column come from a binary search over line starts, and no regex runs over the text.
  */
+import { parseTree, printParseErrorCode, visit, type Node } from "jsonc-parser";
 
 export type Path = readonly (string | number)[];
 
@@ -10,128 +13,212 @@ export interface Position {
   column: number;
 }
 
+export type Locator = (path: Path) => Position | undefined;
+
 export function formatPath(path: Path): string {
   return path.map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? p : `.${p}`)).join("") || "(top level)";
 }
 
+/** Offset → line and column (1-based, UTF-16 units), from the line starts found once. */
+export function lineIndex(text: string): (offset: number) => Position {
+  const starts = [0];
+  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) starts.push(i + 1);
+  return (offset) => {
+    let lo = 0;
+    let hi = starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (starts[mid]! <= offset) lo = mid;
+      else hi = mid - 1;
+    }
+    return { line: lo + 1, column: offset - starts[lo]! + 1 };
+  };
+}
+
+// ---------------------------------------------------------------- TOML
+
 const unquote = (s: string) => s.trim().replace(/^["']|["']$/g, "");
 const splitKey = (s: string) => s.split(".").map(unquote);
+const isKeyChar = (c: number) =>
+  (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x5f || c === 0x2e || c === 0x22 || c === 0x27 || c === 0x20 || c === 0x2d;
+const isSpace = (c: number) => c === 0x20 || c === 0x09 || c === 0x0b || c === 0x0c || c === 0x0d || c === 0xa0 || c === 0xfeff;
 
-/** Line of the deepest prefix of `path` found among the TOML text's headers and keys. */
-export function locateToml(text: string, path: Path): Position | undefined {
+/** `key = …` at the start of a trimmed line: the key, else undefined (a hand-written scan: no backtracking). */
+function keyOf(line: string): string | undefined {
+  let end = 0;
+  while (end < line.length && isKeyChar(line.charCodeAt(end))) end++;
+  let i = end;
+  while (i < line.length && isSpace(line.charCodeAt(i))) i++;
+  return end > 0 && line[i] === "=" ? line.slice(0, end) : undefined;
+}
+
+/** `[[name]]` or `[name]` at the start of a trimmed line. */
+function headerOf(line: string): { name: string; array: boolean } | undefined {
+  if (line[0] !== "[") return undefined;
+  if (line[1] === "[") {
+    const close = line.indexOf("]", 2);
+    if (close > 2 && line[close + 1] === "]") return { name: line.slice(2, close), array: true };
+  }
+  const close = line.indexOf("]", 1);
+  return close > 1 ? { name: line.slice(1, close), array: false } : undefined;
+}
+
+/** The line of every header and key of a TOML text, one pass. */
+function tomlLines(text: string): Map<string, number> {
   const where = new Map<string, number>();
   const arrayCounts = new Map<string, number>();
   let table: string[] = [];
-  text.split("\n").forEach((raw, i) => {
-    const line = raw.trim();
-    let m: RegExpMatchArray | null;
-    if ((m = line.match(/^\[\[([^\]]+)\]\]/))) {
-      const key = splitKey(m[1]!).join(".");
-      const n = arrayCounts.get(key) ?? 0;
-      arrayCounts.set(key, n + 1);
-      table = [...splitKey(m[1]!), String(n)];
-      where.set(table.join("."), i + 1);
-      where.set(key, where.get(key) ?? i + 1);
-    } else if ((m = line.match(/^\[([^\]]+)\]/))) {
-      table = splitKey(m[1]!);
-      where.set(table.join("."), i + 1);
-    } else if ((m = line.match(/^([A-Za-z0-9_."' -]+?)\s*=/))) {
-      where.set([...table, ...splitKey(m[1]!)].join("."), i + 1);
+  let n = 0;
+  for (let start = 0; start <= text.length; n++) {
+    const nl = text.indexOf("\n", start);
+    const end = nl === -1 ? text.length : nl;
+    const line = text.slice(start, end).trim();
+    start = end + 1;
+    const header = headerOf(line);
+    if (header?.array) {
+      const key = splitKey(header.name).join(".");
+      const count = arrayCounts.get(key) ?? 0;
+      arrayCounts.set(key, count + 1);
+      table = [...splitKey(header.name), String(count)];
+      where.set(table.join("."), n + 1);
+      if (!where.has(key)) where.set(key, n + 1);
+    } else if (header) {
+      table = splitKey(header.name);
+      where.set(table.join("."), n + 1);
+    } else {
+      const key = keyOf(line);
+      if (key !== undefined) where.set([...table, ...splitKey(key)].join("."), n + 1);
     }
-  });
-  for (let n = path.length; n > 0; n--) {
-    const line = where.get(path.slice(0, n).map(String).join("."));
-    if (line !== undefined) return { line, column: 1 };
   }
-  return undefined;
+  return where;
+}
+
+/** Finds the line of the deepest prefix of a path among a TOML text's headers and keys; indexes the text once, on first use. */
+export function tomlLocator(text: string): Locator {
+  let where: Map<string, number> | undefined;
+  return (path) => {
+    where ??= tomlLines(text);
+    for (let n = path.length; n > 0; n--) {
+      const line = where.get(path.slice(0, n).map(String).join("."));
+      if (line !== undefined) return { line, column: 1 };
+    }
+    return undefined;
+  };
+}
+
+// ---------------------------------------------------------------- JSON
+
+const STRICT = { disallowComments: true, allowTrailingComma: false } as const;
+
+/** What each of jsonc-parser's error codes means, said the way hookbox's messages say it. */
+const JSON_ERRORS: Record<ReturnType<typeof printParseErrorCode>, string> = {
+  InvalidSymbol: "expected a value",
+  InvalidNumberFormat: "invalid number",
+  PropertyNameExpected: "expected a string",
+  ValueExpected: "expected a value",
+  ColonExpected: "expected ':' after a key",
+  CommaExpected: "expected ','",
+  CloseBraceExpected: "expected ',' or '}'",
+  CloseBracketExpected: "expected ',' or ']'",
+  EndOfFileExpected: "unexpected text after the JSON value",
+  InvalidCommentToken: "comments are not JSON",
+  UnexpectedEndOfComment: "unterminated comment",
+  UnexpectedEndOfString: "unterminated string",
+  UnexpectedEndOfNumber: "incomplete number",
+  InvalidUnicode: "invalid \\u escape",
+  InvalidEscapeCharacter: "invalid escape",
+  InvalidCharacter: "control character in a string",
+  "<unknown ParseErrorCode>": "not JSON",
+};
+
+/**
+ * For a text JSON.parse refused: a SyntaxError saying what is wrong, with the line and column
+ * where the text stops being JSON. `refused` is JSON.parse's own error, used when jsonc-parser
+ * (more lenient about whitespace) finds nothing or the nesting is too deep for it.
+ */
+export function jsonSyntaxError(text: string, refused: unknown): SyntaxError & Position {
+  const stop = new Error("first error found");
+  const open: boolean[] = []; // true: an array
+  let found: { what?: string; offset: number } | undefined;
+  try {
+    visit(text, {
+      onObjectBegin: () => void open.push(false),
+      onObjectEnd: () => void open.pop(),
+      onArrayBegin: () => void open.push(true),
+      onArrayEnd: () => void open.pop(),
+      onError: (code, offset) => {
+        const name = printParseErrorCode(code);
+        const what = name === "CommaExpected" ? (open[open.length - 1] ? "expected ',' or ']'" : "expected ',' or '}'") : JSON_ERRORS[name];
+        found = { what, offset };
+        throw stop;
+      },
+    }, STRICT);
+  } catch (err) {
+    if (err !== stop && !(err instanceof RangeError)) throw err;
+  }
+  if (!found) {
+    // V8 says "… in JSON at position N" for most errors, "Unexpected end of JSON input" at the end.
+    const message = refused instanceof Error ? refused.message : "";
+    const at = message.indexOf(" at position ");
+    const offset = at === -1 ? text.length : Number.parseInt(message.slice(at + 13), 10) || 0;
+    found = { offset: Math.min(offset, text.length) };
+  }
+  const { what, offset } = found;
+  const message = offset >= text.length ? `unexpected end of JSON${what ? `, ${what}` : ""}` : `${what ?? "unexpected character"}, found ${JSON.stringify(text[offset])}`;
+  return Object.assign(new SyntaxError(message), lineIndex(text)(offset));
 }
 
 /**
- * A strict JSON scanner that records where each value starts. Throws a SyntaxError carrying the
- * line and column where the text stops being JSON.
+ * Finds where the deepest prefix of a path stands in a valid JSON text. The tree is built once, on
+ * first use, and each object's keys are indexed once (the last of duplicate keys wins, as in
+ * JSON.parse); undefined when nesting is too deep to build it.
  */
-export function scanJson(text: string): Map<string, Position> {
-  const at = new Map<string, Position>();
-  let i = 0;
-  const pos = (k: number): Position => {
-    const before = text.slice(0, k).split("\n");
-    return { line: before.length, column: before[before.length - 1]!.length + 1 };
-  };
-  const fail = (what: string): never => {
-    const p = pos(i);
-    throw Object.assign(new SyntaxError(i >= text.length ? `unexpected end of JSON, ${what}` : `${what}, found ${JSON.stringify(text[i])}`), p);
-  };
-  const ws = () => { while (i < text.length && " \t\n\r".includes(text[i]!)) i++; };
-  const str = (): string => {
-    const start = i;
-    if (text[i] !== '"') fail("expected a string");
-    i++;
-    while (i < text.length && text[i] !== '"') i += text[i] === "\\" ? 2 : 1;
-    if (i >= text.length) fail("unterminated string");
-    i++;
-    return JSON.parse(text.slice(start, i)) as string;
-  };
-  const value = (path: string[]): void => {
-    ws();
-    at.set(path.join("\u0000"), pos(i));
-    const c = text[i];
-    if (c === "{") {
-      i++; ws();
-      if (text[i] === "}") { i++; return; }
-      for (;;) {
-        ws();
-        const key = str();
-        ws();
-        if (text[i] !== ":") fail("expected ':' after a key");
-        i++;
-        value([...path, key]);
-        ws();
-        if (text[i] === ",") { i++; continue; }
-        if (text[i] === "}") { i++; return; }
-        fail("expected ',' or '}'");
+export function jsonLocator(text: string): Locator {
+  let root: Node | null | undefined;
+  let position: ((offset: number) => Position) | undefined;
+  const keys = new WeakMap<Node, Map<string, Node>>();
+  const child = (node: Node, step: string | number): Node | undefined => {
+    if (node.type === "array") return typeof step === "number" ? node.children?.[step] : undefined;
+    if (node.type !== "object") return undefined;
+    let map = keys.get(node);
+    if (!map) {
+      map = new Map();
+      for (const prop of node.children ?? []) {
+        const [key, value] = prop.children ?? [];
+        if (key && value) map.set(String(key.value), value);
       }
-    } else if (c === "[") {
-      i++; ws();
-      if (text[i] === "]") { i++; return; }
-      for (let n = 0; ; n++) {
-        value([...path, String(n)]);
-        ws();
-        if (text[i] === ",") { i++; continue; }
-        if (text[i] === "]") { i++; return; }
-        fail("expected ',' or ']'");
-      }
-    } else if (c === '"') str();
-    else {
-      const m = /^(?:true|false|null|-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?)/.exec(text.slice(i));
-      if (!m) fail("expected a value");
-      i += m![0].length;
+      keys.set(node, map);
     }
+    return map.get(String(step));
   };
-  value([]);
-  ws();
-  if (i < text.length) fail("unexpected text after the JSON value");
-  return at;
+  return (path) => {
+    if (root === undefined) {
+      try {
+        root = parseTree(text, [], STRICT) ?? null;
+      } catch (err) {
+        if (!(err instanceof RangeError)) throw err;
+        root = null;
+      }
+    }
+    if (root === null) return undefined;
+    position ??= lineIndex(text);
+    let node = root;
+    for (const step of path) {
+      const next = child(node, step);
+      if (!next) break;
+      node = next;
+    }
+    return position(node.offset);
+  };
 }
 
 /** Parses JSON; on a syntax error, throws one that says the line and column. */
-export function parseJsonLocated(text: string): { value: unknown; locate: (path: Path) => Position | undefined } {
+export function parseJsonLocated(text: string): { value: unknown; locate: Locator } {
   let value: unknown;
   try {
     value = JSON.parse(text);
-  } catch {
-    scanJson(text); // throws with a position
-    throw new SyntaxError("invalid JSON");
+  } catch (err) {
+    throw jsonSyntaxError(text, err);
   }
-  let map: Map<string, Position> | undefined;
-  return {
-    value,
-    locate: (path) => {
-      map ??= scanJson(text);
-      for (let n = path.length; n >= 0; n--) {
-        const hit = map.get(path.slice(0, n).map(String).join("\u0000"));
-        if (hit) return hit;
-      }
-      return undefined;
-    },
-  };
+  return { value, locate: jsonLocator(text) };
 }

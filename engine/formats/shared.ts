@@ -8,7 +8,7 @@ import { ConfigError } from "../errors.js";
 import { resolveEventName, unknownEventMessage, type Decision, type Dialect, type EventPoint } from "../events.js";
 import type { Source } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
-import { formatPath, locateToml, parseJsonLocated, type Path, type Position } from "./locate.js";
+import { formatPath, parseJsonLocated, tomlLocator, type Path, type Position } from "./locate.js";
 
 export type Locate = (path: Path) => Position | undefined;
 
@@ -20,7 +20,7 @@ export interface ParsedFile {
 
 export function readToml(file: string, text: string): ParsedFile {
   try {
-    return { file, value: parseToml(text), locate: (path) => locateToml(text, path) };
+    return { file, value: parseToml(text), locate: tomlLocator(text) };
   } catch (err) {
     if (err instanceof TomlError) throw new ConfigError(file, err.message.split("\n")[0] ?? "invalid TOML", err.line, err.column);
     throw err;

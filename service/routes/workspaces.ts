@@ -1,23 +1,37 @@
 /**
  * @module `PUT/GET/DELETE /v1/workspaces/{id}` (SERVICE.md §3): a tar or tar.gz of (part of) a
  * repository, stored per tenant; the answer lists its digest and the repository hooks it declares.
+ * The upload streams to disk: its bytes are counted as they pass, never buffered whole (hono's
+ * bodyLimit buffers a body sent without Content-Length, up to the limit).
  */
 import { Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
+import type { MiddlewareHandler } from "hono";
 import { NotFoundError, BadRequestError } from "../../engine/index.js";
 import { tooLarge, type AppDeps, type Env } from "../context.js";
 
 export function workspaceRoutes(deps: AppDeps): Hono<Env> {
   const app = new Hono<Env>();
-  const limit = bodyLimit({
-    maxSize: deps.limits.maxUploadBytes,
-    onError: (c) => tooLarge(c, `the archive is over ${deps.limits.maxUploadBytes} bytes (server.max_body_bytes)`),
-  });
+  const max = deps.limits.maxUploadBytes;
+  const overMessage = `the archive is over ${max} bytes (server.max_body_bytes)`;
+  // A declared length over the limit is refused before the body is read.
+  const declared: MiddlewareHandler<Env> = async (c, next) => {
+    const length = c.req.header("content-length");
+    if (length !== undefined && !c.req.header("transfer-encoding") && Number(length) > max) return tooLarge(c, overMessage);
+    await next();
+  };
 
-  app.put("/:id", limit, async (c) => {
-    const body = c.req.raw.body;
-    if (!body) throw new BadRequestError("the body must be a tar or tar.gz archive", "body", "archive_invalid");
-    const info = await deps.workspaces.put(c.get("tenant").name, c.req.param("id"), body as unknown as AsyncIterable<Uint8Array>);
+  app.put("/:id", declared, async (c) => {
+    const raw = c.req.raw.body;
+    if (!raw) throw new BadRequestError("the body must be a tar or tar.gz archive", "body", "archive_invalid");
+    const body = counted(raw, max, overMessage);
+    let info;
+    try {
+      info = await deps.workspaces.put(c.get("tenant").name, c.req.param("id"), body.chunks);
+    } catch (err) {
+      // Refused before the whole archive came: read the rest first, so the client, still sending, reads the answer.
+      await body.drain();
+      throw err;
+    }
     c.get("log").info({ workspace: { id: info.id, files: info.files, hooks: info.hooks.length } }, "workspace stored");
     return c.json(info, 200);
   });
@@ -34,4 +48,34 @@ export function workspaceRoutes(deps: AppDeps): Hono<Env> {
   });
 
   return app;
+}
+
+/** @default 5 s — how long the rest of a refused upload is read and discarded before the answer goes out anyway */
+const DRAIN_MS = 5_000;
+
+/**
+ * The body as it comes, counted, stopped with a 413 (too_large) once it passes `maxBytes`. Stopping
+ * early does not cancel the stream: `drain` reads and discards what is left, up to `maxBytes` in all.
+ */
+function counted(body: ReadableStream<Uint8Array>, maxBytes: number, message: string): { chunks: AsyncIterable<Uint8Array>; drain(): Promise<void> } {
+  const reader = body.getReader();
+  let seen = 0;
+  return {
+    chunks: (async function* () {
+      for (let r = await reader.read(); !r.done; r = await reader.read()) {
+        seen += r.value.byteLength;
+        if (seen > maxBytes) throw new BadRequestError(message, "body", "too_large");
+        yield r.value;
+      }
+    })(),
+    async drain() {
+      const deadline = Date.now() + DRAIN_MS;
+      const timeout = new Promise<"timeout">((resolve) => setTimeout(resolve, DRAIN_MS, "timeout").unref());
+      while (seen <= maxBytes && Date.now() < deadline) {
+        const r = await Promise.race([reader.read(), timeout]).catch(() => "timeout" as const);
+        if (r === "timeout" || r.done) return;
+        seen += r.value.byteLength;
+      }
+    },
+  };
 }

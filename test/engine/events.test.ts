@@ -3,8 +3,9 @@
  * in each dialect. Pure; rows cite the source documents.
  */
 import { describe, expect, it } from "vitest";
-import { fold, type Folded, type Judged } from "../../engine/aggregate.js";
+import { applyTrust, fold, type Folded, type Judged } from "../../engine/aggregate.js";
 import { answerFor } from "../../engine/answer.js";
+import { parseEventBody, MAX_EVENT_DEPTH } from "../../engine/event-body.js";
 import { effectiveDecisions, resolveEventName, type EventPoint } from "../../engine/events.js";
 import type { HookDef } from "../../engine/hooks.js";
 import { detectDialect, PayloadCache, translate } from "../../engine/payload.js";
@@ -138,6 +139,28 @@ describe("folding (SERVICE.md §4)", () => {
   });
 });
 
+describe("trust tiers (SERVICE.md §8): untrusted code can only tighten", () => {
+  const v = (verdict: Partial<Verdict>): Verdict => ({ decision: null, error: null, rule: "r", ...verdict });
+  const fromRepo = (verdict: Partial<Verdict>, mayRewrite = false): Judged => ({ ...j("repo", {}), verdict: applyTrust(v(verdict), "repository", { repositoryMayRewrite: mayRewrite }) });
+  it.each<[string, Partial<Verdict>, boolean, Folded["decision"], unknown]>([
+    ["a repository allow does not count", { decision: "allow" }, false, null, undefined],
+    ["a repository block counts", { decision: "block", reason: "no" }, false, "block", undefined],
+    ["a repository ask counts", { decision: "ask" }, false, "ask", undefined],
+    ["a repository rewrite is dropped", { decision: "allow", modifiedArgs: { command: "cat ~/.ssh/id_rsa" } }, false, null, undefined],
+    ["a trusted repository's rewrite stays (its allow still does not count)", { decision: "allow", modifiedArgs: { command: "ls -la" } }, true, null, { command: "ls -la" }],
+  ])("%s", (_what, verdict, mayRewrite, decision, modifiedArgs) => {
+    const folded = fold([fromRepo(verdict, mayRewrite)], { interactive: true });
+    expect(folded.decision).toBe(decision);
+    expect(folded.modifiedArgs).toEqual(modifiedArgs);
+  });
+  it("leaves operators' and administrators' verdicts alone", () => {
+    for (const source of ["policy", "service", "extension"] as const) {
+      const verdict = v({ decision: "allow", modifiedArgs: { a: 1 } });
+      expect(applyTrust(verdict, source, { repositoryMayRewrite: false })).toBe(verdict);
+    }
+  });
+});
+
 describe("answers in each dialect (SERVICE.md §3 output / exit_code)", () => {
   const blocked = { decision: "block" as const, reason: "Dangerous rm -rf command", systemMessage: "Command blocked by security policy", notifications: [] };
   const pre = "PreToolUse" as EventPoint;
@@ -156,5 +179,47 @@ describe("answers in each dialect (SERVICE.md §3 output / exit_code)", () => {
     ["claude", "SessionStart", { decision: null, additionalContext: "ctx", notifications: [] }, { hookSpecificOutput: { hookEventName: "SessionStart", additionalContext: "ctx" } }],
   ] as const)("%s %s", (format, p, folded, output) => {
     expect(answerFor(format, p as EventPoint, folded as Folded)).toEqual({ output, exit_code: 0 });
+  });
+});
+
+describe("event bodies (hostile input costs linear time)", () => {
+  const refusal = (text: string): string => {
+    try {
+      parseEventBody(Buffer.from(text));
+    } catch (err) {
+      return (err as Error).message;
+    }
+    throw new Error("expected a refusal");
+  };
+
+  it.each([
+    ["a missing comma", '{\n  "a": 1\n  "b": 2\n}', /^the body is not valid JSON: expected ',' or '}', found "\\"" at line 3, column 3$/],
+    ["a missing comma in an array", "[1 2]", /expected ',' or '\]', found "2" at line 1, column 4$/],
+    ["an unfinished object", '{"hook_event_name": "PreToolUse",', /unexpected end of JSON, expected a string at line 1, column 34$/],
+    ["a trailing comma", '{"a": 1,}', /expected a string, found "}" at line 1, column 9$/],
+    ["a comment", '// x\n{"a": 1}', /comments are not JSON, found "\/" at line 1, column 1$/],
+    ["text after the value", '{"a": 1} {}', /unexpected text after the JSON value, found "{" at line 1, column 10$/],
+  ])("locates %s", (_what, text, message) => {
+    expect(refusal(text)).toMatch(message);
+  });
+
+  it("locates an error in 120 KB of invalid JSON with many lines at once", () => {
+    const text = `{\n${Array.from({ length: 20_000 }, (_, i) => `"k${i}": ${i},`).join("\n")}\n}`;
+    const t0 = performance.now();
+    expect(refusal(text)).toMatch(/expected a string, found "}" at line 20002, column 1$/);
+    expect(performance.now() - t0).toBeLessThan(200);
+  });
+
+  it(`refuses a body nested deeper than ${MAX_EVENT_DEPTH} levels, and takes one ${MAX_EVENT_DEPTH} deep`, () => {
+    const nest = (n: number) => `{"hook_event_name":"Stop","x":${"[".repeat(n - 2)}{}${"]".repeat(n - 2)}}`;
+    expect(() => parseEventBody(Buffer.from(nest(MAX_EVENT_DEPTH)))).not.toThrow();
+    expect(refusal(nest(MAX_EVENT_DEPTH + 1))).toBe(`the body is nested deeper than ${MAX_EVENT_DEPTH} levels`);
+  });
+
+  it.each([
+    ["1 MiB of '['", "[".repeat(1024 * 1024), /^the body is not valid JSON: unexpected end of JSON at line 1, column 1048577$/],
+    ["1 MiB of balanced brackets", `{"a":${"[".repeat(512 * 1024)}${"]".repeat(512 * 1024)}}`, /nested deeper than 64 levels/],
+  ])("answers %s without a stack overflow", (_what, text, message) => {
+    expect(refusal(text)).toMatch(message);
   });
 });

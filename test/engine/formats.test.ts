@@ -2,13 +2,14 @@
  * Loading hook configurations of every format from real files: the source documents' own examples
  * load unchanged; a malformed file of each format fails with the file, the line and the reason.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadConfig, parseConfig } from "../../engine/config.js";
 import { ConfigError } from "../../engine/errors.js";
-import { loadRepositoryHooks } from "../../engine/repository.js";
+import { jsonLocator, tomlLocator } from "../../engine/formats/locate.js";
+import { loadRepositoryHooks, loadRepositoryHooksSync } from "../../engine/repository.js";
 
 function tree(files: Record<string, string>): string {
   const dir = mkdtempSync(join(tmpdir(), "hookbox-formats-"));
@@ -22,6 +23,16 @@ function tree(files: Record<string, string>): string {
 function configErrorOf(fn: () => unknown): ConfigError {
   try {
     fn();
+  } catch (err) {
+    if (err instanceof ConfigError) return err;
+    throw err;
+  }
+  throw new Error("expected a ConfigError");
+}
+
+async function configErrorOfAsync(fn: () => Promise<unknown>): Promise<ConfigError> {
+  try {
+    await fn();
   } catch (err) {
     if (err instanceof ConfigError) return err;
     throw err;
@@ -88,15 +99,15 @@ describe("cosh TOML", () => {
 });
 
 describe("Copilot JSON", () => {
-  it("loads the Copilot document's audit.json example unchanged", () => {
-    const set = loadRepositoryHooks("test/fixtures/repo-copilot", 60_000);
+  it("loads the Copilot document's audit.json example unchanged", async () => {
+    const set = await loadRepositoryHooks("test/fixtures/repo-copilot", 60_000);
     expect(set.hooks).toHaveLength(1);
     expect(set.hooks[0]).toMatchObject({ format: "copilot", point: "PreToolUse", dialect: "camel", command: "node .github/hooks/log-tool-use.cjs", timeoutMs: 10_000, source: "repository" });
   });
 
-  it("gives a PascalCase alias the snake_case payload (copilot-hooks.md)", () => {
+  it("gives a PascalCase alias the snake_case payload (copilot-hooks.md)", async () => {
     const dir = tree({ ".github/hooks/a.json": JSON.stringify({ version: 1, hooks: { PreToolUse: [{ type: "command", bash: "x" }] } }) });
-    expect(loadRepositoryHooks(dir, 60_000).hooks[0]).toMatchObject({ point: "PreToolUse", dialect: "snake", timeoutMs: 30_000 });
+    expect((await loadRepositoryHooks(dir, 60_000)).hooks[0]).toMatchObject({ point: "PreToolUse", dialect: "snake", timeoutMs: 30_000 });
   });
 
   it.each([
@@ -106,30 +117,30 @@ describe("Copilot JSON", () => {
     ["an unknown event", '{ "version": 1,\n "hooks": { "preToolUsed": [] } }', /^\.github\/hooks\/bad\.json:2:\d+: hooks\.preToolUsed: unknown event/],
     ["a hook without a command", '{ "version": 1, "hooks": { "preToolUse": [\n{ "type": "command" }] } }', /^\.github\/hooks\/bad\.json:2:1: hooks\.preToolUse\[0\]: a command hook needs "bash" or "command"/],
     ["a cwd outside the repository", '{ "version": 1, "hooks": { "preToolUse": [\n{ "type": "command", "bash": "x",\n "cwd": "../.." }] } }', /^\.github\/hooks\/bad\.json:3:\d+: hooks\.preToolUse\[0\]\.cwd: cwd must be a path inside the repository/],
-  ])("fails on %s with file, line and reason", (_what, text, message) => {
+  ])("fails on %s with file, line and reason", async (_what, text, message) => {
     const dir = tree({ ".github/hooks/bad.json": text });
-    expect(configErrorOf(() => loadRepositoryHooks(dir, 60_000)).message).toMatch(message);
+    expect((await configErrorOfAsync(() => loadRepositoryHooks(dir, 60_000))).message).toMatch(message);
   });
 });
 
 describe("Claude Code settings.json", () => {
-  it("loads matcher groups of command hooks and skips other hook types with a warning", () => {
+  it("loads matcher groups of command hooks and skips other hook types with a warning", async () => {
     const dir = tree({
       ".claude/settings.json": JSON.stringify({
         permissions: { allow: ["Bash(ls)"] },
         hooks: { PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: "check.sh", timeout: 3 }, { type: "prompt", prompt: "x" }] }] },
       }),
     });
-    const set = loadRepositoryHooks(dir, 60_000);
+    const set = await loadRepositoryHooks(dir, 60_000);
     expect(set.hooks).toHaveLength(1);
     expect(set.hooks[0]).toMatchObject({ format: "claude", dialect: "snake", command: "check.sh", timeoutMs: 3000 });
     expect(set.hooks[0]!.matcher!.test("Bash")).toBe(true);
     expect(set.warnings).toEqual([expect.stringMatching(/"prompt" hooks are not run/)]);
   });
 
-  it("fails on a malformed group with file, line and reason", () => {
+  it("fails on a malformed group with file, line and reason", async () => {
     const dir = tree({ ".claude/settings.json": '{\n  "hooks": {\n    "PreToolUse": [\n      { "matcher": "Bash", "hook": [] }\n    ]\n  }\n}\n' });
-    expect(configErrorOf(() => loadRepositoryHooks(dir, 60_000)).message).toMatch(/^\.claude\/settings\.json:4:\d+: hooks\.PreToolUse\[0\]/);
+    expect((await configErrorOfAsync(() => loadRepositoryHooks(dir, 60_000))).message).toMatch(/^\.claude\/settings\.json:4:\d+: hooks\.PreToolUse\[0\]/);
   });
 });
 
@@ -165,5 +176,65 @@ describe("cosh-extension.json", () => {
       "hookbox.toml": '[extensions]\ndirs = ["ext"]\n',
     });
     expect(configErrorOf(() => loadConfig(join(dir, "hookbox.toml"))).message).toMatch(/ext\/bad\/cosh-extension\.json:5:\d+: hooks\.PreToolUse\[0\]\.hooks\[0\]\.command: /);
+  });
+});
+
+describe("repository hook files are hostile input", () => {
+  const claude = (hooks: number) =>
+    JSON.stringify({ hooks: { PreToolUse: [{ matcher: "Bash", hooks: Array.from({ length: hooks }, (_, i) => ({ type: "command", command: `./scripts/check-${i}.sh --policy org --verbose ${"x".repeat(40)}` })) }] } }, null, 2);
+
+  it.each([
+    [".claude/settings.json", "a link to a host file", (dir: string) => symlinkSync("/etc/hostname", join(dir, ".claude/settings.json")), /^\.claude\/settings\.json: \.claude\/settings\.json is a symbolic link/],
+    [".copilot-shell/config.toml", "a link on its path", (dir: string) => symlinkSync("/etc", join(dir, ".copilot-shell")), /^\.copilot-shell\/config\.toml: \.copilot-shell is a symbolic link/],
+    [".github/hooks/a.json", "a link in the hooks folder", (dir: string) => symlinkSync("/dev/zero", join(dir, ".github/hooks/a.json")), /^\.github\/hooks\/a\.json: \.github\/hooks\/a\.json is a symbolic link/],
+  ])("refuses %s through %s, reading nothing through it", async (_file, _what, plant, message) => {
+    const dir = tree({ ".claude/x": "", ".github/hooks/x": "" });
+    plant(dir);
+    expect((await configErrorOfAsync(() => loadRepositoryHooks(dir, 60_000))).message).toMatch(message);
+    expect(configErrorOf(() => loadRepositoryHooksSync(dir, 60_000)).message).toMatch(message);
+  });
+
+  it("refuses a hook file over max_hook_file_bytes, naming the file and the key", async () => {
+    const dir = tree({ ".claude/settings.json": " ".repeat(1024 + 1) });
+    expect((await configErrorOfAsync(() => loadRepositoryHooks(dir, 60_000, { maxHookFileBytes: 1024, maxHooks: 1000 }))).message)
+      .toBe(".claude/settings.json: the file is larger than 1024 bytes (server.max_hook_file_bytes)");
+  });
+
+  it("refuses more hooks than max_repository_hooks", async () => {
+    const dir = tree({ ".claude/settings.json": claude(11) });
+    expect((await configErrorOfAsync(() => loadRepositoryHooks(dir, 60_000, { maxHookFileBytes: 1024 * 1024, maxHooks: 10 }))).message)
+      .toBe(".claude/settings.json: the repository declares more than 10 hooks (server.max_repository_hooks)");
+  });
+
+  it("loads a 120 KB settings.json of valid hooks, each with its line, in linear time", async () => {
+    const text = claude(1_000);
+    expect(text.length).toBeGreaterThan(120_000);
+    const dir = tree({ ".claude/settings.json": text });
+    const t0 = performance.now();
+    const set = await loadRepositoryHooks(dir, 60_000);
+    expect(performance.now() - t0).toBeLessThan(1_000);
+    expect(set.hooks).toHaveLength(1_000);
+    expect(set.hooks[999]!.origin).toBe(`.claude/settings.json:${7 + 999 * 4}`);
+  });
+
+  it("locates paths in JSON and TOML, the deepest prefix that exists", () => {
+    const json = jsonLocator('{\n "a": [\n  {"b": 1},\n  {"b": 2, "c": 3}\n ],\n "a": []\n}');
+    expect(json(["a"])).toEqual({ line: 6, column: 7 });
+    expect(jsonLocator('{"a": [{"b": 1}]}')(["a", 0, "b", "zz"])).toEqual({ line: 1, column: 14 });
+    const toml = tomlLocator('[hooks]\nenabled = true\n[[hooks.Stop]]\nname = "x"\n\n[[hooks.Stop]]\nname="y"\ncommand\t= 3\n');
+    expect(toml(["hooks", "Stop", 1, "command"])).toEqual({ line: 8, column: 1 });
+    expect(toml(["hooks", "Stop", 0, "missing"])).toEqual({ line: 3, column: 1 });
+  });
+
+  it("indexes a TOML text whose lines are long runs of spaces in linear time", () => {
+    const text = `${`a${" ".repeat(100_000)}b\n`.repeat(5)}[x]\nk = 1\n`;
+    const t0 = performance.now();
+    expect(tomlLocator(text)(["x", "k"])).toEqual({ line: 7, column: 1 });
+    expect(performance.now() - t0).toBeLessThan(200);
+  });
+
+  it("gives up locating in JSON nested too deep for the tree, without throwing", () => {
+    const deep = `{"a": ${"[".repeat(100_000)}${"]".repeat(100_000)}}`;
+    expect(jsonLocator(deep)(["a"])).toBeUndefined();
   });
 });

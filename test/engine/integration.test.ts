@@ -23,7 +23,7 @@ function request(body: Record<string, unknown>, extra: Partial<EventRequest> = {
 /** A stored workspace with these files, and the repository hooks it declares. */
 async function repoWith(files: Record<string, string>) {
   const dir = await makeWorkspace(files);
-  return { dir, hooks: loadRepositoryHooks(dir, 60_000) };
+  return { dir, hooks: await loadRepositoryHooks(dir, 60_000) };
 }
 
 const engineFor = (toml: string) => createEngine({ config: parseConfig("test.toml", toml), runners });
@@ -100,8 +100,10 @@ describe("payload shapes and interceptability", () => {
     const denied = await engine.handleEvent(request(coshBody, { workspace }));
     expect(denied).toMatchObject({ decision: "block", reason: "shell may not rm -rf" });
     expect(denied.output).toEqual({ decision: "block", reason: "shell may not rm -rf" });
+    // The repository hook's allow is recorded, but untrusted code can only tighten: no decision.
     const allowed = await engine.handleEvent(request({ ...coshBody, tool_input: { command: "ls" } }, { workspace, format: "copilot" }));
-    expect(allowed).toMatchObject({ decision: "allow", output: { permissionDecision: "allow" } });
+    expect(allowed).toMatchObject({ decision: null, output: {} });
+    expect(allowed.hooks[0]).toMatchObject({ source: "repository", decision: "allow", effective: false });
   });
 
   it("a block from a SessionStart hook changes nothing, but its notification and context count", async () => {

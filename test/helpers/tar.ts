@@ -1,6 +1,8 @@
 /** Builds tar archives in memory, well-formed or hostile. */
 import { pack } from "tar-stream";
-import { gzipSync } from "node:zlib";
+import { randomFillSync } from "node:crypto";
+import { Readable } from "node:stream";
+import { createGzip, gzipSync } from "node:zlib";
 
 export type Entry =
   | { name: string; content: string; mode?: number }
@@ -23,4 +25,48 @@ export async function tarOf(entries: Entry[], opts: { gzip?: boolean } = {}): Pr
   await ended;
   const tar = Buffer.concat(chunks);
   return opts.gzip ? gzipSync(tar) : tar;
+}
+
+const MiB = 1024 * 1024;
+
+/**
+ * A tar.gz of one file of `sizeBytes`, mostly zeros with a little random data in each MiB,
+ * streamed through gzip: small to upload, large unpacked.
+ */
+export async function sparseTarGz(name: string, sizeBytes: number): Promise<Buffer> {
+  const p = pack();
+  const gz = p.pipe(createGzip());
+  const chunks: Buffer[] = [];
+  gz.on("data", (c: Buffer) => chunks.push(c));
+  const ended = new Promise<void>((r, j) => { gz.on("end", () => r()); gz.on("error", j); });
+  const entry = p.entry({ name, size: sizeBytes, mode: 0o644 });
+  for (let left = sizeBytes; left > 0; left -= MiB) {
+    const chunk = Buffer.alloc(Math.min(MiB, left));
+    randomFillSync(chunk, 0, Math.min(256, chunk.length));
+    if (!entry.write(chunk)) await new Promise<void>((r) => entry.once("drain", () => r()));
+  }
+  entry.end(() => undefined);
+  p.finalize();
+  await ended;
+  return Buffer.concat(chunks);
+}
+
+/**
+ * A gzip stream that inflates to `totalBytes` of zeros (a bomb): gzip members of `memberBytes`
+ * each, compressed once and repeated — RFC 1952 lets members follow one another, and gunzip
+ * inflates them as one stream. Compressing 8 GiB at once would take ~20 s for the same bytes.
+ */
+export async function zerosGzip(totalBytes: number, memberBytes = 64 * MiB): Promise<Buffer> {
+  const zero = Buffer.alloc(MiB);
+  let sent = 0;
+  const source = new Readable({
+    read() {
+      this.push(sent < memberBytes ? zero.subarray(0, Math.min(MiB, memberBytes - sent)) : null);
+      sent += MiB;
+    },
+  });
+  const member: Buffer[] = [];
+  for await (const c of source.pipe(createGzip({ level: 9 }))) member.push(c as Buffer);
+  const one = Buffer.concat(member);
+  return Buffer.concat(Array.from({ length: Math.ceil(totalBytes / memberBytes) }, () => one));
 }

@@ -169,8 +169,10 @@ describe("workspaces", () => {
     const denied = await decide(await svc.event(ls, { query: "workspace=repo-1" }));
     expect(denied).toMatchObject({ decision: "block", reason: "listed in denied-tools.txt (log seen before: no)" });
     expect(denied.hooks).toEqual(expect.arrayContaining([expect.objectContaining({ source: "repository", sandbox: "container", format: "copilot" })]));
+    // Its allow is recorded but does not count: a repository hook can only tighten (trust tiers).
     const other = await decide(await svc.event({ ...ls, tool_name: "Read" }, { headers: { "hookbox-workspace": "repo-1" } }));
-    expect(other).toMatchObject({ decision: "allow", reason: "log seen before: no" });
+    expect(other.decision).toBeNull();
+    expect(other.hooks).toEqual(expect.arrayContaining([expect.objectContaining({ source: "repository", decision: "allow", effective: false, reason: "log seen before: no" })]));
 
     // Nothing the hooks wrote reached the stored workspace.
     const stored = readdirSync(join(svc.dataDir, "workspaces"), { recursive: true }).map(String);

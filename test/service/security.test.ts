@@ -111,7 +111,7 @@ describe("hostile archives", () => {
  * Sends up to `totalBytes` (declared with Content-Length, or chunked) over a raw socket, reading
  * the answer as it comes, and stops as soon as the status line arrives.
  */
-function hugeBody(path: string, totalBytes: number, chunked: boolean): Promise<{ status: number; sentBytes: number }> {
+function hugeBody(path: string, totalBytes: number, chunked: boolean, chunkAt?: (i: number) => Buffer): Promise<{ status: number; sentBytes: number }> {
   return new Promise((resolve, reject) => {
     const url = new URL(svc.url);
     const socket = connect(Number(url.port), url.hostname);
@@ -131,10 +131,12 @@ function hugeBody(path: string, totalBytes: number, chunked: boolean): Promise<{
     const method = path.includes("workspaces") ? "PUT" : "POST";
     const framing = chunked ? "Transfer-Encoding: chunked" : `Content-Length: ${totalBytes}`;
     socket.write(`${method} ${path} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${TOKEN_A}\r\nContent-Type: application/json\r\n${framing}\r\n\r\n`);
-    const chunk = Buffer.alloc(64 * 1024, 0x20);
-    const framed = chunked ? Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from("\r\n")]) : chunk;
+    const spaces = Buffer.alloc(64 * 1024, 0x20);
+    let n = 0;
     const pump = () => {
       while (!done && !socket.destroyed && sent < totalBytes) {
+        const chunk = chunkAt ? chunkAt(n++) : spaces;
+        const framed = chunked ? Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from("\r\n")]) : chunk;
         sent += chunk.length;
         if (!socket.write(framed)) return void socket.once("drain", pump);
       }
@@ -156,6 +158,17 @@ describe("huge bodies", () => {
     expect(status).toBe(413);
     expect(sentBytes).toBeLessThan(256 * 1024 * 1024);
     expect(svc.rssKb() - rssBefore).toBeLessThan(64 * 1024);
+  });
+
+  it("refuses a chunked upload of a valid tar stream past max_body_bytes with 413, streaming it, never buffering it", async () => {
+    // hono's bodyLimit would have buffered a body without Content-Length; the upload's own counter stops it.
+    const entries = await Promise.all(Array.from({ length: 64 }, (_, i) => tarOf([{ name: `f${i}`, content: "x".repeat(60 * 1024) }])));
+    const rssBefore = svc.rssKb();
+    const { status, sentBytes } = await hugeBody("/v1/workspaces/chunked", 1024 ** 3, true, (i) => entries[i % entries.length]!);
+    expect(status).toBe(413);
+    expect(sentBytes).toBeLessThan(256 * 1024 * 1024);
+    expect(svc.rssKb() - rssBefore).toBeLessThan(64 * 1024);
+    expect((await fetch(`${svc.url}/v1/workspaces/chunked`, { headers: { authorization: `Bearer ${TOKEN_A}` } })).status).toBe(404);
   });
 });
 

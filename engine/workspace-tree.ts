@@ -1,0 +1,104 @@
+/**
+ * @module What an unpacked workspace physically holds, read back from disk without following a
+ * link: its files and bytes, and a verdict on each symbolic link. A link is refused when its target
+ * passes through another link (a chain of links that each look harmless can reach any host path)
+ * or resolves outside the workspace. Decided once the whole archive is unpacked — its entries may
+ * come in any order — and again when a stored workspace is loaded after a restart.
+ */
+import { lstat, readdir, readlink } from "node:fs/promises";
+import { join } from "node:path";
+import { BadRequestError } from "./errors.js";
+
+interface Dir {
+  kind: "dir";
+  name: string;
+  parent: Dir | undefined;
+  /** levels below the workspace root */
+  depth: number;
+  children: Map<string, Node>;
+}
+interface Link {
+  kind: "link";
+  name: string;
+  parent: Dir;
+  target: string;
+}
+type Node = Dir | Link | { kind: "file" | "other"; name: string; parent: Dir };
+
+export interface Tree {
+  files: number;
+  /** regular files' bytes together */
+  bytes: number;
+  links: Link[];
+}
+
+/** Links checked between two turns of the event loop */
+const LINKS_PER_TURN = 256;
+
+/** Reads the tree under `root` with readdir and lstat: no link is followed. */
+export async function readTree(root: string): Promise<Tree> {
+  const tree: Tree = { files: 0, bytes: 0, links: [] };
+  const top: Dir = { kind: "dir", name: "", parent: undefined, depth: 0, children: new Map() };
+  const pending: [Dir, string][] = [[top, root]];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const [dir, path] = next;
+    for (const entry of await readdir(path, { withFileTypes: true })) {
+      const at = join(path, entry.name);
+      let node: Node;
+      if (entry.isDirectory()) {
+        node = { kind: "dir", name: entry.name, parent: dir, depth: dir.depth + 1, children: new Map() };
+        pending.push([node, at]);
+      } else if (entry.isSymbolicLink()) {
+        node = { kind: "link", name: entry.name, parent: dir, target: await readlink(at) };
+        tree.links.push(node);
+      } else if (entry.isFile()) {
+        node = { kind: "file", name: entry.name, parent: dir };
+        tree.files++;
+        tree.bytes += (await lstat(at)).size;
+      } else {
+        node = { kind: "other", name: entry.name, parent: dir };
+      }
+      dir.children.set(entry.name, node);
+    }
+  }
+  return tree;
+}
+
+/** Refuses (400 archive_refused, naming the link) the first link that chains or leads out. */
+export async function checkLinks(tree: Tree): Promise<void> {
+  for (const [i, link] of tree.links.entries()) {
+    const why = judge(link);
+    if (why) throw new BadRequestError(`archive entry ${JSON.stringify(pathOf(link))}: ${why}`, "body", "archive_refused");
+    if (i % LINKS_PER_TURN === LINKS_PER_TURN - 1) await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+/** Resolves the target one component at a time over the tree read from disk; the reason to refuse, if any. */
+function judge(link: Link): string | undefined {
+  const target = link.target;
+  if (target.startsWith("/")) return `link to an absolute path (${target}) is not accepted`;
+  // `at` leaves the known tree at a missing name or a file: from there the kernel would fail to
+  // resolve it, and only the depth is followed, to refuse a target that climbs out all the same.
+  let at: Dir | undefined = link.parent;
+  let depth = link.parent.depth;
+  for (const part of target.split("/")) {
+    if (part === "" || part === ".") continue;
+    if (part === "..") {
+      if (depth === 0) return `link points outside the workspace (${target})`;
+      depth--;
+      at = at?.parent;
+      continue;
+    }
+    depth++;
+    const child: Node | undefined = at?.children.get(part);
+    if (child?.kind === "link") return `link passes through another link (${pathOf(child)}): a link may point only at a file or folder that is not a link (${target})`;
+    at = child?.kind === "dir" ? child : undefined;
+  }
+  return undefined;
+}
+
+function pathOf(node: Node): string {
+  const parts: string[] = [];
+  for (let n: Node | undefined = node; n && n.parent; n = n.parent) parts.push(n.name);
+  return parts.reverse().join("/");
+}

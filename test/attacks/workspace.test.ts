@@ -1,0 +1,251 @@
+/**
+ * Attacks through workspaces and parsing, replayed against a running service while a probe calls
+ * /healthz every 50 ms: symbolic-link chains that reach host files, JSON that costs quadratic time
+ * or nests a million deep, a gzip bomb, a tenant filling the disk. Each is answered in bounded
+ * time with its 4xx (or a 200 where the input is legitimate), nothing outside the workspace is
+ * read, and the service never stops answering.
+ */
+import { existsSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { leftovers } from "../helpers/engine.js";
+import { underProbe, WORST_HEALTH_MS } from "../helpers/probe.js";
+import { startService, TOKEN_A, type Service } from "../helpers/service.js";
+import { sparseTarGz, tarOf, zerosGzip, type Entry } from "../helpers/tar.js";
+
+const MiB = 1024 * 1024;
+const auth = { authorization: `Bearer ${TOKEN_A}` };
+
+interface ErrorBody {
+  error: { code: string; message: string };
+}
+
+const put = (svc: Service, id: string, body: Buffer) => fetch(`${svc.url}/v1/workspaces/${id}`, { method: "PUT", headers: auth, body });
+const get = (svc: Service, id: string) => fetch(`${svc.url}/v1/workspaces/${id}`, { headers: auth });
+
+async function alive(svc: Service): Promise<void> {
+  expect(svc.proc.exitCode).toBeNull();
+  expect(svc.proc.signalCode).toBeNull();
+  expect((await fetch(`${svc.url}/healthz`)).status).toBe(200);
+}
+
+/** Runs the attack under the probe; its answer, read whole, as text. */
+async function attack(svc: Service, send: () => Promise<Response>, withinMs = 5_000): Promise<{ status: number; text: string }> {
+  const { value, ms, health } = await underProbe(svc.url, async () => {
+    const res = await send();
+    return { status: res.status, text: await res.text() };
+  });
+  expect(ms).toBeLessThan(withinMs);
+  expect(health.failures).toBe(0);
+  expect(health.worstMs).toBeLessThanOrEqual(WORST_HEALTH_MS);
+  await alive(svc);
+  return value;
+}
+
+const errorOf = (text: string) => (JSON.parse(text) as ErrorBody).error;
+
+/** `d0/…/d23/s -> ../`×24: the workspace root, reached by a link that looks harmless. */
+const DEEP = Array.from({ length: 24 }, (_, i) => `d${i}`).join("/");
+const ROOT_LINK: Entry = { name: `${DEEP}/s`, type: "symlink", linkname: "../".repeat(24) };
+/** A link that passes the lexical check and, through ROOT_LINK, climbs 25 levels out to `hostPath`. */
+const chainTo = (name: string, hostPath: string): Entry => {
+  const up = "../".repeat(name.split("/").length - 1);
+  return { name, type: "symlink", linkname: `${up}${DEEP}/s/${"../".repeat(25)}${hostPath.replace(/^\//, "")}` };
+};
+
+describe("workspaces cannot read the host", () => {
+  let svc: Service;
+  const scratch = mkdtempSync(join(tmpdir(), "hookbox-attack-"));
+  const canaryText = `canary-${process.pid}-${Date.now()}`;
+  const canary = join(scratch, "canary.json");
+  writeFileSync(canary, JSON.stringify({ hooks: {}, canary: canaryText }));
+  const answers: string[] = [];
+
+  beforeAll(async () => {
+    svc = await startService(`[sandbox]\npool_size = 0\n\n[[hooks.PreToolUse]]\nname = "service-marker-hook"\ncommand = "echo '{}'"\n`);
+  });
+  afterAll(async () => {
+    for (const text of answers) expect(text).not.toContain(canaryText);
+    expect(svc.logs()).not.toContain(canaryText);
+    await svc.stop();
+    expect((await leftovers()).containers).toEqual([]);
+  });
+
+  it.each<[string, () => Entry[], string]>([
+    ["a chain to /etc/hostname", () => [ROOT_LINK, chainTo(".claude/settings.json", "/etc/hostname")], ".claude/settings.json"],
+    ["a chain to a canary file", () => [ROOT_LINK, chainTo(".claude/settings.json", canary)], ".claude/settings.json"],
+    ["a chain whose entries come in the other order", () => [chainTo(".claude/settings.json", canary), ROOT_LINK], ".claude/settings.json"],
+    ["a chain to the service's own config", () => [ROOT_LINK, chainTo(".copilot-shell/config.toml", join(svc.dir, "hookbox.toml"))], ".copilot-shell/config.toml"],
+    ["a chain to /dev/zero", () => [ROOT_LINK, chainTo(".github/hooks/zero.json", "/dev/zero")], ".github/hooks/zero.json"],
+  ])("refuses %s with 400 archive_refused naming the entry", async (_what, entries, entry) => {
+    const { status, text } = await attack(svc, async () => put(svc, "chain", await tarOf(entries())));
+    answers.push(text);
+    expect(status).toBe(400);
+    const err = errorOf(text);
+    expect(err.code).toBe("archive_refused");
+    expect(err.message).toContain(`archive entry "${entry}": link passes through another link (${DEEP}/s)`);
+    expect(text).not.toContain("service-marker-hook");
+    expect((await get(svc, "chain")).status).toBe(404);
+  });
+
+  it("keeps links that stay inside and point at no other link", async () => {
+    const entries: Entry[] = [
+      { name: "shared/settings.json", content: "{}" },
+      { name: "docs/readme", type: "symlink", linkname: "../shared/settings.json" },
+      { name: "up", type: "symlink", linkname: "." },
+    ];
+    const { status, text } = await attack(svc, async () => put(svc, "inside", await tarOf(entries)));
+    expect(status, text).toBe(200);
+  });
+
+  it("refuses a repository hook file that is a link, even one that stays inside", async () => {
+    const entries: Entry[] = [{ name: "shared/settings.json", content: "{}" }, { name: ".claude/settings.json", type: "symlink", linkname: "../shared/settings.json" }];
+    const { status, text } = await attack(svc, async () => put(svc, "linked-hooks", await tarOf(entries)));
+    expect(status).toBe(400);
+    expect(errorOf(text)).toMatchObject({ code: "workspace_hooks_invalid", message: expect.stringMatching(/\.claude\/settings\.json is a symbolic link/) });
+  });
+
+  it("refuses a hook file of max_hook_file_bytes + 1 with 400 naming the file", async () => {
+    const content = `{"hooks": {}, "pad": "${"x".repeat(MiB + 1 - 24)}"}`;
+    expect(content.length).toBe(MiB + 1);
+    const { status, text } = await attack(svc, async () => put(svc, "big-hooks", await tarOf([{ name: ".claude/settings.json", content }])));
+    expect(status).toBe(400);
+    expect(errorOf(text)).toMatchObject({ code: "workspace_hooks_invalid", message: `repository hook file .claude/settings.json: the file is larger than ${MiB} bytes (server.max_hook_file_bytes)` });
+  });
+
+  it("loads a 120 KB .claude/settings.json of 1000 valid hooks in bounded time", async () => {
+    const settings = {
+      hooks: { PreToolUse: [{ matcher: "Bash", hooks: Array.from({ length: 1_000 }, (_, i) => ({ type: "command", command: `./scripts/check-${i}.sh --policy org ${"x".repeat(40)}` })) }] },
+    };
+    const content = JSON.stringify(settings, null, 2);
+    expect(content.length).toBeGreaterThan(120_000);
+    const { status, text } = await attack(svc, async () => put(svc, "many-hooks", await tarOf([{ name: ".claude/settings.json", content }])));
+    expect(status, text).toBe(200);
+    const info = JSON.parse(text) as { hooks: { origin: string }[] };
+    expect(info.hooks).toHaveLength(1_000);
+    expect(info.hooks[999]!.origin).toBe(`.claude/settings.json:${7 + 999 * 4}`);
+  });
+
+  it("loads 500 Copilot hook files without holding the event loop", async () => {
+    const entries: Entry[] = Array.from({ length: 500 }, (_, i) => ({
+      name: `.github/hooks/h${i}.json`,
+      content: JSON.stringify({ version: 1, hooks: { preToolUse: [{ type: "command", bash: `echo ${i}` }] } }),
+    }));
+    const { status, text } = await attack(svc, async () => put(svc, "many-files", await tarOf(entries, { gzip: true })));
+    expect(status, text).toBe(200);
+    expect((JSON.parse(text) as { hooks: unknown[] }).hooks).toHaveLength(500);
+  });
+
+  it("refuses more than max_repository_hooks (1000) hooks with 400", async () => {
+    const entries: Entry[] = Array.from({ length: 2 }, (_, i) => ({
+      name: `.github/hooks/h${i}.json`,
+      content: JSON.stringify({ version: 1, hooks: { preToolUse: Array.from({ length: 501 }, () => ({ type: "command", bash: "true" })) } }),
+    }));
+    const { status, text } = await attack(svc, async () => put(svc, "too-many-hooks", await tarOf(entries)));
+    expect(status).toBe(400);
+    expect(errorOf(text).message).toMatch(/more than 1000 hooks \(server\.max_repository_hooks\)/);
+  });
+
+  it("answers 120 KB of invalid JSON with many lines with a located 400 at once", async () => {
+    const body = `{\n${Array.from({ length: 20_000 }, (_, i) => `"k${i}": ${i},`).join("\n")}\n}`;
+    expect(body.length).toBeGreaterThan(120_000);
+    const { status, text } = await attack(svc, () => svc.event(body));
+    expect(status).toBe(400);
+    expect(errorOf(text)).toEqual({ code: "bad_json", message: 'the body is not valid JSON: expected a string, found "}" at line 20002, column 1', field: "body" });
+  });
+
+  it.each([
+    ["1 MiB of '['", "[".repeat(MiB - 16), /^the body is not valid JSON: unexpected end of JSON at line 1, column \d+$/],
+    ["1 MiB of balanced nesting", `{"hook_event_name":"PreToolUse","x":${"[".repeat(MiB / 2 - 32)}${"]".repeat(MiB / 2 - 32)}}`, /^the body is nested deeper than 64 levels$/],
+  ])("answers %s with 400, no crash, no stall", async (_what, body, message) => {
+    const { status, text } = await attack(svc, () => svc.event(body));
+    expect(status).toBe(400);
+    expect(errorOf(text)).toMatchObject({ code: "bad_json", message: expect.stringMatching(message) });
+  });
+
+  it("refuses a gzip of 8 GiB of zeros with 413 within seconds (max_unpack_ratio)", async () => {
+    const bomb = await zerosGzip(8 * 1024 * MiB);
+    expect(bomb.length).toBeLessThan(16 * MiB);
+    const { status, text } = await attack(svc, () => put(svc, "bomb", bomb), 10_000);
+    expect(status).toBe(413);
+    expect(errorOf(text)).toMatchObject({ code: "archive_too_large", message: expect.stringMatching(/times its size \(server\.max_unpack_ratio\)/) });
+  });
+
+  it("judges a stored workspace again after a restart: a link chain planted on disk is refused", async () => {
+    expect((await put(svc, "planted", await tarOf([{ name: "a.txt", content: "a" }]))).status).toBe(200);
+    const tenant = readdirSync(join(svc.dataDir, "workspaces")).map((t) => join(svc.dataDir, "workspaces", t)).find((t) => existsSync(join(t, "planted")))!;
+    symlinkSync(".", join(tenant, "planted", "s"));
+    symlinkSync(`s/${"../".repeat(25)}${canary.replace(/^\//, "")}`, join(tenant, "planted", "x"));
+    await svc.stop();
+    svc = await startService("[sandbox]\npool_size = 0\n", { dir: svc.dir });
+    const { status, text } = await attack(svc, () => get(svc, "planted"));
+    answers.push(text);
+    expect(status).toBe(400);
+    expect(errorOf(text)).toMatchObject({ code: "archive_refused", message: expect.stringMatching(/^archive entry "x": link passes through another link \(s\)/) });
+  });
+});
+
+describe("a tenant's workspaces are bounded together", () => {
+  let svc: Service;
+  let big: Buffer;
+  const opts = { server: 'max_body_bytes = "128m"\nmax_unpack_ratio = 100000\nmax_workspace_bytes = "300m"\nmax_workspaces = 3' };
+  const config = "[sandbox]\npool_size = 0\n";
+
+  beforeAll(async () => {
+    big = await sparseTarGz("data.bin", 256 * MiB);
+    svc = await startService(config, opts);
+  });
+  afterAll(async () => {
+    await svc.stop();
+  });
+
+  it("refuses a gzip of 8 GiB of zeros with 413 by the decompressed-byte counter", async () => {
+    const bomb = await zerosGzip(8 * 1024 * MiB);
+    const { status, text } = await attack(svc, () => put(svc, "bomb", bomb), 10_000);
+    expect(status).toBe(413);
+    expect(errorOf(text)).toMatchObject({ code: "archive_too_large", message: `the archive unpacks to more than ${512 * MiB} bytes (4 × server.max_body_bytes)` });
+  });
+
+  it("stores one 256 MiB workspace and refuses a second past max_workspace_bytes with 413", async () => {
+    expect(big.length).toBeLessThan(8 * MiB);
+    const first = await attack(svc, () => put(svc, "big-1", big), 30_000);
+    expect(first.status, first.text).toBe(200);
+    expect(JSON.parse(first.text)).toMatchObject({ bytes: 256 * MiB });
+    const second = await attack(svc, () => put(svc, "big-2", big));
+    expect(second.status).toBe(413);
+    expect(errorOf(second.text)).toEqual({
+      code: "tenant_workspace_bytes",
+      message: `the tenant's workspaces would hold more than ${300 * MiB} bytes unpacked together (max_workspace_bytes in [server], or the tenant's own [[tenants]] entry)`,
+      field: "body",
+    });
+    expect((await get(svc, "big-2")).status).toBe(404);
+    // Replacing the same workspace counts its new size instead of the old.
+    expect((await put(svc, "big-1", big)).status).toBe(200);
+  });
+
+  it("lets only one of two concurrent uploads past the quota", async () => {
+    const statuses = (await Promise.all([put(svc, "race-1", big), put(svc, "race-2", big)])).map((r) => r.status);
+    expect(statuses.sort()).toEqual([413, 413]);
+    expect((await fetch(`${svc.url}/v1/workspaces/big-1`, { method: "DELETE", headers: auth })).status).toBe(204);
+    const racing = await Promise.all([put(svc, "race-1", big), put(svc, "race-2", big)]);
+    expect(racing.map((r) => r.status).sort()).toEqual([200, 413]);
+  });
+
+  it("keeps the totals across a restart, and refuses a workspace past max_workspaces", async () => {
+    await svc.stop();
+    svc = await startService(config, { ...opts, dir: svc.dir });
+    const stored = (await get(svc, "race-1")).status === 200 ? "race-1" : "race-2";
+    const again = await attack(svc, () => put(svc, "big-3", big));
+    expect(again.status).toBe(413);
+    expect(errorOf(again.text).code).toBe("tenant_workspace_bytes");
+    const small = await tarOf([{ name: "a.txt", content: "a" }]);
+    expect((await put(svc, "small-1", small)).status).toBe(200);
+    expect((await put(svc, "small-2", small)).status).toBe(200);
+    const fourth = await attack(svc, () => put(svc, "small-3", small));
+    expect(fourth.status).toBe(413);
+    expect(errorOf(fourth.text)).toMatchObject({ code: "tenant_workspace_count", message: expect.stringMatching(/already has 3 workspaces, its limit \(max_workspaces in \[server\]/) });
+    // An existing id may be replaced at the limit.
+    expect((await put(svc, stored, small)).status).toBe(200);
+  });
+});
