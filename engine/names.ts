@@ -24,6 +24,8 @@ export const LABEL_EVENT_ID = "dev.hookbox.event";
 export const LABEL_OWNER = "dev.hookbox.owner";
 /** Which process made it. */
 export const LABEL_INSTANCE = "dev.hookbox.instance";
+/** The making process as the machine knows it, "<host>/<boot id>/<pid>/<start ticks>": a reaper on the same machine leaves a live one's containers alone. */
+export const LABEL_PROCESS = "dev.hookbox.process";
 
 export const RUNTIMES = ["runc", "runsc"] as const;
 export type Runtime = (typeof RUNTIMES)[number];
@@ -57,6 +59,9 @@ export const DEFAULT_LIMITS: Limits = {
 
 /** Extra time, past a run's deadline, before the reaper counts its container as a leftover. */
 export const REAP_GRACE_MS = 5_000;
+
+/** The lock file in data_dir that keeps a second service off it (it names the holder's pid). */
+export const DATA_DIR_LOCK = "hookbox.lock";
 
 /** Variables every sandboxed hook sees (SERVICE.md §5); the project dirs all point at /workspace. */
 export const PROJECT_DIR_VARS = [

@@ -6,16 +6,19 @@
  */
 import { serve } from "@hono/node-server";
 import { createHash } from "node:crypto";
-import { mkdirSync, readdirSync, rmSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import pino from "pino";
 import {
-  ConfigError, ContainerRunner, createEngine, HostRunner, loadConfig, startReaper, TraceStore, WorkspaceStore, type Config,
+  ConfigError, ContainerRunner, createEngine, HostRunner, loadConfig, startReaper, WorkspaceStore, type Config,
 } from "../engine/index.js";
-import { AuditLog } from "./audit-log.js";
+import { AuditLog } from "./records/audit-log.js";
+import { TraceStore } from "./records/trace-store.js";
 import { createApp } from "./app.js";
+import { Sessions } from "./records/sessions.js";
+import { lockDataDir } from "./data-dir-lock.js";
 import type { Readiness } from "./context.js";
 import { Metrics } from "./metrics.js";
 
@@ -66,6 +69,13 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
   const dataDir = config.server.dataDir;
   mkdirSync(join(dataDir, "workspaces"), { recursive: true, mode: 0o700 });
   mkdirSync(join(dataDir, "scratch"), { recursive: true, mode: 0o711 });
+  // One service per data_dir: a second one would take the first one's containers for leftovers.
+  const lock = lockDataDir(dataDir);
+  if (!lock.ok) {
+    console.error(`hookbox: data_dir ${dataDir} is in use by another hookbox process (pid ${lock.heldBy}, lock file ${lock.file}); stop it or give this one another data_dir`);
+    process.exit(2);
+  }
+  if (lock.tookOverFrom !== undefined) logger.warn({ dataDir, pid: lock.tookOverFrom }, "took over the data_dir lock of a process that is gone");
   const container = new ContainerRunner({
     scratchDir: join(dataDir, "scratch"),
     defaultImage: config.sandbox.image,
@@ -73,12 +83,20 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
     owner: createHash("sha256").update(dataDir).digest("hex").slice(0, 16),
     pool: config.sandbox.pool,
     maxTimeoutMs: config.sandbox.maxTimeoutMs,
+    engineTimeoutMs: config.sandbox.engineTimeoutMs,
   });
-  const engine = createEngine({ config, runners: { host: new HostRunner(process.env), container }, poolReady: () => container.poolStats().ready });
+  const host = new HostRunner(process.env);
+  if (host.isolation !== "pid-namespace") {
+    logger.warn({ isolation: host.isolation }, "no PID namespace for policy hooks here (unshare --pid refused): a policy hook's process that calls setsid can outlive its deadline");
+  }
+  const engine = createEngine({ config, runners: { host, container }, poolReady: () => container.poolStats().ready });
   // What an earlier process of this service left (after kill -9): its containers, then its scratch layers.
-  const reapedAtStart = await container.reap().catch(() => 0);
+  // Only now, holding the data_dir lock, may another instance's containers count as leftovers.
+  const reapedAtStart = await container.reap(Date.now(), { orphans: true }).catch(() => 0);
   if (reapedAtStart > 0) logger.warn({ count: reapedAtStart }, "removed leftover hook containers");
-  for (const leftover of readdirSync(join(dataDir, "scratch"))) rmSync(join(dataDir, "scratch", leftover), { recursive: true, force: true });
+  await container.clearScratch();
+  const scratchProblem = await container.scratchProblem();
+  if (scratchProblem) logger.error({ problem: scratchProblem }, "writes to /workspace cannot be bounded here: container hooks with a workspace will fail to start");
   const reaper = startReaper(container, {
     intervalMs: 10_000,
     onReaped: (count) => logger.warn({ count }, "removed leftover hook containers"),
@@ -97,16 +115,20 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
   const shutdown = new AbortController();
   let draining = false;
   const inflight = new Set<Promise<unknown>>();
-  const audit = new AuditLog(join(dataDir, "audit.jsonl"));
+  const audit = new AuditLog(join(dataDir, "audit.jsonl"), { maxBytes: config.server.auditMaxBytes, keep: config.server.auditKeep });
   const traces = new TraceStore(join(dataDir, "traces"), config.traces, (err) => logger.error({ err }, "trace not written"));
   await traces.load();
   setInterval(() => void traces.sweep().catch((err: unknown) => logger.error({ err }, "trace sweep failed")), 60_000).unref();
   const app = createApp({
     engine,
-    workspaces: new WorkspaceStore(join(dataDir, "workspaces"), { maxEntries: config.server.maxWorkspaceEntries, maxUnpackedBytes: 4 * config.server.maxBodyBytes }, config.sandbox.maxTimeoutMs),
+    workspaces: new WorkspaceStore(join(dataDir, "workspaces"), {
+      maxEntries: config.server.maxWorkspaceEntries, maxUnpackedBytes: 4 * config.server.maxBodyBytes, maxUnpackRatio: config.server.maxUnpackRatio,
+      maxHookFileBytes: config.server.maxHookFileBytes, maxHooks: config.server.maxRepositoryHooks, maxTimeoutMs: config.sandbox.maxTimeoutMs, tenants: config.tenants,
+    }),
     tenants: config.tenants,
     audit,
     traces,
+    sessions: new Sessions(),
     metrics: new Metrics(),
     logger,
     readiness,
@@ -141,9 +163,11 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
     if (draining) return;
     draining = true;
     logger.info({ signal, inflight: inflight.size, graceMs: config.server.shutdownGraceMs }, "stopping: no new events; running hooks may finish");
-    server.close();
+    // While running hooks finish, new requests still get an answer — 503 with Retry-After and the
+    // tenant's failure mode — rather than a refused connection; the port closes after.
     const grace = new Promise((r) => setTimeout(r, config.server.shutdownGraceMs).unref());
     await Promise.race([Promise.allSettled([...inflight]), grace]);
+    server.close();
     if (inflight.size > 0) {
       logger.warn({ inflight: inflight.size }, "grace period over: killing running hooks");
       shutdown.abort(new Error("shutting down"));
@@ -154,6 +178,7 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
     await container.reap().catch(() => 0);
     await audit.close();
     await traces.flush();
+    lock.release();
     logger.info("stopped");
     process.exit(0);
   };

@@ -4,7 +4,7 @@
  * asserts the attack was stopped, reported with the right outcome, and left no container behind.
  */
 import { createServer, type Server } from "node:net";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -14,6 +14,7 @@ import type { RunRequest } from "../engine/run/types.js";
 import { leftovers, makeWorkspace } from "./helpers/engine.js";
 
 const POOL = { size: 1, maxTotal: 4, idleMs: 60_000, maxStarting: 2 };
+const SCRATCH = "/tmp/hookbox-test-scratch";
 
 describe.each<[Runtime, "cold" | "warm"]>([
   ["runc", "cold"],
@@ -23,7 +24,7 @@ describe.each<[Runtime, "cold" | "warm"]>([
 ])("container sandbox under %s, %s", (runtime, mode) => {
   let runner: ContainerRunner;
   beforeEach(() => {
-    runner = new ContainerRunner({ scratchDir: "/tmp/hookbox-test-scratch", ...(mode === "warm" ? { pool: POOL } : {}) });
+    runner = new ContainerRunner({ scratchDir: SCRATCH, ...(mode === "warm" ? { pool: POOL } : {}) });
   });
   /**
    * Runs the hook — in warm mode in a container the pool started before the hook was known — and
@@ -66,7 +67,7 @@ describe.each<[Runtime, "cold" | "warm"]>([
 
   it("stops a fork bomb at the PID limit and kills it at the deadline", async () => {
     const { result, wallMs } = await timed("bomb() { bomb | bomb & }; bomb; sleep 30", { timeoutMs: 3_000 });
-    expect(["timed_out", "exited"]).toContain(result.outcome);
+    expect(["timed_out", "exited"], JSON.stringify(result)).toContain(result.outcome);
     expect(wallMs).toBeLessThan(3_000 + 1_000 + result.startMs);
     // The machine is still usable afterwards.
     expect((await run("echo alive")).stdout).toBe("alive\n");
@@ -74,7 +75,7 @@ describe.each<[Runtime, "cold" | "warm"]>([
 
   it("reports a memory hog as oom_killed", async () => {
     const result = await run("python3 -c 'x = bytearray(1024 * 1024 * 1024); print(len(x))'", { timeoutMs: 20_000 });
-    expect(result.outcome).toBe("oom_killed");
+    expect(result.outcome, JSON.stringify(result)).toBe("oom_killed");
     expect(result.stdout).toBe("");
   });
 
@@ -138,8 +139,27 @@ describe.each<[Runtime, "cold" | "warm"]>([
     const result = await run("head -c 1073741824 /dev/zero > /tmp/big; s=$?; du -m /tmp/big | cut -f1; exit $s", { timeoutMs: 20_000 });
     expect(result.outcome).toBe("exited");
     expect(result.exitCode).not.toBe(0);
-    expect(result.stderr).toMatch(/No space left on device/);
+    // The tmpfs is full, or the file reached the fsize ulimit (= tmp_size) first: either bounds it.
+    expect(result.stderr).toMatch(/No space left on device|File size limit exceeded/);
     expect(Number(result.stdout.trim())).toBeLessThanOrEqual(64);
+  });
+
+  it("stops a 400 MB write to /workspace at tmp_size, on a tmpfs of the run's own that goes with it", async () => {
+    const dir = await makeWorkspace({ "README.md": "stored\n" });
+    const before = existsSync(SCRATCH) ? readdirSync(SCRATCH) : [];
+    const limits = { ...DEFAULT_LIMITS, tmpBytes: 16 * 1024 * 1024 };
+    const result = await run("head -c 400000000 /dev/zero > big; s=$?; echo size=$(wc -c < big); echo fsize=$(ulimit -f); exit $s", { workspaceDir: dir, limits, timeoutMs: 20_000 });
+    expect(result.outcome).toBe("exited");
+    expect(result.exitCode).not.toBe(0);
+    expect(result.stderr).toMatch(/No space left on device|File size limit exceeded/);
+    const size = Number(/^size=(\d+)$/m.exec(result.stdout)?.[1]);
+    const fsizeBlocks = Number(/^fsize=(\d+)$/m.exec(result.stdout)?.[1]);
+    expect(size, JSON.stringify(result)).toBeLessThanOrEqual(limits.tmpBytes);
+    // The fsize ulimit is tmp_size too (the hook's sh is dash: `ulimit -f` counts 512-byte blocks).
+    expect(fsizeBlocks * 512, JSON.stringify(result)).toBe(limits.tmpBytes);
+    await runner.drain({ close: true });
+    expect(readdirSync(SCRATCH).filter((e) => !before.includes(e))).toEqual([]);
+    expect(readFileSync("/proc/self/mountinfo", "utf8")).not.toContain(SCRATCH);
   });
 
   it("lets a hook write to /workspace, but nothing reaches the stored workspace or the next run", async () => {

@@ -2,8 +2,7 @@
  * The host runner (policy hooks): the same attacks, through `sh -c` on the host. The deadline
  * kills the whole process group, output is capped, the server's environment stays out.
  */
-import { readFile } from "node:fs/promises";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -25,25 +24,62 @@ function alive(pid: number): boolean {
   }
 }
 
+/** Live processes whose command line mentions `text`. */
+function processesWith(text: string): string[] {
+  return readdirSync("/proc").filter((p) => /^\d+$/.test(p) && alive(Number(p))).filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(text);
+    } catch {
+      return false;
+    }
+  });
+}
+
 describe("host runner", () => {
   it("hands the event over stdin and captures stdout, stderr and the exit code", async () => {
     expect(await run("cat; echo; echo oops >&2; exit 2")).toMatchObject({ outcome: "exited", exitCode: 2, stdout: '{"toolName":"bash"}\n', stderr: "oops\n" });
   });
 
-  it("kills the whole process group at the deadline, grandchildren included", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "hookbox-host-"));
+  // In a PID namespace the hook sees its own pids, not the host's: its processes are found by a
+  // marker in their command line (a no-op after the sleep keeps each shell, and so the marker, alive).
+  it("kills the whole process tree at the deadline, grandchildren included", async () => {
+    const marker = mkdtempSync(join(tmpdir(), "hookbox-host-"));
     const t0 = performance.now();
-    const result = await run(`sh -c 'sleep 600 & echo $! > ${dir}/grandchild; wait' & sleep 600`, { timeoutMs: 1_000 });
+    const result = await run(`sh -c 'sh -c "sleep 600; : ${marker}" & wait; : ${marker}' & sleep 600`, { timeoutMs: 1_000 });
     expect(result.outcome).toBe("timed_out");
     expect(performance.now() - t0).toBeLessThan(2_000);
-    const pid = Number(await readFile(join(dir, "grandchild"), "utf8"));
-    expect(pid).toBeGreaterThan(0);
     await new Promise((r) => setTimeout(r, 100));
-    expect(alive(pid)).toBe(false);
+    expect(processesWith(marker)).toEqual([]);
   });
 
   it("ends a background process that outlives the hook command", async () => {
-    const result = await run("sleep 300 & echo $!");
+    const marker = mkdtempSync(join(tmpdir(), "hookbox-host-"));
+    const result = await run(`sh -c 'sleep 300; : ${marker}' & sleep 0.2; echo started`);
+    expect(result).toMatchObject({ outcome: "exited", exitCode: 0, stdout: "started\n" });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(processesWith(marker)).toEqual([]);
+  });
+
+  it("ends what a hook started with setsid when its command ends, and at the deadline", async () => {
+    expect(runner.isolation).toBe("pid-namespace");
+    const marker = mkdtempSync(join(tmpdir(), "hookbox-setsid-"));
+    const t0 = performance.now();
+    // setsid leaves the process group, and the escaped shell holds stdout open; the no-op after
+    // the sleep keeps the shell (and the marker in its command line) alive as long as it runs.
+    const ended = await run(`setsid sh -c 'sleep 30; : ${marker}' & sleep 0.2; echo done`);
+    expect(ended).toMatchObject({ outcome: "exited", exitCode: 0, stdout: "done\n" });
+    expect(performance.now() - t0).toBeLessThan(2_000);
+    const timedOut = await run(`setsid sh -c 'sleep 30; : ${marker}' & sleep 30`, { timeoutMs: 1_000 });
+    expect(timedOut.outcome).toBe("timed_out");
+    expect(performance.now() - t0).toBeLessThan(4_000);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(processesWith(marker)).toEqual([]);
+  });
+
+  it("keeps a process group where no PID namespace is allowed (and says so through `isolation`)", async () => {
+    const groupOnly = new HostRunner(process.env, { isolation: "process-group" });
+    expect(groupOnly.isolation).toBe("process-group");
+    const result = await groupOnly.run({ command: "sleep 300 & echo $!", stdin: new Uint8Array(), env: {}, timeoutMs: 5_000, limits: DEFAULT_LIMITS });
     expect(result).toMatchObject({ outcome: "exited", exitCode: 0 });
     await new Promise((r) => setTimeout(r, 100));
     expect(alive(Number(result.stdout.trim()))).toBe(false);

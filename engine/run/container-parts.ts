@@ -1,7 +1,7 @@
 /**
  * @module Pieces the container runner and its pre-started containers share: how a stopped run
  * ends, stream sinks, engine error messages, and the handle a pre-started container is driven by
- * (so that only container-runner.ts talks to the engine).
+ * (so that only docker-client.ts talks to the engine).
  */
 import type { Duplex } from "node:stream";
 import { Writable } from "node:stream";
@@ -18,7 +18,8 @@ export interface ContainerHandle {
   demux(stdout: Writable, stderr: Writable): void;
   /** SIGKILL to the whole container; never throws */
   kill(): Promise<void>;
-  state(): Promise<{ oomKilled: boolean; exitCode: number }>;
+  /** how the container ended; rejects past `signal` or the engine timeout */
+  state(signal?: AbortSignal): Promise<{ oomKilled: boolean; exitCode: number }>;
   /** removes the container, its workspace volume and layers; never throws */
   cleanup(): Promise<void>;
 }

@@ -1,18 +1,46 @@
 /**
  * @module Host runner for administrators' policy hooks (copilot-hooks.md: "policy hooks, which
- * always run on the host"): `sh -c` in its own process group, killed whole at the deadline and
- * when the command ends (nothing it started outlives it), output capped, allow-listed environment.
+ * always run on the host"): `sh -c` in a PID namespace of its own where the machine allows one, else
+ * in its own process group; either is killed whole at the deadline and when the command ends
+ * (nothing it started outlives it — in a PID namespace not even what called `setsid`, since the
+ * kernel kills everything in it when its first process ends), output capped, allow-listed environment.
  */
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
 import { constants, tmpdir } from "node:os";
 import { OutputCapture } from "./output-capture.js";
 import { hookEnv } from "./hook-env.js";
 import type { RunEnd, RunRequest, RunResult, Runner } from "./types.js";
 
+/**
+ * How a policy hook's processes are held together: `pid-namespace` (util-linux unshare: the hook's
+ * shell is the namespace's init; when it ends, the kernel kills the rest) or `process-group` (a
+ * process that calls setsid leaves the group and outlives the hook).
+ */
+export type HostIsolation = "pid-namespace" | "process-group";
+
+const UNSHARE = ["/usr/bin/unshare", "/bin/unshare"].find((p) => existsSync(p));
+/** --kill-child: the namespace's init dies with unshare, so a kill of the group reaches it all. */
+const UNSHARE_ARGS = ["--pid", "--fork", "--kill-child", "--"];
+
+let detected: HostIsolation | undefined;
+/** Whether this process may make PID namespaces (root, or a seccomp profile that allows it); tried once. */
+export function detectHostIsolation(): HostIsolation {
+  detected ??= UNSHARE !== undefined && spawnSync(UNSHARE, [...UNSHARE_ARGS, "/bin/sh", "-c", "exit 0"], { stdio: "ignore", timeout: 5_000 }).status === 0
+    ? "pid-namespace"
+    : "process-group";
+  return detected;
+}
+
 export class HostRunner implements Runner {
   readonly kind = "host";
 
-  constructor(private readonly inheritEnv: NodeJS.ProcessEnv = {}) {}
+  readonly isolation: HostIsolation;
+
+  /** @default isolation: a PID namespace where the machine allows one (detectHostIsolation) */
+  constructor(private readonly inheritEnv: NodeJS.ProcessEnv = {}, opts: { isolation?: HostIsolation } = {}) {
+    this.isolation = opts.isolation ?? detectHostIsolation();
+  }
 
   run(request: RunRequest): Promise<RunResult> {
     const t0 = performance.now();
@@ -20,10 +48,14 @@ export class HostRunner implements Runner {
     const env = hookEnv({ declared: request.env, projectDir: cwd, runtime: "host", home: cwd, inherit: this.inheritEnv });
     return new Promise<RunResult>((resolve) => {
       let ended: "timed_out" | "output_truncated" | "cancelled" | null = null;
-      const child = spawn("/bin/sh", ["-c", request.command], { cwd, env, detached: true, stdio: ["pipe", "pipe", "pipe"] });
+      const [file, args] = this.isolation === "pid-namespace" && UNSHARE
+        ? [UNSHARE, [...UNSHARE_ARGS, "/bin/sh", "-c", request.command]]
+        : ["/bin/sh", ["-c", request.command]];
+      const child = spawn(file, args, { cwd, env, detached: true, stdio: ["pipe", "pipe", "pipe"] });
       const tStarted = performance.now();
       const killGroup = () => {
-        // A negative pid signals the whole process group: grandchildren included.
+        // A negative pid signals the whole process group: grandchildren included (in a PID
+        // namespace, unshare's death takes its init and so everything in it).
         if (child.pid !== undefined) try { process.kill(-child.pid, "SIGKILL"); } catch { /* already gone */ }
       };
       const stop = (why: "timed_out" | "output_truncated" | "cancelled") => {

@@ -1,7 +1,45 @@
 /**
- * @module Removes hookbox containers that outlived their deadline (after a crash or kill -9, say):
- * once at start and then every `intervalMs`.
+ * @module Leftovers: hookbox containers and volumes that outlived their deadline (after a crash or
+ * kill -9, say), ours the engine did not let us remove, and — at start-up only, once this process
+ * holds the data_dir lock — those an earlier process of the same data_dir left. Swept once at
+ * start and then every `intervalMs`, one sweep at a time, each engine call under the engine timeout.
  */
+import { LABEL_DEADLINE, LABEL_INSTANCE, LABEL_MANAGED, LABEL_OWNER, LABEL_PROCESS } from "../names.js";
+import type { Listed } from "./docker-client.js";
+import type { Fleet } from "./make-container.js";
+import { labelledProcessAlive } from "./process-info.js";
+
+/** A creation under way has no id yet: ours younger than this are left for the next sweep. */
+const CREATING_GRACE_MS = 5_000;
+
+export interface ReapOptions {
+  /**
+   * Also remove containers of our owner (data_dir) made by another process — only safe while this
+   * process holds the data_dir lock, so at start-up; never one whose process is seen alive.
+   */
+  orphans?: boolean;
+}
+
+/** Removes what is left; returns how many containers. */
+export async function reapLeftovers(fleet: Fleet, nowMs: number, opts: ReapOptions = {}): Promise<number> {
+  const { client } = fleet;
+  const label = `${LABEL_MANAGED}=true`;
+  const listed = await client.listContainers(label);
+  const orphan = (labels: Record<string, string>) =>
+    opts.orphans === true && fleet.owner !== undefined && labels[LABEL_OWNER] === fleet.owner &&
+    labels[LABEL_INSTANCE] !== fleet.instance && labelledProcessAlive(labels[LABEL_PROCESS]) !== true;
+  // While a creation is under way its container is not in `live` yet: then only older ones count.
+  const dropped = (c: Listed) =>
+    c.labels[LABEL_INSTANCE] === fleet.instance && !fleet.live.has(c.id) && (fleet.creating === 0 || c.created * 1000 < nowMs - CREATING_GRACE_MS);
+  const past = (labels: Record<string, string>) => Number(labels[LABEL_DEADLINE] ?? 0) < nowMs;
+  const stale = listed.filter((c) => past(c.labels) || orphan(c.labels) || dropped(c));
+  await Promise.all(stale.map((c) => client.remove(c.id).catch(() => undefined)));
+  const volumes = await client.listVolumes(label);
+  // A volume of ours not in use is removed with its container; one the engine kept goes at its deadline.
+  await Promise.all(volumes.filter((v) => past(v.labels) || orphan(v.labels)).map((v) => client.removeVolume(v.id).catch(() => undefined)));
+  return stale.length;
+}
+
 export interface Reapable {
   reap(nowMs?: number): Promise<number>;
 }
@@ -12,12 +50,17 @@ export interface Reaper {
 
 /** @default intervalMs 30 s */
 export function startReaper(target: Reapable, opts: { intervalMs?: number; onReaped?: (count: number) => void; onError?: (err: unknown) => void } = {}): Reaper {
-  const sweep = () =>
-    target.reap().then(
+  // One sweep at a time: on a hung engine, ticks do not pile calls up behind the one waiting.
+  let sweeping = false;
+  const sweep = () => {
+    if (sweeping) return;
+    sweeping = true;
+    void target.reap().then(
       (count) => { if (count > 0) opts.onReaped?.(count); },
       (err: unknown) => opts.onError?.(err),
-    );
-  void sweep();
+    ).finally(() => { sweeping = false; });
+  };
+  sweep();
   const timer = setInterval(sweep, opts.intervalMs ?? 30_000);
   timer.unref();
   return { stop: () => clearInterval(timer) };

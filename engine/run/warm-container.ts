@@ -23,7 +23,8 @@ export class WarmContainer {
   /** resolves once the wrapper has said which it is (or the container went) */
   readonly up: Promise<void>;
 
-  constructor(private readonly made: ContainerHandle) {
+  /** `engineTimeoutMs`: how far past its timeout a claimed run may go before it ends regardless */
+  constructor(private readonly made: ContainerHandle, private readonly engineTimeoutMs: number) {
     let said = "";
     let up = () => undefined as void;
     this.up = new Promise<void>((resolve) => (up = resolve));
@@ -53,14 +54,21 @@ export class WarmContainer {
     await this.made.cleanup();
   }
 
+  /**
+   * Hands the hook over and reads its result. Ends no later than its timeout plus the engine
+   * timeout, even if neither the end marker nor the end of the stream ever comes (a paused engine
+   * forwards nothing): then it is `timed_out`, and the removal goes on in the background.
+   */
   async claim(request: RunRequest, track: (removal: Promise<unknown>) => void): Promise<RunResult> {
     this.claimed = true;
     const t0 = performance.now();
     const { stream, streamDone } = this.made;
     const nonce = randomBytes(16).toString("hex");
     let stopped: StopReason | null = null;
+    let cancelled = () => undefined as void;
     const stop = (why: StopReason) => {
       stopped ??= why;
+      if (why === "cancelled") cancelled();
       void this.made.kill();
     };
     const cap = request.limits.maxOutputBytes;
@@ -70,6 +78,11 @@ export class WarmContainer {
       this.sinkOut = (c) => { capture.stdout.push(c); if (watch.feed("stdout", c)) resolve(); };
       this.sinkErr = (c) => { capture.stderr.push(c); if (watch.feed("stderr", c)) resolve(); };
     });
+    const runMs = request.timeoutMs + this.engineTimeoutMs;
+    let deadlineTimer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<"deadline">((resolve) => (deadlineTimer = setTimeout(() => resolve("deadline"), runMs)));
+    // A cancelled run answers at once: its container goes in the background.
+    const cancel = new Promise<"deadline">((resolve) => (cancelled = () => resolve("deadline")));
     const onAbort = () => stop("cancelled");
     request.signal?.addEventListener("abort", onAbort, { once: true });
     const timer = setTimeout(() => stop("timed_out"), request.timeoutMs);
@@ -79,15 +92,20 @@ export class WarmContainer {
       return { ...tail, stdout: out.slice(0, cap), stderr: err.slice(0, cap), startMs: 0, durationMs: performance.now() - t0, warm: true } as RunResult;
     };
     try {
+      if (request.signal?.aborted) onAbort();
       stream.end(handover(nonce, request, this.wrapper ?? "sh"));
-      await Promise.race([bothMarkers, streamDone]);
+      const first = await Promise.race([bothMarkers.then(() => "markers" as const), streamDone.then(() => "ended" as const), deadline, cancel]);
       clearTimeout(timer);
       const reason = stopped as StopReason | null;
       if (reason) return result(stoppedEnd(reason, capture));
+      // The engine forwarded nothing more before the deadline: the hook's time is what ran out.
+      if (first === "deadline") return result({ outcome: "timed_out", exitCode: null });
       const code = watch.exitCode;
       if (code === undefined) {
-        // The container went before the hook's end: look at how it ended.
-        const state = await this.made.state();
+        // The container went before the hook's end: look at how it ended, within what is left.
+        const state = await this.made.state(AbortSignal.timeout(Math.max(1, Math.ceil(t0 + runMs - performance.now()))))
+          .catch(() => undefined);
+        if (!state) return result({ outcome: "timed_out", exitCode: null });
         if (state.oomKilled) return result({ outcome: "oom_killed", exitCode: state.exitCode });
         return result({ outcome: "exited", exitCode: state.exitCode });
       }
@@ -100,10 +118,10 @@ export class WarmContainer {
       return result({ outcome: "failed_to_start", exitCode: null, error: describeError(err) });
     } finally {
       clearTimeout(timer);
+      clearTimeout(deadlineTimer);
       request.signal?.removeEventListener("abort", onAbort);
       // The answer does not wait for the removal.
       track(this.discard());
     }
   }
 }
-

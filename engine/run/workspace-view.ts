@@ -1,24 +1,103 @@
 /**
  * @module Host side of the copy-on-write /workspace: per run, an overlay upper dir (owned by the
- * hooks' uid, so they may write) and its work dir. The stored workspace is the lower layer and is
- * never written; both dirs go when the run ends.
+ * hooks' uid, so they may write) and its work dir, both on a tmpfs of the run's own, mounted here
+ * for the run with the size of `/tmp` (`limits.tmpBytes`): what a hook writes to /workspace is
+ * bounded like what it writes to /tmp. The stored workspace is the lower layer and is never
+ * written; the tmpfs goes when the run ends. There is no unbounded fallback: when the tmpfs cannot
+ * be mounted, the run does not start.
  */
-import { chown, mkdir, rm } from "node:fs/promises";
+import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { chown, mkdir, readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { HOOK_GID, HOOK_UID } from "../names.js";
 
 export interface CowDirs {
   upper: string;
   work: string;
+  /** unmounts the run's tmpfs (lazily if the overlay still holds it) and removes its folder; never throws */
   remove(): Promise<void>;
 }
 
-export async function cowDirs(scratchDir: string, runId: string): Promise<CowDirs> {
+/** mount(8) and umount(8) from util-linux, found once. */
+const MOUNT = "/usr/bin/mount";
+const UMOUNT = "/usr/bin/umount";
+
+function exec(file: string, args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    execFile(file, args, { timeout: 10_000 }, (err, _stdout, stderr) => {
+      if (err) reject(new Error(String(stderr).trim() || err.message));
+      else resolve();
+    });
+  });
+}
+
+async function mountTmpfs(dir: string, sizeBytes: number): Promise<void> {
+  await exec(MOUNT, ["-t", "tmpfs", "-o", `size=${sizeBytes},mode=0711,nosuid,nodev`, "hookbox-scratch", dir]);
+}
+
+async function unmount(dir: string): Promise<void> {
+  // The overlay may still hold it (the engine did not answer the removal): detach it now, the
+  // kernel frees it when the reaper's removal lets the overlay go.
+  await exec(UMOUNT, [dir]).catch(() => exec(UMOUNT, ["-l", dir])).catch(() => undefined);
+}
+
+export async function cowDirs(scratchDir: string, runId: string, sizeBytes: number): Promise<CowDirs> {
   const root = join(scratchDir, runId);
-  const upper = join(root, "upper");
-  const work = join(root, "work");
-  await mkdir(upper, { recursive: true });
-  await mkdir(work, { recursive: true });
-  await chown(upper, HOOK_UID, HOOK_GID);
-  return { upper, work, remove: () => rm(root, { recursive: true, force: true }) };
+  await mkdir(root, { recursive: true, mode: 0o711 });
+  try {
+    await mountTmpfs(root, sizeBytes);
+  } catch (err) {
+    await rm(root, { recursive: true, force: true }).catch(() => undefined);
+    throw new Error(`the size limit of /workspace could not be set up (a tmpfs on ${root}): ${(err as Error).message}`);
+  }
+  const remove = async () => {
+    await unmount(root);
+    await rm(root, { recursive: true, force: true }).catch(() => undefined);
+  };
+  try {
+    const upper = join(root, "upper");
+    const work = join(root, "work");
+    await mkdir(upper);
+    await mkdir(work);
+    await chown(upper, HOOK_UID, HOOK_GID);
+    return { upper, work, remove };
+  } catch (err) {
+    await remove();
+    throw err;
+  }
+}
+
+/** Start-up check: can a size-limited tmpfs be mounted under `scratchDir`? The reason when not. */
+export async function scratchBoundProblem(scratchDir: string): Promise<string | undefined> {
+  try {
+    const dirs = await cowDirs(scratchDir, `check-${process.pid}`, 1 << 20);
+    await dirs.remove();
+    return undefined;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
+/** Removes what an earlier process left under `scratchDir`: tmpfs mounts first, then the folders. */
+export async function clearScratch(scratchDir: string): Promise<void> {
+  const mounted = mountPointsUnder(scratchDir);
+  for (const dir of mounted) await unmount(dir);
+  for (const entry of await readdir(scratchDir).catch(() => [] as string[])) {
+    await rm(join(scratchDir, entry), { recursive: true, force: true }).catch(() => undefined);
+  }
+}
+
+function mountPointsUnder(dir: string): string[] {
+  try {
+    return readFileSync("/proc/self/mountinfo", "utf8")
+      .split("\n")
+      .map((line) => line.split(" ")[4] ?? "")
+      .map((path) => path.replace(/\\040/g, " "))
+      .filter((path) => path.startsWith(`${dir}/`))
+      // deepest first
+      .sort((a, b) => b.length - a.length);
+  } catch {
+    return [];
+  }
 }

@@ -1,0 +1,93 @@
+/**
+ * @module A cold run: one straight function — create (labels, limits) → attach → start → wait with
+ * deadline → remove. The whole run ends no later than the hook's timeout plus the engine timeout:
+ * set-up calls are aborted at that deadline, the hook's own timer is what is left of it at most,
+ * and when the engine does not answer the run ends without waiting for the kill or the removal
+ * (those go on in the background, each under the engine timeout; the reaper catches the rest).
+ */
+import { randomUUID } from "node:crypto";
+import { HOOK_HOME, REAP_GRACE_MS, WORKSPACE_PATH } from "../names.js";
+import { OutputCapture } from "./output-capture.js";
+import { hookEnv } from "./hook-env.js";
+import { describeError, sink, stoppedEnd, type StopReason } from "./container-parts.js";
+import { EngineTimeoutError } from "./docker-client.js";
+import { labelsFor, makeContainer, type Fleet, type Made, type Shape } from "./make-container.js";
+import type { RunEnd, RunRequest, RunResult } from "./types.js";
+
+/** How long the attach stream may take to deliver the last output after the container ended. */
+const STREAM_TAIL_MS = 1_000;
+
+export async function runCold(fleet: Fleet, request: RunRequest, shape: Shape): Promise<RunResult> {
+  const t0 = performance.now();
+  const { client } = fleet;
+  const runMs = request.timeoutMs + client.timeoutMs;
+  const deadlineAt = t0 + runMs;
+  // Aborts every engine call of this run: at its deadline, or when the run is cancelled.
+  const run = new AbortController();
+  const deadline = setTimeout(() => run.abort(new EngineTimeoutError(client.timeoutMs)), runMs);
+  const capture = new OutputCapture(request.limits.maxOutputBytes, () => stop("output_truncated"));
+  let made: Made | undefined;
+  let stopped: StopReason | null = null;
+  let started = false;
+  /** the engine left a call unanswered: the answer does not wait for it again */
+  let silent = false;
+  let tStarted = t0;
+  const stop = (why: StopReason) => {
+    stopped ??= why;
+    if (why === "cancelled") run.abort(new Error("cancelled"));
+    if (made) void client.kill(made.id);
+  };
+  const onAbort = () => stop("cancelled");
+  let finished: RunResult | undefined;
+  const result = (tail: RunEnd): RunResult =>
+    (finished = { ...tail, stdout: capture.stdout.text(), stderr: capture.stderr.text(), startMs: tStarted - t0, durationMs: performance.now() - tStarted, warm: false } as RunResult);
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    if (request.signal?.aborted) return result({ outcome: "cancelled", exitCode: null });
+    request.signal?.addEventListener("abort", onAbort, { once: true });
+    const env = hookEnv({ declared: request.env, projectDir: WORKSPACE_PATH, runtime: "container", home: HOOK_HOME });
+    const labels = labelsFor(fleet, randomUUID(), Date.now() + runMs + REAP_GRACE_MS, request.eventId);
+    made = await makeContainer(fleet, shape, ["/bin/sh", "-c", request.command], env, request.cwd, labels, run.signal);
+    const { id, stream, streamDone } = made;
+    client.demux(stream, sink((c) => capture.stdout.push(c)), sink((c) => capture.stderr.push(c)));
+    await client.start(id, run.signal);
+    started = true;
+    tStarted = performance.now();
+    timer = setTimeout(() => stop("timed_out"), Math.max(0, Math.min(request.timeoutMs, deadlineAt - tStarted)));
+    stream.end(Buffer.from(request.stdin));
+    const waited = await client.wait(id, run.signal);
+    clearTimeout(timer);
+    // The engine closes the attach stream once the container is gone; read what is left.
+    await Promise.race([streamDone, new Promise((r) => setTimeout(r, STREAM_TAIL_MS))]);
+    const reason = stopped as StopReason | null;
+    if (reason) return result(stoppedEnd(reason, capture));
+    const state = await client.state(id, run.signal);
+    if (state.oomKilled) return result({ outcome: "oom_killed", exitCode: waited.exitCode });
+    return result({ outcome: "exited", exitCode: waited.exitCode });
+  } catch (err) {
+    if (err instanceof EngineTimeoutError) silent = true;
+    const reason = stopped as StopReason | null;
+    if (reason) return result(stoppedEnd(reason, capture));
+    // The hook had started when the engine stopped answering: its time is what ran out.
+    if (started) return result({ outcome: "timed_out", exitCode: null });
+    return result({ outcome: "failed_to_start", exitCode: null, error: describeError(err) });
+  } finally {
+    clearTimeout(timer);
+    request.signal?.removeEventListener("abort", onAbort);
+    made?.stream.destroy();
+    if (made) {
+      // The answer waits for the removal while the run's deadline lasts, never past it.
+      const tRemove = performance.now();
+      let removed = false;
+      const removal = made.cleanup().then(() => { removed = true; });
+      fleet.track(removal);
+      if (!silent) {
+        let wake: NodeJS.Timeout | undefined;
+        await Promise.race([removal, new Promise((r) => (wake = setTimeout(r, Math.max(0, deadlineAt - performance.now()))))]);
+        clearTimeout(wake);
+      }
+      if (finished && removed) finished.removeMs = performance.now() - tRemove;
+    }
+    clearTimeout(deadline);
+  }
+}

@@ -1,0 +1,148 @@
+/**
+ * @module The one seam to the Docker engine: the only dockerode import. Every call carries a
+ * deadline — the engine timeout (`[sandbox] engine_timeout_ms`), and the caller's signal (a run's
+ * deadline or its cancellation) when given — so a hung or paused engine holds nothing past it.
+ */
+import Docker from "dockerode";
+import type { Duplex, Writable } from "node:stream";
+
+export type ContainerSpec = Docker.ContainerCreateOptions;
+export type MountSpec = Docker.MountSettings;
+export type VolumeSpec = Docker.VolumeCreateOptions;
+
+/** The engine did not answer a call in time. Its message is what /readyz and a run's error say. */
+export class EngineTimeoutError extends Error {
+  override readonly name = "EngineTimeoutError";
+  constructor(readonly timeoutMs: number) {
+    super(`container engine did not answer within ${timeoutMs} ms`);
+  }
+}
+
+/** A container or volume hookbox's label found, as the reaper needs it. */
+export interface Listed {
+  id: string;
+  labels: Record<string, string>;
+  /** epoch seconds; 0 for volumes */
+  created: number;
+}
+
+/** @default engine timeout 5 s — `[sandbox] engine_timeout_ms` */
+export const DEFAULT_ENGINE_TIMEOUT_MS = 5_000;
+
+export class DockerClient {
+  private readonly docker: Docker;
+
+  constructor(readonly timeoutMs = DEFAULT_ENGINE_TIMEOUT_MS, docker?: Docker) {
+    // Default: DOCKER_HOST or the local socket, as dockerode reads it.
+    this.docker = docker ?? new Docker();
+  }
+
+  createVolume(spec: VolumeSpec, signal?: AbortSignal): Promise<unknown> {
+    return this.call(signal, (abortSignal) => this.docker.createVolume({ ...spec, abortSignal }));
+  }
+
+  removeVolume(name: string, signal?: AbortSignal): Promise<unknown> {
+    return this.call(signal, (abortSignal) => this.docker.getVolume(name).remove({ abortSignal }));
+  }
+
+  /** Creates a container; resolves its id. */
+  async createContainer(spec: ContainerSpec, signal?: AbortSignal): Promise<string> {
+    return (await this.call(signal, (abortSignal) => this.docker.createContainer({ ...spec, abortSignal }))).id;
+  }
+
+  /** The container's stdin, stdout and stderr, multiplexed (demux them with `demux`). */
+  async attach(id: string, signal?: AbortSignal): Promise<Duplex> {
+    const opts = { stream: true, stdin: true, stdout: true, stderr: true, hijack: true };
+    return (await this.call(signal, (abortSignal) => this.docker.getContainer(id).attach({ ...opts, abortSignal }))) as unknown as Duplex;
+  }
+
+  start(id: string, signal?: AbortSignal): Promise<unknown> {
+    return this.call(signal, (abortSignal) => this.docker.getContainer(id).start({ abortSignal }));
+  }
+
+  /** Resolves when the container ends: as long as the hook may run, so only `signal` bounds it. */
+  async wait(id: string, signal: AbortSignal): Promise<{ exitCode: number }> {
+    const waited = (await this.call(signal, (abortSignal) => this.docker.getContainer(id).wait({ abortSignal }), null)) as { StatusCode: number };
+    return { exitCode: waited.StatusCode };
+  }
+
+  /** SIGKILL to the container: its whole process tree, init included. Never throws. */
+  kill(id: string): Promise<void> {
+    return this.call(undefined, (abortSignal) => this.docker.getContainer(id).kill({ signal: "SIGKILL", abortSignal })).then(() => undefined, () => undefined);
+  }
+
+  /** Removes the container and its anonymous volumes, running or not. */
+  remove(id: string, signal?: AbortSignal): Promise<unknown> {
+    return this.call(signal, (abortSignal) => this.docker.getContainer(id).remove({ force: true, v: true, abortSignal }));
+  }
+
+  async state(id: string, signal?: AbortSignal): Promise<{ oomKilled: boolean; exitCode: number }> {
+    const { State } = await this.call(signal, (abortSignal) => this.docker.getContainer(id).inspect({ abortSignal }));
+    return { oomKilled: State.OOMKilled, exitCode: State.ExitCode };
+  }
+
+  /** The runtimes registered with the engine. */
+  async runtimes(signal?: AbortSignal): Promise<string[]> {
+    // dockerode 5 takes `abortSignal` here; its typings do not say so yet.
+    const info = (await this.call(signal, (abortSignal) => (this.docker.info as (o: object) => Promise<unknown>)({ abortSignal }))) as { Runtimes?: Record<string, unknown> };
+    return Object.keys(info.Runtimes ?? {});
+  }
+
+  /** Rejects when the image is missing (or the engine does not answer). */
+  inspectImage(image: string, signal?: AbortSignal): Promise<unknown> {
+    // dockerode's Image.inspect drops its options' abortSignal: the same request, dialled with it.
+    return this.call(signal, (abortSignal) => new Promise((resolve, reject) => {
+      const statusCodes = { 200: true, 404: "no such image", 500: "server error" };
+      this.docker.modem.dial({ path: `/images/${image}/json`, method: "GET", abortSignal, statusCodes } as never, (err: unknown, data: unknown) => (err ? reject(err) : resolve(data)));
+    }));
+  }
+
+  async listContainers(label: string, signal?: AbortSignal): Promise<Listed[]> {
+    const filters = JSON.stringify({ label: [label] });
+    const listed = await this.call(signal, (abortSignal) => this.docker.listContainers({ all: true, filters, abortSignal }));
+    return listed.map((c) => ({ id: c.Id, labels: c.Labels ?? {}, created: c.Created }));
+  }
+
+  async listVolumes(label: string, signal?: AbortSignal): Promise<Listed[]> {
+    const filters = JSON.stringify({ label: [label] });
+    const { Volumes: volumes } = await this.call(signal, (abortSignal) => this.docker.listVolumes({ filters, abortSignal }));
+    return (volumes ?? []).map((v) => ({ id: v.Name, labels: v.Labels ?? {}, created: 0 }));
+  }
+
+  /** Splits an attach stream into stdout and stderr (no engine call). */
+  demux(stream: Duplex, stdout: Writable, stderr: Writable): void {
+    this.docker.modem.demuxStream(stream, stdout, stderr);
+  }
+
+  /**
+   * Runs one engine call under a deadline: `timeoutMs` (null: none) and the caller's signal. It
+   * settles at the deadline even if the call ignores its abort signal; an engine timeout rejects
+   * with EngineTimeoutError, the caller's signal with its reason.
+   */
+  private call<T>(parent: AbortSignal | undefined, fn: (signal: AbortSignal) => Promise<T>, timeoutMs: number | null = this.timeoutMs): Promise<T> {
+    const controller = new AbortController();
+    const { signal } = controller;
+    return new Promise<T>((resolve, reject) => {
+      const timer = timeoutMs === null ? undefined : setTimeout(() => controller.abort(new EngineTimeoutError(timeoutMs)), timeoutMs);
+      const onParent = () => controller.abort(parent?.reason ?? new Error("aborted"));
+      const onAbort = () => settle(() => reject(signal.reason));
+      let settled = false;
+      const settle = (then: () => void) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        parent?.removeEventListener("abort", onParent);
+        signal.removeEventListener("abort", onAbort);
+        then();
+      };
+      signal.addEventListener("abort", onAbort, { once: true });
+      if (parent?.aborted) onParent();
+      else parent?.addEventListener("abort", onParent, { once: true });
+      if (signal.aborted) return;
+      fn(signal).then(
+        (value) => settle(() => resolve(value)),
+        (err: unknown) => settle(() => reject(signal.aborted ? signal.reason : err)),
+      );
+    });
+  }
+}

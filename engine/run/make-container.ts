@@ -1,0 +1,155 @@
+/**
+ * @module One container, created and attached, with every limit of SERVICE.md §5 — cold runs and
+ * pre-started ones both come through `makeContainer`, so a pooled container is exactly as locked
+ * down as a cold one. Also what the runner's files share: its fleet (what this process has in the
+ * engine) and a container's shape.
+ */
+import { posix } from "node:path";
+import type { Duplex } from "node:stream";
+import {
+  HOOK_GID, HOOK_HOME, HOOK_UID, LABEL_DEADLINE, LABEL_EVENT_ID, LABEL_INSTANCE, LABEL_MANAGED, LABEL_OWNER,
+  LABEL_PROCESS, LABEL_RUN_ID, WORKSPACE_PATH, type Limits, type Runtime,
+} from "../names.js";
+import type { DockerClient, MountSpec } from "./docker-client.js";
+import { cowDirs, type CowDirs } from "./workspace-view.js";
+
+/** What this process has in the engine, shared by cold runs, pre-starts and the reaper. */
+export interface Fleet {
+  readonly client: DockerClient;
+  /** host folder for the runs' copy-on-write layers */
+  readonly scratchDir: string;
+  /** this process: a container of our owner but another instance was left by a predecessor */
+  readonly instance: string;
+  /** LABEL_PROCESS of this process */
+  readonly process: string;
+  readonly owner: string | undefined;
+  /** containers of this process still in use (waiting in the pool or running a hook) */
+  readonly live: Set<string>;
+  /** container creations under way: their ids are not known yet */
+  creating: number;
+  /** keeps a background removal in view, for `drain` */
+  track(removal: Promise<unknown>): void;
+}
+
+/** What a container looks like before it is given a hook: everything that goes into its spec. */
+export interface Shape {
+  image: string;
+  runtime: Runtime;
+  limits: Limits;
+  mounts: readonly string[];
+  workspaceDir?: string;
+}
+
+export interface Made {
+  id: string;
+  stream: Duplex;
+  /** resolves when the engine closes the attach stream (the container is gone) */
+  streamDone: Promise<void>;
+  /** removes the container, its workspace volume and layers, each call under the engine timeout; never throws */
+  cleanup(): Promise<void>;
+}
+
+export function labelsFor(fleet: Fleet, runId: string, deadlineMs: number, eventId?: string): Record<string, string> {
+  return {
+    [LABEL_MANAGED]: "true",
+    [LABEL_RUN_ID]: runId,
+    [LABEL_DEADLINE]: String(Math.ceil(deadlineMs)),
+    [LABEL_INSTANCE]: fleet.instance,
+    [LABEL_PROCESS]: fleet.process,
+    ...(fleet.owner ? { [LABEL_OWNER]: fleet.owner } : {}),
+    ...(eventId ? { [LABEL_EVENT_ID]: eventId } : {}),
+  };
+}
+
+/**
+ * Creates (not starts) a container of `shape` running `cmd`, attached, with its copy-on-write
+ * workspace. Engine calls end at `signal` (the run's deadline) or the engine timeout.
+ */
+export async function makeContainer(
+  fleet: Fleet, shape: Shape, cmd: string[], env: Record<string, string>, cwd: string | undefined, labels: Record<string, string>, signal?: AbortSignal,
+): Promise<Made> {
+  const { client } = fleet;
+  const runId = labels[LABEL_RUN_ID]!;
+  let dirs: CowDirs | undefined;
+  let volumeName: string | undefined;
+  let id: string | undefined;
+  const cleanup = async () => {
+    // Whether or not the engine answers now, the container is no longer in use: if this removal
+    // fails, the reaper's next sweep removes it.
+    if (id) fleet.live.delete(id);
+    const removed = id ? await client.remove(id).then(() => true, () => false) : true;
+    if (volumeName && removed) await client.removeVolume(volumeName).catch(() => undefined);
+    await dirs?.remove();
+  };
+  try {
+    const { limits } = shape;
+    const mounts: MountSpec[] = shape.mounts.map((path) => ({ Type: "bind", Source: path, Target: path, ReadOnly: true }));
+    const tmpfs: Record<string, string> = {
+      "/tmp": `rw,nosuid,nodev,size=${limits.tmpBytes},mode=1777`,
+      [HOOK_HOME]: `rw,nosuid,nodev,size=${Math.max(1 << 20, limits.tmpBytes >> 2)},uid=${HOOK_UID},gid=${HOOK_GID},mode=0700`,
+    };
+    if (shape.workspaceDir) {
+      // The overlay's upper layer lives on a tmpfs of tmp_size: writes to /workspace are bounded.
+      dirs = await cowDirs(fleet.scratchDir, runId, limits.tmpBytes);
+      volumeName = `hookbox-ws-${runId}`;
+      await client.createVolume({
+        Name: volumeName,
+        Driver: "local",
+        DriverOpts: { type: "overlay", device: "overlay", o: `lowerdir=${shape.workspaceDir},upperdir=${dirs.upper},workdir=${dirs.work}` },
+        Labels: labels,
+      }, signal);
+      mounts.push({ Type: "volume", Source: volumeName, Target: WORKSPACE_PATH });
+    } else {
+      // No workspace: an empty, writable one, so hooks that log into their cwd still work.
+      tmpfs[WORKSPACE_PATH] = `rw,nosuid,nodev,size=${limits.tmpBytes},uid=${HOOK_UID},gid=${HOOK_GID},mode=0755`;
+    }
+    fleet.creating++;
+    id = await client.createContainer({
+      Image: shape.image,
+      Cmd: cmd,
+      User: `${HOOK_UID}:${HOOK_GID}`,
+      WorkingDir: cwd ? posix.join(WORKSPACE_PATH, posix.normalize(cwd)) : WORKSPACE_PATH,
+      Env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
+      Labels: labels,
+      AttachStdin: true, AttachStdout: true, AttachStderr: true,
+      OpenStdin: true, StdinOnce: true, Tty: false,
+      NetworkDisabled: true,
+      HostConfig: {
+        Runtime: shape.runtime,
+        NetworkMode: "none",
+        ReadonlyRootfs: true,
+        Tmpfs: tmpfs,
+        Mounts: mounts,
+        CapDrop: ["ALL"],
+        SecurityOpt: ["no-new-privileges"],
+        Memory: limits.memoryBytes,
+        MemorySwap: limits.memoryBytes, // equal to Memory: no swap
+        NanoCpus: Math.round(limits.cpus * 1e9),
+        PidsLimit: limits.pids,
+        Ulimits: [
+          { Name: "nofile", Soft: limits.openFiles, Hard: limits.openFiles },
+          // No single file larger than the writable space (/tmp's size), whatever it is written on.
+          { Name: "fsize", Soft: limits.tmpBytes, Hard: limits.tmpBytes },
+          { Name: "core", Soft: 0, Hard: 0 },
+        ],
+        // SERVICE.md §5: an init where the runtime takes one; gVisor reaps on its own (and its
+        // exchange with a pre-started container loses output under Docker's init).
+        Init: shape.runtime === "runc",
+        IpcMode: "private",
+        Privileged: false,
+      },
+    }, signal).finally(() => fleet.creating--);
+    fleet.live.add(id);
+    const stream = await client.attach(id, signal);
+    const streamDone = new Promise<void>((resolve) => {
+      stream.on("end", resolve);
+      stream.on("close", resolve);
+      stream.on("error", () => resolve());
+    });
+    return { id, stream, streamDone, cleanup };
+  } catch (err) {
+    // Set-up failed (maybe at the run's deadline): the removal goes on in the background.
+    fleet.track(cleanup());
+    throw err;
+  }
+}

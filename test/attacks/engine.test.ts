@@ -1,0 +1,255 @@
+/**
+ * Attacks through the engine and the host, replayed against a running service: a container engine
+ * that stops answering (dockerd paused with SIGSTOP) under a cold and a warm run, a hook that fills
+ * /workspace, a policy hook that escapes its process group with setsid, a second service on the
+ * same data_dir, and SIGTERM with a warm pool and a hook running. Each is answered in bounded time,
+ * and nothing of the hook or of hookbox is left behind.
+ */
+import { execFile, execFileSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { leftovers } from "../helpers/engine.js";
+import { underProbe, WORST_HEALTH_MS } from "../helpers/probe.js";
+import { startService, TOKEN_A, type Service } from "../helpers/service.js";
+import { tarOf } from "../helpers/tar.js";
+
+const pre = { session_id: "s", hook_event_name: "PreToolUse", tool_name: "shell", tool_input: { command: "ls" } };
+
+interface Answer {
+  status: number;
+  body: { decision: string | null; reason?: string; systemMessage?: string; hooks: Array<{ name: string; outcome: string; error: string | null; systemMessage?: string }> };
+}
+
+async function answer(res: Response): Promise<Answer> {
+  return { status: res.status, body: (await res.json()) as Answer["body"] };
+}
+
+async function until(what: () => Promise<boolean> | boolean, ms: number): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await what()) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return what();
+}
+
+async function poolReady(svc: Service): Promise<number> {
+  const text = await (await fetch(`${svc.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN_A}` } })).text();
+  return Number(/^hookbox_pool_ready (\d+)/m.exec(text)?.[1] ?? 0);
+}
+
+const started: Service[] = [];
+async function service(config: string, opts: Parameters<typeof startService>[1] = {}): Promise<Service> {
+  const svc = await startService(config, opts);
+  started.push(svc);
+  return svc;
+}
+afterEach(async () => {
+  for (const svc of started.splice(0)) await svc.stop();
+});
+
+describe("a container engine that stops answering", () => {
+  const dockerd = () => Number(execFileSync("pidof", ["dockerd"]).toString().trim().split(/\s+/)[0]);
+  let paused: number | undefined;
+  const resume = () => {
+    if (paused !== undefined) process.kill(paused, "SIGCONT");
+    paused = undefined;
+  };
+  afterAll(resume);
+
+  const config = (poolSize: number) => `
+[sandbox]
+engine_timeout_ms = 2000
+pool_size = ${poolSize}
+
+[[hooks.PreToolUse]]
+name = "boxed"
+command = "cat > /dev/null; echo '{\\"systemMessage\\":\\"ran\\"}'"
+timeout = 2000
+`;
+
+  it.each([
+    ["cold", 0, "failed_to_start"],
+    ["warm", 1, "timed_out"],
+  ])("a %s run is answered within 5 s under its format's rule, /healthz stays fast, and the next event runs", async (_mode, poolSize, outcome) => {
+    const svc = await service(config(poolSize));
+    if (poolSize > 0) expect(await until(async () => (await poolReady(svc)) >= 1, 30_000)).toBe(true);
+    paused = dockerd();
+    try {
+      process.kill(paused, "SIGSTOP");
+      const { value, ms, health } = await underProbe(svc.url, async () => answer(await svc.event(pre)));
+      expect(value.status).toBe(200);
+      // cosh: a hook that failed or timed out passes through.
+      expect(value.body.decision).toBeNull();
+      expect(value.body.hooks).toEqual([expect.objectContaining({ name: "boxed", outcome })]);
+      if (outcome === "failed_to_start") expect(value.body.hooks[0]!.error).toMatch(/container engine did not answer within 2000 ms/);
+      expect(ms).toBeLessThan(5_000);
+      expect(health.failures).toBe(0);
+      expect(health.worstMs).toBeLessThanOrEqual(WORST_HEALTH_MS);
+      // Readiness says why, in bounded time.
+      const t0 = performance.now();
+      const ready = await fetch(`${svc.url}/readyz`);
+      expect(ready.status).toBe(503);
+      expect(((await ready.json()) as { problems: string[] }).problems).toContain("container engine did not answer within 2000 ms");
+      expect(performance.now() - t0).toBeLessThan(3_000);
+    } finally {
+      resume();
+    }
+    const next = await answer(await svc.event(pre));
+    expect(next.body.hooks).toEqual([expect.objectContaining({ name: "boxed", outcome: "exited", systemMessage: "ran" })]);
+    // Readiness is cached for a second: it comes back with the engine.
+    expect(await until(async () => (await fetch(`${svc.url}/readyz`)).status === 200, 5_000)).toBe(true);
+    expect(await svc.stop()).toBe(0);
+    // What the engine did late (a creation asked for before the pause) is removed too.
+    expect(await until(async () => (await leftovers()).containers.length === 0, 15_000)).toBe(true);
+  }, 60_000);
+});
+
+describe("a hook that fills /workspace", () => {
+  const TMP_BYTES = 64 * 1024 * 1024;
+  const SLACK_BYTES = 4 * 1024 * 1024;
+  // Copilot format: the hook says how its write ended in its deny reason.
+  const hookFile = {
+    version: 1,
+    hooks: {
+      preToolUse: [{
+        type: "command",
+        timeoutSec: 30,
+        bash: "head -c 400000000 /dev/zero > big 2>/tmp/err; rc=$?; sleep 1; printf '{\"permissionDecision\":\"deny\",\"permissionDecisionReason\":\"rc=%s size=%s %s\"}' $rc $(wc -c < big) \"$(tr -d '\\n\"' </tmp/err)\"",
+      }],
+    },
+  };
+
+  /** Bytes under `dir` (tmpfs mounts included: du crosses into them). */
+  const du = (dir: string) => new Promise<number>((resolve) => {
+    execFile("du", ["-sb", dir], (_err, stdout) => resolve(Number(String(stdout).split("\t")[0]) || 0));
+  });
+
+  it("gets a write error, and the host's scratch folder never grows past tmp_size, cold or warm", async () => {
+    const svc = await service("[sandbox]\npool_size = 1\n");
+    const archive = await tarOf([{ name: ".github/hooks/fill.json", content: JSON.stringify(hookFile) }, { name: "README.md", content: "hi\n" }], { gzip: true });
+    const put = await fetch(`${svc.url}/v1/workspaces/fill`, { method: "PUT", headers: { authorization: `Bearer ${TOKEN_A}` }, body: archive });
+    expect(put.status).toBe(200);
+    const scratch = join(svc.dataDir, "scratch");
+    for (const round of ["cold", "warm"]) {
+      if (round === "warm") {
+        // The pool keeps one for the common shape and now one for this workspace.
+        expect(await until(async () => (await poolReady(svc)) >= 2, 30_000)).toBe(true);
+      }
+      let running = true;
+      let maxBytes = 0;
+      const measuring = (async () => {
+        while (running) {
+          maxBytes = Math.max(maxBytes, await du(scratch));
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      })();
+      const { value, health } = await underProbe(svc.url, async () => answer(await svc.event(pre, { query: "workspace=fill" })));
+      running = false;
+      await measuring;
+      expect(value.body.decision).toBe("block");
+      const m = /^rc=(\d+) size=(\d+)/.exec(value.body.reason ?? "");
+      expect(m, value.body.reason).not.toBeNull();
+      expect(Number(m![1])).not.toBe(0);
+      expect(Number(m![2])).toBeLessThanOrEqual(TMP_BYTES);
+      expect(value.body.reason).toMatch(/No space left on device|File too large|^rc=153 /);
+      // The measurement saw the write (it is not measuring nothing) and never more than the bound.
+      expect(maxBytes).toBeGreaterThan(TMP_BYTES / 2);
+      expect(maxBytes).toBeLessThanOrEqual(TMP_BYTES + SLACK_BYTES);
+      expect(health.worstMs).toBeLessThanOrEqual(WORST_HEALTH_MS);
+    }
+    expect(await svc.stop()).toBe(0);
+    expect(readdirSync(scratch)).toEqual([]);
+    expect(readFileSync("/proc/self/mountinfo", "utf8")).not.toContain(scratch);
+  }, 90_000);
+});
+
+describe("a policy hook that calls setsid", () => {
+  /** Processes whose command line holds `marker`. */
+  const holding = (marker: string) =>
+    readdirSync("/proc").filter((p) => /^\d+$/.test(p)).filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(marker);
+      } catch {
+        return false;
+      }
+    });
+
+  it("is answered when its command ends, and nothing it started is left 3 s later", async () => {
+    const marker = `hookbox-setsid-${randomUUID()}`;
+    const svc = await service(`
+[[policy.PreToolUse]]
+name = "escaper"
+command = "setsid sh -c 'sleep 30; : ${marker}' & sleep 0.2; echo '{}'"
+timeout = 10000
+`);
+    expect(svc.logs()).not.toMatch(/no PID namespace for policy hooks/);
+    const t0 = performance.now();
+    const res = await answer(await svc.event(pre));
+    const ms = performance.now() - t0;
+    expect(res.body.hooks).toEqual([expect.objectContaining({ name: "escaper", outcome: "exited" })]);
+    expect(ms).toBeLessThan(2_000);
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect(holding(marker)).toEqual([]);
+  }, 30_000);
+});
+
+describe("two services on one data_dir", () => {
+  const slow = `
+[sandbox]
+pool_size = 1
+
+[[hooks.PreToolUse]]
+name = "slow"
+command = "sleep 3; echo '{\\"systemMessage\\":\\"first still runs\\"}'"
+timeout = 20000
+`;
+
+  it("the second refuses to start, naming the data_dir and the first one's pid; a stale lock is taken over", async () => {
+    const first = await service(slow);
+    expect(await until(async () => (await poolReady(first)) >= 1, 30_000)).toBe(true);
+    const running = first.event(pre).then(answer);
+    await new Promise((r) => setTimeout(r, 500));
+    const second = await startService(slow, { dir: first.dir }).then(
+      (svc) => { started.push(svc); return "started"; },
+      (err: Error) => err.message,
+    );
+    expect(second).toMatch(/^service exited 2:/);
+    expect(second).toContain(`data_dir ${first.dataDir} is in use by another hookbox process (pid ${first.proc.pid}`);
+    // The first one's containers were left alone: its running hook and its pool.
+    const ran = await running;
+    const stillRuns = [expect.objectContaining({ name: "slow", outcome: "exited", systemMessage: "first still runs" })];
+    expect(ran.body.hooks).toEqual(stillRuns);
+    expect((await answer(await first.event(pre))).body.hooks).toEqual(stillRuns);
+
+    // After kill -9 the lock is stale: the next service takes it over and clears what the first left.
+    await first.stop("SIGKILL");
+    const third = await service(slow, { dir: first.dir });
+    expect(third.logs()).toMatch(/took over the data_dir lock/);
+    expect((await answer(await third.event(pre))).body.hooks).toEqual(stillRuns);
+  }, 90_000);
+});
+
+describe("SIGTERM", () => {
+  it("with a warm pool and a hook running, leaves no container and no volume", async () => {
+    const svc = await service(`
+[sandbox]
+pool_size = 2
+
+[[hooks.PreToolUse]]
+name = "long"
+command = "sleep 30; echo '{}'"
+timeout = 60000
+`);
+    expect(await until(async () => (await poolReady(svc)) >= 2, 30_000)).toBe(true);
+    const running = svc.event(pre).catch(() => undefined);
+    // The hook runs in a pooled container; its replacement starts after it, so wait a little.
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(await svc.stop("SIGTERM")).toBe(0);
+    await running;
+    expect(await leftovers()).toEqual({ containers: [], volumes: [] });
+    expect(existsSync(join(svc.dataDir, "hookbox.lock"))).toBe(false);
+  }, 60_000);
+});
