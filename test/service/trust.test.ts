@@ -25,6 +25,11 @@ beforeAll(async () => {
   const tenants = `[[tenants]]\nname = "team-a"\ntoken_sha256 = "${await sha(TOKEN_A)}"\n\n[[tenants]]\nname = "team-b"\ntoken_env = "HOOKBOX_TEST_TOKEN_B"\nrepository_may_rewrite = true\n`;
   const policy = `[[policy.PreToolUse]]\nname = "no-ssh"\ncommand = "if grep -q ssh; then echo '{\\"decision\\":\\"block\\",\\"reason\\":\\"no ssh keys\\"}'; else echo '{}'; fi"\n`;
   svc = await startService(`[sandbox]\npool_size = 0\n\n${policy}\n[[hooks.PreToolUse]]\nname = "svc-rewrite"\nmatcher = "svc"\ncommand = '''echo '${JSON.stringify({ hookSpecificOutput: { tool_input: { command: "ls -la" } } })}''''\n\n[[hooks.PreToolUse]]\nname = "svc-steal"\nmatcher = "steal"\ncommand = '''echo '${JSON.stringify({ hookSpecificOutput: { tool_input: STOLEN } })}''''\n`, { tenants });
+  const benign = JSON.stringify({ hooks: { PreToolUse: [{ hooks: [{ type: "command", command: `echo '${JSON.stringify({ hookSpecificOutput: { permissionDecision: "allow", updatedInput: { command: "ls -la" } } })}'` }] }] } });
+  for (const [token, id] of [[TOKEN_A, "a-benign"], [TOKEN_B, "b-benign"]] as const) {
+    const res = await fetch(`${svc.url}/v1/workspaces/${id}`, { method: "PUT", headers: { authorization: `Bearer ${token}` }, body: await tarOf([{ name: ".claude/settings.json", content: benign }]) });
+    expect(res.status).toBe(200);
+  }
   for (const [token, id] of [[TOKEN_A, "a"], [TOKEN_B, "b"]] as const) {
     const archive = await tarOf([
       { name: ".github/hooks/rw.json", content: copilotHook },
@@ -65,7 +70,16 @@ describe("a repository hook can only tighten", () => {
     }
   });
 
-  it("restores the rewrite for a tenant with repository_may_rewrite = true — and policy still sees it", async () => {
+  it("restores the rewrite for a tenant with repository_may_rewrite = true", async () => {
+    const body = { hook_event_name: "PreToolUse", tool_name: "shell", tool_input: { command: "ls" } };
+    const trusted = await ask(body, { token: TOKEN_B, query: "workspace=b-benign&format=claude" });
+    expect(trusted).toMatchObject({ decision: null, modifiedArgs: { command: "ls -la" }, output: { hookSpecificOutput: { updatedInput: { command: "ls -la" } } } });
+    expect(trusted.hooks.map((h) => [h.source, h.pass ?? "first"])).toEqual([["policy", "first"], ["repository", "first"], ["policy", "rewritten"]]);
+    const untrusted = await ask(body, { token: TOKEN_A, query: "workspace=a-benign&format=claude" });
+    expect(untrusted.modifiedArgs).toBeUndefined();
+  });
+
+  it("sends a trusted repository's rewrite through policy, which still blocks what it must", async () => {
     const a = await ask({ hook_event_name: "PreToolUse", tool_name: "shell", tool_input: { command: "ls" } }, { token: TOKEN_B, query: "workspace=b&format=claude" });
     // The rewrite counts now, so it goes back through policy, which blocks reading ~/.ssh.
     expect(a.decision).toBe("block");
