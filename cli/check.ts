@@ -11,7 +11,8 @@ export function check(argv: string[], env: NodeJS.ProcessEnv): { stdout: string;
   if (!file) return { stdout: "", stderr: "usage: hookbox check CONFIG [--workspace DIR]\n", code: 64 };
   try {
     const config = loadConfig(file, env);
-    const repository = values.workspace ? loadRepositoryHooksSync(values.workspace, config.sandbox.maxTimeoutMs).hooks : [];
+    const repositorySet = values.workspace ? loadRepositoryHooksSync(values.workspace, config.sandbox.maxTimeoutMs) : undefined;
+    const repository = repositorySet?.hooks ?? [];
     const all: HookDef[] = [...config.policy.hooks, ...(config.hooksEnabled ? [...config.service.hooks, ...config.extension.hooks, ...repository] : [])];
     const lines = [`${file}: ok — ${config.tenants.length} tenant(s), runtime ${config.sandbox.runtime}, image ${config.sandbox.image}`];
     if (!config.hooksEnabled) lines.push("[hooks] enabled = false: only policy hooks run");
@@ -24,7 +25,8 @@ export function check(argv: string[], env: NodeJS.ProcessEnv): { stdout: string;
         lines.push(`  ${i + 1}. ${h.name}  [${h.source}, ${h.source === "policy" ? "host" : "container"}, ${h.format} rules${h.matcher ? `, matcher ${h.matcher.source}` : ""}, timeout ${h.timeoutMs} ms${h.batch ? ", parallel" : ""}]  ${h.origin}`),
       );
     }
-    for (const w of config.warnings) lines.push(`warning: ${w}`);
+    // A repository's unknown keys, events and hook types: what was skipped, with file and line (SERVICE.md §8).
+    for (const w of [...config.warnings, ...(repositorySet?.warnings ?? [])]) lines.push(`warning: ${w}`);
     return { stdout: `${lines.join("\n")}\n`, stderr: "", code: 0 };
   } catch (err) {
     if (err instanceof ConfigError) return { stdout: "", stderr: `hookbox: configuration error: ${err.message}\n`, code: 1 };

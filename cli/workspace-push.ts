@@ -9,15 +9,23 @@ import { parseArgs } from "node:util";
 import { gzipSync } from "node:zlib";
 import { pack } from "tar-stream";
 
-/** What a repository's hooks are declared in, and the folders their scripts usually sit in. */
-const HOOK_PATHS = [".github/hooks", ".copilot-shell", ".claude/settings.json", ".claude/hooks"];
+/**
+ * What a repository's hooks are declared in (the engine's format registry reads these), and the
+ * folders their scripts usually sit in.
+ */
+const HOOK_PATHS = [".github/hooks", ".github/copilot", ".copilot-shell", ".claude/settings.json", ".claude/hooks", ".cursor", ".codex"];
 const SKIP = new Set([".git", "node_modules"]);
 
-function files(root: string, at: string, out: string[]): void {
+/** Regular files under `at`; FIFOs, sockets and devices are skipped with a warning (reading a FIFO would hang). */
+function files(root: string, at: string, out: string[], warnings: string[]): void {
   const st = lstatSync(at);
   if (st.isDirectory()) {
-    for (const name of readdirSync(at).sort()) if (!SKIP.has(name)) files(root, join(at, name), out);
+    for (const name of readdirSync(at).sort()) if (!SKIP.has(name)) files(root, join(at, name), out, warnings);
   } else if (st.isFile()) out.push(relative(root, at));
+  else if (st.isFIFO() || st.isSocket() || st.isCharacterDevice() || st.isBlockDevice()) {
+    const kind = st.isFIFO() ? "a FIFO" : st.isSocket() ? "a socket" : "a device";
+    warnings.push(`warning: ${relative(root, at)} is ${kind}: skipped\n`);
+  }
 }
 
 async function tarGz(root: string, names: string[]): Promise<Buffer> {
@@ -42,9 +50,10 @@ export async function workspacePush(argv: string[], env: NodeJS.ProcessEnv): Pro
   const dir = resolve(positionals[0] ?? ".");
   if (!existsSync(dir)) return { stdout: "", stderr: `hookbox: no folder ${dir}\n`, code: 66 };
   const names: string[] = [];
-  if (values.all) files(dir, dir, names);
-  else for (const p of HOOK_PATHS) if (existsSync(join(dir, p))) files(dir, join(dir, p), names);
-  if (names.length === 0) return { stdout: "", stderr: `hookbox: no hook files in ${dir} (looked for ${HOOK_PATHS.join(", ")}; --all sends the whole folder)\n`, code: 65 };
+  const skipped: string[] = [];
+  if (values.all) files(dir, dir, names, skipped);
+  else for (const p of HOOK_PATHS) if (existsSync(join(dir, p))) files(dir, join(dir, p), names, skipped);
+  if (names.length === 0) return { stdout: "", stderr: `${skipped.join("")}hookbox: no hook files in ${dir} (looked for ${HOOK_PATHS.join(", ")}; --all sends the whole folder)\n`, code: 65 };
   const archive = await tarGz(dir, names);
   const id = values.id ?? `${basename(dir).replace(/[^A-Za-z0-9._-]/g, "-").replace(/^[^A-Za-z0-9]+/, "") || "ws"}-${createHash("sha256").update(archive).digest("hex").slice(0, 12)}`;
   const token = values.token ?? env.HOOKBOX_TOKEN;
@@ -52,7 +61,9 @@ export async function workspacePush(argv: string[], env: NodeJS.ProcessEnv): Pro
     method: "PUT", body: archive, headers: { "content-type": "application/gzip", ...(token ? { authorization: `Bearer ${token}` } : {}) },
   }).catch((err: Error) => err);
   if (res instanceof Error) return { stdout: "", stderr: `hookbox: cannot reach ${values.url}: ${res.message}\n`, code: 69 };
-  const body = (await res.json().catch(() => ({}))) as { hooks?: unknown[]; error?: { message: string } };
-  if (!res.ok) return { stdout: "", stderr: `hookbox: upload refused (${res.status}): ${body.error?.message ?? ""}\n`, code: 65 };
-  return { stdout: `${id}\n`, stderr: `uploaded ${names.length} files, ${body.hooks?.length ?? 0} repository hooks\n`, code: 0 };
+  const body = (await res.json().catch(() => ({}))) as { hooks?: unknown[]; warnings?: string[]; error?: { message: string } };
+  if (!res.ok) return { stdout: "", stderr: `${skipped.join("")}hookbox: upload refused (${res.status}): ${body.error?.message ?? ""}\n`, code: 65 };
+  // What the service skipped in the hook files (unknown keys, events, hook types), with file and line.
+  const served = (body.warnings ?? []).map((w) => `warning: ${w}\n`).join("");
+  return { stdout: `${id}\n`, stderr: `${skipped.join("")}${served}uploaded ${names.length} files, ${body.hooks?.length ?? 0} repository hooks\n`, code: 0 };
 }

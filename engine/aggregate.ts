@@ -2,7 +2,8 @@
  * @module Folding hook verdicts into one decision (SERVICE.md §4, cosh-hooks.md "Execution Model").
  * Pure.
  */
-import { effectiveDecisions, type Decision } from "./events.js";
+import type { Decision } from "./events.js";
+import { effectiveDecisions } from "./formats/registry.js";
 import type { HookDef } from "./hooks.js";
 import type { Verdict } from "./verdict.js";
 
@@ -55,7 +56,9 @@ export function notificationOf(j: Judged): Notification | undefined {
 
 export interface Folded {
   decision: Decision | null;
+  /** the deciding hook's reason */
   reason?: string;
+  /** every hook's message for the user (systemMessage, else a warning), in order, joined by newlines */
   systemMessage?: string;
   additionalContext?: string;
   modifiedArgs?: unknown;
@@ -71,13 +74,15 @@ export function fold(judged: Judged[], opts: { interactive: boolean }): Folded {
     if (!winner || RANK[j.verdict.decision!] > RANK[winner.verdict.decision!]) winner = j;
   }
   const contexts = judged.map((j) => j.verdict.additionalContext).filter((c): c is string => !!c);
+  // Every hook's message reaches the agent, not only the deciding hook's (advice, warnings).
+  const messages = [...new Set(judged.map((j) => j.verdict.systemMessage ?? j.verdict.warning).filter((m): m is string => !!m))];
   // Arguments rewritten by a hook that allowed (or made no decision); a block discards them.
   // (A repository hook's rewrite is gone already, unless its tenant trusts it: applyTrust.)
   const modified = judged.filter((j) => j.verdict.modifiedArgs !== undefined && j.verdict.decision !== "block").at(-1);
   const folded: Folded = {
     decision: winner?.verdict.decision ?? null,
     reason: winner?.verdict.reason,
-    systemMessage: winner?.verdict.systemMessage,
+    systemMessage: messages.length ? messages.join("\n") : undefined,
     additionalContext: contexts.length ? contexts.join("\n") : undefined,
     notifications: judged.map(notificationOf).filter((n): n is Notification => n !== undefined),
   };

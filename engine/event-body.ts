@@ -7,7 +7,8 @@ import { BadRequestError } from "./errors.js";
 import { formatPath, jsonSyntaxError } from "./formats/locate.js";
 import type { JsonObject } from "./payload.js";
 
-const EventBodySchema = z.looseObject({
+/** What hookbox reads of an event body; every other field passes to hooks untouched. */
+export const EventBodySchema = z.looseObject({
   hook_event_name: z.string().optional(),
   hookEventName: z.string().optional(),
   session_id: z.string().optional(),

@@ -1,7 +1,8 @@
 /**
  * @module Event points and their names in every dialect: the one place that knows that
  * `preToolUse` and `PreToolUse`, `agentStop` and `Stop`, `userPromptSubmitted` and
- * `UserPromptSubmit` name the same point (SERVICE.md §3), and where decisions count (§4).
+ * `UserPromptSubmit` name the same point (SERVICE.md §3). Which decisions count where is each
+ * format's own rule (formats/registry.ts).
  */
 
 export type Decision = "allow" | "block" | "ask";
@@ -9,8 +10,11 @@ export type Decision = "allow" | "block" | "ask";
 /** How a payload spells its fields: cosh/Claude snake_case or Copilot camelCase. */
 export type Dialect = "snake" | "camel";
 
-/** The dialects hookbox speaks back in (the `output` of a response). */
-export const FORMATS = ["cosh", "copilot", "claude"] as const;
+/**
+ * The agents' hook formats: whose rules a hook follows, and the dialects hookbox speaks back in (the
+ * `output` of a response). Each has one module under formats/, listed in formats/registry.ts.
+ */
+export const FORMATS = ["cosh", "copilot", "claude", "cursor", "codex"] as const;
 export type Format = (typeof FORMATS)[number];
 
 interface PointSpec {
@@ -20,7 +24,7 @@ interface PointSpec {
   camel?: string;
   /** does the event carry a tool name a matcher applies to */
   tool: boolean;
-  /** other agents' names for the point (Gemini CLI's), with snake_case payloads */
+  /** other agents' names for the point (Gemini CLI's, Cursor's), with snake_case payloads */
   aliases?: string[];
 }
 
@@ -28,10 +32,10 @@ const POINTS: readonly PointSpec[] = [
   { pascal: "PreToolUse", camel: "preToolUse", tool: true, aliases: ["BeforeTool"] },
   { pascal: "PostToolUse", camel: "postToolUse", tool: true, aliases: ["AfterTool"] },
   { pascal: "PostToolUseFailure", camel: "postToolUseFailure", tool: true },
-  { pascal: "UserPromptSubmit", camel: "userPromptSubmitted", tool: false, aliases: ["BeforeAgent"] },
+  { pascal: "UserPromptSubmit", camel: "userPromptSubmitted", tool: false, aliases: ["BeforeAgent", "beforeSubmitPrompt"] },
   { pascal: "SessionStart", camel: "sessionStart", tool: false },
   { pascal: "SessionEnd", camel: "sessionEnd", tool: false },
-  { pascal: "Stop", camel: "agentStop", tool: false, aliases: ["AfterAgent"] },
+  { pascal: "Stop", camel: "agentStop", tool: false, aliases: ["AfterAgent", "stop"] },
   { pascal: "SubagentStart", camel: "subagentStart", tool: false },
   { pascal: "SubagentStop", camel: "subagentStop", tool: false },
   { pascal: "PreCompact", camel: "preCompact", tool: false, aliases: ["PreCompress"] },
@@ -42,6 +46,17 @@ const POINTS: readonly PointSpec[] = [
   // cosh-hooks.md only
   { pascal: "BeforeModel", tool: false },
   { pascal: "AfterModel", tool: false },
+  // Cursor only (.cursor/hooks.json); its payloads are snake_case
+  { pascal: "BeforeShellExecution", tool: false, aliases: ["beforeShellExecution"] },
+  { pascal: "AfterShellExecution", tool: false, aliases: ["afterShellExecution"] },
+  { pascal: "BeforeMCPExecution", tool: true, aliases: ["beforeMCPExecution"] },
+  { pascal: "AfterMCPExecution", tool: true, aliases: ["afterMCPExecution"] },
+  { pascal: "BeforeReadFile", tool: false, aliases: ["beforeReadFile"] },
+  { pascal: "AfterFileEdit", tool: false, aliases: ["afterFileEdit"] },
+  { pascal: "AfterAgentResponse", tool: false, aliases: ["afterAgentResponse"] },
+  { pascal: "AfterAgentThought", tool: false, aliases: ["afterAgentThought"] },
+  { pascal: "BeforeTabFileRead", tool: false, aliases: ["beforeTabFileRead"] },
+  { pascal: "AfterTabFileEdit", tool: false, aliases: ["afterTabFileEdit"] },
 ];
 
 export type EventPoint = string & { readonly __point: unique symbol };
@@ -104,33 +119,8 @@ export function pointHasTool(point: EventPoint): boolean {
   return byName.get(point)!.spec.tool;
 }
 
-const NONE: ReadonlySet<Decision> = new Set();
-const ALLOW_BLOCK: ReadonlySet<Decision> = new Set(["allow", "block"]);
-const ALL: ReadonlySet<Decision> = new Set(["allow", "block", "ask"]);
-
-/**
- * Decisions that count at a point, for a hook declared in `format`. Elsewhere a decision is
- * recorded but changes nothing (SERVICE.md §4).
- */
-export function effectiveDecisions(point: EventPoint, format: Format): ReadonlySet<Decision> {
-  if (format === "copilot") {
-    switch (point) {
-      case "PreToolUse": return ALL; // copilot-hooks.md: preToolUse "Yes: allow, deny or modify arguments"
-      case "PermissionRequest": return ALLOW_BLOCK; // copilot-hooks.md: permissionRequest "can allow or deny"
-      case "Stop": // copilot-hooks.md: agentStop "decision: block forces another turn"
-      case "SubagentStop": return ALLOW_BLOCK; // copilot-hooks.md: "Stop can block and force continuation"
-      // copilot-hooks.md: userPromptSubmitted "Command-hook output is ignored"; the rest add context at most
-      default: return NONE;
-    }
-  }
-  switch (point) {
-    case "PreToolUse": return ALL; // cosh-hooks.md: PreToolUse "Yes (block/allow/ask)"
-    case "PostToolUse": // cosh-hooks.md: "Yes (block/allow)"
-    case "UserPromptSubmit": // cosh-hooks.md: "Yes (block/allow)"
-    case "Stop": // cosh-hooks.md: "Yes (block/allow)"
-    case "SubagentStop": // Claude Code: SubagentStop blocks like Stop
-    case "PermissionRequest": return ALLOW_BLOCK; // Claude Code: PermissionRequest allows or denies
-    // cosh-hooks.md: PostToolUseFailure, SessionStart, BeforeModel, AfterModel "No"
-    default: return NONE;
-  }
-}
+/** Sets of decisions, for the formats' "which decisions count where" tables. */
+export const NONE: ReadonlySet<Decision> = new Set();
+export const BLOCK_ONLY: ReadonlySet<Decision> = new Set(["block"]);
+export const ALLOW_BLOCK: ReadonlySet<Decision> = new Set(["allow", "block"]);
+export const ALL: ReadonlySet<Decision> = new Set(["allow", "block", "ask"]);

@@ -9,15 +9,10 @@ import type { Decision, Format } from "./events.js";
 import type { HookDef } from "./hooks.js";
 import { planSteps } from "./match.js";
 import type { Limits } from "./names.js";
-import { interpretClaude } from "./formats/claude-settings.js";
-import { interpretCopilot } from "./formats/copilot-json.js";
-import { interpretCosh } from "./formats/cosh-toml.js";
+import { interpret } from "./formats/registry.js";
 import type { PayloadCache } from "./payload.js";
 import type { RunRequest, RunResult, Runner, Outcome } from "./run/types.js";
 import type { SandboxConfig } from "./config.js";
-import type { Interpret } from "./verdict.js";
-
-const INTERPRET: Record<Format, Interpret> = { cosh: interpretCosh, copilot: interpretCopilot, claude: interpretClaude };
 
 /** One hook's line in a response and in the audit log. */
 export interface HookRecord {
@@ -123,7 +118,7 @@ async function runOne(hook: HookDef, opts: ExecuteOptions, t0: number): Promise<
   const leftMs = opts.deadline === undefined ? Infinity : Math.floor(opts.deadline - performance.now());
   request.timeoutMs = Math.min(request.timeoutMs, leftMs);
   const run = leftMs <= 0 ? NO_TIME : await (onHost ? opts.runners.host : opts.runners.container).run(request);
-  const verdict = applyTrust(INTERPRET[hook.format](run, hook), hook.source, { repositoryMayRewrite: opts.repositoryMayRewrite === true });
+  const verdict = applyTrust(interpret(run, hook), hook.source, { repositoryMayRewrite: opts.repositoryMayRewrite === true });
   if (run === NO_TIME) verdict.error = NO_TIME_ERROR;
   const j: Judged = { hook, verdict };
   const trace: HookTrace = { stdin: request.stdin, stdout: run.stdout, stderr: run.stderr, env: hook.env, offset_ms: Math.round(offset), warm: run.warm === true };

@@ -17,8 +17,16 @@ export interface HookDef {
   point: EventPoint;
   /** the payload shape the registration expects (copilot-hooks.md: event names select it) */
   dialect: Dialect;
-  /** anchored regex on the tool name, linear-time; absent: every tool */
+  /** the format's matcher (linear-time); absent: every event of its point */
   matcher?: Matcher;
+  /**
+   * What the matcher is tested against: by default the tool name on tool events, and nothing
+   * (the matcher is ignored) elsewhere; a field of the event body (Claude Code's SessionStart
+   * `source`, Cursor's shell `command`); or "none": the format ignores matchers at this point.
+   */
+  matchOn?: { field: string } | "none";
+  /** a further condition on the event (Claude Code's `if`); absent: none */
+  condition?: Condition;
   command: string;
   timeoutMs: number;
   env: Record<string, string>;
@@ -62,20 +70,42 @@ export interface Matcher {
   test(tool: string): boolean;
 }
 
+/** A condition on the whole event body, linear-time in it. */
+export interface Condition {
+  /** as written */
+  readonly source: string;
+  test(body: Record<string, unknown>): boolean;
+}
+
+/**
+ * Longest text a matcher is tested against (a shell command, say). Past it the hook runs as if it
+ * matched: a guard is never skipped by padding, and no match costs more than this.
+ */
+export const MAX_SUBJECT_CHARS = 8_192;
+
 /** Longest matcher pattern accepted, in characters. */
 export const MAX_MATCHER_CHARS = 512;
 /** Largest compiled matcher (RE2 program instructions): bounds what one match may cost. */
 export const MAX_MATCHER_PROGRAM = 1_000;
 
 /**
- * Matchers: "" and "*" match every tool; anything else is a regex over the whole tool name,
- * compiled by RE2 (re2js): no backtracking, so a repository's `(a+)+b` costs what `ab` costs.
- * RE2 has no lookaround or backreferences; such patterns are refused with the reason.
+ * A regex compiled by RE2 (re2js): no backtracking, so a repository's `(a+)+b` costs what `ab` costs.
+ * RE2 has no lookaround or backreferences; such patterns are refused with the reason. `anchored`:
+ * over the whole text; else found anywhere in it. Every format's matcher is built on this.
+ */
+export function compileRegex(pattern: string, opts: { anchored: boolean }): (text: string) => boolean {
+  if (pattern.length > MAX_MATCHER_CHARS) throw new Error(`longer than ${MAX_MATCHER_CHARS} characters`);
+  const re = RE2JS.compile(opts.anchored ? `^(?:${pattern})$` : pattern);
+  if (re.programSize() > MAX_MATCHER_PROGRAM) throw new Error(`too complex (over ${MAX_MATCHER_PROGRAM} RE2 instructions)`);
+  return (text) => re.test(text);
+}
+
+/**
+ * hookbox's own matcher (SERVICE.md §4, the server TOML): "" and "*" match every tool; anything
+ * else is a regex over the whole tool name.
  */
 export function compileMatcher(matcher: string | undefined): Matcher | undefined {
   if (matcher === undefined || matcher === "" || matcher === "*") return undefined;
-  if (matcher.length > MAX_MATCHER_CHARS) throw new Error(`longer than ${MAX_MATCHER_CHARS} characters`);
-  const re = RE2JS.compile(`^(?:${matcher})$`);
-  if (re.programSize() > MAX_MATCHER_PROGRAM) throw new Error(`too complex (over ${MAX_MATCHER_PROGRAM} RE2 instructions)`);
-  return { source: matcher, test: (tool) => re.test(tool) };
+  const test = compileRegex(matcher, { anchored: true });
+  return { source: matcher, test };
 }

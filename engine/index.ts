@@ -3,7 +3,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { fold, type Notification } from "./aggregate.js";
-import { answerFor } from "./answer.js";
+import { answerFor } from "./formats/registry.js";
 import type { Config, Tenant } from "./config.js";
 import { BadRequestError } from "./errors.js";
 import { EVENT_NAMES, resolveEventName, unknownEventMessage, type Decision, type EventPoint, type Format } from "./events.js";
@@ -20,7 +20,7 @@ export { FORMATS, EVENT_NAMES, resolveEventName, type Decision, type Format } fr
 export type { HookRecord, HookTrace, Runners } from "./execute.js";
 export { DEFAULT_TRACE_LIMITS, type TraceLimits } from "./trace-limits.js";
 export type { Notification } from "./aggregate.js";
-export type { HookDef, HookSet } from "./hooks.js";
+export { SOURCES, type HookDef, type HookSet } from "./hooks.js";
 export { loadRepositoryHooks, loadRepositoryHooksSync } from "./repository.js";
 export { HostRunner } from "./run/host-runner.js";
 export { ContainerRunner } from "./run/container-runner.js";
@@ -30,7 +30,7 @@ export { DATA_DIR_LOCK } from "./names.js";
 export { DEFAULT_POOL, type PoolOptions } from "./run/warm-pool.js";
 export type { RunRequest, RunResult, Runner } from "./run/types.js";
 export { WorkspaceStore, type WorkspaceInfo } from "./workspace-store.js";
-export { parseEventBody } from "./event-body.js";
+export { EventBodySchema, parseEventBody } from "./event-body.js";
 
 /** Longest tool name matched against matchers; agents' tool names are far shorter (MCP's are ≤ 64). */
 export const MAX_TOOL_NAME_CHARS = 256;
@@ -143,6 +143,7 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
       point,
       tool,
       { hooksEnabled: config.hooksEnabled, repositoryHooks: req.tenant.repositoryHooks },
+      req.body,
     );
     // `[sandbox] max_event_ms`, from the event's arrival: waiting for a slot counts too.
     const deadline = performance.now() + config.sandbox.maxEventMs;
@@ -172,7 +173,7 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
           // SERVICE.md §8: changed arguments go back through the policy hooks before they are returned.
           if (folded.modifiedArgs !== undefined && !req.signal?.aborted) {
             const changed = withArguments(req.body, dialect, folded.modifiedArgs);
-            const policy = selectHooks({ ...NO_SOURCES, policy: config.policy }, point, toolName(changed), { hooksEnabled: false, repositoryHooks: false });
+            const policy = selectHooks({ ...NO_SOURCES, policy: config.policy }, point, toolName(changed), { hooksEnabled: false, repositoryHooks: false }, changed);
             if (policy.length > 0) {
               const second = await executeHooks(policy, {
                 ...common,

@@ -4,7 +4,7 @@
  */
 import type { EventPoint } from "./events.js";
 import { pointHasTool } from "./events.js";
-import type { HookDef, HookSet, Source } from "./hooks.js";
+import { MAX_SUBJECT_CHARS, type HookDef, type HookSet, type Source } from "./hooks.js";
 
 export interface HookSources {
   policy: HookSet;
@@ -20,11 +20,12 @@ export interface Selection {
   repositoryHooks: boolean;
 }
 
-export function selectHooks(sources: HookSources, point: EventPoint, tool: string | undefined, sel: Selection): HookDef[] {
+/** `body`: the event, for matchers on a field of it (SessionStart's `source` …) and conditions. */
+export function selectHooks(sources: HookSources, point: EventPoint, tool: string | undefined, sel: Selection, body: Record<string, unknown> = {}): HookDef[] {
   const chosen: HookDef[] = [];
   const take = (source: Source, set: HookSet, on: boolean) => {
     if (!on) return;
-    for (const hook of set.hooks) if (hook.point === point && matches(hook, point, tool)) chosen.push(hook);
+    for (const hook of set.hooks) if (hook.point === point && matches(hook, point, tool, body)) chosen.push(hook);
   };
   take("policy", sources.policy, true); // policy cannot be switched off (copilot-hooks.md)
   take("service", sources.service, sel.hooksEnabled);
@@ -34,9 +35,18 @@ export function selectHooks(sources: HookSources, point: EventPoint, tool: strin
   return chosen;
 }
 
-function matches(hook: HookDef, point: EventPoint, tool: string | undefined): boolean {
-  if (!hook.matcher || !pointHasTool(point)) return true;
-  return tool !== undefined && hook.matcher.test(tool);
+/** Each format decides what its matcher is tested against (HookDef.matchOn); the test is the format's matcher. */
+function matches(hook: HookDef, point: EventPoint, tool: string | undefined, body: Record<string, unknown>): boolean {
+  if (hook.condition && !hook.condition.test(body)) return false;
+  if (!hook.matcher || hook.matchOn === "none") return true;
+  let subject: unknown;
+  if (hook.matchOn) subject = body[hook.matchOn.field];
+  else if (pointHasTool(point)) subject = tool;
+  else return true; // no tool, no field named: the matcher does not apply here
+  if (typeof subject !== "string") return false;
+  // Too long to test cheaply: run the hook rather than let padding skip a guard.
+  if (subject.length > MAX_SUBJECT_CHARS) return true;
+  return hook.matcher.test(subject);
 }
 
 /** Consecutive hooks of one source sharing a batch key run together; the rest one by one. */

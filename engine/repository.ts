@@ -1,17 +1,19 @@
 /**
- * @module A repository's own hooks, from an uploaded workspace (SERVICE.md §2): `.github/hooks/*.json`
- * (Copilot), `.copilot-shell/config.toml` (cosh), `.claude/settings.json` (Claude Code). They always
- * run in containers. A workspace is hostile input: each file is read only as a regular file inside
- * it, never through a link, and at most `maxHookFileBytes` of it; the service's loader yields to
- * the event loop between files.
+ * @module A repository's own hooks, from an uploaded workspace (SERVICE.md §2): every file the
+ * format registry lists (formats/registry.ts: `.github/hooks/*.json`, `.github/copilot/settings*.json`,
+ * `.copilot-shell/config.toml`, `.claude/settings.json`, `.cursor/hooks.json`, `.codex/hooks.json`).
+ * They always run in containers. The files are read tolerantly (SERVICE.md §8: an unknown key,
+ * event or hook type is a warning). A workspace is hostile input: each file is read only as a
+ * regular file inside it, never through a link, and at most `maxHookFileBytes` of it; the service's
+ * loader parses TOML in a worker thread (formats/toml-off-thread.ts) and yields to the event loop
+ * between files.
  */
 import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readSync, type Stats } from "node:fs";
 import { join } from "node:path";
 import { ConfigError } from "./errors.js";
-import { loadClaudeSettings } from "./formats/claude-settings.js";
-import { loadCoshTable } from "./formats/cosh-toml.js";
-import { loadCopilotFile } from "./formats/copilot-json.js";
-import { readJson, readToml, type LoadContext } from "./formats/shared.js";
+import { REPOSITORY_SOURCES } from "./formats/registry.js";
+import { readJson, readToml, type LoadContext, type ParsedFile, type RepositorySource } from "./formats/shared.js";
+import { readTomlOffThread } from "./formats/toml-off-thread.js";
 import { mergeHookSets, type HookSet } from "./hooks.js";
 
 export interface RepositoryLimits {
@@ -23,28 +25,38 @@ export interface RepositoryLimits {
 
 export const DEFAULT_REPOSITORY_LIMITS: RepositoryLimits = { maxHookFileBytes: 1024 * 1024, maxHooks: 1000 };
 
-const COPILOT_DIR = ".github/hooks";
-const COSH_FILE = ".copilot-shell/config.toml";
-const CLAUDE_FILE = ".claude/settings.json";
 
-/** For the service: one file at a time, the event loop served between files. */
+/** A TOML text the loader needs parsed (the service parses it off the main thread), or a pause. */
+type Need = { file: string; text: string } | undefined;
+
+/** For the service: one file at a time, TOML parsed in a worker, the event loop served between files. */
 export async function loadRepositoryHooks(dir: string, maxTimeoutMs: number, limits: RepositoryLimits = DEFAULT_REPOSITORY_LIMITS): Promise<HookSet> {
   const steps = loadSteps(dir, maxTimeoutMs, limits);
-  for (let step = steps.next(); ; step = steps.next()) {
+  for (let step = steps.next(); ; ) {
     if (step.done) return step.value;
-    await new Promise((resolve) => setImmediate(resolve));
+    if (step.value) {
+      const { file, text } = step.value;
+      const parsed = await readTomlOffThread(file, text).then((p) => ({ p }), (err: unknown) => ({ err }));
+      step = "err" in parsed ? steps.throw(parsed.err) : steps.next(parsed.p);
+    } else {
+      await new Promise((resolve) => setImmediate(resolve));
+      step = steps.next();
+    }
   }
 }
 
 /** For the CLI (`hookbox check --workspace`): the same reads, at once. */
 export function loadRepositoryHooksSync(dir: string, maxTimeoutMs: number, limits: RepositoryLimits = DEFAULT_REPOSITORY_LIMITS): HookSet {
   const steps = loadSteps(dir, maxTimeoutMs, limits);
-  for (let step = steps.next(); ; step = steps.next()) if (step.done) return step.value;
+  for (let step = steps.next(); ; ) {
+    if (step.done) return step.value;
+    step = step.value ? steps.next(readToml(step.value.file, step.value.text)) : steps.next();
+  }
 }
 
-/** Loads the hook files one by one, yielding after each. */
-function* loadSteps(dir: string, maxTimeoutMs: number, limits: RepositoryLimits): Generator<void, HookSet, void> {
-  const ctx: LoadContext = { source: "repository", maxTimeoutMs };
+/** Loads the hook files one by one, pausing after each and asking its driver to parse TOML. */
+function* loadSteps(dir: string, maxTimeoutMs: number, limits: RepositoryLimits): Generator<Need, HookSet, ParsedFile | undefined> {
+  const ctx: LoadContext = { source: "repository", maxTimeoutMs, tolerant: true };
   const sets: HookSet[] = [];
   let hooks = 0;
   const add = (file: string, set: HookSet) => {
@@ -52,23 +64,24 @@ function* loadSteps(dir: string, maxTimeoutMs: number, limits: RepositoryLimits)
     if (hooks > limits.maxHooks) throw new ConfigError(file, `the repository declares more than ${limits.maxHooks} hooks (server.max_repository_hooks)`);
     sets.push(set);
   };
+  function* load(source: RepositorySource, name: string): Generator<Need, void, ParsedFile | undefined> {
+    const text = readHookFile(dir, name, limits.maxHookFileBytes);
+    if (text === undefined) return;
+    const parsed = source.syntax === "toml" ? yield { file: name, text } : readJson(name, text);
+    add(name, source.load(parsed!, ctx));
+  }
   try {
-    for (const f of listDir(dir, COPILOT_DIR).filter((n) => n.endsWith(".json")).sort()) {
-      const name = `${COPILOT_DIR}/${f}`;
-      const text = readHookFile(dir, name, limits.maxHookFileBytes);
-      if (text !== undefined) add(name, loadCopilotFile(readJson(name, text), ctx));
-      yield;
+    for (const source of REPOSITORY_SOURCES) {
+      if (source.suffix === undefined) {
+        yield* load(source, source.path);
+        yield;
+        continue;
+      }
+      for (const f of listDir(dir, source.path).filter((n) => n.endsWith(source.suffix!)).sort()) {
+        yield* load(source, `${source.path}/${f}`);
+        yield;
+      }
     }
-    const cosh = readHookFile(dir, COSH_FILE, limits.maxHookFileBytes);
-    if (cosh !== undefined) {
-      const parsed = readToml(COSH_FILE, cosh);
-      // A cosh config holds more than hooks; only [hooks] matters here.
-      const table = (parsed.value as Record<string, unknown>).hooks;
-      add(COSH_FILE, loadCoshTable(parsed, ["hooks"], table, ctx, ["enabled", "parallel", "sequential"]));
-      yield;
-    }
-    const claude = readHookFile(dir, CLAUDE_FILE, limits.maxHookFileBytes);
-    if (claude !== undefined) add(CLAUDE_FILE, loadClaudeSettings(readJson(CLAUDE_FILE, claude), ctx));
   } catch (err) {
     if (err instanceof ConfigError) throw err;
     throw new ConfigError(".", `cannot read the repository's hook files: ${(err as Error).message}`);

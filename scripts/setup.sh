@@ -6,7 +6,8 @@
 # progress line with its duration; with everything in place the whole run takes a few seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# --test: also what the test suite needs beyond the service (a headless Chromium for the page test).
+# --test: also what the test suite needs beyond the service (a headless Chromium for the page test,
+# Docker Compose for the compose.yaml test).
 FOR_TESTS=false
 [ "${1:-}" = "--test" ] && FOR_TESTS=true
 
@@ -149,5 +150,14 @@ if $FOR_TESTS; then
   else
     apt_install chromium
     done_step "chromium installed"
+  fi
+  # test/compose.test.ts runs compose.yaml: Compose v2 when the docker CLI has it, else Debian's
+  # standalone docker-compose (bookworm has no v2 package).
+  begin "Docker Compose (for the compose.yaml test)"
+  if docker compose version >/dev/null 2>&1 || command -v docker-compose >/dev/null 2>&1; then
+    done_step "compose present"
+  else
+    apt_install docker-compose
+    done_step "docker-compose installed"
   fi
 fi

@@ -129,7 +129,7 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
     audit,
     traces,
     sessions: new Sessions(),
-    metrics: new Metrics(),
+    metrics: new Metrics(() => engine.stats()),
     logger,
     readiness,
     limits: { maxEventBytes: MAX_EVENT_BYTES, maxUploadBytes: config.server.maxBodyBytes },

@@ -1,15 +1,20 @@
 /**
- * @module Claude Code hooks in a repository's `.claude/settings.json`: event → matcher groups →
- * `{"type":"command","command","timeout"}` handlers, and `disableAllHooks`. Also Claude Code's rules:
- * exit 2 blocks with stderr, other non-zero exits do not block, `hookSpecificOutput.permissionDecision`.
+ * @module The Claude Code format: a repository's `.claude/settings.json` — event → matcher groups →
+ * `{"type":"command","command","timeout","if"}` handlers, and `disableAllHooks` (Claude Code hooks
+ * reference). Here: loading (shared with Codex's `.codex/hooks.json`, the same shape), its matcher
+ * rules, its exit-code and per-event output rules, where decisions count, and its answers.
  */
 import { basename } from "node:path";
 import { z } from "zod";
-import { compileMatcher, type HookDef, type HookSet, type Matcher } from "../hooks.js";
+import type { Folded } from "../aggregate.js";
+import { ALL, ALLOW_BLOCK, NONE, pointName, type Decision, type EventPoint, type Format } from "../events.js";
+import { compileRegex, type HookDef, type HookSet, type Matcher } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
+import { claudeCondition } from "./claude-if.js";
 import {
-  configError, configEvent, describeFailure, originOf, readDecision, readOutput, schemaError, str, type LoadContext, type ParsedFile,
+  clip, configError, defined, describeFailure, eventOf, knownKeys, originOf, readDecision, readOutput, schemaError, skippedType, str,
+  type Answer, type FormatModule, type LoadContext, type ParsedFile,
 } from "./shared.js";
 
 /** @default 60 s — Claude Code's default command-hook timeout */
@@ -20,41 +25,86 @@ const HandlerSchema = z.looseObject({
   command: z.string().min(1).optional(),
   /** seconds */
   timeout: z.number().positive().optional(),
+  /** Claude Code: a permission rule (`Bash(git *)`) the tool call must match for the hook to run */
+  if: z.string().optional(),
 });
-const GroupSchema = z.strictObject({ matcher: z.string().optional(), hooks: z.array(HandlerSchema) });
+const GroupSchema = z.strictObject({ matcher: z.string().optional(), if: z.string().optional(), hooks: z.array(HandlerSchema) });
+const GROUP_KEYS = Object.keys(GroupSchema.shape);
 // settings.json holds much else (permissions, env, model …): only the hook keys are read.
 const SettingsSchema = z.looseObject({
-  hooks: z.record(z.string(), z.array(GroupSchema)).optional(),
+  hooks: z.record(z.string(), z.array(z.unknown())).optional(),
   disableAllHooks: z.boolean().optional(),
 });
 
-export function loadClaudeSettings(parsed: ParsedFile, ctx: LoadContext): HookSet {
+/**
+ * Claude Code hooks reference, "Matchers": what a matcher is compared with, per event. Tool events
+ * compare the tool name (the default); UserPromptSubmit and Stop take no matcher.
+ */
+const MATCH_FIELD: Partial<Record<string, HookDef["matchOn"]>> = {
+  SessionStart: { field: "source" }, // startup | resume | clear | compact
+  SessionEnd: { field: "reason" },
+  PreCompact: { field: "trigger" }, // manual | auto
+  Notification: { field: "notification_type" },
+  SubagentStart: { field: "agent_type" },
+  SubagentStop: { field: "agent_type" },
+  UserPromptSubmit: "none",
+  Stop: "none",
+};
+
+/**
+ * Claude Code's matcher: "", "*" or none match all; letters, digits, `_` and `|` only: one exact
+ * name or `|`-separated exact names (`Write` does not fire for `NotebookWrite`); anything else a
+ * regex found anywhere in the name (`mcp__.*__create` fires for `mcp__github__create_issue`).
+ */
+export function claudeMatcher(pattern: string | undefined): Matcher | undefined {
+  if (pattern === undefined || pattern === "" || pattern === "*") return undefined;
+  if (/^[A-Za-z0-9_|]+$/.test(pattern)) {
+    const names = new Set(pattern.split("|"));
+    return { source: pattern, test: (name) => names.has(name) };
+  }
+  return { source: pattern, test: compileRegex(pattern, { anchored: false }) };
+}
+
+/** Loads Claude-shaped hook settings; `format` says whose rules the hooks follow (Claude Code's, or Codex's). */
+export function loadMatcherGroups(parsed: ParsedFile, ctx: LoadContext, format: Format): HookSet {
   const settings = SettingsSchema.safeParse(parsed.value);
   if (!settings.success) throw schemaError(parsed, settings.error);
   const set: HookSet = { hooks: [], warnings: [], disableAll: settings.data.disableAllHooks === true };
   for (const [event, groups] of Object.entries(settings.data.hooks ?? {})) {
-    const resolved = configEvent(parsed, ["hooks", event], event);
-    groups.forEach((group, g) => {
+    const resolved = eventOf(parsed, ["hooks", event], event, ctx, set.warnings);
+    if (!resolved) continue;
+    groups.forEach((raw, g) => {
+      const group = GroupSchema.safeParse(knownKeys(parsed, ["hooks", event, g], raw, GROUP_KEYS, ctx, set.warnings));
+      if (!group.success) throw schemaError(parsed, group.error, ["hooks", event, g]);
       let matcher: Matcher | undefined;
       try {
-        matcher = compileMatcher(group.matcher);
+        matcher = claudeMatcher(group.data.matcher);
       } catch (err) {
         throw configError(parsed, ["hooks", event, g, "matcher"], `matcher is not a valid regular expression (RE2 syntax): ${(err as Error).message}`);
       }
-      group.hooks.forEach((handler, h) => {
+      group.data.hooks.forEach((handler, h) => {
         const path = ["hooks", event, g, "hooks", h];
         if (handler.type !== "command") {
-          set.warnings.push(`${originOf(parsed, path)}: "${handler.type}" hooks are not run by hookbox; skipped`);
+          set.warnings.push(skippedType(parsed, path, handler.type));
           return;
         }
         if (!handler.command) throw configError(parsed, path, 'a "command" hook needs "command"');
+        const rule = handler.if ?? group.data.if;
+        let condition: HookDef["condition"];
+        try {
+          condition = rule !== undefined ? claudeCondition(rule) : undefined;
+        } catch (err) {
+          throw configError(parsed, [...path, "if"], `cannot read the condition: ${(err as Error).message}`);
+        }
         set.hooks.push({
           name: `${basename(parsed.file)}:${event}[${g}].hooks[${h}]`,
           source: ctx.source,
-          format: "claude",
+          format,
           point: resolved.point,
           dialect: "snake",
           matcher,
+          ...(matcher && MATCH_FIELD[resolved.point] ? { matchOn: MATCH_FIELD[resolved.point] } : {}),
+          ...(condition ? { condition } : {}),
           command: handler.command,
           timeoutMs: Math.min(handler.timeout !== undefined ? handler.timeout * 1000 : CLAUDE_DEFAULT_TIMEOUT_MS, ctx.maxTimeoutMs),
           env: {},
@@ -69,7 +119,12 @@ export function loadClaudeSettings(parsed: ParsedFile, ctx: LoadContext): HookSe
   return set;
 }
 
-/** Claude Code's rules: exit 0 reads JSON; exit 2 blocks with stderr; other failures do not block. */
+/** Claude Code: plain stdout of these events (exit 0) is added as context. */
+const STDOUT_IS_CONTEXT = new Set(["SessionStart", "UserPromptSubmit"]);
+/** Longest plain stdout taken as context. */
+const MAX_CONTEXT_CHARS = 10_000;
+
+/** Claude Code's rules: exit 0 reads JSON per event; exit 2 blocks with stderr; other failures do not block. */
 export function interpretClaude(run: RunResult, hook: HookDef): Verdict {
   if (run.outcome === "timed_out") return { decision: null, error: "timed out", rule: "claude: a timeout does not block" };
   if (run.outcome !== "exited") return { decision: null, error: describeFailure(run), rule: "claude: a failed hook does not block" };
@@ -78,26 +133,103 @@ export function interpretClaude(run: RunResult, hook: HookDef): Verdict {
   if (run.exitCode !== 0) return { decision: null, error: describeFailure(run), rule: "claude: a non-zero exit other than 2 does not block" };
   const out = readOutput(run.stdout);
   if (out.kind === "empty") return { decision: null, error: null, rule: "claude: no JSON output makes no decision" };
-  if (out.kind === "invalid") return { decision: null, error: out.error, rule: "claude: output that is not a JSON object is an error of the hook" };
+  if (out.kind === "invalid") {
+    if (STDOUT_IS_CONTEXT.has(hook.point))
+      return { decision: null, additionalContext: clip(run.stdout.trim(), MAX_CONTEXT_CHARS), error: null, rule: `claude: plain stdout of ${hook.point} is added as context` };
+    return { decision: null, error: out.error, rule: "claude: output that is not a JSON object is an error of the hook" };
+  }
   const o = out.value;
-  const specific = (o.hookSpecificOutput ?? {}) as Record<string, unknown>;
-  const raw = specific.permissionDecision ?? o.decision;
-  // Claude Code's older `decision: "approve"` means allow.
+  const specific = (typeof o.hookSpecificOutput === "object" && o.hookSpecificOutput !== null ? o.hookSpecificOutput : {}) as Record<string, unknown>;
+  let raw: unknown;
+  let field: string;
+  let reason: string | undefined;
+  let modifiedArgs: unknown;
+  if (hook.point === "PreToolUse") {
+    // hookSpecificOutput.permissionDecision allow | deny | ask | defer; the older top-level decision approve | block
+    raw = specific.permissionDecision ?? o.decision;
+    field = specific.permissionDecision !== undefined ? "hookSpecificOutput.permissionDecision" : "decision";
+    reason = str(specific.permissionDecisionReason) ?? str(o.reason);
+    modifiedArgs = specific.updatedInput;
+  } else if (hook.point === "PermissionRequest") {
+    // hookSpecificOutput.decision.behavior allow | deny, with message and updatedInput
+    const d = (typeof specific.decision === "object" && specific.decision !== null ? specific.decision : {}) as Record<string, unknown>;
+    raw = d.behavior ?? o.decision;
+    field = d.behavior !== undefined ? "hookSpecificOutput.decision.behavior" : "decision";
+    reason = str(d.message) ?? str(o.reason);
+    modifiedArgs = d.updatedInput;
+  } else {
+    // Elsewhere only the top-level decision: "block" counts (PostToolUse ignores permissionDecision).
+    raw = o.decision;
+    field = "decision";
+    reason = str(o.reason);
+  }
+  // `defer` hands the call back to the agent's own permission flow: no decision.
+  if (raw === "defer") raw = undefined;
   let decision = readDecision(raw, { approve: "allow" });
   if (decision === "invalid") return { decision: null, error: `unknown decision ${JSON.stringify(raw)}`, rule: "claude: an unknown decision is an error of the hook" };
-  let rule = decision ? `claude: ${specific.permissionDecision !== undefined ? "hookSpecificOutput.permissionDecision" : "decision"} "${String(raw)}"` : "claude: no decision";
+  let rule = decision ? `claude: ${field} "${String(raw)}"` : `claude: no decision${specific.permissionDecision === "defer" ? " (defer)" : ""}`;
   // Claude Code: `"continue": false` stops the agent, with `stopReason`.
   if (o.continue === false) {
     decision = "block";
+    reason ??= str(o.stopReason);
     rule = "claude: continue = false stops";
   }
   return {
     decision,
-    reason: str(specific.permissionDecisionReason) ?? str(o.reason) ?? str(o.stopReason),
+    reason,
     systemMessage: str(o.systemMessage),
     additionalContext: str(specific.additionalContext),
-    ...(specific.updatedInput !== undefined ? { modifiedArgs: specific.updatedInput } : {}),
+    ...(modifiedArgs !== undefined ? { modifiedArgs } : {}),
     error: null,
     rule,
   };
 }
+
+/** Claude Code hooks reference, per event's decision control. */
+export function claudeEffective(point: EventPoint): ReadonlySet<Decision> {
+  switch (point) {
+    case "PreToolUse": return ALL; // permissionDecision allow | deny | ask
+    case "PermissionRequest": return ALLOW_BLOCK; // decision.behavior allow | deny
+    case "PostToolUse": // decision "block" feeds the reason back
+    case "UserPromptSubmit": // decision "block" stops the prompt
+    case "Stop": // decision "block" keeps the agent going
+    case "SubagentStop": return ALLOW_BLOCK;
+    default: return NONE;
+  }
+}
+
+/** Claude Code: hookSpecificOutput.permissionDecision for PreToolUse; decision.behavior for PermissionRequest; decision "block" + reason elsewhere. */
+export function claudeAnswer(point: EventPoint, f: Folded): Answer {
+  const hookEventName = pointName(point, "snake");
+  if (point === "PreToolUse") {
+    const permissionDecision = f.decision === "block" ? "deny" : (f.decision ?? undefined);
+    const specific = defined({
+      hookEventName,
+      permissionDecision,
+      permissionDecisionReason: f.decision ? f.reason : undefined,
+      updatedInput: f.modifiedArgs,
+      additionalContext: f.additionalContext,
+    });
+    return { output: defined({ hookSpecificOutput: Object.keys(specific).length > 1 ? specific : undefined, systemMessage: f.systemMessage }), exit_code: 0 };
+  }
+  if (point === "PermissionRequest") {
+    const behavior = f.decision === "block" ? "deny" : f.decision === "allow" ? "allow" : undefined;
+    const decision = behavior && defined({ behavior, message: behavior === "deny" ? f.reason : undefined, updatedInput: behavior === "allow" ? f.modifiedArgs : undefined });
+    return { output: defined({ hookSpecificOutput: decision ? { hookEventName, decision } : undefined, systemMessage: f.systemMessage }), exit_code: 0 };
+  }
+  const output = defined({
+    decision: f.decision === "block" ? "block" : undefined,
+    reason: f.decision === "block" ? f.reason : undefined,
+    hookSpecificOutput: f.additionalContext ? { hookEventName, additionalContext: f.additionalContext } : undefined,
+    systemMessage: f.systemMessage,
+  });
+  return { output, exit_code: 0 };
+}
+
+export const claudeFormat: FormatModule = {
+  format: "claude",
+  interpret: interpretClaude,
+  effective: claudeEffective,
+  answer: claudeAnswer,
+  repository: [{ path: ".claude/settings.json", syntax: "json", load: (parsed, ctx) => loadMatcherGroups(parsed, ctx, "claude") }],
+};

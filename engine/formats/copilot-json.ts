@@ -1,66 +1,126 @@
 /**
- * @module Copilot hook files (copilot-hooks.md): `{"version":1,"hooks":{<event>:[{"type":"command",
- * "bash"|"command", "timeoutSec", "cwd", "env"}]}}` — administrators' policy files and a
- * repository's `.github/hooks/*.json`. Also Copilot's exit-code and output rules.
+ * @module The Copilot format (copilot-hooks.md), shared by the Copilot CLI, VS Code and the GitHub
+ * Copilot app, in both forms: the CLI's `{"version":1,"hooks":{<event>:[{"type":"command","bash",
+ * "timeoutSec"}]}}` and VS Code's (no `version`, `command` + `timeout` in seconds, PascalCase events,
+ * `hookSpecificOutput` answers). Read from administrators' policy files, a repository's
+ * `.github/hooks/*.json`, and the inline `hooks` of `.github/copilot/settings.json` and
+ * `settings.local.json`. Here: loading, exit-code and output rules, where decisions count, answers.
  */
 import { basename, dirname, posix, resolve } from "node:path";
 import { z } from "zod";
+import type { Folded } from "../aggregate.js";
+import { ALL, ALLOW_BLOCK, NONE, type Decision, type EventPoint } from "../events.js";
 import type { HookDef, HookSet } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import {
-  configError, configEvent, describeFailure, originOf, readDecision, readOutput, schemaError, str, type LoadContext, type ParsedFile,
+  configError, defined, describeFailure, eventOf, knownKeys, originOf, readDecision, readOutput, schemaError, skippedType, str,
+  type Answer, type FormatModule, type LoadContext, type ParsedFile,
 } from "./shared.js";
 
-/** @default 30 s — the Copilot CLI hooks reference's default `timeoutSec` */
+/** @default 30 s — the Copilot CLI hooks reference's default `timeoutSec` (VS Code's `timeout` default is the same) */
 export const COPILOT_DEFAULT_TIMEOUT_MS = 30_000;
 
 const CopilotHookSchema = z
   .strictObject({
-    type: z.literal("command", { error: 'only "command" hooks can run here' }),
+    type: z.string().optional(),
     bash: z.string().min(1).optional(),
     command: z.string().min(1).optional(),
     powershell: z.string().optional(),
+    /** VS Code's per-platform overrides; containers run Linux */
+    linux: z.string().min(1).optional(),
+    osx: z.string().optional(),
+    windows: z.string().optional(),
     cwd: z.string().optional(),
     env: z.record(z.string(), z.string()).optional(),
+    /** seconds (CLI) */
     timeoutSec: z.number().positive().optional(),
+    /** seconds (VS Code) */
+    timeout: z.number().positive().optional(),
     comment: z.string().optional(),
-  })
-  .refine((h) => h.bash !== undefined || h.command !== undefined, 'a command hook needs "bash" or "command"');
+  });
+const HOOK_KEYS = Object.keys(CopilotHookSchema.shape);
 
 const CopilotFileSchema = z.strictObject({
-  version: z.literal(1, { error: "version must be 1" }),
-  hooks: z.record(z.string(), z.array(CopilotHookSchema)),
+  /** the CLI form says 1; VS Code's form has none */
+  version: z.literal(1, { error: "version must be 1" }).optional(),
+  hooks: z.record(z.string(), z.array(z.unknown())),
   disableAllHooks: z.boolean().optional(),
 });
+const FILE_KEYS = Object.keys(CopilotFileSchema.shape);
 
+/** A policy file or a repository's `.github/hooks/*.json`. In a repository a `.json` without `hooks` is some other file: skipped. */
 export function loadCopilotFile(parsed: ParsedFile, ctx: LoadContext): HookSet {
-  const file = CopilotFileSchema.safeParse(parsed.value);
+  const set: HookSet = { hooks: [], warnings: [], disableAll: false };
+  const v = parsed.value as Record<string, unknown> | null;
+  if (ctx.tolerant && (typeof v !== "object" || v === null || Array.isArray(v) || typeof v.hooks !== "object" || v.hooks === null)) {
+    set.warnings.push(`${parsed.file}: no "hooks" object: not a hook file; skipped`);
+    return set;
+  }
+  const file = CopilotFileSchema.safeParse(knownKeys(parsed, [], v, FILE_KEYS, ctx, set.warnings));
   if (!file.success) throw schemaError(parsed, file.error);
-  const hooks: HookDef[] = [];
-  for (const [event, entries] of Object.entries(file.data.hooks)) {
-    const resolved = configEvent(parsed, ["hooks", event], event);
-    entries.forEach((entry, i) => {
+  set.disableAll = file.data.disableAllHooks === true;
+  loadHookMap(parsed, file.data.hooks, ctx, set);
+  return set;
+}
+
+/** `.github/copilot/settings.json` and `settings.local.json`: settings hold much else; only `hooks` and `disableAllHooks` are read. */
+function loadSettings(parsed: ParsedFile, ctx: LoadContext): HookSet {
+  const set: HookSet = { hooks: [], warnings: [], disableAll: false };
+  const v = parsed.value as Record<string, unknown> | null;
+  if (typeof v !== "object" || v === null || Array.isArray(v)) throw configError(parsed, [], "expected a JSON object");
+  const s = z.looseObject({ hooks: z.record(z.string(), z.array(z.unknown())).optional(), disableAllHooks: z.boolean().optional() }).safeParse(v);
+  if (!s.success) throw schemaError(parsed, s.error);
+  set.disableAll = s.data.disableAllHooks === true;
+  loadHookMap(parsed, s.data.hooks ?? {}, ctx, set);
+  return set;
+}
+
+function loadHookMap(parsed: ParsedFile, hooks: Record<string, unknown[]>, ctx: LoadContext, set: HookSet): void {
+  for (const [event, entries] of Object.entries(hooks)) {
+    const resolved = eventOf(parsed, ["hooks", event], event, ctx, set.warnings);
+    if (!resolved) continue;
+    entries.forEach((raw, i) => {
       const path = ["hooks", event, i];
-      hooks.push({
+      // A hook of another type (http, prompt …) is skipped whole: its keys are not ours to judge.
+      const type = typeof raw === "object" && raw !== null ? (raw as Record<string, unknown>).type : undefined;
+      if (typeof type === "string" && type !== "command") {
+        if (!ctx.tolerant) throw configError(parsed, [...path, "type"], 'only "command" hooks can run here');
+        set.warnings.push(skippedType(parsed, path, type));
+        return;
+      }
+      const entry = CopilotHookSchema.safeParse(knownKeys(parsed, path, raw, HOOK_KEYS, ctx, set.warnings));
+      if (!entry.success) throw schemaError(parsed, entry.error, path);
+      const e = entry.data;
+      // Containers run Linux: the CLI's `bash`, then VS Code's `linux` override, then its `command`.
+      const command = e.bash ?? e.linux ?? e.command;
+      if (command === undefined) {
+        if (e.powershell !== undefined || e.windows !== undefined || e.osx !== undefined) {
+          if (!ctx.tolerant) throw configError(parsed, path, "no command for Linux");
+          set.warnings.push(`${originOf(parsed, path)}: hooks.${event}[${i}]: no command for Linux (only powershell/windows/osx); skipped`);
+          return;
+        }
+        throw configError(parsed, path, 'a command hook needs "bash" or "command"');
+      }
+      const seconds = e.timeoutSec ?? e.timeout;
+      set.hooks.push({
         name: `${basename(parsed.file)}:${event}[${i}]`,
         source: ctx.source,
         format: "copilot",
         point: resolved.point,
         // copilot-hooks.md: "preToolUse receives toolName and toolArgs … PreToolUse receives snake_case fields"
         dialect: resolved.dialect,
-        command: (entry.bash ?? entry.command)!,
-        timeoutMs: Math.min(entry.timeoutSec !== undefined ? entry.timeoutSec * 1000 : COPILOT_DEFAULT_TIMEOUT_MS, ctx.maxTimeoutMs),
-        env: entry.env ?? {},
+        command,
+        timeoutMs: Math.min(seconds !== undefined ? seconds * 1000 : COPILOT_DEFAULT_TIMEOUT_MS, ctx.maxTimeoutMs),
+        env: e.env ?? {},
         failOpen: true,
         limits: {},
-        cwd: hookCwd(parsed, path, entry.cwd, ctx),
+        cwd: hookCwd(parsed, path, e.cwd, ctx),
         mounts: [],
         origin: originOf(parsed, path),
       });
     });
   }
-  return { hooks, warnings: [], disableAll: file.data.disableAllHooks === true };
 }
 
 /** Policy hooks run on the host beside their file; other hooks under /workspace, never outside it. */
@@ -97,20 +157,31 @@ export function interpretCopilot(run: RunResult, hook: HookDef): Verdict {
   // copilot-hooks.md: "Exit code 0 is success, and standard output is parsed as the hook's JSON"
   const out = readOutput(run.stdout);
   if (out.kind === "empty") return { decision: null, error: null, rule: "copilot: returning {} makes no decision; it does not approve" };
-  if (out.kind === "invalid") return failure(out.error, "copilot: output is not a JSON object");
+  // Only crashes and non-zero exits fail closed: exit 0 with text (a guard in warn mode printing a table) is logged, no effect.
+  if (out.kind === "invalid") return { decision: null, error: out.error, rule: "copilot: exit 0 with output that is not a JSON object is logged; only crashes and non-zero exits fail closed" };
   const o = out.value;
-  const raw = o.permissionDecision ?? o.decision;
-  const decision = readDecision(raw);
+  // VS Code's form answers in hookSpecificOutput; the CLI's at the top level.
+  const specific = (typeof o.hookSpecificOutput === "object" && o.hookSpecificOutput !== null ? o.hookSpecificOutput : {}) as Record<string, unknown>;
+  const raw = o.permissionDecision ?? specific.permissionDecision ?? o.decision;
+  let decision = readDecision(raw);
   if (decision === "invalid") return failure(`unknown decision ${JSON.stringify(raw)}`, "copilot: unknown permissionDecision");
-  const reason = str(o.permissionDecisionReason) ?? str(o.reason);
+  let rule = decision ? `copilot: permissionDecision "${String(raw)}" from stdout` : "copilot: no permissionDecision";
+  let reason = str(o.permissionDecisionReason) ?? str(specific.permissionDecisionReason) ?? str(o.reason);
+  // VS Code: `"continue": false` stops the agent, with `stopReason`.
+  if (o.continue === false) {
+    decision = "block";
+    reason ??= str(o.stopReason);
+    rule = "copilot: continue = false stops";
+  }
+  const modifiedArgs = o.modifiedArgs ?? specific.updatedInput;
   const verdict: Verdict = {
     decision,
     reason,
     systemMessage: str(o.systemMessage),
-    additionalContext: str(o.additionalContext),
-    ...(o.modifiedArgs !== undefined ? { modifiedArgs: o.modifiedArgs } : {}),
+    additionalContext: str(o.additionalContext) ?? str(specific.additionalContext),
+    ...(modifiedArgs !== undefined ? { modifiedArgs } : {}),
     error: null,
-    rule: decision ? `copilot: permissionDecision "${String(raw)}" from stdout` : "copilot: no permissionDecision",
+    rule,
   };
   // copilot-hooks.md: "permissionDecisionReason is required with a deny" — the deny stands (fail-closed), flagged
   if (decision === "block" && !reason) {
@@ -119,3 +190,47 @@ export function interpretCopilot(run: RunResult, hook: HookDef): Verdict {
   }
   return verdict;
 }
+
+/** copilot-hooks.md "The main events": the "Can it change the outcome" column. */
+function copilotEffective(point: EventPoint): ReadonlySet<Decision> {
+  switch (point) {
+    case "PreToolUse": return ALL; // copilot-hooks.md: preToolUse "Yes: allow, deny or modify arguments"
+    case "PermissionRequest": return ALLOW_BLOCK; // copilot-hooks.md: permissionRequest "can allow or deny"
+    case "Stop": // copilot-hooks.md: agentStop "decision: block forces another turn"
+    case "SubagentStop": return ALLOW_BLOCK; // copilot-hooks.md: "Stop can block and force continuation"
+    // copilot-hooks.md: userPromptSubmitted "Command-hook output is ignored"; the rest add context at most
+    default: return NONE;
+  }
+}
+
+/** copilot-hooks.md: permissionDecision (+ reason, required with deny), modifiedArgs; decision "block" for agentStop. */
+function copilotAnswer(point: EventPoint, f: Folded): Answer {
+  const context = f.additionalContext;
+  if (point === "PreToolUse" || point === "PermissionRequest") {
+    const permissionDecision = f.decision === "block" ? "deny" : (f.decision ?? undefined);
+    const output = defined({
+      permissionDecision,
+      permissionDecisionReason: permissionDecision === "deny" ? (f.reason ?? "denied by hookbox") : f.decision ? f.reason : undefined,
+      modifiedArgs: f.modifiedArgs,
+      additionalContext: context,
+    });
+    return { output, exit_code: 0 };
+  }
+  if ((point === "Stop" || point === "SubagentStop") && f.decision === "block") {
+    return { output: defined({ decision: "block", reason: f.reason, additionalContext: context }), exit_code: 0 };
+  }
+  return { output: defined({ additionalContext: context }), exit_code: 0 };
+}
+
+export const copilotFormat: FormatModule = {
+  format: "copilot",
+  interpret: interpretCopilot,
+  effective: copilotEffective,
+  answer: copilotAnswer,
+  // copilot-hooks.md "Where hooks live": Repository `.github/hooks/*.json`; Inline settings `.github/copilot/settings.json`, `settings.local.json`
+  repository: [
+    { path: ".github/hooks", suffix: ".json", syntax: "json", load: loadCopilotFile },
+    { path: ".github/copilot/settings.json", syntax: "json", load: loadSettings },
+    { path: ".github/copilot/settings.local.json", syntax: "json", load: loadSettings },
+  ],
+};

@@ -1,17 +1,20 @@
 /**
- * @module cosh hooks in TOML (cosh-hooks.md "Configuration"): `[hooks] enabled`, and
+ * @module The cosh format: hooks in TOML (cosh-hooks.md "Configuration"): `[hooks] enabled`, and
  * `[[hooks.<Event>]]` with `name`, `command`, `timeout` — plus hookbox's `matcher`, `env`,
- * `fail_open`, `image` and limits (SERVICE.md §4). The same shape serves `[[policy.<Event>]]`.
- * Also cosh's exit-code and output rules, which cosh-extension.json hooks share.
+ * `fail_open`, `image` and limits (SERVICE.md §4). The same shape serves `[[policy.<Event>]]` and a
+ * repository's `.copilot-shell/config.toml`; cosh-extension.json hooks share its rules. Here: its
+ * matchers, its exit-code and output rules, where its decisions count, and its answers.
  */
 import { z } from "zod";
-import { compileMatcher, type HookDef, type HookSet, type Matcher } from "../hooks.js";
+import type { Folded } from "../aggregate.js";
+import { ALL, ALLOW_BLOCK, NONE, type Decision, type EventPoint } from "../events.js";
+import { compileRegex, type HookDef, type HookSet, type Matcher } from "../hooks.js";
 import { DEFAULT_TIMEOUT_MS } from "../names.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import {
-  configError, configEvent, describeFailure, originOf, parseBytes, readDecision, readOutput, schemaError, str,
-  type LoadContext, type ParsedFile,
+  configError, defined, describeFailure, eventOf, knownKeys, originOf, parseBytes, readDecision, readOutput, schemaError, str,
+  type Answer, type FormatModule, type LoadContext, type ParsedFile,
 } from "./shared.js";
 import type { Path } from "./locate.js";
 
@@ -33,6 +36,7 @@ export const CoshHookSchema = z.strictObject({
   max_output_bytes: z.number().int().positive().optional(),
 });
 export type CoshHook = z.infer<typeof CoshHookSchema>;
+const HOOK_KEYS = Object.keys(CoshHookSchema.shape);
 
 /** Keys of `[hooks]` (or `[policy]`) that are settings, not event names. */
 const SETTINGS = z.strictObject({
@@ -61,8 +65,10 @@ export function loadCoshTable(parsed: ParsedFile, at: Path, table: unknown, ctx:
       own[key] = value;
       continue;
     }
-    const event = configEvent(parsed, [...at, key], key);
-    const entries = z.array(CoshHookSchema).safeParse(value);
+    const event = eventOf(parsed, [...at, key], key, ctx, result.warnings);
+    if (!event) continue;
+    const known = Array.isArray(value) ? value.map((v, i) => knownKeys(parsed, [...at, key, i], v, HOOK_KEYS, ctx, result.warnings)) : value;
+    const entries = z.array(CoshHookSchema).safeParse(known);
     if (!entries.success) throw schemaError(parsed, entries.error, [...at, key]);
     entries.data.forEach((entry, i) => {
       const path = [...at, key, i];
@@ -88,7 +94,7 @@ export function coshHookDef(
 ): HookDef {
   let matcher: Matcher | undefined;
   try {
-    matcher = compileMatcher(entry.matcher);
+    matcher = coshMatcher(entry.matcher, ctx.source === "repository" || ctx.source === "extension" ? "cosh-ng" : "hookbox");
   } catch (err) {
     throw configError(ctx.parsed, [...ctx.path, "matcher"], `matcher is not a valid regular expression (RE2 syntax): ${(err as Error).message}`);
   }
@@ -114,6 +120,24 @@ export function coshHookDef(
     ...(ctx.source === "policy" && ctx.cwd ? { cwd: ctx.cwd } : {}),
     origin: ctx.origin,
   };
+}
+
+/**
+ * Tool names cosh-ng treats as one tool (a matcher naming one fires for the others), as the issue
+ * on real hook files found: `shell` ≡ `run_shell_command`. One group a line.
+ */
+const TOOL_ALIASES: readonly (readonly string[])[] = [["shell", "run_shell_command"]];
+const aliasesOf = new Map<string, readonly string[]>(TOOL_ALIASES.flatMap((group) => group.map((name) => [name, group] as const)));
+
+/**
+ * A cosh matcher. "cosh-ng" (what cosh-ng itself reads: a repository's config.toml, extensions): a
+ * regex found anywhere in the tool name. "hookbox" (the server's own TOML, SERVICE.md §4): a regex
+ * over the whole tool name. Both: tool-name aliases match as the tool itself; "" and "*" match all.
+ */
+export function coshMatcher(pattern: string | undefined, style: "cosh-ng" | "hookbox"): Matcher | undefined {
+  if (pattern === undefined || pattern === "" || pattern === "*") return undefined;
+  const test = compileRegex(pattern, { anchored: style === "hookbox" });
+  return { source: pattern, test: (tool) => (aliasesOf.get(tool) ?? [tool]).some(test) };
 }
 
 /** cosh's rules for what a run means (cosh-hooks.md "Execution Model", SERVICE.md §4). */
@@ -147,3 +171,45 @@ export function interpretCosh(run: RunResult, hook: HookDef): Verdict {
     rule: decision ? `cosh: decision "${String(o.decision)}" from stdout` : "cosh: no decision is pass-through",
   };
 }
+
+/** cosh-hooks.md "Event Points": the Interceptable column. */
+function coshEffective(point: EventPoint): ReadonlySet<Decision> {
+  switch (point) {
+    case "PreToolUse": return ALL; // cosh-hooks.md: PreToolUse "Yes (block/allow/ask)"
+    case "PostToolUse": // cosh-hooks.md: "Yes (block/allow)"
+    case "UserPromptSubmit": // cosh-hooks.md: "Yes (block/allow)"
+    case "Stop": // cosh-hooks.md: "Yes (block/allow)"
+    case "SubagentStop": // as Stop
+    case "PermissionRequest": return ALLOW_BLOCK; // allows or denies, as every agent's permission hook
+    // cosh-hooks.md: PostToolUseFailure, SessionStart, BeforeModel, AfterModel "No"
+    default: return NONE;
+  }
+}
+
+/** cosh-hooks.md "Output": decision, reason, systemMessage (every hook's, joined), hookSpecificOutput.additional_context. */
+function coshAnswer(_point: EventPoint, f: Folded): Answer {
+  const output = defined({
+    decision: f.decision ?? undefined,
+    reason: f.decision ? f.reason : undefined,
+    systemMessage: f.systemMessage,
+    hookSpecificOutput:
+      f.additionalContext || f.modifiedArgs !== undefined
+        ? defined({ additional_context: f.additionalContext || undefined, tool_input: f.modifiedArgs })
+        : undefined,
+  });
+  return { output, exit_code: 0 };
+}
+
+/** A repository's own cosh config: only its `[hooks]` table matters. */
+function loadRepositoryConfig(parsed: ParsedFile, ctx: LoadContext): HookSet {
+  const table = (parsed.value as Record<string, unknown>).hooks;
+  return loadCoshTable(parsed, ["hooks"], table, ctx, ["enabled", "parallel", "sequential"]);
+}
+
+export const coshFormat: FormatModule = {
+  format: "cosh",
+  interpret: interpretCosh,
+  effective: coshEffective,
+  answer: coshAnswer,
+  repository: [{ path: ".copilot-shell/config.toml", syntax: "toml", load: loadRepositoryConfig }],
+};

@@ -1,13 +1,16 @@
 /**
- * @module What every format module needs: TOML and JSON parsing with located errors, schema errors
- * turned into ConfigErrors, reading a hook's stdout, and naming a run's failure.
+ * @module What every format module needs, and the shape of one: TOML and JSON parsing with located
+ * errors, schema errors turned into ConfigErrors, tolerant reading of repository files (unknown
+ * things are warnings naming file and line), reading a hook's stdout, naming a run's failure.
  */
 import { parse as parseToml, TomlError } from "smol-toml";
 import type { z } from "zod";
+import type { Folded } from "../aggregate.js";
 import { ConfigError } from "../errors.js";
-import { resolveEventName, unknownEventMessage, type Decision, type Dialect, type EventPoint } from "../events.js";
-import type { Source } from "../hooks.js";
+import { resolveEventName, unknownEventMessage, type Decision, type Dialect, type EventPoint, type Format } from "../events.js";
+import type { HookSet, Source } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
+import type { Interpret } from "../verdict.js";
 import { formatPath, parseJsonLocated, tomlLocator, type Path, type Position } from "./locate.js";
 
 export type Locate = (path: Path) => Position | undefined;
@@ -130,6 +133,69 @@ export interface LoadContext {
   maxTimeoutMs: number;
   /** working directory of host (policy) hooks */
   cwd?: string;
+  /**
+   * A repository's file (SERVICE.md §8): an unknown key, event or hook type is a warning naming file
+   * and line, and the rest still loads. Unset: the server's own config, where each is an error.
+   */
+  tolerant?: boolean;
+}
+
+/** What one agent's hooks are: its files, its rules, its answers. One module per format; formats/registry.ts lists them. */
+export interface FormatModule {
+  format: Format;
+  /** what one run means: exit codes and output (the format's document) */
+  interpret: Interpret;
+  /** the decisions that count at a point for hooks of this format; elsewhere they are recorded only */
+  effective(point: EventPoint): ReadonlySet<Decision>;
+  /** the folded result as a hook of this agent would print it */
+  answer(point: EventPoint, folded: Folded): Answer;
+  /** what it reads from an uploaded repository, in order */
+  repository: readonly RepositorySource[];
+}
+
+/** A hook file of a repository: one file, or each `*<suffix>` file of a folder in name order. */
+export interface RepositorySource {
+  path: string;
+  suffix?: string;
+  syntax: "json" | "toml";
+  load(parsed: ParsedFile, ctx: LoadContext): HookSet;
+}
+
+/** SERVICE.md §3 `output` and `exit_code`: what a hook of the dialect would print and exit with. */
+export interface Answer {
+  output: Record<string, unknown>;
+  exit_code: number;
+}
+
+export const defined = (o: Record<string, unknown>): Record<string, unknown> => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+
+/** A hook type hookbox does not run (`http`, `prompt`, `agent`, `mcp_tool` …): listed as skipped, never fetched or run. */
+export function skippedType(parsed: ParsedFile, path: Path, type: string): string {
+  return `${originOf(parsed, path)}: ${formatPath(path)}: "${clip(type, 40)}" hooks are not run by hookbox; skipped`;
+}
+
+/** An unknown key, event or hook type: a warning in a repository file, a ConfigError in the server's own config. */
+export function unknownThing(parsed: ParsedFile, path: Path, what: string, ctx: LoadContext, warnings: string[]): void {
+  if (!ctx.tolerant) throw configError(parsed, path, what);
+  warnings.push(`${originOf(parsed, path)}: ${formatPath(path)}: ${what}; skipped`);
+}
+
+/** In a repository's file, an object's known keys; each other key is a warning. The server's config keeps every key (its schema refuses them). */
+export function knownKeys(parsed: ParsedFile, path: Path, value: unknown, known: readonly string[], ctx: LoadContext, warnings: string[]): unknown {
+  if (!ctx.tolerant || typeof value !== "object" || value === null || Array.isArray(value)) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, v] of Object.entries(value)) {
+    if (known.includes(key)) out[key] = v;
+    else unknownThing(parsed, [...path, key], `unknown key ${JSON.stringify(clip(key, 64))}`, ctx, warnings);
+  }
+  return out;
+}
+
+/** An event name as a file spells it; in a repository's file an unknown one is a warning (undefined). */
+export function eventOf(parsed: ParsedFile, path: Path, name: string, ctx: LoadContext, warnings: string[]): { point: EventPoint; dialect: Dialect } | undefined {
+  const resolved = resolveEventName(name);
+  if (!resolved) unknownThing(parsed, path, unknownEventMessage(name), ctx, warnings);
+  return resolved;
 }
 
 /** An event name as a config file spells it, or a ConfigError at its line with the closest known name. */

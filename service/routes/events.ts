@@ -6,8 +6,9 @@
 import { Hono, type Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { stream } from "hono/streaming";
-import { BadRequestError, failureAnswer, failureModeFor, FORMATS, newEventId, NotFoundError, parseEventBody, resolveEventName, type EventResult, type Format, type Notification } from "../../engine/index.js";
+import { BadRequestError, failureAnswer, failureModeFor, newEventId, NotFoundError, parseEventBody, resolveEventName, type EventResult, type Format, type Notification } from "../../engine/index.js";
 import { auditEntry } from "../records/audit-log.js";
+import { EventQuerySchema, queryOf } from "../schemas.js";
 import { tooLarge, type AppDeps, type Env } from "../context.js";
 
 export function eventRoutes(deps: AppDeps): Hono<Env> {
@@ -28,15 +29,12 @@ export const eventBodyLimit = (deps: AppDeps) =>
 export async function handleEvent(c: Context<Env>, deps: AppDeps, eventName: string | undefined, native?: Format) {
   const t0 = performance.now();
   const tenant = c.get("tenant");
-  const format = native ?? c.req.query("format");
-  if (format !== undefined && !(FORMATS as readonly string[]).includes(format))
-    throw new BadRequestError(`format must be one of ${FORMATS.join(", ")}`, "format");
-  const interactiveParam = c.req.query("interactive");
-  if (interactiveParam !== undefined && interactiveParam !== "true" && interactiveParam !== "false")
-    throw new BadRequestError('interactive must be "true" or "false"', "interactive");
+  const query = queryOf(c, EventQuerySchema);
+  const format = native ?? query.format;
+  const interactiveParam = query.interactive;
   const raw = new Uint8Array(await c.req.arrayBuffer());
   const body = parseEventBody(raw);
-  const workspaceId = c.req.query("workspace") ?? c.req.header("hookbox-workspace");
+  const workspaceId = query.workspace ?? c.req.header("hookbox-workspace");
   const workspace = workspaceId !== undefined ? await deps.workspaces.get(tenant.name, workspaceId) : undefined;
   // Another tenant's workspace is as absent as one that never was.
   if (workspaceId !== undefined && !workspace) throw new NotFoundError(`no workspace "${workspaceId}"`);
@@ -59,7 +57,7 @@ export async function handleEvent(c: Context<Env>, deps: AppDeps, eventName: str
     format: format as Format | undefined,
     onHook: (record, notification) => {
       deps.metrics.hooks.inc({ source: record.source, sandbox: record.sandbox, decision: record.decision ?? "none", outcome: record.outcome });
-      deps.metrics.hookSeconds.observe(record.duration_ms / 1000, { sandbox: record.sandbox });
+      deps.metrics.hookSeconds.observe({ sandbox: record.sandbox }, record.duration_ms / 1000);
       if (notification) sink?.(line(notification));
     },
   });
@@ -144,7 +142,7 @@ async function canary(c: Context<Env>, deps: AppDeps, req: { eventName: string |
  * Each agent's own deadline for one hook (Claude Code 600 s, Copilot 30 s, cosh 5 s), less a margin:
  * an HTTP hook that answers later than this is a silent pass in that agent.
  */
-export const AGENT_DEADLINE_MS: Record<Format, number> = { claude: 600_000, copilot: 30_000, cosh: 5_000 };
+export const AGENT_DEADLINE_MS: Record<Format, number> = { claude: 600_000, copilot: 30_000, cosh: 5_000, codex: 600_000, cursor: 30_000 };
 const agentAnswerByMs = (format: Format) => Math.min(AGENT_DEADLINE_MS[format] - 500, Math.round(AGENT_DEADLINE_MS[format] * 0.9));
 
 function bodyEventName(body: Record<string, unknown>): string | undefined {

@@ -1,12 +1,14 @@
 /**
  * @module `/healthz` (the process answers), `/readyz` (the engine answers, images and runtime are
- * there, not draining), `/metrics` (Prometheus text). No token needed for the first two.
+ * there, not draining), `/metrics` (Prometheus text), `/openapi.json` (the API, OpenAPI 3.1). No
+ * token needed but for `/metrics`.
  */
 import { Hono } from "hono";
 import type { AppDeps, Env } from "../context.js";
 import { tenantForToken } from "../auth.js";
 import { UnauthorizedError } from "../../engine/index.js";
 import { UI_HTML } from "../ui/page.js";
+import { openApiDocument } from "../openapi.js";
 
 export function healthRoutes(deps: AppDeps): Hono<Env> {
   const app = new Hono<Env>();
@@ -18,12 +20,14 @@ export function healthRoutes(deps: AppDeps): Hono<Env> {
     const r = await deps.readiness();
     return c.json(r, r.ready ? 200 : 503);
   });
-  app.get("/metrics", (c) => {
+  app.get("/metrics", async (c) => {
     if (!deps.publicMetrics && !tenantForToken(deps.tenants, c.req.header("authorization"))) throw new UnauthorizedError();
-    const s = deps.engine.stats();
-    return c.text(deps.metrics.render({ queueDepth: s.queued, running: s.running, containers: s.containers, poolReady: s.poolReady }), 200, {
-      "Content-Type": "text/plain; version=0.0.4; charset=utf-8",
-    });
+    return c.text(await deps.metrics.render(), 200, { "Content-Type": deps.metrics.contentType });
+  });
+  let document: string | undefined;
+  app.get("/openapi.json", (c) => {
+    document ??= JSON.stringify(openApiDocument());
+    return c.body(document, 200, { "Content-Type": "application/json" });
   });
   return app;
 }

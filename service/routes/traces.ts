@@ -5,36 +5,21 @@
  */
 import { Hono } from "hono";
 import { stream } from "hono/streaming";
-import { BadRequestError, NotFoundError } from "../../engine/index.js";
+import { NotFoundError } from "../../engine/index.js";
+import { queryOf, TraceQuerySchema } from "../schemas.js";
 import type { TraceQuery, TraceSummary } from "../records/trace-store.js";
 import type { AppDeps, Env } from "../context.js";
-
-const DECISIONS = ["allow", "block", "ask", "none"] as const;
 
 export function traceRoutes(deps: AppDeps): Hono<Env> {
   const app = new Hono<Env>();
 
   app.get("/", (c) => {
+    const { session_id, decision, since, limit, cursor } = queryOf(c, TraceQuerySchema);
     const q: TraceQuery = {};
-    const session = c.req.query("session_id");
-    if (session) q.session_id = session;
-    const decision = c.req.query("decision");
-    if (decision !== undefined) {
-      if (!(DECISIONS as readonly string[]).includes(decision)) throw new BadRequestError(`decision must be one of ${DECISIONS.join(", ")}`, "decision");
-      q.decision = decision as TraceQuery["decision"];
-    }
-    const since = c.req.query("since");
-    if (since !== undefined) {
-      const ms = /^\d+$/.test(since) ? Number(since) : Date.parse(since);
-      if (Number.isNaN(ms)) throw new BadRequestError("since must be an ISO time or epoch milliseconds", "since");
-      q.since = ms;
-    }
-    const limit = c.req.query("limit");
-    if (limit !== undefined) {
-      if (!/^\d+$/.test(limit)) throw new BadRequestError("limit must be a whole number", "limit");
-      q.limit = Number(limit);
-    }
-    const cursor = c.req.query("cursor");
+    if (session_id) q.session_id = session_id;
+    if (decision !== undefined) q.decision = decision;
+    if (since !== undefined) q.since = /^\d+$/.test(since) ? Number(since) : Date.parse(since);
+    if (limit !== undefined) q.limit = Number(limit);
     if (cursor) q.cursor = cursor;
     return c.json(deps.traces.list(c.get("tenant").name, q));
   });

@@ -137,6 +137,18 @@ describe("workspaces cannot read the host", () => {
     expect((JSON.parse(text) as { hooks: unknown[] }).hooks).toHaveLength(500);
   });
 
+  it("parses a hostile 1 MiB .copilot-shell/config.toml off the main thread", async () => {
+    // A dotted key of 300 000 parts costs the TOML parser a few hundred ms: in a worker, not on the loop that serves everyone.
+    const content = `[hooks]\n${"a".repeat(1)}${".b".repeat(300_000)} = 1\n`;
+    expect(content.length).toBeLessThan(MiB);
+    const { status, text } = await attack(svc, async () => put(svc, "toml-bomb", await tarOf([{ name: ".copilot-shell/config.toml", content }])));
+    expect(status).toBe(400);
+    expect(errorOf(text).message).toMatch(/^repository hook file \.copilot-shell\/config\.toml/);
+    // A valid one still loads, through the same worker.
+    const ok = await put(svc, "toml-ok", await tarOf([{ name: ".copilot-shell/config.toml", content: '[[hooks.PreToolUse]]\nname = "x"\ncommand = "true"\n' }]));
+    expect(ok.status).toBe(200);
+  });
+
   it("refuses more than max_repository_hooks (1000) hooks with 400", async () => {
     const entries: Entry[] = Array.from({ length: 2 }, (_, i) => ({
       name: `.github/hooks/h${i}.json`,

@@ -4,9 +4,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { applyTrust, fold, type Folded, type Judged } from "../../engine/aggregate.js";
-import { answerFor } from "../../engine/answer.js";
+import { answerFor, effectiveDecisions } from "../../engine/formats/registry.js";
 import { parseEventBody, MAX_EVENT_DEPTH } from "../../engine/event-body.js";
-import { effectiveDecisions, resolveEventName, type EventPoint } from "../../engine/events.js";
+import { resolveEventName, type EventPoint } from "../../engine/events.js";
 import type { HookDef } from "../../engine/hooks.js";
 import { detectDialect, PayloadCache, translate } from "../../engine/payload.js";
 import type { Verdict } from "../../engine/verdict.js";

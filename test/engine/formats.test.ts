@@ -112,14 +112,81 @@ describe("Copilot JSON", () => {
 
   it.each([
     ["a JSON syntax error", '{\n  "version": 1,\n  "hooks": {\n    "preToolUse": [\n      { "type": "command" "bash": "x" }\n    ]\n  }\n}\n', /^\.github\/hooks\/bad\.json:5:27: invalid JSON: expected ',' or '}'/],
-    ["a typo in a field", '{\n  "version": 1,\n  "hooks": {\n    "preToolUse": [\n      { "type": "command", "bash": "x", "timeoutSecs": 3 }\n    ]\n  }\n}\n', /^\.github\/hooks\/bad\.json:5:\d+: hooks\.preToolUse\[0\]\.timeoutSecs: Unrecognized key/],
     ["a wrong version", '{ "version": 2, "hooks": {} }', /^\.github\/hooks\/bad\.json:1:\d+: version: version must be 1/],
-    ["an unknown event", '{ "version": 1,\n "hooks": { "preToolUsed": [] } }', /^\.github\/hooks\/bad\.json:2:\d+: hooks\.preToolUsed: unknown event/],
     ["a hook without a command", '{ "version": 1, "hooks": { "preToolUse": [\n{ "type": "command" }] } }', /^\.github\/hooks\/bad\.json:2:1: hooks\.preToolUse\[0\]: a command hook needs "bash" or "command"/],
     ["a cwd outside the repository", '{ "version": 1, "hooks": { "preToolUse": [\n{ "type": "command", "bash": "x",\n "cwd": "../.." }] } }', /^\.github\/hooks\/bad\.json:3:\d+: hooks\.preToolUse\[0\]\.cwd: cwd must be a path inside the repository/],
   ])("fails on %s with file, line and reason", async (_what, text, message) => {
     const dir = tree({ ".github/hooks/bad.json": text });
     expect((await configErrorOfAsync(() => loadRepositoryHooks(dir, 60_000))).message).toMatch(message);
+  });
+});
+
+describe("repository files are read tolerantly, reported strictly (SERVICE.md §8)", () => {
+  // Once refusals of the whole workspace; now warnings naming file and line, the rest still loads.
+  it.each([
+    ["a typo in a field", '{\n  "version": 1,\n  "hooks": {\n    "preToolUse": [\n      { "type": "command", "bash": "x", "timeoutSecs": 3 }\n    ]\n  }\n}\n', /^\.github\/hooks\/bad\.json:5: hooks\.preToolUse\[0\]\.timeoutSecs: unknown key "timeoutSecs"; skipped$/, 1],
+    ["an unknown event", '{ "version": 1,\n "hooks": { "preToolUsed": [] } }', /^\.github\/hooks\/bad\.json:2: hooks\.preToolUsed: unknown event "preToolUsed" \(did you mean "[pP]reToolUse"\?\); skipped$/, 0],
+    ["an http hook", '{ "hooks": { "PreToolUse": [\n{ "type": "http", "url": "https://example.com/hook" },\n{ "type": "command", "command": "x" }] } }', /^\.github\/hooks\/bad\.json:2: hooks\.PreToolUse\[0\]: "http" hooks are not run by hookbox; skipped$/, 1],
+    ["a file that is not a hook file", '{ "$schema": "x", "name": "not hooks" }', /^\.github\/hooks\/bad\.json: no "hooks" object: not a hook file; skipped$/, 0],
+  ])("warns on %s with file, line and what was skipped", async (_what, text, warning, hooks) => {
+    const set = await loadRepositoryHooks(tree({ ".github/hooks/bad.json": text }), 60_000);
+    expect(set.warnings).toEqual([expect.stringMatching(warning)]);
+    expect(set.hooks).toHaveLength(hooks);
+  });
+
+  it("loads VS Code's form of the Copilot file: no version, command + timeout in seconds, PascalCase events", async () => {
+    const vscode = { hooks: { PreToolUse: [{ type: "command", command: "./scripts/validate-tool.sh", timeout: 15 }], PostToolUse: [{ type: "command", command: "npx prettier --write .", windows: "x.cmd" }] } };
+    const set = await loadRepositoryHooks(tree({ ".github/hooks/format.json": JSON.stringify(vscode, null, 2) }), 60_000);
+    expect(set.warnings).toEqual([]);
+    expect(set.hooks.map((h) => [h.point, h.dialect, h.command, h.timeoutMs, h.format])).toEqual([
+      ["PreToolUse", "snake", "./scripts/validate-tool.sh", 15_000, "copilot"],
+      ["PostToolUse", "snake", "npx prettier --write .", 30_000, "copilot"],
+    ]);
+  });
+
+  it("reads the inline hooks of .github/copilot/settings.json and settings.local.json (copilot-hooks.md Where hooks live)", async () => {
+    const set = await loadRepositoryHooks(tree({
+      ".github/copilot/settings.json": JSON.stringify({ model: "x", hooks: { preToolUse: [{ type: "command", bash: "a.sh" }] } }),
+      ".github/copilot/settings.local.json": JSON.stringify({ hooks: { sessionStart: [{ type: "command", bash: "b.sh" }] } }),
+    }), 60_000);
+    expect(set.hooks.map((h) => [h.origin.split(":")[0], h.point, h.command])).toEqual([
+      [".github/copilot/settings.json", "PreToolUse", "a.sh"],
+      [".github/copilot/settings.local.json", "SessionStart", "b.sh"],
+    ]);
+  });
+
+  it("takes a cosh config's per-hook sequential and a Claude group's if, and skips an unknown Claude event", async () => {
+    const set = await loadRepositoryHooks(tree({
+      ".copilot-shell/config.toml": '[[hooks.PreToolUse]]\nname = "guard"\ncommand = "g.sh"\nsequential = true\n',
+      ".claude/settings.json": JSON.stringify({ hooks: { PreToolUse: [{ matcher: "Bash", if: "Bash(git push*)", hooks: [{ type: "command", command: "c.sh" }] }], TeammateIdle: [{ hooks: [{ type: "command", command: "t.sh" }] }] } }, null, 2),
+    }), 60_000);
+    expect(set.hooks.map((h) => h.command)).toEqual(["g.sh", "c.sh"]);
+    expect(set.warnings).toEqual([
+      expect.stringMatching(/^\.copilot-shell\/config\.toml:4: hooks\.PreToolUse\[0\]\.sequential: unknown key "sequential"; skipped$/),
+      expect.stringMatching(/^\.claude\/settings\.json:\d+: hooks\.TeammateIdle: unknown event "TeammateIdle"; skipped$/),
+    ]);
+    expect(set.hooks[1]!.condition!.test({ tool_name: "Bash", tool_input: { command: "git push origin" } })).toBe(true);
+    expect(set.hooks[1]!.condition!.test({ tool_name: "Bash", tool_input: { command: "git status" } })).toBe(false);
+  });
+
+  it("reads .cursor/hooks.json and .codex/hooks.json as repository sources", async () => {
+    const set = await loadRepositoryHooks(tree({
+      ".cursor/hooks.json": JSON.stringify({ version: 1, hooks: { beforeShellExecution: [{ command: "./hooks/guard.sh", failClosed: true, timeout: 5 }], afterAgentThought: [{ type: "prompt", prompt: "x" }] } }),
+      ".codex/hooks.json": JSON.stringify({ hooks: { PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: "python3 .codex/guard.py", timeout: 10 }] }] } }),
+    }), 60_000);
+    expect(set.hooks.map((h) => [h.format, h.point, h.dialect, h.failOpen, h.timeoutMs])).toEqual([
+      ["cursor", "BeforeShellExecution", "snake", false, 5_000],
+      ["codex", "PreToolUse", "snake", true, 10_000],
+    ]);
+    expect(set.warnings).toEqual([expect.stringMatching(/^\.cursor\/hooks\.json:1: hooks\.afterAgentThought\[0\]: "prompt" hooks are not run by hookbox; skipped$/)]);
+  });
+
+  it("keeps the server's own Copilot policy files strict", () => {
+    const dir = tree({
+      "policy.d/a.json": '{ "version": 1, "hooks": { "preToolUse": [\n{ "type": "command", "bash": "x", "timeoutSecs": 3 }] } }',
+      "hookbox.toml": '[policy]\ndirs = ["policy.d"]\n',
+    });
+    expect(configErrorOf(() => loadConfig(join(dir, "hookbox.toml"))).message).toMatch(/policy\.d\/a\.json:2:\d+: hooks\.preToolUse\[0\]\.timeoutSecs: Unrecognized key/);
   });
 });
 

@@ -5,7 +5,13 @@
 import { describe, expect, it } from "vitest";
 import { interpretCosh } from "../../engine/formats/cosh-toml.js";
 import { interpretCopilot } from "../../engine/formats/copilot-json.js";
-import { interpretClaude } from "../../engine/formats/claude-settings.js";
+import { claudeMatcher, interpretClaude } from "../../engine/formats/claude-settings.js";
+import { interpretCodex } from "../../engine/formats/codex-hooks.js";
+import { coshMatcher } from "../../engine/formats/cosh-toml.js";
+import { interpretCursor } from "../../engine/formats/cursor-hooks.js";
+import { answerFor, effectiveDecisions } from "../../engine/formats/registry.js";
+import { fold } from "../../engine/aggregate.js";
+import { selectHooks } from "../../engine/match.js";
 import { resolveEventName } from "../../engine/events.js";
 import type { HookDef } from "../../engine/hooks.js";
 import type { RunResult } from "../../engine/run/types.js";
@@ -110,4 +116,148 @@ describe("Claude Code rules (SERVICE.md §4)", () => {
     ["empty output makes no decision", exited(0, ""), pre, { decision: null, error: false, rule: /no JSON output/ }],
     ["SERVICE.md §4: output that is not a JSON object is an error", exited(0, "hello"), pre, { decision: null, error: true, rule: /not a JSON object/ }],
   ]);
+});
+
+// ---------------------------------------------------------------- real hook files from the wild (issue 12)
+
+describe("Copilot rules, both forms (copilot-hooks.md; VS Code hooks reference)", () => {
+  const pre = hook("copilot", "preToolUse", { dialect: "camel" });
+  const vscodePre = hook("copilot", "PreToolUse");
+  table(interpretCopilot, [
+    ['"Exit code 0 … standard output is parsed": a text table (a guard in warn mode) is logged, no effect — only crashes and non-zero exits fail closed', exited(0, "RULE      STATUS\nno-rm     WARN\n"), pre, { decision: null, error: true, rule: /only crashes and non-zero exits fail closed/ }],
+    ["VS Code: hookSpecificOutput.permissionDecision deny", exited(0, '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"Destructive command blocked by policy"}}'), vscodePre, { decision: "block", reason: "Destructive command blocked by policy", error: false, rule: /permissionDecision "deny"/ }],
+    ["VS Code: continue false stops, with stopReason", exited(0, '{"continue":false,"stopReason":"build broken"}'), vscodePre, { decision: "block", reason: "build broken", rule: /continue = false/ }],
+  ]);
+  it("VS Code: hookSpecificOutput.updatedInput is an argument change (modifiedArgs, subject to trust tiers)", () => {
+    expect(interpretCopilot(exited(0, '{"hookSpecificOutput":{"permissionDecision":"allow","updatedInput":{"files":["a.ts"]}}}'), vscodePre)).toMatchObject({ decision: "allow", modifiedArgs: { files: ["a.ts"] } });
+  });
+});
+
+describe("Claude Code rules per event (Claude Code hooks reference, decision control)", () => {
+  const post = hook("claude", "PostToolUse");
+  const perm = hook("claude", "PermissionRequest");
+  const start = hook("claude", "SessionStart");
+  const prompt = hook("claude", "UserPromptSubmit");
+  const pre = hook("claude", "PreToolUse");
+  table(interpretClaude, [
+    ['PostToolUse honours only decision "block": permissionDecision "deny" has no effect', exited(0, '{"hookSpecificOutput":{"hookEventName":"PostToolUse","permissionDecision":"deny"}}'), post, { decision: null, error: false, rule: /no decision/ }],
+    ['PostToolUse: decision "block" with reason', exited(0, '{"decision":"block","reason":"lint failed"}'), post, { decision: "block", reason: "lint failed", rule: /decision "block"/ }],
+    ['PermissionRequest: hookSpecificOutput.decision.behavior "deny" with message', exited(0, '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"no prod"}}}'), perm, { decision: "block", reason: "no prod", rule: /decision\.behavior "deny"/ }],
+    ['PermissionRequest: decision.behavior "allow"', exited(0, '{"hookSpecificOutput":{"decision":{"behavior":"allow"}}}'), perm, { decision: "allow", rule: /behavior "allow"/ }],
+    ['PreToolUse: permissionDecision "defer" makes no decision', exited(0, '{"hookSpecificOutput":{"permissionDecision":"defer"}}'), pre, { decision: null, error: false, rule: /defer/ }],
+    ["SessionStart: plain stdout is context, not an error", exited(0, "branch: main\nopen issues: 3\n"), start, { decision: null, error: false, rule: /plain stdout of SessionStart is added as context/ }],
+    ["UserPromptSubmit: plain stdout is context", exited(0, "today is Tuesday"), prompt, { decision: null, error: false, rule: /added as context/ }],
+  ]);
+  it("SessionStart: the plain stdout is the context", () => {
+    expect(interpretClaude(exited(0, "branch: main\n"), start).additionalContext).toBe("branch: main");
+  });
+  it("PreToolUse: updatedInput is an argument change; PermissionRequest: decision.updatedInput too", () => {
+    expect(interpretClaude(exited(0, '{"hookSpecificOutput":{"permissionDecision":"allow","updatedInput":{"command":"ls"}}}'), pre).modifiedArgs).toEqual({ command: "ls" });
+    expect(interpretClaude(exited(0, '{"hookSpecificOutput":{"decision":{"behavior":"allow","updatedInput":{"command":"ls"}}}}'), perm).modifiedArgs).toEqual({ command: "ls" });
+  });
+});
+
+describe("cosh-ng rules", () => {
+  it('the sandbox guard\'s rewrite: decision "allow" with hookSpecificOutput.tool_input is an argument change', () => {
+    expect(interpretCosh(exited(0, '{"decision":"allow","hookSpecificOutput":{"tool_input":{"command":"sandbox ls"}}}'), hook("cosh", "PreToolUse"))).toMatchObject({ decision: "allow", modifiedArgs: { command: "sandbox ls" } });
+  });
+});
+
+describe("Cursor rules (Cursor hooks documentation)", () => {
+  const shell = hook("cursor", "beforeShellExecution");
+  const closed = hook("cursor", "beforeShellExecution", { failOpen: false });
+  const stop = hook("cursor", "stop");
+  table(interpretCursor, [
+    ['permission "deny" blocks, agent_message is the reason', exited(0, '{"permission":"deny","user_message":"rm -rf is blocked here","agent_message":"Do not delete the tree; ask the user."}'), shell, { decision: "block", reason: "Do not delete the tree; ask the user.", rule: /permission "deny"/ }],
+    ['permission "ask"', exited(0, '{"permission":"ask","user_message":"sure?"}'), shell, { decision: "ask", rule: /permission "ask"/ }],
+    ["exit 2 blocks with stderr", exited(2, "", "no"), shell, { decision: "block", reason: "no", rule: /exit 2 blocks/ }],
+    ["a crash lets the action through", exited(1, "", "bug"), shell, { decision: null, error: true, rule: /lets the action through/ }],
+    ["failClosed: a crash blocks", exited(1, "", "bug"), closed, { decision: "block", error: true, rule: /failClosed = true/ }],
+    ["failClosed: a timeout blocks", timedOut, closed, { decision: "block", error: true, rule: /failClosed = true/ }],
+    ["failClosed: output that is not JSON blocks", exited(0, "oops"), closed, { decision: "block", error: true, rule: /failClosed = true/ }],
+    ["stop: followup_message sends the agent on", exited(0, '{"followup_message":"run the tests first"}'), stop, { decision: "block", reason: "run the tests first", rule: /followup_message/ }],
+  ]);
+  it("user_message is the hook's message to the user; updated_input an argument change", () => {
+    expect(interpretCursor(exited(0, '{"permission":"allow","user_message":"rewritten","updated_input":{"command":"ls"}}'), shell)).toMatchObject({ systemMessage: "rewritten", modifiedArgs: { command: "ls" } });
+  });
+});
+
+describe("Codex rules (Codex hooks documentation: Claude Code's shape, no ask)", () => {
+  const pre = hook("codex", "PreToolUse");
+  table(interpretCodex, [
+    ["a Codex hook's ask is a block", exited(0, '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask","permissionDecisionReason":"needs a human"}}'), pre, { decision: "block", reason: "needs a human", rule: /codex: no ask/ }],
+    ["deny blocks", exited(0, '{"hookSpecificOutput":{"permissionDecision":"deny","permissionDecisionReason":"no"}}'), pre, { decision: "block", reason: "no", rule: /^codex: hookSpecificOutput\.permissionDecision "deny"/ }],
+    ["exit 2 blocks with stderr", exited(2, "", "stop"), pre, { decision: "block", reason: "stop", rule: /codex: exit 2/ }],
+  ]);
+});
+
+describe("matchers, each agent's own (linear: RE2 underneath)", () => {
+  it.each([
+    ["Claude Code: a plain name matches exactly — Write does not fire for NotebookWrite", claudeMatcher("Write")!, "NotebookWrite", false],
+    ["Claude Code: a plain name matches exactly", claudeMatcher("Write")!, "Write", true],
+    ["Claude Code: A|B are alternatives", claudeMatcher("Edit|Write")!, "Edit", true],
+    ["Claude Code: A|B are exact alternatives", claudeMatcher("Edit|Write")!, "MultiEdit", false],
+    ["Claude Code: other patterns are a regex found anywhere — mcp__.*__create fires for mcp__github__create_issue", claudeMatcher("mcp__.*__create")!, "mcp__github__create_issue", true],
+    ["Claude Code: a regex anywhere — Notebook.*", claudeMatcher("Notebook.*")!, "NotebookEdit", true],
+    ["cosh-ng: shell fires for run_shell_command (tool-name aliases)", coshMatcher("shell", "cosh-ng")!, "run_shell_command", true],
+    ["cosh-ng: run_shell_command fires for shell", coshMatcher("run_shell_command", "cosh-ng")!, "shell", true],
+    ["cosh-ng: a regex found anywhere", coshMatcher("file", "cosh-ng")!, "write_file", true],
+    ["hookbox's own TOML: a regex over the whole name (SERVICE.md §4)", coshMatcher("shell|bash", "hookbox")!, "shellcheck", false],
+    ["hookbox's own TOML: aliases too", coshMatcher("shell", "hookbox")!, "run_shell_command", true],
+  ])("%s", (_what, matcher, tool, expected) => {
+    expect(matcher.test(tool)).toBe(expected);
+  });
+
+  const start = resolveEventName("SessionStart")!.point;
+  const claudeStart = hook("claude", "SessionStart", { matcher: claudeMatcher("startup|resume"), matchOn: { field: "source" } });
+  const sources = { policy: { hooks: [], warnings: [], disableAll: false }, service: { hooks: [], warnings: [], disableAll: false }, extension: { hooks: [], warnings: [], disableAll: false }, repository: { hooks: [claudeStart], warnings: [], disableAll: false } };
+  const on = { hooksEnabled: true, repositoryHooks: true };
+  it.each([
+    ["startup", 1], ["resume", 1], ["compact", 0], [undefined, 0],
+  ])("Claude Code: a SessionStart matcher is compared with the event's source (%s)", (source, n) => {
+    expect(selectHooks(sources, start, undefined, on, source ? { hook_event_name: "SessionStart", source } : {})).toHaveLength(n);
+  });
+  it("a subject longer than the cap runs the hook rather than skip a guard", () => {
+    const shellHook = hook("cursor", "beforeShellExecution", { matcher: claudeMatcher("rm.*-rf"), matchOn: { field: "command" } });
+    const s = { ...sources, repository: { hooks: [shellHook], warnings: [], disableAll: false } };
+    const p = resolveEventName("beforeShellExecution")!.point;
+    expect(selectHooks(s, p, undefined, on, { command: "ls" })).toHaveLength(0);
+    expect(selectHooks(s, p, undefined, on, { command: "rm -rf /" })).toHaveLength(1);
+    expect(selectHooks(s, p, undefined, on, { command: `ls ${"x".repeat(10_000)}` })).toHaveLength(1);
+  });
+});
+
+describe("where decisions count, per format", () => {
+  it.each([
+    ["Claude Code: PostToolUse decision block", "PostToolUse", "claude", ["allow", "block"]],
+    ["Claude Code: SessionStart only adds context", "SessionStart", "claude", []],
+    ["Cursor: beforeShellExecution permission allow | deny | ask", "beforeShellExecution", "cursor", ["allow", "block", "ask"]],
+    ["Cursor: afterFileEdit observes only", "afterFileEdit", "cursor", []],
+    ["Codex: PreToolUse as Claude Code", "PreToolUse", "codex", ["allow", "block", "ask"]],
+  ] as const)("%s", (_what, name, format, decisions) => {
+    expect([...effectiveDecisions(resolveEventName(name)!.point, format)].sort()).toEqual([...decisions].sort());
+  });
+});
+
+describe("every hook's message reaches the agent; the deciding reason stays the reason", () => {
+  const judged = [
+    { hook: hook("cosh", "PreToolUse", { name: "advice" }), verdict: { decision: null, systemMessage: "prefer rg over grep", error: null, rule: "r" } },
+    { hook: hook("cosh", "PreToolUse", { name: "guard" }), verdict: { decision: "block" as const, reason: "rm -rf is not allowed", systemMessage: "blocked by guard", error: null, rule: "r" } },
+  ];
+  const folded = fold(judged, { interactive: true });
+  const pre = resolveEventName("PreToolUse")!.point;
+  it("joins every systemMessage, in order", () => {
+    expect(folded).toMatchObject({ decision: "block", reason: "rm -rf is not allowed", systemMessage: "prefer rg over grep\nblocked by guard" });
+  });
+  it.each([
+    ["cosh", { decision: "block", reason: "rm -rf is not allowed", systemMessage: "prefer rg over grep\nblocked by guard" }],
+    ["claude", { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "rm -rf is not allowed" }, systemMessage: "prefer rg over grep\nblocked by guard" }],
+    ["cursor", { permission: "deny", user_message: "prefer rg over grep\nblocked by guard", agent_message: "rm -rf is not allowed" }],
+    ["codex", { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "rm -rf is not allowed" }, systemMessage: "prefer rg over grep\nblocked by guard" }],
+  ] as const)("in the %s dialect's user message", (format, output) => {
+    expect(answerFor(format, pre, folded)).toEqual({ output, exit_code: 0 });
+  });
+  it("a Codex answer says an ask as a deny", () => {
+    expect(answerFor("codex", pre, { decision: "ask", reason: "sure?", notifications: [] }).output).toMatchObject({ hookSpecificOutput: { permissionDecision: "deny" } });
+  });
 });

@@ -1,0 +1,172 @@
+/**
+ * @module The Cursor format: a repository's `.cursor/hooks.json` — `{"version":1,"hooks":{<event>:
+ * [{"command","timeout","matcher","failClosed","type"}]}}` with Cursor's camelCase event names
+ * (`beforeShellExecution`, `beforeMCPExecution`, `beforeReadFile`, `preToolUse`, `stop` …) and
+ * snake_case payloads (Cursor hooks documentation). Here: loading, its matcher, its exit-code and
+ * output rules (`permission`, `user_message` / `agent_message`, `failClosed`), where decisions
+ * count, and its answers.
+ */
+import { basename } from "node:path";
+import { z } from "zod";
+import type { Folded } from "../aggregate.js";
+import { ALL, ALLOW_BLOCK, NONE, type Decision, type EventPoint } from "../events.js";
+import { compileRegex, type HookDef, type HookSet, type Matcher } from "../hooks.js";
+import type { RunResult } from "../run/types.js";
+import type { Verdict } from "../verdict.js";
+import {
+  configError, defined, describeFailure, eventOf, knownKeys, originOf, readDecision, readOutput, schemaError, skippedType, str,
+  type Answer, type FormatModule, type LoadContext, type ParsedFile,
+} from "./shared.js";
+
+/** @default 30 s — hookbox's choice, as Copilot's: the Cursor document leaves it to the agent */
+export const CURSOR_DEFAULT_TIMEOUT_MS = 30_000;
+
+const HookSchema = z.strictObject({
+  type: z.string().optional(),
+  command: z.string().min(1).optional(),
+  /** seconds */
+  timeout: z.number().positive().optional(),
+  matcher: z.string().optional(),
+  /** Cursor: a failure of this hook (crash, timeout, bad output) blocks instead of letting the action through */
+  failClosed: z.boolean().optional(),
+  loop_limit: z.number().optional(),
+});
+const HOOK_KEYS = Object.keys(HookSchema.shape);
+const FileSchema = z.strictObject({ version: z.number().optional(), hooks: z.record(z.string(), z.array(z.unknown())) });
+const FILE_KEYS = Object.keys(FileSchema.shape);
+
+/** What a Cursor matcher is tested against where the event has no tool name. */
+const MATCH_FIELD: Partial<Record<string, HookDef["matchOn"]>> = {
+  BeforeShellExecution: { field: "command" },
+  AfterShellExecution: { field: "command" },
+  BeforeReadFile: { field: "file_path" },
+  AfterFileEdit: { field: "file_path" },
+};
+
+function loadCursorHooks(parsed: ParsedFile, ctx: LoadContext): HookSet {
+  const set: HookSet = { hooks: [], warnings: [], disableAll: false };
+  const file = FileSchema.safeParse(knownKeys(parsed, [], parsed.value, FILE_KEYS, ctx, set.warnings));
+  if (!file.success) throw schemaError(parsed, file.error);
+  for (const [event, entries] of Object.entries(file.data.hooks)) {
+    const resolved = eventOf(parsed, ["hooks", event], event, ctx, set.warnings);
+    if (!resolved) continue;
+    entries.forEach((raw, i) => {
+      const path = ["hooks", event, i];
+      // A hook of another type (prompt …) is skipped whole: its keys are not ours to judge.
+      const type = typeof raw === "object" && raw !== null ? (raw as Record<string, unknown>).type : undefined;
+      if (typeof type === "string" && type !== "command") {
+        set.warnings.push(skippedType(parsed, path, type));
+        return;
+      }
+      const entry = HookSchema.safeParse(knownKeys(parsed, path, raw, HOOK_KEYS, ctx, set.warnings));
+      if (!entry.success) throw schemaError(parsed, entry.error, path);
+      const e = entry.data;
+      if (!e.command) throw configError(parsed, path, 'a command hook needs "command"');
+      let matcher: Matcher | undefined;
+      try {
+        // A regex found anywhere in the tool name (or the command, the file path).
+        matcher = e.matcher === undefined || e.matcher === "" || e.matcher === "*" ? undefined : { source: e.matcher, test: compileRegex(e.matcher, { anchored: false }) };
+      } catch (err) {
+        throw configError(parsed, [...path, "matcher"], `matcher is not a valid regular expression (RE2 syntax): ${(err as Error).message}`);
+      }
+      set.hooks.push({
+        name: `${basename(parsed.file)}:${event}[${i}]`,
+        source: ctx.source,
+        format: "cursor",
+        point: resolved.point,
+        dialect: "snake", // Cursor's payloads are snake_case whatever the event's spelling
+        matcher,
+        ...(matcher && MATCH_FIELD[resolved.point] ? { matchOn: MATCH_FIELD[resolved.point] } : {}),
+        command: e.command,
+        timeoutMs: Math.min(e.timeout !== undefined ? e.timeout * 1000 : CURSOR_DEFAULT_TIMEOUT_MS, ctx.maxTimeoutMs),
+        env: {},
+        failOpen: e.failClosed !== true,
+        limits: {},
+        mounts: [],
+        origin: originOf(parsed, path),
+      });
+    });
+  }
+  return set;
+}
+
+/** Cursor's rules: exit 0 reads `permission`; exit 2 denies; other failures let the action through unless `failClosed`. */
+export function interpretCursor(run: RunResult, hook: HookDef): Verdict {
+  const failure = (error: string, rule: string): Verdict =>
+    hook.failOpen
+      ? { decision: null, error, rule: `${rule}; cursor: a failed hook lets the action through` }
+      : { decision: "block", reason: `hook ${hook.name} failed: ${error}`, error, rule: `${rule}; cursor: failClosed = true turns the failure into a block` };
+  if (run.outcome === "timed_out") return failure("timed out", "cursor: timeout");
+  if (run.outcome !== "exited") return failure(describeFailure(run), "cursor: the hook crashed");
+  if (run.exitCode === 2)
+    return { decision: "block", reason: run.stderr.trim() || `blocked by hook ${hook.name} (exit 2)`, error: null, rule: "cursor: exit 2 blocks, as permission deny" };
+  if (run.exitCode !== 0) return failure(describeFailure(run), "cursor: non-zero exit");
+  const out = readOutput(run.stdout);
+  if (out.kind === "empty") return { decision: null, error: null, rule: "cursor: no output makes no decision" };
+  if (out.kind === "invalid") return failure(out.error, "cursor: output that is not a JSON object");
+  const o = out.value;
+  const raw = o.permission ?? o.decision;
+  let decision = readDecision(raw);
+  if (decision === "invalid") return failure(`unknown permission ${JSON.stringify(raw)}`, "cursor: unknown permission");
+  let rule = decision ? `cursor: permission "${String(raw)}"` : "cursor: no permission";
+  const userMessage = str(o.user_message) ?? str(o.userMessage);
+  let reason = str(o.agent_message) ?? str(o.agentMessage) ?? str(o.reason) ?? userMessage;
+  // beforeSubmitPrompt: `continue: false` stops the prompt.
+  if (o.continue === false) {
+    decision = "block";
+    rule = "cursor: continue = false stops the prompt";
+  }
+  // stop / subagentStop: a `followup_message` sends the agent another turn — Stop's block.
+  const followup = str(o.followup_message);
+  if (followup && (hook.point === "Stop" || hook.point === "SubagentStop")) {
+    decision = "block";
+    reason = followup;
+    rule = "cursor: followup_message sends the agent on";
+  }
+  const updated = o.updated_input ?? o.updatedInput;
+  return {
+    decision,
+    reason,
+    systemMessage: userMessage,
+    additionalContext: str(o.additional_context) ?? str(o.additionalContext),
+    ...(updated !== undefined ? { modifiedArgs: updated } : {}),
+    error: null,
+    rule,
+  };
+}
+
+/** Cursor hooks documentation: which events gate an action. */
+function cursorEffective(point: EventPoint): ReadonlySet<Decision> {
+  switch (point) {
+    case "PreToolUse":
+    case "BeforeShellExecution":
+    case "BeforeMCPExecution": return ALL; // permission allow | deny | ask
+    case "BeforeReadFile": // permission allow | deny
+    case "SubagentStart":
+    case "UserPromptSubmit": // beforeSubmitPrompt: continue false
+    case "Stop": // followup_message
+    case "SubagentStop": return ALLOW_BLOCK;
+    default: return NONE;
+  }
+}
+
+/** Cursor: `permission`, `user_message` (every hook's message, joined) and `agent_message` (the reason); `continue` and `followup_message` where those events take them. */
+function cursorAnswer(point: EventPoint, f: Folded): Answer {
+  const user_message = f.systemMessage ?? (f.decision === "block" ? f.reason : undefined);
+  if (point === "UserPromptSubmit") return { output: defined({ continue: f.decision === "block" ? false : undefined, user_message }), exit_code: 0 };
+  if (point === "Stop" || point === "SubagentStop") return { output: defined({ followup_message: f.decision === "block" ? f.reason : undefined }), exit_code: 0 };
+  if (cursorEffective(point).size === 0) return { output: defined({ additional_context: f.additionalContext, user_message: f.systemMessage }), exit_code: 0 };
+  const permission = f.decision === "block" ? "deny" : (f.decision ?? undefined);
+  return {
+    output: defined({ permission, user_message, agent_message: f.decision ? f.reason : undefined, updated_input: f.modifiedArgs, additional_context: f.additionalContext }),
+    exit_code: 0,
+  };
+}
+
+export const cursorFormat: FormatModule = {
+  format: "cursor",
+  interpret: interpretCursor,
+  effective: cursorEffective,
+  answer: cursorAnswer,
+  repository: [{ path: ".cursor/hooks.json", syntax: "json", load: loadCursorHooks }],
+};

@@ -1,0 +1,122 @@
+/**
+ * The service in-process: `createApp(...)` with the real engine, stores and metrics, and fakes of
+ * the two runners — no container, no port, no build. For the HTTP edge (status codes, error bodies,
+ * auth, tenant scoping, limits); what runs in a container is proven against the real engine elsewhere.
+ */
+import { createHash } from "node:crypto";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pino from "pino";
+import { createEngine, parseConfig, WorkspaceStore, type RunRequest, type RunResult, type Runner } from "../../engine/index.js";
+import { createApp } from "../../service/app.js";
+import { Metrics } from "../../service/metrics.js";
+import { AuditLog } from "../../service/records/audit-log.js";
+import { Sessions } from "../../service/records/sessions.js";
+import { TraceStore } from "../../service/records/trace-store.js";
+import { TOKEN_A, TOKEN_B } from "./service.js";
+
+const sha = (t: string) => createHash("sha256").update(t).digest("hex");
+
+/**
+ * What the fake runners answer: a hook whose command names a verdict prints it; `hang` waits until
+ * `release()` (or its cancel). Event data is read from stdin, as a real hook's would be.
+ */
+function fakeRunner(kind: Runner["kind"], held: Set<() => void>, ran: RunRequest[]): Runner {
+  return {
+    kind,
+    async run(request): Promise<RunResult> {
+      ran.push(request);
+      const base = { stderr: "", durationMs: 1, startMs: 0 };
+      if (request.command === "hang") {
+        await new Promise<void>((resolve) => {
+          held.add(resolve);
+          request.signal?.addEventListener("abort", () => resolve(), { once: true });
+        });
+        return { ...base, outcome: "exited", exitCode: 0, stdout: "{}" };
+      }
+      const stdin = Buffer.from(request.stdin).toString();
+      if (request.command === "guard" && stdin.includes("rm -rf")) {
+        return { ...base, outcome: "exited", exitCode: 0, stdout: JSON.stringify({ decision: "block", reason: "Dangerous rm -rf command" }) };
+      }
+      return { ...base, outcome: "exited", exitCode: 0, stdout: "{}" };
+    },
+  };
+}
+
+export const EDGE_CONFIG = `
+[sandbox]
+max_concurrency = 1
+max_tenant_concurrency = 1
+max_queue = 0
+
+[[hooks.PreToolUse]]
+name = "guard"
+command = "guard"
+matcher = "shell|bash|Bash"
+
+[[hooks.Stop]]
+name = "slow"
+command = "hang"
+`;
+
+export interface EdgeApp {
+  app: ReturnType<typeof createApp>;
+  request(path: string, init?: RequestInit & { token?: string | null }): Promise<Response>;
+  /** lets every `hang` hook finish */
+  release(): void;
+  /** what the fake runners were asked to run */
+  ran: RunRequest[];
+  metrics: Metrics;
+  drain(): void;
+}
+
+export function edgeApp(opts: { config?: string; publicMetrics?: boolean; maxEventBytes?: number; maxUploadBytes?: number } = {}): EdgeApp {
+  const dir = mkdtempSync(join(tmpdir(), "hookbox-edge-"));
+  const toml = `[server]\ndata_dir = "${dir}"\n\n[[tenants]]\nname = "team-a"\ntoken_sha256 = "${sha(TOKEN_A)}"\n\n` +
+    `[[tenants]]\nname = "team-b"\ntoken_sha256 = "${sha(TOKEN_B)}"\non_failure = "block"\n\n${opts.config ?? EDGE_CONFIG}`;
+  const config = parseConfig(join(dir, "hookbox.toml"), toml);
+  const held = new Set<() => void>();
+  const ran: RunRequest[] = [];
+  const engine = createEngine({ config, runners: { host: fakeRunner("host", held, ran), container: fakeRunner("container", held, ran) } });
+  const metrics = new Metrics(() => engine.stats());
+  let draining = false;
+  const app = createApp({
+    engine,
+    workspaces: new WorkspaceStore(join(dir, "workspaces"), {
+      maxEntries: config.server.maxWorkspaceEntries, maxUnpackedBytes: 4 * (opts.maxUploadBytes ?? config.server.maxBodyBytes), maxUnpackRatio: config.server.maxUnpackRatio,
+      maxHookFileBytes: config.server.maxHookFileBytes, maxHooks: config.server.maxRepositoryHooks, maxTimeoutMs: config.sandbox.maxTimeoutMs, tenants: config.tenants,
+    }),
+    tenants: config.tenants,
+    audit: new AuditLog(join(dir, "audit.jsonl")),
+    traces: new TraceStore(join(dir, "traces"), config.traces),
+    sessions: new Sessions(),
+    metrics,
+    logger: pino({ level: "silent" }),
+    readiness: async () => ({ ready: true, problems: [] }),
+    limits: { maxEventBytes: opts.maxEventBytes ?? 1024 * 1024, maxUploadBytes: opts.maxUploadBytes ?? config.server.maxBodyBytes },
+    auditToolInput: false,
+    publicMetrics: opts.publicMetrics ?? false,
+    shutdown: new AbortController().signal,
+    draining: () => draining,
+    inflight: { add: () => undefined },
+  });
+  return {
+    app,
+    ran,
+    metrics,
+    request(path, init = {}) {
+      const { token = TOKEN_A, ...rest } = init;
+      const headers = new Headers(rest.headers);
+      if (token !== null && !headers.has("authorization")) headers.set("authorization", `Bearer ${token}`);
+      return Promise.resolve(app.request(path, { ...rest, headers }));
+    },
+    release() {
+      for (const go of held) go();
+      held.clear();
+    },
+    drain() {
+      draining = true;
+    },
+  };
+}

@@ -1,0 +1,159 @@
+/**
+ * Real-shaped hook files of every agent, uploaded unchanged as one repository and judged through the
+ * running service (issue 12 "Done when"): each hook by its own agent's rules, unknown things as
+ * warnings, every hook's message in the answer.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { leftovers } from "../helpers/engine.js";
+import { startService, TOKEN_A, type Service } from "../helpers/service.js";
+import { tarOf } from "../helpers/tar.js";
+
+const json = (v: unknown) => JSON.stringify(v, null, 2);
+const say = (v: unknown) => `echo '${JSON.stringify(v)}'`;
+
+/** VS Code's form of the shared Copilot file: no version, `command` + `timeout`, PascalCase events; plus an http hook and an event hookbox does not know. */
+const vscode = {
+  hooks: {
+    PreToolUse: [
+      { type: "http", url: "https://hooks.example.com/guard" },
+      {
+        type: "command",
+        command: `cmd=$(jq -r '.tool_input.command // empty'); case "$cmd" in *"rm -rf"*) ${say({ hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "vscode guard: no rm -rf" } })} ;; *) echo '{}' ;; esac`,
+        timeout: 10,
+      },
+    ],
+    OnTeleport: [{ type: "command", command: "true" }],
+  },
+};
+/** The CLI form: a guard in warn mode that prints a text table and exits 0. */
+const cli = { version: 1, hooks: { preToolUse: [{ type: "command", bash: "cat >/dev/null; printf 'RULE     STATUS\\nno-rm    WARN\\n'", timeoutSec: 10 }] } };
+const claude = {
+  permissions: { allow: ["Bash(ls)"] },
+  hooks: {
+    PreToolUse: [
+      { matcher: "mcp__.*__create", hooks: [{ type: "command", command: say({ systemMessage: "claude: an MCP create" }) }] },
+      { matcher: "Write", hooks: [{ type: "command", command: say({ hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "claude: no writes" } }) }] },
+    ],
+    PostToolUse: [
+      { matcher: "Edit", hooks: [{ type: "command", command: say({ hookSpecificOutput: { hookEventName: "PostToolUse", permissionDecision: "deny" } }) }] },
+      { matcher: "MultiEdit", hooks: [{ type: "command", command: say({ decision: "block", reason: "claude: lint failed" }) }] },
+    ],
+    PermissionRequest: [{ matcher: "Bash", hooks: [{ type: "command", command: say({ hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "deny", message: "claude: not on prod" } } }) }] }],
+    SessionStart: [{ matcher: "startup|resume", hooks: [{ type: "command", command: "echo 'branch: main'" }] }],
+  },
+};
+const cosh = [
+  "[[hooks.PreToolUse]]", 'name = "cosh-advice"', 'matcher = "shell"', `command = '''${say({ systemMessage: "cosh: prefer rg" })}'''`, "sequential = true", "",
+  "[[hooks.PreToolUse]]", 'name = "cosh-note"', 'matcher = "shell"', `command = '''${say({ systemMessage: "cosh: logged" })}'''`, "",
+].join("\n");
+const cursor = {
+  version: 1,
+  hooks: {
+    beforeShellExecution: [{ command: `${say({ permission: "deny", user_message: "cursor: rm is blocked in this repo", agent_message: "cursor: use trash instead" })}`, matcher: "rm ", timeout: 10 }],
+  },
+};
+const codex = {
+  hooks: {
+    PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: `cmd=$(jq -r '.tool_input.command'); case "$cmd" in "git push"*) ${say({ hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "ask", permissionDecisionReason: "codex: pushing needs a human" } })} ;; *) echo '{}' ;; esac`, timeout: 10 }] }],
+  },
+};
+
+let svc: Service;
+let upload: Record<string, unknown>;
+const ws = { query: "workspace=wild" };
+const pre = (tool_name: string, tool_input: Record<string, unknown> = {}) => ({ session_id: "s-1", hook_event_name: "PreToolUse", tool_name, tool_input });
+const post = async (body: unknown, query = ws.query) => (await (await svc.event(body, { query })).json()) as Record<string, unknown>;
+const ran = (body: Record<string, unknown>) => (body.hooks as { name: string; decision: string | null; error: string | null }[]);
+
+beforeAll(async () => {
+  svc = await startService("");
+  const archive = await tarOf([
+    { name: ".github/hooks/guard.json", content: json(vscode) },
+    { name: ".github/hooks/warn-mode.json", content: json(cli) },
+    { name: ".github/hooks/schema.json", content: json({ $schema: "https://json-schema.org/draft-07/schema", title: "not hooks" }) },
+    { name: ".claude/settings.json", content: json(claude) },
+    { name: ".copilot-shell/config.toml", content: cosh },
+    { name: ".cursor/hooks.json", content: json(cursor) },
+    { name: ".codex/hooks.json", content: json(codex) },
+  ], { gzip: true });
+  const res = await fetch(`${svc.url}/v1/workspaces/wild`, { method: "PUT", headers: { authorization: `Bearer ${TOKEN_A}` }, body: archive });
+  upload = (await res.json()) as Record<string, unknown>;
+  expect(res.status).toBe(200);
+});
+afterAll(async () => {
+  await svc.stop();
+  expect((await leftovers()).containers).toEqual([]);
+});
+
+describe("a repository of every agent's real hook files", () => {
+  it("loads; an http hook, an unknown event and a non-hook .json are warnings with file and line, never a 400", () => {
+    expect(upload.warnings).toEqual(expect.arrayContaining([
+      expect.stringMatching(/^\.github\/hooks\/guard\.json:\d+: hooks\.PreToolUse\[0\]: "http" hooks are not run by hookbox; skipped$/),
+      expect.stringMatching(/^\.github\/hooks\/guard\.json:\d+: hooks\.OnTeleport: unknown event "OnTeleport"; skipped$/),
+      expect.stringMatching(/^\.github\/hooks\/schema\.json: no "hooks" object: not a hook file; skipped$/),
+      expect.stringMatching(/^\.copilot-shell\/config\.toml:5: hooks\.PreToolUse\[0\]\.sequential: unknown key "sequential"; skipped$/),
+    ]));
+    expect((upload.hooks as unknown[]).length).toBe(12);
+  });
+
+  it("a VS Code-form hook's hookSpecificOutput deny blocks", async () => {
+    const body = await post(pre("Bash", { command: "rm -rf /" }));
+    expect(body).toMatchObject({ decision: "block", reason: "vscode guard: no rm -rf" });
+  });
+
+  it("a Copilot preToolUse that prints text and exits 0 has no effect; a Codex hook's ask is a block", async () => {
+    const body = await post(pre("Bash", { command: "git push origin main" }));
+    expect(body).toMatchObject({ decision: "block", reason: "codex: pushing needs a human" });
+    expect(ran(body)).toEqual(expect.arrayContaining([
+      expect.objectContaining({ name: "warn-mode.json:preToolUse[0]", decision: null, error: expect.stringMatching(/not JSON/) }),
+      expect.objectContaining({ name: "hooks.json:PreToolUse[0].hooks[0]", decision: "block" }),
+    ]));
+  });
+
+  it('Claude matcher "mcp__.*__create" fires for mcp__github__create_issue; "Write" does not fire for NotebookWrite', async () => {
+    const mcp = await post(pre("mcp__github__create_issue", { title: "x" }));
+    expect(mcp).toMatchObject({ decision: null, systemMessage: "claude: an MCP create" });
+    const notebook = await post(pre("NotebookWrite", { notebook_path: "a.ipynb" }));
+    expect(notebook.decision).toBeNull();
+    expect(ran(notebook).map((h) => h.name)).not.toContain("settings.json:PreToolUse[1].hooks[0]");
+    expect(await post(pre("Write", { file_path: "a" }))).toMatchObject({ decision: "block", reason: "claude: no writes" });
+  });
+
+  it('cosh matcher = "shell" fires for run_shell_command, and both hooks\' systemMessages reach output', async () => {
+    const body = await post(pre("run_shell_command", { command: "ls" }));
+    expect(ran(body).map((h) => h.name)).toEqual(expect.arrayContaining(["cosh-advice", "cosh-note"]));
+    expect(body.decision).toBeNull();
+    expect(body.output).toEqual({ systemMessage: "cosh: prefer rg\ncosh: logged" });
+    expect(body.notifications).toHaveLength(2);
+  });
+
+  it('Claude PostToolUse: permissionDecision "deny" has no effect, decision "block" blocks', async () => {
+    const edit = await post({ ...pre("Edit", { file_path: "a" }), hook_event_name: "PostToolUse" });
+    expect(edit.decision).toBeNull();
+    expect(ran(edit).some((h) => h.name.includes("PostToolUse[0]"))).toBe(true);
+    const multi = await post({ ...pre("MultiEdit", { file_path: "a" }), hook_event_name: "PostToolUse" });
+    expect(multi).toMatchObject({ decision: "block", reason: "claude: lint failed" });
+  });
+
+  it('Claude PermissionRequest decision.behavior "deny" denies, answered in Claude\'s dialect', async () => {
+    const body = await post({ ...pre("Bash", { command: "kubectl delete" }), hook_event_name: "PermissionRequest" }, `${ws.query}&format=claude`);
+    expect(body).toMatchObject({ decision: "block", reason: "claude: not on prod" });
+    expect(body.output).toEqual({ hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "deny", message: "claude: not on prod" } } });
+  });
+
+  it("Claude SessionStart: the matcher is compared with the source, and plain stdout becomes context", async () => {
+    const startup = await post({ session_id: "s-1", hook_event_name: "SessionStart", source: "startup" }, `${ws.query}&format=claude`);
+    expect(startup.output).toEqual({ hookSpecificOutput: { hookEventName: "SessionStart", additionalContext: "branch: main" } });
+    const compact = await post({ session_id: "s-1", hook_event_name: "SessionStart", source: "compact" });
+    expect(compact.hooks).toEqual([]);
+  });
+
+  it("a Cursor beforeShellExecution hook's permission deny blocks and its user_message reaches the answer", async () => {
+    const event = { conversation_id: "c-1", generation_id: "g-1", hook_event_name: "beforeShellExecution", command: "rm -rf build", cwd: "/workspace" };
+    const body = await post(event, `${ws.query}&format=cursor`);
+    expect(body).toMatchObject({ event: "BeforeShellExecution", decision: "block", reason: "cursor: use trash instead" });
+    expect(body.output).toEqual({ permission: "deny", user_message: "cursor: rm is blocked in this repo", agent_message: "cursor: use trash instead" });
+    const ls = await post({ ...event, command: "ls" }, `${ws.query}&format=cursor`);
+    expect(ls).toMatchObject({ decision: null, hooks: [] });
+  });
+});

@@ -1,0 +1,193 @@
+/**
+ * The HTTP edge in-process (`createApp(...).request()`), with fakes of the runners: status codes,
+ * error bodies, auth, tenant scoping, body limits, the 429 from admission, the failure-mode header,
+ * /metrics. No Docker, no port, no build: milliseconds. The same checks against the real process
+ * and engine stay in e2e.test.ts, security.test.ts and traces.test.ts.
+ */
+import parsePrometheusTextFormat from "parse-prometheus-text-format";
+import { describe, expect, it } from "vitest";
+import { DecisionSchema, ErrorSchema, SessionsSchema, TraceListSchema, TraceSchema, WorkspaceInfoSchema } from "../../service/schemas.js";
+import { edgeApp } from "../helpers/app.js";
+import { TOKEN_B } from "../helpers/service.js";
+import { tarOf } from "../helpers/tar.js";
+
+const rmEvent = { session_id: "s-1", hook_event_name: "PreToolUse", tool_name: "shell", tool_input: { command: "rm -rf /tmp/old" } };
+const post = (body: unknown) => ({ method: "POST", body: typeof body === "string" ? body : JSON.stringify(body) });
+const errorOf = async (res: Response) => ErrorSchema.parse(await res.json()).error;
+
+describe("tokens", () => {
+  const edge = edgeApp();
+  it.each([
+    ["no token", null],
+    ["a wrong token", "not-a-token"],
+    ["a malformed header", "Basic abc"],
+  ])("refuses %s with 401 and WWW-Authenticate, running nothing", async (_what, token) => {
+    const headers = token?.startsWith("Basic") ? { authorization: token } : undefined;
+    const res = await edge.request("/v1/events", { ...post(rmEvent), token: headers ? undefined : token, headers });
+    expect(res.status).toBe(401);
+    expect(res.headers.get("www-authenticate")).toBe('Bearer realm="hookbox"');
+    expect(await errorOf(res)).toEqual({ code: "unauthorized", message: "a valid bearer token is required" });
+    expect(edge.ran).toEqual([]);
+  });
+
+  it("answers /healthz, /readyz and /openapi.json without a token", async () => {
+    for (const path of ["/healthz", "/readyz", "/openapi.json"]) expect((await edge.request(path, { token: null })).status).toBe(200);
+  });
+
+  it("answers an unknown route with 404 in the error shape", async () => {
+    const res = await edge.request("/v1/nothing");
+    expect(res.status).toBe(404);
+    expect(await errorOf(res)).toMatchObject({ code: "not_found" });
+  });
+});
+
+describe("events", () => {
+  const edge = edgeApp();
+  it("answers a decision in the documented shape, with the tenant's failure mode", async () => {
+    const res = await edge.request("/v1/events", post(rmEvent));
+    expect(res.status).toBe(200);
+    expect(res.headers.get("hookbox-on-failure")).toBe("allow");
+    const decision = DecisionSchema.parse(await res.json());
+    expect(decision).toMatchObject({ event: "PreToolUse", decision: "block", reason: "Dangerous rm -rf command" });
+    expect(decision.hooks).toEqual([expect.objectContaining({ name: "guard", sandbox: "container", outcome: "exited" })]);
+    // Team B's failure mode is block.
+    const b = await edge.request("/v1/events/preToolUse", { ...post({ toolName: "bash", toolArgs: '{"command":"ls"}' }), token: TOKEN_B });
+    expect(b.headers.get("hookbox-on-failure")).toBe("block");
+    expect(DecisionSchema.parse(await b.json()).output).toEqual({});
+  });
+
+  it.each([
+    ["malformed JSON", '{"hook_event_name": "PreToolUse",', "", "bad_json", "body", /not valid JSON: .* at line 1, column \d+/],
+    ["an empty body", "", "", "bad_json", "body", /empty/],
+    ["an unknown event name", JSON.stringify({ hook_event_name: "PreToolUsed" }), "", "unknown_event", "hook_event_name", /did you mean "PreToolUse"/],
+    ["no event name", JSON.stringify({ tool_name: "x" }), "", "event_missing", "hook_event_name", /missing/],
+    ["a field of the wrong type", JSON.stringify({ hook_event_name: "PreToolUse", tool_name: 5 }), "", "bad_field", "tool_name", /^tool_name: /],
+    ["format=yaml", JSON.stringify(rmEvent), "?format=yaml", "bad_request", "format", /format must be one of/],
+    ["interactive=maybe", JSON.stringify(rmEvent), "?interactive=maybe", "bad_request", "interactive", /interactive must be "true" or "false"/],
+  ])("refuses %s with 400 naming the field", async (_what, body, query, code, field, message) => {
+    const res = await edge.request(`/v1/events${query}`, post(body));
+    expect(res.status).toBe(400);
+    const e = await errorOf(res);
+    expect(e).toMatchObject({ code, field });
+    expect(e.message).toMatch(message);
+  });
+
+  it("refuses a body over the limit with 413 before reading it", async () => {
+    const small = edgeApp({ maxEventBytes: 1024 });
+    const res = await small.request("/v1/events", { ...post({ ...rmEvent, pad: "x".repeat(2048) }), headers: { "content-length": "2200" } });
+    expect(res.status).toBe(413);
+    expect(await errorOf(res)).toMatchObject({ code: "too_large" });
+  });
+
+  it("answers a canary with a block without running a hook", async () => {
+    const before = edge.ran.length;
+    const res = await edge.request("/v1/events", { ...post(rmEvent), headers: { "hookbox-canary": "block" } });
+    expect(DecisionSchema.parse(await res.json())).toMatchObject({ decision: "block", canary: true, hooks: [] });
+    expect(edge.ran.length).toBe(before);
+  });
+
+  it("answers a native hook with exactly the agent's JSON, and refuses an unknown dialect", async () => {
+    const res = await edge.request("/v1/hooks/claude", post({ ...rmEvent, tool_name: "Bash" }));
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ hookSpecificOutput: expect.objectContaining({ permissionDecision: "deny" }) });
+    const bad = await edge.request("/v1/hooks/yaml/PreToolUse", post(rmEvent));
+    expect(bad.status).toBe(400);
+    expect(await errorOf(bad)).toMatchObject({ field: "format" });
+  });
+});
+
+describe("admission and shutdown", () => {
+  it("answers 429 with Retry-After when the tenant's queue is full; the waiting event still finishes", async () => {
+    const edge = edgeApp();
+    const first = edge.request("/v1/events/Stop", post({ session_id: "s" }));
+    await expect.poll(() => edge.ran.length).toBe(1);
+    const res = await edge.request("/v1/events/Stop", post({ session_id: "s" }));
+    expect(res.status).toBe(429);
+    expect(res.headers.get("retry-after")).toBe("1");
+    expect(res.headers.get("hookbox-on-failure")).toBe("allow");
+    expect(await errorOf(res)).toMatchObject({ code: "overloaded" });
+    edge.release();
+    expect((await first).status).toBe(200);
+    const metrics = await (await edge.request("/metrics")).text();
+    expect(metrics).toMatch(/^hookbox_rejected_total\{status="429"\} 1$/m);
+  });
+
+  it("answers 503 with Retry-After while draining", async () => {
+    const edge = edgeApp();
+    edge.drain();
+    const res = await edge.request("/v1/events", post(rmEvent));
+    expect(res.status).toBe(503);
+    expect(res.headers.get("retry-after")).toBe("5");
+    expect(await errorOf(res)).toMatchObject({ code: "shutting_down" });
+  });
+});
+
+describe("tenant scoping", () => {
+  const edge = edgeApp();
+  it("keeps workspaces, traces and sessions to their tenant", async () => {
+    const tar = await tarOf([{ name: "README.md", content: "hi" }], { gzip: true });
+    const put = await edge.request("/v1/workspaces/repo", { method: "PUT", body: tar });
+    expect(put.status).toBe(200);
+    expect(WorkspaceInfoSchema.parse(await put.json())).toMatchObject({ id: "repo", files: 1 });
+    expect((await edge.request("/v1/workspaces/repo", { token: TOKEN_B })).status).toBe(404);
+    expect((await edge.request("/v1/events?workspace=repo", { ...post(rmEvent), token: TOKEN_B })).status).toBe(404);
+    expect((await edge.request("/v1/workspaces/repo", { method: "DELETE", token: TOKEN_B })).status).toBe(404);
+
+    const { event_id } = DecisionSchema.parse(await (await edge.request("/v1/events", { ...post(rmEvent), headers: { "hookbox-workspace": "repo" } })).json());
+    expect(TraceSchema.parse(await (await edge.request(`/v1/events/${event_id}`)).json())).toMatchObject({ event_id, workspace: "repo", tenant: "team-a" });
+    expect((await edge.request(`/v1/events/${event_id}`, { token: TOKEN_B })).status).toBe(404);
+    expect(TraceListSchema.parse(await (await edge.request("/v1/events?decision=block")).json()).events.map((e) => e.event_id)).toContain(event_id);
+    expect(TraceListSchema.parse(await (await edge.request("/v1/events", { token: TOKEN_B })).json()).events).toEqual([]);
+    expect(SessionsSchema.parse(await (await edge.request("/v1/sessions")).json()).sessions.map((s) => s.session_id)).toContain("s-1");
+    expect(SessionsSchema.parse(await (await edge.request("/v1/sessions", { token: TOKEN_B })).json()).sessions).toEqual([]);
+    expect((await edge.request("/v1/workspaces/repo", { method: "DELETE" })).status).toBe(204);
+  });
+
+  it.each([
+    ["decision=maybe", "decision"],
+    ["limit=ten", "limit"],
+    ["since=yesterday", "since"],
+  ])("refuses the trace query %s naming %s", async (query, field) => {
+    const res = await edge.request(`/v1/events?${query}`);
+    expect(res.status).toBe(400);
+    expect(await errorOf(res)).toMatchObject({ code: "bad_request", field });
+  });
+
+  it("refuses an upload over the limit with 413", async () => {
+    const small = edgeApp({ maxUploadBytes: 1024 });
+    const res = await small.request("/v1/workspaces/big", { method: "PUT", body: Buffer.alloc(4096), headers: { "content-length": "4096" } });
+    expect(res.status).toBe(413);
+    expect(await errorOf(res)).toMatchObject({ code: "too_large" });
+  });
+});
+
+describe("/metrics", () => {
+  it("is Prometheus text with today's names, process and Node metrics, and event-loop lag", async () => {
+    const edge = edgeApp();
+    await edge.request("/v1/events", post(rmEvent));
+    await edge.request("/v1/events", { ...post(rmEvent), token: null });
+    expect((await edge.request("/metrics", { token: null })).status).toBe(401);
+    const res = await edge.request("/metrics");
+    expect(res.headers.get("content-type")).toBe("text/plain; version=0.0.4; charset=utf-8");
+    const families = new Map(parsePrometheusTextFormat(await res.text()).map((f) => [f.name, f]));
+    expect(Object.fromEntries(["hookbox_events_total", "hookbox_hooks_total", "hookbox_rejected_total", "hookbox_event_duration_seconds", "hookbox_hook_duration_seconds",
+      "hookbox_queue_depth", "hookbox_events_running", "hookbox_containers_running", "hookbox_pool_ready", "hookbox_event_loop_lag_seconds",
+      "process_cpu_user_seconds_total", "process_resident_memory_bytes", "nodejs_heap_size_used_bytes", "nodejs_eventloop_lag_seconds"].map((n) => [n, families.get(n)?.type])))
+      .toEqual({
+        hookbox_events_total: "COUNTER", hookbox_hooks_total: "COUNTER", hookbox_rejected_total: "COUNTER",
+        hookbox_event_duration_seconds: "HISTOGRAM", hookbox_hook_duration_seconds: "HISTOGRAM",
+        hookbox_queue_depth: "GAUGE", hookbox_events_running: "GAUGE", hookbox_containers_running: "GAUGE", hookbox_pool_ready: "GAUGE",
+        hookbox_event_loop_lag_seconds: "HISTOGRAM",
+        process_cpu_user_seconds_total: "COUNTER", process_resident_memory_bytes: "GAUGE", nodejs_heap_size_used_bytes: "GAUGE", nodejs_eventloop_lag_seconds: "GAUGE",
+      });
+    expect(families.get("hookbox_events_total")!.metrics).toEqual([{ labels: { event: "PreToolUse", decision: "block" }, value: "1" }]);
+    expect(families.get("hookbox_hooks_total")!.metrics).toEqual([{ labels: { source: "service", sandbox: "container", decision: "block", outcome: "exited" }, value: "1" }]);
+    expect(families.get("hookbox_rejected_total")!.metrics).toContainEqual({ labels: { status: "401" }, value: "2" });
+    expect(families.get("hookbox_hook_duration_seconds")!.metrics[0]!.buckets).toMatchObject({ "0.005": "1", "+Inf": "1" });
+    edge.metrics.close();
+  });
+
+  it("needs no token with public_metrics", async () => {
+    expect((await edgeApp({ publicMetrics: true }).request("/metrics", { token: null })).status).toBe(200);
+  });
+});
