@@ -4,7 +4,9 @@
  * exactly as the agent would with a marked canary event: hookbox answers the canary with a block
  * (no hook runs; it is recorded as a canary, never as a decision), and the doctor checks that the
  * block comes out of the line in a form the agent obeys. Exit 0 when every guard is live; 1 with
- * the reason of each one that is not.
+ * the reason of each one that is not. The files checked are the repository's, so hostile: the doctor
+ * runs a line only when it is a plain `hookbox forward …` argv (never through a shell), expands in
+ * an HTTP hook's headers only the variables it lists in `allowedEnvVars`, and escapes what it prints.
  */
 import { spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
@@ -14,7 +16,7 @@ import { parseArgs } from "node:util";
 import { parse as parseToml } from "smol-toml";
 import { resolveEventName } from "../engine/events.js";
 import { AGENT_DEADLINE_S } from "./forward.js";
-import { block as safe } from "./terminal.js";
+import { block as safe, oneLine } from "./terminal.js";
 
 type Agent = "claude" | "copilot" | "cosh" | "codex" | "gemini";
 
@@ -30,7 +32,7 @@ interface Entry {
   /** where in the file, for messages */
   where: string;
   command?: string;
-  http?: { url: string; headers: Record<string, string> };
+  http?: { url: string; headers: Record<string, string>; allowed: string[] };
   /** the agent's own timeout for this hook, in seconds, when the file sets one */
   timeoutS?: number;
 }
@@ -65,7 +67,8 @@ export async function doctor(argv: string[], env: NodeJS.ProcessEnv): Promise<{ 
   const findings = await Promise.all(guards.map((e) => check(e, env)));
   const show = (p: string) => (p.startsWith(home) ? `~/${relative(home, p)}` : relative(dir, p) || p);
   if (values.json) return { stdout: `${JSON.stringify({ findings: findings.map((f) => ({ ...f.entry, file: show(f.entry.file), ok: f.ok, message: f.message })), problems }, null, 2)}\n`, stderr: "", code: findings.length > 0 && findings.every((f) => f.ok) && problems.length === 0 ? 0 : 1 };
-  const lines = findings.map((f) => `${f.ok ? "ok  " : "FAIL"}  ${AGENT_NAME[f.entry.agent].padEnd(11)}  ${f.entry.event.padEnd(17)}  ${show(f.entry.file)} ${f.entry.where}\n      ${safe(f.message)}`);
+  // Event names, places and messages come from the repository's files: escaped for the terminal.
+  const lines = findings.map((f) => `${f.ok ? "ok  " : "FAIL"}  ${AGENT_NAME[f.entry.agent].padEnd(11)}  ${oneLine(f.entry.event).padEnd(17)}  ${oneLine(show(f.entry.file))} ${oneLine(f.entry.where)}\n      ${oneLine(f.message)}`);
   for (const p of problems) lines.push(`FAIL  ${safe(p)}`);
   if (guards.length === 0) lines.push(`FAIL  no hookbox line in any agent's hook configuration under ${dir} or ${home}: nothing reaches hookbox`);
   const ok = guards.length > 0 && findings.every((f) => f.ok) && problems.length === 0;
@@ -125,7 +128,9 @@ function entriesOf(agent: Agent, file: string): Entry[] {
         const timeoutS = num(hook.timeout) !== undefined ? (agent === "gemini" ? num(hook.timeout)! / 1000 : num(hook.timeout)) : undefined;
         if (hook.type === "http" && typeof hook.url === "string") {
           const headers = Object.fromEntries(Object.entries(obj(hook.headers)).filter(([, v]) => typeof v === "string")) as Record<string, string>;
-          out.push({ agent, file, event, where, http: { url: hook.url, headers }, timeoutS });
+          // Claude Code expands only the variables a hook lists in allowedEnvVars; so does the doctor.
+          const allowed = arr(hook.allowedEnvVars).filter((v): v is string => typeof v === "string");
+          out.push({ agent, file, event, where, http: { url: hook.url, headers, allowed }, timeoutS });
         } else if (typeof hook.command === "string") out.push({ agent, file, event, where, command: hook.command, timeoutS });
       });
     });
@@ -133,7 +138,15 @@ function entriesOf(agent: Agent, file: string): Entry[] {
   return out;
 }
 
-const flag = (command: string, name: string) => new RegExp(`--${name}(?:=|\\s+)(\\S+)`).exec(command)?.[1];
+/** `--name value` or `--name=value` in an argv; the last one wins, as in the forwarder's own parsing. */
+function flagOf(argv: string[], name: string): string | undefined {
+  let value: string | undefined;
+  argv.forEach((arg, i) => {
+    if (arg === `--${name}`) value = argv[i + 1];
+    else if (arg.startsWith(`--${name}=`)) value = arg.slice(name.length + 3);
+  });
+  return value;
+}
 
 /** Which `--format` each agent's line must ask for. */
 const FORMAT_OF: Record<Agent, string> = { claude: "claude", copilot: "copilot", cosh: "cosh", codex: "codex", gemini: "gemini" };
@@ -144,16 +157,22 @@ async function check(entry: Entry, env: NodeJS.ProcessEnv): Promise<Finding> {
   if (entry.http) return checkHttp(entry, env);
   const command = entry.command!;
   if (!/\bhookbox\s+forward\b/.test(command)) return fail(`the line runs hookbox but not "hookbox forward": ${command}`);
-  const url = flag(command, "url");
-  const event = flag(command, "event");
-  const format = flag(command, "format") ?? "cosh";
+  // The doctor runs a repository's line only when it is a plain `hookbox forward …` argv: no shell,
+  // so a line that also runs something else is never run by the check (and cannot be proven).
+  const argv = plainArgv(command);
+  if (!argv || !/(^|\/)hookbox$/.test(argv[0]!) || argv[1] !== "forward")
+    return fail(`the line is more than a plain "hookbox forward …" (shell syntax, or another command): hookbox doctor does not run it, and cannot prove a block gets through: ${command}`);
+  const flag = (name: string) => flagOf(argv, name);
+  const url = flag("url");
+  const event = flag("event");
+  const format = flag("format") ?? "cosh";
   if (!url || !event) return fail(`the line needs --url and --event: ${command}`);
   if (format !== FORMAT_OF[entry.agent]) return fail(`--format ${format}, but ${AGENT_NAME[entry.agent]} reads --format ${FORMAT_OF[entry.agent]} answers`);
   if (resolveEventName(event)?.point !== resolveEventName(entry.event)?.point) return fail(`registered under ${entry.event} but forwards --event ${event}: hookbox would judge another event`);
-  const deadlineS = Number(flag(command, "deadline") ?? AGENT_DEADLINE_S[entry.agent]);
+  const deadlineS = Number(flag("deadline") ?? AGENT_DEADLINE_S[entry.agent]);
   if (entry.timeoutS !== undefined && deadlineS > entry.timeoutS)
     return fail(`${AGENT_NAME[entry.agent]} gives up on this hook after ${entry.timeoutS} s, but the forwarder waits up to ${deadlineS} s: add --deadline ${entry.timeoutS}`);
-  const run = await runLine(command, canaryPayload(entry), env);
+  const run = await runLine(argv, canaryPayload(entry), env);
   const text = `${run.stdout}\n${run.stderr}`;
   const blocked = blocks(entry.agent, run);
   if (blocked && text.includes(CANARY_MARK)) return { entry, ok: true, message: `a block from hookbox at ${url} reaches ${AGENT_NAME[entry.agent]} (${blocked})` };
@@ -166,7 +185,10 @@ async function check(entry: Entry, env: NodeJS.ProcessEnv): Promise<Finding> {
 
 async function checkHttp(entry: Entry, env: NodeJS.ProcessEnv): Promise<Finding> {
   const { url } = entry.http!;
-  const headers = Object.fromEntries(Object.entries(entry.http!.headers).map(([k, v]) => [k, v.replace(/\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?/g, (_m, name: string) => env[name] ?? "")]));
+  const { allowed } = entry.http!;
+  const headers = Object.fromEntries(
+    Object.entries(entry.http!.headers).map(([k, v]) => [k, v.replace(/\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?/g, (_m, name: string) => (allowed.includes(name) ? (env[name] ?? "") : ""))]),
+  );
   try {
     const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers, "hookbox-canary": "block" }, body: JSON.stringify(canaryPayload(entry)), signal: AbortSignal.timeout(10_000) });
     const text = await res.text();
@@ -206,9 +228,27 @@ function blocks(agent: Agent, run: { code: number | null; stdout: string; stderr
   return undefined;
 }
 
-function runLine(command: string, payload: Json, env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/**
+ * The words of a plain command line — words, single- or double-quoted words — or undefined when it
+ * holds anything a shell would do more with (`;`, `|`, `&`, `$`, backquotes, redirections, …).
+ */
+export function plainArgv(command: string): string[] | undefined {
+  const words: string[] = [];
+  // One word: single-quoted, double-quoted without expansions, or bare without shell syntax.
+  const word = /\s*(?:'([^']*)'|"([^"$`\\]*)"|([^\s'"`$;&|<>(){}\\*?~#!]+))(?=\s|$)/y;
+  const text = command.trimEnd();
+  for (let at = 0; at < text.length; at = word.lastIndex) {
+    word.lastIndex = at;
+    const m = word.exec(text);
+    if (!m) return undefined;
+    words.push(m[1] ?? m[2] ?? m[3]!);
+  }
+  return words.length > 0 ? words : undefined;
+}
+
+function runLine(argv: string[], payload: Json, env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn("/bin/sh", ["-c", command], { env: { ...env, HOOKBOX_CANARY: "1" }, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(argv[0]!, argv.slice(1), { env: { ...env, HOOKBOX_CANARY: "1" }, stdio: ["pipe", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);

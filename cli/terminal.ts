@@ -5,9 +5,10 @@
  * as an escape (`\x1b`, `\u009b`) instead; newline and tab only where the layout wants them.
  */
 
-// C0 but \t and \n, DEL, C1
-const CONTROLS_KEEP_LAYOUT = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g; // eslint-disable-line no-control-regex
-const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/g; // eslint-disable-line no-control-regex
+// C0 but \t and \n, DEL, C1 — and the invisible format characters that reorder or hide text on
+// screen (bidi overrides and isolates, zero-width marks, line and paragraph separators, BOM).
+const CONTROLS_KEEP_LAYOUT = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]/g; // eslint-disable-line no-control-regex
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]/g; // eslint-disable-line no-control-regex
 
 const escape = (c: string): string => {
   const code = c.charCodeAt(0);
@@ -31,5 +32,5 @@ export function block(text: string): string {
  * strings, and only found inside them) become `\u007f`…`\u009f`. Still the same JSON value.
  */
 export function safeJson(value: unknown, space?: number): string {
-  return JSON.stringify(value, null, space).replace(/[\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return JSON.stringify(value, null, space).replace(/[\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }

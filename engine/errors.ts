@@ -65,3 +65,11 @@ export class ShuttingDownError extends HookboxError {
     super("the service is shutting down", "shutting_down");
   }
 }
+
+/** The event waited for a slot past `[sandbox] max_event_ms`: no hook ran, nothing was decided. */
+export class EventExpiredError extends HookboxError {
+  override readonly name = "EventExpiredError";
+  constructor(readonly maxEventMs: number) {
+    super(`the event waited for a run slot past max_event_ms (${maxEventMs} ms): no hook ran`, "event_expired");
+  }
+}

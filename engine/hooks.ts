@@ -86,7 +86,27 @@ export const MAX_SUBJECT_CHARS = 8_192;
 /** Longest matcher pattern accepted, in characters. */
 export const MAX_MATCHER_CHARS = 512;
 /** Largest compiled matcher (RE2 program instructions): bounds what one match may cost. */
-export const MAX_MATCHER_PROGRAM = 1_000;
+export const MAX_MATCHER_PROGRAM = 300;
+/**
+ * Matching work one event may cost, in RE2 instructions × characters tested (a few tens of ms at
+ * worst). Past it the remaining matchers are not tested and their hooks run as if they matched: a
+ * guard is never skipped, and a workspace of many heavy matchers cannot hold the event loop.
+ */
+export const MAX_MATCH_WORK_PER_EVENT = 5_000_000;
+
+/** The matching budget of the event being selected (set by match.ts around one selection). */
+let budget: { left: number } | undefined;
+
+/** Runs `fn` with a fresh per-event matching budget: every regex test inside it spends from it. */
+export function withMatchBudget<T>(fn: () => T): T {
+  const outer = budget;
+  budget = { left: MAX_MATCH_WORK_PER_EVENT };
+  try {
+    return fn();
+  } finally {
+    budget = outer;
+  }
+}
 
 /**
  * A regex compiled by RE2 (re2js): no backtracking, so a repository's `(a+)+b` costs what `ab` costs.
@@ -96,8 +116,17 @@ export const MAX_MATCHER_PROGRAM = 1_000;
 export function compileRegex(pattern: string, opts: { anchored: boolean }): (text: string) => boolean {
   if (pattern.length > MAX_MATCHER_CHARS) throw new Error(`longer than ${MAX_MATCHER_CHARS} characters`);
   const re = RE2JS.compile(opts.anchored ? `^(?:${pattern})$` : pattern);
-  if (re.programSize() > MAX_MATCHER_PROGRAM) throw new Error(`too complex (over ${MAX_MATCHER_PROGRAM} RE2 instructions)`);
-  return (text) => re.test(text);
+  const size = re.programSize();
+  if (size > MAX_MATCHER_PROGRAM) throw new Error(`too complex (over ${MAX_MATCHER_PROGRAM} RE2 instructions)`);
+  return (text) => {
+    const work = size * Math.max(1, text.length);
+    if (budget) {
+      // Out of budget: count it as a match (the hook runs), never as a miss.
+      if (budget.left < work) return true;
+      budget.left -= work;
+    }
+    return re.test(text);
+  };
 }
 
 /**

@@ -5,7 +5,7 @@ import { randomUUID } from "node:crypto";
 import { fold, type Notification } from "./aggregate.js";
 import { answerFor } from "./formats/registry.js";
 import type { Config, Tenant } from "./config.js";
-import { BadRequestError } from "./errors.js";
+import { BadRequestError, EventExpiredError } from "./errors.js";
 import { EVENT_NAMES, resolveEventName, unknownEventMessage, type Decision, type EventPoint, type Format } from "./events.js";
 import { executeHooks, type HookRecord, type HookTrace, type Runners } from "./execute.js";
 import { Admission } from "./admission.js";
@@ -157,9 +157,11 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
       async run() {
         try {
           const tQueued = performance.now();
-          // Still waiting when the event's time is up: its hooks are judged as timed out, none runs.
+          // Still waiting when the event's time is up: no hook ran, so hookbox could not decide — an
+          // error (503), which clients answer with the tenant's failure mode, never a pass-through.
           await ticket?.ready.catch((err: unknown) => {
             if (!expired.aborted || req.signal?.aborted) throw err;
+            throw new EventExpiredError(config.sandbox.maxEventMs);
           });
           const queuedMs = Math.round(performance.now() - tQueued);
           const common = { runners, sandbox: config.sandbox, signal: req.signal, eventId, deadline, onHook: req.onHook };
@@ -171,26 +173,28 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
           });
           let folded = fold(judged, { interactive: req.interactive });
           // SERVICE.md §8: changed arguments go back through the policy hooks before they are returned.
-          if (folded.modifiedArgs !== undefined && !req.signal?.aborted) {
+          if (folded.modifiedArgs !== undefined) {
             const changed = withArguments(req.body, dialect, folded.modifiedArgs);
             const policy = selectHooks({ ...NO_SOURCES, policy: config.policy }, point, toolName(changed), { hooksEnabled: false, repositoryHooks: false }, changed);
-            if (policy.length > 0) {
-              const second = await executeHooks(policy, {
-                ...common,
-                payloads: new PayloadCache(Buffer.from(JSON.stringify(changed)), changed, dialect, point),
-                pass: "rewritten",
-              });
-              records.push(...second.records);
-              traces.push(...second.traces);
-              const again = fold(second.judged, { interactive: req.interactive });
-              if (again.decision === "block") {
-                folded = {
-                  ...again,
-                  reason: again.reason ?? "the changed arguments were blocked by policy",
-                  notifications: [...folded.notifications, ...again.notifications],
-                  note: "a hook changed the arguments; the policy hooks blocked the changed event",
-                };
-              }
+            // The second pass has its own time: the policy hooks' own timeouts, not what the first pass left.
+            const second = policy.length > 0 && !req.signal?.aborted
+              ? await executeHooks(policy, { ...common, deadline: undefined, payloads: new PayloadCache(Buffer.from(JSON.stringify(changed)), changed, dialect, point), pass: "rewritten" })
+              : undefined;
+            records.push(...(second?.records ?? []));
+            traces.push(...(second?.traces ?? []));
+            const again = second && fold(second.judged, { interactive: req.interactive });
+            // Only a changed event that every policy hook saw through to a normal end may go out.
+            const unchecked = req.signal?.aborted || (second !== undefined && second.records.some((r) => r.outcome !== "exited"));
+            if (again && (again.decision === "block" || again.decision === "ask")) {
+              folded = {
+                ...again,
+                reason: again.reason ?? `the changed arguments were ${again.decision === "block" ? "blocked" : "questioned"} by policy`,
+                notifications: [...folded.notifications, ...again.notifications],
+                note: `a hook changed the arguments; the policy hooks ${again.decision === "block" ? "blocked" : "asked about"} the changed event`,
+              };
+            } else if (unchecked) {
+              const { modifiedArgs: _dropped, ...rest } = folded;
+              folded = { ...rest, note: "a hook changed the arguments, but the policy hooks could not check the changed event: the change is dropped" };
             }
           }
           const format = req.format ?? (dialect === "camel" ? "copilot" : "cosh");

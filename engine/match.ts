@@ -4,7 +4,7 @@
  */
 import type { EventPoint } from "./events.js";
 import { pointHasTool } from "./events.js";
-import { MAX_SUBJECT_CHARS, type HookDef, type HookSet, type Source } from "./hooks.js";
+import { MAX_SUBJECT_CHARS, withMatchBudget, type HookDef, type HookSet, type Source } from "./hooks.js";
 
 export interface HookSources {
   policy: HookSet;
@@ -22,6 +22,11 @@ export interface Selection {
 
 /** `body`: the event, for matchers on a field of it (SessionStart's `source` …) and conditions. */
 export function selectHooks(sources: HookSources, point: EventPoint, tool: string | undefined, sel: Selection, body: Record<string, unknown> = {}): HookDef[] {
+  // One event's matchers together cost at most MAX_MATCH_WORK_PER_EVENT (hooks.ts).
+  return withMatchBudget(() => select(sources, point, tool, sel, body));
+}
+
+function select(sources: HookSources, point: EventPoint, tool: string | undefined, sel: Selection, body: Record<string, unknown>): HookDef[] {
   const chosen: HookDef[] = [];
   const take = (source: Source, set: HookSet, on: boolean) => {
     if (!on) return;

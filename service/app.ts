@@ -5,7 +5,9 @@
 import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { BadRequestError, failureModeFor, HookboxError, OverloadedError, ShuttingDownError, UnauthorizedError } from "../engine/index.js";
+import {
+  BadRequestError, EventExpiredError, failureAnswer, failureModeFor, FORMATS, HookboxError, OverloadedError, ShuttingDownError, UnauthorizedError, type Format, type Tenant,
+} from "../engine/index.js";
 import { tenantForToken } from "./auth.js";
 import type { AppDeps, Env } from "./context.js";
 import { eventRoutes } from "./routes/events.js";
@@ -18,8 +20,15 @@ const STATUS: Record<string, ContentfulStatusCode> = {
   bad_request: 400, event_missing: 400, unknown_event: 400, bad_json: 400, bad_field: 400, bad_workspace_id: 400,
   archive_refused: 400, archive_invalid: 400, archive_too_many_entries: 400, archive_too_large: 413, workspace_hooks_invalid: 400,
   tenant_workspace_bytes: 413, tenant_workspace_count: 413,
-  config_invalid: 400, unauthorized: 401, not_found: 404, too_large: 413, overloaded: 429, shutting_down: 503,
+  config_invalid: 400, unauthorized: 401, not_found: 404, too_large: 413, overloaded: 429, shutting_down: 503, event_expired: 503,
 };
+
+/** `/v1/hooks/{format}[/{event}]` with a dialect hookbox speaks: the native endpoint's format and event. */
+function nativeOf(path: string): { format: Format; event: string | undefined } | undefined {
+  const m = /^\/v1\/hooks\/([a-z]+)(?:\/([A-Za-z]+))?\/?$/.exec(path);
+  if (!m || !(FORMATS as readonly string[]).includes(m[1]!)) return undefined;
+  return { format: m[1] as Format, event: m[2] };
+}
 
 /** The event a path names (`/v1/events/{event}`, `/v1/hooks/{format}/{event}`), for the failure-mode header. */
 function eventFromPath(path: string): string | undefined {
@@ -45,8 +54,8 @@ export function createApp(deps: AppDeps): Hono<Env> {
     // SERVICE.md §8: every answer tells the client what to do when hookbox cannot decide (the
     // event routes refine it for the event's point).
     c.header("Hookbox-On-Failure", failureModeFor(tenant, eventFromPath(c.req.path)));
-    if (deps.draining()) throw new ShuttingDownError();
     c.set("tenant", tenant);
+    if (deps.draining()) throw new ShuttingDownError();
     c.set("log", c.get("log").child({ tenant: tenant.name }));
     await next();
   });
@@ -72,9 +81,20 @@ export function createApp(deps: AppDeps): Hono<Env> {
       (c.get("log") ?? deps.logger).error({ err }, "unhandled error");
       body = { code: "internal", message: "internal error" };
     }
+    // An agent's HTTP hook treats any non-2xx answer as a non-blocking error — a silent allow. On the
+    // native endpoints every failure after the token is known is the tenant's failure mode, in the
+    // agent's own JSON (SERVICE.md §8). A wrong token stays a 401: no tenant, no failure mode.
+    const native = nativeOf(c.req.path);
+    const tenant = c.get("tenant") as Tenant | undefined;
+    if (native && tenant && status !== 401) {
+      const mode = failureModeFor(tenant, native.event);
+      (c.get("log") ?? deps.logger).warn({ err: { code: body.code, message: body.message }, status, mode }, "native hook answered with the tenant's failure mode");
+      deps.metrics.rejected.inc({ status: String(status) });
+      return c.json(failureAnswer(native.format, native.event, mode, `hookbox could not decide (${body.code}): ${body.message}`).output, 200);
+    }
     if (status === 401) c.header("WWW-Authenticate", 'Bearer realm="hookbox"');
     if (err instanceof OverloadedError) c.header("Retry-After", String(err.retryAfterS));
-    if (err instanceof ShuttingDownError) c.header("Retry-After", "5");
+    if (err instanceof ShuttingDownError || err instanceof EventExpiredError) c.header("Retry-After", "5");
     if (status >= 400 && status !== 500) deps.metrics.rejected.inc({ status: String(status) });
     return c.json({ error: body }, status);
   });

@@ -5,7 +5,7 @@
  * such and show in the session list, never as decisions.
  */
 import { spawnSync } from "node:child_process";
-import { chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -90,9 +90,24 @@ describe("hookbox doctor", () => {
     );
     const r = doctor(repo, home);
     expect(r.code).toBe(1);
-    expect(r.out).toMatch(/FAIL +Codex +PreToolUse .*\n.*a block never reaches Codex through this line/);
+    expect(r.out).toMatch(/FAIL +Codex +PreToolUse .*\n.*more than a plain "hookbox forward …"/);
     expect(r.out).toMatch(/FAIL +Claude Code +Stop .*\n.*registered under Stop but forwards --event PreToolUse/);
     expect(r.out).toMatch(/^ok +Copilot CLI /m);
+  });
+
+  it("never runs what a hostile repository adds to a line, and names a line whose answer never reaches the agent", () => {
+    const marker = join(mkdtempSync(join(tmpdir(), "hookbox-doctor-pwn-")), "pwned");
+    const { repo, home } = workspaceOf(svc.url, (file, text) =>
+      file.endsWith(join(".gemini", "settings.json")) ? text.replace("--format gemini --deadline 30", `--format gemini --deadline 30; touch ${marker}`) : text,
+    );
+    // A plain line that answers in the wrong agent's dialect: the block it carries is not one Codex obeys.
+    const codex = join(repo, ".codex/hooks.json");
+    writeFileSync(codex, readFileSync(codex, "utf8").replace("--format codex", "--format codex --on-unreachable allow --url http://127.0.0.1:1"));
+    const r = doctor(repo, home);
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/FAIL +Gemini CLI .*\n.*more than a plain "hookbox forward …"/);
+    expect(existsSync(marker)).toBe(false);
+    expect(r.out).toMatch(/FAIL +Codex +PreToolUse .*\n.*hookbox is unreachable at http:\/\/127\.0\.0\.1:1/);
   });
 
   it("says when nothing reaches hookbox at all", () => {

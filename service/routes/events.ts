@@ -6,7 +6,7 @@
 import { Hono, type Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { stream } from "hono/streaming";
-import { BadRequestError, failureAnswer, failureModeFor, newEventId, NotFoundError, parseEventBody, resolveEventName, type EventResult, type Format, type Notification } from "../../engine/index.js";
+import { BadRequestError, ShuttingDownError, failureAnswer, failureModeFor, newEventId, NotFoundError, parseEventBody, resolveEventName, type EventResult, type Format, type Notification } from "../../engine/index.js";
 import { auditEntry } from "../records/audit-log.js";
 import { EventQuerySchema, queryOf } from "../schemas.js";
 import { tooLarge, type AppDeps, type Env } from "../context.js";
@@ -101,9 +101,13 @@ export async function handleEvent(c: Context<Env>, deps: AppDeps, eventName: str
       const reason = `hookbox did not decide within ${answerByMs} ms (the agent's hook deadline is near)`;
       return c.json(failureAnswer(native, prepared.event, mode, reason).output);
     }
+    if (deps.shutdown.aborted) throw new ShuttingDownError();
     return c.json(first.output);
   }
   const response = await run;
+  // Stopped by the service's shutdown after the grace period: hooks were killed, nothing was decided.
+  // The record is kept (cancelled); the client gets 503, which it answers with the tenant's failure mode.
+  if (deps.shutdown.aborted) throw new ShuttingDownError();
   return c.json(response);
 }
 

@@ -1,12 +1,15 @@
 /**
  * @module Native HTTP hook endpoints, for agents that call HTTP hooks themselves (Claude Code and
  * Copilot `type: "http"`): `POST /v1/hooks/{claude|copilot|cosh}[/{event}]`. The body is the hook
- * input; the 200 response body is exactly the agent's hook JSON (the `output` of /v1/events).
+ * input; the 200 response body is exactly the agent's hook JSON (the `output` of /v1/events) — also
+ * when hookbox cannot decide (a bad body, overload, shutdown, its own error): then it is the tenant's
+ * failure mode in that JSON (app.ts), since an agent takes any other status for a silent allow.
  */
 import { Hono } from "hono";
-import { BadRequestError, FORMATS, type Format } from "../../engine/index.js";
+import { bodyLimit } from "hono/body-limit";
+import { BadRequestError, FORMATS, HookboxError, type Format } from "../../engine/index.js";
 import type { AppDeps, Env } from "../context.js";
-import { eventBodyLimit, handleEvent } from "./events.js";
+import { handleEvent } from "./events.js";
 
 export function hookRoutes(deps: AppDeps): Hono<Env> {
   const app = new Hono<Env>();
@@ -14,7 +17,13 @@ export function hookRoutes(deps: AppDeps): Hono<Env> {
     if (!(FORMATS as readonly string[]).includes(name)) throw new BadRequestError(`no hook dialect "${name}" (one of ${FORMATS.join(", ")})`, "format");
     return name as Format;
   };
-  const limit = eventBodyLimit(deps);
+  // Over the limit is an error like any other here: app.ts answers it with the tenant's failure mode.
+  const limit = bodyLimit({
+    maxSize: deps.limits.maxEventBytes,
+    onError: () => {
+      throw new HookboxError(`the event body is over ${deps.limits.maxEventBytes} bytes`, "too_large");
+    },
+  });
   app.post("/:format", limit, (c) => handleEvent(c, deps, undefined, formatOf(c.req.param("format"))));
   app.post("/:format/:event", limit, (c) => handleEvent(c, deps, c.req.param("event"), formatOf(c.req.param("format"))));
   return app;

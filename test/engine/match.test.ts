@@ -51,3 +51,26 @@ describe("steps", () => {
     expect(planSteps(hooks).map(names)).toEqual([["a", "b"], ["c"], ["d"]]);
   });
 });
+
+describe("matching work per event is bounded", () => {
+  it("tests matchers while the event's budget lasts, then runs the remaining hooks as if they matched", async () => {
+    const { compileRegex, withMatchBudget, MAX_MATCH_WORK_PER_EVENT, MAX_MATCHER_PROGRAM } = await import("../../engine/hooks.js");
+    const heavy = compileRegex("[a-d]{0,140}e[a-d]", { anchored: false });
+    const text = "a".repeat(8_000);
+    // Outside a selection there is no budget: a plain test.
+    expect(heavy(text)).toBe(false);
+    const results = withMatchBudget(() => Array.from({ length: 50 }, () => heavy(text)));
+    const tested = results.filter((r) => r === false).length;
+    expect(tested).toBeGreaterThan(0);
+    expect(tested).toBeLessThanOrEqual(Math.ceil(MAX_MATCH_WORK_PER_EVENT / (MAX_MATCHER_PROGRAM * 8_000)) + 1);
+    // Past the budget: a match (the hook runs), never a miss.
+    expect(results.at(-1)).toBe(true);
+    // Each event starts with its own budget.
+    expect(withMatchBudget(() => heavy(text))).toBe(false);
+  });
+
+  it("refuses a matcher over the program cap", async () => {
+    const { compileRegex } = await import("../../engine/hooks.js");
+    expect(() => compileRegex("[a-d]{0,490}e[a-d]", { anchored: false })).toThrow(/too complex/);
+  });
+});

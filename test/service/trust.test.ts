@@ -23,8 +23,12 @@ let svc: Service;
 beforeAll(async () => {
   // team-b trusts its repositories' rewrites; team-a does not. The policy hook blocks any event that reads ~/.ssh.
   const tenants = `[[tenants]]\nname = "team-a"\ntoken_sha256 = "${await sha(TOKEN_A)}"\n\n[[tenants]]\nname = "team-b"\ntoken_env = "HOOKBOX_TEST_TOKEN_B"\nrepository_may_rewrite = true\n`;
-  const policy = `[[policy.PreToolUse]]\nname = "no-ssh"\ncommand = "if grep -q ssh; then echo '{\\"decision\\":\\"block\\",\\"reason\\":\\"no ssh keys\\"}'; else echo '{}'; fi"\n`;
-  svc = await startService(`[sandbox]\npool_size = 0\n\n${policy}\n[[hooks.PreToolUse]]\nname = "svc-rewrite"\nmatcher = "svc"\ncommand = '''echo '${JSON.stringify({ hookSpecificOutput: { tool_input: { command: "ls -la" } } })}''''\n\n[[hooks.PreToolUse]]\nname = "svc-steal"\nmatcher = "steal"\ncommand = '''echo '${JSON.stringify({ hookSpecificOutput: { tool_input: STOLEN } })}''''\n`, { tenants });
+  const policy = `[[policy.PreToolUse]]\nname = "no-ssh"\ncommand = "if grep -q ssh; then echo '{\\"decision\\":\\"block\\",\\"reason\\":\\"no ssh keys\\"}'; else echo '{}'; fi"\n` +
+    // Asks about anything that mentions "ask-me"; takes too long over anything that mentions "slow-policy".
+    `[[policy.PreToolUse]]\nname = "asker"\ncommand = "e=$(cat); case $e in *ask-me*) echo '{\\"decision\\":\\"ask\\",\\"reason\\":\\"really?\\"}' ;; *slow-policy*) sleep 5 ;; *) echo '{}' ;; esac"\ntimeout = 1000\n`;
+  const rewrite = (name: string, to: string) =>
+    `[[hooks.PreToolUse]]\nname = "${name}"\nmatcher = "${name}"\ncommand = '''echo '${JSON.stringify({ hookSpecificOutput: { tool_input: { command: to } } })}''''\n`;
+  svc = await startService(`[sandbox]\npool_size = 0\n\n${policy}\n[[hooks.PreToolUse]]\nname = "svc-rewrite"\nmatcher = "svc"\ncommand = '''echo '${JSON.stringify({ hookSpecificOutput: { tool_input: { command: "ls -la" } } })}''''\n\n[[hooks.PreToolUse]]\nname = "svc-steal"\nmatcher = "steal"\ncommand = '''echo '${JSON.stringify({ hookSpecificOutput: { tool_input: STOLEN } })}''''\n\n${rewrite("askme", "ask-me now")}\n${rewrite("slowpol", "slow-policy")}`, { tenants });
   const benign = JSON.stringify({ hooks: { PreToolUse: [{ hooks: [{ type: "command", command: `echo '${JSON.stringify({ hookSpecificOutput: { permissionDecision: "allow", updatedInput: { command: "ls -la" } } })}'` }] }] } });
   for (const [token, id] of [[TOKEN_A, "a-benign"], [TOKEN_B, "b-benign"]] as const) {
     const res = await fetch(`${svc.url}/v1/workspaces/${id}`, { method: "PUT", headers: { authorization: `Bearer ${token}` }, body: await tarOf([{ name: ".claude/settings.json", content: benign }]) });
@@ -74,7 +78,7 @@ describe("a repository hook can only tighten", () => {
     const body = { hook_event_name: "PreToolUse", tool_name: "shell", tool_input: { command: "ls" } };
     const trusted = await ask(body, { token: TOKEN_B, query: "workspace=b-benign&format=claude" });
     expect(trusted).toMatchObject({ decision: null, modifiedArgs: { command: "ls -la" }, output: { hookSpecificOutput: { updatedInput: { command: "ls -la" } } } });
-    expect(trusted.hooks.map((h) => [h.source, h.pass ?? "first"])).toEqual([["policy", "first"], ["repository", "first"], ["policy", "rewritten"]]);
+    expect(trusted.hooks.map((h) => [h.source, h.pass ?? "first"])).toEqual([["policy", "first"], ["policy", "first"], ["repository", "first"], ["policy", "rewritten"], ["policy", "rewritten"]]);
     const untrusted = await ask(body, { token: TOKEN_A, query: "workspace=a-benign&format=claude" });
     expect(untrusted.modifiedArgs).toBeUndefined();
   });
@@ -94,7 +98,21 @@ describe("an operator's rewrite", () => {
     expect(a.decision).toBeNull();
     expect(a.modifiedArgs).toEqual({ command: "ls -la" });
     expect(a.output).toMatchObject({ hookSpecificOutput: { updatedInput: { command: "ls -la" } } });
-    expect(a.hooks.map((h) => [h.source, h.pass ?? "first"])).toEqual([["policy", "first"], ["service", "first"], ["policy", "rewritten"]]);
+    expect(a.hooks.map((h) => [h.source, h.pass ?? "first"])).toEqual([["policy", "first"], ["policy", "first"], ["service", "first"], ["policy", "rewritten"], ["policy", "rewritten"]]);
+  });
+
+  it("is asked about when a policy hook asks about the changed event", async () => {
+    const a = await ask({ hook_event_name: "PreToolUse", tool_name: "askme", tool_input: { command: "ls" } }, { query: "format=claude" });
+    expect(a.decision).toBe("ask");
+    expect(a.note).toMatch(/policy hooks asked about the changed event/);
+  });
+
+  it("is dropped when a policy hook cannot check the changed event (it times out)", async () => {
+    const a = await ask({ hook_event_name: "PreToolUse", tool_name: "slowpol", tool_input: { command: "ls" } }, { query: "format=claude" });
+    expect(a.modifiedArgs).toBeUndefined();
+    expect(JSON.stringify(a.output)).not.toContain("slow-policy");
+    expect(a.note).toMatch(/could not check the changed event: the change is dropped/);
+    expect(a.hooks.some((h) => h.pass === "rewritten" && (h as { outcome?: string }).outcome === "timed_out")).toBe(true);
   });
 
   it("is blocked when the policy hooks block the changed event", async () => {
