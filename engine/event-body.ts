@@ -23,12 +23,16 @@ export const EventBodySchema = z.looseObject({
   prompt: z.string().optional(),
 });
 
-/** @default 64 — deepest nesting of an event body; deeper is refused before anything walks it recursively */
+/** @default 64 — deepest nesting of an event body; deeper is refused by a byte pass, before JSON.parse or anything else walks it */
 export const MAX_EVENT_DEPTH = 64;
+
+const tooDeep = () => new BadRequestError(`the body is nested deeper than ${MAX_EVENT_DEPTH} levels`, "body", "bad_json");
 
 export function parseEventBody(raw: Uint8Array): JsonObject {
   const text = Buffer.from(raw).toString("utf8");
   if (text.trim() === "") throw new BadRequestError("the body is empty: post the event JSON a hook would read on stdin", "body", "bad_json");
+  // Before JSON.parse, which would build (and the syntax error path walk) a million-deep value first.
+  if (nestedDeeperThan(raw, MAX_EVENT_DEPTH)) throw tooDeep();
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -37,7 +41,6 @@ export function parseEventBody(raw: Uint8Array): JsonObject {
     throw new BadRequestError(`the body is not valid JSON: ${e.message} at line ${e.line}, column ${e.column}`, "body", "bad_json");
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw new BadRequestError("the body must be a JSON object", "body", "bad_json");
-  if (nestedDeeperThan(value, MAX_EVENT_DEPTH)) throw new BadRequestError(`the body is nested deeper than ${MAX_EVENT_DEPTH} levels`, "body", "bad_json");
   const checked = EventBodySchema.safeParse(value);
   if (!checked.success) {
     const issue = checked.error.issues[0]!;
@@ -47,14 +50,32 @@ export function parseEventBody(raw: Uint8Array): JsonObject {
   return value as JsonObject;
 }
 
-/** Walks the value with a stack of its own: a deep value cannot overflow the call stack here. */
-function nestedDeeperThan(value: object, max: number): boolean {
-  const stack: [object, number][] = [[value, 1]];
-  for (let top = stack.pop(); top; top = stack.pop()) {
-    const [node, depth] = top;
-    if (depth > max) return true;
-    for (const child of Array.isArray(node) ? node : Object.values(node)) {
-      if (typeof child === "object" && child !== null) stack.push([child as object, depth + 1]);
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+
+/**
+ * One pass over the bytes: whether `[` and `{` outside strings (a `\` escapes the next byte) ever
+ * stand more than `max` deep. Exact for any text JSON.parse accepts — UTF-8 never puts these ASCII
+ * bytes inside a multi-byte character — so no walk of the parsed value is needed after it.
+ */
+export function nestedDeeperThan(bytes: Uint8Array, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i];
+    if (inString) {
+      if (b === BACKSLASH) i++;
+      else if (b === QUOTE) inString = false;
+    } else if (b === QUOTE) {
+      inString = true;
+    } else if (b === OPEN_BRACKET || b === OPEN_BRACE) {
+      if (++depth > max) return true;
+    } else if ((b === CLOSE_BRACKET || b === CLOSE_BRACE) && depth > 0) {
+      depth--;
     }
   }
   return false;

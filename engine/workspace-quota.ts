@@ -1,8 +1,8 @@
 /**
  * @module One tenant's share of the workspace disk: how many workspaces it keeps and their unpacked
  * bytes together, uploads in flight included. An upload reserves its files' bytes as their headers
- * arrive, before they are written, so two concurrent uploads cannot both squeeze past the quota; the
- * workspace an upload replaces does not count against it.
+ * arrive, before they are written, and a block for each folder it makes, so two concurrent uploads
+ * cannot both squeeze past the quota; the workspace an upload replaces does not count against it.
  */
 import { BadRequestError } from "./errors.js";
 
@@ -50,10 +50,13 @@ export class TenantUsage {
     upload.bytes += bytes;
   }
 
-  /** The upload is stored: its size replaces the old one's. */
+  /**
+   * The upload is stored: its size replaces the old one's. What it reserved (files' bytes and a
+   * block per folder) stays charged when `bytes` counts less.
+   */
   commit(upload: Upload, bytes: number): void {
     this.uploads.delete(upload);
-    this.stored.set(upload.id, bytes);
+    this.stored.set(upload.id, Math.max(bytes, upload.bytes));
   }
 
   abort(upload: Upload): void {

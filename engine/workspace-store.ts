@@ -15,7 +15,7 @@ import { HOOK_GID, HOOK_UID } from "./names.js";
 import { loadRepositoryHooks, type RepositoryLimits } from "./repository.js";
 import { TenantUsage, type Quota } from "./workspace-quota.js";
 import { checkLinks, readTree } from "./workspace-tree.js";
-import { unpack, type UnpackLimits } from "./workspace-unpack.js";
+import { FOLDER_BYTES, unpack, type UnpackLimits } from "./workspace-unpack.js";
 
 export const WORKSPACE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
@@ -41,7 +41,8 @@ interface Stored {
 }
 
 const META_DIR = "_meta";
-const MetaSchema = z.object({ digest: z.string(), files: z.number().int().nonnegative(), bytes: z.number().int().nonnegative() });
+/** `charged`: what the workspace counts against the tenant's quota — its files' bytes plus FOLDER_BYTES a folder. */
+const MetaSchema = z.object({ digest: z.string(), files: z.number().int().nonnegative(), bytes: z.number().int().nonnegative(), charged: z.number().int().nonnegative().optional() });
 type Meta = z.infer<typeof MetaSchema>;
 const NO_QUOTA: Quota = { maxWorkspaceBytes: Number.POSITIVE_INFINITY, maxWorkspaces: Number.POSITIVE_INFINITY };
 
@@ -93,7 +94,7 @@ export class WorkspaceStore {
     const incoming = join(base, `.incoming-${randomUUID()}`);
     try {
       await mkdir(incoming);
-      const { digest, files, bytes } = await unpack(body, incoming, this.options, (size) => usage.reserve(upload, size, quota));
+      const { digest, files, bytes, folders } = await unpack(body, incoming, this.options, (size) => usage.reserve(upload, size, quota));
       await chown(incoming, HOOK_UID, HOOK_GID);
       await chmod(incoming, 0o755);
       const hooks = await this.loadHooks(incoming);
@@ -104,7 +105,7 @@ export class WorkspaceStore {
       await rename(final, trash).catch(() => undefined);
       await rename(incoming, final);
       await rm(trash, { recursive: true, force: true });
-      await writeFile(metaFile(base, id), JSON.stringify({ digest, files, bytes } satisfies Meta));
+      await writeFile(metaFile(base, id), JSON.stringify({ digest, files, bytes, charged: bytes + folders * FOLDER_BYTES } satisfies Meta));
       usage.commit(upload, bytes);
       const info: WorkspaceInfo = { id, digest, files, bytes, hooks: summary(hooks), warnings: hooks.warnings };
       this.cache.set(`${base}/${id}`, { dir: final, hooks, info });
@@ -183,7 +184,7 @@ async function loadUsage(base: string): Promise<TenantUsage> {
       meta = { digest, files: tree.files, bytes: tree.bytes };
       await writeFile(metaFile(base, entry.name), JSON.stringify(meta));
     }
-    stored.push([entry.name, meta.bytes]);
+    stored.push([entry.name, meta.charged ?? meta.bytes]);
   }
   return new TenantUsage(stored);
 }

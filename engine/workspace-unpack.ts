@@ -3,13 +3,14 @@
  * Every decompressed byte that reaches the tar parser is counted (headers, padding and zeros
  * included), as is the ratio of decompressed to uploaded bytes, so a gzip bomb stops within its
  * first megabytes. Refused with a clear error, nothing written outside the folder: absolute paths,
- * `..`, links that point out or through another link, hard links, devices, duplicate entries, too
- * many entries, too many bytes.
+ * `..`, paths more than MAX_ENTRY_DEPTH levels deep, entries under a link, links that point out or
+ * through another link, hard links, devices, duplicate entries, too many entries (the folders an
+ * entry's name implies included), too many bytes.
  */
 import { createHash } from "node:crypto";
 import { createWriteStream } from "node:fs";
-import { chmod, chown, lchown, lstat, mkdir, realpath, stat, symlink } from "node:fs/promises";
-import { join, posix, relative, resolve, sep } from "node:path";
+import { chmod, chown, lchown, lstat, mkdir, realpath, symlink } from "node:fs/promises";
+import { join, posix, resolve, sep } from "node:path";
 import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { createGunzip } from "node:zlib";
@@ -31,27 +32,37 @@ export interface UnpackLimits {
 export const UNPACK_RATIO_FLOOR_BYTES = 1024 * 1024;
 /** Linux's PATH_MAX: longer entry names and link targets are refused (they would be kept in memory) */
 const MAX_NAME_BYTES = 4096;
+/** @default 64 — deepest entry path, in components: each is a folder to make and check; deeper is refused (400 archive_refused) */
+export const MAX_ENTRY_DEPTH = 64;
+/** what a folder costs against the tenant's quota: one filesystem block, as `du` would count it */
+export const FOLDER_BYTES = 4096;
 /** gunzip's output chunks: fewer, larger chunks through the counter and the tar parser */
 const GUNZIP_CHUNK_BYTES = 64 * 1024;
 
 export interface Unpacked {
   digest: string;
   files: number;
+  /** regular files' bytes together */
   bytes: number;
+  /** folders made, explicit or implied by entry names; each reserved FOLDER_BYTES of the quota */
+  folders: number;
 }
 
 const refuse = (name: string, why: string) => new BadRequestError(`archive entry ${JSON.stringify(name.slice(0, 200))}: ${why}`, "body", "archive_refused");
 const tooLarge = (why: string) => new BadRequestError(`the archive ${why}`, "body", "archive_too_large");
 
 /**
- * Unpacks `body` into the empty folder `dest`. `reserve` is told each file's size before it is
- * written and may refuse it (the tenant's quota) by throwing.
+ * Unpacks `body` into the empty folder `dest`. `reserve` is told each file's size, and
+ * FOLDER_BYTES for each folder, before it is made, and may refuse it (the tenant's quota) by throwing.
  */
 export async function unpack(body: AsyncIterable<Uint8Array>, dest: string, limits: UnpackLimits, reserve: (bytes: number) => void): Promise<Unpacked> {
   const hash = createHash("sha256");
   const rootReal = await realpath(dest);
   const seen = new Set<string>();
+  /** folders (relative paths) made here or checked to be real folders: nothing in an unpack removes one or puts a link in its place */
+  const folders = new Set<string>([""]);
   let files = 0;
+  let made = 0;
   let bytes = 0;
   let entries = 0;
   let uploaded = 0;
@@ -82,22 +93,62 @@ export async function unpack(body: AsyncIterable<Uint8Array>, dest: string, limi
     },
   });
 
+  const countEntry = () => {
+    entries++;
+    if (entries > limits.maxEntries) throw new BadRequestError(`the archive has more than ${limits.maxEntries} entries`, "body", "archive_too_many_entries");
+  };
+  /**
+   * The folder `rel`: made — a new entry unless the archive names it itself, charged FOLDER_BYTES
+   * either way — or, when something is already there, checked with lstat to be a real folder.
+   */
+  const folder = async (entry: string, rel: string, named: boolean): Promise<void> => {
+    const target = join(rootReal, rel);
+    try {
+      await mkdir(target);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+      const st = await lstat(target);
+      if (st.isSymbolicLink()) throw refuse(entry, `${rel} is a symbolic link: nothing is unpacked through a link`);
+      if (!st.isDirectory()) throw refuse(entry, `${rel} is not a directory`);
+      folders.add(rel);
+      return;
+    }
+    folders.add(rel);
+    made++;
+    if (!named) countEntry();
+    reserve(FOLDER_BYTES);
+    await chown(target, HOOK_UID, HOOK_GID);
+    await chmod(target, 0o755);
+  };
+  /**
+   * The folder `rel` (an entry's parent) under the root, made where missing. Linear in the name:
+   * one lookup when it is known, else one per level up to the deepest known folder; from there
+   * down, each level is made or checked once — no link is ever followed.
+   */
+  const parentFolder = async (entry: string, rel: string): Promise<string> => {
+    if (rel === "." || rel === "") return rootReal;
+    const missing: number[] = [];
+    for (let end = rel.length; end > 0 && !folders.has(rel.slice(0, end)); end = rel.lastIndexOf("/", end - 1)) missing.push(end);
+    for (let i = missing.length - 1; i >= 0; i--) await folder(entry, rel.slice(0, missing[i]), false);
+    return join(rootReal, rel);
+  };
+
   const ex = extract();
   ex.on("entry", (header: Header, stream, next) => {
     // A refused archive destroys the extractor, which errors the entry's stream: the error is ours, already reported.
     stream.on("error", () => undefined);
     void (async () => {
-      entries++;
-      if (entries > limits.maxEntries) throw new BadRequestError(`the archive has more than ${limits.maxEntries} entries`, "body", "archive_too_many_entries");
+      countEntry();
       const path = entryPath(header.name);
       if (path === "") return stream.resume();
       if (seen.has(path)) throw refuse(header.name, "duplicate entry");
       seen.add(path);
-      const parent = await mkdirInside(rootReal, posix.dirname(path));
+      const parent = await parentFolder(header.name, posix.dirname(path));
       const target = join(parent, posix.basename(path));
       switch (header.type) {
         case "directory":
-          await ensureDir(rootReal, target);
+          // Already counted as an entry; charged when made here, not when a file's name made it first.
+          if (!folders.has(path)) await folder(header.name, path, true);
           return stream.resume();
         case "file":
         case "contiguous-file": {
@@ -141,7 +192,7 @@ export async function unpack(body: AsyncIterable<Uint8Array>, dest: string, limi
     throw new BadRequestError(`the body is not a tar or tar.gz archive: ${(err as Error).message}`, "body", "archive_invalid");
   }
   await checkLinks(await readTree(rootReal));
-  return { digest: `sha256:${hash.digest("hex")}`, files, bytes };
+  return { digest: `sha256:${hash.digest("hex")}`, files, bytes, folders: made };
 }
 
 /** A path inside the archive, normalised; refused when absolute or when it climbs out. */
@@ -155,42 +206,13 @@ function entryPath(name: string): string {
   while (end > 0 && normal[end - 1] === "/") end--;
   normal = normal.slice(0, end);
   if (normal === "." || normal === "") return "";
-  return normal.startsWith("./") ? normal.slice(2) : normal;
+  normal = normal.startsWith("./") ? normal.slice(2) : normal;
+  let depth = 1;
+  for (let i = normal.indexOf("/"); i !== -1; i = normal.indexOf("/", i + 1)) depth++;
+  if (depth > MAX_ENTRY_DEPTH) throw refuse(name, `more than ${MAX_ENTRY_DEPTH} levels deep`);
+  return normal;
 }
 
 function inside(root: string, path: string): boolean {
   return path === root || path.startsWith(root + sep);
-}
-
-/** A folder of the archive: created, or one already there that is a real folder (never a link, which chown would follow). */
-async function ensureDir(rootReal: string, target: string): Promise<void> {
-  try {
-    await mkdir(target);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-    if ((await lstat(target)).isDirectory()) return;
-    throw refuse(relative(rootReal, target), "is already there and is not a directory");
-  }
-  await chown(target, HOOK_UID, HOOK_GID);
-  await chmod(target, 0o755);
-}
-
-/** Creates `rel` under the root; refuses when, through links, it would land outside. */
-async function mkdirInside(rootReal: string, rel: string): Promise<string> {
-  let at = rootReal;
-  if (rel === "." || rel === "") return at;
-  for (const part of rel.split("/")) {
-    const next = join(at, part);
-    const st = await stat(next).catch(() => undefined);
-    if (!st) {
-      await mkdir(next);
-      await chown(next, HOOK_UID, HOOK_GID);
-      await chmod(next, 0o755);
-    } else if (!st.isDirectory()) {
-      throw refuse(rel, `${relative(rootReal, next)} is not a directory`);
-    }
-    at = await realpath(next);
-    if (!inside(rootReal, at)) throw refuse(rel, "a link on its path points outside the workspace");
-  }
-  return at;
 }

@@ -1,8 +1,9 @@
 /**
  * @module Line numbers for config errors and bad request bodies: where a path
  * (`hooks.PreToolUse[1].timeout`) stands in a TOML or JSON text, and where a JSON text stops being
- * JSON. Linear time on hostile text (STYLE.md 13): every index is built once per text, a line and
- * column come from a binary search over line starts, and no regex runs over the text.
+ * JSON. Linear time on hostile text (STYLE.md 13): every index is built once per text and holds at
+ * most the text's own characters, a line and column come from a binary search over line starts,
+ * and no regex runs over the text.
  */
 import { parseTree, printParseErrorCode, visit, type Node } from "jsonc-parser";
 
@@ -63,11 +64,39 @@ function headerOf(line: string): { name: string; array: boolean } | undefined {
   return close > 1 ? { name: line.slice(1, close), array: false } : undefined;
 }
 
-/** The line of every header and key of a TOML text, one pass. */
-function tomlLines(text: string): Map<string, number> {
-  const where = new Map<string, number>();
+/**
+ * @default 256 — longest header or key name (as written) whose line is remembered; a longer one
+ * (and every key under a longer header) is not indexed, so the index holds at most the text's own
+ * characters and a lookup hashes at most this many per candidate.
+ */
+export const MAX_TOML_NAME_CHARS = 256;
+/** @default 32 — deepest path prefix a lookup considers; hook-file paths are a few steps deep */
+export const MAX_TOML_LOOKUP_STEPS = 32;
+/** the longest table or key name the index can hold: an array element's table adds '.' and its index */
+const LONGEST_INDEXED = MAX_TOML_NAME_CHARS + 16;
+
+interface TomlTable {
+  /** the line of the table's header (of an array's first element for `[[name]]`), if any */
+  line?: number;
+  /** key (dotted, as normalised) → its line; made on the first key */
+  keys?: Map<string, number>;
+}
+
+/**
+ * The line of every header and key of a TOML text, one pass: table name → its header line and
+ * its keys' lines. Each header's name is kept once, each key line keeps only its key — never the
+ * table's name joined to every key, which made a long header times many keys quadratic.
+ */
+function tomlLines(text: string): Map<string, TomlTable> {
+  const tables = new Map<string, TomlTable>([["", {}]]);
   const arrayCounts = new Map<string, number>();
-  let table: string[] = [];
+  const tableOf = (name: string): TomlTable => {
+    let t = tables.get(name);
+    if (!t) tables.set(name, (t = {}));
+    return t;
+  };
+  // undefined: under a header too long to index, whose keys are not indexed either
+  let table: TomlTable | undefined = tables.get("");
   let n = 0;
   for (let start = 0; start <= text.length; n++) {
     const nl = text.indexOf("\n", start);
@@ -75,31 +104,62 @@ function tomlLines(text: string): Map<string, number> {
     const line = text.slice(start, end).trim();
     start = end + 1;
     const header = headerOf(line);
-    if (header?.array) {
-      const key = splitKey(header.name).join(".");
-      const count = arrayCounts.get(key) ?? 0;
-      arrayCounts.set(key, count + 1);
-      table = [...splitKey(header.name), String(count)];
-      where.set(table.join("."), n + 1);
-      if (!where.has(key)) where.set(key, n + 1);
+    if (header && header.name.length > MAX_TOML_NAME_CHARS) {
+      table = undefined;
+    } else if (header?.array) {
+      const name = splitKey(header.name).join(".");
+      const count = arrayCounts.get(name) ?? 0;
+      arrayCounts.set(name, count + 1);
+      const base = tableOf(name);
+      base.line ??= n + 1;
+      table = tableOf(`${name}.${count}`);
+      table.line = n + 1;
     } else if (header) {
-      table = splitKey(header.name);
-      where.set(table.join("."), n + 1);
-    } else {
+      table = tableOf(splitKey(header.name).join("."));
+      table.line = n + 1;
+    } else if (table) {
       const key = keyOf(line);
-      if (key !== undefined) where.set([...table, ...splitKey(key)].join("."), n + 1);
+      if (key !== undefined && key.length <= MAX_TOML_NAME_CHARS) (table.keys ??= new Map()).set(splitKey(key).join("."), n + 1);
     }
   }
-  return where;
+  return tables;
+}
+
+/**
+ * The line of `parts` as a header or as a key: the table named by the parts before some split
+ * point and the key named by the rest. The latest line wins where several match, as a later
+ * definition does in the text.
+ */
+function lineOf(tables: Map<string, TomlTable>, prefixes: readonly string[], parts: readonly string[], n: number): number | undefined {
+  const whole = prefixes[n];
+  let best = whole === undefined ? undefined : tables.get(whole)?.line;
+  let key = "";
+  for (let j = n - 1; j >= 0; j--) {
+    key = j === n - 1 ? parts[j]! : `${parts[j]!}.${key}`;
+    if (key.length > LONGEST_INDEXED) break;
+    const name = prefixes[j];
+    if (name === undefined) continue;
+    const line = tables.get(name)?.keys?.get(key);
+    if (line !== undefined && (best === undefined || line > best)) best = line;
+  }
+  return best;
 }
 
 /** Finds the line of the deepest prefix of a path among a TOML text's headers and keys; indexes the text once, on first use. */
 export function tomlLocator(text: string): Locator {
-  let where: Map<string, number> | undefined;
+  let tables: Map<string, TomlTable> | undefined;
   return (path) => {
-    where ??= tomlLines(text);
-    for (let n = path.length; n > 0; n--) {
-      const line = where.get(path.slice(0, n).map(String).join("."));
+    tables ??= tomlLines(text);
+    const parts = path.slice(0, MAX_TOML_LOOKUP_STEPS).map(String);
+    // prefixes[j]: the first j parts joined, while short enough to name a table
+    const prefixes: string[] = [""];
+    for (let j = 1; j <= parts.length; j++) {
+      const joined = j === 1 ? parts[0]! : `${prefixes[j - 1]!}.${parts[j - 1]!}`;
+      if (joined.length > LONGEST_INDEXED) break;
+      prefixes.push(joined);
+    }
+    for (let n = parts.length; n > 0; n--) {
+      const line = lineOf(tables, prefixes, parts, n);
       if (line !== undefined) return { line, column: 1 };
     }
     return undefined;

@@ -1,8 +1,10 @@
 /**
  * @module TOML from repositories, parsed off the main thread. smol-toml is linear, but a hostile
  * 1 MiB file (a dotted key of 300 000 parts, say) still costs it a few hundred milliseconds, and
- * the main thread serves every tenant. One worker thread, started on first use, parses one text at
- * a time; a parse that takes longer than `TOML_PARSE_TIMEOUT_MS` ends the worker and fails.
+ * the main thread serves every tenant. Parses wait in a FIFO queue on the main thread and go to
+ * one worker thread, started on first use, one at a time; each job's clock starts when it is
+ * posted, so time spent waiting behind others never counts against it. A job that takes longer
+ * than its timeout fails alone: its worker is ended and a fresh one takes the rest of the queue.
  */
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
@@ -27,47 +29,54 @@ const SMOL_TOML = createRequire(import.meta.url).resolve("smol-toml");
 const SOURCE = `
 const { parentPort, workerData } = require("node:worker_threads");
 const { parse } = require(workerData.smolToml);
-parentPort.on("message", ({ id, text }) => {
+parentPort.on("message", ({ text }) => {
   try {
-    parentPort.postMessage({ id, value: parse(text) });
+    parentPort.postMessage({ value: parse(text) });
   } catch (e) {
-    parentPort.postMessage({ id, error: { message: String(e && e.message), line: e && e.line, column: e && e.column } });
+    parentPort.postMessage({ error: { message: String(e && e.message), line: e && e.line, column: e && e.column } });
   }
 });`;
 
-interface Pending {
+interface Job {
+  text: string;
+  timeoutMs: number;
   resolve: (value: unknown) => void;
   reject: (err: Error) => void;
-  timer: NodeJS.Timeout;
 }
 
-let worker: Worker | undefined;
-const pending = new Map<number, Pending>();
-let nextId = 0;
+interface Answer {
+  value?: unknown;
+  error?: { message: string; line?: number; column?: number };
+}
 
-function failAll(err: Error): void {
-  for (const p of pending.values()) {
-    clearTimeout(p.timer);
-    p.reject(err);
-  }
-  pending.clear();
+/** Jobs not yet posted, oldest first (`head` is the next one: no O(n) shift per job). */
+let queue: (Job | undefined)[] = [];
+let head = 0;
+let worker: Worker | undefined;
+/** The job the worker is parsing, and its clock. */
+let running: { job: Job; worker: Worker; timer: NodeJS.Timeout } | undefined;
+
+/** Ends the running job (its worker stays up unless the caller ends it) and posts the next. */
+function finish(settle: (job: Job) => void): void {
+  const r = running;
+  if (!r) return;
+  running = undefined;
+  clearTimeout(r.timer);
+  settle(r.job);
+  next();
 }
 
 function started(): Worker {
   if (worker) return worker;
   const w = new Worker(SOURCE, { eval: true, workerData: { smolToml: SMOL_TOML } });
-  w.on("message", (m: { id: number; value?: unknown; error?: { message: string; line?: number; column?: number } }) => {
-    const p = pending.get(m.id);
-    if (!p) return;
-    pending.delete(m.id);
-    if (pending.size === 0) w.unref();
-    clearTimeout(p.timer);
-    if (m.error) p.reject(new TomlSyntaxError(m.error.message, m.error.line, m.error.column));
-    else p.resolve(m.value);
+  w.on("message", (m: Answer) => {
+    if (running?.worker !== w) return;
+    finish((job) => (m.error ? job.reject(new TomlSyntaxError(m.error.message, m.error.line, m.error.column)) : job.resolve(m.value)));
   });
   const gone = (err: Error) => {
-    if (worker === w) worker = undefined;
-    failAll(err);
+    if (worker !== w) return; // ended by a timeout: its job has already failed
+    worker = undefined;
+    if (running?.worker === w) finish((job) => job.reject(err));
   };
   w.on("error", gone);
   w.on("exit", (code) => gone(new Error(`the TOML worker stopped (exit ${code})`)));
@@ -77,23 +86,60 @@ function started(): Worker {
   return w;
 }
 
-/** Parses TOML in the worker; rejects with a TomlSyntaxError (line, column) when it is not TOML. */
-export function parseTomlOffThread(text: string): Promise<unknown> {
-  const w = started();
-  const id = nextId++;
-  return new Promise((resolve, reject) => {
+/** The oldest waiting job, taken off the queue. */
+function take(): Job | undefined {
+  const job = queue[head];
+  if (!job) {
+    queue = [];
+    head = 0;
+    return undefined;
+  }
+  queue[head++] = undefined;
+  if (head > 1024 && head * 2 > queue.length) {
+    queue = queue.slice(head);
+    head = 0;
+  }
+  return job;
+}
+
+/** Posts the oldest waiting job when the worker is free. */
+function next(): void {
+  if (running) return;
+  for (let job = take(); job; job = take()) {
+    let w: Worker;
+    try {
+      w = started();
+    } catch (err) {
+      job.reject(err instanceof Error ? err : new Error(String(err)));
+      continue;
+    }
+    const posted = job;
+    // The clock starts now, when this job is posted, not when it was queued.
     const timer = setTimeout(() => {
-      pending.delete(id);
-      if (pending.size === 0) w.unref();
-      reject(new Error(`parsing took longer than ${TOML_PARSE_TIMEOUT_MS} ms`));
-      // Whatever it is doing, it is not doing it for anyone else.
+      if (running?.job !== posted) return;
+      // Whatever it is doing, it is not doing it for anyone else: this job fails, a fresh worker takes the rest.
+      if (worker === w) worker = undefined;
       void w.terminate();
-    }, TOML_PARSE_TIMEOUT_MS);
+      finish((j) => j.reject(new Error(`parsing took longer than ${j.timeoutMs} ms`)));
+    }, job.timeoutMs);
     timer.unref();
-    // Kept up while a parse is pending, so that the answer is awaited.
+    // Kept up while a parse runs, so that the answer is awaited.
     w.ref();
-    pending.set(id, { resolve, reject, timer });
-    w.postMessage({ id, text });
+    running = { job, worker: w, timer };
+    w.postMessage({ text: job.text });
+    return;
+  }
+  worker?.unref();
+}
+
+/**
+ * Parses TOML in the worker, after the parses queued before it; rejects with a TomlSyntaxError
+ * (line, column) when it is not TOML. `timeoutMs` counts from when the worker is given the text.
+ */
+export function parseTomlOffThread(text: string, timeoutMs = TOML_PARSE_TIMEOUT_MS): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    queue.push({ text, timeoutMs, resolve, reject });
+    next();
   });
 }
 

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { leftovers } from "../helpers/engine.js";
 import { underProbe, WORST_HEALTH_MS } from "../helpers/probe.js";
-import { startService, TOKEN_A, type Service } from "../helpers/service.js";
+import { startService, tenantsToml, TOKEN_A, TOKEN_B, type Service } from "../helpers/service.js";
 import { sparseTarGz, tarOf, zerosGzip, type Entry } from "../helpers/tar.js";
 
 const MiB = 1024 * 1024;
@@ -168,12 +168,76 @@ describe("workspaces cannot read the host", () => {
   });
 
   it.each([
-    ["1 MiB of '['", "[".repeat(MiB - 16), /^the body is not valid JSON: unexpected end of JSON at line 1, column \d+$/],
+    ["1 MiB of '['", "[".repeat(MiB - 16), /^the body is nested deeper than 64 levels$/],
     ["1 MiB of balanced nesting", `{"hook_event_name":"PreToolUse","x":${"[".repeat(MiB / 2 - 32)}${"]".repeat(MiB / 2 - 32)}}`, /^the body is nested deeper than 64 levels$/],
   ])("answers %s with 400, no crash, no stall", async (_what, body, message) => {
     const { status, text } = await attack(svc, () => svc.event(body));
     expect(status).toBe(400);
     expect(errorOf(text)).toMatchObject({ code: "bad_json", message: expect.stringMatching(message) });
+  });
+
+  it("refuses 20 concurrent bodies of 1 MiB of '[' by a byte pass, before JSON.parse holds the loop", async () => {
+    const body = "[".repeat(MiB - 16);
+    const { value } = await underProbe(svc.url, () => Promise.all(Array.from({ length: 20 }, async () => {
+      const res = await svc.event(body);
+      return { status: res.status, text: await res.text() };
+    }))).then(async (r) => {
+      expect(r.ms).toBeLessThan(5_000);
+      expect(r.health.failures).toBe(0);
+      expect(r.health.worstMs).toBeLessThanOrEqual(WORST_HEALTH_MS);
+      await alive(svc);
+      return r;
+    });
+    for (const { status, text } of value) {
+      expect(status).toBe(400);
+      expect(errorOf(text)).toEqual({ code: "bad_json", message: "the body is nested deeper than 64 levels", field: "body" });
+    }
+  });
+
+  it("locates a warning in a config.toml of a 500 KB header and 6000 keys under it, in linear memory", async () => {
+    // Indexed as header + key per line, this kept 6000 copies of the 500 KB name: seconds, then out of memory.
+    const keys = Array.from({ length: 6_000 }, (_, i) => `k${i}=1`).join("\n");
+    const content = `[hooks]\nFoo = 1\n["${"a".repeat(500_000)}"]\n${keys}\n`;
+    expect(content.length).toBeGreaterThan(540_000);
+    const { status, text } = await attack(svc, async () => put(svc, "toml-long-header", await tarOf([{ name: ".copilot-shell/config.toml", content }])));
+    expect(status, text.slice(0, 500)).toBe(200);
+    expect((JSON.parse(text) as { warnings: string[] }).warnings).toContainEqual(expect.stringMatching(/^\.copilot-shell\/config\.toml:2: hooks\.Foo: /));
+  });
+
+  it("parses another tenant's tiny config.toml queued behind 12 hostile ones, each on its own clock", async () => {
+    // One worker, one job at a time: the tiny parse waits its turn, and its 5 s start only when it is posted.
+    const hostile = await tarOf([{ name: ".copilot-shell/config.toml", content: `[hooks]\na${".b".repeat(450_000)} = 1\n` }]);
+    const tiny = await tarOf([{ name: ".copilot-shell/config.toml", content: '[[hooks.PreToolUse]]\nname = "x"\ncommand = "true"\n' }]);
+    const { status, text } = await attack(svc, async () => {
+      const floods = Array.from({ length: 12 }, (_, i) => put(svc, `toml-flood-${i}`, hostile).then(async (r) => ({ status: r.status, text: await r.text() })));
+      await new Promise((r) => setTimeout(r, 200));
+      const res = await fetch(`${svc.url}/v1/workspaces/toml-tiny`, { method: "PUT", headers: { authorization: `Bearer ${TOKEN_B}` }, body: tiny });
+      for (const flood of await Promise.all(floods)) {
+        expect(flood.status).toBe(400);
+        expect(errorOf(flood.text).message).not.toMatch(/took longer than/);
+      }
+      return res;
+    }, 20_000);
+    expect(status, text).toBe(200);
+    expect((JSON.parse(text) as { hooks: unknown[] }).hooks).toHaveLength(1);
+  });
+
+  it.each<[string, Entry[], RegExp]>([
+    ["an entry 2000 levels deep", [{ name: `${"a/".repeat(1_999)}f`, content: "" }], /^archive entry "(a\/)+a?": more than 64 levels deep$/],
+    ["an entry 65 levels deep", [{ name: `${"a/".repeat(64)}f`, content: "" }], /^archive entry "(a\/){64}f": more than 64 levels deep$/],
+    ["a file under a link that stays inside", [{ name: "up", type: "symlink", linkname: "." }, { name: "up/f", content: "" }], /^archive entry "up\/f": up is a symbolic link: nothing is unpacked through a link$/],
+    ["a folder under a link", [{ name: "d/x", content: "" }, { name: "l", type: "symlink", linkname: "d" }, { name: "l/sub/", type: "directory" }], /^archive entry "l\/sub\/": l is a symbolic link/],
+  ])("refuses %s with 400 archive_refused naming the entry, at once", async (_what, entries, message) => {
+    const { status, text } = await attack(svc, async () => put(svc, "deep", await tarOf(entries)));
+    expect(status).toBe(400);
+    expect(errorOf(text)).toMatchObject({ code: "archive_refused", message: expect.stringMatching(message) });
+    expect((await get(svc, "deep")).status).toBe(404);
+  });
+
+  it("takes an entry 64 levels deep", async () => {
+    const ok = await attack(svc, async () => put(svc, "deep-ok", await tarOf([{ name: `${"a/".repeat(63)}f`, content: "x" }, { name: "a/a/", type: "directory" }])));
+    expect(ok.status, ok.text).toBe(200);
+    expect(JSON.parse(ok.text)).toMatchObject({ files: 1, bytes: 1 });
   });
 
   it("refuses a gzip of 8 GiB of zeros with 413 within seconds (max_unpack_ratio)", async () => {
@@ -259,5 +323,45 @@ describe("a tenant's workspaces are bounded together", () => {
     expect(errorOf(fourth.text)).toMatchObject({ code: "tenant_workspace_count", message: expect.stringMatching(/already has 3 workspaces, its limit \(max_workspaces in \[server\]/) });
     // An existing id may be replaced at the limit.
     expect((await put(svc, stored, small)).status).toBe(200);
+  });
+});
+
+describe("folders are entries and are charged to the tenant's quota", () => {
+  let svc: Service;
+  const folders = (n: number): Entry[] => Array.from({ length: n }, (_, i) => ({ name: `d${i}/f`, content: "" }));
+
+  beforeAll(async () => {
+    svc = await startService("[sandbox]\npool_size = 0\n", {
+      server: "max_workspace_entries = 1000",
+      tenants: tenantsToml().replace('name = "team-a"\n', 'name = "team-a"\nmax_workspace_bytes = "1m"\n'),
+    });
+  });
+  afterAll(async () => {
+    await svc.stop();
+  });
+
+  it("counts the folders an entry's name implies against max_workspace_entries", async () => {
+    // 20 files, each under 59 folders of its own: 1180 folders, past max_workspace_entries (1000).
+    const entries: Entry[] = Array.from({ length: 20 }, (_, i) => ({ name: `e${i}/${"d/".repeat(58)}f`, content: "" }));
+    const body = await tarOf(entries, { gzip: true });
+    // Tenant B: no 1 MiB quota of its own to stop it first.
+    const { status, text } = await attack(svc, () => fetch(`${svc.url}/v1/workspaces/many-folders`, { method: "PUT", headers: { authorization: `Bearer ${TOKEN_B}` }, body }));
+    expect(status).toBe(400);
+    expect(errorOf(text)).toMatchObject({ code: "archive_too_many_entries", message: "the archive has more than 1000 entries" });
+  });
+
+  it("charges each folder a 4096-byte block, made explicitly or implied by a name, and keeps it charged once stored", async () => {
+    // 300 empty files in 300 folders: 0 bytes of files, 1.2 MB of folders, past 1 MiB.
+    const over = await attack(svc, async () => put(svc, "folders-300", await tarOf(folders(300))));
+    expect(over.status).toBe(413);
+    expect(errorOf(over.text).code).toBe("tenant_workspace_bytes");
+    const named: Entry[] = Array.from({ length: 300 }, (_, i) => ({ name: `n${i}/`, type: "directory" }));
+    expect((await put(svc, "named-300", await tarOf(named))).status).toBe(413);
+    const first = await attack(svc, async () => put(svc, "folders-200", await tarOf(folders(200))));
+    expect(first.status, first.text).toBe(200);
+    // 200 + 100 folders stored together: 1.2 MB.
+    const second = await attack(svc, async () => put(svc, "folders-100", await tarOf(folders(100))));
+    expect(second.status).toBe(413);
+    expect(errorOf(second.text).code).toBe("tenant_workspace_bytes");
   });
 });

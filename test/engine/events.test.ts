@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { applyTrust, fold, type Folded, type Judged } from "../../engine/aggregate.js";
 import { answerFor, effectiveDecisions } from "../../engine/formats/registry.js";
-import { parseEventBody, MAX_EVENT_DEPTH } from "../../engine/event-body.js";
+import { nestedDeeperThan, parseEventBody, MAX_EVENT_DEPTH } from "../../engine/event-body.js";
 import { resolveEventName, type EventPoint } from "../../engine/events.js";
 import type { HookDef } from "../../engine/hooks.js";
 import { detectDialect, PayloadCache, translate } from "../../engine/payload.js";
@@ -216,8 +216,26 @@ describe("event bodies (hostile input costs linear time)", () => {
     expect(refusal(nest(MAX_EVENT_DEPTH + 1))).toBe(`the body is nested deeper than ${MAX_EVENT_DEPTH} levels`);
   });
 
+  it.each<[string, string, number, boolean]>([
+    ["an object", '{"a":{"b":[1]}}', 3, false],
+    ["an object one too deep", '{"a":{"b":[1]}}', 2, true],
+    ["brackets inside a string", `{"a":"${"[{".repeat(100)}"}`, 1, false],
+    ["an escaped quote inside a string", `{"a":"\\"${"[".repeat(100)}"}`, 1, false],
+    ["an escaped backslash before the closing quote", `{"a":"\\\\"${"[".repeat(3)}`, 3, true],
+    ["closers outside strings", "[[]][[]][[]]", 2, false],
+    ["a closer too many, then openers", "]]]][[", 1, true],
+    ["multi-byte UTF-8 around brackets", '{"é":"€[","ü":[[]]}', 3, false],
+  ])("counts nesting byte by byte: %s", (_what, text, max, deeper) => {
+    expect(nestedDeeperThan(Buffer.from(text), max)).toBe(deeper);
+  });
+
+  it("refuses a deep body with the depth message, not a syntax error, whatever follows", () => {
+    expect(refusal(`{"a":${"[".repeat(MAX_EVENT_DEPTH)}`)).toBe(`the body is nested deeper than ${MAX_EVENT_DEPTH} levels`);
+    expect(refusal(`{"a":"${"[".repeat(1000)}"`)).toMatch(/^the body is not valid JSON: unexpected end of JSON/);
+  });
+
   it.each([
-    ["1 MiB of '['", "[".repeat(1024 * 1024), /^the body is not valid JSON: unexpected end of JSON at line 1, column 1048577$/],
+    ["1 MiB of '['", "[".repeat(1024 * 1024), /^the body is nested deeper than 64 levels$/],
     ["1 MiB of balanced brackets", `{"a":${"[".repeat(512 * 1024)}${"]".repeat(512 * 1024)}}`, /nested deeper than 64 levels/],
   ])("answers %s without a stack overflow", (_what, text, message) => {
     expect(refusal(text)).toMatch(message);

@@ -8,7 +8,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadConfig, parseConfig } from "../../engine/config.js";
 import { ConfigError } from "../../engine/errors.js";
-import { jsonLocator, tomlLocator } from "../../engine/formats/locate.js";
+import { jsonLocator, MAX_TOML_NAME_CHARS, tomlLocator } from "../../engine/formats/locate.js";
+import { parseTomlOffThread, TomlSyntaxError } from "../../engine/formats/toml-off-thread.js";
 import { loadRepositoryHooks, loadRepositoryHooksSync } from "../../engine/repository.js";
 
 function tree(files: Record<string, string>): string {
@@ -298,6 +299,61 @@ describe("repository hook files are hostile input", () => {
     const t0 = performance.now();
     expect(tomlLocator(text)(["x", "k"])).toEqual({ line: 7, column: 1 });
     expect(performance.now() - t0).toBeLessThan(200);
+  });
+
+  const TOML = [
+    "top = 1", //                 1
+    "[hooks]", //                 2
+    "Foo = 1", //                 3
+    "[[hooks.Stop]]", //          4
+    'name = "x"', //              5
+    "env.A = 1", //               6
+    "[[hooks.Stop]]", //          7
+    "command = 3", //             8
+    '["quoted name"]', //         9
+    "k = 1", //                   10
+    `[${"h".repeat(MAX_TOML_NAME_CHARS + 1)}]`, // 11
+    "k0 = 1", //                  12
+    "[b]", //                     13
+    `${"k".repeat(MAX_TOML_NAME_CHARS + 1)} = 1`, // 14
+    "short = 1", //               15
+  ].join("\n");
+  it.each<[string, (string | number)[], number | undefined]>([
+    ["a root key", ["top"], 1],
+    ["a key of a table", ["hooks", "Foo"], 3],
+    ["a table header", ["hooks"], 2],
+    ["an array's first element for the array", ["hooks", "Stop"], 4],
+    ["an array element", ["hooks", "Stop", 1], 7],
+    ["a key of an array element", ["hooks", "Stop", 1, "command"], 8],
+    ["a dotted key", ["hooks", "Stop", 0, "env", "A"], 6],
+    ["the deepest prefix that exists", ["hooks", "Stop", 0, "env", "B"], 4],
+    ["a quoted header", ["quoted name", "k"], 10],
+    ["a key under a header too long to index: not indexed", ["h".repeat(MAX_TOML_NAME_CHARS + 1), "k0"], undefined],
+    ["a key too long to index: its table instead", ["b", "k".repeat(MAX_TOML_NAME_CHARS + 1)], 13],
+    ["a key after a long one", ["b", "short"], 15],
+    ["nothing", ["nowhere"], undefined],
+  ])("locates %s in TOML", (_what, path, line) => {
+    expect(tomlLocator(TOML)(path)).toEqual(line === undefined ? undefined : { line, column: 1 });
+  });
+
+  it("queues TOML parses: a parse past its timeout fails alone, the ones behind it get a fresh worker and a clock of their own", async () => {
+    const hostile = `[hooks]\na${".b".repeat(300_000)} = 1\n`;
+    const results = await Promise.allSettled([
+      parseTomlOffThread("a = 1\n"),
+      parseTomlOffThread(hostile, 1),
+      parseTomlOffThread(hostile, 1),
+      parseTomlOffThread("b = 2\n"),
+      parseTomlOffThread("c = \n"),
+      parseTomlOffThread("[t]\nd = 4\n"),
+    ]);
+    expect(results.map((r) => (r.status === "fulfilled" ? r.value : r.reason instanceof TomlSyntaxError ? "syntax" : (r.reason as Error).message))).toEqual([
+      { a: 1 },
+      "parsing took longer than 1 ms",
+      "parsing took longer than 1 ms",
+      { b: 2 },
+      "syntax",
+      { t: { d: 4 } },
+    ]);
   });
 
   it("gives up locating in JSON nested too deep for the tree, without throwing", () => {
