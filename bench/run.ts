@@ -11,6 +11,7 @@ import type { Duplex } from "node:stream";
 import { get, post } from "./http-client.js";
 import { startService, TOKEN } from "./service-process.js";
 import { percentiles, table, type Figures } from "./stats.js";
+import { fetchRow, forwarderRows, overloadRows, workspaceRows } from "./traffic.js";
 
 const IMAGE = "hookbox/runtime:latest";
 const HOOK = "cat >/dev/null; echo '{}'";
@@ -134,6 +135,8 @@ async function main(): Promise<void> {
   await timeEach(20, () => event(svc.url));
   const policyRow = percentiles("hookbox: event, one policy hook (host)", await timeEach(n(200), () => event(svc.url)));
   rows.push(policyRow);
+  const forwarders = await forwarderRows(svc.url, n(100), { noHook: NO_HOOK_EVENT, policy: EVENT });
+  rows.push(...forwarders.rows);
   await svc.stop();
 
   log("hookbox: event that matches no hook");
@@ -141,7 +144,8 @@ async function main(): Promise<void> {
   await timeEach(500, () => event(svc.url, NO_HOOK_EVENT));
   const noHookRow = percentiles("hookbox: event matching no hook", await timeEach(n(3000), () => event(svc.url, NO_HOOK_EVENT)));
   const noHookRate = await rate(16, 3_000 * N, () => event(svc.url, NO_HOOK_EVENT));
-  rows.push(noHookRow, { ...percentiles("hookbox: event matching no hook, concurrency 16", noHookRate.samples), rate: noHookRate.rate });
+  const noHookFetch = await fetchRow(svc.url, NO_HOOK_EVENT, n(3000));
+  rows.push(noHookRow, noHookFetch, { ...percentiles("hookbox: event matching no hook, concurrency 16", noHookRate.samples), rate: noHookRate.rate });
 
   await svc.stop();
 
@@ -162,6 +166,16 @@ async function main(): Promise<void> {
   }
   await svc.stop();
 
+  // Steady arrivals below what the engine churns (half the raw rate at 16), never waiting for the pool.
+  const steadyRate = Math.max(2, Math.min(10, churn[16]! / 2));
+  const wsRows = await workspaceRows(port++, HOOK, EVENT, steadyRate, n(100));
+  rows.push(...wsRows);
+
+  // Sustained arrivals above what hookbox itself sustains (1.5 × its events/s at concurrency 16,
+  // at least twice the raw churn) for a minute.
+  const overload = await overloadRows(port++, containerHook, EVENT, Math.max(10, churn[16]! * 2, throughput[16]! * 1.5), 60_000 * N);
+  rows.push(overload.answered, overload.refused);
+
   log("gVisor (runsc)");
   let runscWarm: Figures | undefined;
   try {
@@ -181,6 +195,17 @@ async function main(): Promise<void> {
     "no-hook events/s (target >= 3000)": noHookRate.rate,
     "policy p50 - host spawn p50 (ms; target <= 3)": policyRow.p50 - spawnRow.p50,
     ...(runscWarm ? { "runsc warm p50 (ms; target <= 100)": runscWarm.p50 } : {}),
+    "hookbox forward p50 - node -e 0 p50 (ms; target <= 25)": forwarders.nodeForward.p50 - forwarders.nodeStart.p50,
+    "forward.sh p50 - curl p50 (ms; target <= 10)": forwarders.shellForward.p50 - forwarders.curl.p50,
+    "no-hook p50 with fetch (ms; target <= 2)": noHookFetch.p50,
+    ...Object.fromEntries(wsRows.filter((r) => r.workspaces >= 100).flatMap((r) => [
+      [`${r.workspaces} workspaces: p50 - host spawn p50 (ms; target <= 25)`, r.p50 - spawnRow.p50],
+      [`${r.workspaces} workspaces: p90 - host spawn p50 (ms; target <= 60)`, r.p90 - spawnRow.p50],
+      [`${r.workspaces} workspaces: share warm (% ; target >= 95)`, r.warmShare * 100],
+    ])),
+    "overload: service RSS at 5 s (MiB)": overload.rssStartMiB,
+    "overload: service RSS at the end (MiB)": overload.rssEndMiB,
+    "overload: service RSS max (MiB)": overload.rssMaxMiB,
   };
   console.log(table(rows));
   console.log("\nratios (measured in this run):");

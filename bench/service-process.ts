@@ -9,14 +9,17 @@ export const TOKEN = "bench-token";
 
 export interface Running {
   url: string;
+  /** the service's process id (its memory is read from /proc) */
+  pid: number;
   stop(): Promise<void>;
 }
 
-export async function startService(toml: string, port: number): Promise<Running> {
+/** `server`: more lines of its [server] section (max_workspaces = …, say). */
+export async function startService(toml: string, port: number, server = ""): Promise<Running> {
   const dir = mkdtempSync(join(tmpdir(), "hookbox-bench-"));
   const file = join(dir, "hookbox.toml");
   const sha = createHash("sha256").update(TOKEN).digest("hex");
-  writeFileSync(file, `[server]\ndata_dir = "./data"\n\n[[tenants]]\nname = "bench"\ntoken_sha256 = "${sha}"\n\n${toml}`);
+  writeFileSync(file, `[server]\ndata_dir = "./data"\n${server}\n\n[[tenants]]\nname = "bench"\ntoken_sha256 = "${sha}"\n\n${toml}`);
   const proc: ChildProcess = spawn(process.execPath, ["dist/service/main.js", "--config", file, "--listen", `127.0.0.1:${port}`], {
     env: { PATH: process.env.PATH ?? "", HOOKBOX_LOG_LEVEL: "warn" },
     stdio: ["ignore", "ignore", "inherit"],
@@ -28,6 +31,7 @@ export async function startService(toml: string, port: number): Promise<Running>
   }
   return {
     url,
+    pid: proc.pid ?? 0,
     stop: () =>
       new Promise((resolve) => {
         proc.once("exit", () => resolve());

@@ -26,7 +26,8 @@ export const AGENT_DEADLINE_S: Record<AgentFormat, number> = { claude: 600, code
 
 export const FORWARD_USAGE = `usage: hookbox forward --url URL --event NAME [--format cosh|copilot|claude|codex|gemini]
        [--workspace ID] [--token T | env HOOKBOX_TOKEN] [--on-unreachable allow|block] [--deadline SECONDS]
-       [--timeout MS] [--interactive true|false]`;
+       [--timeout MS] [--interactive true|false]
+       hookbox forward --print-script > .hookbox/forward.sh   (the same in POSIX sh + curl, no Node per call)`;
 
 export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Array>; env: NodeJS.ProcessEnv; cacheDir?: string }): Promise<{ stdout: string; stderr: string; code: number }> {
   const { values } = parseArgs({
@@ -35,8 +36,10 @@ export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Ar
       url: { type: "string" }, event: { type: "string" }, format: { type: "string", default: "cosh" },
       workspace: { type: "string" }, token: { type: "string" }, "on-unreachable": { type: "string" },
       deadline: { type: "string" }, timeout: { type: "string" }, interactive: { type: "string" },
+      "print-script": { type: "boolean" },
     },
   });
+  if (values["print-script"]) return { stdout: (await import("./forward-script.js")).FORWARD_SCRIPT, stderr: "", code: 0 };
   const format = values.format as AgentFormat;
   const override = values["on-unreachable"];
   const deadlineS = values.deadline !== undefined ? Number(values.deadline) : AGENT_DEADLINE_S[format];
@@ -58,20 +61,20 @@ export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Ar
   const url = `${values.url.replace(/\/+$/, "")}/v1/events/${encodeURIComponent(values.event)}?${query}`;
   let problem: string;
   let told: Mode | undefined;
+  const signal = AbortSignal.timeout(timeoutMs);
   try {
-    const res = await fetch(url, {
-      method: "POST",
-      body,
+    const res = await post(url, body, {
+      "content-type": "application/json",
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
       // HOOKBOX_CANARY: `hookbox doctor` runs this very line to see whether a block reaches the agent.
-      headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}), ...(io.env.HOOKBOX_CANARY ? { "hookbox-canary": "block" } : {}) },
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    const header = res.headers.get("hookbox-on-failure");
+      ...(io.env.HOOKBOX_CANARY ? { "hookbox-canary": "block" } : {}),
+    }, signal);
+    const header = res.onFailure;
     if (header === "allow" || header === "block") {
       told = header;
       cache.save(header);
     }
-    const answer = (await res.json().catch(() => ({}))) as { output?: unknown; exit_code?: number; decision?: string; reason?: string; error?: { message?: string } };
+    const answer = (parseJson(res.body) ?? {}) as { output?: unknown; exit_code?: number; decision?: string; reason?: string; error?: { message?: string } };
     if (res.ok && answer.output !== undefined) {
       const blocked = answer.decision === "block";
       const reason = answer.reason ?? "blocked by hookbox";
@@ -85,7 +88,7 @@ export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Ar
     problem = `hookbox answered ${res.status}: ${block(String(answer.error?.message ?? "no decision"))}`;
   } catch (err) {
     const e = err as Error;
-    problem = e.name === "TimeoutError" ? `hookbox did not answer within ${Math.round(timeoutMs)} ms (the agent's ${deadlineS} s deadline is near)` : `hookbox unreachable at ${values.url}: ${block(e.message)}`;
+    problem = signal.aborted ? `hookbox did not answer within ${Math.round(timeoutMs)} ms (the agent's ${deadlineS} s deadline is near)` : `hookbox unreachable at ${values.url}: ${block(e.message)}`;
   }
   // Who decides what a failure means: --on-unreachable, else what hookbox said (now or last time), else allow.
   const known = override !== undefined ? { mode: override as Mode, from: "--on-unreachable" } : told ? { mode: told, from: "on_failure (the tenant's, from hookbox)" } : cache.load();
@@ -99,6 +102,36 @@ export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Ar
   // preToolUse); the agent's own deny JSON is printed too, for those that read stdout.
   const reason = `${problem} (${why})`;
   return { stdout: `${safeJson(denyOutput(format, values.event, reason))}\n`, stderr: `${reason}\n`, code: 2 };
+}
+
+/**
+ * One POST, its connection closed after the answer: node:http starts in a few milliseconds where
+ * fetch (undici) takes tens to load, and no keep-alive socket holds the process after the answer.
+ */
+async function post(url: string, body: Buffer, headers: Record<string, string>, signal: AbortSignal): Promise<{ status: number; ok: boolean; onFailure: string | undefined; body: string }> {
+  const { request } = url.startsWith("https:") ? await import("node:https") : await import("node:http");
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: "POST", agent: false, signal, headers: { ...headers, "content-length": String(body.length) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("error", reject);
+      res.on("end", () => {
+        const status = res.statusCode ?? 0;
+        const onFailure = res.headers["hookbox-on-failure"];
+        resolve({ status, ok: status >= 200 && status < 300, onFailure: Array.isArray(onFailure) ? onFailure[0] : onFailure, body: Buffer.concat(chunks).toString("utf8") });
+      });
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The agent's own "deny" for a hook's stdout. */

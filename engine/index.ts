@@ -147,9 +147,23 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
     );
     // `[sandbox] max_event_ms`, from the event's arrival: waiting for a slot counts too.
     const deadline = performance.now() + config.sandbox.maxEventMs;
-    const expired = AbortSignal.timeout(config.sandbox.maxEventMs);
+    // A plain timer, cleared when the event is done (AbortSignal.timeout would hold each event's
+    // signal for the whole max_event_ms); only events that run hooks need one.
+    const expiry = new AbortController();
+    const expiryTimer = hooks.length > 0 ? setTimeout(() => expiry.abort(new Error("max_event_ms")), config.sandbox.maxEventMs) : undefined;
+    expiryTimer?.unref();
+    const expired = expiry.signal;
+    const unlisten = new AbortController();
+    req.signal?.addEventListener("abort", () => expiry.abort(req.signal!.reason), { once: true, signal: unlisten.signal });
     // An event that matches no hook needs no slot.
-    const ticket = hooks.length > 0 ? admission.enter(req.tenant.name, req.signal ? AbortSignal.any([req.signal, expired]) : expired) : undefined;
+    let ticket: ReturnType<Admission["enter"]> | undefined;
+    try {
+      ticket = hooks.length > 0 ? admission.enter(req.tenant.name, expired) : undefined;
+    } catch (err) {
+      clearTimeout(expiryTimer);
+      unlisten.abort();
+      throw err;
+    }
     const eventId = req.eventId ?? newEventId();
     return {
       event: point,
@@ -160,7 +174,7 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
           // Still waiting when the event's time is up: no hook ran, so hookbox could not decide — an
           // error (503), which clients answer with the tenant's failure mode, never a pass-through.
           await ticket?.ready.catch((err: unknown) => {
-            if (!expired.aborted || req.signal?.aborted) throw err;
+            if (req.signal?.aborted) throw err;
             throw new EventExpiredError(config.sandbox.maxEventMs);
           });
           const queuedMs = Math.round(performance.now() - tQueued);
@@ -219,6 +233,8 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
           };
         } finally {
           ticket?.release();
+          clearTimeout(expiryTimer);
+          unlisten.abort();
         }
       },
     };

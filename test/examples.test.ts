@@ -1,7 +1,8 @@
 /**
  * Each agent's example configuration, exercised as that agent would: the forwarder line from the
  * example file, fed the payload that agent sends, against a running hookbox; the agent-native
- * answer and exit code for allow, block and ask, and for an unreachable service both ways.
+ * answer and exit code for allow, block and ask, and for an unreachable service both ways — through
+ * `hookbox forward` and through the shell forwarder it prints (`hookbox forward --print-script`).
  */
 import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync, mkdtempSync } from "node:fs";
@@ -18,9 +19,19 @@ writeFileSync(policy, `
 import { readFileSync } from "node:fs";
 const e = JSON.parse(readFileSync(0, "utf8"));
 const cmd = JSON.stringify(e.tool_input ?? {});
-const d = /rm -rf/.test(cmd) ? { decision: "block", reason: "no rm -rf here" } : /git push/.test(cmd) ? { decision: "ask", reason: "pushing needs a human" } : { decision: "allow" };
+const d = /rm -rf/.test(cmd) ? { decision: "block", reason: "no rm -rf here" }
+  : /curl evil/.test(cmd) ? { decision: "block", reason: "evil \\u001b]0;title\\u0007 \\u009b31m \\u007f \\u202e\\u200b\\ufeff\\u2066 é 😀 \\"q\\" \\\\ tab\\tline\\nnext" }
+  : /git push/.test(cmd) ? { decision: "ask", reason: "pushing needs a human" } : { decision: "allow" };
 process.stdout.write(JSON.stringify(d));
 `);
+
+// The shell forwarder, as a user would keep it next to the agent's config.
+const script = join(dir, "forward.sh");
+writeFileSync(script, spawnSync(process.execPath, ["dist/cli/main.js", "forward", "--print-script"], { encoding: "utf8" }).stdout);
+const forwarders = [
+  { forwarder: "hookbox forward", bin: `${process.execPath} dist/cli/main.js forward ` },
+  { forwarder: "forward.sh (POSIX sh + curl)", bin: `sh ${script} ` },
+];
 
 let svc: Service;
 beforeAll(async () => {
@@ -28,7 +39,7 @@ beforeAll(async () => {
 });
 afterAll(() => svc.stop());
 
-type Cmd = "rm -rf /" | "git push" | "ls";
+type Cmd = "rm -rf /" | "git push" | "ls" | "curl evil";
 interface Agent {
   name: string;
   file: string;
@@ -78,9 +89,9 @@ const agents: Agent[] = [
   },
 ];
 
-/** Runs the example's forwarder line as the agent would (`sh -c`), with `hookbox` being this build. */
-function runLine(line: string, url: string, payload: unknown, extra = "") {
-  const command = line.replace(/^hookbox /, `${process.execPath} dist/cli/main.js `).replace("http://127.0.0.1:8080", url) + extra;
+/** Runs the example's forwarder line as the agent would (`sh -c`), with `hookbox forward` being `bin` (this build, or its shell forwarder). */
+function runLine(bin: string, line: string, url: string, payload: unknown, extra = "") {
+  const command = line.replace(/^hookbox forward /, bin).replace("http://127.0.0.1:8080", url) + extra;
   const r = spawnSync("/bin/sh", ["-c", command], { input: JSON.stringify(payload), env: { PATH: process.env.PATH, HOOKBOX_TOKEN: TOKEN_A }, encoding: "utf8" });
   return { stdout: r.stdout, stderr: r.stderr, code: r.status, output: r.stdout.trim() ? (JSON.parse(r.stdout) as unknown) : undefined };
 }
@@ -88,32 +99,51 @@ function runLine(line: string, url: string, payload: unknown, extra = "") {
 describe.each(agents)("$name example ($file)", (agent) => {
   const line = agent.line(readFileSync(agent.file, "utf8"));
   it("forwards to hookbox in one line", () => expect(line).toMatch(/^hookbox forward --url http:\/\/127\.0\.0\.1:8080 --event \S+ --format \S+( --deadline \d+)?$/));
-  it("allows", () => {
-    const r = runLine(line, svc.url, agent.payload("ls"));
-    expect(r).toMatchObject({ code: 0, output: agent.allow, stderr: "" });
+  describe.each(forwarders)("through $forwarder", ({ bin }) => {
+    it("allows", () => {
+      const r = runLine(bin, line, svc.url, agent.payload("ls"));
+      expect(r).toMatchObject({ code: 0, output: agent.allow, stderr: "" });
+    });
+    it("blocks, with the reason on stderr", () => {
+      const r = runLine(bin, line, svc.url, agent.payload("rm -rf /"));
+      expect(r).toMatchObject({ code: agent.blockCode, output: agent.block("no rm -rf here") });
+      expect(r.stderr).toBe("no rm -rf here\n");
+    });
+    it("asks", () => {
+      const r = runLine(bin, line, svc.url, agent.payload("git push"));
+      expect(r).toMatchObject({ code: 0, output: agent.ask });
+    });
+    it("turns ask into a block when no one can answer", () => {
+      const r = runLine(bin, line, svc.url, agent.payload("git push"), " --interactive false");
+      expect(r).toMatchObject({ code: agent.blockCode, output: agent.block("pushing needs a human"), stderr: "pushing needs a human\n" });
+    });
+    it("passes through when hookbox is unreachable and --on-unreachable allow (the default)", async () => {
+      const r = runLine(bin, line, `http://127.0.0.1:${await freePort()}`, agent.payload("rm -rf /"));
+      expect(r).toMatchObject({ code: 0, output: {} });
+      expect(r.stderr).toMatch(/unreachable.*passing through/);
+    });
+    it("blocks when hookbox is unreachable and --on-unreachable block", async () => {
+      const r = runLine(bin, line, `http://127.0.0.1:${await freePort()}`, agent.payload("ls"), " --on-unreachable block");
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/unreachable.*blocking: --on-unreachable = block/);
+      // The agent's own deny, with the same reason as on stderr.
+      expect(JSON.stringify(r.output)).toContain(JSON.stringify(r.stderr.trim()));
+    });
   });
-  it("blocks, with the reason on stderr", () => {
-    const r = runLine(line, svc.url, agent.payload("rm -rf /"));
-    expect(r).toMatchObject({ code: agent.blockCode, output: agent.block("no rm -rf here") });
-    expect(r.stderr).toBe("no rm -rf here\n");
-  });
-  it("asks", () => {
-    const r = runLine(line, svc.url, agent.payload("git push"));
-    expect(r).toMatchObject({ code: 0, output: agent.ask });
-  });
-  it("turns ask into a block when no one can answer", () => {
-    const r = runLine(line, svc.url, agent.payload("git push"), " --interactive false");
-    expect(r).toMatchObject({ code: agent.blockCode, output: agent.block("pushing needs a human"), stderr: "pushing needs a human\n" });
-  });
-  it("passes through when hookbox is unreachable and --on-unreachable allow (the default)", async () => {
-    const r = runLine(line, `http://127.0.0.1:${await freePort()}`, agent.payload("rm -rf /"));
-    expect(r).toMatchObject({ code: 0, output: {} });
-    expect(r.stderr).toMatch(/unreachable.*passing through/);
-  });
-  it("blocks when hookbox is unreachable and --on-unreachable block", async () => {
-    const r = runLine(line, `http://127.0.0.1:${await freePort()}`, agent.payload("ls"), " --on-unreachable block");
-    expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/unreachable.*blocking/);
+});
+
+describe("the shell forwarder", () => {
+  // Each agent's line, the same payloads: the shell forwarder's stdout, stderr and exit code are
+  // byte for byte those of hookbox forward — terminal controls in a hook's reason escaped alike.
+  const cases = agents.flatMap((agent) => (["ls", "rm -rf /", "git push", "curl evil"] as const).map((cmd) => ({ name: agent.name, agent, cmd })));
+  it.each(cases)("answers $name for $cmd exactly like hookbox forward", ({ agent, cmd }) => {
+    const line = agent.line(readFileSync(agent.file, "utf8"));
+    const payload = agent.payload(cmd as Cmd);
+    const [node, sh] = forwarders.map(({ bin }) => runLine(bin, line, svc.url, payload));
+    expect(sh!.stdout).toBe(node!.stdout);
+    expect(sh!.stderr).toBe(node!.stderr);
+    expect(sh!.code).toBe(node!.code);
+    if (cmd === "curl evil") expect(node!.stdout + node!.stderr, JSON.stringify(node)).toContain("evil \\x1b]0;title\\x07 \\u009b31m \\x7f \\u202e\\u200b\\ufeff\\u2066 é 😀");
   });
 });
 

@@ -173,6 +173,26 @@ describe.each<[Runtime, "cold" | "warm"]>([
     expect(second).toMatchObject({ outcome: "exited", exitCode: 0, stdout: "stored\n" });
   });
 
+  it("serves a workspace uploaded after its container was warmed (one pool for every workspace)", async () => {
+    const request: RunRequest = { command: "cat check.sh; sh check.sh; pwd", stdin: new Uint8Array(), env: {}, timeoutMs: 10_000, limits: DEFAULT_LIMITS, runtime };
+    if (mode === "warm") expect(await runner.warmFor(request)).toBe(true);
+    // Uploaded only now: the container waiting in the pool has never seen it.
+    const dir = await makeWorkspace({ "hooks/check.sh": "echo checked\n" });
+    const result = await runner.run({ ...request, workspaceDir: dir, cwd: "hooks" });
+    expect(result).toMatchObject({ outcome: "exited", exitCode: 0, stdout: "echo checked\nchecked\n/workspace/hooks\n", warm: mode === "warm" });
+  });
+
+  it("never shows one tenant's workspace, writes or leftovers to the next event of another", async () => {
+    const a = await makeWorkspace({ "secret-a.txt": "tenant a\n", ".github/hooks/a.json": "{}" });
+    const b = await makeWorkspace({ "b.txt": "tenant b\n" });
+    const first = await run("echo wrote-a > written-by-a; echo a > /tmp/a-tmp; echo a > $HOME/a-home; ls -A", { workspaceDir: a });
+    expect(first).toMatchObject({ outcome: "exited", exitCode: 0, stdout: ".github\nsecret-a.txt\nwritten-by-a\n" });
+    // (gVisor 2022's `ls` of the absolute path /workspace fails with EINVAL: listed as the cwd)
+    const second = await run("ls -A; ls -A /tmp; ls -A $HOME; cat /workspace/*", { workspaceDir: b });
+    expect(second).toMatchObject({ outcome: "exited", exitCode: 0, stdout: "b.txt\ntenant b\n" });
+    expect(existsSync(join(a, "written-by-a"))).toBe(false);
+  });
+
   it("shows the hook none of the service's environment, only its own and the project dirs", async () => {
     process.env.HOOKBOX_TEST_SECRET = "s3cr3t-value";
     const result = await run("env", { env: { MY_SETTING: "on" } });

@@ -7,11 +7,11 @@
  */
 import { randomUUID } from "node:crypto";
 import { HOOK_HOME, REAP_GRACE_MS, WORKSPACE_PATH } from "../names.js";
-import { OutputCapture } from "./output-capture.js";
 import { hookEnv } from "./hook-env.js";
-import { describeError, sink, stoppedEnd, type StopReason } from "./container-parts.js";
+import { describeError, sink, stoppedEnd } from "./container-parts.js";
 import { EngineTimeoutError } from "./docker-client.js";
 import { labelsFor, makeContainer, type Fleet, type Made, type Shape } from "./make-container.js";
+import { RunGuard } from "./run-guard.js";
 import type { RunEnd, RunRequest, RunResult } from "./types.js";
 
 /** How long the attach stream may take to deliver the last output after the container ended. */
@@ -20,60 +20,48 @@ const STREAM_TAIL_MS = 1_000;
 export async function runCold(fleet: Fleet, request: RunRequest, shape: Shape): Promise<RunResult> {
   const t0 = performance.now();
   const { client } = fleet;
-  const runMs = request.timeoutMs + client.timeoutMs;
-  const deadlineAt = t0 + runMs;
-  // Aborts every engine call of this run: at its deadline, or when the run is cancelled.
-  const run = new AbortController();
-  const deadline = setTimeout(() => run.abort(new EngineTimeoutError(client.timeoutMs)), runMs);
-  const capture = new OutputCapture(request.limits.maxOutputBytes, () => stop("output_truncated"));
+  // One signal ends every engine call of this run and kills the container: the hook's timeout,
+  // the run's deadline, the cancellation, the output cap — whichever comes first.
+  const guard = new RunGuard({ timeoutMs: request.timeoutMs, engineTimeoutMs: client.timeoutMs, maxOutputBytes: request.limits.maxOutputBytes, cancel: request.signal });
+  const { capture, signal } = guard;
   let made: Made | undefined;
-  let stopped: StopReason | null = null;
   let started = false;
   /** the engine left a call unanswered: the answer does not wait for it again */
   let silent = false;
   let tStarted = t0;
-  const stop = (why: StopReason) => {
-    stopped ??= why;
-    if (why === "cancelled") run.abort(new Error("cancelled"));
-    if (made) void client.kill(made.id);
-  };
-  const onAbort = () => stop("cancelled");
+  const onStop = () => { if (made) void client.kill(made.id); };
+  signal.addEventListener("abort", onStop, { once: true });
   let finished: RunResult | undefined;
   const result = (tail: RunEnd): RunResult =>
     (finished = { ...tail, stdout: capture.stdout.text(), stderr: capture.stderr.text(), startMs: tStarted - t0, durationMs: performance.now() - tStarted, warm: false } as RunResult);
-  let timer: NodeJS.Timeout | undefined;
   try {
-    if (request.signal?.aborted) return result({ outcome: "cancelled", exitCode: null });
-    request.signal?.addEventListener("abort", onAbort, { once: true });
+    if (guard.stopped === "cancelled") return result({ outcome: "cancelled", exitCode: null });
     const env = hookEnv({ declared: request.env, projectDir: WORKSPACE_PATH, runtime: "container", home: HOOK_HOME });
-    const labels = labelsFor(fleet, randomUUID(), Date.now() + runMs + REAP_GRACE_MS, request.eventId);
-    made = await makeContainer(fleet, shape, ["/bin/sh", "-c", request.command], env, request.cwd, labels, run.signal);
+    const labels = labelsFor(fleet, randomUUID(), Date.now() + guard.leftMs() + REAP_GRACE_MS, request.eventId);
+    made = await makeContainer(fleet, shape, ["/bin/sh", "-c", request.command], env, request.cwd, labels, signal);
     const { id, stream, streamDone } = made;
     client.demux(stream, sink((c) => capture.stdout.push(c)), sink((c) => capture.stderr.push(c)));
-    await client.start(id, run.signal);
+    await client.start(id, signal);
     started = true;
     tStarted = performance.now();
-    timer = setTimeout(() => stop("timed_out"), Math.max(0, Math.min(request.timeoutMs, deadlineAt - tStarted)));
+    guard.hookStarted();
     stream.end(Buffer.from(request.stdin));
-    const waited = await client.wait(id, run.signal);
-    clearTimeout(timer);
+    const waited = await client.wait(id, signal);
     // The engine closes the attach stream once the container is gone; read what is left.
     await Promise.race([streamDone, new Promise((r) => setTimeout(r, STREAM_TAIL_MS))]);
-    const reason = stopped as StopReason | null;
-    if (reason) return result(stoppedEnd(reason, capture));
-    const state = await client.state(id, run.signal);
+    if (guard.stopped) return result(stoppedEnd(guard.stopped, capture));
+    const state = await client.state(id, signal);
     if (state.oomKilled) return result({ outcome: "oom_killed", exitCode: waited.exitCode });
     return result({ outcome: "exited", exitCode: waited.exitCode });
   } catch (err) {
-    if (err instanceof EngineTimeoutError) silent = true;
-    const reason = stopped as StopReason | null;
-    if (reason) return result(stoppedEnd(reason, capture));
+    if (err instanceof EngineTimeoutError || guard.stopped === "deadline") silent = true;
+    const reason = guard.stopped;
+    if (reason && (started || reason !== "deadline")) return result(stoppedEnd(reason, capture));
     // The hook had started when the engine stopped answering: its time is what ran out.
     if (started) return result({ outcome: "timed_out", exitCode: null });
-    return result({ outcome: "failed_to_start", exitCode: null, error: describeError(err) });
+    return result({ outcome: "failed_to_start", exitCode: null, error: describeError(reason === "deadline" ? new EngineTimeoutError(client.timeoutMs) : err) });
   } finally {
-    clearTimeout(timer);
-    request.signal?.removeEventListener("abort", onAbort);
+    signal.removeEventListener("abort", onStop);
     made?.stream.destroy();
     if (made) {
       // The answer waits for the removal while the run's deadline lasts, never past it.
@@ -83,11 +71,11 @@ export async function runCold(fleet: Fleet, request: RunRequest, shape: Shape): 
       fleet.track(removal);
       if (!silent) {
         let wake: NodeJS.Timeout | undefined;
-        await Promise.race([removal, new Promise((r) => (wake = setTimeout(r, Math.max(0, deadlineAt - performance.now()))))]);
+        await Promise.race([removal, new Promise((r) => (wake = setTimeout(r, guard.leftMs())))]);
         clearTimeout(wake);
       }
       if (finished && removed) finished.removeMs = performance.now() - tRemove;
     }
-    clearTimeout(deadline);
+    guard.dispose();
   }
 }

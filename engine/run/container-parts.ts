@@ -6,9 +6,8 @@
 import type { Duplex } from "node:stream";
 import { Writable } from "node:stream";
 import type { OutputCapture } from "./output-capture.js";
+import type { StopReason } from "./run-guard.js";
 import type { RunEnd } from "./types.js";
-
-export type StopReason = "timed_out" | "output_truncated" | "cancelled";
 
 /** A created, attached container, as the engine-free code sees it. */
 export interface ContainerHandle {
@@ -27,6 +26,8 @@ export interface ContainerHandle {
 export function stoppedEnd(reason: StopReason, capture: OutputCapture): RunEnd {
   switch (reason) {
     case "timed_out": return { outcome: "timed_out", exitCode: null };
+    // The run's deadline passed while the engine said nothing more: the hook's time is what ran out.
+    case "deadline": return { outcome: "timed_out", exitCode: null };
     case "cancelled": return { outcome: "cancelled", exitCode: null };
     case "output_truncated": return { outcome: "output_truncated", exitCode: null, stream: capture.overflowedStream ?? "stdout" };
     default: {

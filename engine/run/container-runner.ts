@@ -1,12 +1,13 @@
 /**
  * @module Container runner: every hook runs in a container of its own, never reused, removed
  * afterwards — either a new one (cold-run.ts) or one pre-started by the warm pool and handed its
- * one hook (warm-start.ts, warm-container.ts). Also the engine's health check (engine-status.ts)
- * and the reaper's sweep (reaper.ts). Only docker-client.ts talks to the engine, every call under
- * a deadline.
+ * one hook (warm-start.ts, warm-container.ts). One pool serves every workspace: a pre-started
+ * container is shaped by image, runtime, limits and mounts only, and the workspace reaches it at
+ * hand-over as a tar (workspace-archive.ts) unpacked into its own /workspace, a tmpfs of tmp_size.
+ * Also the engine's health check (engine-status.ts) and the reaper's sweep (reaper.ts). Only
+ * docker-client.ts talks to the engine, every call under a deadline.
  */
 import { randomUUID } from "node:crypto";
-import { statSync } from "node:fs";
 import { DEFAULT_IMAGE, type Runtime } from "../names.js";
 import { runCold } from "./cold-run.js";
 import { DockerClient } from "./docker-client.js";
@@ -15,6 +16,7 @@ import type { Fleet, Shape } from "./make-container.js";
 import { thisProcess } from "./process-info.js";
 import { reapLeftovers, type ReapOptions } from "./reaper.js";
 import { WarmPool, type PoolOptions } from "./warm-pool.js";
+import { WorkspaceArchives } from "./workspace-archive.js";
 import { prestart } from "./warm-start.js";
 import type { WarmContainer } from "./warm-container.js";
 import { clearScratch, scratchBoundProblem } from "./workspace-view.js";
@@ -44,6 +46,7 @@ export class ContainerRunner implements Runner {
   private readonly fleet: Fleet;
   private readonly pool: WarmPool<WarmContainer> | undefined;
   private readonly removals = new Set<Promise<unknown>>();
+  private readonly archives = new WorkspaceArchives();
   private statusInFlight: Promise<EngineStatus> | undefined;
 
   constructor(private readonly options: ContainerRunnerOptions) {
@@ -68,10 +71,16 @@ export class ContainerRunner implements Runner {
   async run(request: RunRequest): Promise<RunResult> {
     const shape = this.shapeOf(request);
     if (this.pool && !request.signal?.aborted) {
-      const warm = this.pool.take(shapeKey(shape), () => this.prestart(shape));
-      if (warm) {
-        const pool = this.pool;
-        return warm.claim(request, (p) => this.fleet.track(p)).finally(() => pool.refill());
+      // The workspace goes in the container's /workspace, a tmpfs of tmp_size that also takes what
+      // the hook writes: one that fills more than half of it runs cold, on its overlay.
+      const archive = request.workspaceDir ? await this.archives.get(request.workspaceDir, request.limits.tmpBytes / 2).catch(() => null) : undefined;
+      if (archive !== null) {
+        const pooled = { ...shape, workspaceDir: undefined };
+        const warm = this.pool.take(shapeKey(pooled), () => this.prestart(pooled));
+        if (warm) {
+          const pool = this.pool;
+          return warm.claim(request, (p) => this.fleet.track(p), archive).finally(() => pool.refill());
+        }
       }
     }
     return runCold(this.fleet, request, shape);
@@ -79,14 +88,14 @@ export class ContainerRunner implements Runner {
 
   /** Starts keeping pre-started containers for runs shaped like `request` (no command needed). */
   prewarm(request: Pick<RunRequest, "limits"> & Partial<RunRequest>): void {
-    const shape = this.shapeOf(request as RunRequest);
+    const shape = { ...this.shapeOf(request as RunRequest), workspaceDir: undefined };
     this.pool?.want(shapeKey(shape), () => this.prestart(shape));
   }
 
   /** Resolves once a pre-started container shaped for `request` is ready (false: none came in time). */
   async warmFor(request: Pick<RunRequest, "limits"> & Partial<RunRequest>, timeoutMs = 30_000): Promise<boolean> {
     if (!this.pool) return false;
-    const shape = this.shapeOf(request as RunRequest);
+    const shape = { ...this.shapeOf(request as RunRequest), workspaceDir: undefined };
     const key = shapeKey(shape);
     const end = Date.now() + timeoutMs;
     while (Date.now() < end) {
@@ -147,9 +156,7 @@ export class ContainerRunner implements Runner {
   }
 }
 
-/** Everything that makes two containers interchangeable before they get their hook. */
+/** Everything that makes two pre-started containers interchangeable before they get their hook (and workspace). */
 function shapeKey(shape: Shape): string {
-  // A re-uploaded workspace is a new folder at the same path: its inode tells the two apart.
-  const stamp = shape.workspaceDir ? statSync(shape.workspaceDir, { throwIfNoEntry: false })?.ino ?? 0 : null;
-  return JSON.stringify([shape.image, shape.runtime, shape.limits, [...shape.mounts].sort(), shape.workspaceDir ?? null, stamp]);
+  return JSON.stringify([shape.image, shape.runtime, shape.limits, [...shape.mounts].sort()]);
 }

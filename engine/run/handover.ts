@@ -1,11 +1,22 @@
 /**
  * @module How a pre-started container is handed its one hook: a wrapper reads on stdin a per-run
- * nonce, the working directory, the command and the hook's environment — then runs
+ * nonce, the working directory, the command, the hook's environment and the workspace as a tar
+ * (workspace-archive.ts), unpacked into the container's own size-limited /workspace — then runs
  * `sh -c <command>` with the rest of stdin (the event) as the hook's stdin, and
  * prints `\n<nonce> <exit code> <oom kills>\n` on stdout and on stderr when it returns. The nonce never enters
  * the hook's environment or command line.
  */
 import type { RunRequest } from "./types.js";
+
+/**
+ * The workspace's tar, exactly `$la` bytes of stdin (head reads no further: the event follows),
+ * unpacked into /workspace — a tmpfs of tmp_size: the workspace and what the hook writes share it.
+ */
+const UNPACK = [
+  "if [ \"$la\" -gt 0 ]; then",
+  "  head -c \"$la\" | tar -x -p -f - -C /workspace --no-same-owner 2>/dev/null || { echo 'hookbox: the workspace could not be unpacked into /workspace' >&2; exit 95; }",
+  "fi",
+].join("\n");
 
 /**
  * The wrapper, in bash when the image has it: builtins only between the handover and the hook, so
@@ -14,15 +25,16 @@ import type { RunRequest } from "./types.js";
  */
 export const BASH_WRAPPER = [
   "export LC_ALL=C",
-  "IFS=' ' read -r n ld lc le || exit 97",
+  "IFS=' ' read -r n ld lc le la || exit 97",
   "d=; c=; e=",
   "if [ \"$ld\" -gt 0 ]; then IFS= read -r -N \"$ld\" d; fi",
   "IFS= read -r -N \"$lc\" c",
   "if [ \"$le\" -gt 0 ]; then IFS= read -r -N \"$le\" e; fi",
   "unset LC_ALL",
+  UNPACK,
   "eval \"$e\"",
   "if [ -n \"$d\" ]; then cd -- \"$d\" || exit 96; fi",
-  "unset ld lc le d e",
+  "unset ld lc le la d e",
   "/bin/sh -c \"$c\"",
   "r=$?",
   "o=0",
@@ -37,13 +49,15 @@ export const BASH_WRAPPER = [
 export const SH_WRAPPER = [
   "IFS= read -r h || exit 97",
   "n=${h%% *}",
+  "la=${h##* }",
   "IFS= read -r d",
   "IFS= read -r c",
   "IFS= read -r e",
+  UNPACK,
   "eval \"$(printf %s \"$e\" | base64 -d)\"",
   "if [ -n \"$d\" ]; then cd -- \"$(printf %s \"$d\" | base64 -d)\" || exit 96; fi",
   "c=\"$(printf %s \"$c\" | base64 -d)\"",
-  "unset d e h",
+  "unset d e h la",
   "/bin/sh -c \"$c\"",
   "r=$?",
   "o=$(cat /sys/fs/cgroup/memory/memory.oom_control /sys/fs/cgroup/memory.events 2>/dev/null | sed -n 's/^oom_kill //p' | head -n 1)",
@@ -64,7 +78,7 @@ const quote = (v: string) => `'${v.replace(/'/g, "'\\''")}'`;
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** The bytes written to a pre-started container's stdin for `request`, in its wrapper's format. */
-export function handover(nonce: string, request: RunRequest, wrapper: "bash" | "sh"): Buffer {
+export function handover(nonce: string, request: RunRequest, wrapper: "bash" | "sh", archive: Uint8Array = new Uint8Array()): Buffer {
   const exports = Object.entries(request.env)
     .map(([k, v]) => {
       if (!NAME.test(k)) throw new Error(`environment variable name ${JSON.stringify(k)} is not valid`);
@@ -75,11 +89,11 @@ export function handover(nonce: string, request: RunRequest, wrapper: "bash" | "
   let head: Buffer;
   if (wrapper === "bash") {
     const [d, c, e] = [dir, request.command, exports].map((s) => Buffer.from(s));
-    head = Buffer.concat([Buffer.from(`${nonce} ${d!.length} ${c!.length} ${e!.length}\n`), d!, c!, e!]);
+    head = Buffer.concat([Buffer.from(`${nonce} ${d!.length} ${c!.length} ${e!.length} ${archive.length}\n`), d!, c!, e!]);
   } else {
-    head = Buffer.from([`${nonce} sh`, dir ? b64(dir) : "", b64(request.command), b64(exports)].join("\n") + "\n");
+    head = Buffer.from([`${nonce} sh ${archive.length}`, dir ? b64(dir) : "", b64(request.command), b64(exports)].join("\n") + "\n");
   }
-  return Buffer.concat([head, Buffer.from(request.stdin)]);
+  return Buffer.concat([head, archive, Buffer.from(request.stdin)]);
 }
 
 /** Watches both streams for the end marker of one run. */

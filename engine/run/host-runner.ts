@@ -8,8 +8,9 @@
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { constants, tmpdir } from "node:os";
-import { OutputCapture } from "./output-capture.js";
+import { stoppedEnd } from "./container-parts.js";
 import { hookEnv } from "./hook-env.js";
+import { RunGuard } from "./run-guard.js";
 import type { RunEnd, RunRequest, RunResult, Runner } from "./types.js";
 
 /**
@@ -47,26 +48,22 @@ export class HostRunner implements Runner {
     const cwd = request.cwd ?? tmpdir();
     const env = hookEnv({ declared: request.env, projectDir: cwd, runtime: "host", home: cwd, inherit: this.inheritEnv });
     return new Promise<RunResult>((resolve) => {
-      let ended: "timed_out" | "output_truncated" | "cancelled" | null = null;
       const [file, args] = this.isolation === "pid-namespace" && UNSHARE
         ? [UNSHARE, [...UNSHARE_ARGS, "/bin/sh", "-c", request.command]]
         : ["/bin/sh", ["-c", request.command]];
+      // The hook's timeout, the cancellation and the output cap: one signal that kills the group.
+      const guard = new RunGuard({ timeoutMs: request.timeoutMs, maxOutputBytes: request.limits.maxOutputBytes, cancel: request.signal });
+      const { capture } = guard;
       const child = spawn(file, args, { cwd, env, detached: true, stdio: ["pipe", "pipe", "pipe"] });
       const tStarted = performance.now();
+      guard.hookStarted();
       const killGroup = () => {
         // A negative pid signals the whole process group: grandchildren included (in a PID
         // namespace, unshare's death takes its init and so everything in it).
         if (child.pid !== undefined) try { process.kill(-child.pid, "SIGKILL"); } catch { /* already gone */ }
       };
-      const stop = (why: "timed_out" | "output_truncated" | "cancelled") => {
-        ended ??= why;
-        killGroup();
-      };
-      const capture = new OutputCapture(request.limits.maxOutputBytes, () => stop("output_truncated"));
-      const timer = setTimeout(() => stop("timed_out"), request.timeoutMs);
-      const onAbort = () => stop("cancelled");
-      request.signal?.addEventListener("abort", onAbort, { once: true });
-      if (request.signal?.aborted) onAbort();
+      guard.signal.addEventListener("abort", killGroup, { once: true });
+      if (guard.signal.aborted) killGroup();
 
       child.stdout.on("data", (c: Buffer) => capture.stdout.push(c));
       child.stderr.on("data", (c: Buffer) => capture.stderr.push(c));
@@ -76,10 +73,8 @@ export class HostRunner implements Runner {
       child.on("exit", killGroup);
       child.on("error", (err) => finish({ outcome: "failed_to_start", exitCode: null, error: err.message }));
       child.on("close", (code, signal) => {
-        if (ended === "timed_out") return finish({ outcome: "timed_out", exitCode: null });
-        if (ended === "cancelled") return finish({ outcome: "cancelled", exitCode: null });
-        if (ended === "output_truncated")
-          return finish({ outcome: "output_truncated", exitCode: null, stream: capture.overflowedStream ?? "stdout" });
+        const stopped = guard.stopped;
+        if (stopped) return finish(stoppedEnd(stopped, capture));
         finish({ outcome: "exited", exitCode: code ?? 128 + signalNumber(signal) });
       });
 
@@ -87,8 +82,8 @@ export class HostRunner implements Runner {
       function finish(tail: RunEnd): void {
         if (done) return;
         done = true;
-        clearTimeout(timer);
-        request.signal?.removeEventListener("abort", onAbort);
+        guard.dispose();
+        guard.signal.removeEventListener("abort", killGroup);
         resolve({
           ...tail,
           stdout: capture.stdout.text(),

@@ -3,9 +3,9 @@
  * (handover.ts) waits on stdin for the one hook it will run.
  */
 import { randomBytes } from "node:crypto";
-import { OutputCapture } from "./output-capture.js";
 import { handover, MARKER_SLACK_BYTES, MarkerWatch } from "./handover.js";
-import { describeError, sink, stoppedEnd, type ContainerHandle, type StopReason } from "./container-parts.js";
+import { describeError, sink, stoppedEnd, type ContainerHandle } from "./container-parts.js";
+import { RunGuard } from "./run-guard.js";
 import type { RunEnd, RunRequest, RunResult } from "./types.js";
 
 /**
@@ -55,56 +55,52 @@ export class WarmContainer {
   }
 
   /**
-   * Hands the hook over and reads its result. Ends no later than its timeout plus the engine
-   * timeout, even if neither the end marker nor the end of the stream ever comes (a paused engine
-   * forwards nothing): then it is `timed_out`, and the removal goes on in the background.
+   * Hands the hook over — with `archive`, the workspace it unpacks into its /workspace — and reads
+   * its result. Ends no later than its timeout plus the engine timeout, even if neither the end
+   * marker nor the end of the stream ever comes (a paused engine forwards nothing): then it is
+   * `timed_out`, and the removal goes on in the background.
    */
-  async claim(request: RunRequest, track: (removal: Promise<unknown>) => void): Promise<RunResult> {
+  async claim(request: RunRequest, track: (removal: Promise<unknown>) => void, archive?: Uint8Array): Promise<RunResult> {
     this.claimed = true;
     const t0 = performance.now();
     const { stream, streamDone } = this.made;
     const nonce = randomBytes(16).toString("hex");
-    let stopped: StopReason | null = null;
-    let cancelled = () => undefined as void;
-    const stop = (why: StopReason) => {
-      stopped ??= why;
-      if (why === "cancelled") cancelled();
-      void this.made.kill();
-    };
     const cap = request.limits.maxOutputBytes;
-    const capture = new OutputCapture(cap + MARKER_SLACK_BYTES, () => stop("output_truncated"));
+    // One signal: the hook's timeout, the run's deadline, the cancellation, the output cap (with
+    // room for the end marker). Any of them kills the container; a cancelled run answers at once.
+    const guard = new RunGuard({ timeoutMs: request.timeoutMs, engineTimeoutMs: this.engineTimeoutMs, maxOutputBytes: cap + MARKER_SLACK_BYTES, cancel: request.signal });
+    const { capture, signal } = guard;
+    const onStop = () => void this.made.kill();
+    signal.addEventListener("abort", onStop, { once: true });
     const watch = new MarkerWatch(nonce);
     const bothMarkers = new Promise<void>((resolve) => {
       this.sinkOut = (c) => { capture.stdout.push(c); if (watch.feed("stdout", c)) resolve(); };
       this.sinkErr = (c) => { capture.stderr.push(c); if (watch.feed("stderr", c)) resolve(); };
     });
-    const runMs = request.timeoutMs + this.engineTimeoutMs;
+    // Past the run's deadline or on cancellation nothing more is waited for; a timeout or the
+    // output cap still waits for the container's end (the kill), within the deadline.
     let deadlineTimer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<"deadline">((resolve) => (deadlineTimer = setTimeout(() => resolve("deadline"), runMs)));
-    // A cancelled run answers at once: its container goes in the background.
-    const cancel = new Promise<"deadline">((resolve) => (cancelled = () => resolve("deadline")));
-    const onAbort = () => stop("cancelled");
-    request.signal?.addEventListener("abort", onAbort, { once: true });
-    const timer = setTimeout(() => stop("timed_out"), request.timeoutMs);
+    const gaveUp = new Promise<"gave_up">((resolve) => {
+      deadlineTimer = setTimeout(() => resolve("gave_up"), guard.leftMs());
+      const check = () => { if (guard.stopped === "deadline" || guard.stopped === "cancelled") resolve("gave_up"); };
+      signal.addEventListener("abort", check, { once: true });
+      check();
+    });
     const result = (tail: RunEnd): RunResult => {
       const out = watch.strip("stdout", capture.stdout.text());
       const err = watch.strip("stderr", capture.stderr.text());
       return { ...tail, stdout: out.slice(0, cap), stderr: err.slice(0, cap), startMs: 0, durationMs: performance.now() - t0, warm: true } as RunResult;
     };
     try {
-      if (request.signal?.aborted) onAbort();
-      stream.end(handover(nonce, request, this.wrapper ?? "sh"));
-      const first = await Promise.race([bothMarkers.then(() => "markers" as const), streamDone.then(() => "ended" as const), deadline, cancel]);
-      clearTimeout(timer);
-      const reason = stopped as StopReason | null;
+      guard.hookStarted();
+      stream.end(handover(nonce, request, this.wrapper ?? "sh", archive));
+      await Promise.race([bothMarkers, streamDone, gaveUp]);
+      const reason = guard.stopped;
       if (reason) return result(stoppedEnd(reason, capture));
-      // The engine forwarded nothing more before the deadline: the hook's time is what ran out.
-      if (first === "deadline") return result({ outcome: "timed_out", exitCode: null });
       const code = watch.exitCode;
       if (code === undefined) {
         // The container went before the hook's end: look at how it ended, within what is left.
-        const state = await this.made.state(AbortSignal.timeout(Math.max(1, Math.ceil(t0 + runMs - performance.now()))))
-          .catch(() => undefined);
+        const state = await this.made.state(AbortSignal.timeout(Math.max(1, Math.ceil(guard.leftMs())))).catch(() => undefined);
         if (!state) return result({ outcome: "timed_out", exitCode: null });
         if (state.oomKilled) return result({ outcome: "oom_killed", exitCode: state.exitCode });
         return result({ outcome: "exited", exitCode: state.exitCode });
@@ -117,9 +113,9 @@ export class WarmContainer {
     } catch (err) {
       return result({ outcome: "failed_to_start", exitCode: null, error: describeError(err) });
     } finally {
-      clearTimeout(timer);
+      signal.removeEventListener("abort", onStop);
       clearTimeout(deadlineTimer);
-      request.signal?.removeEventListener("abort", onAbort);
+      guard.dispose();
       // The answer does not wait for the removal.
       track(this.discard());
     }

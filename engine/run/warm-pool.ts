@@ -1,12 +1,24 @@
 /**
  * @module The warm pool: pre-started single-use containers, per shape (image, runtime, limits,
- * mounts, workspace). A container is taken for one hook and never comes back; the pool refills in
- * the background, a few starts at a time (what the engine sustains), never past `maxTotal`, and
- * lets a shape's containers go when it has not been asked for in `idleMs`.
+ * mounts — never the workspace: it reaches the container at hand-over). A container is taken for
+ * one hook and never comes back; the pool refills in the background, a few starts at a time (what
+ * the engine sustains), never past `maxTotal`, and lets a shape's containers go when it has not
+ * been asked for in `idleMs`. How many a shape keeps follows its arrivals (Little's law): `size`,
+ * and once an event of the last DEMAND_WINDOW_MS found none ready, also as many as arrive while
+ * one container starts — its arrival rate over that window times how long its starts take. A
+ * pool that keeps up starts no more at once than it did (each start competes with the runs for
+ * the CPU); one that falls behind grows to the rate it is asked for, within `maxTotal`.
  */
 
+/** The arrival rate of a shape is counted over this window. */
+export const DEMAND_WINDOW_MS = 2_000;
+/** Arrivals counted per window at most (a rate of 2 000/s). */
+const MAX_ASKED = 4_096;
+/** How long a start is taken to last until one was measured. */
+const FIRST_START_MS = 300;
+
 export interface PoolOptions {
-  /** ready containers kept per shape in use; 0 turns the pool off. @default 2 */
+  /** ready containers kept at least per shape in use; 0 turns the pool off. @default 2 */
   size: number;
   /** all pools together, ready and starting. @default 16 */
   maxTotal: number;
@@ -31,6 +43,12 @@ interface Slot<T> {
   wantedAt: number;
   failures: number;
   retryAt: number;
+  /** when containers were asked for (taken or missed) in the last DEMAND_WINDOW_MS, oldest first */
+  asked: number[];
+  /** how long a start of this shape takes (moving average) */
+  startMs: number;
+  /** when an event last found no container ready */
+  missedAt: number;
 }
 
 export class WarmPool<T extends Pooled> {
@@ -52,13 +70,19 @@ export class WarmPool<T extends Pooled> {
    */
   take(key: string, make: () => Promise<T>): T | undefined {
     const slot = this.slot(key, make);
+    slot.asked.push(Date.now());
+    // The window's list stays short whatever the rate: past this, the pool is at maxTotal anyway.
+    if (slot.asked.length > MAX_ASKED) slot.asked.shift();
     let found: T | undefined;
     while (!found && slot.ready.length > 0) {
       const { item } = slot.ready.shift()!;
       if (item.alive) found = item;
       else this.discard(item);
     }
-    if (!found) this.fill();
+    if (!found) {
+      slot.missedAt = Date.now();
+      this.fill();
+    }
     return found;
   }
 
@@ -74,7 +98,7 @@ export class WarmPool<T extends Pooled> {
 
   private slot(key: string, make: () => Promise<T>): Slot<T> {
     let slot = this.slots.get(key);
-    if (!slot) this.slots.set(key, (slot = { key, make, ready: [], starting: 0, wantedAt: 0, failures: 0, retryAt: 0 }));
+    if (!slot) this.slots.set(key, (slot = { key, make, ready: [], starting: 0, wantedAt: 0, failures: 0, retryAt: 0, asked: [], startMs: FIRST_START_MS, missedAt: -Infinity }));
     slot.wantedAt = Date.now();
     return slot;
   }
@@ -105,8 +129,9 @@ export class WarmPool<T extends Pooled> {
     if (this.closed) return;
     const now = Date.now();
     for (const slot of this.slots.values()) {
+      const target = this.target(slot, now);
       while (
-        slot.ready.length + slot.starting < this.options.size &&
+        slot.ready.length + slot.starting < target &&
         this.total() < this.options.maxTotal &&
         this.starting < this.options.maxStarting &&
         now >= slot.retryAt
@@ -114,14 +139,24 @@ export class WarmPool<T extends Pooled> {
     }
   }
 
+  /** What a shape keeps, ready and starting: `size`, plus its arrivals during one start while it falls behind; at most `maxTotal`. */
+  private target(slot: Slot<T>, now: number): number {
+    while (slot.asked.length > 0 && now - slot.asked[0]! > DEMAND_WINDOW_MS) slot.asked.shift();
+    const behind = now - slot.missedAt <= DEMAND_WINDOW_MS;
+    const inOneStart = behind ? Math.ceil((slot.asked.length / DEMAND_WINDOW_MS) * slot.startMs) : 0;
+    return Math.min(this.options.maxTotal, this.options.size + inOneStart);
+  }
+
   private start(slot: Slot<T>): void {
     slot.starting++;
     this.starting++;
+    const t0 = Date.now();
     slot.make().then(
       (item) => {
         slot.starting--;
         this.starting--;
         slot.failures = 0;
+        slot.startMs = 0.8 * slot.startMs + 0.2 * (Date.now() - t0);
         if (this.closed || this.slots.get(slot.key) !== slot) this.discard(item);
         else slot.ready.push({ item, at: Date.now() });
         this.fill();

@@ -2,7 +2,8 @@
  * @module What a trace keeps of an event: every string redacted and capped before it is kept —
  * summary fields at `SUMMARY_FIELD_BYTES`, a hook's own strings (rule, error, reason, …) at
  * `HOOK_FIELD_BYTES`, its stdin, stdout and stderr at the configured `captureBytes`. The
- * environment of a hook the operator configured is shown as names only. Pure.
+ * environment of a hook the operator configured is shown as names only. Pure, but for the yields of
+ * a long build (`BUILD_SLICE_MS`).
  */
 import type { EventResult, HookRecord, HookTrace } from "../../engine/index.js";
 import { capRedact, headBytes, keep, keepStrings, redactJson, REDACT_MARGIN_CHARS } from "./redact.js";
@@ -69,23 +70,49 @@ export function summaryOf(result: EventResult, extra: { workspace?: string; dura
   };
 }
 
-export function hooksOf(result: EventResult, keepInputs: boolean, captureBytes: number): StoredHook[] {
-  return result.hooks.map((record, i) => {
+/**
+ * How long building one trace holds the event loop before it lets other work in: a trace may have
+ * a thousand hooks. @default 10 ms
+ */
+export const BUILD_SLICE_MS = 10;
+
+/**
+ * Every hook of `result` as a trace keeps it. Hooks of one dialect share one stdin buffer, so each
+ * distinct buffer is parsed and redacted once per trace, not once per hook; the build yields to the
+ * event loop every `BUILD_SLICE_MS`.
+ */
+export async function hooksOf(result: EventResult, keepInputs: boolean, captureBytes: number): Promise<StoredHook[]> {
+  const stdins = new Map<Uint8Array, Kept>();
+  const out: StoredHook[] = [];
+  let sliceStart = performance.now();
+  for (let i = 0; i < result.hooks.length; i++) {
+    if (performance.now() - sliceStart >= BUILD_SLICE_MS) {
+      await new Promise<void>((r) => setImmediate(r));
+      sliceStart = performance.now();
+    }
     const t = result.trace.hooks[i]!;
-    const stdin = stdinOf(t.stdin, keepInputs, captureBytes);
-    const stdout = capRedact(t.stdout, captureBytes);
-    const stderr = capRedact(t.stderr, captureBytes);
-    return {
-      ...keepStrings(record, HOOK_FIELD_BYTES),
-      warm: t.warm,
-      offset_ms: t.offset_ms,
-      stdin: stdin.text,
-      stdout: stdout.text,
-      stderr: stderr.text,
-      env: envOf(record, t),
-      truncated: { stdin: stdin.cut, stdout: stdout.cut, stderr: stderr.cut },
-    };
-  });
+    let stdin = stdins.get(t.stdin);
+    if (!stdin) stdins.set(t.stdin, (stdin = stdinOf(t.stdin, keepInputs, captureBytes)));
+    out.push(hookOf(result.hooks[i]!, t, stdin, captureBytes));
+  }
+  return out;
+}
+
+type Kept = { text: string; cut: boolean };
+
+function hookOf(record: HookRecord, t: HookTrace, stdin: Kept, captureBytes: number): StoredHook {
+  const stdout = capRedact(t.stdout, captureBytes);
+  const stderr = capRedact(t.stderr, captureBytes);
+  return {
+    ...keepStrings(record, HOOK_FIELD_BYTES),
+    warm: t.warm,
+    offset_ms: t.offset_ms,
+    stdin: stdin.text,
+    stdout: stdout.text,
+    stderr: stderr.text,
+    env: envOf(record, t),
+    truncated: { stdin: stdin.cut, stdout: stdout.cut, stderr: stderr.cut },
+  };
 }
 
 /**
@@ -101,9 +128,9 @@ function envOf(record: HookRecord, t: HookTrace): Record<string, string> {
  * The event a hook read, redacted; tool inputs and prompts left out unless kept. Only about
  * `captureBytes` of it is ever redacted, however large the event.
  */
-function stdinOf(stdin: Uint8Array, keepInputs: boolean, captureBytes: number): { text: string; cut: boolean } {
+function stdinOf(stdin: Uint8Array, keepInputs: boolean, captureBytes: number): Kept {
   const text = Buffer.from(stdin).toString("utf8");
-  let json: { text: string; cut: boolean } | undefined;
+  let json: Kept | undefined;
   try {
     const value = JSON.parse(text) as unknown;
     if (!keepInputs && value !== null && typeof value === "object" && !Array.isArray(value)) {

@@ -1,6 +1,6 @@
 /**
- * @module Per-event traces (kept `retentionMs`, at most `maxEvents` and `maxBytes` together, in
- * `data_dir/traces`, surviving a restart): what trace-content.ts keeps of each event, redacted and
+ * @module Per-event traces (kept `retentionMs`, at most `maxEvents` and `maxBytes` per tenant, in
+ * `data_dir/traces/<tenant key>`, surviving a restart): what trace-content.ts keeps of each event, redacted and
  * capped. Tenant-scoped reads, paged listing, live subscription.
  */
 import { createHash } from "node:crypto";
@@ -24,17 +24,35 @@ interface Entry {
   tenantKey: string;
   summary: TraceSummary;
   timeMs: number;
+  /** on disk; 0 until written */
   bytes: number;
   file: string;
+  /** dropped from its shelf (expired or past a limit): not to be written, or to be removed */
+  gone: boolean;
+}
+
+/** One tenant's traces, oldest first: the limits apply to each shelf on its own. */
+interface Shelf {
+  entries: Entry[];
+  byId: Map<string, Entry>;
+  bytes: number;
+}
+
+interface Pending {
+  entry: Entry;
+  build: () => Promise<StoredTrace>;
 }
 
 export class TraceStore {
-  private entries: Entry[] = [];
-  private bytes = 0;
+  private readonly shelves = new Map<string, Shelf>();
   private readonly listeners = new Map<string, Set<(s: TraceSummary) => void>>();
-  /** traces accepted but not yet on disk: written one after another, off the answer's path */
-  private readonly pending = new Map<string, () => StoredTrace>();
-  private writing: Promise<void> = Promise.resolve();
+  /**
+   * Traces accepted but not yet on disk, oldest first: written one after another, off the
+   * answer's path. An entry dropped from its shelf leaves this too, so what waits is bounded by
+   * the shelves' `maxEvents`, however far the writer falls behind.
+   */
+  private readonly pending = new Map<string, Pending>();
+  private writer: Promise<void> | undefined;
   private readonly madeDirs = new Set<string>();
 
   constructor(
@@ -47,66 +65,102 @@ export class TraceStore {
     return createHash("sha256").update(tenant).digest("hex").slice(0, 16);
   }
 
+  private shelf(tenantKey: string): Shelf {
+    let shelf = this.shelves.get(tenantKey);
+    if (!shelf) this.shelves.set(tenantKey, (shelf = { entries: [], byId: new Map(), bytes: 0 }));
+    return shelf;
+  }
+
   /** Reads what earlier runs stored, dropping what has expired since. */
   async load(): Promise<void> {
     await mkdir(this.dir, { recursive: true });
-    const loaded: Entry[] = [];
+    this.shelves.clear();
     for (const tenantKey of await readdir(this.dir)) {
+      const loaded: Entry[] = [];
       for (const name of await readdir(join(this.dir, tenantKey)).catch(() => [] as string[])) {
         if (!name.endsWith(".json")) continue;
         const file = join(this.dir, tenantKey, name);
         try {
           const text = await readFile(file, "utf8");
           const trace = JSON.parse(text) as StoredTrace;
-          loaded.push({ tenantKey, summary: summarize(trace), timeMs: Date.parse(trace.time), bytes: Buffer.byteLength(text), file });
+          loaded.push({ tenantKey, summary: summarize(trace), timeMs: Date.parse(trace.time), bytes: Buffer.byteLength(text), file, gone: false });
         } catch {
           await rm(file, { force: true });
         }
       }
+      if (loaded.length === 0) continue;
+      const shelf = this.shelf(tenantKey);
+      shelf.entries = loaded.sort((a, b) => a.timeMs - b.timeMs);
+      for (const e of loaded) shelf.byId.set(e.summary.event_id, e);
+      shelf.bytes = loaded.reduce((n, e) => n + e.bytes, 0);
     }
-    this.entries = loaded.sort((a, b) => a.timeMs - b.timeMs);
-    this.bytes = loaded.reduce((n, e) => n + e.bytes, 0);
     await this.sweep();
   }
 
   /**
    * Records an event. Its summary is listed and sent to followers at once; the full trace (the
    * hooks' input and output, redacted) is built and written after the answer, off its path, and
-   * read from memory until it is on disk.
+   * built from memory until it is on disk. Past `maxEvents`, the tenant's oldest trace goes at once.
    */
   async add(tenant: { name: string; traceToolInput: boolean }, result: EventResult, extra: { workspace?: string; durationMs: number; cancelled: boolean }): Promise<TraceSummary> {
     const summary = summaryOf(result, extra);
-    let built: StoredTrace | undefined;
-    const build = () => (built ??= { ...summary, tenant: tenant.name, hooks: hooksOf(result, tenant.traceToolInput, this.limits.captureBytes) });
+    let built: Promise<StoredTrace> | undefined;
+    const build = () =>
+      (built ??= hooksOf(result, tenant.traceToolInput, this.limits.captureBytes).then((hooks) => ({ ...summary, tenant: tenant.name, hooks })));
     const tenantKey = this.key(tenant.name);
     const file = join(this.dir, tenantKey, `${summary.event_id}.json`);
-    const entry: Entry = { tenantKey, summary, timeMs: Date.parse(summary.time), bytes: 0, file };
-    this.entries.push(entry);
-    this.pending.set(file, build);
-    this.writing = this.writing.then(async () => {
-      try {
-        if (!this.madeDirs.has(tenantKey)) {
-          await mkdir(join(this.dir, tenantKey), { recursive: true });
-          this.madeDirs.add(tenantKey);
-        }
-        if (!this.entries.includes(entry)) return; // swept before it was written
-        const text = JSON.stringify(build());
-        await writeFile(file, text);
-        entry.bytes = Buffer.byteLength(text);
-        this.bytes += entry.bytes;
-        await this.sweep();
-      } finally {
-        this.pending.delete(file);
-      }
-    });
-    this.writing = this.writing.catch(this.onWriteError);
+    const entry: Entry = { tenantKey, summary, timeMs: Date.parse(summary.time), bytes: 0, file, gone: false };
+    const shelf = this.shelf(tenantKey);
+    shelf.entries.push(entry);
+    shelf.byId.set(summary.event_id, entry);
+    this.pending.set(file, { entry, build });
+    const gone = this.trim(shelf, Date.now());
+    if (gone.length > 0) void removeFiles(gone).catch(this.onWriteError);
+    this.kick();
     for (const listener of this.listeners.get(tenantKey) ?? []) listener(summary);
     return summary;
   }
 
+  private kick(): void {
+    if (this.writer || this.pending.size === 0) return;
+    this.writer = this.drain().finally(() => {
+      this.writer = undefined;
+      this.kick(); // accepted after the loop saw it empty
+    });
+  }
+
+  /** Writes what is pending, oldest first, one at a time. */
+  private async drain(): Promise<void> {
+    for (let next = first(this.pending); next; next = first(this.pending)) {
+      const { entry, build } = next;
+      try {
+        if (!this.madeDirs.has(entry.tenantKey)) {
+          await mkdir(join(this.dir, entry.tenantKey), { recursive: true });
+          this.madeDirs.add(entry.tenantKey);
+        }
+        if (entry.gone) continue; // dropped before it was written
+        const text = JSON.stringify(await build());
+        if (entry.gone) continue;
+        await writeFile(entry.file, text);
+        if (entry.gone) {
+          await rm(entry.file, { force: true }); // dropped while it was being written
+          continue;
+        }
+        entry.bytes = Buffer.byteLength(text);
+        const shelf = this.shelf(entry.tenantKey);
+        shelf.bytes += entry.bytes;
+        await removeFiles(this.trim(shelf, Date.now()));
+      } catch (err) {
+        this.onWriteError(err);
+      } finally {
+        if (this.pending.get(entry.file)?.entry === entry) this.pending.delete(entry.file);
+      }
+    }
+  }
+
   /** Resolves when every trace accepted so far is on disk. */
-  flush(): Promise<void> {
-    return this.writing;
+  async flush(): Promise<void> {
+    while (this.writer) await this.writer;
   }
 
   private live(e: Entry, nowMs = Date.now()): boolean {
@@ -114,21 +168,22 @@ export class TraceStore {
   }
 
   async get(tenant: string, eventId: string): Promise<StoredTrace | undefined> {
-    const tenantKey = this.key(tenant);
-    const entry = this.entries.find((e) => e.tenantKey === tenantKey && e.summary.event_id === eventId && this.live(e));
-    if (!entry) return undefined;
-    return this.pending.get(entry.file)?.() ?? (JSON.parse(await readFile(entry.file, "utf8")) as StoredTrace);
+    const entry = this.shelves.get(this.key(tenant))?.byId.get(eventId);
+    if (!entry || entry.gone || !this.live(entry)) return undefined;
+    const pending = this.pending.get(entry.file);
+    if (pending) return pending.build();
+    return JSON.parse(await readFile(entry.file, "utf8")) as StoredTrace;
   }
 
   /** Newest first, `limit` at a time; `next_cursor` pages on. */
   list(tenant: string, q: TraceQuery): { events: TraceSummary[]; next_cursor: string | null } {
-    const tenantKey = this.key(tenant);
+    const entries = this.shelves.get(this.key(tenant))?.entries ?? [];
     const limit = Math.min(Math.max(q.limit ?? 50, 1), 500);
     const [beforeMs, beforeId] = q.cursor ? Buffer.from(q.cursor, "base64url").toString().split("|") : [];
     const out: Entry[] = [];
-    for (let i = this.entries.length - 1; i >= 0 && out.length <= limit; i--) {
-      const e = this.entries[i]!;
-      if (e.tenantKey !== tenantKey || !this.live(e)) continue;
+    for (let i = entries.length - 1; i >= 0 && out.length <= limit; i--) {
+      const e = entries[i]!;
+      if (!this.live(e)) continue;
       if (beforeMs !== undefined && (e.timeMs > Number(beforeMs) || (e.timeMs === Number(beforeMs) && e.summary.event_id >= beforeId!))) continue;
       if (q.session_id !== undefined && e.summary.session_id !== q.session_id) continue;
       if (q.decision !== undefined && (e.summary.decision ?? "none") !== q.decision) continue;
@@ -153,21 +208,47 @@ export class TraceStore {
     return () => set.delete(fn);
   }
 
-  /** Drops what is past its retention, then the oldest until count and bytes fit. */
+  /**
+   * Drops, from each tenant's shelf on its own, what is past its retention, then its oldest until
+   * its count fits `maxEvents` and its bytes `maxBytes`: one tenant's flood never evicts another's.
+   */
   async sweep(nowMs = Date.now()): Promise<number> {
-    let drop = 0;
-    while (
-      drop < this.entries.length &&
-      (nowMs - this.entries[drop]!.timeMs > this.limits.retentionMs || this.entries.length - drop > this.limits.maxEvents || this.bytes > this.limits.maxBytes)
-    ) {
-      this.bytes -= this.entries[drop]!.bytes;
-      drop++;
-    }
-    const gone = this.entries.splice(0, drop);
-    for (const e of gone) this.pending.delete(e.file);
-    await Promise.all(gone.map((e) => rm(e.file, { force: true })));
+    const gone: Entry[] = [];
+    for (const shelf of this.shelves.values()) gone.push(...this.trim(shelf, nowMs));
+    await removeFiles(gone);
     return gone.length;
   }
+
+  /** Takes one shelf's expired and excess entries off it (and off the write queue); returns them. */
+  private trim(shelf: Shelf, nowMs: number): Entry[] {
+    const { entries } = shelf;
+    let drop = 0;
+    while (
+      drop < entries.length &&
+      (nowMs - entries[drop]!.timeMs > this.limits.retentionMs || entries.length - drop > this.limits.maxEvents || shelf.bytes > this.limits.maxBytes)
+    ) {
+      shelf.bytes -= entries[drop]!.bytes;
+      drop++;
+    }
+    if (drop === 0) return [];
+    const gone = entries.splice(0, drop);
+    for (const e of gone) {
+      e.gone = true;
+      shelf.byId.delete(e.summary.event_id);
+      this.pending.delete(e.file);
+    }
+    if (entries.length === 0) this.shelves.delete(gone[0]!.tenantKey);
+    return gone;
+  }
+}
+
+function first<T>(map: Map<string, T>): T | undefined {
+  for (const v of map.values()) return v;
+  return undefined;
+}
+
+async function removeFiles(gone: Entry[]): Promise<void> {
+  await Promise.all(gone.map((e) => rm(e.file, { force: true })));
 }
 
 function summarize(t: StoredTrace): TraceSummary {

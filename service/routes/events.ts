@@ -42,25 +42,38 @@ export async function handleEvent(c: Context<Env>, deps: AppDeps, eventName: str
   if (c.req.header("hookbox-canary") !== undefined) return canary(c, deps, { eventName: eventName ?? bodyEventName(body), body, format: format as Format | undefined, native, workspaceId });
 
   // The client going away cancels the event, unless it already got its answer (a native early answer).
+  // The listener goes when the event is done (`settled`): the request's signal outlives the request
+  // (the HTTP adapter's fetch objects hold it), and a listener left on it would keep the whole
+  // request and its context alive — memory that grows with every event.
+  // The same for the service's shutdown signal, which lives as long as the service: no
+  // AbortSignal.any over it (Node 20 keeps every signal made that way until the source aborts).
   const answered = new AbortController();
-  const clientGone = new AbortController();
-  c.req.raw.signal.addEventListener("abort", () => { if (!answered.signal.aborted) clientGone.abort(c.req.raw.signal.reason); }, { once: true });
-  if (c.req.raw.signal.aborted) clientGone.abort();
-  const signal = AbortSignal.any([clientGone.signal, deps.shutdown]);
+  const cancel = new AbortController();
+  const settled = new AbortController();
+  c.req.raw.signal.addEventListener("abort", () => { if (!answered.signal.aborted) cancel.abort(c.req.raw.signal.reason); }, { once: true, signal: settled.signal });
+  deps.shutdown.addEventListener("abort", () => cancel.abort(deps.shutdown.reason), { once: true, signal: settled.signal });
+  if (c.req.raw.signal.aborted || deps.shutdown.aborted) cancel.abort();
+  const signal = cancel.signal;
   c.header("Hookbox-On-Failure", failureModeFor(tenant, eventName ?? bodyEventName(body)));
   let sink: ((line: string) => void) | undefined;
-  const prepared = deps.engine.prepare({
-    body, raw, eventName, signal,
-    tenant,
-    workspace: workspace && { dir: workspace.dir, hooks: workspace.hooks },
-    interactive: interactiveParam !== "false",
-    format: format as Format | undefined,
-    onHook: (record, notification) => {
-      deps.metrics.hooks.inc({ source: record.source, sandbox: record.sandbox, decision: record.decision ?? "none", outcome: record.outcome });
-      deps.metrics.hookSeconds.observe({ sandbox: record.sandbox }, record.duration_ms / 1000);
-      if (notification) sink?.(line(notification));
-    },
-  });
+  let prepared: ReturnType<AppDeps["engine"]["prepare"]>;
+  try {
+    prepared = deps.engine.prepare({
+      body, raw, eventName, signal,
+      tenant,
+      workspace: workspace && { dir: workspace.dir, hooks: workspace.hooks },
+      interactive: interactiveParam !== "false",
+      format: format as Format | undefined,
+      onHook: (record, notification) => {
+        deps.metrics.hooks.inc({ source: record.source, sandbox: record.sandbox, decision: record.decision ?? "none", outcome: record.outcome });
+        deps.metrics.hookSeconds.observe({ sandbox: record.sandbox }, record.duration_ms / 1000);
+        if (notification) sink?.(line(notification));
+      },
+    });
+  } catch (err) {
+    settled.abort();
+    throw err;
+  }
   const finish = async (result: EventResult) => {
     const durationMs = performance.now() - t0;
     deps.sessions.heard(tenant.name, result.session_id, result.event, format);
@@ -79,14 +92,14 @@ export async function handleEvent(c: Context<Env>, deps: AppDeps, eventName: str
     return stream(c, async (s) => {
       const pending: Promise<unknown>[] = [];
       sink = (l) => pending.push(s.write(l));
-      const run = prepared.run().then(finish);
+      const run = prepared.run().then(finish).finally(() => settled.abort());
       deps.inflight.add(run);
       const response = await run;
       await Promise.all(pending);
       await s.write(line({ type: "result", ...response }));
     });
   }
-  const run = prepared.run().then(finish);
+  const run = prepared.run().then(finish).finally(() => settled.abort());
   deps.inflight.add(run);
   if (native) {
     // SERVICE.md §8: an HTTP hook answers before its agent gives up; the late decision is still recorded.

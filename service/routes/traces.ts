@@ -1,6 +1,7 @@
 /**
  * @module Traces, tenant-scoped: `GET /v1/events` (recent decisions, filtered and paged),
- * `GET /v1/events/live` (NDJSON: one line per new decision, as it happens), `GET /v1/events/{id}`
+ * `GET /v1/events/live` (NDJSON: one line per new decision, as it happens; a follower too slow to
+ * keep up loses the oldest past `LIVE_QUEUE_SUMMARIES` and is told how many), `GET /v1/events/{id}`
  * (one event's trace). Another tenant's event is 404, like one that never was.
  */
 import { Hono } from "hono";
@@ -9,6 +10,14 @@ import { NotFoundError } from "../../engine/index.js";
 import { queryOf, TraceQuerySchema } from "../schemas.js";
 import type { TraceQuery, TraceSummary } from "../records/trace-store.js";
 import type { AppDeps, Env } from "../context.js";
+
+/**
+ * Decisions one `/v1/events/live` follower may have waiting to be sent; past it the oldest are
+ * dropped and counted. @default 1000 — a summary holds at most a few KiB (trace-content.ts).
+ */
+export const LIVE_QUEUE_SUMMARIES = 1000;
+/** An empty line this often on an idle stream keeps proxies from closing it. @default 15 s */
+const LIVE_KEEPALIVE_MS = 15_000;
 
 export function traceRoutes(deps: AppDeps): Hono<Env> {
   const app = new Hono<Env>();
@@ -28,14 +37,26 @@ export function traceRoutes(deps: AppDeps): Hono<Env> {
     c.header("Content-Type", "application/x-ndjson");
     c.header("Cache-Control", "no-store");
     return stream(c, async (s) => {
+      // A follower that reads slowly, or never, holds at most LIVE_QUEUE_SUMMARIES decisions: past
+      // that the oldest are dropped, and one `{"type":"dropped","count":N}` line says how many
+      // before the next decision it is sent.
       const queue: TraceSummary[] = [];
+      let dropped = 0;
       let wake: (() => void) | undefined;
       const off = deps.traces.subscribe(c.get("tenant").name, (summary) => {
+        if (queue.length >= LIVE_QUEUE_SUMMARIES) {
+          queue.shift();
+          dropped++;
+        }
         queue.push(summary);
         wake?.();
       });
-      const stop = AbortSignal.any([c.req.raw.signal, deps.shutdown]);
-      stop.addEventListener("abort", () => wake?.(), { once: true });
+      // Listeners on the request's and the service's signals, removed when the stream ends (`ended`):
+      // no AbortSignal.any over the service-long shutdown signal, which Node 20 never lets go of.
+      const ended = new AbortController();
+      const stopped = () => c.req.raw.signal.aborted || deps.shutdown.aborted;
+      const stop = { get aborted() { return stopped(); } };
+      for (const signal of [c.req.raw.signal, deps.shutdown]) signal.addEventListener("abort", () => wake?.(), { once: true, signal: ended.signal });
       s.onAbort(() => wake?.());
       try {
         await s.write(`${JSON.stringify({ type: "hello" })}\n`);
@@ -44,16 +65,22 @@ export function traceRoutes(deps: AppDeps): Hono<Env> {
             // A line now and then keeps proxies from closing an idle stream.
             await new Promise<void>((r) => {
               wake = r;
-              setTimeout(r, 15_000).unref();
+              setTimeout(r, LIVE_KEEPALIVE_MS).unref();
             });
             wake = undefined;
             if (queue.length === 0 && !stop.aborted) await s.write("\n");
             continue;
           }
+          if (dropped > 0) {
+            const count = dropped;
+            dropped = 0;
+            await s.write(`${JSON.stringify({ type: "dropped", count })}\n`);
+          }
           await s.write(`${JSON.stringify({ type: "decision", event: queue.shift() })}\n`);
         }
       } finally {
         off();
+        ended.abort();
       }
     });
   });

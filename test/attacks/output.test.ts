@@ -1,15 +1,17 @@
 /**
  * Attacks through what hookbox keeps and prints, replayed against a running service: fields built
  * to make redaction backtrack (while a probe calls /healthz every 50 ms), a 1 MB session id, secrets
- * in a hook's reason, message and error, an audit log asked to grow without end, and hooks that
- * print terminal escapes for `hookbox trace`, `tail` and `forward` to pass on.
+ * in a hook's reason, message and error, an audit log asked to grow without end, hooks that
+ * print terminal escapes for `hookbox trace`, `tail` and `forward` to pass on, one tenant's flood of
+ * no-hook events (against other tenants' traces, and a live follower that never reads), and a large
+ * event read by hundreds of hooks.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { underProbe, WORST_HEALTH_MS } from "../helpers/probe.js";
-import { startService, TOKEN_A, type Service } from "../helpers/service.js";
+import { startService, TOKEN_A, TOKEN_B, type Service } from "../helpers/service.js";
 
 const SECRETS = {
   openai: "sk-proj-9f8e7d6c5b4a39281706f5e4d3c2b1a0",
@@ -219,5 +221,150 @@ describe("hookbox prints no terminal escapes a hook wrote", () => {
     } finally {
       tail.kill();
     }
+  });
+});
+
+// A tenant posting events that match no hook (they skip admission: thousands a second), while it
+// follows its own decisions on a stream it never reads. Traces are capped per tenant.
+describe("one tenant's flood of no-hook events", () => {
+  const MAX_EVENTS = 200;
+  const HEAP_MB = 64;
+  let flood: Service;
+  beforeAll(async () => {
+    // A small heap: memory that grows with the flood ends the service here, instead of hiding in
+    // a heap V8 lets grow before it collects.
+    flood = await startService(`[traces]\nmax_events = ${MAX_EVENTS}\n`, { env: { NODE_OPTIONS: `--max-old-space-size=${HEAP_MB}` } });
+  });
+  afterAll(() => flood.stop());
+
+  const stop = (session: string) => ({ hook_event_name: "Stop", session_id: session });
+  /** `count` events of tenant A, `workers` at a time; resolves with how many were answered 200 */
+  async function post(count: number, workers = 16, session = (i: number) => `flood-${i}-${"f".repeat(1000)}`): Promise<number> {
+    let next = 0;
+    let ok = 0;
+    await Promise.all(
+      Array.from({ length: workers }, async () => {
+        while (next < count) {
+          const res = await flood.event(stop(session(next++))).catch(async (err: Error) => {
+            await new Promise((r) => setTimeout(r, 200)); // its last words reach the log
+            const log = flood.logs();
+            const fatal = log.indexOf("FATAL ERROR");
+            throw new Error(`the service stopped answering (${err.message}):\n${fatal >= 0 ? log.slice(fatal, fatal + 200) : log.slice(-600)}`);
+          });
+          await res.arrayBuffer();
+          if (res.status === 200) ok++;
+        }
+      }),
+    );
+    return ok;
+  }
+  const list = async (token: string) =>
+    ((await (await fetch(`${flood.url}/v1/events?limit=500`, { headers: { authorization: `Bearer ${token}` } })).json()) as { events: Array<{ event_id: string; session_id: string }> }).events;
+
+  it("evicts only that tenant's traces: another tenant's are still listed and readable", async () => {
+    const kept: string[] = [];
+    for (let i = 0; i < 3; i++) kept.push(((await (await flood.event(stop(`b-${i}`), { token: TOKEN_B })).json()) as { event_id: string }).event_id);
+    const { value: ok, health } = await underProbe(flood.url, () => post(MAX_EVENTS * 5));
+    expect(ok).toBe(MAX_EVENTS * 5);
+    expect(health.worstMs).toBeLessThanOrEqual(WORST_HEALTH_MS);
+    await settle();
+    expect((await list(TOKEN_B)).map((e) => e.event_id)).toEqual([...kept].reverse());
+    for (const id of kept) {
+      const res = await fetch(`${flood.url}/v1/events/${id}`, { headers: { authorization: `Bearer ${TOKEN_B}` } });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toMatchObject({ event_id: id, tenant: "team-b" });
+    }
+    // The flooding tenant keeps its own newest, up to max_events.
+    const own = await list(TOKEN_A);
+    expect(own.length).toBe(MAX_EVENTS);
+    expect(own[0]!.session_id).toMatch(/^flood-\d+-f+$/);
+  });
+
+  it("a live follower that never reads holds a bounded queue, and is told what it missed", async () => {
+    const follower = new AbortController();
+    const res = await fetch(`${flood.url}/v1/events/live`, { headers: auth, signal: follower.signal });
+    expect(res.status).toBe(200);
+    try {
+      await post(500); // warm up: what a flood costs whatever the follower does
+      const rssBeforeKb = flood.rssKb();
+      const EVENTS = 20_000;
+      const { value: ok, health } = await underProbe(flood.url, () => post(EVENTS));
+      expect(ok).toBe(EVENTS);
+      expect(health.worstMs).toBeLessThanOrEqual(WORST_HEALTH_MS);
+      // 20 000 summaries of ~1.3 KiB queued would be ~26 MB more heap; 1000 and the socket's buffers are not.
+      expect(flood.rssKb() - rssBeforeKb).toBeLessThan(HEAP_MB * 1024);
+      expect((await fetch(`${flood.url}/healthz`)).status).toBe(200);
+
+      // Catching up: the oldest were dropped and counted, nothing else lost.
+      const reader = res.body!.getReader();
+      let buf = "";
+      let decisions = 0;
+      let dropped = 0;
+      let sawLast = false;
+      const last = post(1, 1, () => "the-last-one");
+      while (!sawLast) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buf += Buffer.from(value).toString();
+        let nl;
+        while ((nl = buf.indexOf("\n")) >= 0) {
+          const line = buf.slice(0, nl);
+          buf = buf.slice(nl + 1);
+          if (!line) continue;
+          const msg = JSON.parse(line) as { type: string; count?: number; event?: { session_id: string } };
+          if (msg.type === "dropped") dropped += msg.count!;
+          if (msg.type === "decision") {
+            decisions++;
+            if (msg.event!.session_id === "the-last-one") sawLast = true;
+          }
+        }
+      }
+      await last;
+      expect(sawLast).toBe(true);
+      expect(dropped).toBeGreaterThan(0);
+      expect(decisions + dropped).toBe(500 + EVENTS + 1);
+    } finally {
+      follower.abort();
+    }
+  });
+});
+
+// An event of 400 KB read by hundreds of hooks: its trace parses and redacts that body once, not
+// once per hook, and the build lets /healthz in while it runs.
+describe("a large event read by many hooks", () => {
+  const HOOKS = 500;
+  let many: Service;
+  beforeAll(async () => {
+    // The first hook outlives the event's max_event_ms; the others are recorded as not run, at once.
+    const policy = Array.from({ length: HOOKS }, (_, i) => `[[policy.PreToolUse]]\nname = "many-${i}"\nmatcher = "many"\ncommand = "${i === 0 ? "sleep 5" : "cat"}"\n`).join("\n");
+    many = await startService(`[sandbox]\nmax_event_ms = 500\n\n${policy}`);
+  });
+  afterAll(() => many.stop());
+
+  it("has its trace built without stalling the service, and right", async () => {
+    const body = pre("many", { api_key: SECRETS.openai, notes: aDash(400 * 1024) });
+    const { value, health } = await underProbe(many.url, async () => {
+      const res = await many.event(body);
+      expect(res.status).toBe(200);
+      const { event_id } = (await res.json()) as { event_id: string };
+      const trace = await (await getTrace(many, event_id)).text();
+      await settle();
+      return { event_id, trace, again: await (await getTrace(many, event_id)).text() };
+    });
+    expect(health.worstMs).toBeLessThanOrEqual(WORST_HEALTH_MS);
+    const t = JSON.parse(value.trace) as { event_id: string; hooks: Array<{ name: string; stdin: string; outcome: string; truncated: { stdin: boolean } }> };
+    expect(t.event_id).toBe(value.event_id);
+    expect(t.hooks.map((h) => h.name)).toEqual(Array.from({ length: HOOKS }, (_, i) => `many-${i}`));
+    for (const h of t.hooks) {
+      expect(h.outcome).toBe("timed_out");
+      expect(h.stdin).toBe(t.hooks[0]!.stdin); // one body, redacted once, the same for each
+      expect(h.truncated.stdin).toBe(true);
+    }
+    expect(t.hooks[0]!.stdin).toMatch(/^\{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"many".*"notes":"(a-){1000}/);
+    expect(Buffer.byteLength(t.hooks[0]!.stdin)).toBeLessThanOrEqual(4096);
+    expect(t.hooks[0]!.stdin).toContain('"api_key":"[redacted]"');
+    expect(value.trace).not.toContain(SECRETS.openai);
+    // Built from memory first, then read from disk: the same trace.
+    expect(JSON.parse(value.again)).toEqual(t);
   });
 });

@@ -3,10 +3,11 @@
  * a running service, `hookbox forward` denies for a "block" tenant — natively, with the right exit
  * code — when hookbox answers 429 or 503, when the agent's deadline comes first, and, having been
  * told once, when hookbox is gone; an "allow" tenant passes through with a warning in each case.
+ * Both forwarders go through every case: `hookbox forward` and the shell script it prints.
  */
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -14,6 +15,13 @@ import { startService, TOKEN_A, TOKEN_B, type Service } from "../helpers/service
 
 const sha = (t: string) => createHash("sha256").update(t).digest("hex");
 const cache = mkdtempSync(join(tmpdir(), "hookbox-forward-cache-"));
+const script = join(cache, "forward.sh");
+writeFileSync(script, execFileSync(process.execPath, ["dist/cli/main.js", "forward", "--print-script"], { encoding: "utf8" }));
+type Via = "node" | "sh";
+const VIAS: Via[] = ["node", "sh"];
+/** The command line of a forwarder; each keeps its own cache, so each must learn the failure mode itself. */
+const forwarder = (via: Via, args: string[]): [string, string[], string] =>
+  via === "node" ? [process.execPath, ["dist/cli/main.js", "forward", ...args], join(cache, via)] : ["/bin/sh", [script, ...args], join(cache, via)];
 
 let svc: Service;
 beforeAll(async () => {
@@ -28,10 +36,11 @@ afterAll(async () => {
 
 const event = JSON.stringify({ toolName: "bash", toolArgs: JSON.stringify({ command: "ls" }) });
 
-function forward(token: string, extra: string[] = []): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
+function forward(via: Via, token: string, extra: string[] = []): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
   const t0 = performance.now();
-  const child = spawn(process.execPath, ["dist/cli/main.js", "forward", "--url", svc.url, "--event", "preToolUse", "--format", "copilot", ...extra], {
-    env: { PATH: process.env.PATH ?? "", HOOKBOX_TOKEN: token, XDG_CACHE_HOME: cache },
+  const [file, args, cacheDir] = forwarder(via, ["--url", svc.url, "--event", "preToolUse", "--format", "copilot", ...extra]);
+  const child = spawn(file, args, {
+    env: { PATH: process.env.PATH ?? "", HOOKBOX_TOKEN: token, XDG_CACHE_HOME: cacheDir },
   });
   let stdout = "";
   let stderr = "";
@@ -64,17 +73,17 @@ describe("hookbox answers, but cannot decide", () => {
     expect(b.headers.get("hookbox-on-failure")).toBe("allow");
   });
 
-  it("answers the failure mode before the agent's deadline (--deadline 3, a hook that sleeps 20 s)", async () => {
+  it.each(VIAS)("answers the failure mode before the agent's deadline (--deadline 3, a hook that sleeps 20 s), through %s", async (via) => {
     // One answer first: the forwarder learns the tenant's failure mode.
-    expect((await forward(TOKEN_A)).code).toBe(0);
+    expect((await forward(via, TOKEN_A)).code).toBe(0);
     // The forwarder gives up at 3 s; its event is then cancelled, and the tenant's slot is free again.
-    const a = await forwardSlow(TOKEN_A);
+    const a = await forwardSlow(via, TOKEN_A);
     denied(a);
     expect(a.ms).toBeLessThan(3_500);
-    expect(a.stderr).toMatch(/did not answer within/);
+    expect(a.stderr).toMatch(/did not answer within 2\d{3} ms \(the agent's 3 s deadline is near\)/);
     // The same for an "allow" tenant passes through, with a warning.
-    expect((await forward(TOKEN_B)).code).toBe(0);
-    const b = await forwardSlow(TOKEN_B);
+    expect((await forward(via, TOKEN_B)).code).toBe(0);
+    const b = await forwardSlow(via, TOKEN_B);
     passed(b);
     expect(b.ms).toBeLessThan(3_500);
   });
@@ -83,20 +92,23 @@ describe("hookbox answers, but cannot decide", () => {
     holdSlot(TOKEN_A);
     holdSlot(TOKEN_B);
     await new Promise((r) => setTimeout(r, 500));
-    const a = await forward(TOKEN_A);
-    denied(a);
-    expect(a.stderr).toMatch(/hookbox answered 429/);
-    const b = await forward(TOKEN_B);
-    passed(b);
-    expect(b.stderr).toMatch(/hookbox answered 429/);
+    for (const via of VIAS) {
+      const a = await forward(via, TOKEN_A);
+      denied(a);
+      expect(a.stderr).toMatch(/hookbox answered 429/);
+      const b = await forward(via, TOKEN_B);
+      passed(b);
+      expect(b.stderr).toMatch(/hookbox answered 429/);
+    }
   });
 });
 
 /** A forwarded event that itself takes 20 s, with a 3 s agent deadline. */
-async function forwardSlow(token: string) {
+async function forwardSlow(via: Via, token: string) {
   const t0 = performance.now();
-  const child = spawn(process.execPath, ["dist/cli/main.js", "forward", "--url", svc.url, "--event", "preToolUse", "--format", "copilot", "--deadline", "3"], {
-    env: { PATH: process.env.PATH ?? "", HOOKBOX_TOKEN: token, XDG_CACHE_HOME: cache },
+  const [file, args, cacheDir] = forwarder(via, ["--url", svc.url, "--event", "preToolUse", "--format", "copilot", "--deadline", "3"]);
+  const child = spawn(file, args, {
+    env: { PATH: process.env.PATH ?? "", HOOKBOX_TOKEN: token, XDG_CACHE_HOME: cacheDir },
   });
   let stdout = "";
   let stderr = "";
@@ -111,27 +123,36 @@ describe("hookbox stops", () => {
     // Slow events are in flight, so SIGTERM leaves the service draining (503) for a few seconds.
     const stopped = svc.stop("SIGTERM");
     await new Promise((r) => setTimeout(r, 300));
-    const a = await forward(TOKEN_A);
-    denied(a);
-    expect(a.stderr).toMatch(/hookbox answered 503/);
-    passed(await forward(TOKEN_B));
+    for (const via of VIAS) {
+      const a = await forward(via, TOKEN_A);
+      denied(a);
+      expect(a.stderr).toMatch(/hookbox answered 503/);
+      passed(await forward(via, TOKEN_B));
+    }
     await stopped;
-    const gone = await forward(TOKEN_A);
-    expect(gone.stderr).toMatch(/unreachable/);
-    expect(gone.code).toBe(2);
-    expect(gone.stderr).toMatch(/as hookbox last said/);
-    const goneB = await forward(TOKEN_B);
-    expect(goneB.code).toBe(0);
-    expect(goneB.stderr).toMatch(/as hookbox last said/);
+    for (const via of VIAS) {
+      const gone = await forward(via, TOKEN_A);
+      expect(gone.stderr).toMatch(/unreachable/);
+      expect(gone.code).toBe(2);
+      expect(gone.stderr).toMatch(/as hookbox last said/);
+      const goneB = await forward(via, TOKEN_B);
+      expect(goneB.code).toBe(0);
+      expect(goneB.stderr).toMatch(/as hookbox last said/);
+    }
+    // Both keep the same file per URL + token + event.
+    expect(execFileSync("ls", [join(cache, "node", "hookbox")], { encoding: "utf8" })).toBe(execFileSync("ls", [join(cache, "sh", "hookbox")], { encoding: "utf8" }));
     // Without any knowledge (another cache), the default passes through and says so.
-    const fresh = spawn(process.execPath, ["dist/cli/main.js", "forward", "--url", svc.url, "--event", "preToolUse", "--format", "copilot"], {
-      env: { PATH: process.env.PATH ?? "", HOOKBOX_TOKEN: TOKEN_A, XDG_CACHE_HOME: mkdtempSync(join(tmpdir(), "hookbox-forward-empty-")) },
-    });
-    let err = "";
-    fresh.stderr.on("data", (c: Buffer) => (err += c.toString()));
-    fresh.stdin.end(event);
-    const code = await new Promise((r) => fresh.on("close", r));
-    expect(code).toBe(0);
-    expect(err).toMatch(/no failure mode known yet/);
+    for (const via of VIAS) {
+      const [file, args] = forwarder(via, ["--url", svc.url, "--event", "preToolUse", "--format", "copilot"]);
+      const fresh = spawn(file, args, {
+        env: { PATH: process.env.PATH ?? "", HOOKBOX_TOKEN: TOKEN_A, XDG_CACHE_HOME: mkdtempSync(join(tmpdir(), "hookbox-forward-empty-")) },
+      });
+      let err = "";
+      fresh.stderr.on("data", (c: Buffer) => (err += c.toString()));
+      fresh.stdin.end(event);
+      const code = await new Promise((r) => fresh.on("close", r));
+      expect(code).toBe(0);
+      expect(err).toMatch(/no failure mode known yet/);
+    }
   });
 });

@@ -1,6 +1,7 @@
 /**
  * Traces: what each hook received and printed (up to the cap), with secrets redacted and tool
- * inputs kept only where the tenant allows; tenant-scoped; kept across a restart; gone when expired.
+ * inputs kept only where the tenant allows; tenant-scoped; kept across a restart; gone when expired;
+ * capped per tenant.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -153,5 +154,24 @@ it("expires on time", async () => {
     expect((await getTrace(short, event_id)).status).toBe(404);
   } finally {
     await short.stop();
+  }
+});
+
+it("keeps max_events per tenant: one tenant's newest never push out another's, after a restart too", async () => {
+  const capped = mkdtempSync(join(tmpdir(), "hookbox-traces-capped-"));
+  const listed = async (s: Service, token: string) =>
+    ((await (await fetch(`${s.url}/v1/events`, { headers: { authorization: `Bearer ${token}` } })).json()) as { events: Array<{ session_id: string }> }).events.map((e) => e.session_id);
+  let s = await startService(`[traces]\nmax_events = 3\n`, { dir: capped, tenants: TENANTS });
+  try {
+    for (const i of [1, 2]) await s.event({ hook_event_name: "Stop", session_id: `b-${i}` }, { token: TOKEN_B });
+    for (const i of [1, 2, 3, 4, 5]) await s.event({ hook_event_name: "Stop", session_id: `a-${i}` });
+    expect(await listed(s, TOKEN_A)).toEqual(["a-5", "a-4", "a-3"]);
+    expect(await listed(s, TOKEN_B)).toEqual(["b-2", "b-1"]);
+    await s.stop();
+    s = await startService(`[traces]\nmax_events = 2\n`, { dir: capped, tenants: TENANTS });
+    expect(await listed(s, TOKEN_A)).toEqual(["a-5", "a-4"]);
+    expect(await listed(s, TOKEN_B)).toEqual(["b-2", "b-1"]);
+  } finally {
+    await s.stop();
   }
 });

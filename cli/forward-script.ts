@@ -1,0 +1,329 @@
+/**
+ * @module `hookbox forward --print-script`: the forwarder as a dependency-free POSIX sh script
+ * (sh, curl ≥ 7.75, awk; sha256sum or shasum for the failure-mode cache) for the hottest paths —
+ * no Node start-up per tool call. Same flags, answers, exit codes and failure-mode handling as
+ * forward.ts, the same cache file per URL + token + event; test/examples.test.ts and
+ * test/service/failure-mode.test.ts run both through the same tables.
+ */
+import { AGENT_DEADLINE_S, FORWARD_USAGE } from "./forward.js";
+
+/** The JSON the forwarder reads and writes, in awk: the answer's fields, the agent's deny, terminal-safe text. */
+const AWK = String.raw`
+function chr(n) { return sprintf("%c", n) }
+function hex(h,  i, v, c) { v = 0; h = tolower(h); for (i = 1; i <= length(h); i++) { c = index("0123456789abcdef", substr(h, i, 1)); if (!c) return 63; v = v * 16 + c - 1 } return v }
+function utf8(c) {
+  if (c < 128) return chr(c)
+  if (c < 2048) return chr(192 + int(c / 64)) chr(128 + c % 64)
+  if (c < 65536) return chr(224 + int(c / 4096)) chr(128 + int(c / 64) % 64) chr(128 + c % 64)
+  return chr(240 + int(c / 262144)) chr(128 + int(c / 4096) % 64) chr(128 + int(c / 64) % 64) chr(128 + c % 64)
+}
+# One code point of a decoded string, as cli/terminal.ts block() shows it: controls but newline and tab escaped.
+function cp(c) {
+  if (c == 9) return "\t"
+  if (c == 10) return "\n"
+  if (c < 32 || c == 127) return sprintf("\\x%02x", c)
+  if ((c >= 128 && c < 160) || hidden(c)) return sprintf("\\u%04x", c)
+  return utf8(c)
+}
+# What moves or hides text on a screen (cli/terminal.ts): bidi overrides and isolates, zero-width marks, line and paragraph separators, BOM.
+function hidden(c) { return (c >= 8203 && c <= 8207) || (c >= 8232 && c <= 8238) || (c >= 8294 && c <= 8297) || c == 65279 }
+# Raw DEL, C1 (UTF-8 \302\200-\302\237) and hidden() characters in text: as "\x7f" / "\u0080" (json = 0: block()) or "\u007f" (json = 1: safeJson()).
+function esc(t, json,  out, i, c, d, e, u) {
+  if (t !~ /[\177\302\342\357]/) return t
+  out = ""
+  for (i = 1; i <= length(t); i++) {
+    c = substr(t, i, 1)
+    u = -1
+    if (c == "\302" && (d = substr(t, i + 1, 1)) >= "\200" && d <= "\237") { u = ORD[d]; i++ }
+    else if (c == "\342" && (d = substr(t, i + 1, 1)) >= "\200" && d <= "\201" && (e = substr(t, i + 2, 1)) >= "\200" && e <= "\277") {
+      u = 8192 + (ORD[d] - 128) * 64 + ORD[e] - 128
+      if (hidden(u)) i += 2
+      else u = -1
+    } else if (c == "\357" && substr(t, i + 1, 2) == "\273\277") { u = 65279; i += 2 }
+    if (u >= 0) out = out sprintf("\\u%04x", u)
+    else if (c == "\177") out = out (json ? "\\u007f" : "\\x7f")
+    else out = out c
+  }
+  return out
+}
+function ws() { while (P <= N && index(" \t\r\n", substr(S, P, 1))) P++ }
+# The JSON string at P, decoded and made terminal-safe; P moves past it.
+function str(  out, c, st, u, lo) {
+  P++
+  out = ""
+  while (P <= N) {
+    c = substr(S, P, 1)
+    if (c == "\"") { P++; return out }
+    if (c == "\\") {
+      c = substr(S, P + 1, 1)
+      P += 2
+      if (c == "n") out = out "\n"
+      else if (c == "t") out = out "\t"
+      else if (c == "b") out = out "\\x08"
+      else if (c == "f") out = out "\\x0c"
+      else if (c == "r") out = out "\\x0d"
+      else if (c == "u") {
+        u = hex(substr(S, P, 4))
+        P += 4
+        if (u >= 55296 && u < 56320 && substr(S, P, 2) == "\\u") {
+          lo = hex(substr(S, P + 2, 4))
+          if (lo >= 56320 && lo < 57344) { u = 65536 + (u - 55296) * 1024 + (lo - 56320); P += 6 }
+        }
+        out = out cp(u)
+      } else out = out c
+      continue
+    }
+    st = P
+    while (P <= N && (c = substr(S, P, 1)) != "\"" && c != "\\") P++
+    out = out esc(substr(S, st, P - st), 0)
+  }
+  return out
+}
+function skip(  c, d) {
+  ws()
+  c = substr(S, P, 1)
+  if (c == "\"") { str(); return }
+  if (c == "{" || c == "[") {
+    d = 0
+    while (P <= N) {
+      c = substr(S, P, 1)
+      if (c == "\"") { str(); continue }
+      if (c == "{" || c == "[") d++
+      else if (c == "}" || c == "]") { d--; if (d == 0) { P++; return } }
+      P++
+    }
+    return
+  }
+  while (P <= N && !index(",}] \t\r\n", substr(S, P, 1))) P++
+}
+# The object at P: for each key its first character (T), raw text (R) and decoded string (V); "error" one level down.
+function obj(pre,  k, st, c) {
+  ws()
+  if (substr(S, P, 1) != "{") return 0
+  P++
+  for (;;) {
+    ws()
+    c = substr(S, P, 1)
+    if (c == "}") { P++; return 1 }
+    if (c == ",") { P++; continue }
+    if (c != "\"") return 0
+    k = pre str()
+    ws()
+    if (substr(S, P, 1) != ":") return 0
+    P++
+    ws()
+    st = P
+    c = substr(S, P, 1)
+    T[k] = c
+    if (c == "\"") V[k] = str()
+    else if (c == "{" && pre == "" && k == "error") obj("error.")
+    else skip()
+    R[k] = substr(S, st, P - st)
+  }
+}
+# A JSON string for the agent: JSON.stringify's escapes, DEL, C1 and hidden() too (safeJson()).
+function q(s,  out, i, c) {
+  out = ""
+  for (i = 1; i <= length(s); i++) {
+    c = substr(s, i, 1)
+    if (c == "\\") out = out "\\\\"
+    else if (c == "\"") out = out "\\\""
+    else if (c == "\n") out = out "\\n"
+    else if (c == "\t") out = out "\\t"
+    else if (c < " ") out = out sprintf("\\u%04x", ORD[c])
+    else out = out c
+  }
+  return "\"" esc(out, 1) "\""
+}
+BEGIN {
+  for (i = 1; i < 256; i++) ORD[chr(i)] = i
+  if (mode == "deny") {
+    r = q(ENVIRON["HOOKBOX_REASON"])
+    if (fmt == "copilot") print "{\"permissionDecision\":\"deny\",\"permissionDecisionReason\":" r "}"
+    else if (fmt == "claude" || fmt == "codex") print "{\"decision\":\"block\",\"reason\":" r ",\"hookSpecificOutput\":{\"hookEventName\":" q(ENVIRON["HOOKBOX_EVENT"]) ",\"permissionDecision\":\"deny\",\"permissionDecisionReason\":" r "}}"
+    else print "{\"decision\":\"block\",\"reason\":" r "}"
+    exit 0
+  }
+}
+{ sub(/\r$/, ""); L[++n] = $0 }
+END {
+  if (mode == "deny") exit 0
+  # the last line is curl's -w: status, curl's exit code, curl's error
+  tr = L[n]
+  split(tr, f, " ")
+  em = tr
+  sub(/^[^ ]* [^ ]* ?/, "", em)
+  for (i = 1; i < n && L[i] !~ /^HTTP\//; i++) ;
+  status = 0
+  while (i < n) {
+    status = L[i]
+    sub(/^HTTP\/[^ ]* /, "", status)
+    status = substr(status, 1, 3) + 0
+    for (i++; i < n && L[i] != ""; i++) {
+      h = tolower(L[i])
+      if (h ~ /^hookbox-on-failure:/) { v = h; sub(/^[^:]*:[ \t]*/, "", v); sub(/[ \t]*$/, "", v); if (v == "allow" || v == "block") told = v }
+    }
+    i++
+    if (status >= 200 || L[i] !~ /^HTTP\//) break
+  }
+  print told
+  if (f[2] == "28") { print "!T"; exit 0 }
+  if (f[2] != "0" || f[1] == "000") { print "!U" (em != "" ? em : "curl failed (exit " f[2] ")"); exit 0 }
+  S = ""
+  for (; i < n; i++) S = S L[i] (i < n - 1 ? "\n" : "")
+  N = length(S)
+  P = 1
+  ok = obj("")
+  if (status >= 200 && status < 300 && ok && ("output" in T)) {
+    blocked = T["decision"] == "\"" && V["decision"] == "block"
+    code = ("exit_code" in T) && T["exit_code"] ~ /[-0-9]/ ? R["exit_code"] + 0 : 0
+    if (blocked && fmt == "codex") code = 2
+    print "=" esc(R["output"], 1)
+    if (blocked) print (("reason" in V) ? V["reason"] : "blocked by hookbox") > "/dev/stderr"
+    exit code
+  }
+  print "!Ahookbox answered " status ": " (("error.message" in V) ? V["error.message"] : "no decision")
+}
+`;
+
+const d = AGENT_DEADLINE_S;
+
+/** The script `hookbox forward --print-script` prints. */
+export const FORWARD_SCRIPT = String.raw`#!/bin/sh
+# hookbox forward, as a POSIX sh script (printed by 'hookbox forward --print-script'): posts the
+# agent's event on stdin to hookbox and prints the agent-native answer, with the same flags, exit
+# codes and failure-mode handling as 'hookbox forward'. Needs sh, curl >= 7.75, awk, and sha256sum
+# or shasum. Keep it next to the agent's config, e.g. .hookbox/forward.sh.
+umask 077
+usage() {
+  cat >&2 <<'USAGE'
+${FORWARD_USAGE.replace("usage: hookbox forward", "usage: forward.sh")}
+USAGE
+  exit 64
+}
+nl='
+'
+url= event= format=cosh workspace= token=\${HOOKBOX_TOKEN-} onu= deadline= timeout= interactive=
+while [ $# -gt 0 ]; do
+  case $1 in
+    --*=*) k=\${1%%=*} v=\${1#*=}; shift; set -- "$k" "$v" "$@"; continue ;;
+  esac
+  [ $# -ge 2 ] || usage
+  case $1 in
+    --url) url=$2 ;;
+    --event) event=$2 ;;
+    --format) format=$2 ;;
+    --workspace) workspace=$2 ;;
+    --token) token=$2 ;;
+    --on-unreachable) onu=$2 ;;
+    --deadline) deadline=$2 ;;
+    --timeout) timeout=$2 ;;
+    --interactive) interactive=$2 ;;
+    *) usage ;;
+  esac
+  shift 2
+done
+# Each agent's own hook deadline, in seconds (cli/forward.ts AGENT_DEADLINE_S); codex and gemini ride on claude's and cosh's answers.
+case $format in
+  cosh) q=cosh d=${d.cosh} ;;
+  copilot) q=copilot d=${d.copilot} ;;
+  claude) q=claude d=${d.claude} ;;
+  codex) q=claude d=${d.codex} ;;
+  gemini) q=cosh d=${d.gemini} ;;
+  *) usage ;;
+esac
+[ -n "$url" ] && [ -n "$event" ] || usage
+case $onu in ''|allow|block) ;; *) usage ;; esac
+[ -n "$deadline" ] && d=$deadline
+case $d in ''|.|*[!0-9.]*|*.*.*) usage ;; esac
+di=\${d%%.*} df=
+case $d in *.*) df=\${d#*.} ;; esac
+df=\${df}000
+df=\${df%"\${df#???}"}
+dms=$(( \${di:-0} * 1000 + 1$df - 1000 ))
+[ "$dms" -gt 0 ] || usage
+# Answer before the agent's deadline: 90 %, and at least 0.5 s early.
+if [ -n "$timeout" ]; then
+  case $timeout in ''|*[!0-9.]*) usage ;; esac
+  tms=\${timeout%%.*}
+  tms=\${tms:-0}
+else
+  tms=$(( dms - 500 ))
+  [ $(( dms * 9 / 10 )) -lt "$tms" ] && tms=$(( dms * 9 / 10 ))
+  [ "$tms" -lt 100 ] && tms=100
+fi
+r=$(( tms % 1000 + 1000 ))
+mt="$(( tms / 1000 )).\${r#1}"
+# Sets e to $1 fit for a URL: as it is when plain, else every byte percent-encoded.
+enc() {
+  case $1 in
+    *[!A-Za-z0-9_.~-]*) e=$(printf %s "$1" | od -An -v -tx1 | awk '{ for (i = 1; i <= NF; i++) printf "%%%s", $i }') ;;
+    *) e=$1 ;;
+  esac
+}
+base=$url
+while :; do case $base in */) base=\${base%/} ;; *) break ;; esac; done
+enc "$event"; path="$base/v1/events/$e?format=$q"
+if [ -n "$workspace" ]; then enc "$workspace"; path="$path&workspace=$e"; fi
+if [ -n "$interactive" ]; then enc "$interactive"; path="$path&interactive=$e"; fi
+AWK='${AWK.replace(/'/g, `'\\''`)}'
+set -- -sS -X POST --data-binary @- -H 'content-type: application/json' -H 'Expect:' -D - -w '\n%{http_code} %{exitcode} %{errormsg}' --max-time "$mt"
+# HOOKBOX_CANARY: 'hookbox doctor' runs this very line to see whether a block reaches the agent.
+[ -n "\${HOOKBOX_CANARY-}" ] && set -- "$@" -H 'hookbox-canary: block'
+exec 4<&0
+if [ -n "$token" ]; then
+  # The token reaches curl on a pipe, never on its command line.
+  out=$(printf 'authorization: Bearer %s\n' "$token" | curl "$@" -H @/dev/fd/3 -- "$path" 3<&0 <&4 2>/dev/null | LC_ALL=C awk -v fmt="$format" "$AWK")
+else
+  out=$(curl "$@" -- "$path" <&4 2>/dev/null | LC_ALL=C awk -v fmt="$format" "$AWK")
+fi
+code=$?
+told=\${out%%"$nl"*} rest=\${out#*"$nl"}
+# The failure mode hookbox last told, one small file per URL + token (hashed) + event, as 'hookbox forward' keeps it.
+cachefile() {
+  h=$(printf '%s\n%s\n%s' "$url" "$token" "$event" | { sha256sum 2>/dev/null || shasum -a 256 2>/dev/null; })
+  h=\${h%% *}
+  cdir="\${XDG_CACHE_HOME:-\${HOME:-\${TMPDIR:-/tmp}}/.cache}/hookbox"
+  f="$cdir/on-failure-\${h%"\${h#????????????????????????}"}"
+}
+if [ -n "$told" ]; then
+  cachefile
+  cur=
+  [ -r "$f" ] && read -r cur < "$f"
+  if [ "$cur" != "$told" ]; then mkdir -p "$cdir" 2>/dev/null && printf '%s\n' "$told" 2>/dev/null > "$f"; fi
+fi
+case $rest in
+  =*) printf '%s\n' "\${rest#=}"; exit "$code" ;;
+  !T) problem="hookbox did not answer within $tms ms (the agent's $d s deadline is near)" ;;
+  !U*) problem="hookbox unreachable at $url: \${rest#!U}" ;;
+  !A*) problem=\${rest#!A} ;;
+  *) problem="hookbox unreachable at $url: no answer" ;;
+esac
+# Who decides what a failure means: --on-unreachable, else what hookbox said (now or last time), else allow.
+mode= why=
+if [ -n "$onu" ]; then
+  mode=$onu why="--on-unreachable = $onu"
+elif [ -n "$told" ]; then
+  mode=$told why="on_failure = $told (the tenant's, from hookbox)"
+else
+  cachefile
+  cur=
+  [ -r "$f" ] && read -r cur < "$f"
+  case $cur in allow|block) mode=$cur why="on_failure = $cur (the tenant's, as hookbox last said: $f)" ;; esac
+fi
+if [ -z "$mode" ]; then
+  printf '{}\n'
+  printf '%s (passing through: no failure mode known yet for this hookbox and token (set on_failure for the tenant, or pass --on-unreachable))\n' "$problem" >&2
+  exit 0
+fi
+if [ "$mode" = allow ]; then
+  printf '{}\n'
+  printf '%s (passing through: %s)\n' "$problem" "$why" >&2
+  exit 0
+fi
+# Exit 2 with the reason on stderr blocks in every one of these agents; the agent's own deny JSON is printed too.
+reason="$problem (blocking: $why)"
+HOOKBOX_REASON=$reason HOOKBOX_EVENT=$event LC_ALL=C awk -v mode=deny -v fmt="$format" "$AWK" </dev/null
+printf '%s\n' "$reason" >&2
+exit 2
+`.replaceAll("\\${", "${");

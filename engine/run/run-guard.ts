@@ -1,0 +1,76 @@
+/**
+ * @module The run guard: a run's deadline, its cancellation and its output cap as one AbortSignal,
+ * for every runner (host, cold, warm). The signal aborts at the first of: the hook's timeout (once
+ * armed at the hook's start), the run's deadline (hook timeout + engine timeout, counted from the
+ * run's start: set-up and clean-up are inside it), the request's cancellation, the output cap. Its
+ * `stopped` says which, and the runner reports that outcome.
+ */
+import { OutputCapture } from "./output-capture.js";
+
+/**
+ * Why a run was stopped. `deadline`: the run's whole time (hook timeout + engine timeout) ran out
+ * while the engine had not answered — reported as `timed_out`.
+ */
+export type StopReason = "timed_out" | "output_truncated" | "cancelled" | "deadline";
+
+/** The abort reason of a guard's signal. */
+export class RunStopped extends Error {
+  override readonly name = "RunStopped";
+  constructor(readonly why: StopReason) {
+    super(`run stopped: ${why}`);
+  }
+}
+
+export interface GuardOptions {
+  timeoutMs: number;
+  /** added to `timeoutMs` for the run's deadline: what the engine may take past the hook. @default 0 (host runs) */
+  engineTimeoutMs?: number;
+  /** per stream; past it the run stops as output_truncated */
+  maxOutputBytes: number;
+  /** the request's cancellation */
+  cancel?: AbortSignal;
+}
+
+export class RunGuard {
+  private readonly controller = new AbortController();
+  readonly signal: AbortSignal = this.controller.signal;
+  readonly capture: OutputCapture;
+  /** performance.now() at which the run's deadline passes */
+  readonly deadlineAt: number;
+  private readonly timers: NodeJS.Timeout[] = [];
+  private readonly onCancel = () => this.stop("cancelled");
+
+  constructor(private readonly options: GuardOptions) {
+    const runMs = options.timeoutMs + (options.engineTimeoutMs ?? 0);
+    this.deadlineAt = performance.now() + runMs;
+    this.capture = new OutputCapture(options.maxOutputBytes, () => this.stop("output_truncated"));
+    if (options.engineTimeoutMs !== undefined) this.timers.push(setTimeout(() => this.stop("deadline"), runMs));
+    if (options.cancel?.aborted) this.stop("cancelled");
+    else options.cancel?.addEventListener("abort", this.onCancel, { once: true });
+  }
+
+  /** The first reason the run was stopped, or null. */
+  get stopped(): StopReason | null {
+    return this.signal.aborted ? (this.signal.reason as RunStopped).why : null;
+  }
+
+  /** The hook has started: its own timeout runs from now, never past the run's deadline. */
+  hookStarted(): void {
+    this.timers.push(setTimeout(() => this.stop("timed_out"), Math.max(0, Math.min(this.options.timeoutMs, this.deadlineAt - performance.now()))));
+  }
+
+  /** Milliseconds left to the run's deadline (0 when past). */
+  leftMs(): number {
+    return Math.max(0, this.deadlineAt - performance.now());
+  }
+
+  stop(why: StopReason): void {
+    if (!this.signal.aborted) this.controller.abort(new RunStopped(why));
+  }
+
+  /** Clears its timers and listeners; the outcome (`stopped`) stays. */
+  dispose(): void {
+    for (const t of this.timers) clearTimeout(t);
+    this.options.cancel?.removeEventListener("abort", this.onCancel);
+  }
+}

@@ -1,0 +1,71 @@
+/**
+ * The warm pool sizes itself from its arrivals (Little's law): `size` ready, plus — once it falls
+ * behind — what arrives while a container starts, never more than `maxTotal` — one pool for every workspace, so a shape
+ * is image, runtime, limits and mounts. Items here take 200 ms to start, like a container.
+ */
+import { describe, expect, it } from "vitest";
+import { WarmPool, type PoolOptions } from "../../engine/run/warm-pool.js";
+
+class Item {
+  alive = true;
+  discard(): Promise<void> {
+    this.alive = false;
+    return Promise.resolve();
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const START_MS = 200;
+
+describe("a warm pool sized from its arrivals", () => {
+  const options: PoolOptions = { size: 1, maxTotal: 6, idleMs: 60_000, maxStarting: 8 };
+  const make = () => new Promise<Item>((r) => setTimeout(() => r(new Item()), START_MS));
+  const kept = (pool: WarmPool<Item>) => pool.stats().ready + pool.stats().starting;
+
+  it("keeps `size` when nothing arrives", async () => {
+    const pool = new WarmPool<Item>(options);
+    pool.want("shape", make);
+    await sleep(START_MS * 2);
+    expect(pool.readyCount("shape")).toBe(1);
+    await pool.close();
+  });
+
+  it("that keeps up starts no more than it did: `size` at 4/s with 2 ready", async () => {
+    const pool = new WarmPool<Item>({ ...options, size: 2 });
+    pool.want("shape", make);
+    await sleep(START_MS * 2);
+    let most = 0;
+    let hits = 0;
+    for (let i = 0; i < 6; i++) {
+      if (pool.take("shape", make)) hits++;
+      // The runner refills once its run is over.
+      pool.refill();
+      most = Math.max(most, kept(pool));
+      await sleep(250);
+    }
+    expect(hits).toBe(6);
+    expect(most).toBeLessThanOrEqual(2);
+    await pool.close();
+  });
+
+  it.each([
+    ["10/s", 100, 2, 3],
+    ["50/s", 20, 4, 6],
+  ])("at %s keeps more, never past pool_max", async (_rate, everyMs, atLeast, atMost) => {
+    const pool = new WarmPool<Item>(options);
+    pool.want("shape", make);
+    await sleep(START_MS * 2);
+    let most = 0;
+    let hits = 0;
+    for (let i = 0; i < 1_000 / everyMs; i++) {
+      if (pool.take("shape", make)) hits++;
+      pool.refill();
+      most = Math.max(most, kept(pool));
+      await sleep(everyMs);
+    }
+    expect(most).toBeGreaterThanOrEqual(atLeast);
+    expect(most).toBeLessThanOrEqual(Math.min(atMost, options.maxTotal));
+    expect(hits).toBeGreaterThan(0);
+    await pool.close();
+  });
+});
