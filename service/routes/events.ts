@@ -3,6 +3,7 @@
  * decision out — as JSON, or as NDJSON lines (one notification per hook as it finishes, in the line
  * format of cosh-hooks.md, then the result) with `Accept: application/x-ndjson`.
  */
+import type { ServerResponse } from "node:http";
 import { Hono, type Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { stream } from "hono/streaming";
@@ -50,9 +51,9 @@ export async function handleEvent(c: Context<Env>, deps: AppDeps, eventName: str
   const answered = new AbortController();
   const cancel = new AbortController();
   const settled = new AbortController();
-  c.req.raw.signal.addEventListener("abort", () => { if (!answered.signal.aborted) cancel.abort(c.req.raw.signal.reason); }, { once: true, signal: settled.signal });
+  clientGone(c, () => { if (!answered.signal.aborted) cancel.abort(new Error("the client went away")); }, settled.signal);
   deps.shutdown.addEventListener("abort", () => cancel.abort(deps.shutdown.reason), { once: true, signal: settled.signal });
-  if (c.req.raw.signal.aborted || deps.shutdown.aborted) cancel.abort();
+  if (deps.shutdown.aborted) cancel.abort();
   const signal = cancel.signal;
   c.header("Hookbox-On-Failure", failureModeFor(tenant, eventName ?? bodyEventName(body)));
   let sink: ((line: string) => void) | undefined;
@@ -122,6 +123,22 @@ export async function handleEvent(c: Context<Env>, deps: AppDeps, eventName: str
   // The record is kept (cancelled); the client gets 503, which it answers with the tenant's failure mode.
   if (deps.shutdown.aborted) throw new ShuttingDownError();
   return c.json(response);
+}
+
+/**
+ * Calls `onGone` if the client's connection closes before its answer is complete, until `until`
+ * aborts. It watches the Node response (the HTTP adapter's binding) rather than the request's
+ * AbortSignal: in Node 20 a listener on that signal keeps the whole request alive after it is done.
+ * Without the binding (`app.request()` in tests) there is no connection to watch.
+ */
+function clientGone(c: Context<Env>, onGone: () => void, until: AbortSignal): void {
+  const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
+  if (!outgoing) return;
+  const onClose = () => {
+    if (!outgoing.writableFinished) onGone();
+  };
+  outgoing.once("close", onClose);
+  until.addEventListener("abort", () => outgoing.off("close", onClose), { once: true });
 }
 
 /** What a canary's block says, so `hookbox doctor` can tell it reached hookbox. */

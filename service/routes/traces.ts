@@ -4,6 +4,7 @@
  * keep up loses the oldest past `LIVE_QUEUE_SUMMARIES` and is told how many), `GET /v1/events/{id}`
  * (one event's trace). Another tenant's event is 404, like one that never was.
  */
+import type { ServerResponse } from "node:http";
 import { Hono } from "hono";
 import { stream } from "hono/streaming";
 import { NotFoundError } from "../../engine/index.js";
@@ -51,12 +52,20 @@ export function traceRoutes(deps: AppDeps): Hono<Env> {
         queue.push(summary);
         wake?.();
       });
-      // Listeners on the request's and the service's signals, removed when the stream ends (`ended`):
-      // no AbortSignal.any over the service-long shutdown signal, which Node 20 never lets go of.
+      // The client's connection (the Node response, not the request's AbortSignal, which Node 20
+      // keeps alive with whatever listens to it) and the service's shutdown, both unwatched when the
+      // stream ends (`ended`).
       const ended = new AbortController();
-      const stopped = () => c.req.raw.signal.aborted || deps.shutdown.aborted;
-      const stop = { get aborted() { return stopped(); } };
-      for (const signal of [c.req.raw.signal, deps.shutdown]) signal.addEventListener("abort", () => wake?.(), { once: true, signal: ended.signal });
+      const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
+      let gone = false;
+      const onClose = () => {
+        gone = true;
+        wake?.();
+      };
+      outgoing?.once("close", onClose);
+      ended.signal.addEventListener("abort", () => outgoing?.off("close", onClose), { once: true });
+      const stop = { get aborted() { return gone || deps.shutdown.aborted; } };
+      deps.shutdown.addEventListener("abort", () => wake?.(), { once: true, signal: ended.signal });
       s.onAbort(() => wake?.());
       try {
         await s.write(`${JSON.stringify({ type: "hello" })}\n`);

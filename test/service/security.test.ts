@@ -56,7 +56,7 @@ describe("hostile archives", () => {
     ["an absolute path", [{ name: `${canary}-abs`, content: "x" }], /absolute paths are not accepted/],
     ["a symlink pointing out", [{ name: "out", type: "symlink", linkname: "../../../../../../tmp" }, { name: `out/hookbox-canary-${process.pid}-link`, content: "x" }], /link points outside/],
     ["an absolute symlink", [{ name: "etc", type: "symlink", linkname: "/etc" }], /absolute path/],
-    ["a symlink through a symlinked folder", [{ name: "d", type: "symlink", linkname: "." }, { name: "d/up", type: "symlink", linkname: ".." }], /link points outside/],
+    ["a symlink through a symlinked folder", [{ name: "d", type: "symlink", linkname: "." }, { name: "d/up", type: "symlink", linkname: ".." }], /nothing is unpacked through a link/],
     ["a hard link", [{ name: "a", content: "x" }, { name: "b", type: "link", linkname: "/etc/passwd" }], /hard links are not accepted/],
     ["a device", [{ name: "null", type: "character-device" }], /character-device entries are not accepted/],
     ["a duplicate entry", [{ name: "a.txt", content: "1" }, { name: "./a.txt", content: "2" }], /duplicate entry/],
