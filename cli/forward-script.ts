@@ -175,7 +175,7 @@ END {
   P = 1
   ok = obj("")
   if (status >= 200 && status < 300 && ok && ("output" in T)) {
-    blocked = T["decision"] == "\"" && V["decision"] == "block"
+    blocked = T["decision"] == "\"" && (V["decision"] == "block" || (fmt == "codex" && V["decision"] == "ask"))
     code = ("exit_code" in T) && T["exit_code"] ~ /[-0-9]/ ? R["exit_code"] + 0 : 0
     if (blocked && fmt == "codex") code = 2
     print "=" esc(R["output"], 1)
@@ -223,12 +223,12 @@ while [ $# -gt 0 ]; do
   esac
   shift 2
 done
-# Each agent's own hook deadline, in seconds (cli/forward.ts AGENT_DEADLINE_S); codex and gemini ride on claude's and cosh's answers.
+# Each agent's own hook deadline, in seconds (cli/forward.ts AGENT_DEADLINE_S); gemini rides on cosh's answers.
 case $format in
   cosh) q=cosh d=${d.cosh} ;;
   copilot) q=copilot d=${d.copilot} ;;
   claude) q=claude d=${d.claude} ;;
-  codex) q=claude d=${d.codex} ;;
+  codex) q=codex d=${d.codex} ;;
   gemini) q=cosh d=${d.gemini} ;;
   *) usage ;;
 esac

@@ -12,8 +12,8 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { block, safeJson } from "./terminal.js";
 
-/** Agent dialects the forwarder speaks; codex and gemini ride on claude's and cosh's answers. */
-const FORMATS = { cosh: "cosh", copilot: "copilot", claude: "claude", codex: "claude", gemini: "cosh" } as const;
+/** Agent dialects the forwarder asks hookbox for; gemini rides on cosh's answers. */
+const FORMATS = { cosh: "cosh", copilot: "copilot", claude: "claude", codex: "codex", gemini: "cosh" } as const;
 type AgentFormat = keyof typeof FORMATS;
 type Mode = "allow" | "block";
 
@@ -76,7 +76,8 @@ export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Ar
     }
     const answer = (parseJson(res.body) ?? {}) as { output?: unknown; exit_code?: number; decision?: string; reason?: string; error?: { message?: string } };
     if (res.ok && answer.output !== undefined) {
-      const blocked = answer.decision === "block";
+      // Codex has no ask: hookbox's codex answer says it as a deny, and the forwarder blocks it as one.
+      const blocked = answer.decision === "block" || (format === "codex" && answer.decision === "ask");
       const reason = answer.reason ?? "blocked by hookbox";
       return {
         stdout: `${safeJson(answer.output)}\n`,

@@ -49,6 +49,8 @@ interface Agent {
   allow: unknown;
   block: (reason: string) => unknown;
   ask: unknown;
+  /** exit code of an ask (Codex has none: a block) */
+  askCode?: number;
   blockCode: number;
 }
 
@@ -79,7 +81,8 @@ const agents: Agent[] = [
     name: "Codex", file: "examples/codex/hooks.json",
     line: (c) => JSON.parse(c).hooks.PreToolUse[0].hooks[0].command,
     payload: snakePayload("shell"),
-    allow: claudeOut("allow"), block: (r) => claudeOut("deny", r), ask: claudeOut("ask", "pushing needs a human"), blockCode: 2,
+    // Codex has no ask: an ask is answered as a deny, and blocks (exit 2).
+    allow: claudeOut("allow"), block: (r) => claudeOut("deny", r), ask: claudeOut("deny", "pushing needs a human"), askCode: 2, blockCode: 2,
   },
   {
     name: "Gemini CLI", file: "examples/gemini/settings.json",
@@ -111,7 +114,7 @@ describe.each(agents)("$name example ($file)", (agent) => {
     });
     it("asks", () => {
       const r = runLine(bin, line, svc.url, agent.payload("git push"));
-      expect(r).toMatchObject({ code: 0, output: agent.ask });
+      expect(r).toMatchObject({ code: agent.askCode ?? 0, output: agent.ask });
     });
     it("turns ask into a block when no one can answer", () => {
       const r = runLine(bin, line, svc.url, agent.payload("git push"), " --interactive false");
