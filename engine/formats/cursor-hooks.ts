@@ -14,7 +14,7 @@ import { compileRegex, type HookDef, type HookSet, type Matcher } from "../hooks
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import {
-  configError, defined, describeFailure, eventOf, knownKeys, originOf, readDecision, readOutput, schemaError, skippedType, str,
+  configError, defined, describeFailure, eventOf, knownKeys, originOf, readDecision, readOutput, schemaError, skipOtherType, str,
   type Answer, type FormatModule, type LoadContext, type ParsedFile,
 } from "./shared.js";
 
@@ -52,12 +52,7 @@ function loadCursorHooks(parsed: ParsedFile, ctx: LoadContext): HookSet {
     if (!resolved) continue;
     entries.forEach((raw, i) => {
       const path = ["hooks", event, i];
-      // A hook of another type (prompt …) is skipped whole: its keys are not ours to judge.
-      const type = typeof raw === "object" && raw !== null ? (raw as Record<string, unknown>).type : undefined;
-      if (typeof type === "string" && type !== "command") {
-        set.warnings.push(skippedType(parsed, path, type));
-        return;
-      }
+      if (skipOtherType(parsed, path, raw, ctx, set.warnings)) return;
       const entry = HookSchema.safeParse(knownKeys(parsed, path, raw, HOOK_KEYS, ctx, set.warnings));
       if (!entry.success) throw schemaError(parsed, entry.error, path);
       const e = entry.data;

@@ -174,6 +174,18 @@ export function skippedType(parsed: ParsedFile, path: Path, type: string): strin
   return `${originOf(parsed, path)}: ${formatPath(path)}: "${clip(type, 40)}" hooks are not run by hookbox; skipped`;
 }
 
+/**
+ * A hook entry of a type other than "command" (`http`, `prompt` …): skipped whole with a warning in a
+ * repository file (its keys are not ours to judge), refused in the server's own config. True when skipped.
+ */
+export function skipOtherType(parsed: ParsedFile, path: Path, raw: unknown, ctx: LoadContext, warnings: string[]): boolean {
+  const type = typeof raw === "object" && raw !== null ? (raw as Record<string, unknown>).type : undefined;
+  if (typeof type !== "string" || type === "command") return false;
+  if (!ctx.tolerant) throw configError(parsed, [...path, "type"], 'only "command" hooks can run here');
+  warnings.push(skippedType(parsed, path, type));
+  return true;
+}
+
 /** An unknown key, event or hook type: a warning in a repository file, a ConfigError in the server's own config. */
 export function unknownThing(parsed: ParsedFile, path: Path, what: string, ctx: LoadContext, warnings: string[]): void {
   if (!ctx.tolerant) throw configError(parsed, path, what);

@@ -36,7 +36,7 @@ afterAll(async () => {
 
 const event = JSON.stringify({ toolName: "bash", toolArgs: JSON.stringify({ command: "ls" }) });
 
-function forward(via: Via, token: string, extra: string[] = []): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
+function forward(via: Via, token: string, extra: string[] = [], body = event): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
   const t0 = performance.now();
   const [file, args, cacheDir] = forwarder(via, ["--url", svc.url, "--event", "preToolUse", "--format", "copilot", ...extra]);
   const child = spawn(file, args, {
@@ -46,7 +46,7 @@ function forward(via: Via, token: string, extra: string[] = []): Promise<{ code:
   let stderr = "";
   child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
   child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
-  child.stdin.end(event);
+  child.stdin.end(body);
   return new Promise((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr, ms: performance.now() - t0 })));
 }
 
@@ -104,19 +104,8 @@ describe("hookbox answers, but cannot decide", () => {
 });
 
 /** A forwarded event that itself takes 20 s, with a 3 s agent deadline. */
-async function forwardSlow(via: Via, token: string) {
-  const t0 = performance.now();
-  const [file, args, cacheDir] = forwarder(via, ["--url", svc.url, "--event", "preToolUse", "--format", "copilot", "--deadline", "3"]);
-  const child = spawn(file, args, {
-    env: { PATH: process.env.PATH ?? "", HOOKBOX_TOKEN: token, XDG_CACHE_HOME: cacheDir },
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
-  child.stdin.end(JSON.stringify({ toolName: "bash", toolArgs: JSON.stringify({ command: "slow" }) }));
-  return new Promise<{ code: number | null; stdout: string; stderr: string; ms: number }>((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr, ms: performance.now() - t0 })));
-}
+const forwardSlow = (via: Via, token: string) =>
+  forward(via, token, ["--deadline", "3"], JSON.stringify({ toolName: "bash", toolArgs: JSON.stringify({ command: "slow" }) }));
 
 describe("hookbox stops", () => {
   it("503 while draining, then unreachable: the remembered failure mode applies", async () => {
