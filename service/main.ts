@@ -6,6 +6,7 @@
  */
 import { serve } from "@hono/node-server";
 import { createHash } from "node:crypto";
+import { setMaxListeners } from "node:events";
 import { mkdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -113,6 +114,8 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
   };
 
   const shutdown = new AbortController();
+  // Every event in flight listens on it (and stops listening when done): as many listeners as events.
+  setMaxListeners(0, shutdown.signal);
   let draining = false;
   const inflight = new Set<Promise<unknown>>();
   const audit = new AuditLog(join(dataDir, "audit.jsonl"), { maxBytes: config.server.auditMaxBytes, keep: config.server.auditKeep });

@@ -5,23 +5,19 @@
  */
 import type { ServerResponse } from "node:http";
 import { Hono, type Context } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { stream } from "hono/streaming";
 import { BadRequestError, ShuttingDownError, failureAnswer, failureModeFor, newEventId, NotFoundError, parseEventBody, resolveEventName, type EventResult, type Format, type Notification } from "../../engine/index.js";
 import { auditEntry } from "../records/audit-log.js";
 import { EventQuerySchema, queryOf } from "../schemas.js";
-import { tooLarge, type AppDeps, type Env } from "../context.js";
+import type { AppDeps, Env } from "../context.js";
+import { readBody } from "../read-body.js";
 
 export function eventRoutes(deps: AppDeps): Hono<Env> {
   const app = new Hono<Env>();
-  const limit = eventBodyLimit(deps);
-  app.post("/", limit, (c) => handleEvent(c, deps, undefined));
-  app.post("/:event", limit, (c) => handleEvent(c, deps, c.req.param("event")));
+  app.post("/", (c) => handleEvent(c, deps, undefined));
+  app.post("/:event", (c) => handleEvent(c, deps, c.req.param("event")));
   return app;
 }
-
-export const eventBodyLimit = (deps: AppDeps) =>
-  bodyLimit({ maxSize: deps.limits.maxEventBytes, onError: (c) => tooLarge(c, `the event body is over ${deps.limits.maxEventBytes} bytes`) });
 
 /**
  * One event. `native`: answer with the agent's own hook JSON only (`output`), for agents that call
@@ -33,7 +29,7 @@ export async function handleEvent(c: Context<Env>, deps: AppDeps, eventName: str
   const query = queryOf(c, EventQuerySchema);
   const format = native ?? query.format;
   const interactiveParam = query.interactive;
-  const raw = new Uint8Array(await c.req.arrayBuffer());
+  const raw = await readBody(c, deps.limits.maxEventBytes);
   const body = parseEventBody(raw);
   const workspaceId = query.workspace ?? c.req.header("hookbox-workspace");
   const workspace = workspaceId !== undefined ? await deps.workspaces.get(tenant.name, workspaceId) : undefined;
@@ -43,17 +39,19 @@ export async function handleEvent(c: Context<Env>, deps: AppDeps, eventName: str
   if (c.req.header("hookbox-canary") !== undefined) return canary(c, deps, { eventName: eventName ?? bodyEventName(body), body, format: format as Format | undefined, native, workspaceId });
 
   // The client going away cancels the event, unless it already got its answer (a native early answer).
-  // The listener goes when the event is done (`settled`): the request's signal outlives the request
-  // (the HTTP adapter's fetch objects hold it), and a listener left on it would keep the whole
-  // request and its context alive — memory that grows with every event.
-  // The same for the service's shutdown signal, which lives as long as the service: no
-  // AbortSignal.any over it (Node 20 keeps every signal made that way until the source aborts).
-  const answered = new AbortController();
+  // Both listeners go when the event is done (`settle`): the service's shutdown signal lives as long
+  // as the service, and the request's own AbortSignal is not listened to at all (the HTTP adapter's
+  // fetch objects keep it, and in Node 20 a listener on it keeps the whole request alive).
+  let answered = false;
   const cancel = new AbortController();
-  const settled = new AbortController();
-  clientGone(c, () => { if (!answered.signal.aborted) cancel.abort(new Error("the client went away")); }, settled.signal);
-  deps.shutdown.addEventListener("abort", () => cancel.abort(deps.shutdown.reason), { once: true, signal: settled.signal });
-  if (deps.shutdown.aborted) cancel.abort();
+  const onShutdown = () => cancel.abort(deps.shutdown.reason);
+  deps.shutdown.addEventListener("abort", onShutdown, { once: true });
+  const stopWatchingClient = clientGone(c, () => { if (!answered) cancel.abort(new Error("the client went away")); });
+  const settle = () => {
+    deps.shutdown.removeEventListener("abort", onShutdown);
+    stopWatchingClient();
+  };
+  if (deps.shutdown.aborted) cancel.abort(deps.shutdown.reason);
   const signal = cancel.signal;
   c.header("Hookbox-On-Failure", failureModeFor(tenant, eventName ?? bodyEventName(body)));
   let sink: ((line: string) => void) | undefined;
@@ -72,7 +70,7 @@ export async function handleEvent(c: Context<Env>, deps: AppDeps, eventName: str
       },
     });
   } catch (err) {
-    settled.abort();
+    settle();
     throw err;
   }
   const finish = async (result: EventResult) => {
@@ -93,14 +91,14 @@ export async function handleEvent(c: Context<Env>, deps: AppDeps, eventName: str
     return stream(c, async (s) => {
       const pending: Promise<unknown>[] = [];
       sink = (l) => pending.push(s.write(l));
-      const run = prepared.run().then(finish).finally(() => settled.abort());
+      const run = prepared.run().then(finish).finally(settle);
       deps.inflight.add(run);
       const response = await run;
       await Promise.all(pending);
       await s.write(line({ type: "result", ...response }));
     });
   }
-  const run = prepared.run().then(finish).finally(() => settled.abort());
+  const run = prepared.run().then(finish).finally(settle);
   deps.inflight.add(run);
   if (native) {
     // SERVICE.md §8: an HTTP hook answers before its agent gives up; the late decision is still recorded.
@@ -109,7 +107,7 @@ export async function handleEvent(c: Context<Env>, deps: AppDeps, eventName: str
     const late = new Promise<"late">((r) => (timer = setTimeout(() => r("late"), answerByMs)));
     const first = await Promise.race([run, late]).finally(() => clearTimeout(timer));
     if (first === "late") {
-      answered.abort();
+      answered = true;
       const mode = failureModeFor(tenant, eventName ?? bodyEventName(body));
       c.get("log").warn({ event: { name: prepared.event }, answerByMs, mode }, "event not decided before the agent's deadline: answered with the tenant's failure mode");
       const reason = `hookbox did not decide within ${answerByMs} ms (the agent's hook deadline is near)`;
@@ -126,19 +124,19 @@ export async function handleEvent(c: Context<Env>, deps: AppDeps, eventName: str
 }
 
 /**
- * Calls `onGone` if the client's connection closes before its answer is complete, until `until`
- * aborts. It watches the Node response (the HTTP adapter's binding) rather than the request's
- * AbortSignal: in Node 20 a listener on that signal keeps the whole request alive after it is done.
- * Without the binding (`app.request()` in tests) there is no connection to watch.
+ * Calls `onGone` if the client's connection closes before its answer is complete, until the returned
+ * function is called. It watches the Node response (the HTTP adapter's binding) rather than the
+ * request's AbortSignal: in Node 20 a listener on that signal keeps the whole request alive after it
+ * is done. Without the binding (`app.request()` in tests) there is no connection to watch.
  */
-function clientGone(c: Context<Env>, onGone: () => void, until: AbortSignal): void {
+function clientGone(c: Context<Env>, onGone: () => void): () => void {
   const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
-  if (!outgoing) return;
+  if (!outgoing) return () => undefined;
   const onClose = () => {
     if (!outgoing.writableFinished) onGone();
   };
   outgoing.once("close", onClose);
-  until.addEventListener("abort", () => outgoing.off("close", onClose), { once: true });
+  return () => outgoing.off("close", onClose);
 }
 
 /** What a canary's block says, so `hookbox doctor` can tell it reached hookbox. */

@@ -6,8 +6,7 @@
  * failure mode in that JSON (app.ts), since an agent takes any other status for a silent allow.
  */
 import { Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
-import { BadRequestError, FORMATS, HookboxError, type Format } from "../../engine/index.js";
+import { BadRequestError, FORMATS, type Format } from "../../engine/index.js";
 import type { AppDeps, Env } from "../context.js";
 import { handleEvent } from "./events.js";
 
@@ -17,14 +16,8 @@ export function hookRoutes(deps: AppDeps): Hono<Env> {
     if (!(FORMATS as readonly string[]).includes(name)) throw new BadRequestError(`no hook dialect "${name}" (one of ${FORMATS.join(", ")})`, "format");
     return name as Format;
   };
-  // Over the limit is an error like any other here: app.ts answers it with the tenant's failure mode.
-  const limit = bodyLimit({
-    maxSize: deps.limits.maxEventBytes,
-    onError: () => {
-      throw new HookboxError(`the event body is over ${deps.limits.maxEventBytes} bytes`, "too_large");
-    },
-  });
-  app.post("/:format", limit, (c) => handleEvent(c, deps, undefined, formatOf(c.req.param("format"))));
-  app.post("/:format/:event", limit, (c) => handleEvent(c, deps, c.req.param("event"), formatOf(c.req.param("format"))));
+  // Over the body limit is an error like any other here (read-body.ts): app.ts answers it with the tenant's failure mode.
+  app.post("/:format", (c) => handleEvent(c, deps, undefined, formatOf(c.req.param("format"))));
+  app.post("/:format/:event", (c) => handleEvent(c, deps, c.req.param("event"), formatOf(c.req.param("format"))));
   return app;
 }

@@ -79,6 +79,29 @@ describe("events", () => {
     expect(await errorOf(res)).toMatchObject({ code: "too_large" });
   });
 
+  it("refuses a streamed body without a length once it passes the limit, and takes one at the limit", async () => {
+    const small = edgeApp({ maxEventBytes: 1024 });
+    const streamed = (text: string) => {
+      const bytes = Buffer.from(text);
+      // Two chunks, no Content-Length: only counting what arrives can tell.
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(bytes.subarray(0, 512));
+          controller.enqueue(bytes.subarray(512));
+          controller.close();
+        },
+      });
+      return small.request("/v1/events", { method: "POST", body, duplex: "half", headers: { "content-type": "application/json" } } as RequestInit);
+    };
+    const event = JSON.stringify({ ...rmEvent, pad: "" });
+    const atLimit = JSON.stringify({ ...rmEvent, pad: "x".repeat(1024 - event.length) });
+    expect(Buffer.byteLength(atLimit)).toBe(1024);
+    expect((await streamed(atLimit)).status).toBe(200);
+    const over = await streamed(`${atLimit} `);
+    expect(over.status).toBe(413);
+    expect(await errorOf(over)).toMatchObject({ code: "too_large", message: "the event body is over 1024 bytes" });
+  });
+
   it("answers a canary with a block without running a hook", async () => {
     const before = edge.ran.length;
     const res = await edge.request("/v1/events", { ...post(rmEvent), headers: { "hookbox-canary": "block" } });
