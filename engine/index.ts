@@ -148,21 +148,25 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
     // `[sandbox] max_event_ms`, from the event's arrival: waiting for a slot counts too.
     const deadline = performance.now() + config.sandbox.maxEventMs;
     // A plain timer, cleared when the event is done (AbortSignal.timeout would hold each event's
-    // signal for the whole max_event_ms); only events that run hooks need one.
-    const expiry = new AbortController();
-    const expiryTimer = hooks.length > 0 ? setTimeout(() => expiry.abort(new Error("max_event_ms")), config.sandbox.maxEventMs) : undefined;
-    expiryTimer?.unref();
-    const expired = expiry.signal;
-    const unlisten = new AbortController();
-    req.signal?.addEventListener("abort", () => expiry.abort(req.signal!.reason), { once: true, signal: unlisten.signal });
-    // An event that matches no hook needs no slot.
+    // signal for the whole max_event_ms). An event that matches no hook needs no slot and no timer.
     let ticket: ReturnType<Admission["enter"]> | undefined;
-    try {
-      ticket = hooks.length > 0 ? admission.enter(req.tenant.name, expired) : undefined;
-    } catch (err) {
-      clearTimeout(expiryTimer);
-      unlisten.abort();
-      throw err;
+    let done = () => undefined as void;
+    if (hooks.length > 0) {
+      const expiry = new AbortController();
+      const expiryTimer = setTimeout(() => expiry.abort(new Error("max_event_ms")), config.sandbox.maxEventMs);
+      expiryTimer.unref();
+      const onCancel = () => expiry.abort(req.signal!.reason);
+      req.signal?.addEventListener("abort", onCancel, { once: true });
+      done = () => {
+        clearTimeout(expiryTimer);
+        req.signal?.removeEventListener("abort", onCancel);
+      };
+      try {
+        ticket = admission.enter(req.tenant.name, expiry.signal);
+      } catch (err) {
+        done();
+        throw err;
+      }
     }
     const eventId = req.eventId ?? newEventId();
     return {
@@ -233,8 +237,7 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
           };
         } finally {
           ticket?.release();
-          clearTimeout(expiryTimer);
-          unlisten.abort();
+          done();
         }
       },
     };
