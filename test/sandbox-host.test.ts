@@ -2,11 +2,13 @@
  * The host runner (policy hooks): the same attacks, through `sh -c` on the host. The deadline
  * kills the whole process group, output is capped, the server's environment stays out.
  */
+import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { HostRunner } from "../engine/run/host-runner.js";
+import { HostSpawner } from "../engine/run/host-spawner.js";
 import { DEFAULT_LIMITS } from "../engine/names.js";
 import type { RunRequest } from "../engine/run/types.js";
 
@@ -109,5 +111,65 @@ describe("host runner", () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 200);
     expect((await run("sleep 600", { signal: controller.signal })).outcome).toBe("cancelled");
+  });
+});
+
+describe("host spawner (the helper that forks policy hooks)", () => {
+  const hostRun = (r: HostRunner, command: string, extra: Partial<RunRequest> = {}) =>
+    r.run({ command, stdin: new Uint8Array(), env: {}, timeoutMs: 5_000, limits: DEFAULT_LIMITS, ...extra });
+
+  it("forks hooks from a helper process, never from the service", async () => {
+    const r = new HostRunner(process.env, { isolation: "process-group" });
+    const parent = Number((await hostRun(r, "echo $PPID")).stdout.trim());
+    expect(parent).not.toBe(process.pid);
+    expect(readFileSync(`/proc/${parent}/cmdline`, "utf8").split("\0")).toContain("-e");
+    expect(readFileSync(`/proc/${parent}/stat`, "utf8").split(" ")[3]).toBe(String(process.pid));
+  });
+
+  it("refuses a command it cannot start as a failed start, and goes on serving", async () => {
+    const refused = await hostRun(runner, "echo a\0b");
+    expect(refused).toMatchObject({ outcome: "failed_to_start" });
+    expect(await hostRun(runner, "echo ok")).toMatchObject({ outcome: "exited", exitCode: 0, stdout: "ok\n" });
+  });
+
+  it("kills what a lost helper was running, ends those runs as errors, and starts a new helper", async () => {
+    const spawner = new HostSpawner();
+    const r = new HostRunner(process.env, { isolation: "process-group", spawner });
+    const marker = mkdtempSync(join(tmpdir(), "hookbox-lost-"));
+    const parent = Number((await hostRun(r, "echo $PPID")).stdout.trim());
+    const running = hostRun(r, `sleep 300; : ${marker}`);
+    await new Promise((res) => setTimeout(res, 300));
+    expect(processesWith(marker).length).toBeGreaterThan(0);
+    process.kill(parent, "SIGKILL");
+    expect(await running).toMatchObject({ outcome: "failed_to_start", error: "the host spawner stopped while the hook ran" });
+    await new Promise((res) => setTimeout(res, 100));
+    expect(processesWith(marker)).toEqual([]);
+    const next = await hostRun(r, "echo $PPID");
+    expect(next).toMatchObject({ outcome: "exited", exitCode: 0 });
+    expect(Number(next.stdout.trim())).not.toBe(parent);
+  });
+
+  it("kills every hook it started, and exits, when the service dies without a word", async () => {
+    const marker = mkdtempSync(join(tmpdir(), "hookbox-orphan-"));
+    // A service stand-in that starts a long hook and is then killed outright.
+    const script = `
+      const { HostRunner } = await import(${JSON.stringify(new URL("../dist/engine/run/host-runner.js", import.meta.url).href)});
+      const { DEFAULT_LIMITS } = await import(${JSON.stringify(new URL("../dist/engine/names.js", import.meta.url).href)});
+      void new HostRunner({}).run({ command: "sleep 300; : ${marker}", stdin: new Uint8Array(), env: {}, timeoutMs: 600000, limits: DEFAULT_LIMITS });
+      setInterval(() => {}, 1000);`;
+    const service = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: "ignore" });
+    // The stand-in's own command line holds the marker too: the hook's are the others.
+    const hooks = () => processesWith(marker).filter((p) => p !== String(service.pid));
+    for (let i = 0; i < 100 && hooks().length === 0; i++) await new Promise((res) => setTimeout(res, 50));
+    expect(hooks().length).toBeGreaterThan(0);
+    const helpers = () => readdirSync("/proc").filter((p) => /^\d+$/.test(p) && alive(Number(p))).filter((p) => {
+      try { return readFileSync(`/proc/${p}/stat`, "utf8").split(" ")[3] === String(service.pid); } catch { return false; }
+    });
+    const [helper] = helpers();
+    expect(helper).toBeDefined();
+    service.kill("SIGKILL");
+    for (let i = 0; i < 100 && (hooks().length > 0 || alive(Number(helper))); i++) await new Promise((res) => setTimeout(res, 50));
+    expect(hooks()).toEqual([]);
+    expect(alive(Number(helper))).toBe(false);
   });
 });

@@ -1,15 +1,17 @@
 /**
  * @module Host runner for administrators' policy hooks (copilot-hooks.md: "policy hooks, which
- * always run on the host"): `sh -c` in a PID namespace of its own where the machine allows one, else
+ * always run on the host"): `sh -c`, started by the host spawner's helper (never forked from the
+ * service: host-spawner.ts), in a PID namespace of its own where the machine allows one, else
  * in its own process group; either is killed whole at the deadline and when the command ends
  * (nothing it started outlives it — in a PID namespace not even what called `setsid`, since the
  * kernel kills everything in it when its first process ends), output capped, allow-listed environment.
  */
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { constants, tmpdir } from "node:os";
 import { stoppedEnd } from "./container-parts.js";
 import { hookEnv } from "./hook-env.js";
+import { sharedHostSpawner, type HostSpawner } from "./host-spawner.js";
 import { RunGuard } from "./run-guard.js";
 import type { RunEnd, RunRequest, RunResult, Runner } from "./types.js";
 
@@ -38,9 +40,16 @@ export class HostRunner implements Runner {
 
   readonly isolation: HostIsolation;
 
-  /** @default isolation: a PID namespace where the machine allows one (detectHostIsolation) */
-  constructor(private readonly inheritEnv: NodeJS.ProcessEnv = {}, opts: { isolation?: HostIsolation } = {}) {
+  private readonly spawner: HostSpawner;
+
+  /**
+   * @default isolation: a PID namespace where the machine allows one (detectHostIsolation)
+   * @default spawner: the process's one helper (host-spawner.ts), started now
+   */
+  constructor(private readonly inheritEnv: NodeJS.ProcessEnv = {}, opts: { isolation?: HostIsolation; spawner?: HostSpawner } = {}) {
     this.isolation = opts.isolation ?? detectHostIsolation();
+    this.spawner = opts.spawner ?? sharedHostSpawner();
+    this.spawner.warm();
   }
 
   run(request: RunRequest): Promise<RunResult> {
@@ -54,36 +63,34 @@ export class HostRunner implements Runner {
       // The hook's timeout, the cancellation and the output cap: one signal that kills the group.
       const guard = new RunGuard({ timeoutMs: request.timeoutMs, maxOutputBytes: request.limits.maxOutputBytes, cancel: request.signal });
       const { capture } = guard;
-      const child = spawn(file, args, { cwd, env, detached: true, stdio: ["pipe", "pipe", "pipe"] });
+      // The helper starts it in a process group of its own (and, with unshare, a PID namespace) and
+      // kills that group when the command ends; a kill from here reaches the same group.
+      const spawned = this.spawner.run(
+        { file, args, cwd, env, stdin: request.stdin, maxOutputBytes: request.limits.maxOutputBytes },
+        {
+          onError: (message) => finish({ outcome: "failed_to_start", exitCode: null, error: message }),
+          onClose: ({ code, signal, stdout, stderr }) => {
+            // Past the cap the helper has killed it already; the capture says so to the guard.
+            capture.stdout.push(stdout);
+            capture.stderr.push(stderr);
+            const stopped = guard.stopped;
+            if (stopped) return finish(stoppedEnd(stopped, capture));
+            finish({ outcome: "exited", exitCode: code ?? 128 + signalNumber(signal) });
+          },
+        },
+      );
       const tStarted = performance.now();
       guard.hookStarted();
-      const killGroup = () => {
-        // A negative pid signals the whole process group: grandchildren included (in a PID
-        // namespace, unshare's death takes its init and so everything in it).
-        if (child.pid !== undefined) try { process.kill(-child.pid, "SIGKILL"); } catch { /* already gone */ }
-      };
-      guard.signal.addEventListener("abort", killGroup, { once: true });
-      if (guard.signal.aborted) killGroup();
-
-      child.stdout.on("data", (c: Buffer) => capture.stdout.push(c));
-      child.stderr.on("data", (c: Buffer) => capture.stderr.push(c));
-      child.stdin.on("error", () => { /* the hook need not read its stdin */ });
-      child.stdin.end(request.stdin);
-      // The command is done: whatever it left running in its group goes too, so its pipes close.
-      child.on("exit", killGroup);
-      child.on("error", (err) => finish({ outcome: "failed_to_start", exitCode: null, error: err.message }));
-      child.on("close", (code, signal) => {
-        const stopped = guard.stopped;
-        if (stopped) return finish(stoppedEnd(stopped, capture));
-        finish({ outcome: "exited", exitCode: code ?? 128 + signalNumber(signal) });
-      });
+      const kill = () => spawned.kill();
+      guard.signal.addEventListener("abort", kill, { once: true });
+      if (guard.signal.aborted) kill();
 
       let done = false;
       function finish(tail: RunEnd): void {
         if (done) return;
         done = true;
         guard.dispose();
-        guard.signal.removeEventListener("abort", killGroup);
+        guard.signal.removeEventListener("abort", kill);
         resolve({
           ...tail,
           stdout: capture.stdout.text(),

@@ -1,0 +1,207 @@
+/**
+ * @module The host spawner: policy hooks are forked by a small helper process, never by the
+ * service itself. Node's spawn is synchronous up to the child's exec, and a fork copies the page
+ * tables of everything the parent has touched: from the service — whose memory grows with its
+ * workspace-archive cache, traces and buffers, to hundreds of MiB — every policy hook would hold
+ * the event loop that serves every tenant for milliseconds (≈ 6 ms per 100 MiB here). The helper
+ * stays the size of a bare Node and forks in about a millisecond, off the service's loop.
+ *
+ * The helper is one function, `helperMain`, run by `node -e` with no import of the project (so the
+ * same code runs from the build and from the sources under test). It speaks over the IPC channel:
+ * `run` → `started` (the pid), then `close` with the output — at most the cap + 1 byte of each
+ * stream: the helper kills the group as soon as a stream passes the cap — or `error`; `kill`
+ * signals a run's whole process group. One message back per run on the answer's path. When the service goes, the
+ * channel closes and the helper kills every group it started and exits; when the helper goes, the
+ * service kills every group it was told of and the next run starts a new helper.
+ */
+import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from "node:child_process";
+import type * as childProcess from "node:child_process";
+
+export interface SpawnRequest {
+  file: string;
+  args: string[];
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  stdin: Uint8Array;
+  /** per stream: past it the helper kills the run, and returns one byte more than this, so the caller sees the overflow */
+  maxOutputBytes: number;
+}
+
+export interface SpawnHandlers {
+  /** the process could not be started, or the helper was lost while it ran */
+  onError(message: string): void;
+  /** the process ended and its output streams closed: what it printed, capped */
+  onClose(end: { code: number | null; signal: NodeJS.Signals | null; stdout: Buffer; stderr: Buffer }): void;
+}
+
+export interface SpawnedRun {
+  /** SIGKILL to the run's whole process group (nothing once it has closed) */
+  kill(): void;
+}
+
+type HelperMessage =
+  | { type: "started"; id: number; pid: number }
+  | { type: "close"; id: number; code: number | null; signal: NodeJS.Signals | null; stdout: Uint8Array; stderr: Uint8Array }
+  | { type: "error"; id: number; message: string };
+
+interface Run {
+  handlers: SpawnHandlers;
+  pid?: number;
+}
+
+export class HostSpawner {
+  private helper: ChildProcess | undefined;
+  private readonly runs = new Map<number, Run>();
+  private nextId = 1;
+
+  /** Starts the helper now (it takes a Node start-up, ≈ 50–100 ms), so the first hook does not wait for it. */
+  warm(): void {
+    this.ensure();
+  }
+
+  run(request: SpawnRequest, handlers: SpawnHandlers): SpawnedRun {
+    const id = this.nextId++;
+    const run: Run = { handlers };
+    const helper = this.ensure();
+    this.runs.set(id, run);
+    helper.channel?.ref();
+    helper.send({ type: "run", id, ...request }, (err) => {
+      if (err) this.end(id)?.handlers.onError(`the host spawner did not take the run: ${err.message}`);
+    });
+    return {
+      kill: () => {
+        if (this.runs.has(id) && this.helper === helper && helper.connected) helper.send({ type: "kill", id }, () => undefined);
+      },
+    };
+  }
+
+  private ensure(): ChildProcess {
+    if (this.helper?.connected) return this.helper;
+    const helper = spawn(process.execPath, ["-e", `(${helperMain.toString()})()`], {
+      stdio: ["ignore", "ignore", "inherit", "ipc"],
+      serialization: "advanced",
+      // Nothing of the service's environment: hooks get theirs with each run.
+      env: {},
+    });
+    helper.unref();
+    helper.channel?.unref();
+    helper.on("message", (m: HelperMessage) => this.onMessage(m));
+    helper.on("error", () => undefined); // reported as its exit
+    helper.on("exit", () => this.lost(helper));
+    this.helper = helper;
+    return helper;
+  }
+
+  private onMessage(m: HelperMessage): void {
+    const run = this.runs.get(m.id);
+    if (!run) return;
+    switch (m.type) {
+      case "started":
+        run.pid = m.pid;
+        return;
+      case "close":
+        this.end(m.id)?.handlers.onClose({ code: m.code, signal: m.signal, stdout: asBuffer(m.stdout), stderr: asBuffer(m.stderr) });
+        return;
+      case "error":
+        this.end(m.id)?.handlers.onError(m.message);
+        return;
+      default: {
+        const _exhaustive: never = m;
+        return _exhaustive;
+      }
+    }
+  }
+
+  private end(id: number): Run | undefined {
+    const run = this.runs.get(id);
+    this.runs.delete(id);
+    if (this.runs.size === 0) this.helper?.channel?.unref();
+    return run;
+  }
+
+  /** The helper is gone: what it ran is killed from here, and each run ends as an error. */
+  private lost(helper: ChildProcess): void {
+    if (this.helper !== helper) return;
+    this.helper = undefined;
+    for (const [id, run] of [...this.runs]) {
+      if (run.pid !== undefined) try { process.kill(-run.pid, "SIGKILL"); } catch { /* already gone */ }
+      this.end(id);
+      run.handlers.onError("the host spawner stopped while the hook ran");
+    }
+  }
+}
+
+const asBuffer = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+
+let shared: HostSpawner | undefined;
+/** One helper per service process. */
+export function sharedHostSpawner(): HostSpawner {
+  return (shared ??= new HostSpawner());
+}
+
+/**
+ * The helper's whole program, run by `node -e` (CommonJS, no project imports: it must read the
+ * same from the build and from the sources). Kept to spawning, relaying and killing.
+ */
+function helperMain(): void {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { spawn: spawnChild } = require("node:child_process") as typeof childProcess;
+  const running = new Map<number, { pid: number | undefined; closed: boolean }>();
+  const send = (m: unknown) => {
+    if (process.connected) process.send?.(m);
+  };
+  const killGroup = (entry: { pid: number | undefined; closed: boolean }) => {
+    if (entry.pid !== undefined && !entry.closed) try { process.kill(-entry.pid, "SIGKILL"); } catch { /* already gone */ }
+  };
+  process.on("message", (m: { type: "kill"; id: number } | ({ type: "run"; id: number } & SpawnRequest)) => {
+    if (m.type === "kill") {
+      const entry = running.get(m.id);
+      if (entry) killGroup(entry);
+      return;
+    }
+    const { id } = m;
+    let child: ChildProcessWithoutNullStreams;
+    try {
+      child = spawnChild(m.file, m.args, { cwd: m.cwd, env: m.env, detached: true, stdio: ["pipe", "pipe", "pipe"] });
+    } catch (err) {
+      // Refused before any process existed (a NUL byte in an argument, say).
+      send({ type: "error", id, message: (err as Error).message });
+      return;
+    }
+    const entry = { pid: child.pid, closed: false };
+    running.set(id, entry);
+    if (child.pid !== undefined) send({ type: "started", id, pid: child.pid });
+    const kept: Buffer[][] = [[], []];
+    const bytes = [0, 0];
+    const keep = (i: 0 | 1) => (chunk: Buffer) => {
+      const room = m.maxOutputBytes + 1 - bytes[i]!;
+      if (room <= 0) return;
+      const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
+      kept[i]!.push(part);
+      bytes[i]! += part.length;
+      if (bytes[i]! > m.maxOutputBytes) killGroup(entry); // past the cap: the run is over
+    };
+    child.stdout.on("data", keep(0));
+    child.stderr.on("data", keep(1));
+    child.stdin.on("error", () => undefined); // the hook need not read its stdin
+    child.stdin.end(Buffer.from(m.stdin));
+    // The command is done: whatever it left running in its group goes too, so its pipes close.
+    child.on("exit", () => killGroup(entry));
+    child.on("error", (err) => {
+      entry.closed = true;
+      running.delete(id);
+      send({ type: "error", id, message: err.message });
+    });
+    child.on("close", (code, signal) => {
+      if (entry.closed) return;
+      entry.closed = true;
+      running.delete(id);
+      send({ type: "close", id, code, signal, stdout: Buffer.concat(kept[0]!), stderr: Buffer.concat(kept[1]!) });
+    });
+  });
+  // The service is gone: nothing it started may outlive it.
+  process.on("disconnect", () => {
+    for (const entry of running.values()) killGroup(entry);
+    process.exit(0);
+  });
+}
