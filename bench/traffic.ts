@@ -53,7 +53,7 @@ export async function forwarderRows(url: string, n: number, events: { noHook: st
   const script = join(dir, "forward.sh");
   writeFileSync(script, FORWARD_SCRIPT);
   const env = { HOOKBOX_TOKEN: TOKEN, XDG_CACHE_HOME: dir };
-  const node = (event: string, body: string) => () => spawnTimed(process.execPath, ["dist/cli/main.js", "forward", "--url", url, "--event", event, "--format", "claude"], body, env);
+  const node = (event: string, body: string) => () => spawnTimed(process.execPath, ["dist/cli/hookbox.cjs", "forward", "--url", url, "--event", event, "--format", "claude"], body, env);
   const shell = (event: string, body: string) => () => spawnTimed("/bin/sh", [script, "--url", url, "--event", event, "--format", "claude"], body, env);
   log("forwarders: node -e 0, curl, hookbox forward, forward.sh");
   const nodeStart = percentiles("baseline: node -e 0", await times(n, () => spawnTimed(process.execPath, ["-e", "0"], "")));

@@ -110,7 +110,8 @@ export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Ar
  * fetch (undici) takes tens to load, and no keep-alive socket holds the process after the answer.
  */
 async function post(url: string, body: Buffer, headers: Record<string, string>, signal: AbortSignal): Promise<{ status: number; ok: boolean; onFailure: string | undefined; body: string }> {
-  const { request } = url.startsWith("https:") ? await import("node:https") : await import("node:http");
+  // Only the one the URL needs, loaded synchronously: no ES module loader in the bundled command.
+  const { request } = url.startsWith("https:") ? process.getBuiltinModule("node:https") : process.getBuiltinModule("node:http");
   return new Promise((resolve, reject) => {
     const req = request(url, { method: "POST", agent: false, signal, headers: { ...headers, "content-length": String(body.length) } }, (res) => {
       const chunks: Buffer[] = [];

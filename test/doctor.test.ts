@@ -14,7 +14,7 @@ import { freePort, startService, TOKEN_A, type Service } from "./helpers/service
 let svc: Service;
 const bin = mkdtempSync(join(tmpdir(), "hookbox-bin-"));
 // `hookbox` on the PATH, as `npm link` would put it.
-writeFileSync(join(bin, "hookbox"), `#!/bin/sh\nexec ${process.execPath} ${resolve("dist/cli/main.js")} "$@"\n`);
+writeFileSync(join(bin, "hookbox"), `#!/bin/sh\nexec ${process.execPath} ${resolve("dist/cli/hookbox.cjs")} "$@"\n`);
 chmodSync(join(bin, "hookbox"), 0o755);
 
 /** A repository and a home holding every example, pointed at `url`. */

@@ -27,9 +27,9 @@ process.stdout.write(JSON.stringify(d));
 
 // The shell forwarder, as a user would keep it next to the agent's config.
 const script = join(dir, "forward.sh");
-writeFileSync(script, spawnSync(process.execPath, ["dist/cli/main.js", "forward", "--print-script"], { encoding: "utf8" }).stdout);
+writeFileSync(script, spawnSync(process.execPath, ["dist/cli/hookbox.cjs", "forward", "--print-script"], { encoding: "utf8" }).stdout);
 const forwarders = [
-  { forwarder: "hookbox forward", bin: `${process.execPath} dist/cli/main.js forward ` },
+  { forwarder: "hookbox forward", bin: `${process.execPath} dist/cli/hookbox.cjs forward ` },
   { forwarder: "forward.sh (POSIX sh + curl)", bin: `sh ${script} ` },
 ];
 

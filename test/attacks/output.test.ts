@@ -59,7 +59,7 @@ const getTrace = (svc: Service, id: string) => fetch(`${svc.url}/v1/events/${id}
 const aDash = (bytes: number) => "a-".repeat(bytes / 2);
 const settle = () => new Promise((r) => setTimeout(r, 300)); // the trace is written after the answer
 const cli = (args: string[], input?: string) =>
-  spawnSync(process.execPath, ["dist/cli/main.js", ...args], { input, env: { PATH: process.env.PATH ?? "" } });
+  spawnSync(process.execPath, ["dist/cli/hookbox.cjs", ...args], { input, env: { PATH: process.env.PATH ?? "" } });
 
 /** No C0 control but tab and newline, no DEL, no C1 control: nothing a terminal acts on. */
 function expectPrintable(out: Buffer): void {

@@ -16,12 +16,12 @@ import { startService, TOKEN_A, TOKEN_B, type Service } from "../helpers/service
 const sha = (t: string) => createHash("sha256").update(t).digest("hex");
 const cache = mkdtempSync(join(tmpdir(), "hookbox-forward-cache-"));
 const script = join(cache, "forward.sh");
-writeFileSync(script, execFileSync(process.execPath, ["dist/cli/main.js", "forward", "--print-script"], { encoding: "utf8" }));
+writeFileSync(script, execFileSync(process.execPath, ["dist/cli/hookbox.cjs", "forward", "--print-script"], { encoding: "utf8" }));
 type Via = "node" | "sh";
 const VIAS: Via[] = ["node", "sh"];
 /** The command line of a forwarder; each keeps its own cache, so each must learn the failure mode itself. */
 const forwarder = (via: Via, args: string[]): [string, string[], string] =>
-  via === "node" ? [process.execPath, ["dist/cli/main.js", "forward", ...args], join(cache, via)] : ["/bin/sh", [script, ...args], join(cache, via)];
+  via === "node" ? [process.execPath, ["dist/cli/hookbox.cjs", "forward", ...args], join(cache, via)] : ["/bin/sh", [script, ...args], join(cache, via)];
 
 let svc: Service;
 beforeAll(async () => {

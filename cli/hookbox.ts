@@ -1,0 +1,25 @@
+/**
+ * @module The `hookbox` command's entry. The build bundles it into one CommonJS file
+ * (`dist/cli/hookbox.cjs`, by rolldown) so that `forward` — which an agent runs on every tool call —
+ * starts without Node's ES module loader and without reading another file of the package; every
+ * other command goes on to `main.js`.
+ */
+import { forward } from "./forward.js";
+
+const [command, ...rest] = process.argv.slice(2);
+if (command === "forward") {
+  forward(rest, { stdin: process.stdin, env: process.env }).then(
+    (r) => {
+      process.stdout.write(r.stdout);
+      process.stderr.write(r.stderr);
+      process.exitCode = r.code;
+    },
+    (err: unknown) => {
+      process.stderr.write(`hookbox: ${(err as Error).message}\n`);
+      process.exitCode = 70;
+    },
+  );
+} else {
+  // Left out of the bundle (rolldown.config.mjs): the rest of the command, as built by tsc.
+  void import("./main.js");
+}
