@@ -14,16 +14,23 @@ const SECRET_NAME = RE2JS.compile(
   String.raw`(^|[_-])(key|token|secret|password|passwd|pwd|credentials?|auth|authorization|api[_-]?key|private[_-]?key)$|^(password|passwd|secret|token|apikey|authorization)$`,
   RE2JS.CASE_INSENSITIVE,
 );
-const KEY_LIKE = [
-  String.raw`\bBearer\s+[A-Za-z0-9._~+/=-]{8,}`,
-  String.raw`\bsk-[A-Za-z0-9_-]{16,}`, // OpenAI / Anthropic style
-  String.raw`\bgh[pousr]_[A-Za-z0-9]{20,}`,
-  String.raw`\bgithub_pat_[A-Za-z0-9_]{20,}`,
-  String.raw`\bAKIA[0-9A-Z]{16}\b`,
-  String.raw`\bxox[baprs]-[A-Za-z0-9-]{10,}`,
-  String.raw`\bAIza[0-9A-Za-z_-]{30,}`,
-  String.raw`\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}`, // JWT
-].map((p) => RE2JS.compile(p));
+/**
+ * Each with the literal every match starts with: a pattern runs only over text that holds its
+ * literal (a plain substring search), which is most of what is kept — names, outcomes, short
+ * outputs — never.
+ */
+const KEY_LIKE: { literal: string | RegExp; re: RE2JS }[] = [
+  ["Bearer", String.raw`\bBearer\s+[A-Za-z0-9._~+/=-]{8,}`],
+  ["sk-", String.raw`\bsk-[A-Za-z0-9_-]{16,}`], // OpenAI / Anthropic style
+  [/gh[pousr]_/, String.raw`\bgh[pousr]_[A-Za-z0-9]{20,}`],
+  ["github_pat_", String.raw`\bgithub_pat_[A-Za-z0-9_]{20,}`],
+  ["AKIA", String.raw`\bAKIA[0-9A-Z]{16}\b`],
+  ["xox", String.raw`\bxox[baprs]-[A-Za-z0-9-]{10,}`],
+  ["AIza", String.raw`\bAIza[0-9A-Za-z_-]{30,}`],
+  ["eyJ", String.raw`\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}`], // JWT
+].map(([literal, p]) => ({ literal: literal as string | RegExp, re: RE2JS.compile(p as string) }));
+/** Fixed literals only (no quantifier): a linear scan in any engine. */
+const holds = (text: string, literal: string | RegExp) => (typeof literal === "string" ? text.includes(literal) : literal.test(text));
 /** KEY=value, KEY: value, KEY="value": group 1 the name, 2 the separator, 3 a quoted value, 4 a bare one */
 const ASSIGNMENT = RE2JS.compile(String.raw`\b([A-Za-z_][A-Za-z0-9_-]*)(\s*[=:]\s*)(?:"([^\s"',;]+)"|([^\s"',;]+))`);
 /** "name": "value" */
@@ -52,13 +59,18 @@ function replaceEach(re: RE2JS, text: string, fn: (m: Match) => string): string 
 /** Redacts key-like values anywhere in a string. The caller caps it first (see `keep`). */
 export function redactText(text: string): string {
   let out = text;
-  for (const re of KEY_LIKE) out = replaceEach(re, out, (m) => (m.group()!.startsWith("Bearer") ? `Bearer ${REDACTED}` : REDACTED));
+  for (const { literal, re } of KEY_LIKE) {
+    if (holds(out, literal)) out = replaceEach(re, out, (m) => (m.group()!.startsWith("Bearer") ? `Bearer ${REDACTED}` : REDACTED));
+  }
+  // An assignment needs its separator, a JSON member a quote and a colon.
+  if (!out.includes(":") && !out.includes("=")) return out;
   out = replaceEach(ASSIGNMENT, out, (m) => {
     const [name, sep, quoted, bare] = [m.group(1)!, m.group(2)!, m.group(3), m.group(4)];
     const value = quoted ?? bare ?? "";
     if (!isSecretName(name) || KEPT_VALUES.has(value)) return m.group()!;
     return quoted !== null && quoted !== undefined ? `${name}${sep}"${REDACTED}"` : `${name}${sep}${REDACTED}`;
   });
+  if (!out.includes(":") || !out.includes('"')) return out;
   return replaceEach(JSON_MEMBER, out, (m) => (isSecretName(m.group(1)!) ? `"${m.group(1)!}"${m.group(2)!}"${REDACTED}"` : m.group()!));
 }
 

@@ -61,8 +61,13 @@ export class TraceStore {
     private readonly onWriteError: (err: unknown) => void = () => undefined,
   ) {}
 
+  private readonly keys = new Map<string, string>();
+
+  /** A tenant's folder name: its name hashed (tenant names come from the configuration, a bounded set). */
   private key(tenant: string): string {
-    return createHash("sha256").update(tenant).digest("hex").slice(0, 16);
+    let key = this.keys.get(tenant);
+    if (key === undefined) this.keys.set(tenant, (key = createHash("sha256").update(tenant).digest("hex").slice(0, 16)));
+    return key;
   }
 
   private shelf(tenantKey: string): Shelf {
