@@ -1,7 +1,8 @@
 /**
  * The service as a container: built from deploy/Dockerfile with testcontainers (offline: the Debian
  * base was built by set-up and nothing is pulled), then the image, run with the engine socket,
- * answers /readyz and runs a container hook on that engine; stopped, it leaves nothing behind.
+ * answers /readyz and runs a container hook on that engine, under tini as PID 1; stopped, it leaves
+ * nothing behind.
  */
 import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -38,6 +39,8 @@ it("builds from deploy/Dockerfile and serves from the image", async () => {
     const body = (await res.json()) as { decision: string; reason: string; hooks: Array<{ sandbox: string; outcome: string }> };
     expect(body).toMatchObject({ decision: "block", reason: "from the image" });
     expect(body.hooks).toEqual([expect.objectContaining({ sandbox: "container", outcome: "exited" })]);
+    // PID 1 is tini, which reaps what policy hooks leave to be adopted; the service is its child.
+    expect((await service.exec(["cat", "/proc/1/comm"])).output.trim()).toBe("tini");
   } finally {
     // SIGTERM, then the container is removed: the service drains and removes its hook containers.
     await service.stop({ timeout: 10_000 });

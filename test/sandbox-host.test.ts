@@ -2,7 +2,7 @@
  * The host runner (policy hooks): the same attacks, through `sh -c` on the host. The deadline
  * kills the whole process group, output is capped, the server's environment stays out.
  */
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -123,7 +123,10 @@ describe("host spawner (the helper that forks policy hooks)", () => {
     const parent = Number((await hostRun(r, "echo $PPID")).stdout.trim());
     expect(parent).not.toBe(process.pid);
     expect(readFileSync(`/proc/${parent}/cmdline`, "utf8").split("\0")).toContain("-e");
-    expect(readFileSync(`/proc/${parent}/stat`, "utf8").split(" ")[3]).toBe(String(process.pid));
+    const stat = (pid: number | string) => readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /, "").split(" ");
+    // state, ppid, pgrp: the service's child, in a process group of its own (a Ctrl-C to the service's group misses it)
+    expect(stat(parent)[1]).toBe(String(process.pid));
+    expect(stat(parent)[2]).not.toBe(stat("self")[2]);
   });
 
   it("refuses a command it cannot start as a failed start, and goes on serving", async () => {
@@ -141,12 +144,35 @@ describe("host spawner (the helper that forks policy hooks)", () => {
     await new Promise((res) => setTimeout(res, 300));
     expect(processesWith(marker).length).toBeGreaterThan(0);
     process.kill(parent, "SIGKILL");
+    // Started before the service has heard that its helper is gone: it ends too.
+    const late = hostRun(r, `sleep 300; : ${marker}`);
     expect(await running).toMatchObject({ outcome: "failed_to_start", error: "the host spawner stopped while the hook ran" });
+    expect(await late).toMatchObject({ outcome: "failed_to_start" });
     await new Promise((res) => setTimeout(res, 100));
     expect(processesWith(marker)).toEqual([]);
     const next = await hostRun(r, "echo $PPID");
     expect(next).toMatchObject({ outcome: "exited", exitCode: 0 });
     expect(Number(next.stdout.trim())).not.toBe(parent);
+  });
+
+  it("survives running out of file descriptors: the runs it cannot start fail, the others finish, the next one runs", () => {
+    // A stand-in service with 64 descriptors, asking for 40 hooks at once.
+    const script = `
+      const { HostRunner } = await import(${JSON.stringify(new URL("../dist/engine/run/host-runner.js", import.meta.url).href)});
+      const { DEFAULT_LIMITS } = await import(${JSON.stringify(new URL("../dist/engine/names.js", import.meta.url).href)});
+      const r = new HostRunner({}, { isolation: "process-group" });
+      const run = () => r.run({ command: "sleep 0.3; echo ok", stdin: new Uint8Array(), env: {}, timeoutMs: 10000, limits: DEFAULT_LIMITS });
+      const all = await Promise.all(Array.from({ length: 40 }, run));
+      const after = await run();
+      console.log(JSON.stringify({ outcomes: all.map((x) => x.outcome), after: after.outcome }));
+      process.exit(0);`;
+    const out = spawnSync("/bin/sh", ["-c", `ulimit -n 64; exec "${process.execPath}" --input-type=module -e "$0"`, script], { encoding: "utf8", timeout: 30_000 });
+    const { outcomes, after } = JSON.parse(out.stdout) as { outcomes: string[]; after: string };
+    expect(outcomes.length).toBe(40);
+    expect(outcomes.every((o) => o === "exited" || o === "failed_to_start")).toBe(true);
+    expect(outcomes).toContain("failed_to_start");
+    expect(outcomes).toContain("exited");
+    expect(after).toBe("exited");
   });
 
   it("kills every hook it started, and exits, when the service dies without a word", async () => {

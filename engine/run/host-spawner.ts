@@ -46,6 +46,8 @@ type HelperMessage =
 
 interface Run {
   handlers: SpawnHandlers;
+  /** the helper that runs it: when that one is lost, so is the run, whichever helper is current */
+  helper: ChildProcess;
   pid?: number;
 }
 
@@ -61,16 +63,22 @@ export class HostSpawner {
 
   run(request: SpawnRequest, handlers: SpawnHandlers): SpawnedRun {
     const id = this.nextId++;
-    const run: Run = { handlers };
     const helper = this.ensure();
+    const run: Run = { handlers, helper };
     this.runs.set(id, run);
-    helper.channel?.ref();
-    helper.send({ type: "run", id, ...request }, (err) => {
-      if (err) this.end(id)?.handlers.onError(`the host spawner did not take the run: ${err.message}`);
-    });
+    const refuse = (message: string) => this.end(id)?.handlers.onError(`the host spawner did not take the run: ${message}`);
+    if (typeof helper.send !== "function" || !helper.connected) {
+      // The helper could not even be started (no file descriptors left, say): an error, after the caller is set up.
+      queueMicrotask(() => refuse("its helper process did not start"));
+    } else {
+      helper.channel?.ref();
+      helper.send({ type: "run", id, ...request }, (err) => {
+        if (err) refuse(err.message);
+      });
+    }
     return {
       kill: () => {
-        if (this.runs.has(id) && this.helper === helper && helper.connected) helper.send({ type: "kill", id }, () => undefined);
+        if (this.runs.get(id) === run && helper.connected) helper.send({ type: "kill", id }, () => undefined);
       },
     };
   }
@@ -82,12 +90,18 @@ export class HostSpawner {
       serialization: "advanced",
       // Nothing of the service's environment: hooks get theirs with each run.
       env: {},
+      // A process group of its own: a Ctrl-C or a signal to the service's group does not reach it
+      // (nor, through it, the hooks the service is draining); it goes when the service goes.
+      detached: true,
     });
     helper.unref();
     helper.channel?.unref();
     helper.on("message", (m: HelperMessage) => this.onMessage(m));
-    helper.on("error", () => undefined); // reported as its exit
-    helper.on("exit", () => this.lost(helper));
+    // Whichever comes first: a channel that closed, a process that ended, one that never started.
+    const lost = () => this.lost(helper);
+    helper.on("disconnect", lost);
+    helper.on("exit", lost);
+    helper.on("error", lost);
     this.helper = helper;
     return helper;
   }
@@ -115,15 +129,18 @@ export class HostSpawner {
   private end(id: number): Run | undefined {
     const run = this.runs.get(id);
     this.runs.delete(id);
-    if (this.runs.size === 0) this.helper?.channel?.unref();
+    if (run && ![...this.runs.values()].some((r) => r.helper === run.helper)) run.helper.channel?.unref();
     return run;
   }
 
-  /** The helper is gone: what it ran is killed from here, and each run ends as an error. */
+  /**
+   * A helper is gone (its channel closed, it ended, or it never started): every run it held is
+   * killed from here and ends as an error. Called once per way it can go; the first one does it.
+   */
   private lost(helper: ChildProcess): void {
-    if (this.helper !== helper) return;
-    this.helper = undefined;
+    if (this.helper === helper) this.helper = undefined;
     for (const [id, run] of [...this.runs]) {
+      if (run.helper !== helper) continue;
       if (run.pid !== undefined) try { process.kill(-run.pid, "SIGKILL"); } catch { /* already gone */ }
       this.end(id);
       run.handlers.onError("the host spawner stopped while the hook ran");
@@ -153,7 +170,19 @@ function helperMain(): void {
   const killGroup = (entry: { pid: number | undefined; closed: boolean }) => {
     if (entry.pid !== undefined && !entry.closed) try { process.kill(-entry.pid, "SIGKILL"); } catch { /* already gone */ }
   };
-  process.on("message", (m: { type: "kill"; id: number } | ({ type: "run"; id: number } & SpawnRequest)) => {
+  type Message = { type: "kill"; id: number } | ({ type: "run"; id: number } & SpawnRequest);
+  process.on("message", (m: Message) => {
+    // Nothing one run does may take the others down with the helper.
+    try {
+      handle(m);
+    } catch (err) {
+      const entry = running.get(m.id);
+      if (entry) killGroup(entry);
+      running.delete(m.id);
+      send({ type: "error", id: m.id, message: `the host spawner failed: ${(err as Error).message}` });
+    }
+  });
+  function handle(m: Message): void {
     if (m.type === "kill") {
       const entry = running.get(m.id);
       if (entry) killGroup(entry);
@@ -170,6 +199,13 @@ function helperMain(): void {
     }
     const entry = { pid: child.pid, closed: false };
     running.set(id, entry);
+    child.on("error", (err) => {
+      entry.closed = true;
+      running.delete(id);
+      send({ type: "error", id, message: err.message });
+    });
+    // Refused after the call (no file descriptors left, say): no streams; the error above reports it.
+    if (!child.stdout || !child.stderr || !child.stdin) return;
     if (child.pid !== undefined) send({ type: "started", id, pid: child.pid });
     const kept: Buffer[][] = [[], []];
     const bytes = [0, 0];
@@ -187,18 +223,13 @@ function helperMain(): void {
     child.stdin.end(Buffer.from(m.stdin));
     // The command is done: whatever it left running in its group goes too, so its pipes close.
     child.on("exit", () => killGroup(entry));
-    child.on("error", (err) => {
-      entry.closed = true;
-      running.delete(id);
-      send({ type: "error", id, message: err.message });
-    });
     child.on("close", (code, signal) => {
       if (entry.closed) return;
       entry.closed = true;
       running.delete(id);
       send({ type: "close", id, code, signal, stdout: Buffer.concat(kept[0]!), stderr: Buffer.concat(kept[1]!) });
     });
-  });
+  }
   // The service is gone: nothing it started may outlive it.
   process.on("disconnect", () => {
     for (const entry of running.values()) killGroup(entry);
