@@ -30,13 +30,14 @@ export const DEFAULT_REPOSITORY_LIMITS: RepositoryLimits = { maxHookFileBytes: 1
 type Need = { file: string; text: string } | undefined;
 
 /** For the service: one file at a time, TOML parsed in a worker, the event loop served between files. */
-export async function loadRepositoryHooks(dir: string, maxTimeoutMs: number, limits: RepositoryLimits = DEFAULT_REPOSITORY_LIMITS): Promise<HookSet> {
+/** `party`: whose upload it is (the tenant): TOML parses of different parties take turns. */
+export async function loadRepositoryHooks(dir: string, maxTimeoutMs: number, limits: RepositoryLimits = DEFAULT_REPOSITORY_LIMITS, party = ""): Promise<HookSet> {
   const steps = loadSteps(dir, maxTimeoutMs, limits);
   for (let step = steps.next(); ; ) {
     if (step.done) return step.value;
     if (step.value) {
       const { file, text } = step.value;
-      const parsed = await readTomlOffThread(file, text).then((p) => ({ p }), (err: unknown) => ({ err }));
+      const parsed = await readTomlOffThread(file, text, party).then((p) => ({ p }), (err: unknown) => ({ err }));
       step = "err" in parsed ? steps.throw(parsed.err) : steps.next(parsed.p);
     } else {
       await new Promise((resolve) => setImmediate(resolve));

@@ -74,9 +74,10 @@ export class WorkspaceStore {
     return usage;
   }
 
-  private async loadHooks(dir: string): Promise<HookSet> {
+  /** The repository's hooks; its TOML files wait their tenant's turn behind other tenants' (toml-off-thread.ts). */
+  private async loadHooks(tenant: string, dir: string): Promise<HookSet> {
     try {
-      return await loadRepositoryHooks(dir, this.options.maxTimeoutMs, this.options);
+      return await loadRepositoryHooks(dir, this.options.maxTimeoutMs, this.options, tenant);
     } catch (err) {
       if (err instanceof ConfigError) throw new BadRequestError(`repository hook file ${err.message}`, err.file, "workspace_hooks_invalid");
       throw err;
@@ -97,7 +98,7 @@ export class WorkspaceStore {
       const { digest, files, bytes, folders } = await unpack(body, incoming, this.options, (size) => usage.reserve(upload, size, quota));
       await chown(incoming, HOOK_UID, HOOK_GID);
       await chmod(incoming, 0o755);
-      const hooks = await this.loadHooks(incoming);
+      const hooks = await this.loadHooks(tenant, incoming);
       const final = join(base, id);
       const trash = join(base, `.trash-${randomUUID()}`);
       // No meta while the folder changes: after a crash here, the size is counted again from disk.
@@ -128,7 +129,7 @@ export class WorkspaceStore {
     // After a restart: the stored tree and hook files are judged again, as an upload is.
     const tree = await readTree(dir);
     await checkLinks(tree);
-    const hooks = await this.loadHooks(dir);
+    const hooks = await this.loadHooks(tenant, dir);
     const digest = (await readMeta(base, id))?.digest ?? (await readFile(join(base, `${id}.digest`), "utf8").catch(() => ""));
     const stored = { dir, hooks, info: { id, digest, files: tree.files, bytes: tree.bytes, hooks: summary(hooks), warnings: hooks.warnings } };
     this.cache.set(key, stored);

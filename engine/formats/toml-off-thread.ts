@@ -1,10 +1,12 @@
 /**
  * @module TOML from repositories, parsed off the main thread. smol-toml is linear, but a hostile
  * 1 MiB file (a dotted key of 300 000 parts, say) still costs it a few hundred milliseconds, and
- * the main thread serves every tenant. Parses wait in a FIFO queue on the main thread and go to
- * one worker thread, started on first use, one at a time; each job's clock starts when it is
- * posted, so time spent waiting behind others never counts against it. A job that takes longer
- * than its timeout fails alone: its worker is ended and a fresh one takes the rest of the queue.
+ * the main thread serves every tenant. Parses wait on the main thread, in one queue per party (a
+ * tenant), and the parties take turns: one tenant's flood of uploads delays another tenant's by
+ * one parse at most, not by the whole flood. They go to one worker thread, started on first use,
+ * one at a time; each job's clock starts when it is posted, so time spent waiting behind others
+ * never counts against it. A job that takes longer than its timeout fails alone: its worker is
+ * ended and a fresh one takes the rest.
  */
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
@@ -49,9 +51,14 @@ interface Answer {
   error?: { message: string; line?: number; column?: number };
 }
 
-/** Jobs not yet posted, oldest first (`head` is the next one: no O(n) shift per job). */
-let queue: (Job | undefined)[] = [];
-let head = 0;
+/** One party's jobs not yet posted, oldest first (`head` is the next one: no O(n) shift per job). */
+interface Line {
+  jobs: (Job | undefined)[];
+  head: number;
+}
+/** Each party with jobs waiting, and whose turn is next: the first of `turns`. */
+const lines = new Map<string, Line>();
+const turns: string[] = [];
 let worker: Worker | undefined;
 /** The job the worker is parsing, and its clock. */
 let running: { job: Job; worker: Worker; timer: NodeJS.Timeout } | undefined;
@@ -86,23 +93,25 @@ function started(): Worker {
   return w;
 }
 
-/** The oldest waiting job, taken off the queue. */
+/** The oldest waiting job of the party whose turn it is, taken off its line; the party goes to the back. */
 function take(): Job | undefined {
-  const job = queue[head];
-  if (!job) {
-    queue = [];
-    head = 0;
-    return undefined;
-  }
-  queue[head++] = undefined;
-  if (head > 1024 && head * 2 > queue.length) {
-    queue = queue.slice(head);
-    head = 0;
+  const party = turns.shift();
+  if (party === undefined) return undefined;
+  const line = lines.get(party)!;
+  const job = line.jobs[line.head]!;
+  line.jobs[line.head++] = undefined;
+  if (line.head === line.jobs.length) lines.delete(party);
+  else {
+    turns.push(party);
+    if (line.head > 1024 && line.head * 2 > line.jobs.length) {
+      line.jobs = line.jobs.slice(line.head);
+      line.head = 0;
+    }
   }
   return job;
 }
 
-/** Posts the oldest waiting job when the worker is free. */
+/** Posts the next job, by turns, when the worker is free. */
 function next(): void {
   if (running) return;
   for (let job = take(); job; job = take()) {
@@ -133,20 +142,26 @@ function next(): void {
 }
 
 /**
- * Parses TOML in the worker, after the parses queued before it; rejects with a TomlSyntaxError
- * (line, column) when it is not TOML. `timeoutMs` counts from when the worker is given the text.
+ * Parses TOML in the worker, after the parses `party` queued before it, taking turns with other
+ * parties; rejects with a TomlSyntaxError (line, column) when it is not TOML. `timeoutMs` counts
+ * from when the worker is given the text.
  */
-export function parseTomlOffThread(text: string, timeoutMs = TOML_PARSE_TIMEOUT_MS): Promise<unknown> {
+export function parseTomlOffThread(text: string, timeoutMs = TOML_PARSE_TIMEOUT_MS, party = ""): Promise<unknown> {
   return new Promise((resolve, reject) => {
-    queue.push({ text, timeoutMs, resolve, reject });
+    let line = lines.get(party);
+    if (!line) {
+      lines.set(party, (line = { jobs: [], head: 0 }));
+      turns.push(party);
+    }
+    line.jobs.push({ text, timeoutMs, resolve, reject });
     next();
   });
 }
 
 /** `readToml` of formats/shared.ts, parsed in the worker: a ConfigError at the line when it is not TOML. */
-export async function readTomlOffThread(file: string, text: string): Promise<ParsedFile> {
+export async function readTomlOffThread(file: string, text: string, party = ""): Promise<ParsedFile> {
   try {
-    return { file, value: await parseTomlOffThread(text), locate: tomlLocator(text) };
+    return { file, value: await parseTomlOffThread(text, TOML_PARSE_TIMEOUT_MS, party), locate: tomlLocator(text) };
   } catch (err) {
     if (err instanceof TomlSyntaxError) throw new ConfigError(file, err.message.split("\n")[0] ?? "invalid TOML", err.line, err.column);
     throw new ConfigError(file, `cannot parse: ${(err as Error).message}`);

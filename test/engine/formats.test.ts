@@ -356,6 +356,17 @@ describe("repository hook files are hostile input", () => {
     ]);
   });
 
+  it("takes turns between parties: one tenant's flood of TOML puts another's parse behind one of its own at most", async () => {
+    // Each of these costs the parser tens of milliseconds.
+    const heavy = Array.from({ length: 20_000 }, (_, i) => `k${i} = ${i}`).join("\n");
+    const order: string[] = [];
+    const flood = Array.from({ length: 6 }, (_, i) => parseTomlOffThread(heavy, 5_000, "tenant-a").then(() => order.push(`a${i}`)));
+    const other = parseTomlOffThread("x = 1\n", 5_000, "tenant-b").then(() => order.push("b"));
+    await Promise.all([...flood, other]);
+    // a0 was under way when b arrived; then one of a's, then b's turn.
+    expect(order).toEqual(["a0", "a1", "b", "a2", "a3", "a4", "a5"]);
+  });
+
   it("gives up locating in JSON nested too deep for the tree, without throwing", () => {
     const deep = `{"a": ${"[".repeat(100_000)}${"]".repeat(100_000)}}`;
     expect(jsonLocator(deep)(["a"])).toBeUndefined();
