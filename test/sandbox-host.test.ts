@@ -184,18 +184,22 @@ describe("host spawner (the helper that forks policy hooks)", () => {
       void new HostRunner({}).run({ command: "sleep 300; : ${marker}", stdin: new Uint8Array(), env: {}, timeoutMs: 600000, limits: DEFAULT_LIMITS });
       setInterval(() => {}, 1000);`;
     const service = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: "ignore" });
-    // The stand-in's own command line holds the marker too: the hook's are the others.
-    const hooks = () => processesWith(marker).filter((p) => p !== String(service.pid));
-    for (let i = 0; i < 100 && hooks().length === 0; i++) await new Promise((res) => setTimeout(res, 50));
-    expect(hooks().length).toBeGreaterThan(0);
-    const helpers = () => readdirSync("/proc").filter((p) => /^\d+$/.test(p) && alive(Number(p))).filter((p) => {
-      try { return readFileSync(`/proc/${p}/stat`, "utf8").split(" ")[3] === String(service.pid); } catch { return false; }
-    });
-    const [helper] = helpers();
-    expect(helper).toBeDefined();
-    service.kill("SIGKILL");
-    for (let i = 0; i < 100 && (hooks().length > 0 || alive(Number(helper))); i++) await new Promise((res) => setTimeout(res, 50));
-    expect(hooks()).toEqual([]);
-    expect(alive(Number(helper))).toBe(false);
+    try {
+      // The stand-in's own command line holds the marker too: the hook's are the others.
+      const hooks = () => processesWith(marker).filter((p) => p !== String(service.pid));
+      for (let i = 0; i < 100 && hooks().length === 0; i++) await new Promise((res) => setTimeout(res, 50));
+      expect(hooks().length).toBeGreaterThan(0);
+      const helpers = () => readdirSync("/proc").filter((p) => /^\d+$/.test(p) && alive(Number(p))).filter((p) => {
+        try { return readFileSync(`/proc/${p}/stat`, "utf8").replace(/^.*\) /, "").split(" ")[1] === String(service.pid); } catch { return false; }
+      });
+      const [helper] = helpers();
+      expect(helper).toBeDefined();
+      service.kill("SIGKILL");
+      for (let i = 0; i < 100 && (hooks().length > 0 || alive(Number(helper))); i++) await new Promise((res) => setTimeout(res, 50));
+      expect(hooks()).toEqual([]);
+      expect(alive(Number(helper))).toBe(false);
+    } finally {
+      service.kill("SIGKILL"); // whatever failed above, the stand-in does not outlive the test
+    }
   });
 });
