@@ -10,9 +10,11 @@
  * same code runs from the build and from the sources under test). It speaks over the IPC channel:
  * `run` → `started` (the pid), then `close` with the output — at most the cap + 1 byte of each
  * stream: the helper kills the group as soon as a stream passes the cap — or `error`; `kill`
- * signals a run's whole process group. One message back per run on the answer's path. When the service goes, the
- * channel closes and the helper kills every group it started and exits; when the helper goes, the
- * service kills every group it was told of and the next run starts a new helper.
+ * signals a run's whole process group. One message back per run on the answer's path. The helper
+ * has a process group of its own (a signal to the service's group misses it). When the service
+ * goes, the channel closes and the helper kills every group it started and exits; when the helper
+ * goes, the service kills every group it was told of, ends those runs as errors, and the next run
+ * starts a new helper.
  */
 import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from "node:child_process";
 import type * as childProcess from "node:child_process";
