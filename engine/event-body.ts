@@ -47,6 +47,10 @@ export function parseEventBody(raw: Uint8Array): JsonObject {
     const field = formatPath(issue.path as (string | number)[]);
     throw new BadRequestError(`${field}: ${issue.message}`, field, "bad_field");
   }
+  // Copilot's toolArgs is JSON inside a string, parsed again for conditions and other dialects: the same bound.
+  const { toolArgs } = checked.data;
+  if (typeof toolArgs === "string" && nestedDeeperThan(Buffer.from(toolArgs), MAX_EVENT_DEPTH))
+    throw new BadRequestError(`toolArgs: the JSON in it is nested deeper than ${MAX_EVENT_DEPTH} levels`, "toolArgs", "bad_field");
   return value as JsonObject;
 }
 

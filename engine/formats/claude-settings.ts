@@ -14,7 +14,7 @@ import type { Verdict } from "../verdict.js";
 import { claudeCondition } from "./claude-if.js";
 import {
   clip, configError, defined, describeFailure, eventOf, knownKeys, originOf, readDecision, readOutput, schemaError, skippedType, str,
-  type Answer, type FormatModule, type LoadContext, type ParsedFile,
+  type Answer, type FormatModule, type LoadContext, type ParsedFile, warn,
 } from "./shared.js";
 
 /** @default 60 s — Claude Code's default command-hook timeout */
@@ -85,7 +85,7 @@ export function loadMatcherGroups(parsed: ParsedFile, ctx: LoadContext, format: 
       group.data.hooks.forEach((handler, h) => {
         const path = ["hooks", event, g, "hooks", h];
         if (handler.type !== "command") {
-          set.warnings.push(skippedType(parsed, path, handler.type));
+          warn(set.warnings, () => skippedType(parsed, path, handler.type));
           return;
         }
         if (!handler.command) throw configError(parsed, path, 'a "command" hook needs "command"');

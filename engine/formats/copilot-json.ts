@@ -15,7 +15,7 @@ import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import {
   configError, defined, describeFailure, eventOf, knownKeys, originOf, readDecision, readOutput, schemaError, skipOtherType, str,
-  type Answer, type FormatModule, type LoadContext, type ParsedFile,
+  type Answer, type FormatModule, type LoadContext, type ParsedFile, warn,
 } from "./shared.js";
 
 /** @default 30 s — the Copilot CLI hooks reference's default `timeoutSec` (VS Code's `timeout` default is the same) */
@@ -54,7 +54,7 @@ export function loadCopilotFile(parsed: ParsedFile, ctx: LoadContext): HookSet {
   const set: HookSet = { hooks: [], warnings: [], disableAll: false };
   const v = parsed.value as Record<string, unknown> | null;
   if (ctx.tolerant && (typeof v !== "object" || v === null || Array.isArray(v) || typeof v.hooks !== "object" || v.hooks === null)) {
-    set.warnings.push(`${parsed.file}: no "hooks" object: not a hook file; skipped`);
+    warn(set.warnings, () => `${parsed.file}: no "hooks" object: not a hook file; skipped`);
     return set;
   }
   const file = CopilotFileSchema.safeParse(knownKeys(parsed, [], v, FILE_KEYS, ctx, set.warnings));
@@ -91,7 +91,7 @@ function loadHookMap(parsed: ParsedFile, hooks: Record<string, unknown[]>, ctx: 
       if (command === undefined) {
         if (e.powershell !== undefined || e.windows !== undefined || e.osx !== undefined) {
           if (!ctx.tolerant) throw configError(parsed, path, "no command for Linux");
-          set.warnings.push(`${originOf(parsed, path)}: hooks.${event}[${i}]: no command for Linux (only powershell/windows/osx); skipped`);
+          warn(set.warnings, () => `${originOf(parsed, path)}: hooks.${event}[${i}]: no command for Linux (only powershell/windows/osx); skipped`);
           return;
         }
         throw configError(parsed, path, 'a command hook needs "bash" or "command"');

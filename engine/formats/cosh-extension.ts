@@ -9,7 +9,7 @@ import { z } from "zod";
 import type { HookSet } from "../hooks.js";
 import { WORKSPACE_PATH } from "../names.js";
 import { CoshHookSchema, coshHookDef } from "./cosh-toml.js";
-import { configEvent, originOf, schemaError, type LoadContext, type ParsedFile } from "./shared.js";
+import { configEvent, originOf, schemaError, warn, type LoadContext, type ParsedFile } from "./shared.js";
 
 export const EXTENSION_FILE = "cosh-extension.json";
 
@@ -41,7 +41,7 @@ export function loadExtension(parsed: ParsedFile, dir: string, ctx: LoadContext)
       group.hooks.forEach((entry, h) => {
         const path = ["hooks", event, g, "hooks", h];
         if (!entry.name) {
-          set.warnings.push(`${originOf(parsed, path)}: hook without a name skipped (cosh-hooks.md: "Hook definitions without a name field are skipped")`);
+          warn(set.warnings, () => `${originOf(parsed, path)}: hook without a name skipped (cosh-hooks.md: "Hook definitions without a name field are skipped")`);
           return;
         }
         const { type: _type, description: _description, ...cosh } = entry;

@@ -14,7 +14,7 @@ import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import {
   configError, defined, describeFailure, eventOf, knownKeys, originOf, parseBytes, readDecision, readOutput, schemaError, str,
-  type Answer, type FormatModule, type LoadContext, type ParsedFile,
+  type Answer, type FormatModule, type LoadContext, type ParsedFile, warn,
 } from "./shared.js";
 import type { Path } from "./locate.js";
 
@@ -73,7 +73,7 @@ export function loadCoshTable(parsed: ParsedFile, at: Path, table: unknown, ctx:
     entries.data.forEach((entry, i) => {
       const path = [...at, key, i];
       if (!entry.name) {
-        result.warnings.push(`${originOf(parsed, path)}: hook without a name skipped (cosh-hooks.md: "Hook definitions without a name field are skipped")`);
+        warn(result.warnings, () => `${originOf(parsed, path)}: hook without a name skipped (cosh-hooks.md: "Hook definitions without a name field are skipped")`);
         return;
       }
       result.hooks.push(coshHookDef(entry, { ...ctx, point: event.point, dialect: event.dialect, origin: originOf(parsed, path), parsed, path }));

@@ -7,6 +7,7 @@ import { parse as parseToml, TomlError } from "smol-toml";
 import type { z } from "zod";
 import type { Folded } from "../aggregate.js";
 import { ConfigError } from "../errors.js";
+import { MAX_EVENT_DEPTH, nestedDeeperThan } from "../event-body.js";
 import { resolveEventName, unknownEventMessage, type Decision, type Dialect, type EventPoint, type Format } from "../events.js";
 import type { HookSet, Source } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
@@ -68,6 +69,8 @@ export type Output =
 export function readOutput(stdout: string): Output {
   const text = stdout.trim();
   if (text === "") return { kind: "empty" };
+  // Deeper than any answer needs, and deep enough to overflow the stack of whatever walks it next.
+  if (nestedDeeperThan(Buffer.from(text), MAX_EVENT_DEPTH)) return { kind: "invalid", error: `output is nested deeper than ${MAX_EVENT_DEPTH} levels` };
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -182,14 +185,28 @@ export function skipOtherType(parsed: ParsedFile, path: Path, raw: unknown, ctx:
   const type = typeof raw === "object" && raw !== null ? (raw as Record<string, unknown>).type : undefined;
   if (typeof type !== "string" || type === "command") return false;
   if (!ctx.tolerant) throw configError(parsed, [...path, "type"], 'only "command" hooks can run here');
-  warnings.push(skippedType(parsed, path, type));
+  warn(warnings, () => skippedType(parsed, path, type));
   return true;
 }
 
+/**
+ * @default 100 — warnings listed per hook file. Past it they are not even written (locating a line
+ * and suggesting a name cost something each, and a 1 MiB file can hold 100 000 unknown keys): one
+ * line says the rest were left out.
+ */
+export const MAX_WARNINGS_PER_FILE = 100;
+
+/** Adds the warning `make` writes, while the file has fewer than MAX_WARNINGS_PER_FILE. */
+export function warn(warnings: string[], make: () => string): void {
+  if (warnings.length < MAX_WARNINGS_PER_FILE) warnings.push(make());
+  else if (warnings.length === MAX_WARNINGS_PER_FILE) warnings.push(`… and more warnings, left out (at most ${MAX_WARNINGS_PER_FILE} are listed per file)`);
+}
+
 /** An unknown key, event or hook type: a warning in a repository file, a ConfigError in the server's own config. */
-export function unknownThing(parsed: ParsedFile, path: Path, what: string, ctx: LoadContext, warnings: string[]): void {
-  if (!ctx.tolerant) throw configError(parsed, path, what);
-  warnings.push(`${originOf(parsed, path)}: ${formatPath(path)}: ${what}; skipped`);
+export function unknownThing(parsed: ParsedFile, path: Path, what: string | (() => string), ctx: LoadContext, warnings: string[]): void {
+  const text = () => (typeof what === "string" ? what : what());
+  if (!ctx.tolerant) throw configError(parsed, path, text());
+  warn(warnings, () => `${originOf(parsed, path)}: ${formatPath(path)}: ${text()}; skipped`);
 }
 
 /** In a repository's file, an object's known keys; each other key is a warning. The server's config keeps every key (its schema refuses them). */
@@ -198,7 +215,7 @@ export function knownKeys(parsed: ParsedFile, path: Path, value: unknown, known:
   const out: Record<string, unknown> = {};
   for (const [key, v] of Object.entries(value)) {
     if (known.includes(key)) out[key] = v;
-    else unknownThing(parsed, [...path, key], `unknown key ${JSON.stringify(clip(key, 64))}`, ctx, warnings);
+    else unknownThing(parsed, [...path, key], () => `unknown key ${JSON.stringify(clip(key, 64))}`, ctx, warnings);
   }
   return out;
 }
@@ -206,7 +223,7 @@ export function knownKeys(parsed: ParsedFile, path: Path, value: unknown, known:
 /** An event name as a file spells it; in a repository's file an unknown one is a warning (undefined). */
 export function eventOf(parsed: ParsedFile, path: Path, name: string, ctx: LoadContext, warnings: string[]): { point: EventPoint; dialect: Dialect } | undefined {
   const resolved = resolveEventName(name);
-  if (!resolved) unknownThing(parsed, path, unknownEventMessage(name), ctx, warnings);
+  if (!resolved) unknownThing(parsed, path, () => unknownEventMessage(name), ctx, warnings);
   return resolved;
 }
 

@@ -204,6 +204,19 @@ describe("workspaces cannot read the host", () => {
     expect((JSON.parse(text) as { warnings: string[] }).warnings).toContainEqual(expect.stringMatching(/^\.copilot-shell\/config\.toml:2: hooks\.Foo: /));
   });
 
+  it.each([
+    [".copilot-shell/config.toml", `[hooks]\n${Array.from({ length: 45_000 }, (_, i) => `NoSuchEvent${i} = 1`).join("\n")}\n`],
+    [".claude/settings.json", JSON.stringify({ hooks: Object.fromEntries(Array.from({ length: 45_000 }, (_, i) => [`NoSuchEvent${i}`, []])) })],
+  ])("lists 100 of 45 000 unknown events in %s and writes none of the rest, without holding the loop", async (name, content) => {
+    expect(content.length).toBeLessThanOrEqual(MiB);
+    const { status, text } = await attack(svc, async () => put(svc, `unknown-events-${name.length}`, await tarOf([{ name, content }])));
+    expect(status, text.slice(0, 300)).toBe(200);
+    const { warnings } = JSON.parse(text) as { warnings: string[] };
+    expect(warnings).toHaveLength(101);
+    expect(warnings[0]).toMatch(/NoSuchEvent0.*unknown event/);
+    expect(warnings[100]).toBe("… and more warnings, left out (at most 100 are listed per file)");
+  });
+
   it("parses another tenant's tiny config.toml queued behind 12 hostile ones, each on its own clock", async () => {
     // One worker, one job at a time: the tiny parse waits its turn, and its 5 s start only when it is posted.
     const hostile = await tarOf([{ name: ".copilot-shell/config.toml", content: `[hooks]\na${".b".repeat(450_000)} = 1\n` }]);
