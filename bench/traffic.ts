@@ -99,8 +99,9 @@ export interface WorkspaceRow extends Figures {
 }
 
 /**
- * A repository hook (in each workspace's files) over 1, 10, 100 and 1000 workspaces round-robin,
- * at a steady `ratePerS` below the engine's churn rate; requests never wait for the pool.
+ * A repository hook (in each workspace's files) over 1, 10, 100 and 1000 workspaces — round-robin
+ * where a row has an event for each, else each event on a workspace no earlier event used — at a
+ * steady `ratePerS` below the engine's churn rate; requests never wait for the pool.
  */
 export async function workspaceRows(port: number, hook: string, event: string, ratePerS: number, perRow: number): Promise<WorkspaceRow[]> {
   const counts = [1, 10, 100, 1000];
@@ -112,11 +113,17 @@ export async function workspaceRows(port: number, hook: string, event: string, r
       if (!res.ok) throw new Error(`upload ws-${i}: ${res.status} ${await res.text()}`);
     }
     const rows: WorkspaceRow[] = [];
+    /** ws-0 … ws-(touched - 1) have had events (their archives are cached) */
+    let touched = 0;
     for (const count of counts) {
+      // Round-robin where the row has an event for each workspace; else every event on a workspace
+      // of its own that no earlier row used: a row over 1000 never measures the 100 already warm.
+      const spread = perRow < count;
+      const workspaceOf = (i: number) => (spread ? touched + Math.floor((i * (count - touched)) / perRow) : i % count);
       log(`workspaces: repository hook over ${count} at ${ratePerS.toFixed(1)}/s`);
       const results = await openLoop(perRow, ratePerS, async (i) => {
         const t0 = performance.now();
-        const res = await post(`${svc.url}/v1/events?workspace=ws-${i % count}`, event, TOKEN);
+        const res = await post(`${svc.url}/v1/events?workspace=ws-${workspaceOf(i)}`, event, TOKEN);
         const ms = performance.now() - t0;
         const body = JSON.parse(res.body) as { hooks?: Array<{ source?: string; start_ms?: number }> };
         const hookRun = body.hooks?.find((h) => h.source === "repository");
@@ -124,8 +131,10 @@ export async function workspaceRows(port: number, hook: string, event: string, r
         return { ms, warm: hookRun.start_ms === 0 };
       });
       const warmShare = results.filter((r) => r.warm).length / results.length;
-      const figures = percentiles(`hookbox: repository hook, ${count} workspace${count > 1 ? "s" : ""} round-robin`, results.map((r) => r.ms), `${ratePerS.toFixed(1)}/s steady, ${(warmShare * 100).toFixed(0)} % warm`);
+      const how = spread ? `each event on one of ws-${touched}…ws-${count - 1} no event used before` : "round-robin";
+      const figures = percentiles(`hookbox: repository hook, ${count} workspace${count > 1 ? "s" : ""}`, results.map((r) => r.ms), `${how}; ${ratePerS.toFixed(1)}/s steady, ${(warmShare * 100).toFixed(0)} % warm`);
       rows.push({ ...figures, workspaces: count, warmShare });
+      touched = Math.max(touched, spread ? count : Math.min(count, perRow));
     }
     return rows;
   } finally {
