@@ -10,6 +10,9 @@ import type { HookDef } from "./hooks.js";
 import { planSteps } from "./match.js";
 import type { Limits } from "./names.js";
 import { interpret } from "./formats/registry.js";
+import { clip } from "./formats/shared.js";
+import { DEFAULT_TRACE_LIMITS } from "./trace-limits.js";
+import type { Verdict } from "./verdict.js";
 import type { PayloadCache } from "./payload.js";
 import type { RunRequest, RunResult, Runner, Outcome } from "./run/types.js";
 import type { SandboxConfig } from "./config.js";
@@ -43,8 +46,12 @@ export interface HookRecord {
 /** What a trace keeps of one hook's run, beyond its record: what went in and came out, and when. */
 export interface HookTrace {
   stdin: Uint8Array;
+  /** the head of each stream (what a trace can show, and a margin) … */
   stdout: string;
   stderr: string;
+  /** … and how long the whole stream was */
+  stdoutBytes: number;
+  stderrBytes: number;
   env: Record<string, string>;
   /** from the start of the event's hooks to this hook's start */
   offset_ms: number;
@@ -67,6 +74,8 @@ export interface ExecuteOptions {
   repositoryMayRewrite?: boolean;
   /** marks the records of a second pass (the policy hooks again, over rewritten arguments) */
   pass?: "rewritten";
+  /** `[traces] capture_bytes`: how much of each stream a trace shows; @default DEFAULT_TRACE_LIMITS */
+  traceCaptureBytes?: number;
   /** `performance.now()` by which every hook of the event is done (`[sandbox] max_event_ms`) */
   deadline?: number;
   onHook?: (record: HookRecord, notification: Notification | undefined) => void;
@@ -118,11 +127,37 @@ async function runOne(hook: HookDef, opts: ExecuteOptions, t0: number): Promise<
   const leftMs = opts.deadline === undefined ? Infinity : Math.floor(opts.deadline - performance.now());
   request.timeoutMs = Math.min(request.timeoutMs, leftMs);
   const run = leftMs <= 0 ? NO_TIME : await (onHost ? opts.runners.host : opts.runners.container).run(request);
-  const verdict = applyTrust(interpret(run, hook), hook.source, { repositoryMayRewrite: opts.repositoryMayRewrite === true });
+  const verdict = capMessages(applyTrust(interpret(run, hook), hook.source, { repositoryMayRewrite: opts.repositoryMayRewrite === true }));
   if (run === NO_TIME) verdict.error = NO_TIME_ERROR;
   const j: Judged = { hook, verdict };
-  const trace: HookTrace = { stdin: request.stdin, stdout: run.stdout, stderr: run.stderr, env: hook.env, offset_ms: Math.round(offset), warm: run.warm === true };
+  // What the trace can show of each stream, not all of it: an event's hooks together printed up to
+  // 2 × max_output_bytes each, and all of it would wait in memory until the trace is written.
+  const keepChars = (opts.traceCaptureBytes ?? DEFAULT_TRACE_LIMITS.captureBytes) + TRACE_MARGIN_CHARS;
+  const trace: HookTrace = {
+    stdin: request.stdin,
+    stdout: run.stdout.slice(0, keepChars), stdoutBytes: Buffer.byteLength(run.stdout),
+    stderr: run.stderr.slice(0, keepChars), stderrBytes: Buffer.byteLength(run.stderr),
+    env: hook.env, offset_ms: Math.round(offset), warm: run.warm === true,
+  };
   return [j, { ...record(hook, onHost, run, j), ...(opts.pass ? { pass: opts.pass } : {}) }, trace];
+}
+
+/** Room past `capture_bytes` kept for the trace, so a secret straddling the cut is still redacted there. */
+const TRACE_MARGIN_CHARS = 1024;
+
+/**
+ * @default 16 KiB — each of a hook's reason, message, warning and context, as the agent gets it.
+ * Each hook may print max_output_bytes, and an event may run a thousand hooks: joined, uncut, their
+ * messages would outgrow what one answer can hold.
+ */
+export const MAX_HOOK_MESSAGE_CHARS = 16 * 1024;
+
+function capMessages(verdict: Verdict): Verdict {
+  for (const key of ["reason", "systemMessage", "warning", "additionalContext"] as const) {
+    const text = verdict[key];
+    if (text !== undefined && text.length > MAX_HOOK_MESSAGE_CHARS) verdict[key] = clip(text, MAX_HOOK_MESSAGE_CHARS);
+  }
+  return verdict;
 }
 
 function requestFor(hook: HookDef, onHost: boolean, opts: ExecuteOptions): RunRequest {

@@ -89,10 +89,11 @@ export function headBytes(text: string, maxBytes: number): string {
  * The first `maxBytes` of `text`, redacted. Only those bytes and a margin are scanned, whatever the
  * length of `text`; `cut` says whether anything was left out.
  */
-export function capRedact(text: string, maxBytes: number): { text: string; cut: boolean; droppedBytes: number } {
+export function capRedact(text: string, maxBytes: number, totalBytes?: number): { text: string; cut: boolean; droppedBytes: number } {
   const room = maxBytes + REDACT_MARGIN_CHARS; // characters: each is at least one byte
   const head = redactText(text.length > room ? text.slice(0, room) : text);
-  const total = Buffer.byteLength(text);
+  // `totalBytes`: `text` is the head of something this long (a hook's stream, kept in part)
+  const total = totalBytes ?? Buffer.byteLength(text);
   const kept = headBytes(head, maxBytes);
   if (kept.length === head.length && total <= maxBytes) return { text: kept, cut: false, droppedBytes: 0 };
   // Past the cap in the original, or pushed past it by a longer "[redacted]".

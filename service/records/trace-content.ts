@@ -101,8 +101,8 @@ export async function hooksOf(result: EventResult, keepInputs: boolean, captureB
 type Kept = { text: string; cut: boolean };
 
 function hookOf(record: HookRecord, t: HookTrace, stdin: Kept, captureBytes: number): StoredHook {
-  const stdout = capRedact(t.stdout, captureBytes);
-  const stderr = capRedact(t.stderr, captureBytes);
+  const stdout = capRedact(t.stdout, captureBytes, t.stdoutBytes);
+  const stderr = capRedact(t.stderr, captureBytes, t.stderrBytes);
   return {
     ...keepStrings(record, HOOK_FIELD_BYTES),
     warm: t.warm,

@@ -47,6 +47,11 @@ name = "deep-policy"
 matcher = "deep"
 command = '''cat >/dev/null; s=$(head -c 100000 /dev/zero | tr '\\0' '['); e=$(head -c 100000 /dev/zero | tr '\\0' ']'); printf '{"decision":"allow","modifiedArgs":%s1%s}' "$s" "$e"'''
 
+${Array.from({ length: 100 }, (_, i) => `[[policy.PreToolUse]]
+name = "loud-${i}"
+matcher = "loud"
+command = '''cat >/dev/null; head -c 1000000 /dev/zero | tr '\\0' e >&2; printf '{"systemMessage":"%d ' ${i}; head -c 1000000 /dev/zero | tr '\\0' m; printf '"}''''
+`).join("\n")}
 [[hooks.PreToolUse]]
 name = "leaky-box"
 matcher = "secret-box"
@@ -132,6 +137,30 @@ describe("nesting past every parser's stack", () => {
 });
 
 describe("what is kept is bounded", () => {
+  it("answers 100 hooks each printing 1 MB on both streams with 16 KiB of each message, and keeps the traces' heads only", async () => {
+    const { value, ms, health } = await underProbe(svc.url, async () => {
+      const res = await svc.event(pre("loud"));
+      return { status: res.status, text: await res.text() };
+    });
+    expect(health.worstMs).toBeLessThanOrEqual(WORST_HEALTH_MS);
+    expect(ms).toBeLessThan(30_000);
+    expect(value.status).toBe(200);
+    // Each message stands four times in the answer (systemMessage, output, notifications, its hook's
+    // record): uncut, 100 messages of 1 MB would be 400 MB.
+    expect(value.text.length).toBeLessThan(4 * 100 * (16 * 1024 + 64) + 256 * 1024);
+    const answer = JSON.parse(value.text) as { event_id: string; hooks: unknown[]; systemMessage: string };
+    expect(answer.hooks).toHaveLength(100);
+    expect(answer.systemMessage.split("\n")).toHaveLength(100);
+    expect(answer.systemMessage.split("\n")[0]).toMatch(/^0 m{16380}/);
+    await settle();
+    const trace = (await (await getTrace(svc, answer.event_id)).json()) as { hooks: Array<{ stdout: string; stderr: string; truncated: Record<string, boolean> }> };
+    for (const h of trace.hooks) {
+      expect(Buffer.byteLength(h.stdout)).toBeLessThanOrEqual(4096);
+      expect(h.truncated).toMatchObject({ stdout: true, stderr: true });
+    }
+    expect((await fetch(`${svc.url}/healthz`)).status).toBe(200);
+  });
+
   it("keeps 1 KiB of a 1 MB session_id in the audit log and the trace", async () => {
     const audit = join(svc.dataDir, "audit.jsonl");
     const before = existsSync(audit) ? statSync(audit).size : 0;
