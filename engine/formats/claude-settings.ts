@@ -67,11 +67,26 @@ export function claudeMatcher(pattern: string | undefined): Matcher | undefined 
 
 /** Loads Claude-shaped hook settings; `format` says whose rules the hooks follow (Claude Code's, or Codex's). */
 export function loadMatcherGroups(parsed: ParsedFile, ctx: LoadContext, format: Format): HookSet {
-  const settings = SettingsSchema.safeParse(parsed.value);
+  const warnings: string[] = [];
+  // Unknown events are warned about and dropped before the schema walks the file: one of 45 000
+  // unknown events (1 MiB) then costs a pass over its keys, not a schema check of each.
+  const value = parsed.value as Record<string, unknown> | null;
+  const resolvedOf = new Map<string, NonNullable<ReturnType<typeof eventOf>>>();
+  let input: unknown = value;
+  if (value && typeof value === "object" && typeof value.hooks === "object" && value.hooks !== null && !Array.isArray(value.hooks)) {
+    const known: Record<string, unknown> = {};
+    for (const [event, groups] of Object.entries(value.hooks)) {
+      const resolved = eventOf(parsed, ["hooks", event], event, ctx, warnings);
+      if (resolved) resolvedOf.set(event, resolved);
+      if (resolved) known[event] = groups;
+    }
+    input = { ...value, hooks: known };
+  }
+  const settings = SettingsSchema.safeParse(input);
   if (!settings.success) throw schemaError(parsed, settings.error);
-  const set: HookSet = { hooks: [], warnings: [], disableAll: settings.data.disableAllHooks === true };
+  const set: HookSet = { hooks: [], warnings, disableAll: settings.data.disableAllHooks === true };
   for (const [event, groups] of Object.entries(settings.data.hooks ?? {})) {
-    const resolved = eventOf(parsed, ["hooks", event], event, ctx, set.warnings);
+    const resolved = resolvedOf.get(event) ?? eventOf(parsed, ["hooks", event], event, ctx, set.warnings);
     if (!resolved) continue;
     groups.forEach((raw, g) => {
       const group = GroupSchema.safeParse(knownKeys(parsed, ["hooks", event, g], raw, GROUP_KEYS, ctx, set.warnings));
