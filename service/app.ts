@@ -3,7 +3,6 @@
  * No env reads, no listen.
  */
 import { Hono } from "hono";
-import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import {
   BadRequestError, EventExpiredError, failureAnswer, failureModeFor, FORMATS, HookboxError, OverloadedError, ShuttingDownError, UnauthorizedError, type Format, type Tenant,
@@ -74,9 +73,6 @@ export function createApp(deps: AppDeps): Hono<Env> {
     if (err instanceof HookboxError) {
       status = STATUS[err.code] ?? 500;
       body = { code: err.code, message: err.message, ...(err instanceof BadRequestError && err.field ? { field: err.field } : {}) };
-    } else if (err instanceof HTTPException && err.status === 413) {
-      status = 413;
-      body = { code: "too_large", message: "the request body is too large" };
     } else {
       (c.get("log") ?? deps.logger).error({ err }, "unhandled error");
       body = { code: "internal", message: "internal error" };
