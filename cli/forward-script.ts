@@ -247,6 +247,7 @@ if [ -n "$timeout" ]; then
   case $timeout in ''|*[!0-9.]*) usage ;; esac
   tms=\${timeout%%.*}
   tms=\${tms:-0}
+  [ "$tms" -gt 0 ] || usage
 else
   tms=$(( dms - 500 ))
   [ $(( dms * 9 / 10 )) -lt "$tms" ] && tms=$(( dms * 9 / 10 ))

@@ -30,25 +30,31 @@ export const FORWARD_USAGE = `usage: hookbox forward --url URL --event NAME [--f
        hookbox forward --print-script > .hookbox/forward.sh   (the same in POSIX sh + curl, no Node per call)`;
 
 export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Array>; env: NodeJS.ProcessEnv; cacheDir?: string }): Promise<{ stdout: string; stderr: string; code: number }> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      url: { type: "string" }, event: { type: "string" }, format: { type: "string", default: "cosh" },
-      workspace: { type: "string" }, token: { type: "string" }, "on-unreachable": { type: "string" },
-      deadline: { type: "string" }, timeout: { type: "string" }, interactive: { type: "string" },
-      "print-script": { type: "boolean" },
-    },
-  });
+  const usage = { stdout: "", stderr: `${FORWARD_USAGE}\n`, code: 64 };
+  const options = {
+    url: { type: "string" }, event: { type: "string" }, format: { type: "string", default: "cosh" },
+    workspace: { type: "string" }, token: { type: "string" }, "on-unreachable": { type: "string" },
+    deadline: { type: "string" }, timeout: { type: "string" }, interactive: { type: "string" },
+    "print-script": { type: "boolean" },
+  } as const;
+  let values: ReturnType<typeof parseArgs<{ args: string[]; options: typeof options }>>["values"];
+  try {
+    ({ values } = parseArgs({ args: argv, options }));
+  } catch {
+    return usage; // an unknown flag, or one without its value
+  }
   if (values["print-script"]) return { stdout: (await import("./forward-script.js")).FORWARD_SCRIPT, stderr: "", code: 0 };
   const format = values.format as AgentFormat;
   const override = values["on-unreachable"];
   const deadlineS = values.deadline !== undefined ? Number(values.deadline) : AGENT_DEADLINE_S[format];
-  if (!values.url || !values.event || !(format in FORMATS) || (override !== undefined && override !== "allow" && override !== "block") || !(deadlineS > 0))
-    return { stdout: "", stderr: `${FORWARD_USAGE}\n`, code: 64 };
+  // --timeout: whole milliseconds, at least 1 (as forward.sh reads it)
+  const badTimeout = values.timeout !== undefined && !(/^[0-9.]+$/.test(values.timeout) && parseInt(values.timeout, 10) > 0);
+  if (!values.url || !values.event || !(format in FORMATS) || (override !== undefined && override !== "allow" && override !== "block") || !(deadlineS > 0) || badTimeout)
+    return usage;
   const token = values.token ?? io.env.HOOKBOX_TOKEN;
   // Answer before the agent's deadline, counted from this process's start: 90 %, and at least 0.5 s early.
   const answerByMs = Math.min(deadlineS * 1000 - 500, deadlineS * 900) - process.uptime() * 1000;
-  const timeoutMs = Math.round(values.timeout !== undefined ? Number(values.timeout) : Math.max(100, answerByMs));
+  const timeoutMs = values.timeout !== undefined ? parseInt(values.timeout, 10) : Math.round(Math.max(100, answerByMs));
   const cache = modeCache(io.cacheDir ?? cacheDirOf(io.env), values.url, token, values.event);
 
   const chunks: Buffer[] = [];

@@ -65,6 +65,22 @@ const passed = (r: { code: number | null; stdout: string; stderr: string }) => {
   expect(r.stderr).toMatch(/passing through: on_failure = allow/);
 };
 
+describe("usage errors", () => {
+  it.each([
+    ["an unknown flag", ["--bogus", "x"]],
+    ["a flag without its value", ["--timeout"]],
+    ["a timeout that is not a number", ["--timeout", "abc"]],
+    ["a timeout of 0", ["--timeout", "0"]],
+    ["a timeout under 1 ms", ["--timeout", "0.5"]],
+  ])("exit 64 with the usage, the same from both forwarders: %s", async (_what, extra) => {
+    for (const via of VIAS) {
+      const r = await forward(via, TOKEN_A, extra);
+      expect({ via, code: r.code, stdout: r.stdout }).toEqual({ via, code: 64, stdout: "" });
+      expect(r.stderr).toMatch(/usage: (hookbox forward|forward\.sh)/);
+    }
+  });
+});
+
 describe("hookbox answers, but cannot decide", () => {
   it("tells every answer the tenant's failure mode", async () => {
     const a = await svc.event(JSON.parse(event) as unknown, { path: "/v1/events/preToolUse" });
