@@ -20,7 +20,14 @@ export default async function setup(): Promise<void> {
   if (serviceRunning()) return;
   const docker = new Docker();
   const filters = JSON.stringify({ label: [`${LABEL_MANAGED}=true`] });
-  const containers = await docker.listContainers({ all: true, filters });
+  // Without an engine there is nothing to clean; the tests that need one fail on their own, and the
+  // HTTP-edge tests (`npm run test:edge`) need none.
+  const containers = await docker.listContainers({ all: true, filters }).catch((err: NodeJS.ErrnoException) => {
+    if (err.code !== "ENOENT" && err.code !== "ECONNREFUSED" && err.code !== "EACCES") throw err;
+    console.warn(`[test] no container engine answers (${err.code}): only tests that need none can pass`);
+    return undefined;
+  });
+  if (containers === undefined) return;
   await Promise.all(containers.map((c) => docker.getContainer(c.Id).remove({ force: true, v: true }).catch(() => undefined)));
   const { Volumes: volumes } = await docker.listVolumes({ filters });
   await Promise.all((volumes ?? []).map((v) => docker.getVolume(v.Name).remove().catch(() => undefined)));

@@ -136,7 +136,7 @@ describe("admission and shutdown", () => {
   });
 
   it("answers 503 event_expired when an event waits for a slot past max_event_ms; a native hook gets the failure mode", async () => {
-    const edge = edgeApp({ config: "[sandbox]\nmax_concurrency = 1\nmax_tenant_concurrency = 1\nmax_queue = 2\nmax_event_ms = 300\n\n[[hooks.Stop]]\nname = \"slow\"\ncommand = \"hang\"\n" });
+    const edge = edgeApp({ config: "[sandbox]\nmax_concurrency = 1\nmax_tenant_concurrency = 1\nmax_queue = 2\nmax_event_ms = 100\n\n[[hooks.Stop]]\nname = \"slow\"\ncommand = \"hang\"\n" });
     // The fake runner holds "hang" until released, whatever its timeout: the slot stays taken.
     const first = edge.request("/v1/events/Stop", post({ session_id: "s" }));
     await expect.poll(() => edge.ran.length).toBe(1);
