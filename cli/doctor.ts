@@ -5,17 +5,19 @@
  * (no hook runs; it is recorded as a canary, never as a decision), and the doctor checks that the
  * block comes out of the line in a form the agent obeys. Exit 0 when every guard is live; 1 with
  * the reason of each one that is not. The files checked are the repository's, so hostile: the doctor
- * runs a line only when it is a plain `hookbox forward …` argv (never through a shell), expands in
+ * runs a line only when it is a plain `hookbox forward …` argv (never through a shell), or a plain
+ * `sh …/forward.sh …` whose script is exactly the one this hookbox prints, expands in
  * an HTTP hook's headers only the variables it lists in `allowedEnvVars`, and escapes what it prints.
  */
 import { spawn } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
-import { join, relative } from "node:path";
+import { isAbsolute, join, relative } from "node:path";
 import { parseArgs } from "node:util";
 import { parse as parseToml } from "smol-toml";
 import { resolveEventName } from "../engine/events.js";
 import { AGENT_DEADLINE_S } from "./forward.js";
+import { FORWARD_SCRIPT } from "./forward-script.js";
 import { block as safe, oneLine } from "./terminal.js";
 
 type Agent = "claude" | "copilot" | "cosh" | "codex" | "gemini";
@@ -63,8 +65,8 @@ export async function doctor(argv: string[], env: NodeJS.ProcessEnv): Promise<{ 
   } catch (err) {
     return { stdout: "", stderr: `hookbox doctor: ${(err as Error).message}\n`, code: 1 };
   }
-  const guards = entries.filter((e) => /\bhookbox\b/.test(e.command ?? "") || /\/v1\/hooks\//.test(e.http?.url ?? ""));
-  const findings = await Promise.all(guards.map((e) => check(e, env)));
+  const guards = entries.filter((e) => /\bhookbox\b|\bforward\.sh\b/.test(e.command ?? "") || /\/v1\/hooks\//.test(e.http?.url ?? ""));
+  const findings = await Promise.all(guards.map((e) => check(e, dir, env)));
   const show = (p: string) => (p.startsWith(home) ? `~/${relative(home, p)}` : relative(dir, p) || p);
   if (values.json) return { stdout: `${JSON.stringify({ findings: findings.map((f) => ({ ...f.entry, file: show(f.entry.file), ok: f.ok, message: f.message })), problems }, null, 2)}\n`, stderr: "", code: findings.length > 0 && findings.every((f) => f.ok) && problems.length === 0 ? 0 : 1 };
   // Event names, places and messages come from the repository's files: escaped for the terminal.
@@ -151,18 +153,21 @@ function flagOf(argv: string[], name: string): string | undefined {
 /** Which `--format` each agent's line must ask for. */
 const FORMAT_OF: Record<Agent, string> = { claude: "claude", copilot: "copilot", cosh: "cosh", codex: "codex", gemini: "gemini" };
 
-async function check(entry: Entry, env: NodeJS.ProcessEnv): Promise<Finding> {
+async function check(entry: Entry, dir: string, env: NodeJS.ProcessEnv): Promise<Finding> {
   const fail = (message: string): Finding => ({ entry, ok: false, message });
   if (!resolveEventName(entry.event)) return fail(`"${entry.event}" is not an event hookbox knows: this hook never fires for hookbox`);
   if (entry.http) return checkHttp(entry, env);
   const command = entry.command!;
-  if (!/\bhookbox\s+forward\b/.test(command)) return fail(`the line runs hookbox but not "hookbox forward": ${command}`);
-  // The doctor runs a repository's line only when it is a plain `hookbox forward …` argv: no shell,
-  // so a line that also runs something else is never run by the check (and cannot be proven).
+  // The doctor runs a repository's line only when it is a plain argv (no shell, so a line that also
+  // runs something else is never run by the check, and cannot be proven) of `hookbox forward …`, or
+  // of `sh …/forward.sh …` whose script is byte for byte the one this hookbox prints.
   const argv = plainArgv(command);
-  if (!argv || !/(^|\/)hookbox$/.test(argv[0]!) || argv[1] !== "forward")
-    return fail(`the line is more than a plain "hookbox forward …" (shell syntax, or another command): hookbox doctor does not run it, and cannot prove a block gets through: ${command}`);
-  const flag = (name: string) => flagOf(argv, name);
+  const script = argv && forwardScriptOf(argv, dir);
+  if (typeof script === "string") return fail(`${script}: ${command}`);
+  if (!script && !/\bhookbox\s+forward\b/.test(command)) return fail(`the line runs hookbox but not "hookbox forward": ${command}`);
+  if (!script && (!argv || !/(^|\/)hookbox$/.test(argv[0]!) || argv[1] !== "forward"))
+    return fail(`the line is more than a plain "hookbox forward …" or "sh .hookbox/forward.sh …" (shell syntax, or another command): hookbox doctor does not run it, and cannot prove a block gets through: ${command}`);
+  const flag = (name: string) => flagOf(argv!, name);
   const url = flag("url");
   const event = flag("event");
   const format = flag("format") ?? "cosh";
@@ -172,7 +177,7 @@ async function check(entry: Entry, env: NodeJS.ProcessEnv): Promise<Finding> {
   const deadlineS = Number(flag("deadline") ?? AGENT_DEADLINE_S[entry.agent]);
   if (entry.timeoutS !== undefined && deadlineS > entry.timeoutS)
     return fail(`${AGENT_NAME[entry.agent]} gives up on this hook after ${entry.timeoutS} s, but the forwarder waits up to ${deadlineS} s: add --deadline ${entry.timeoutS}`);
-  const run = await runLine(argv, canaryPayload(entry), env);
+  const run = await runLine(script ? script.argv : argv!, dir, canaryPayload(entry), env);
   const text = `${run.stdout}\n${run.stderr}`;
   const blocked = blocks(entry.agent, run);
   if (blocked && text.includes(CANARY_MARK)) return { entry, ok: true, message: `a block from hookbox at ${url} reaches ${AGENT_NAME[entry.agent]} (${blocked})` };
@@ -201,6 +206,35 @@ async function checkHttp(entry: Entry, env: NodeJS.ProcessEnv): Promise<Finding>
   } catch (err) {
     return { entry, ok: false, message: `hookbox is unreachable at ${url}: ${(err as Error).message}` };
   }
+}
+
+/** Larger than any forward script hookbox prints: a bigger file is not one, and is not read whole. */
+const MAX_SCRIPT_BYTES = 64 * 1024;
+
+/**
+ * A `sh PATH/forward.sh …` (or `PATH/forward.sh …`) line: the argv the doctor runs, with the script
+ * resolved from the repository's root — or why it will not run it (a string), or undefined when the
+ * line is no such line. The script comes from the repository, so it runs only when it is exactly the
+ * script this hookbox prints; an older hookbox's or an edited one is named instead.
+ */
+function forwardScriptOf(argv: string[], dir: string): { argv: string[] } | string | undefined {
+  const shell = /^(\/usr)?(\/bin\/)?(sh|dash|bash)$/.test(argv[0]!) ? 1 : 0;
+  const path = argv[shell];
+  if (!path || !/(^|\/)forward\.sh$/.test(path)) return undefined;
+  const file = isAbsolute(path) ? path : join(dir, path);
+  let text: string;
+  try {
+    const st = statSync(file);
+    if (!st.isFile()) return `${path} is not a file`;
+    if (st.size > MAX_SCRIPT_BYTES) return `${path} is not the script "hookbox forward --print-script" prints (${st.size} bytes)`;
+    if (!shell && (st.mode & 0o111) === 0) return `${path} is not executable, and the line runs it without sh: the agent cannot run it`;
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    return `${path} cannot be read from ${dir} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): the agent cannot run it`;
+  }
+  if (text !== FORWARD_SCRIPT)
+    return `${path} differs from the script this hookbox prints (an older hookbox's, or edited): hookbox doctor runs only that script; write it again with "hookbox forward --print-script > ${path}"`;
+  return { argv: ["/bin/sh", file, ...argv.slice(shell + 1)] };
 }
 
 /** The event as the agent would pipe it, marked as the doctor's. */
@@ -246,9 +280,10 @@ export function plainArgv(command: string): string[] | undefined {
   return words.length > 0 ? words : undefined;
 }
 
-function runLine(argv: string[], payload: Json, env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/** Runs the line as the agent would: from the repository's root, the canary event on stdin. */
+function runLine(argv: string[], cwd: string, payload: Json, env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(argv[0]!, argv.slice(1), { env: { ...env, HOOKBOX_CANARY: "1" }, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(argv[0]!, argv.slice(1), { cwd, env: { ...env, HOOKBOX_CANARY: "1" }, stdio: ["pipe", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);

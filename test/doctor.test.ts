@@ -110,6 +110,25 @@ describe("hookbox doctor", () => {
     expect(r.out).toMatch(/FAIL +Codex +PreToolUse .*\n.*hookbox is unreachable at http:\/\/127\.0\.0\.1:1/);
   });
 
+  it("proves a line through forward.sh, and never runs a forward.sh that is not the one this hookbox prints", () => {
+    const { repo, home } = workspaceOf(svc.url, (file, text) =>
+      file.endsWith(join(".codex", "hooks.json")) ? text.replace("hookbox forward --url", "sh .hookbox/forward.sh --url") : text,
+    );
+    const script = spawnSync(process.execPath, ["dist/cli/hookbox.cjs", "forward", "--print-script"], { encoding: "utf8" }).stdout;
+    mkdirSync(join(repo, ".hookbox"));
+    writeFileSync(join(repo, ".hookbox/forward.sh"), script);
+    const live = doctor(repo, home);
+    expect(live.out).toMatch(/^ok +Codex +PreToolUse .*\n.*a block from hookbox at .* reaches Codex/m);
+    expect(live.code).toBe(0);
+    // The same line over a script the repository changed: named, and not run.
+    const marker = join(mkdtempSync(join(tmpdir(), "hookbox-doctor-pwn-")), "pwned");
+    writeFileSync(join(repo, ".hookbox/forward.sh"), `touch ${marker}\n${script}`);
+    const edited = doctor(repo, home);
+    expect(edited.code).toBe(1);
+    expect(edited.out).toMatch(/FAIL +Codex +PreToolUse .*\n.*\.hookbox\/forward\.sh differs from the script this hookbox prints/);
+    expect(existsSync(marker)).toBe(false);
+  });
+
   it("says when nothing reaches hookbox at all", () => {
     const empty = mkdtempSync(join(tmpdir(), "hookbox-doctor-empty-"));
     const r = doctor(empty, empty);
