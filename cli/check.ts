@@ -4,6 +4,7 @@
  */
 import { parseArgs } from "node:util";
 import { ConfigError, EVENT_NAMES, loadConfig, loadRepositoryHooksSync, resolveEventName, type HookDef } from "../engine/index.js";
+import { block, oneLine } from "./terminal.js";
 
 export function check(argv: string[], env: NodeJS.ProcessEnv): { stdout: string; stderr: string; code: number } {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { workspace: { type: "string" } } });
@@ -14,7 +15,7 @@ export function check(argv: string[], env: NodeJS.ProcessEnv): { stdout: string;
     const repositorySet = values.workspace ? loadRepositoryHooksSync(values.workspace, config.sandbox.maxTimeoutMs) : undefined;
     const repository = repositorySet?.hooks ?? [];
     const all: HookDef[] = [...config.policy.hooks, ...(config.hooksEnabled ? [...config.service.hooks, ...config.extension.hooks, ...repository] : [])];
-    const lines = [`${file}: ok — ${config.tenants.length} tenant(s), runtime ${config.sandbox.runtime}, image ${config.sandbox.image}`];
+    const lines = [`${oneLine(file)}: ok — ${config.tenants.length} tenant(s), runtime ${config.sandbox.runtime}, image ${config.sandbox.image}`];
     if (!config.hooksEnabled) lines.push("[hooks] enabled = false: only policy hooks run");
     const points = [...new Set(EVENT_NAMES.map((n) => resolveEventName(n)!.point as string))];
     for (const point of points) {
@@ -22,14 +23,15 @@ export function check(argv: string[], env: NodeJS.ProcessEnv): { stdout: string;
       if (hooks.length === 0) continue;
       lines.push(`${point}:`);
       hooks.forEach((h, i) =>
-        lines.push(`  ${i + 1}. ${h.name}  [${h.source}, ${h.source === "policy" ? "host" : "container"}, ${h.format} rules${h.matcher ? `, matcher ${h.matcher.source}` : ""}, timeout ${h.timeoutMs} ms${h.batch ? ", parallel" : ""}]  ${h.origin}`),
+        // Names, matchers and places come from the files, a repository's among them: escaped for the terminal.
+        lines.push(oneLine(`  ${i + 1}. ${h.name}  [${h.source}, ${h.source === "policy" ? "host" : "container"}, ${h.format} rules${h.matcher ? `, matcher ${h.matcher.source}` : ""}, timeout ${h.timeoutMs} ms${h.batch ? ", parallel" : ""}]  ${h.origin}`)),
       );
     }
     // A repository's unknown keys, events and hook types: what was skipped, with file and line (SERVICE.md §8).
-    for (const w of [...config.warnings, ...(repositorySet?.warnings ?? [])]) lines.push(`warning: ${w}`);
+    for (const w of [...config.warnings, ...(repositorySet?.warnings ?? [])]) lines.push(`warning: ${oneLine(w)}`);
     return { stdout: `${lines.join("\n")}\n`, stderr: "", code: 0 };
   } catch (err) {
-    if (err instanceof ConfigError) return { stdout: "", stderr: `hookbox: configuration error: ${err.message}\n`, code: 1 };
+    if (err instanceof ConfigError) return { stdout: "", stderr: `hookbox: configuration error: ${block(err.message)}\n`, code: 1 };
     throw err;
   }
 }

@@ -8,6 +8,7 @@ import { basename, join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { gzipSync } from "node:zlib";
 import { pack } from "tar-stream";
+import { oneLine } from "./terminal.js";
 
 /**
  * What a repository's hooks are declared in (the engine's format registry reads these), and the
@@ -24,7 +25,7 @@ function files(root: string, at: string, out: string[], warnings: string[]): voi
   } else if (st.isFile()) out.push(relative(root, at));
   else if (st.isFIFO() || st.isSocket() || st.isCharacterDevice() || st.isBlockDevice()) {
     const kind = st.isFIFO() ? "a FIFO" : st.isSocket() ? "a socket" : "a device";
-    warnings.push(`warning: ${relative(root, at)} is ${kind}: skipped\n`);
+    warnings.push(`warning: ${oneLine(relative(root, at))} is ${kind}: skipped\n`);
   }
 }
 
@@ -62,8 +63,9 @@ export async function workspacePush(argv: string[], env: NodeJS.ProcessEnv): Pro
   }).catch((err: Error) => err);
   if (res instanceof Error) return { stdout: "", stderr: `hookbox: cannot reach ${values.url}: ${res.message}\n`, code: 69 };
   const body = (await res.json().catch(() => ({}))) as { hooks?: unknown[]; warnings?: string[]; error?: { message: string } };
-  if (!res.ok) return { stdout: "", stderr: `${skipped.join("")}hookbox: upload refused (${res.status}): ${body.error?.message ?? ""}\n`, code: 65 };
-  // What the service skipped in the hook files (unknown keys, events, hook types), with file and line.
-  const served = (body.warnings ?? []).map((w) => `warning: ${w}\n`).join("");
+  if (!res.ok) return { stdout: "", stderr: `${skipped.join("")}hookbox: upload refused (${res.status}): ${oneLine(String(body.error?.message ?? ""))}\n`, code: 65 };
+  // What the service skipped in the hook files (unknown keys, events, hook types), with file and
+  // line: the repository's own text, escaped for the terminal.
+  const served = (Array.isArray(body.warnings) ? body.warnings : []).map((w) => `warning: ${oneLine(String(w))}\n`).join("");
   return { stdout: `${id}\n`, stderr: `${skipped.join("")}${served}uploaded ${names.length} files, ${body.hooks?.length ?? 0} repository hooks\n`, code: 0 };
 }

@@ -2,12 +2,14 @@
  * Attacks through what hookbox keeps and prints, replayed against a running service: fields built
  * to make redaction backtrack (while a probe calls /healthz every 50 ms), a 1 MB session id, secrets
  * in a hook's reason, message and error, an audit log asked to grow without end, hooks that
- * print terminal escapes for `hookbox trace`, `tail` and `forward` to pass on, one tenant's flood of
+ * print terminal escapes for `hookbox trace`, `tail` and `forward` to pass on (and a repository's
+ * names, matchers and warnings for `hookbox check` and `workspace push`), one tenant's flood of
  * no-hook events (against other tenants' traces, and a live follower that never reads), and a large
  * event read by hundreds of hooks.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { underProbe, WORST_HEALTH_MS } from "../helpers/probe.js";
@@ -258,6 +260,28 @@ describe("hookbox prints no terminal escapes a hook wrote", () => {
         expect(r.stderr.toString()).toContain("\\x1b]0;pwned\\x07 \\x1b[1A\\x1b[2K \\u009b31m");
       }
     }
+  });
+
+  it("`hookbox check --workspace` and `hookbox workspace push`: a repository's names, matchers and warnings escaped", () => {
+    const repo = mkdtempSync(join(tmpdir(), "hookbox-escapes-"));
+    mkdirSync(join(repo, ".claude"));
+    writeFileSync(join(repo, ".claude/settings.json"), JSON.stringify({
+      hooks: {
+        "\u001b]0;pwned\u0007": [{ hooks: [{ type: "command", command: "true" }] }],
+        PreToolUse: [{ matcher: "x\u001b(2J)\u009b31m", hooks: [{ type: "command", command: "echo \u001b[1A\u001b[2K", "\u001b]0;key\u0007": 1 }] }],
+      },
+    }));
+    const checked = cli(["check", "hookbox.example.toml", "--workspace", repo]);
+    expect(checked.status).toBe(0);
+    expectPrintable(checked.stdout);
+    expectPrintable(checked.stderr);
+    expect(checked.stdout.toString()).toContain("\\x1b]0;pwned\\x07"); // the unknown event's warning, escaped
+    expect(checked.stdout.toString()).toContain("x\\x1b(2J)\\u009b31m"); // the matcher
+    const pushed = cli(["workspace", "push", repo, "--url", svc.url, "--token", TOKEN_A]);
+    expect(pushed.status).toBe(0);
+    expectPrintable(pushed.stdout);
+    expectPrintable(pushed.stderr);
+    expect(pushed.stderr.toString()).toContain("\\x1b]0;pwned\\x07");
   });
 
   it("`hookbox tail`", async () => {
