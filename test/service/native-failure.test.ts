@@ -3,7 +3,8 @@
  * running service, every failure of the native endpoints once the token is known — a body over the
  * limit, one nested too deep, a full queue — is answered
  * 200 with the tenant's failure mode in the agent's own JSON; on /v1/events the same failures stay
- * errors (413, 400, 429) carrying `Hookbox-On-Failure`. (An event that waits past max_event_ms:
+ * errors (413, 400, 429) carrying `Hookbox-On-Failure`. An event still undecided shortly before the
+ * agent's own deadline is answered the failure mode by then. (An event that waits past max_event_ms:
  * test/service/http-edge.test.ts.)
  */
 import { createHash } from "node:crypto";
@@ -16,8 +17,8 @@ let svc: Service;
 
 beforeAll(async () => {
   const tenants = `[[tenants]]\nname = "team-a"\ntoken_sha256 = "${sha(TOKEN_A)}"\non_failure = "block"\n\n[[tenants]]\nname = "team-b"\ntoken_env = "HOOKBOX_TEST_TOKEN_B"\non_failure = "allow"\n`;
-  // Events that mention "slow" hold their slot for 10 s.
-  const policy = `[[policy.PreToolUse]]\nname = "slow"\ncommand = "case $(cat) in *slow*) sleep 10 ;; esac; echo '{}'"\ntimeout = 15000\n`;
+  // Events that mention "slow" hold their slot for 10 s; "late" ones are decided after 6 s.
+  const policy = `[[policy.PreToolUse]]\nname = "slow"\ncommand = "case $(cat) in *slow*) sleep 10 ;; *late*) sleep 6 ;; esac; echo '{}'"\ntimeout = 15000\n`;
   svc = await startService(`[sandbox]\npool_size = 0\nmax_concurrency = 2\nmax_tenant_concurrency = 1\nmax_queue = 1\n\n${policy}`, { tenants });
 });
 afterAll(async () => {
@@ -81,6 +82,18 @@ describe("native hook endpoints answer the failure mode, never an error status",
   it("a wrong token is still a 401: no tenant, no failure mode", async () => {
     expect((await claude(event("ls"), "not-a-token")).status).toBe(401);
   });
+
+  it("an event not decided before the agent's deadline (cosh: 5 s) is answered the failure mode by then, and its decision is still recorded", async () => {
+    const started = Date.now();
+    const res = await post("/v1/hooks/cosh/PreToolUse", JSON.stringify({ session_id: "late-1", hook_event_name: "PreToolUse", tool_name: "run_shell_command", tool_input: { command: "late" } }), TOKEN_A);
+    const waited = Date.now() - started;
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ decision: "block", reason: expect.stringMatching(/did not decide within 4500 ms/) });
+    // Before cosh gives up on the hook, and not before hookbox had to answer.
+    expect(waited).toBeGreaterThanOrEqual(4_400);
+    expect(waited).toBeLessThan(5_000);
+    await expect.poll(() => svc.auditLines().some((l) => l.session_id === "late-1"), { timeout: 10_000, interval: 200 }).toBe(true);
+  }, 20_000);
 
   it("a full queue (429) is the failure mode too", async () => {
     // team-a's one slot is held by a slow event; one more waits (the queue has one place).
