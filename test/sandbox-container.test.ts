@@ -98,6 +98,17 @@ describe.each<[Runtime, "cold" | "warm"]>([
     expect(process.memoryUsage().rss - rssBefore).toBeLessThan(64 * 1024 * 1024);
   });
 
+  it("counts the cap in bytes, not characters: 64 KiB of two-byte characters pass whole, 30 bytes more are output_truncated", async () => {
+    const print = (chars: number) => `python3 -c 'import sys; sys.stdout.buffer.write(("\u00e9" * ${chars}).encode())'`;
+    const limits = { ...DEFAULT_LIMITS, maxOutputBytes: 64 * 1024 };
+    const whole = await run(print(32 * 1024), { limits });
+    expect(whole.outcome).toBe("exited");
+    expect(whole.stdout).toBe("\u00e9".repeat(32 * 1024));
+    const over = await run(print(32 * 1024 + 15), { limits });
+    expect(over).toMatchObject({ outcome: "output_truncated", stream: "stdout" });
+    expect(Buffer.byteLength(over.stdout)).toBeLessThanOrEqual(64 * 1024);
+  });
+
   describe("network", () => {
     let server: Server;
     let port = 0;

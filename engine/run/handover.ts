@@ -123,9 +123,9 @@ export class MarkerWatch {
     return this.seen.stdout !== "" && this.seen.stderr !== "";
   }
 
-  /** The stream's text without the marker. */
-  strip(stream: "stdout" | "stderr", text: string): string {
+  /** The stream's bytes without the marker (ASCII: as many bytes as characters). */
+  strip(stream: "stdout" | "stderr", bytes: Buffer): Buffer {
     const marker = this.seen[stream];
-    return marker && text.endsWith(marker) ? text.slice(0, -marker.length) : text;
+    return marker && bytes.subarray(-marker.length).equals(Buffer.from(marker, "latin1")) ? bytes.subarray(0, bytes.length - marker.length) : bytes;
   }
 }

@@ -6,7 +6,7 @@
 
 export class CappedBuffer {
   private readonly chunks: Buffer[] = [];
-  private bytes = 0;
+  private size = 0;
   overflowed = false;
 
   constructor(
@@ -16,20 +16,24 @@ export class CappedBuffer {
 
   push(chunk: Buffer): void {
     if (this.overflowed) return;
-    const room = this.maxBytes - this.bytes;
+    const room = this.maxBytes - this.size;
     if (chunk.length > room) {
       if (room > 0) this.chunks.push(chunk.subarray(0, room));
-      this.bytes = this.maxBytes;
+      this.size = this.maxBytes;
       this.overflowed = true;
       this.onOverflow();
       return;
     }
     this.chunks.push(chunk);
-    this.bytes += chunk.length;
+    this.size += chunk.length;
+  }
+
+  bytes(): Buffer {
+    return Buffer.concat(this.chunks);
   }
 
   text(): string {
-    return Buffer.concat(this.chunks).toString("utf8");
+    return this.bytes().toString("utf8");
   }
 }
 

@@ -79,6 +79,8 @@ export class WarmContainer {
     });
     // Past the run's deadline or on cancellation nothing more is waited for; a timeout or the
     // output cap still waits for the container's end (the kill), within the deadline.
+    // Its own timer: once a timeout or the cap has stopped the guard, the guard's deadline can no
+    // longer abort its signal.
     let deadlineTimer: NodeJS.Timeout | undefined;
     const gaveUp = new Promise<"gave_up">((resolve) => {
       deadlineTimer = setTimeout(() => resolve("gave_up"), guard.leftMs());
@@ -86,10 +88,11 @@ export class WarmContainer {
       signal.addEventListener("abort", check, { once: true });
       check();
     });
+    // The cap counts bytes, as a cold run's capture does: a hook's text is cut at `cap` bytes.
+    const streamBytes = (stream: "stdout" | "stderr") => watch.strip(stream, capture[stream].bytes());
     const result = (tail: RunEnd): RunResult => {
-      const out = watch.strip("stdout", capture.stdout.text());
-      const err = watch.strip("stderr", capture.stderr.text());
-      return { ...tail, stdout: out.slice(0, cap), stderr: err.slice(0, cap), startMs: 0, durationMs: performance.now() - t0, warm: true } as RunResult;
+      const [out, err] = [streamBytes("stdout"), streamBytes("stderr")];
+      return { ...tail, stdout: out.subarray(0, cap).toString("utf8"), stderr: err.subarray(0, cap).toString("utf8"), startMs: 0, durationMs: performance.now() - t0, warm: true } as RunResult;
     };
     try {
       guard.hookStarted();
@@ -106,8 +109,8 @@ export class WarmContainer {
         return result({ outcome: "exited", exitCode: state.exitCode });
       }
       if (watch.oomKills > 0) return result({ outcome: "oom_killed", exitCode: code });
-      const outLen = watch.strip("stdout", capture.stdout.text()).length;
-      const errLen = watch.strip("stderr", capture.stderr.text()).length;
+      const outLen = streamBytes("stdout").length;
+      const errLen = streamBytes("stderr").length;
       if (outLen > cap || errLen > cap) return result({ outcome: "output_truncated", exitCode: null, stream: outLen > cap ? "stdout" : "stderr" });
       return result({ outcome: "exited", exitCode: code });
     } catch (err) {

@@ -26,14 +26,12 @@ describe.each([
   it("runs the hook with its environment and event, then prints the marker on both streams", () => {
     const nonce = "0123456789abcdef0123456789abcdef";
     const r = spawnSync(shell, ["-c", script], { input: handover(nonce, request, format), cwd: mkdtempSync(`${tmpdir()}/hookbox-wrap-`) });
-    const out = r.stdout.toString();
-    const err = r.stderr.toString();
     const watch = new MarkerWatch(nonce);
     watch.feed("stdout", r.stdout);
     expect(watch.feed("stderr", r.stderr)).toBe(true);
     expect(watch.exitCode).toBe(3);
-    expect(watch.strip("stdout", out)).toBe(`it's a 'quoted' ünïcode $HOME \`value\`|{"toolName":"bash"}|${r.stdout.toString().split("|")[2]}|`);
-    expect(watch.strip("stderr", err)).toBe("ünï\n");
+    expect(watch.strip("stdout", r.stdout).toString()).toBe(`it's a 'quoted' ünïcode $HOME \`value\`|{"toolName":"bash"}|${r.stdout.toString().split("|")[2]}|`);
+    expect(watch.strip("stderr", r.stderr).toString()).toBe("ünï\n");
   });
 });
 
