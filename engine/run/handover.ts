@@ -77,8 +77,12 @@ const b64 = (s: string) => Buffer.from(s).toString("base64");
 const quote = (v: string) => `'${v.replace(/'/g, "'\\''")}'`;
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-/** The bytes written to a pre-started container's stdin for `request`, in its wrapper's format. */
-export function handover(nonce: string, request: RunRequest, wrapper: "bash" | "sh", archive: Uint8Array = new Uint8Array()): Buffer {
+/**
+ * The bytes written to a pre-started container's stdin for `request`, in its wrapper's format, as
+ * chunks in order: the workspace's archive (megabytes, shared by every run of the workspace) is
+ * passed as it is, never copied per run.
+ */
+export function handover(nonce: string, request: RunRequest, wrapper: "bash" | "sh", archive: Uint8Array = new Uint8Array()): Uint8Array[] {
   const exports = Object.entries(request.env)
     .map(([k, v]) => {
       if (!NAME.test(k)) throw new Error(`environment variable name ${JSON.stringify(k)} is not valid`);
@@ -93,7 +97,7 @@ export function handover(nonce: string, request: RunRequest, wrapper: "bash" | "
   } else {
     head = Buffer.from([`${nonce} sh ${archive.length}`, dir ? b64(dir) : "", b64(request.command), b64(exports)].join("\n") + "\n");
   }
-  return Buffer.concat([head, archive, Buffer.from(request.stdin)]);
+  return [head, archive, request.stdin];
 }
 
 /** Watches both streams for the end marker of one run. */

@@ -96,7 +96,8 @@ export class WarmContainer {
     };
     try {
       guard.hookStarted();
-      stream.end(handover(nonce, request, this.wrapper ?? "sh", archive));
+      for (const chunk of handover(nonce, request, this.wrapper ?? "sh", archive)) if (chunk.length > 0) stream.write(chunk);
+      stream.end();
       await Promise.race([bothMarkers, streamDone, gaveUp]);
       const reason = guard.stopped;
       if (reason) return result(stoppedEnd(reason, capture));

@@ -25,7 +25,7 @@ describe.each([
 ] as const)("the %s wrapper", (format, shell, script) => {
   it("runs the hook with its environment and event, then prints the marker on both streams", () => {
     const nonce = "0123456789abcdef0123456789abcdef";
-    const r = spawnSync(shell, ["-c", script], { input: handover(nonce, request, format), cwd: mkdtempSync(`${tmpdir()}/hookbox-wrap-`) });
+    const r = spawnSync(shell, ["-c", script], { input: Buffer.concat(handover(nonce, request, format)), cwd: mkdtempSync(`${tmpdir()}/hookbox-wrap-`) });
     const watch = new MarkerWatch(nonce);
     watch.feed("stdout", r.stdout);
     expect(watch.feed("stderr", r.stderr)).toBe(true);
@@ -36,7 +36,7 @@ describe.each([
 });
 
 it("the launcher picks bash when the image has it and says so", () => {
-  const r = spawnSync("sh", ["-c", HANDOVER_SCRIPT], { input: handover("f".repeat(32), { ...request, command: "true" }, "bash") });
+  const r = spawnSync("sh", ["-c", HANDOVER_SCRIPT], { input: Buffer.concat(handover("f".repeat(32), { ...request, command: "true" }, "bash")) });
   expect(r.stderr.toString()).toMatch(/^bash\n/);
   expect(r.stdout.toString()).toMatch(new RegExp(`\\n${"f".repeat(32)} 0 \\d+\\n$`));
 });
