@@ -16,7 +16,7 @@ import { isAbsolute, join, relative } from "node:path";
 import { parseArgs } from "node:util";
 import { parse as parseToml } from "smol-toml";
 import { resolveEventName } from "../engine/events.js";
-import { AGENT_DEADLINE_S } from "./forward.js";
+import { AGENT_DEADLINE_S } from "../engine/agents.js";
 import { FORWARD_SCRIPT } from "./forward-script.js";
 import { block as safe, oneLine } from "./terminal.js";
 

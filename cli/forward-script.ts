@@ -5,7 +5,8 @@
  * forward.ts, the same cache file per URL + token + event; test/examples.test.ts and
  * test/service/failure-mode.test.ts run both through the same tables.
  */
-import { AGENT_DEADLINE_S, FORWARD_USAGE } from "./forward.js";
+import { AGENT_DEADLINE_S } from "../engine/agents.js";
+import { FORWARD_USAGE } from "./forward.js";
 
 /** The JSON the forwarder reads and writes, in awk: the answer's fields, the agent's deny, terminal-safe text. */
 const AWK = String.raw`
@@ -223,7 +224,7 @@ while [ $# -gt 0 ]; do
   esac
   shift 2
 done
-# Each agent's own hook deadline, in seconds (cli/forward.ts AGENT_DEADLINE_S); gemini rides on cosh's answers.
+# Each agent's own hook deadline, in seconds (engine/agents.ts); gemini rides on cosh's answers.
 case $format in
   cosh) q=cosh d=${d.cosh} ;;
   copilot) q=copilot d=${d.copilot} ;;

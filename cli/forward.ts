@@ -10,6 +10,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { AGENT_DEADLINE_S } from "../engine/agents.js";
 import { block, safeJson } from "./terminal.js";
 
 /** Agent dialects the forwarder asks hookbox for; gemini rides on cosh's answers. */
@@ -17,12 +18,6 @@ const FORMATS = { cosh: "cosh", copilot: "copilot", claude: "claude", codex: "co
 type AgentFormat = keyof typeof FORMATS;
 type Mode = "allow" | "block";
 
-/**
- * Each agent's own hook deadline, in seconds: past it the agent gives up on the hook and goes on,
- * a silent allow. The forwarder answers with the failure mode before it (`--deadline` overrides).
- * Claude Code and Codex 600 s, Copilot CLI 30 s, cosh 5 s per hook, Gemini CLI 60 s.
- */
-export const AGENT_DEADLINE_S: Record<AgentFormat, number> = { claude: 600, codex: 600, copilot: 30, cosh: 5, gemini: 60 };
 
 export const FORWARD_USAGE = `usage: hookbox forward --url URL --event NAME [--format cosh|copilot|claude|codex|gemini]
        [--workspace ID] [--token T | env HOOKBOX_TOKEN] [--on-unreachable allow|block] [--deadline SECONDS]

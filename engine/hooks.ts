@@ -128,13 +128,3 @@ export function compileRegex(pattern: string, opts: { anchored: boolean }): (tex
     return re.test(text);
   };
 }
-
-/**
- * hookbox's own matcher (SERVICE.md §4, the server TOML): "" and "*" match every tool; anything
- * else is a regex over the whole tool name.
- */
-export function compileMatcher(matcher: string | undefined): Matcher | undefined {
-  if (matcher === undefined || matcher === "" || matcher === "*") return undefined;
-  const test = compileRegex(matcher, { anchored: true });
-  return { source: matcher, test };
-}

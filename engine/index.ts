@@ -17,6 +17,7 @@ import { bodyEventName, detectDialect, PayloadCache, toolName, type JsonObject }
 export { failureModeFor, loadConfig, parseConfig, type Config, type FailureMode, type Tenant, type SandboxConfig } from "./config.js";
 export * from "./errors.js";
 export { FORMATS, EVENT_NAMES, resolveEventName, type Decision, type Format } from "./events.js";
+export { AGENT_DEADLINE_S, type Agent } from "./agents.js";
 export type { HookRecord, HookTrace, Runners } from "./execute.js";
 export { DEFAULT_TRACE_LIMITS, type TraceLimits } from "./trace-limits.js";
 export type { Notification } from "./aggregate.js";

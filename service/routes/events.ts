@@ -6,7 +6,7 @@
 import type { ServerResponse } from "node:http";
 import { Hono, type Context } from "hono";
 import { stream } from "hono/streaming";
-import { BadRequestError, ShuttingDownError, failureAnswer, failureModeFor, newEventId, NotFoundError, parseEventBody, resolveEventName, type EventResult, type Format, type Notification } from "../../engine/index.js";
+import { AGENT_DEADLINE_S, BadRequestError, ShuttingDownError, failureAnswer, failureModeFor, newEventId, NotFoundError, parseEventBody, resolveEventName, type EventResult, type Format, type Notification } from "../../engine/index.js";
 import { auditEntry } from "../records/audit-log.js";
 import { EventQuerySchema, queryOf } from "../schemas.js";
 import type { AppDeps, Env } from "../context.js";
@@ -171,11 +171,13 @@ async function canary(c: Context<Env>, deps: AppDeps, req: { eventName: string |
 }
 
 /**
- * Each agent's own deadline for one hook (Claude Code 600 s, Copilot 30 s, cosh 5 s), less a margin:
- * an HTTP hook that answers later than this is a silent pass in that agent.
+ * When a native endpoint answers at the latest: the agent's own deadline for one hook, less a
+ * margin (an HTTP hook that answers later is a silent pass in that agent).
  */
-export const AGENT_DEADLINE_MS: Record<Format, number> = { claude: 600_000, copilot: 30_000, cosh: 5_000, codex: 600_000, cursor: 30_000 };
-const agentAnswerByMs = (format: Format) => Math.min(AGENT_DEADLINE_MS[format] - 500, Math.round(AGENT_DEADLINE_MS[format] * 0.9));
+const agentAnswerByMs = (format: Format) => {
+  const deadlineMs = AGENT_DEADLINE_S[format] * 1000;
+  return Math.min(deadlineMs - 500, Math.round(deadlineMs * 0.9));
+};
 
 function bodyEventName(body: Record<string, unknown>): string | undefined {
   const name = body.hook_event_name ?? body.hookEventName;

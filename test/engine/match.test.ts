@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { resolveEventName } from "../../engine/events.js";
-import { compileMatcher, type HookDef, type HookSet, type Source } from "../../engine/hooks.js";
+import { coshMatcher } from "../../engine/formats/cosh-toml.js";
+import type { HookDef, HookSet, Source } from "../../engine/hooks.js";
 import { planSteps, selectHooks, type Selection } from "../../engine/match.js";
 
 const pre = resolveEventName("PreToolUse")!.point;
@@ -15,8 +16,8 @@ const hook = (name: string, source: Source, extra: Partial<HookDef> = {}): HookD
 const set = (hooks: HookDef[], disableAll = false): HookSet => ({ hooks, warnings: [], disableAll });
 const sources = (repositoryDisabled = false) => ({
   policy: set([hook("p", "policy")]),
-  service: set([hook("s-shell", "service", { matcher: compileMatcher("shell|bash") }), hook("s-any", "service")]),
-  extension: set([hook("e", "extension", { matcher: compileMatcher("*") })]),
+  service: set([hook("s-shell", "service", { matcher: coshMatcher("shell|bash", "hookbox") }), hook("s-any", "service")]),
+  extension: set([hook("e", "extension", { matcher: coshMatcher("*", "hookbox") })]),
   repository: set([hook("r", "repository"), hook("r-start", "repository", { point: start })], repositoryDisabled),
 });
 const on: Selection = { hooksEnabled: true, repositoryHooks: true };
@@ -31,7 +32,7 @@ describe("selecting hooks", () => {
     expect(names(selectHooks(sources(), pre, "shellcheck", on))).not.toContain("s-shell");
   });
   it("ignores tool matchers on events without a tool", () => {
-    const s = { ...sources(), service: set([hook("s", "service", { point: start, matcher: compileMatcher("shell") })]) };
+    const s = { ...sources(), service: set([hook("s", "service", { point: start, matcher: coshMatcher("shell", "hookbox") })]) };
     expect(names(selectHooks(s, start, undefined, on))).toEqual(["s", "r-start"]);
   });
   it("[hooks] enabled = false leaves only policy hooks (copilot-hooks.md: policy cannot be turned off)", () => {
