@@ -4,7 +4,7 @@
  */
 import { parseArgs } from "node:util";
 import { ConfigError, EVENT_NAMES, loadConfig, loadRepositoryHooksSync, resolveEventName, type HookDef } from "../engine/index.js";
-import { block, oneLine } from "./terminal.js";
+import { oneLine } from "./terminal.js";
 
 export function check(argv: string[], env: NodeJS.ProcessEnv): { stdout: string; stderr: string; code: number } {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { workspace: { type: "string" } } });
@@ -31,7 +31,7 @@ export function check(argv: string[], env: NodeJS.ProcessEnv): { stdout: string;
     for (const w of [...config.warnings, ...(repositorySet?.warnings ?? [])]) lines.push(`warning: ${oneLine(w)}`);
     return { stdout: `${lines.join("\n")}\n`, stderr: "", code: 0 };
   } catch (err) {
-    if (err instanceof ConfigError) return { stdout: "", stderr: `hookbox: configuration error: ${block(err.message)}\n`, code: 1 };
+    if (err instanceof ConfigError) return { stdout: "", stderr: `hookbox: configuration error: ${oneLine(err.message)}\n`, code: 1 };
     throw err;
   }
 }

@@ -10,15 +10,15 @@
  * an HTTP hook's headers only the variables it lists in `allowedEnvVars`, and escapes what it prints.
  */
 import { spawn } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { accessSync, closeSync, constants, existsSync, fstatSync, openSync, readdirSync, readSync, realpathSync } from "node:fs";
 import { homedir } from "node:os";
-import { isAbsolute, join, relative } from "node:path";
+import { delimiter, isAbsolute, join, relative, sep } from "node:path";
 import { parseArgs } from "node:util";
 import { parse as parseToml } from "smol-toml";
 import { resolveEventName } from "../engine/events.js";
 import { AGENT_DEADLINE_S } from "../engine/agents.js";
 import { FORWARD_SCRIPT } from "./forward-script.js";
-import { block as safe, oneLine } from "./terminal.js";
+import { block as safe, oneLine, safeJson } from "./terminal.js";
 
 type Agent = "claude" | "copilot" | "cosh" | "codex" | "gemini";
 
@@ -68,7 +68,7 @@ export async function doctor(argv: string[], env: NodeJS.ProcessEnv): Promise<{ 
   const guards = entries.filter((e) => /\bhookbox\b|\bforward\.sh\b/.test(e.command ?? "") || /\/v1\/hooks\//.test(e.http?.url ?? ""));
   const findings = await Promise.all(guards.map((e) => check(e, dir, env)));
   const show = (p: string) => (p.startsWith(home) ? `~/${relative(home, p)}` : relative(dir, p) || p);
-  if (values.json) return { stdout: `${JSON.stringify({ findings: findings.map((f) => ({ ...f.entry, file: show(f.entry.file), ok: f.ok, message: f.message })), problems }, null, 2)}\n`, stderr: "", code: findings.length > 0 && findings.every((f) => f.ok) && problems.length === 0 ? 0 : 1 };
+  if (values.json) return { stdout: `${safeJson({ findings: findings.map((f) => ({ ...f.entry, file: show(f.entry.file), ok: f.ok, message: f.message })), problems }, 2)}\n`, stderr: "", code: findings.length > 0 && findings.every((f) => f.ok) && problems.length === 0 ? 0 : 1 };
   // Event names, places and messages come from the repository's files: escaped for the terminal.
   const lines = findings.map((f) => `${f.ok ? "ok  " : "FAIL"}  ${AGENT_NAME[f.entry.agent].padEnd(11)}  ${oneLine(f.entry.event).padEnd(17)}  ${oneLine(show(f.entry.file))} ${oneLine(f.entry.where)}\n      ${oneLine(f.message)}`);
   for (const p of problems) lines.push(`FAIL  ${safe(p)}`);
@@ -102,7 +102,7 @@ const num = (v: unknown): number | undefined => (typeof v === "number" && v > 0 
 
 /** The hook entries of one file, whatever their command. */
 function entriesOf(agent: Agent, file: string): Entry[] {
-  const text = readFileSync(file, "utf8");
+  const text = readBounded(file, MAX_CONFIG_BYTES);
   const out: Entry[] = [];
   if (agent === "cosh") {
     const hooks = obj(obj(parseToml(text)).hooks);
@@ -172,15 +172,33 @@ async function check(entry: Entry, dir: string, env: NodeJS.ProcessEnv): Promise
   const event = flag("event");
   const format = flag("format") ?? "cosh";
   if (!url || !event) return fail(`the line needs --url and --event: ${command}`);
+  // forward.sh hands --url to curl, which speaks far more than HTTP (gopher, dict, smtp, file …).
+  if (!/^https?:\/\//i.test(url)) return fail(`--url ${url} is not an http:// or https:// URL`);
   if (format !== FORMAT_OF[entry.agent]) return fail(`--format ${format}, but ${AGENT_NAME[entry.agent]} reads --format ${FORMAT_OF[entry.agent]} answers`);
   if (resolveEventName(event)?.point !== resolveEventName(entry.event)?.point) return fail(`registered under ${entry.event} but forwards --event ${event}: hookbox would judge another event`);
+  // The agent gives up on the hook after its `timeout`, or its own default: a silent allow.
+  const agentS = entry.timeoutS ?? AGENT_DEADLINE_S[entry.agent];
+  const givesUp = `${AGENT_NAME[entry.agent]} gives up on this hook after ${agentS} s`;
   const deadlineS = Number(flag("deadline") ?? AGENT_DEADLINE_S[entry.agent]);
-  if (entry.timeoutS !== undefined && deadlineS > entry.timeoutS)
-    return fail(`${AGENT_NAME[entry.agent]} gives up on this hook after ${entry.timeoutS} s, but the forwarder waits up to ${deadlineS} s: add --deadline ${entry.timeoutS}`);
-  const run = await runLine(script ? script.argv : argv!, dir, canaryPayload(entry), env);
+  if (!(deadlineS <= agentS)) return fail(`${givesUp}, but the forwarder waits up to ${flag("deadline") ?? deadlineS} s: add --deadline ${agentS}`);
+  const timeoutMs = flag("timeout");
+  if (timeoutMs !== undefined && !(Number(timeoutMs) <= agentS * 1000)) return fail(`${givesUp}, but --timeout ${timeoutMs} lets the request wait longer: drop it, or lower it`);
+  let runArgv: string[];
+  let note = "";
+  if (script) runArgv = script.argv;
+  else {
+    const found = hookboxOf(argv![0]!, dir, env);
+    if (!found) return fail(`${AGENT_NAME[entry.agent]} would not find ${argv![0]} (from ${dir}, on PATH): the line fails, a silent allow`);
+    if (found.inside) {
+      // The repository's own file is never run: this hookbox's forwarder answers in its place.
+      runArgv = [process.execPath, process.argv[1]!, ...argv!.slice(1)];
+      note = `; ${argv![0]} is the repository's own file (${found.path}): not run, this hookbox's forwarder was run in its place`;
+    } else runArgv = [found.path, ...argv!.slice(1)];
+  }
+  const run = await runLine(runArgv, dir, canaryPayload(entry), env);
   const text = `${run.stdout}\n${run.stderr}`;
   const blocked = blocks(entry.agent, run);
-  if (blocked && text.includes(CANARY_MARK)) return { entry, ok: true, message: `a block from hookbox at ${url} reaches ${AGENT_NAME[entry.agent]} (${blocked})` };
+  if (blocked && text.includes(CANARY_MARK)) return { entry, ok: true, message: `a block from hookbox at ${url} reaches ${AGENT_NAME[entry.agent]} (${blocked})${note}` };
   const said = run.stderr.trim().split("\n").filter(Boolean).at(-1) ?? "";
   if (blocked) return fail(`the line blocks, but not with hookbox's answer: ${said || run.stdout.trim()}`);
   if (/answered 401/.test(said)) return fail(`hookbox at ${url} refused the token (401): set HOOKBOX_TOKEN to this tenant's token`);
@@ -210,31 +228,82 @@ async function checkHttp(entry: Entry, env: NodeJS.ProcessEnv): Promise<Finding>
 
 /** Larger than any forward script hookbox prints: a bigger file is not one, and is not read whole. */
 const MAX_SCRIPT_BYTES = 64 * 1024;
+/** Larger than any agent's hook configuration: the same cap as a repository's hook file. */
+const MAX_CONFIG_BYTES = 1024 * 1024;
+
+/**
+ * A file's text, read only when it is a regular file of at most `maxBytes`: never a FIFO, a device
+ * or a /proc file that blocks or never ends, wherever a link points.
+ */
+function readBounded(file: string, maxBytes: number): string {
+  const fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    if (!fstatSync(fd).isFile()) throw new Error("not a regular file");
+    const buf = Buffer.alloc(maxBytes + 1);
+    let n = 0;
+    for (let got = -1; got !== 0 && n < buf.length; n += got) got = readSync(fd, buf, n, buf.length - n, null);
+    if (n > maxBytes) throw new Error(`larger than ${maxBytes} bytes`);
+    return buf.toString("utf8", 0, n);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Whether `path` is `dir` or below it, links resolved. */
+function within(dir: string, path: string): boolean {
+  const rel = relative(realpathSync(dir), realpathSync(path));
+  return rel === "" || (!isAbsolute(rel) && rel !== ".." && !rel.startsWith(`..${sep}`));
+}
+
+/**
+ * The `hookbox` a line runs, found as the agent finds it from the repository's root: a path from
+ * there, a bare name on PATH (an empty or relative PATH entry is the repository's root too).
+ * `inside`: it is a file of the repository. Undefined when there is none to run.
+ */
+function hookboxOf(word: string, dir: string, env: NodeJS.ProcessEnv): { path: string; inside: boolean } | undefined {
+  const candidates = word.includes("/") ? [isAbsolute(word) ? word : join(dir, word)] : (env.PATH ?? "").split(delimiter).map((p) => join(isAbsolute(p) ? p : join(dir, p), word));
+  for (const path of candidates) {
+    try {
+      accessSync(path, constants.X_OK);
+      return { path, inside: within(dir, path) };
+    } catch {
+      // not there, or not executable: the next PATH entry
+    }
+  }
+  return undefined;
+}
 
 /**
  * A `sh PATH/forward.sh …` (or `PATH/forward.sh …`) line: the argv the doctor runs, with the script
  * resolved from the repository's root — or why it will not run it (a string), or undefined when the
- * line is no such line. The script comes from the repository, so it runs only when it is exactly the
- * script this hookbox prints; an older hookbox's or an edited one is named instead.
+ * line is no such line. The script comes from the repository, so it is only compared with the
+ * script this hookbox prints, and on a match the doctor runs its own copy of that text (never the
+ * file, which could change in between); an older hookbox's or an edited one is named instead.
  */
 function forwardScriptOf(argv: string[], dir: string): { argv: string[] } | string | undefined {
   const shell = /^(\/usr)?(\/bin\/)?(sh|dash|bash)$/.test(argv[0]!) ? 1 : 0;
   const path = argv[shell];
   if (!path || !/(^|\/)forward\.sh$/.test(path)) return undefined;
+  // The agent's kernel follows links before "..", the doctor's join() would not: no ".." at all.
+  if (path.split("/").includes("..")) return `${path} climbs out with "..": give the script's path from the repository's root`;
+  if (!shell && !path.includes("/")) return `${path} without sh is looked up on PATH, not in the repository: write "sh ${path}"`;
   const file = isAbsolute(path) ? path : join(dir, path);
   let text: string;
   try {
-    const st = statSync(file);
-    if (!st.isFile()) return `${path} is not a file`;
-    if (st.size > MAX_SCRIPT_BYTES) return `${path} is not the script "hookbox forward --print-script" prints (${st.size} bytes)`;
-    if (!shell && (st.mode & 0o111) === 0) return `${path} is not executable, and the line runs it without sh: the agent cannot run it`;
-    text = readFileSync(file, "utf8");
+    text = readBounded(file, MAX_SCRIPT_BYTES);
   } catch (err) {
     return `${path} cannot be read from ${dir} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): the agent cannot run it`;
   }
   if (text !== FORWARD_SCRIPT)
     return `${path} differs from the script this hookbox prints (an older hookbox's, or edited): hookbox doctor runs only that script; write it again with "hookbox forward --print-script > ${path}"`;
-  return { argv: ["/bin/sh", file, ...argv.slice(shell + 1)] };
+  if (!shell) {
+    try {
+      accessSync(file, constants.X_OK);
+    } catch {
+      return `${path} is not executable, and the line runs it without sh: the agent cannot run it`;
+    }
+  }
+  return { argv: ["/bin/sh", "-c", FORWARD_SCRIPT, path, ...argv.slice(shell + 1)] };
 }
 
 /** The event as the agent would pipe it, marked as the doctor's. */
@@ -280,21 +349,44 @@ export function plainArgv(command: string): string[] | undefined {
   return words.length > 0 ? words : undefined;
 }
 
-/** Runs the line as the agent would: from the repository's root, the canary event on stdin. */
+/** How long the doctor waits for one line; then its whole process group is killed. @default 30 s */
+const LINE_TIMEOUT_MS = 30_000;
+/** What the doctor keeps of each stream of a line. */
+const MAX_LINE_OUTPUT_CHARS = 64 * 1024;
+
+/**
+ * Runs the line as the agent would: from the repository's root, the canary event on stdin. In a
+ * process group of its own, killed whole at the timeout: a child left behind (forward.sh's curl and
+ * awk) holds no pipe open after it.
+ */
 function runLine(argv: string[], cwd: string, payload: Json, env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(argv[0]!, argv.slice(1), { cwd, env: { ...env, HOOKBOX_CANARY: "1" }, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(argv[0]!, argv.slice(1), { cwd, env: { ...env, HOOKBOX_CANARY: "1" }, stdio: ["pipe", "pipe", "pipe"], detached: true });
     let stdout = "";
     let stderr = "";
-    const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
-    child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
-    child.stdin.on("error", () => undefined);
-    child.stdin.end(JSON.stringify(payload));
-    child.on("error", (err) => resolve({ code: 127, stdout, stderr: `${stderr}${err.message}` }));
-    child.on("close", (code) => {
+    const keep = (text: string, c: Buffer) => (text.length < MAX_LINE_OUTPUT_CHARS ? text + c.toString() : text);
+    const done = (code: number | null) => {
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
+    };
+    const timer = setTimeout(() => {
+      try {
+        process.kill(-child.pid!, "SIGKILL");
+      } catch {
+        child.kill("SIGKILL");
+      }
+      child.stdout.destroy();
+      child.stderr.destroy();
+      done(null);
+    }, LINE_TIMEOUT_MS);
+    child.stdout.on("data", (c: Buffer) => (stdout = keep(stdout, c)));
+    child.stderr.on("data", (c: Buffer) => (stderr = keep(stderr, c)));
+    child.stdin.on("error", () => undefined);
+    child.stdin.end(JSON.stringify(payload));
+    child.on("error", (err) => {
+      clearTimeout(timer);
+      resolve({ code: 127, stdout, stderr: `${stderr}${err.message}` });
     });
+    child.on("close", done);
   });
 }

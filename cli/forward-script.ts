@@ -234,6 +234,8 @@ case $format in
   *) usage ;;
 esac
 [ -n "$url" ] && [ -n "$event" ] || usage
+# hookbox speaks HTTP: curl would speak gopher, dict, smtp or file to whatever --url names.
+case $url in [Hh][Tt][Tt][Pp]://*|[Hh][Tt][Tt][Pp][Ss]://*) ;; *) usage ;; esac
 case $onu in ''|allow|block) ;; *) usage ;; esac
 [ -n "$deadline" ] && d=$deadline
 case $d in ''|.|*[!0-9.]*|*.*.*) usage ;; esac
@@ -269,7 +271,7 @@ enc "$event"; path="$base/v1/events/$e?format=$q"
 if [ -n "$workspace" ]; then enc "$workspace"; path="$path&workspace=$e"; fi
 if [ -n "$interactive" ]; then enc "$interactive"; path="$path&interactive=$e"; fi
 AWK='${AWK.replace(/'/g, `'\\''`)}'
-set -- -sS -X POST --data-binary @- -H 'content-type: application/json' -H 'Expect:' -D - -w '\n%{http_code} %{exitcode} %{errormsg}' --max-time "$mt"
+set -- -sS --proto =http,https -X POST --data-binary @- -H 'content-type: application/json' -H 'Expect:' -D - -w '\n%{http_code} %{exitcode} %{errormsg}' --max-time "$mt"
 # HOOKBOX_CANARY: 'hookbox doctor' runs this very line to see whether a block reaches the agent.
 [ -n "\${HOOKBOX_CANARY-}" ] && set -- "$@" -H 'hookbox-canary: block'
 exec 4<&0

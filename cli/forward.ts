@@ -44,7 +44,7 @@ export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Ar
   const deadlineS = values.deadline !== undefined ? Number(values.deadline) : AGENT_DEADLINE_S[format];
   // --timeout: whole milliseconds, at least 1 (as forward.sh reads it)
   const badTimeout = values.timeout !== undefined && !(/^[0-9.]+$/.test(values.timeout) && parseInt(values.timeout, 10) > 0);
-  if (!values.url || !values.event || !(format in FORMATS) || (override !== undefined && override !== "allow" && override !== "block") || !(deadlineS > 0) || badTimeout)
+  if (!values.url || !/^https?:\/\//i.test(values.url) || !values.event || !(format in FORMATS) || (override !== undefined && override !== "allow" && override !== "block") || !(deadlineS > 0) || badTimeout)
     return usage;
   const token = values.token ?? io.env.HOOKBOX_TOKEN;
   // Answer before the agent's deadline, counted from this process's start: 90 %, and at least 0.5 s early.

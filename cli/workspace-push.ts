@@ -62,10 +62,11 @@ export async function workspacePush(argv: string[], env: NodeJS.ProcessEnv): Pro
     method: "PUT", body: archive, headers: { "content-type": "application/gzip", ...(token ? { authorization: `Bearer ${token}` } : {}) },
   }).catch((err: Error) => err);
   if (res instanceof Error) return { stdout: "", stderr: `hookbox: cannot reach ${values.url}: ${res.message}\n`, code: 69 };
-  const body = (await res.json().catch(() => ({}))) as { hooks?: unknown[]; warnings?: string[]; error?: { message: string } };
-  if (!res.ok) return { stdout: "", stderr: `${skipped.join("")}hookbox: upload refused (${res.status}): ${oneLine(String(body.error?.message ?? ""))}\n`, code: 65 };
+  const answer: unknown = await res.json().catch(() => undefined);
+  const body = (typeof answer === "object" && answer !== null ? answer : {}) as { hooks?: unknown; warnings?: unknown; error?: { message?: unknown } };
+  if (!res.ok) return { stdout: "", stderr: `${skipped.join("")}hookbox: upload refused (${res.status}): ${oneLine(String(body.error?.message ?? `${res.statusText}`))}\n`, code: 65 };
   // What the service skipped in the hook files (unknown keys, events, hook types), with file and
   // line: the repository's own text, escaped for the terminal.
   const served = (Array.isArray(body.warnings) ? body.warnings : []).map((w) => `warning: ${oneLine(String(w))}\n`).join("");
-  return { stdout: `${id}\n`, stderr: `${skipped.join("")}${served}uploaded ${names.length} files, ${body.hooks?.length ?? 0} repository hooks\n`, code: 0 };
+  return { stdout: `${id}\n`, stderr: `${skipped.join("")}${served}uploaded ${names.length} files, ${Array.isArray(body.hooks) ? body.hooks.length : 0} repository hooks\n`, code: 0 };
 }

@@ -5,7 +5,7 @@
  * such and show in the session list, never as decisions.
  */
 import { spawnSync } from "node:child_process";
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -127,6 +127,41 @@ describe("hookbox doctor", () => {
     expect(edited.code).toBe(1);
     expect(edited.out).toMatch(/FAIL +Codex +PreToolUse .*\n.*\.hookbox\/forward\.sh differs from the script this hookbox prints/);
     expect(existsSync(marker)).toBe(false);
+  });
+
+  it("never runs a hookbox or a forward.sh the repository holds, nor sends its canary anywhere but http(s)", () => {
+    const marker = join(mkdtempSync(join(tmpdir(), "hookbox-doctor-pwn-")), "pwned");
+    const { repo, home } = workspaceOf(svc.url, (file, text) =>
+      file.endsWith(join(".codex", "hooks.json"))
+        ? text.replace("hookbox forward --url", "./bin/hookbox forward --url")
+        : file.endsWith(join(".gemini", "settings.json"))
+          ? text.replace(/--url \S+/, "--url gopher://127.0.0.1:6379/_FLUSHALL")
+          : file.endsWith(join(".claude", "settings.json"))
+            ? text.replace("hookbox forward --url", "sh .hookbox/forward.sh --url")
+            : text,
+    );
+    // The repository's own ./bin/hookbox: the doctor runs its own forwarder in its place.
+    mkdirSync(join(repo, "bin"));
+    writeFileSync(join(repo, "bin/hookbox"), `#!/bin/sh\ntouch ${marker}\n`);
+    chmodSync(join(repo, "bin/hookbox"), 0o755);
+    // A forward.sh that is a link to an endless device: named, never read to its end.
+    mkdirSync(join(repo, ".hookbox"));
+    symlinkSync("/dev/zero", join(repo, ".hookbox/forward.sh"));
+    const r = doctor(repo, home);
+    expect(r.code).toBe(1);
+    expect(existsSync(marker)).toBe(false);
+    expect(r.out).toMatch(/^ok +Codex +PreToolUse .*\n.*reaches Codex .*\.\/bin\/hookbox is the repository's own file .*not run/m);
+    expect(r.out).toMatch(/FAIL +Gemini CLI .*\n.*--url gopher:\/\/127\.0\.0\.1:6379\/_FLUSHALL is not an http:\/\/ or https:\/\/ URL/);
+    expect(r.out).toMatch(/FAIL +Claude Code +PreToolUse .*\n.*\.hookbox\/forward\.sh cannot be read .*not a regular file/);
+  });
+
+  it("names a forwarder that waits longer than the agent does", () => {
+    const { repo, home } = workspaceOf(svc.url, (file, text) =>
+      file.endsWith(join(".codex", "hooks.json")) ? text.replace("--format codex", "--format codex --deadline 900") : text,
+    );
+    const r = doctor(repo, home);
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/FAIL +Codex +PreToolUse .*\n.*Codex gives up on this hook after 600 s, but the forwarder waits up to 900 s/);
   });
 
   it("says when nothing reaches hookbox at all", () => {

@@ -107,6 +107,9 @@ describe.each<[Runtime, "cold" | "warm"]>([
     const over = await run(print(32 * 1024 + 15), { limits });
     expect(over).toMatchObject({ outcome: "output_truncated", stream: "stdout" });
     expect(Buffer.byteLength(over.stdout)).toBeLessThanOrEqual(64 * 1024);
+    // The same, and then a hang past the timeout: still output_truncated, as a cold run stops it at the cap.
+    const hung = await run(`${print(32 * 1024 + 15).replace(".encode())", ".encode()); sys.stdout.buffer.flush(); __import__(\"time\").sleep(30)")}`, { limits, timeoutMs: 1_500 });
+    expect(hung).toMatchObject({ outcome: "output_truncated", stream: "stdout" });
   });
 
   describe("network", () => {

@@ -99,7 +99,11 @@ export class WarmContainer {
       for (const chunk of handover(nonce, request, this.wrapper ?? "sh", archive)) if (chunk.length > 0) stream.write(chunk);
       stream.end();
       await Promise.race([bothMarkers, streamDone, gaveUp]);
+      // Output past the cap, even within the marker's slack (which trips nothing), is
+      // output_truncated, as in a cold run, whose capture stops the hook there before anything else.
+      const over = (["stdout", "stderr"] as const).find((st) => streamBytes(st).length > cap);
       const reason = guard.stopped;
+      if (over && reason !== "cancelled") return result({ outcome: "output_truncated", exitCode: null, stream: over });
       if (reason) return result(stoppedEnd(reason, capture));
       const code = watch.exitCode;
       if (code === undefined) {
@@ -110,9 +114,6 @@ export class WarmContainer {
         return result({ outcome: "exited", exitCode: state.exitCode });
       }
       if (watch.oomKills > 0) return result({ outcome: "oom_killed", exitCode: code });
-      const outLen = streamBytes("stdout").length;
-      const errLen = streamBytes("stderr").length;
-      if (outLen > cap || errLen > cap) return result({ outcome: "output_truncated", exitCode: null, stream: outLen > cap ? "stdout" : "stderr" });
       return result({ outcome: "exited", exitCode: code });
     } catch (err) {
       return result({ outcome: "failed_to_start", exitCode: null, error: describeError(err) });

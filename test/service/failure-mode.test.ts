@@ -72,6 +72,8 @@ describe("usage errors", () => {
     ["a timeout that is not a number", ["--timeout", "abc"]],
     ["a timeout of 0", ["--timeout", "0"]],
     ["a timeout under 1 ms", ["--timeout", "0.5"]],
+    ["a gopher:// URL (curl would speak it)", ["--url", "gopher://127.0.0.1:6379/_FLUSHALL"]],
+    ["a file:// URL", ["--url", "file:///etc/hostname"]],
   ])("exit 64 with the usage, the same from both forwarders: %s", async (_what, extra) => {
     for (const via of VIAS) {
       const r = await forward(via, TOKEN_A, extra);
