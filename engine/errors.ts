@@ -45,8 +45,8 @@ export class NotFoundError extends HookboxError {
 /** Too much work queued; the client should retry after `retryAfterS`. */
 export class OverloadedError extends HookboxError {
   override readonly name = "OverloadedError";
-  constructor(readonly retryAfterS: number) {
-    super("too many hook runs queued; retry later", "overloaded");
+  constructor(readonly retryAfterS: number, message = "too many hook runs queued; retry later") {
+    super(message, "overloaded");
   }
 }
 

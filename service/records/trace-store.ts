@@ -205,6 +205,11 @@ export class TraceStore {
   }
 
   /** Calls `fn` with each new trace of the tenant until the returned function is called. */
+  /** How many live followers a tenant has now. */
+  followers(tenant: string): number {
+    return this.listeners.get(this.key(tenant))?.size ?? 0;
+  }
+
   subscribe(tenant: string, fn: (s: TraceSummary) => void): () => void {
     const tenantKey = this.key(tenant);
     let set = this.listeners.get(tenantKey);

@@ -7,7 +7,7 @@
 import type { ServerResponse } from "node:http";
 import { Hono } from "hono";
 import { stream } from "hono/streaming";
-import { NotFoundError } from "../../engine/index.js";
+import { NotFoundError, OverloadedError } from "../../engine/index.js";
 import { queryOf, TraceQuerySchema } from "../schemas.js";
 import type { TraceQuery, TraceSummary } from "../records/trace-store.js";
 import type { AppDeps, Env } from "../context.js";
@@ -17,6 +17,11 @@ import type { AppDeps, Env } from "../context.js";
  * dropped and counted. @default 1000 — a summary holds at most a few KiB (trace-content.ts).
  */
 export const LIVE_QUEUE_SUMMARIES = 1000;
+/**
+ * Live followers one tenant may have open at once; one more is answered 429. Each holds a queue
+ * of up to LIVE_QUEUE_SUMMARIES and is told of every decision of its tenant. @default 16
+ */
+export const LIVE_FOLLOWERS_PER_TENANT = 16;
 /** An empty line this often on an idle stream keeps proxies from closing it. @default 15 s */
 const LIVE_KEEPALIVE_MS = 15_000;
 
@@ -35,8 +40,14 @@ export function traceRoutes(deps: AppDeps): Hono<Env> {
   });
 
   app.get("/live", (c) => {
+    const tenant = c.get("tenant").name;
+    if (deps.traces.followers(tenant) >= LIVE_FOLLOWERS_PER_TENANT)
+      throw new OverloadedError(5, `this tenant already has ${LIVE_FOLLOWERS_PER_TENANT} live followers open (the most it may); close one, or retry later`);
     c.header("Content-Type", "application/x-ndjson");
     c.header("Cache-Control", "no-store");
+    // HEAD: the headers alone. hono answers HEAD with the GET handler and drops the body unread: a
+    // stream started here would wait on its first write for ever, subscribed.
+    if (c.req.method === "HEAD") return c.body(null);
     return stream(c, async (s) => {
       // A follower that reads slowly, or never, holds at most LIVE_QUEUE_SUMMARIES decisions: past
       // that the oldest are dropped, and one `{"type":"dropped","count":N}` line says how many
@@ -44,7 +55,7 @@ export function traceRoutes(deps: AppDeps): Hono<Env> {
       const queue: TraceSummary[] = [];
       let dropped = 0;
       let wake: (() => void) | undefined;
-      const off = deps.traces.subscribe(c.get("tenant").name, (summary) => {
+      const off = deps.traces.subscribe(tenant, (summary) => {
         if (queue.length >= LIVE_QUEUE_SUMMARIES) {
           queue.shift();
           dropped++;
@@ -58,17 +69,23 @@ export function traceRoutes(deps: AppDeps): Hono<Env> {
       const ended = new AbortController();
       const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
       let gone = false;
+      // Settles when the client goes or the service stops: a write the client never reads (its
+      // connection full) waits no longer than that.
+      let over!: () => void;
+      const overP = new Promise<void>((r) => (over = r));
       const onClose = () => {
         gone = true;
         wake?.();
+        over();
       };
       outgoing?.once("close", onClose);
       ended.signal.addEventListener("abort", () => outgoing?.off("close", onClose), { once: true });
       const stop = { get aborted() { return gone || deps.shutdown.aborted; } };
-      deps.shutdown.addEventListener("abort", () => wake?.(), { once: true, signal: ended.signal });
-      s.onAbort(() => wake?.());
+      deps.shutdown.addEventListener("abort", () => { wake?.(); over(); }, { once: true, signal: ended.signal });
+      s.onAbort(() => { wake?.(); over(); });
+      const send = (line: string) => Promise.race([s.write(line), overP]);
       try {
-        await s.write(`${JSON.stringify({ type: "hello" })}\n`);
+        await send(`${JSON.stringify({ type: "hello" })}\n`);
         while (!stop.aborted && !s.aborted) {
           if (queue.length === 0) {
             // A line now and then keeps proxies from closing an idle stream.
@@ -77,15 +94,15 @@ export function traceRoutes(deps: AppDeps): Hono<Env> {
               setTimeout(r, LIVE_KEEPALIVE_MS).unref();
             });
             wake = undefined;
-            if (queue.length === 0 && !stop.aborted) await s.write("\n");
+            if (queue.length === 0 && !stop.aborted) await send("\n");
             continue;
           }
           if (dropped > 0) {
             const count = dropped;
             dropped = 0;
-            await s.write(`${JSON.stringify({ type: "dropped", count })}\n`);
+            await send(`${JSON.stringify({ type: "dropped", count })}\n`);
           }
-          await s.write(`${JSON.stringify({ type: "decision", event: queue.shift() })}\n`);
+          await send(`${JSON.stringify({ type: "decision", event: queue.shift() })}\n`);
         }
       } finally {
         off();

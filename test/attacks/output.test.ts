@@ -360,6 +360,28 @@ describe("one tenant's flood of no-hook events", () => {
     expect(own[0]!.session_id).toMatch(/^flood-\d+-f+$/);
   });
 
+  it("HEADs of the live stream hold no follower; at most 16 GETs follow at once", async () => {
+    for (let i = 0; i < 200; i++) {
+      const head = await fetch(`${flood.url}/v1/events/live`, { method: "HEAD", headers: auth });
+      expect(head.status).toBe(200);
+    }
+    const followers = await Promise.all(Array.from({ length: 16 }, () => fetch(`${flood.url}/v1/events/live`, { headers: auth })));
+    try {
+      expect(followers.map((f) => f.status)).toEqual(Array(16).fill(200));
+      const more = await fetch(`${flood.url}/v1/events/live`, { headers: auth });
+      expect(more.status).toBe(429);
+      await more.arrayBuffer();
+    } finally {
+      for (const f of followers) await f.body!.cancel();
+    }
+    // Closed followers are let go: a new one is taken again.
+    await expect.poll(async () => {
+      const again = await fetch(`${flood.url}/v1/events/live`, { headers: auth });
+      await again.body?.cancel();
+      return again.status;
+    }, { timeout: 5_000 }).toBe(200);
+  });
+
   it("a live follower that never reads holds a bounded queue, and is told what it missed", async () => {
     const follower = new AbortController();
     const res = await fetch(`${flood.url}/v1/events/live`, { headers: auth, signal: follower.signal });

@@ -7,6 +7,7 @@
 import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { describe, expect, it } from "vitest";
 import { DecisionSchema, ErrorSchema, SessionsSchema, TraceListSchema, TraceSchema, WorkspaceInfoSchema } from "../../service/schemas.js";
+import { LIVE_FOLLOWERS_PER_TENANT } from "../../service/routes/traces.js";
 import { edgeApp } from "../helpers/app.js";
 import { TOKEN_B } from "../helpers/service.js";
 import { tarOf } from "../helpers/tar.js";
@@ -162,6 +163,42 @@ describe("admission and shutdown", () => {
     expect(res.status).toBe(503);
     expect(res.headers.get("retry-after")).toBe("5");
     expect(await errorOf(res)).toMatchObject({ code: "shutting_down" });
+  });
+});
+
+describe("live followers", () => {
+  it(`answer HEAD with the headers alone, holding nothing; ${LIVE_FOLLOWERS_PER_TENANT} may follow per tenant, one more is 429`, async () => {
+    const edge = edgeApp();
+    // HEADs hold no follower: hono drops a HEAD's body unread, and a stream would wait on it for ever.
+    for (let i = 0; i < LIVE_FOLLOWERS_PER_TENANT + 4; i++) {
+      const head = await edge.request("/v1/events/live", { method: "HEAD" });
+      expect(head.status).toBe(200);
+      expect(head.headers.get("content-type")).toMatch(/ndjson/);
+    }
+    const open: ReadableStreamDefaultReader<Uint8Array>[] = [];
+    for (let i = 0; i < LIVE_FOLLOWERS_PER_TENANT; i++) {
+      const res = await edge.request("/v1/events/live");
+      expect(res.status).toBe(200);
+      const reader = res.body!.getReader();
+      expect(new TextDecoder().decode((await reader.read()).value)).toMatch(/"hello"/);
+      open.push(reader);
+    }
+    const more = await edge.request("/v1/events/live");
+    expect(more.status).toBe(429);
+    expect(more.headers.get("retry-after")).toBe("5");
+    expect(await errorOf(more)).toMatchObject({ code: "overloaded", message: expect.stringMatching(/live followers/) });
+    // Another tenant's followers are its own.
+    const b = await edge.request("/v1/events/live", { token: TOKEN_B });
+    expect(b.status).toBe(200);
+    await b.body!.cancel();
+    // One closed, one more may follow.
+    await open.pop()!.cancel();
+    await expect.poll(async () => {
+      const again = await edge.request("/v1/events/live");
+      await again.body?.cancel();
+      return again.status;
+    }).toBe(200);
+    for (const reader of open) await reader.cancel();
   });
 });
 
