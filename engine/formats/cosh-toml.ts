@@ -20,9 +20,15 @@ import type { Path } from "./locate.js";
 
 const BytesSchema = z.union([z.string(), z.number()]).refine((v) => parseBytes(v) !== undefined, 'expected a size such as "256m" or a number of bytes');
 
+/**
+ * A hook's name is shown in every answer, trace and audit line of its events, and each of those
+ * redacts it: a repository's thousand hooks may not each bring a kilobyte to every event. @default 256
+ */
+export const MAX_HOOK_NAME_CHARS = 256;
+
 export const CoshHookSchema = z.strictObject({
   /** cosh-hooks.md: "Hook definitions without a name field are skipped" */
-  name: z.string().optional(),
+  name: z.string().max(MAX_HOOK_NAME_CHARS, `a hook name is at most ${MAX_HOOK_NAME_CHARS} characters`).optional(),
   command: z.string().min(1, "command must not be empty"),
   /** ms; cosh-hooks.md: "Hook timeout (default 5000ms)" */
   timeout: z.number().int().positive().optional(),

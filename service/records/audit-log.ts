@@ -8,6 +8,7 @@
 import { open, rename, rm, type FileHandle } from "node:fs/promises";
 import type { EventResult } from "../../engine/index.js";
 import { headBytes, keep, keepStrings, redactJson } from "./redact.js";
+import { mapInSlices } from "./trace-content.js";
 
 /** each string of a line: session_id, reason, a hook's rule, …; @default 1 KiB */
 export const AUDIT_FIELD_BYTES = 1024;
@@ -122,7 +123,8 @@ const ignoreMissing = (err: NodeJS.ErrnoException) => {
   if (err.code !== "ENOENT") throw err;
 };
 
-export function auditEntry(opts: {
+/** The audit line of one event; built in slices (a thousand hooks' fields are each redacted). */
+export async function auditEntry(opts: {
   result: EventResult;
   tenant: string;
   workspace: string | undefined;
@@ -130,7 +132,7 @@ export function auditEntry(opts: {
   cancelled: boolean;
   body: Record<string, unknown>;
   includeInputs: boolean;
-}): AuditEntry {
+}): Promise<AuditEntry> {
   const { result, body } = opts;
   const field = (text: string | undefined) => (text === undefined ? null : keep(text, AUDIT_FIELD_BYTES));
   return {
@@ -145,7 +147,7 @@ export function auditEntry(opts: {
     reason: field(result.reason),
     duration_ms: Math.round(opts.durationMs),
     cancelled: opts.cancelled,
-    hooks: result.hooks.map((h) =>
+    hooks: await mapInSlices(result.hooks, (h) =>
       keepStrings({
         name: h.name, source: h.source, sandbox: h.sandbox, outcome: h.outcome, exit_code: h.exit_code,
         duration_ms: h.duration_ms, decision: h.decision, effective: h.effective, rule: h.rule,

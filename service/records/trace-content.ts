@@ -83,17 +83,24 @@ export const BUILD_SLICE_MS = 10;
  */
 export async function hooksOf(result: EventResult, keepInputs: boolean, captureBytes: number): Promise<StoredHook[]> {
   const stdins = new Map<Uint8Array, Kept>();
-  const out: StoredHook[] = [];
+  return mapInSlices(result.hooks, (record, i) => {
+    const t = result.trace.hooks[i]!;
+    let stdin = stdins.get(t.stdin);
+    if (!stdin) stdins.set(t.stdin, (stdin = stdinOf(t.stdin, keepInputs, captureBytes)));
+    return hookOf(record, t, stdin, captureBytes);
+  });
+}
+
+/** `items.map(fn)`, letting the event loop in every `BUILD_SLICE_MS`: for per-hook work on a thousand hooks. */
+export async function mapInSlices<T, U>(items: readonly T[], fn: (item: T, i: number) => U): Promise<U[]> {
+  const out: U[] = [];
   let sliceStart = performance.now();
-  for (let i = 0; i < result.hooks.length; i++) {
+  for (let i = 0; i < items.length; i++) {
     if (performance.now() - sliceStart >= BUILD_SLICE_MS) {
       await new Promise<void>((r) => setImmediate(r));
       sliceStart = performance.now();
     }
-    const t = result.trace.hooks[i]!;
-    let stdin = stdins.get(t.stdin);
-    if (!stdin) stdins.set(t.stdin, (stdin = stdinOf(t.stdin, keepInputs, captureBytes)));
-    out.push(hookOf(result.hooks[i]!, t, stdin, captureBytes));
+    out.push(fn(items[i]!, i));
   }
   return out;
 }

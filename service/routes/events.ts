@@ -76,7 +76,7 @@ export async function handleEvent(c: Context<Env>, deps: AppDeps, eventName: str
   const finish = async (result: EventResult) => {
     const durationMs = performance.now() - t0;
     deps.sessions.heard(tenant.name, result.session_id, result.event, format);
-    await deps.audit.write(auditEntry({ result, tenant: tenant.name, workspace: workspaceId, durationMs, cancelled: signal.aborted, body, includeInputs: deps.auditToolInput }));
+    await deps.audit.write(await auditEntry({ result, tenant: tenant.name, workspace: workspaceId, durationMs, cancelled: signal.aborted, body, includeInputs: deps.auditToolInput }));
     // The trace is readable at once; it reaches the disk right after the answer.
     await deps.traces.add(tenant, result, { workspace: workspaceId, durationMs, cancelled: signal.aborted }).catch((err: unknown) => c.get("log").error({ err }, "trace not stored"));
     deps.metrics.events.inc({ event: result.event, decision: result.decision ?? "none" });
@@ -159,10 +159,10 @@ async function canary(c: Context<Env>, deps: AppDeps, req: { eventName: string |
   const eventId = newEventId();
   deps.sessions.heard(tenant.name, session, resolved.point, format, true);
   await deps.audit.write({
-    ...auditEntry({
+    ...(await auditEntry({
       result: { event_id: eventId, event: resolved.point, decision: "block", reason: CANARY_REASON, notifications: [], hooks: [], output: answer.output, exit_code: answer.exit_code, ...(typeof session === "string" ? { session_id: session } : {}), trace: { queued_ms: 0, hooks: [] } },
       tenant: tenant.name, workspace: req.workspaceId, durationMs: 0, cancelled: false, body: req.body, includeInputs: false,
-    }),
+    })),
     canary: true,
   });
   c.get("log").info({ event: { id: eventId, name: resolved.point, canary: true } }, "canary");

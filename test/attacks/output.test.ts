@@ -470,3 +470,27 @@ describe("a large event read by many hooks", () => {
     expect(JSON.parse(value.again)).toEqual(t);
   });
 });
+
+// Two thousand hooks named to make redaction work hardest (256 characters each, the most a name
+// may have): each event's audit line redacts every name, in slices that let /healthz in.
+describe("an event of two thousand hooks with hostile names", () => {
+  const HOOKS = 2000;
+  const NAME = `Bearer sk- ghp_ github_pat_ AKIA xoxb- AIza eyJ ${"a=b,".repeat(60)}`.slice(0, 250);
+  let named: Service;
+  beforeAll(async () => {
+    const policy = Array.from({ length: HOOKS }, (_, i) => `[[policy.PreToolUse]]\nname = "${`${i} ${NAME}`.slice(0, 256)}"\nmatcher = "named"\ncommand = "${i === 0 ? "sleep 5" : "cat"}"\n`).join("\n");
+    named = await startService(`[sandbox]\nmax_event_ms = 500\n\n${policy}`);
+  });
+  afterAll(() => named.stop());
+
+  it("has its audit line built without stalling the service", async () => {
+    const before = named.auditLines().length;
+    const { health } = await underProbe(named.url, async () => {
+      for (let i = 0; i < 3; i++) expect((await named.event(pre("named"))).status).toBe(200);
+    });
+    expect(health.worstMs).toBeLessThanOrEqual(WORST_HEALTH_MS);
+    const lines = named.auditLines().slice(before) as Array<{ hooks: Array<{ name: string }> }>;
+    expect(lines).toHaveLength(3);
+    expect(lines[0]!.hooks).toHaveLength(HOOKS);
+  });
+});

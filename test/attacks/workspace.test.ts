@@ -149,6 +149,14 @@ describe("workspaces cannot read the host", () => {
     expect(ok.status).toBe(200);
   });
 
+  it("takes a hook name of 256 characters and refuses one of 257 with 400 at its line", async () => {
+    const toml = (n: number) => `[[hooks.PreToolUse]]\nname = "${"n".repeat(n)}"\ncommand = "true"\n`;
+    expect((await put(svc, "name-256", await tarOf([{ name: ".copilot-shell/config.toml", content: toml(256) }]))).status).toBe(200);
+    const res = await put(svc, "name-257", await tarOf([{ name: ".copilot-shell/config.toml", content: toml(257) }]));
+    expect(res.status).toBe(400);
+    expect(errorOf(await res.text()).message).toMatch(/\.copilot-shell\/config\.toml:2:\d+: hooks\.PreToolUse\[0\]\.name: a hook name is at most 256 characters/);
+  });
+
   it("refuses more than max_repository_hooks (1000) hooks with 400", async () => {
     const entries: Entry[] = Array.from({ length: 2 }, (_, i) => ({
       name: `.github/hooks/h${i}.json`,
