@@ -48,6 +48,10 @@ const NO_QUOTA: Quota = { maxWorkspaceBytes: Number.POSITIVE_INFINITY, maxWorksp
 
 export class WorkspaceStore {
   private readonly cache = new Map<string, Stored>();
+  /** Per stored id: the tail of the swaps, deletes and loads of it, which run one at a time. */
+  private readonly turns = new Map<string, Promise<unknown>>();
+  /** Per stored id: the reading of it from disk under way, shared by every event that waits for it. */
+  private readonly loading = new Map<string, Promise<Stored | undefined>>();
   private readonly usage = new Map<string, Promise<TenantUsage>>();
 
   constructor(
@@ -101,15 +105,20 @@ export class WorkspaceStore {
       const hooks = await this.loadHooks(tenant, incoming);
       const final = join(base, id);
       const trash = join(base, `.trash-${randomUUID()}`);
-      // No meta while the folder changes: after a crash here, the size is counted again from disk.
-      await rm(metaFile(base, id), { force: true });
-      await rename(final, trash).catch(() => undefined);
-      await rename(incoming, final);
+      // One swap of an id at a time: two uploads of one id (or an upload and a delete) interleaved
+      // here could leave one tree on disk and the other's size counted against the quota.
+      const info = await this.exclusive(`${base}/${id}`, async () => {
+        // No meta while the folder changes: after a crash here, the size is counted again from disk.
+        await rm(metaFile(base, id), { force: true });
+        await rename(final, trash).catch(() => undefined);
+        await rename(incoming, final);
+        await writeFile(metaFile(base, id), JSON.stringify({ digest, files, bytes, charged: bytes + folders * FOLDER_BYTES } satisfies Meta));
+        usage.commit(upload, bytes);
+        const stored: WorkspaceInfo = { id, digest, files, bytes, hooks: summary(hooks), warnings: hooks.warnings };
+        this.cache.set(`${base}/${id}`, { dir: final, hooks, info: stored });
+        return stored;
+      });
       await rm(trash, { recursive: true, force: true });
-      await writeFile(metaFile(base, id), JSON.stringify({ digest, files, bytes, charged: bytes + folders * FOLDER_BYTES } satisfies Meta));
-      usage.commit(upload, bytes);
-      const info: WorkspaceInfo = { id, digest, files, bytes, hooks: summary(hooks), warnings: hooks.warnings };
-      this.cache.set(`${base}/${id}`, { dir: final, hooks, info });
       return info;
     } catch (err) {
       usage.abort(upload);
@@ -118,10 +127,34 @@ export class WorkspaceStore {
     }
   }
 
+  /** Runs `fn` after every earlier one of `key` has ended (however it ended). */
+  private async exclusive<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const run = (this.turns.get(key) ?? Promise.resolve()).then(fn);
+    const tail = run.catch(() => undefined);
+    this.turns.set(key, tail);
+    try {
+      return await run;
+    } finally {
+      if (this.turns.get(key) === tail) this.turns.delete(key);
+    }
+  }
+
   async get(tenant: string, id: string): Promise<Stored | undefined> {
     if (!WORKSPACE_ID.test(id)) return undefined;
     const base = this.tenantDir(tenant);
     const key = `${base}/${id}`;
+    const hit = this.cache.get(key);
+    if (hit) return hit;
+    // Events naming one stored workspace after a restart share one reading of it.
+    let loading = this.loading.get(key);
+    if (!loading) {
+      loading = this.exclusive(key, () => this.load(tenant, base, id, key)).finally(() => this.loading.delete(key));
+      this.loading.set(key, loading);
+    }
+    return loading;
+  }
+
+  private async load(tenant: string, base: string, id: string, key: string): Promise<Stored | undefined> {
     const hit = this.cache.get(key);
     if (hit) return hit;
     const dir = join(base, id);
@@ -142,12 +175,15 @@ export class WorkspaceStore {
     const dir = join(base, id);
     if (!(await lstat(dir).catch(() => undefined))?.isDirectory()) return false;
     const usage = await this.usageOf(base);
-    this.cache.delete(`${base}/${id}`);
-    await rm(metaFile(base, id), { force: true });
-    await rm(dir, { recursive: true, force: true });
-    await rm(join(base, `${id}.digest`), { force: true });
-    usage.remove(id);
-    return true;
+    return this.exclusive(`${base}/${id}`, async () => {
+      if (!(await lstat(dir).catch(() => undefined))?.isDirectory()) return false;
+      this.cache.delete(`${base}/${id}`);
+      await rm(metaFile(base, id), { force: true });
+      await rm(dir, { recursive: true, force: true });
+      await rm(join(base, `${id}.digest`), { force: true });
+      usage.remove(id);
+      return true;
+    });
   }
 }
 

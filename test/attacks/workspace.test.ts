@@ -283,6 +283,36 @@ describe("workspaces cannot read the host", () => {
   });
 });
 
+describe("uploads of one id racing each other", () => {
+  let svc: Service;
+  const opts = { server: 'max_body_bytes = "128m"\nmax_unpack_ratio = 100000\nmax_workspace_bytes = "300m"' };
+  const config = "[sandbox]\npool_size = 0\n";
+  beforeAll(async () => {
+    svc = await startService(config, opts);
+  });
+  afterAll(async () => {
+    await svc.stop();
+  });
+
+  it("leave on disk the tree whose size the quota counts, also after a restart", async () => {
+    const many = await tarOf(Array.from({ length: 9000 }, (_, i) => ({ name: `d${i % 90}/f${i}.txt`, content: "x" })), { gzip: true });
+    const tiny = await tarOf([{ name: "a.txt", content: "a" }]);
+    const mid = await tarOf([{ name: "b.bin", content: "b".repeat(2 * MiB) }], { gzip: true });
+    for (let round = 0; round < 2; round++) {
+      // An old tree of many files makes the first swap's clean-up slow: the window the other upload
+      // of the id would otherwise swap in.
+      expect((await put(svc, "swap", many)).status).toBe(200);
+      const answers = await Promise.all([put(svc, "swap", tiny), put(svc, "swap", mid)]);
+      expect(answers.map((a) => a.status)).toEqual([200, 200]);
+      const before = (await (await get(svc, "swap")).json()) as { bytes: number; digest: string };
+      await svc.stop();
+      svc = await startService(config, { ...opts, dir: svc.dir });
+      const after = (await (await get(svc, "swap")).json()) as { bytes: number; digest: string };
+      expect(after).toMatchObject({ bytes: before.bytes, digest: before.digest });
+    }
+  });
+});
+
 describe("a tenant's workspaces are bounded together", () => {
   let svc: Service;
   let big: Buffer;
