@@ -22,6 +22,7 @@ import { Sessions } from "./records/sessions.js";
 import { lockDataDir } from "./data-dir-lock.js";
 import type { Readiness } from "./context.js";
 import { Metrics } from "./metrics.js";
+import { sharedCheck } from "./shared-check.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 /** @default the example configuration in the repository */
@@ -105,13 +106,11 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
   });
 
   const images = [...new Set([config.sandbox.image, ...[...config.service.hooks, ...config.extension.hooks].flatMap((h) => (h.image ? [h.image] : []))])];
-  let lastReady: { at: number; value: Readiness } | undefined;
-  const readiness = async (): Promise<Readiness> => {
-    if (lastReady && Date.now() - lastReady.at < 1_000) return lastReady.value;
+  // /readyz answers anyone: one engine check a second at most, shared by every request that waits on it.
+  const readiness = sharedCheck(async (): Promise<Readiness> => {
     const s = await container.status(images, [config.sandbox.runtime]);
-    lastReady = { at: Date.now(), value: { ready: s.ok, problems: s.problems } };
-    return lastReady.value;
-  };
+    return { ready: s.ok, problems: s.problems };
+  }, 1_000);
 
   const shutdown = new AbortController();
   // Every event in flight listens on it (and stops listening when done): as many listeners as events.

@@ -44,9 +44,10 @@ export async function readBody(c: Context<Env>, maxBytes: number): Promise<Uint8
       stop();
       resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, bytes));
     };
+    // The client's doing, not hookbox's: a 400 (nobody is left to read it), never a 500.
     const onError = (err: Error) => {
       stop();
-      reject(err);
+      reject(new HookboxError(`the body could not be read: ${err.message}`, "body_incomplete", { cause: err }));
     };
     const onClose = () => onError(new Error("the client went away before the body was read"));
     incoming.on("data", onData);

@@ -92,7 +92,8 @@ export function readDecision(value: unknown, extra: Record<string, Decision> = {
   const word = value.toLowerCase();
   if (word === "allow" || word === "block" || word === "ask") return word;
   if (word === "deny") return "block";
-  return extra[word] ?? "invalid";
+  // Own keys only: "constructor" or "__proto__" is no decision.
+  return Object.hasOwn(extra, word) ? extra[word]! : "invalid";
 }
 
 export const str = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);

@@ -5,6 +5,7 @@
  * Each is answered in bounded time, with a 4xx or its format's decision, and the service never
  * stops answering everyone else.
  */
+import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { docker, leftovers } from "../helpers/engine.js";
 import { underProbe, WORST_HEALTH_MS } from "../helpers/probe.js";
@@ -29,6 +30,19 @@ describe("names and matchers cost linear time", () => {
   });
   afterAll(async () => {
     await svc.stop();
+  });
+
+  it("takes a client that goes away halfway through its body as a 400, never a 500", async () => {
+    const url = new URL(svc.url);
+    const socket = connect(Number(url.port), url.hostname);
+    await new Promise<void>((r) => socket.once("connect", () => r()));
+    socket.write(`POST /v1/events HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${TOKEN_A}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"session_id":`);
+    await new Promise((r) => setTimeout(r, 100));
+    socket.destroy();
+    await expect.poll(() => /"path":"\/v1\/events"\},"res":\{"status":\d+/.test(svc.logs()), { timeout: 5_000 }).toBe(true);
+    expect(svc.logs()).toMatch(/"path":"\/v1\/events"\},"res":\{"status":400/);
+    expect(svc.logs()).not.toMatch(/"status":500/);
+    await alive(svc);
   });
 
   it("answers a 1 MB hook_event_name with a 400 at once", async () => {

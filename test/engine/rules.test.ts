@@ -12,6 +12,7 @@ import { interpretCursor } from "../../engine/formats/cursor-hooks.js";
 import { answerFor, effectiveDecisions } from "../../engine/formats/registry.js";
 import { fold } from "../../engine/aggregate.js";
 import { selectHooks } from "../../engine/match.js";
+import { readDecision } from "../../engine/formats/shared.js";
 import { resolveEventName } from "../../engine/events.js";
 import type { HookDef } from "../../engine/hooks.js";
 import type { RunResult } from "../../engine/run/types.js";
@@ -259,5 +260,11 @@ describe("every hook's message reaches the agent; the deciding reason stays the 
   });
   it("a Codex answer says an ask as a deny", () => {
     expect(answerFor("codex", pre, { decision: "ask", reason: "sure?", notifications: [] }).output).toMatchObject({ hookSpecificOutput: { permissionDecision: "deny" } });
+  });
+});
+
+describe("decision words", () => {
+  it.each(["constructor", "__proto__", "toString", "hasOwnProperty"])("takes %j for no decision word, even where a format adds its own", (word) => {
+    expect(readDecision(word, { approve: "allow" })).toBe("invalid");
   });
 });
