@@ -173,11 +173,24 @@ export class TraceStore {
   }
 
   async get(tenant: string, eventId: string): Promise<StoredTrace | undefined> {
+    const text = await this.getText(tenant, eventId);
+    return text === undefined ? undefined : (JSON.parse(text) as StoredTrace);
+  }
+
+  /**
+   * The trace's JSON as stored: served as it is, never parsed and written again (a trace of a
+   * thousand hooks is tens of megabytes of JSON, which would hold the loop on every read).
+   */
+  async getText(tenant: string, eventId: string): Promise<string | undefined> {
     const entry = this.shelves.get(this.key(tenant))?.byId.get(eventId);
     if (!entry || entry.gone || !this.live(entry)) return undefined;
     const pending = this.pending.get(entry.file);
-    if (pending) return pending.build();
-    return JSON.parse(await readFile(entry.file, "utf8")) as StoredTrace;
+    if (pending) return JSON.stringify(await pending.build());
+    // Swept between the look-up and the read: gone, as if it never was.
+    return readFile(entry.file, "utf8").catch((err: NodeJS.ErrnoException) => {
+      if (err.code === "ENOENT") return undefined;
+      throw err;
+    });
   }
 
   /** Newest first, `limit` at a time; `next_cursor` pages on. */

@@ -112,9 +112,9 @@ export function traceRoutes(deps: AppDeps): Hono<Env> {
   });
 
   app.get("/:id", async (c) => {
-    const trace = await deps.traces.get(c.get("tenant").name, c.req.param("id"));
-    if (!trace) throw new NotFoundError(`no event "${c.req.param("id")}"`);
-    return c.json(trace);
+    const trace = await deps.traces.getText(c.get("tenant").name, c.req.param("id"));
+    if (trace === undefined) throw new NotFoundError(`no event "${c.req.param("id")}"`);
+    return c.body(trace, 200, { "Content-Type": "application/json" });
   });
 
   return app;
