@@ -36,6 +36,11 @@ const toSnake = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase(
 const SNAKE_TO_CAMEL: Record<string, string> = { tool_input: "toolArgs", tool_response: "toolResult" };
 const CAMEL_TO_SNAKE: Record<string, string> = Object.fromEntries(Object.entries(SNAKE_TO_CAMEL).map(([s, c]) => [c, s]));
 
+/** A renamed field's new name: own keys of the table only ("constructor" is no field pair). */
+const renamed = (table: Record<string, string>, key: string, fallback: (k: string) => string) => (Object.hasOwn(table, key) ? table[key]! : fallback(key));
+/** Sets a field by name, "__proto__" included, as JSON.parse would: a field, never the prototype. */
+const setField = (out: JsonObject, key: string, value: unknown) => Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+
 export function translate(body: JsonObject, point: EventPoint, to: Dialect): JsonObject {
   const out: JsonObject = {};
   if (to === "camel") {
@@ -43,7 +48,7 @@ export function translate(body: JsonObject, point: EventPoint, to: Dialect): Jso
       if (key === "hook_event_name") continue; // Copilot payloads do not carry the event name
       if (key === "tool_input") out.toolArgs = typeof value === "string" ? value : JSON.stringify(value ?? {});
       else if (key === "timestamp" && typeof value === "string" && !Number.isNaN(Date.parse(value))) out.timestamp = Date.parse(value);
-      else out[SNAKE_TO_CAMEL[key] ?? toCamel(key)] = value;
+      else setField(out, renamed(SNAKE_TO_CAMEL, key, toCamel), value);
     }
     return out;
   }
@@ -52,7 +57,7 @@ export function translate(body: JsonObject, point: EventPoint, to: Dialect): Jso
     if (key === "hookEventName") continue;
     if (key === "toolArgs") out.tool_input = parseMaybe(value);
     else if (key === "timestamp" && typeof value === "number") out.timestamp = new Date(value).toISOString();
-    else out[CAMEL_TO_SNAKE[key] ?? toSnake(key)] = value;
+    else setField(out, renamed(CAMEL_TO_SNAKE, key, toSnake), value);
   }
   return out;
 }

@@ -118,7 +118,8 @@ export class WorkspaceStore {
         this.cache.set(`${base}/${id}`, { dir: final, hooks, info: stored });
         return stored;
       });
-      await rm(trash, { recursive: true, force: true });
+      // Stored already: a clean-up that fails leaves a leftover the next start removes, not a failed upload.
+      await rm(trash, { recursive: true, force: true }).catch(() => undefined);
       return info;
     } catch (err) {
       usage.abort(upload);
@@ -173,8 +174,8 @@ export class WorkspaceStore {
     if (!WORKSPACE_ID.test(id)) return false;
     const base = this.tenantDir(tenant);
     const dir = join(base, id);
-    if (!(await lstat(dir).catch(() => undefined))?.isDirectory()) return false;
     const usage = await this.usageOf(base);
+    // Looked at inside its turn only: between an upload's two renames the folder is briefly absent.
     return this.exclusive(`${base}/${id}`, async () => {
       if (!(await lstat(dir).catch(() => undefined))?.isDirectory()) return false;
       this.cache.delete(`${base}/${id}`);

@@ -4,7 +4,7 @@
  * capped. Tenant-scoped reads, paged listing, live subscription.
  */
 import { createHash } from "node:crypto";
-import { mkdir, readdir, readFile, rm, unlink, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rename, rm, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { DEFAULT_TRACE_LIMITS, type EventResult, type TraceLimits } from "../../engine/index.js";
 import { hooksOf, summaryOf, type StoredTrace, type TraceSummary } from "./trace-content.js";
@@ -40,7 +40,8 @@ interface Shelf {
 
 interface Pending {
   entry: Entry;
-  build: () => Promise<StoredTrace>;
+  /** the trace's JSON, built once: for the writer and for every read until it is on disk */
+  text: () => Promise<string>;
 }
 
 export class TraceStore {
@@ -83,6 +84,8 @@ export class TraceStore {
     for (const tenantKey of await readdir(this.dir)) {
       const loaded: Entry[] = [];
       for (const name of await readdir(join(this.dir, tenantKey)).catch(() => [] as string[])) {
+        // A write a crash cut short: never a trace.
+        if (name.endsWith(".json.part")) await removeFile(join(this.dir, tenantKey, name));
         if (!name.endsWith(".json")) continue;
         const file = join(this.dir, tenantKey, name);
         try {
@@ -109,16 +112,16 @@ export class TraceStore {
    */
   async add(tenant: { name: string; traceToolInput: boolean }, result: EventResult, extra: { workspace?: string; durationMs: number; cancelled: boolean }): Promise<TraceSummary> {
     const summary = summaryOf(result, extra);
-    let built: Promise<StoredTrace> | undefined;
-    const build = () =>
-      (built ??= hooksOf(result, tenant.traceToolInput, this.limits.captureBytes).then((hooks) => ({ ...summary, tenant: tenant.name, hooks })));
+    let built: Promise<string> | undefined;
+    const text = () =>
+      (built ??= hooksOf(result, tenant.traceToolInput, this.limits.captureBytes).then((hooks) => JSON.stringify({ ...summary, tenant: tenant.name, hooks } satisfies StoredTrace)));
     const tenantKey = this.key(tenant.name);
     const file = join(this.dir, tenantKey, `${summary.event_id}.json`);
     const entry: Entry = { tenantKey, summary, timeMs: Date.parse(summary.time), bytes: 0, file, gone: false };
     const shelf = this.shelf(tenantKey);
     shelf.entries.push(entry);
     shelf.byId.set(summary.event_id, entry);
-    this.pending.set(file, { entry, build });
+    this.pending.set(file, { entry, text });
     const gone = this.trim(shelf, Date.now());
     if (gone.length > 0) void removeFiles(gone).catch(this.onWriteError);
     this.kick();
@@ -137,16 +140,22 @@ export class TraceStore {
   /** Writes what is pending, oldest first, one at a time. */
   private async drain(): Promise<void> {
     for (let next = first(this.pending); next; next = first(this.pending)) {
-      const { entry, build } = next;
+      const { entry, text: textOf } = next;
       try {
         if (!this.madeDirs.has(entry.tenantKey)) {
           await mkdir(join(this.dir, entry.tenantKey), { recursive: true });
           this.madeDirs.add(entry.tenantKey);
         }
         if (entry.gone) continue; // dropped before it was written
-        const text = JSON.stringify(await build());
+        const text = await textOf();
         if (entry.gone) continue;
-        await writeFile(entry.file, text);
+        // Whole or not at all: a write cut short (a full disk) never leaves half a trace to serve.
+        const part = `${entry.file}.part`;
+        await writeFile(part, text).catch(async (err: unknown) => {
+          await removeFile(part);
+          throw err;
+        });
+        await rename(part, entry.file);
         if (entry.gone) {
           await removeFile(entry.file); // dropped while it was being written
           continue;
@@ -185,7 +194,7 @@ export class TraceStore {
     const entry = this.shelves.get(this.key(tenant))?.byId.get(eventId);
     if (!entry || entry.gone || !this.live(entry)) return undefined;
     const pending = this.pending.get(entry.file);
-    if (pending) return JSON.stringify(await pending.build());
+    if (pending) return pending.text();
     // Swept between the look-up and the read: gone, as if it never was.
     return readFile(entry.file, "utf8").catch((err: NodeJS.ErrnoException) => {
       if (err.code === "ENOENT") return undefined;

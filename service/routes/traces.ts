@@ -69,10 +69,24 @@ export function traceRoutes(deps: AppDeps): Hono<Env> {
       const ended = new AbortController();
       const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
       let gone = false;
-      // Settles when the client goes or the service stops: a write the client never reads (its
-      // connection full) waits no longer than that.
-      let over!: () => void;
-      const overP = new Promise<void>((r) => (over = r));
+      // A write the client never reads (its connection full) waits no longer than the client's
+      // going or the service's stop: each write waits on a promise of its own, let go after it.
+      const waiting = new Set<() => void>();
+      const over = () => {
+        for (const release of waiting) release();
+        waiting.clear();
+      };
+      const send = async (line: string) => {
+        let release!: () => void;
+        const letGo = new Promise<void>((r) => (release = r));
+        waiting.add(release);
+        try {
+          if (stop.aborted || s.aborted) return;
+          await Promise.race([s.write(line), letGo]);
+        } finally {
+          waiting.delete(release);
+        }
+      };
       const onClose = () => {
         gone = true;
         wake?.();
@@ -83,7 +97,6 @@ export function traceRoutes(deps: AppDeps): Hono<Env> {
       const stop = { get aborted() { return gone || deps.shutdown.aborted; } };
       deps.shutdown.addEventListener("abort", () => { wake?.(); over(); }, { once: true, signal: ended.signal });
       s.onAbort(() => { wake?.(); over(); });
-      const send = (line: string) => Promise.race([s.write(line), overP]);
       try {
         await send(`${JSON.stringify({ type: "hello" })}\n`);
         while (!stop.aborted && !s.aborted) {

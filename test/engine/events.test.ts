@@ -69,6 +69,14 @@ describe("interceptable points", () => {
 
 describe("payloads", () => {
   const snake = { session_id: "abc-123", cwd: "/home/user/project", hook_event_name: "PreToolUse", timestamp: "2026-07-01T10:00:00Z", tool_name: "shell", tool_input: { command: "rm -rf /tmp/old" } };
+  it("keeps fields named like Object's own properties as fields, in both directions", () => {
+    const camel = translate(JSON.parse('{"constructor":1,"toString":2,"tool_name":"shell"}') as Record<string, unknown>, point("PreToolUse"), "camel");
+    expect(JSON.stringify(camel)).toBe('{"constructor":1,"toString":2,"toolName":"shell"}');
+    const snake = translate(JSON.parse('{"__proto__":{"x":3},"constructor":1,"toolName":"shell"}') as Record<string, unknown>, point("PreToolUse"), "snake");
+    expect(JSON.stringify(snake)).toBe('{"hook_event_name":"PreToolUse","__proto__":{"x":3},"constructor":1,"tool_name":"shell"}');
+    expect(Object.getPrototypeOf(snake)).toBe(Object.prototype);
+  });
+
   it("translates a cosh event for a Copilot camelCase registration: toolName, toolArgs as a JSON string", () => {
     expect(translate(snake, point("PreToolUse"), "camel")).toEqual({
       sessionId: "abc-123", cwd: "/home/user/project", timestamp: Date.parse("2026-07-01T10:00:00Z"), toolName: "shell", toolArgs: '{"command":"rm -rf /tmp/old"}',
