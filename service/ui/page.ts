@@ -122,6 +122,13 @@ async function follow() {
   const signal = liveAbort.signal;
   try {
     const res = await api("/v1/events/live", { signal });
+    if (!res.ok) {
+      // 429: this tenant's live followers are all taken (other tabs, tail): wait as told, and say so.
+      const waitS = Number(res.headers.get("retry-after")) || 5;
+      $("#live").className = ""; $("#live").textContent = "not live (" + res.status + "), retrying in " + waitS + " s";
+      setTimeout(() => { if (!signal.aborted) follow(); }, waitS * 1000);
+      return;
+    }
     $("#live").className = "on"; $("#live").textContent = "live";
     const reader = res.body.getReader(); const dec = new TextDecoder(); let buf = "";
     for (;;) {

@@ -6,6 +6,7 @@
 import { mkdirSync } from "node:fs";
 import { chromium, type Browser } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { LIVE_FOLLOWERS_PER_TENANT } from "../../service/routes/traces.js";
 import { startService, TOKEN_A, type Service } from "../helpers/service.js";
 
 let svc: Service;
@@ -76,5 +77,28 @@ it("lists each session with when hookbox last heard from it", async () => {
   await row.waitFor({ timeout: 10_000 });
   expect(await row.locator("td").nth(1).textContent()).toMatch(/s ago$/);
   expect(await row.locator("td").nth(2).textContent()).toBe("SessionStart");
+  await page.close();
+}, 60_000);
+
+it("says it is not live while the tenant's followers are all taken, and follows once one is free", async () => {
+  // Take every live follower this tenant may hold, as other tabs or `hookbox tail` would.
+  const held = await Promise.all(
+    Array.from({ length: LIVE_FOLLOWERS_PER_TENANT }, async () => {
+      const ctl = new AbortController();
+      const res = await fetch(`${svc.url}/v1/events/live`, { headers: { authorization: `Bearer ${TOKEN_A}` }, signal: ctl.signal });
+      expect(res.status).toBe(200);
+      return ctl;
+    }),
+  );
+  const page = await browser.newPage({ viewport: { width: 1400, height: 800 } });
+  await page.goto(`${svc.url}/ui`);
+  await page.fill("#token", TOKEN_A);
+  await page.click("#login-form button");
+  await page.waitForFunction(() => /not live \(429\), retrying in 5 s/.test(document.querySelector("#live")?.textContent ?? ""), undefined, { timeout: 10_000 });
+  expect(await page.locator("#live.on").count()).toBe(0);
+
+  held[0].abort();
+  await page.waitForSelector("#live.on", { timeout: 15_000 });
+  for (const ctl of held.slice(1)) ctl.abort();
   await page.close();
 }, 60_000);
