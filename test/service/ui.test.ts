@@ -94,10 +94,10 @@ it("says it is not live while the tenant's followers are all taken, and follows 
   await page.goto(`${svc.url}/ui`);
   await page.fill("#token", TOKEN_A);
   await page.click("#login-form button");
-  await page.waitForFunction(() => /not live \(429\), retrying in 5 s/.test(document.querySelector("#live")?.textContent ?? ""), undefined, { timeout: 10_000 });
+  await expect.poll(() => page.locator("#live").textContent(), { timeout: 10_000 }).toMatch(/not live \(429\), retrying in 5 s/);
   expect(await page.locator("#live.on").count()).toBe(0);
 
-  held[0].abort();
+  held[0]?.abort();
   await page.waitForSelector("#live.on", { timeout: 15_000 });
   for (const ctl of held.slice(1)) ctl.abort();
   await page.close();
