@@ -4,6 +4,7 @@
  */
 import type { Decision } from "./events.js";
 import { effectiveDecisions } from "./formats/registry.js";
+import { isStopPoint } from "./formats/shared.js";
 import type { HookDef } from "./hooks.js";
 import type { Verdict } from "./verdict.js";
 
@@ -62,6 +63,8 @@ export interface Folded {
   systemMessage?: string;
   additionalContext?: string;
   modifiedArgs?: unknown;
+  /** a hook stopped the agent altogether (`continue: false`): the first such hook's stop reason */
+  halt?: string;
   notifications: Notification[];
   /** why the decision is what it is, when a service rule (not a hook) changed it */
   note?: string;
@@ -87,6 +90,18 @@ export function fold(judged: Judged[], opts: { interactive: boolean }): Folded {
     notifications: judged.map(notificationOf).filter((n): n is Notification => n !== undefined),
   };
   if (modified && folded.decision !== "block") folded.modifiedArgs = modified.verdict.modifiedArgs;
+  // Claude Code: `continue: false` "takes precedence over any event-specific decision fields". A
+  // stop point's block would keep the agent going: the stop outranks it (haltVerdict).
+  const halting = judged.find((j) => j.verdict.halt !== undefined);
+  if (halting) {
+    folded.halt = halting.verdict.halt;
+    delete folded.modifiedArgs;
+    if (isStopPoint(halting.hook.point) && folded.decision !== null) {
+      folded.decision = null;
+      delete folded.reason;
+      folded.note = `hook ${halting.hook.name} stopped the agent (continue: false), which outranks a decision that would keep it going`;
+    }
+  }
   // copilot-hooks.md: "ask needs an interactive approval flow … where no prompt is shown, it is treated as a deny"
   if (folded.decision === "ask" && !opts.interactive) {
     folded.decision = "block";

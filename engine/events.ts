@@ -46,6 +46,23 @@ const POINTS: readonly PointSpec[] = [
   // cosh-hooks.md only
   { pascal: "BeforeModel", tool: false },
   { pascal: "AfterModel", tool: false },
+  // Gemini CLI
+  { pascal: "BeforeToolSelection", tool: false },
+  // Claude Code only (hooks reference); PostCompact is Codex's too
+  { pascal: "PermissionDenied", tool: true },
+  { pascal: "PostCompact", tool: false },
+  { pascal: "StopFailure", tool: false },
+  { pascal: "TaskCreated", tool: false },
+  { pascal: "TaskCompleted", tool: false },
+  { pascal: "TeammateIdle", tool: false },
+  { pascal: "ConfigChange", tool: false },
+  { pascal: "Elicitation", tool: false },
+  { pascal: "ElicitationResult", tool: false },
+  { pascal: "WorktreeCreate", tool: false },
+  { pascal: "WorktreeRemove", tool: false },
+  { pascal: "CwdChanged", tool: false },
+  { pascal: "FileChanged", tool: false },
+  { pascal: "InstructionsLoaded", tool: false },
   // Cursor only (.cursor/hooks.json); its payloads are snake_case
   { pascal: "BeforeShellExecution", tool: false, aliases: ["beforeShellExecution"] },
   { pascal: "AfterShellExecution", tool: false, aliases: ["afterShellExecution"] },

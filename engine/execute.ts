@@ -96,7 +96,8 @@ export async function executeHooks(hooks: HookDef[], opts: ExecuteOptions): Prom
       opts.onHook?.(record, notificationOf(j));
     }
     // cosh-hooks.md: "If any hook returns block, the final decision is block (short-circuit)"
-    if (done.some(([j]) => isEffective(j) && j.verdict.decision === "block")) break;
+    // … and so does a hook that stops the agent altogether (`continue: false`).
+    if (done.some(([j]) => (isEffective(j) && j.verdict.decision === "block") || j.verdict.halt !== undefined)) break;
     if (opts.signal?.aborted) break;
   }
   return { judged, records, traces };
@@ -146,14 +147,14 @@ async function runOne(hook: HookDef, opts: ExecuteOptions, t0: number): Promise<
 const TRACE_MARGIN_CHARS = 1024;
 
 /**
- * @default 16 KiB — each of a hook's reason, message, warning and context, as the agent gets it.
+ * @default 16 KiB — each of a hook's reason, message, warning, context and stop reason, as the agent gets it.
  * Each hook may print max_output_bytes, and an event may run a thousand hooks: joined, uncut, their
  * messages would outgrow what one answer can hold.
  */
 export const MAX_HOOK_MESSAGE_CHARS = 16 * 1024;
 
 function capMessages(verdict: Verdict): Verdict {
-  for (const key of ["reason", "systemMessage", "warning", "additionalContext"] as const) {
+  for (const key of ["reason", "systemMessage", "warning", "additionalContext", "halt"] as const) {
     const text = verdict[key];
     if (text !== undefined && text.length > MAX_HOOK_MESSAGE_CHARS) verdict[key] = clip(text, MAX_HOOK_MESSAGE_CHARS);
   }

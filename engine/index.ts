@@ -64,6 +64,9 @@ export interface EventResult {
   systemMessage?: string;
   hookSpecificOutput?: { additional_context: string };
   modifiedArgs?: unknown;
+  /** a hook stopped the agent altogether (`continue: false`), with this reason */
+  continue?: false;
+  stopReason?: string;
   notifications: Notification[];
   hooks: HookRecord[];
   output: Record<string, unknown>;
@@ -227,6 +230,7 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
             ...(folded.systemMessage !== undefined ? { systemMessage: folded.systemMessage } : {}),
             ...(folded.additionalContext !== undefined ? { hookSpecificOutput: { additional_context: folded.additionalContext } } : {}),
             ...(folded.modifiedArgs !== undefined ? { modifiedArgs: folded.modifiedArgs } : {}),
+            ...(folded.halt !== undefined ? { continue: false as const, stopReason: folded.halt } : {}),
             notifications: folded.notifications,
             hooks: records,
             output: answer.output,

@@ -12,7 +12,8 @@ import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, read
 import { join } from "node:path";
 import { ConfigError } from "./errors.js";
 import { REPOSITORY_SOURCES } from "./formats/registry.js";
-import { readJson, readToml, type LoadContext, type ParsedFile, type RepositorySource } from "./formats/shared.js";
+import type { Format } from "./events.js";
+import { readJson, readToml, type LoadContext, type ParsedFile } from "./formats/shared.js";
 import { readTomlOffThread } from "./formats/toml-off-thread.js";
 import { mergeHookSets, type HookSet } from "./hooks.js";
 
@@ -59,17 +60,20 @@ export function loadRepositoryHooksSync(dir: string, maxTimeoutMs: number, limit
 function* loadSteps(dir: string, maxTimeoutMs: number, limits: RepositoryLimits): Generator<Need, HookSet, ParsedFile | undefined> {
   const ctx: LoadContext = { source: "repository", maxTimeoutMs, tolerant: true };
   const sets: HookSet[] = [];
+  /** Each agent's own switch (`disableAllHooks`, cosh `enabled = false`) turns off that agent's hooks only: the file that said so. */
+  const switchedOff = new Map<Format, string>();
   let hooks = 0;
-  const add = (file: string, set: HookSet) => {
+  const add = (file: string, format: Format, set: HookSet) => {
     hooks += set.hooks.length;
     if (hooks > limits.maxHooks) throw new ConfigError(file, `the repository declares more than ${limits.maxHooks} hooks (server.max_repository_hooks)`);
     sets.push(set);
+    if (set.disableAll && !switchedOff.has(format)) switchedOff.set(format, file);
   };
-  function* load(source: RepositorySource, name: string): Generator<Need, void, ParsedFile | undefined> {
+  function* load(source: (typeof REPOSITORY_SOURCES)[number], name: string): Generator<Need, void, ParsedFile | undefined> {
     const text = readHookFile(dir, name, limits.maxHookFileBytes);
     if (text === undefined) return;
     const parsed = source.syntax === "toml" ? yield { file: name, text } : readJson(name, text);
-    add(name, source.load(parsed!, ctx));
+    add(name, source.format, source.load(parsed!, ctx));
   }
   try {
     for (const source of REPOSITORY_SOURCES) {
@@ -87,7 +91,10 @@ function* loadSteps(dir: string, maxTimeoutMs: number, limits: RepositoryLimits)
     if (err instanceof ConfigError) throw err;
     throw new ConfigError(".", `cannot read the repository's hook files: ${(err as Error).message}`);
   }
-  return mergeHookSets(sets);
+  const merged = mergeHookSets(sets);
+  if (switchedOff.size === 0) return merged;
+  const off = [...switchedOff].map(([format, file]) => `${file}: switches off this repository's ${format} hooks (${format === "cosh" ? "[hooks] enabled = false" : "disableAllHooks"}); its other agents' hooks still run`);
+  return { hooks: merged.hooks.filter((h) => !switchedOff.has(h.format)), warnings: [...merged.warnings, ...off], disableAll: false };
 }
 
 const lstatOrNot = (path: string): Stats | undefined => lstatSync(path, { throwIfNoEntry: false });

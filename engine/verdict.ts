@@ -13,6 +13,12 @@ export interface Verdict {
   additionalContext?: string;
   /** copilot-hooks.md: "A hook can also supply modifiedArgs" */
   modifiedArgs?: unknown;
+  /**
+   * The hook asked the agent to stop altogether (Claude's and VS Code's `"continue": false`), with
+   * this reason (`stopReason`). It outranks the event's own decision: on `Stop` the agent stops even
+   * if another hook's block would keep it going; elsewhere the verdict also blocks.
+   */
+  halt?: string;
   /** shown to the user without a decision (copilot-hooks.md: exit 2 "is a warning") */
   warning?: string;
   /** the hook failed: not a JSON object, unknown decision, non-zero exit, timeout … */

@@ -93,6 +93,8 @@ export const DecisionSchema = z.object({
   systemMessage: z.string().optional(),
   hookSpecificOutput: z.object({ additional_context: z.string() }).optional(),
   modifiedArgs: z.unknown().optional(),
+  continue: z.literal(false).optional().meta({ description: "a hook stopped the agent altogether (`continue: false`); it outranks the decision" }),
+  stopReason: z.string().optional(),
   notifications: z.array(NotificationSchema),
   hooks: z.array(HookRecordSchema),
   output: z.record(z.string(), z.unknown()).meta({ description: "the answer in the agent's own hook dialect" }),

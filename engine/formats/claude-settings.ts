@@ -12,13 +12,17 @@ import { compileRegex, type HookDef, type HookSet, type Matcher } from "../hooks
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import { claudeCondition } from "./claude-if.js";
+import { formatPath } from "./locate.js";
 import {
-  clip, configError, defined, describeFailure, eventOf, knownKeys, originOf, readDecision, readOutput, schemaError, skippedType, str,
+  clip, configError, defined, describeFailure, eventOf, knownKeys, originOf, haltVerdict, readDecision, readOutput, schemaError, skippedType, str,
   type Answer, type FormatModule, type LoadContext, type ParsedFile, warn,
 } from "./shared.js";
 
-/** @default 60 s — Claude Code's default command-hook timeout */
-export const CLAUDE_DEFAULT_TIMEOUT_MS = 60_000;
+/**
+ * @default 600 s — Claude Code's (and Codex's) default command-hook timeout; `[sandbox] max_timeout`
+ * still bounds every hook.
+ */
+export const CLAUDE_DEFAULT_TIMEOUT_MS = 600_000;
 
 const HandlerSchema = z.looseObject({
   type: z.string(),
@@ -27,6 +31,8 @@ const HandlerSchema = z.looseObject({
   timeout: z.number().positive().optional(),
   /** Claude Code: a permission rule (`Bash(git *)`) the tool call must match for the hook to run */
   if: z.string().optional(),
+  /** runs in the background: its answer decides nothing (Claude Code), or it is skipped (Codex) */
+  async: z.boolean().optional(),
 });
 const GroupSchema = z.strictObject({ matcher: z.string().optional(), if: z.string().optional(), hooks: z.array(HandlerSchema) });
 const GROUP_KEYS = Object.keys(GroupSchema.shape);
@@ -65,8 +71,11 @@ export function claudeMatcher(pattern: string | undefined): Matcher | undefined 
   return { source: pattern, test: compileRegex(pattern, { anchored: false }) };
 }
 
-/** Loads Claude-shaped hook settings; `format` says whose rules the hooks follow (Claude Code's, or Codex's). */
-export function loadMatcherGroups(parsed: ParsedFile, ctx: LoadContext, format: Format): HookSet {
+/**
+ * Loads Claude-shaped hook settings; `format` says whose rules the hooks follow (Claude Code's, or
+ * Codex's), `matcherOf` how that agent reads a matcher.
+ */
+export function loadMatcherGroups(parsed: ParsedFile, ctx: LoadContext, format: Format, matcherOf: (pattern: string | undefined) => Matcher | undefined = claudeMatcher): HookSet {
   const warnings: string[] = [];
   // Unknown events are warned about and dropped before the schema walks the file: one of 45 000
   // unknown events (1 MiB) then costs a pass over its keys, not a schema check of each.
@@ -93,7 +102,7 @@ export function loadMatcherGroups(parsed: ParsedFile, ctx: LoadContext, format: 
       if (!group.success) throw schemaError(parsed, group.error, ["hooks", event, g]);
       let matcher: Matcher | undefined;
       try {
-        matcher = claudeMatcher(group.data.matcher);
+        matcher = matcherOf(group.data.matcher);
       } catch (err) {
         throw configError(parsed, ["hooks", event, g, "matcher"], `matcher is not a valid regular expression (RE2 syntax): ${(err as Error).message}`);
       }
@@ -104,6 +113,12 @@ export function loadMatcherGroups(parsed: ParsedFile, ctx: LoadContext, format: 
           return;
         }
         if (!handler.command) throw configError(parsed, path, 'a "command" hook needs "command"');
+        // Claude Code: an async hook's "decision, permissionDecision, and continue have no effect";
+        // Codex skips it. Either way it can decide nothing, and its side effects would stay in the sandbox.
+        if (handler.async === true) {
+          warn(set.warnings, () => `${originOf(parsed, path)}: ${formatPath(path)}: "async": true hooks decide nothing in ${format === "codex" ? "Codex" : "Claude Code"}; skipped`);
+          return;
+        }
         const rule = handler.if ?? group.data.if;
         let condition: HookDef["condition"];
         try {
@@ -180,15 +195,11 @@ export function interpretClaude(run: RunResult, hook: HookDef): Verdict {
   }
   // `defer` hands the call back to the agent's own permission flow: no decision.
   if (raw === "defer") raw = undefined;
-  let decision = readDecision(raw, { approve: "allow" });
+  const decision = readDecision(raw, { approve: "allow" });
   if (decision === "invalid") return { decision: null, error: `unknown decision ${JSON.stringify(raw)}`, rule: "claude: an unknown decision is an error of the hook" };
-  let rule = decision ? `claude: ${field} "${String(raw)}"` : `claude: no decision${specific.permissionDecision === "defer" ? " (defer)" : ""}`;
-  // Claude Code: `"continue": false` stops the agent, with `stopReason`.
-  if (o.continue === false) {
-    decision = "block";
-    reason ??= str(o.stopReason);
-    rule = "claude: continue = false stops";
-  }
+  const rule = decision ? `claude: ${field} "${String(raw)}"` : `claude: no decision${specific.permissionDecision === "defer" ? " (defer)" : ""}`;
+  // Claude Code: `"continue": false` stops the agent, with `stopReason`, whatever the decision says.
+  const halt = o.continue === false ? haltVerdict(o, hook.point, hook.name, reason, "claude") : undefined;
   return {
     decision,
     reason,
@@ -197,6 +208,7 @@ export function interpretClaude(run: RunResult, hook: HookDef): Verdict {
     ...(modifiedArgs !== undefined ? { modifiedArgs } : {}),
     error: null,
     rule,
+    ...halt,
   };
 }
 
@@ -206,6 +218,9 @@ export function claudeEffective(point: EventPoint): ReadonlySet<Decision> {
     case "PreToolUse": return ALL; // permissionDecision allow | deny | ask
     case "PermissionRequest": return ALLOW_BLOCK; // decision.behavior allow | deny
     case "PostToolUse": // decision "block" feeds the reason back
+    case "PostToolUseFailure": // likewise
+    case "PreCompact": // decision "block" (or exit 2) blocks compaction
+    case "ConfigChange": // decision "block" keeps the change from applying
     case "UserPromptSubmit": // decision "block" stops the prompt
     case "Stop": // decision "block" keeps the agent going
     case "SubagentStop": return ALLOW_BLOCK;
@@ -213,8 +228,18 @@ export function claudeEffective(point: EventPoint): ReadonlySet<Decision> {
   }
 }
 
-/** Claude Code: hookSpecificOutput.permissionDecision for PreToolUse; decision.behavior for PermissionRequest; decision "block" + reason elsewhere. */
+/**
+ * Claude Code: hookSpecificOutput.permissionDecision for PreToolUse; decision.behavior for
+ * PermissionRequest; decision "block" + reason elsewhere; `continue: false` + `stopReason` when a
+ * hook stopped the agent.
+ */
 export function claudeAnswer(point: EventPoint, f: Folded): Answer {
+  const answer = claudeDecision(point, f);
+  if (f.halt !== undefined) answer.output = { continue: false, stopReason: f.halt, ...answer.output };
+  return answer;
+}
+
+function claudeDecision(point: EventPoint, f: Folded): Answer {
   const hookEventName = pointName(point, "snake");
   if (point === "PreToolUse") {
     const permissionDecision = f.decision === "block" ? "deny" : (f.decision ?? undefined);

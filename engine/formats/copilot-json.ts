@@ -14,7 +14,7 @@ import type { HookDef, HookSet } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import {
-  configError, defined, describeFailure, eventOf, knownKeys, originOf, readDecision, readOutput, schemaError, skipOtherType, str,
+  configError, defined, describeFailure, eventOf, haltVerdict, knownKeys, originOf, readDecision, readOutput, schemaError, skipOtherType, str,
   type Answer, type FormatModule, type LoadContext, type ParsedFile, warn,
 } from "./shared.js";
 
@@ -161,16 +161,14 @@ export function interpretCopilot(run: RunResult, hook: HookDef): Verdict {
   if (decision === "invalid") return failure(`unknown decision ${JSON.stringify(raw)}`, "copilot: unknown permissionDecision");
   let rule = decision ? `copilot: permissionDecision "${String(raw)}" from stdout` : "copilot: no permissionDecision";
   let reason = str(o.permissionDecisionReason) ?? str(specific.permissionDecisionReason) ?? str(o.reason);
-  // VS Code: `"continue": false` stops the agent, with `stopReason`.
-  if (o.continue === false) {
-    decision = "block";
-    reason ??= str(o.stopReason);
-    rule = "copilot: continue = false stops";
-  }
+  let halt: string | undefined;
+  // VS Code: `"continue": false` stops the agent, with `stopReason`, whatever the decision says.
+  if (o.continue === false) ({ decision, reason, rule, halt } = haltVerdict(o, hook.point, hook.name, reason, "copilot"));
   const modifiedArgs = o.modifiedArgs ?? specific.updatedInput;
   const verdict: Verdict = {
     decision,
     reason,
+    ...(halt !== undefined ? { halt } : {}),
     systemMessage: str(o.systemMessage),
     additionalContext: str(o.additionalContext) ?? str(specific.additionalContext),
     ...(modifiedArgs !== undefined ? { modifiedArgs } : {}),
@@ -197,8 +195,17 @@ function copilotEffective(point: EventPoint): ReadonlySet<Decision> {
   }
 }
 
-/** copilot-hooks.md: permissionDecision (+ reason, required with deny), modifiedArgs; decision "block" for agentStop. */
+/**
+ * copilot-hooks.md: permissionDecision (+ reason, required with deny), modifiedArgs; decision
+ * "block" for agentStop; VS Code's `continue: false` + `stopReason` when a hook stopped the agent.
+ */
 function copilotAnswer(point: EventPoint, f: Folded): Answer {
+  const answer = copilotDecision(point, f);
+  if (f.halt !== undefined) answer.output = { continue: false, stopReason: f.halt, ...answer.output };
+  return answer;
+}
+
+function copilotDecision(point: EventPoint, f: Folded): Answer {
   const context = f.additionalContext;
   if (point === "PreToolUse" || point === "PermissionRequest") {
     const permissionDecision = f.decision === "block" ? "deny" : (f.decision ?? undefined);

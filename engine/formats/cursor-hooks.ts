@@ -106,8 +106,8 @@ export function interpretCursor(run: RunResult, hook: HookDef): Verdict {
   let rule = decision ? `cursor: permission "${String(raw)}"` : "cursor: no permission";
   const userMessage = str(o.user_message) ?? str(o.userMessage);
   let reason = str(o.agent_message) ?? str(o.agentMessage) ?? str(o.reason) ?? userMessage;
-  // beforeSubmitPrompt: `continue: false` stops the prompt.
-  if (o.continue === false) {
+  // beforeSubmitPrompt: `continue: false` stops the prompt (the one event that reads it).
+  if (o.continue === false && hook.point === "UserPromptSubmit") {
     decision = "block";
     rule = "cursor: continue = false stops the prompt";
   }

@@ -26,7 +26,7 @@ export const FORMAT_MODULES: Readonly<Record<Format, FormatModule>> = {
 const MODULES = Object.values(FORMAT_MODULES);
 
 /** Every hook file hookbox reads from a repository, in order (SERVICE.md §2). */
-export const REPOSITORY_SOURCES: readonly RepositorySource[] = MODULES.flatMap((m) => m.repository);
+export const REPOSITORY_SOURCES: readonly (RepositorySource & { format: Format })[] = MODULES.flatMap((m) => m.repository.map((r) => ({ ...r, format: m.format })));
 
 /** What a run means, under the rules of the format that declared the hook. */
 export function interpret(run: RunResult, hook: HookDef): Verdict {

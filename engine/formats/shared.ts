@@ -11,7 +11,7 @@ import { MAX_EVENT_DEPTH, nestedDeeperThan } from "../event-body.js";
 import { resolveEventName, unknownEventMessage, type Decision, type Dialect, type EventPoint, type Format } from "../events.js";
 import type { HookSet, Source } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
-import type { Interpret } from "../verdict.js";
+import type { Interpret, Verdict } from "../verdict.js";
 import { formatPath, parseJsonLocated, tomlLocator, type Path, type Position } from "./locate.js";
 
 export type Locate = (path: Path) => Position | undefined;
@@ -80,6 +80,22 @@ export function readOutput(stdout: string): Output {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return { kind: "invalid", error: "output is not a JSON object" };
   if (Object.keys(value).length === 0) return { kind: "empty" };
   return { kind: "object", value: value as Record<string, unknown> };
+}
+
+/** The points where a block means "keep going" (Claude's, Copilot's and Cursor's Stop and SubagentStop). */
+export const isStopPoint = (point: EventPoint): boolean => point === "Stop" || point === "SubagentStop";
+
+/**
+ * A hook's `"continue": false` (Claude Code hooks reference; VS Code's hooks): the agent stops
+ * altogether, `stopReason` says why, and it "takes precedence over any event-specific decision
+ * fields". On a stop point, where a block would keep the agent going, the verdict makes no decision
+ * (the agent stops, as it was about to); elsewhere it blocks as well, with the stop's reason.
+ */
+export function haltVerdict(o: Record<string, unknown>, point: EventPoint, hookName: string, reason: string | undefined, agent: string): Pick<Verdict, "decision" | "reason" | "halt" | "rule"> {
+  const halt = str(o.stopReason) ?? `hook ${hookName} stopped the agent (continue: false)`;
+  return isStopPoint(point)
+    ? { decision: null, reason: undefined, halt, rule: `${agent}: continue = false stops the agent (outranks a block that would keep it going)` }
+    : { decision: "block", reason: reason ?? halt, halt, rule: `${agent}: continue = false stops the agent (and blocks this ${point})` };
 }
 
 /**

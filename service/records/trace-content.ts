@@ -77,18 +77,22 @@ export function summaryOf(result: EventResult, extra: { workspace?: string; dura
 export const BUILD_SLICE_MS = 10;
 
 /**
- * Every hook of `result` as a trace keeps it. Hooks of one dialect share one stdin buffer, so each
- * distinct buffer is parsed and redacted once per trace, not once per hook; the build yields to the
- * event loop every `BUILD_SLICE_MS`.
+ * The stored trace's JSON text: the summary, then every hook, each hook written to JSON in the same
+ * slices as it is built (one `JSON.stringify` over a thousand hooks' escaped output would hold the
+ * event loop in one piece). Hooks of one dialect share one stdin buffer, so each distinct buffer is
+ * parsed and redacted once per trace, not once per hook. Parses to the same `StoredTrace` as
+ * stringifying it whole.
  */
-export async function hooksOf(result: EventResult, keepInputs: boolean, captureBytes: number): Promise<StoredHook[]> {
+export async function traceText(summary: TraceSummary, tenant: string, result: EventResult, keepInputs: boolean, captureBytes: number): Promise<string> {
   const stdins = new Map<Uint8Array, Kept>();
-  return mapInSlices(result.hooks, (record, i) => {
+  const hooks = await mapInSlices(result.hooks, (record, i) => {
     const t = result.trace.hooks[i]!;
     let stdin = stdins.get(t.stdin);
     if (!stdin) stdins.set(t.stdin, (stdin = stdinOf(t.stdin, keepInputs, captureBytes)));
-    return hookOf(record, t, stdin, captureBytes);
+    return JSON.stringify(hookOf(record, t, stdin, captureBytes));
   });
+  const head = JSON.stringify({ ...summary, tenant } satisfies Omit<StoredTrace, "hooks">);
+  return `${head.slice(0, -1)},"hooks":[${hooks.join(",")}]}`;
 }
 
 /** `items.map(fn)`, letting the event loop in every `BUILD_SLICE_MS`: for per-hook work on a thousand hooks. */

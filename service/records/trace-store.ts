@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import { mkdir, readdir, readFile, rename, rm, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { DEFAULT_TRACE_LIMITS, type EventResult, type TraceLimits } from "../../engine/index.js";
-import { hooksOf, summaryOf, type StoredTrace, type TraceSummary } from "./trace-content.js";
+import { summaryOf, traceText, type StoredTrace, type TraceSummary } from "./trace-content.js";
 
 export type { StoredHook, StoredTrace, TraceSummary } from "./trace-content.js";
 
@@ -114,7 +114,7 @@ export class TraceStore {
     const summary = summaryOf(result, extra);
     let built: Promise<string> | undefined;
     const text = () =>
-      (built ??= hooksOf(result, tenant.traceToolInput, this.limits.captureBytes).then((hooks) => JSON.stringify({ ...summary, tenant: tenant.name, hooks } satisfies StoredTrace)));
+      (built ??= traceText(summary, tenant.name, result, tenant.traceToolInput, this.limits.captureBytes));
     const tenantKey = this.key(tenant.name);
     const file = join(this.dir, tenantKey, `${summary.event_id}.json`);
     const entry: Entry = { tenantKey, summary, timeMs: Date.parse(summary.time), bytes: 0, file, gone: false };

@@ -159,12 +159,12 @@ describe("repository files are read tolerantly, reported strictly (SERVICE.md §
   it("takes a cosh config's per-hook sequential and a Claude group's if, and skips an unknown Claude event", async () => {
     const set = await loadRepositoryHooks(tree({
       ".copilot-shell/config.toml": '[[hooks.PreToolUse]]\nname = "guard"\ncommand = "g.sh"\nsequential = true\n',
-      ".claude/settings.json": JSON.stringify({ hooks: { PreToolUse: [{ matcher: "Bash", if: "Bash(git push*)", hooks: [{ type: "command", command: "c.sh" }] }], TeammateIdle: [{ hooks: [{ type: "command", command: "t.sh" }] }] } }, null, 2),
+      ".claude/settings.json": JSON.stringify({ hooks: { PreToolUse: [{ matcher: "Bash", if: "Bash(git push*)", hooks: [{ type: "command", command: "c.sh" }] }], OnLunchBreak: [{ hooks: [{ type: "command", command: "t.sh" }] }] } }, null, 2),
     }), 60_000);
     expect(set.hooks.map((h) => h.command)).toEqual(["g.sh", "c.sh"]);
     expect(set.warnings).toEqual([
       expect.stringMatching(/^\.copilot-shell\/config\.toml:4: hooks\.PreToolUse\[0\]\.sequential: unknown key "sequential"; skipped$/),
-      expect.stringMatching(/^\.claude\/settings\.json:\d+: hooks\.TeammateIdle: unknown event "TeammateIdle"; skipped$/),
+      expect.stringMatching(/^\.claude\/settings\.json:\d+: hooks\.OnLunchBreak: unknown event "OnLunchBreak"; skipped$/),
     ]);
     expect(set.hooks[1]!.condition!.test({ tool_name: "Bash", tool_input: { command: "git push origin" } })).toBe(true);
     expect(set.hooks[1]!.condition!.test({ tool_name: "Bash", tool_input: { command: "git status" } })).toBe(false);
@@ -370,5 +370,27 @@ describe("repository hook files are hostile input", () => {
   it("gives up locating in JSON nested too deep for the tree, without throwing", () => {
     const deep = `{"a": ${"[".repeat(100_000)}${"]".repeat(100_000)}}`;
     expect(jsonLocator(deep)(["a"])).toBeUndefined();
+  });
+});
+
+describe("each agent's own switch turns off that agent's hooks only", () => {
+  it("disableAllHooks in .claude/settings.json leaves .github/hooks and .codex guards running, with a warning", async () => {
+    const set = await loadRepositoryHooks(tree({
+      ".claude/settings.json": JSON.stringify({ disableAllHooks: true, hooks: { PreToolUse: [{ hooks: [{ type: "command", command: "claude.sh" }] }] } }),
+      ".github/hooks/guard.json": JSON.stringify({ version: 1, hooks: { preToolUse: [{ type: "command", bash: "copilot.sh" }] } }),
+      ".codex/hooks.json": JSON.stringify({ hooks: { PreToolUse: [{ matcher: "Edit", hooks: [{ type: "command", command: "codex.sh" }, { type: "command", command: "bg.sh", async: true }] }] } }),
+    }), 60_000);
+    expect(set.disableAll).toBe(false);
+    expect(set.hooks.map((h) => h.command).sort()).toEqual(["codex.sh", "copilot.sh"]);
+    expect(set.warnings).toEqual(expect.arrayContaining([
+      expect.stringMatching(/^\.claude\/settings\.json: switches off this repository's claude hooks \(disableAllHooks\)/),
+      expect.stringMatching(/^\.codex\/hooks\.json:\d+: .*"async": true hooks decide nothing in Codex; skipped$/),
+    ]));
+    // Codex: a matcher is a regex found anywhere, and Edit stands for apply_patch.
+    const codex = set.hooks.find((h) => h.command === "codex.sh")!;
+    expect(codex.matcher!.test("apply_patch")).toBe(true);
+    expect(codex.matcher!.test("MultiEdit")).toBe(true);
+    expect(codex.matcher!.test("Bash")).toBe(false);
+    expect(codex.timeoutMs).toBe(60_000); // 600 s by default, bounded by max_timeout
   });
 });

@@ -9,6 +9,7 @@ import { claudeMatcher, interpretClaude } from "../../engine/formats/claude-sett
 import { interpretCodex } from "../../engine/formats/codex-hooks.js";
 import { coshMatcher } from "../../engine/formats/cosh-toml.js";
 import { interpretCursor } from "../../engine/formats/cursor-hooks.js";
+import { claudeCondition } from "../../engine/formats/claude-if.js";
 import { answerFor, effectiveDecisions } from "../../engine/formats/registry.js";
 import { fold } from "../../engine/aggregate.js";
 import { selectHooks } from "../../engine/match.js";
@@ -113,7 +114,9 @@ describe("Claude Code rules (SERVICE.md §4)", () => {
     ["hookSpecificOutput.permissionDecision deny", exited(0, '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no"}}'), pre, { decision: "block", reason: "no", rule: /permissionDecision "deny"/ }],
     ["hookSpecificOutput.permissionDecision ask", exited(0, '{"hookSpecificOutput":{"permissionDecision":"ask"}}'), pre, { decision: "ask", rule: /permissionDecision "ask"/ }],
     ['decision "block" with reason (Stop)', exited(0, '{"decision":"block","reason":"keep going"}'), stop, { decision: "block", reason: "keep going", rule: /decision "block"/ }],
-    ['continue: false stops, with stopReason', exited(0, '{"continue":false,"stopReason":"halt"}'), stop, { decision: "block", reason: "halt", rule: /continue = false/ }],
+    ['continue: false on Stop lets the agent stop: no block (a Stop block would keep it going)', exited(0, '{"continue":false,"stopReason":"halt"}'), stop, { decision: null, rule: /continue = false stops the agent \(outranks/ }],
+    ['continue: false outranks a Stop block in the same answer', exited(0, '{"decision":"block","reason":"keep going","continue":false,"stopReason":"halt"}'), stop, { decision: null, rule: /continue = false/ }],
+    ['continue: false on PreToolUse stops the agent and blocks the call, stopReason the reason', exited(0, '{"continue":false,"stopReason":"halt"}'), pre, { decision: "block", reason: "halt", rule: /continue = false stops the agent \(and blocks/ }],
     ["empty output makes no decision", exited(0, ""), pre, { decision: null, error: false, rule: /no JSON output/ }],
     ["SERVICE.md §4: output that is not a JSON object is an error", exited(0, "hello"), pre, { decision: null, error: true, rule: /not a JSON object/ }],
   ]);
@@ -263,8 +266,81 @@ describe("every hook's message reaches the agent; the deciding reason stays the 
   });
 });
 
+describe("continue: false stops the agent, and outranks every decision (Claude Code hooks reference)", () => {
+  const stop = resolveEventName("Stop")!.point;
+  const judge = (name: string, stdout: string, event = "Stop", format: HookDef["format"] = "claude") => {
+    const h = hook(format, event, { name });
+    return { hook: h, verdict: (format === "cursor" ? interpretCursor : interpretClaude)(exited(0, stdout), h) };
+  };
+  const keepGoing = judge("tests-first", '{"decision":"block","reason":"run the tests first"}');
+  const halt = judge("budget", '{"continue":false,"stopReason":"budget spent"}');
+  it("a Stop hook's halt outranks another's block that would keep the agent going", () => {
+    const folded = fold([keepGoing, halt], { interactive: true });
+    expect(folded).toMatchObject({ decision: null, halt: "budget spent" });
+    expect(folded.note).toMatch(/budget stopped the agent/);
+    expect(answerFor("claude", stop, folded).output).toEqual({ continue: false, stopReason: "budget spent" });
+    expect(answerFor("copilot", stop, folded).output).toEqual({ continue: false, stopReason: "budget spent" });
+    expect(answerFor("cosh", stop, folded).output).not.toHaveProperty("decision");
+  });
+  it("on PreToolUse the halt blocks the call and says continue: false in Claude's dialect, not in Codex's (it does not support it)", () => {
+    const pre = resolveEventName("PreToolUse")!.point;
+    const folded = fold([judge("budget", '{"continue":false,"stopReason":"budget spent"}', "PreToolUse")], { interactive: true });
+    expect(folded).toMatchObject({ decision: "block", reason: "budget spent", halt: "budget spent" });
+    expect(answerFor("claude", pre, folded).output).toMatchObject({ continue: false, stopReason: "budget spent", hookSpecificOutput: { permissionDecision: "deny" } });
+    const codex = answerFor("codex", pre, folded).output;
+    expect(codex).toMatchObject({ hookSpecificOutput: { permissionDecision: "deny", permissionDecisionReason: "budget spent" } });
+    expect(codex).not.toHaveProperty("continue");
+  });
+  it("a Codex PreToolUse answer says nothing for a plain allow (Codex reports it unsupported), and keeps an allow with changed arguments", () => {
+    const pre = resolveEventName("PreToolUse")!.point;
+    expect(answerFor("codex", pre, { decision: "allow", notifications: [] }).output).toEqual({});
+    expect(answerFor("codex", pre, { decision: "allow", modifiedArgs: { command: "ls" }, notifications: [] }).output).toMatchObject({ hookSpecificOutput: { permissionDecision: "allow", updatedInput: { command: "ls" } } });
+  });
+  it("Cursor reads continue: false on beforeSubmitPrompt only", () => {
+    expect(judge("c", '{"continue":false}', "beforeSubmitPrompt", "cursor").verdict.decision).toBe("block");
+    expect(judge("c", '{"continue":false}', "beforeShellExecution", "cursor").verdict.decision).toBeNull();
+  });
+});
+
 describe("decision words", () => {
   it.each(["constructor", "__proto__", "toString", "hasOwnProperty"])("takes %j for no decision word, even where a format adds its own", (word) => {
     expect(readDecision(word, { approve: "allow" })).toBe("invalid");
+  });
+});
+
+describe("Claude Code's if: a permission rule, read as Claude Code reads it (hooks reference, if)", () => {
+  const bash = (command: string) => ({ tool_name: "Bash", tool_input: { command } });
+  it.each([
+    ["Bash(git *)", "git push", true],
+    ["Bash(git *)", "npm test && git push", true],
+    ["Bash(rm *)", "cd build; rm -rf /", true],
+    ["Bash(rm *)", "ls | rm -rf x", true],
+    ["Bash(rm *)", "echo $(rm -rf /)", true],
+    ["Bash(rm *)", "echo \"`rm -rf /`\"", true],
+    ["Bash(rm *)", "FOO=1 BAR='a b' rm -rf /", true],
+    ["Bash(rm *)", "echo 'rm -rf / && rm x'", false],
+    ["Bash(rm *)", "echo \"it's rm\"", false],
+    ["Bash(rm *)", "git status", false],
+    ["Bash(rm *)", "echo 'unclosed", true],
+    ["Bash(npm run test:*)", "npm run test:unit", true],
+  ] as const)("%s for %j: %s", (rule, command, runs) => {
+    expect(claudeCondition(rule).test(bash(command))).toBe(runs);
+  });
+  it.each([
+    ["Edit(src/**)", "/home/me/project/src/a/b.ts", true],
+    ["Edit(./src/*.ts)", "/home/me/project/src/b.ts", true],
+    ["Edit(/docs/*)", "/repo/docs/x.md", true],
+    ["Edit(src/**)", "/home/me/project/lib/a.ts", false],
+    ["Edit(//etc/*)", "/etc/passwd", true],
+    ["Edit(//etc/*)", "/home/etc/passwd", false],
+  ] as const)("%s for %s: %s", (rule, path, runs) => {
+    expect(claudeCondition(rule).test({ tool_name: "Edit", tool_input: { file_path: path } })).toBe(runs);
+  });
+  it("never runs on an event without a tool", () => {
+    expect(claudeCondition("Bash").test({ hook_event_name: "SessionStart" })).toBe(false);
+  });
+  it("reads a long hostile command in one pass", () => {
+    const command = "a=1 ".repeat(1000) + "$(".repeat(1500) + "rm -rf /"; // under MAX_SUBJECT_CHARS: read, not waved through
+    expect(claudeCondition("Bash(rm *)").test(bash(command))).toBe(true);
   });
 });

@@ -33,7 +33,12 @@ const claude = {
     PreToolUse: [
       { matcher: "mcp__.*__create", hooks: [{ type: "command", command: say({ systemMessage: "claude: an MCP create" }) }] },
       { matcher: "Write", hooks: [{ type: "command", command: say({ hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "claude: no writes" } }) }] },
+      { matcher: "Bash", if: "Bash(terraform destroy*)", hooks: [{ type: "command", command: say({ hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "claude: no destroy" } }) }] },
     ],
+    Stop: [{ hooks: [
+      { type: "command", command: say({ continue: false, stopReason: "claude: budget spent" }) },
+      { type: "command", command: say({ decision: "block", reason: "claude: run the tests first" }) },
+    ] }],
     PostToolUse: [
       { matcher: "Edit", hooks: [{ type: "command", command: say({ hookSpecificOutput: { hookEventName: "PostToolUse", permissionDecision: "deny" } }) }] },
       { matcher: "MultiEdit", hooks: [{ type: "command", command: say({ decision: "block", reason: "claude: lint failed" }) }] },
@@ -93,7 +98,7 @@ describe("a repository of every agent's real hook files", () => {
       expect.stringMatching(/^\.github\/hooks\/schema\.json: no "hooks" object: not a hook file; skipped$/),
       expect.stringMatching(/^\.copilot-shell\/config\.toml:5: hooks\.PreToolUse\[0\]\.sequential: unknown key "sequential"; skipped$/),
     ]));
-    expect((upload.hooks as unknown[]).length).toBe(12);
+    expect((upload.hooks as unknown[]).length).toBe(15);
   });
 
   it("a VS Code-form hook's hookSpecificOutput deny blocks", async () => {
@@ -139,6 +144,19 @@ describe("a repository of every agent's real hook files", () => {
     const body = await post({ ...pre("Bash", { command: "kubectl delete" }), hook_event_name: "PermissionRequest" }, `${ws.query}&format=claude`);
     expect(body).toMatchObject({ decision: "block", reason: "claude: not on prod" });
     expect(body.output).toEqual({ hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "deny", message: "claude: not on prod" } } });
+  });
+
+  it("Claude if: Bash(terraform destroy*) fires for a subcommand of a compound command, and not for others", async () => {
+    expect(await post(pre("Bash", { command: "cd infra && TF_LOG=1 terraform destroy -auto-approve" }))).toMatchObject({ decision: "block", reason: "claude: no destroy" });
+    const plan = await post(pre("Bash", { command: "cd infra && terraform plan" }));
+    expect(plan.decision).toBeNull();
+  });
+
+  it("Claude Stop: continue: false stops the agent and outranks a block that would keep it going", async () => {
+    const body = await post({ session_id: "s-1", hook_event_name: "Stop", stop_hook_active: false }, `${ws.query}&format=claude`);
+    expect(body).toMatchObject({ decision: null, continue: false, stopReason: "claude: budget spent" });
+    expect(body.output).toEqual({ continue: false, stopReason: "claude: budget spent" });
+    expect(body.output).not.toHaveProperty("decision");
   });
 
   it("Claude SessionStart: the matcher is compared with the source, and plain stdout becomes context", async () => {
