@@ -55,6 +55,45 @@ export function notificationOf(j: Judged): Notification | undefined {
   };
 }
 
+/**
+ * @default 64 KiB — all of one event's hook messages together, in each of: the joined user message,
+ * the joined context, the notifications. Each hook's message is capped (16 KiB), but an event may run
+ * a thousand hooks: uncapped, one answer would carry megabytes several times over.
+ */
+export const MAX_EVENT_MESSAGE_CHARS = 64 * 1024;
+
+/** Hands out one event's notifications, in order, until their messages reach MAX_EVENT_MESSAGE_CHARS; counts the rest. */
+export class MessageBudget {
+  private left = MAX_EVENT_MESSAGE_CHARS;
+  dropped = 0;
+  take(n: Notification | undefined): Notification | undefined {
+    if (!n) return undefined;
+    if (n.event.message.length > this.left) {
+      this.left = 0;
+      this.dropped++;
+      return undefined;
+    }
+    this.left -= n.event.message.length;
+    return n;
+  }
+  /** The closing notification saying how many were left out, if any were. */
+  closing(): Notification | undefined {
+    if (this.dropped === 0) return undefined;
+    return { type: "stream_event", event: { subtype: "hook_notification", hook_name: "hookbox", message: `${this.dropped} more hook notification(s) left out: an event's messages are capped at ${MAX_EVENT_MESSAGE_CHARS} characters` } };
+  }
+}
+
+/** `texts` joined by newlines, at most MAX_EVENT_MESSAGE_CHARS of them; the rest counted in a last line. */
+function joinCapped(texts: string[]): string | undefined {
+  if (texts.length === 0) return undefined;
+  let out = "";
+  for (const [i, t] of texts.entries()) {
+    if (out.length + t.length + 1 > MAX_EVENT_MESSAGE_CHARS) return `${out}\n… ${texts.length - i} more left out (an event's messages are capped at ${MAX_EVENT_MESSAGE_CHARS} characters)`;
+    out = i === 0 ? t : `${out}\n${t}`;
+  }
+  return out;
+}
+
 export interface Folded {
   decision: Decision | null;
   /** the deciding hook's reason */
@@ -79,15 +118,19 @@ export function fold(judged: Judged[], opts: { interactive: boolean }): Folded {
   const contexts = judged.map((j) => j.verdict.additionalContext).filter((c): c is string => !!c);
   // Every hook's message reaches the agent, not only the deciding hook's (advice, warnings).
   const messages = [...new Set(judged.map((j) => j.verdict.systemMessage ?? j.verdict.warning).filter((m): m is string => !!m))];
+  const budget = new MessageBudget();
+  const notifications = judged.map((j) => budget.take(notificationOf(j))).filter((n): n is Notification => n !== undefined);
+  const closing = budget.closing();
+  if (closing) notifications.push(closing);
   // Arguments rewritten by a hook that allowed (or made no decision); a block discards them.
   // (A repository hook's rewrite is gone already, unless its tenant trusts it: applyTrust.)
   const modified = judged.filter((j) => j.verdict.modifiedArgs !== undefined && j.verdict.decision !== "block").at(-1);
   const folded: Folded = {
     decision: winner?.verdict.decision ?? null,
     reason: winner?.verdict.reason,
-    systemMessage: messages.length ? messages.join("\n") : undefined,
-    additionalContext: contexts.length ? contexts.join("\n") : undefined,
-    notifications: judged.map(notificationOf).filter((n): n is Notification => n !== undefined),
+    systemMessage: joinCapped(messages),
+    additionalContext: joinCapped(contexts),
+    notifications,
   };
   if (modified && folded.decision !== "block") folded.modifiedArgs = modified.verdict.modifiedArgs;
   // Claude Code: `continue: false` "takes precedence over any event-specific decision fields". A

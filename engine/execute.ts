@@ -4,7 +4,7 @@
  * runner — policy hooks to the host, every other one to a new container.
  */
 import { posix } from "node:path";
-import { applyTrust, isEffective, notificationOf, type Judged, type Notification } from "./aggregate.js";
+import { applyTrust, isEffective, MessageBudget, notificationOf, type Judged, type Notification } from "./aggregate.js";
 import type { Decision, Format } from "./events.js";
 import type { HookDef } from "./hooks.js";
 import { planSteps } from "./match.js";
@@ -86,6 +86,8 @@ export async function executeHooks(hooks: HookDef[], opts: ExecuteOptions): Prom
   const records: HookRecord[] = [];
   const traces: HookTrace[] = [];
   const t0 = performance.now();
+  // What streams to the client as hooks finish: the same cap on an event's messages as its answer.
+  const budget = new MessageBudget();
   for (const step of planSteps(hooks)) {
     // `[sandbox] max_containers_per_event`: a parallel step runs this many at once, whatever its config says.
     const done = await mapLimited(step, opts.sandbox.maxContainersPerEvent, (hook) => runOne(hook, opts, t0));
@@ -93,7 +95,7 @@ export async function executeHooks(hooks: HookDef[], opts: ExecuteOptions): Prom
       judged.push(j);
       records.push(record);
       traces.push(trace);
-      opts.onHook?.(record, notificationOf(j));
+      opts.onHook?.(record, budget.take(notificationOf(j)));
     }
     // cosh-hooks.md: "If any hook returns block, the final decision is block (short-circuit)"
     // … and so does a hook that stops the agent altogether (`continue: false`).
@@ -207,7 +209,20 @@ function record(hook: HookDef, onHost: boolean, run: RunResult, j: Judged): Hook
     start_ms: Math.round(run.startMs),
     remove_ms: run.removeMs !== undefined ? Math.round(run.removeMs) : null,
     error: j.verdict.error,
-    ...(j.verdict.reason ? { reason: j.verdict.reason } : {}),
-    ...(j.verdict.systemMessage ? { systemMessage: j.verdict.systemMessage } : {}),
+    ...(j.verdict.reason ? { reason: recordText(j.verdict.reason) } : {}),
+    ...(j.verdict.systemMessage ? { systemMessage: recordText(j.verdict.systemMessage) } : {}),
   };
 }
+
+/** At most MAX_RECORD_MESSAGE_CHARS of a text, marked as the trace marks what it cuts. */
+function recordText(text: string): string {
+  if (text.length <= MAX_RECORD_MESSAGE_CHARS) return text;
+  const kept = text.slice(0, MAX_RECORD_MESSAGE_CHARS);
+  return `${kept}…[truncated ${Buffer.byteLength(text) - Buffer.byteLength(kept)} bytes]`;
+}
+
+/**
+ * @default 1 KiB — a hook's reason and message as `hooks[]` repeats them: the whole texts are in
+ * the answer's reason, its notifications and the trace; a thousand hooks' records stay small.
+ */
+export const MAX_RECORD_MESSAGE_CHARS = 1024;

@@ -108,6 +108,70 @@ export function withMatchBudget<T>(fn: () => T): T {
   }
 }
 
+/** How many patterns a load may still compile (set by the repository loader around one workspace). */
+let compiles: { left: number; limit: number } | undefined;
+
+/**
+ * Runs `fn` (one of a workspace's hook files loading) spending from `budget`, shared by the
+ * workspace's files: a file of thirty thousand matchers is refused at the first one past the
+ * limit, not compiled whole.
+ */
+export function withCompileBudget<T>(budget: { left: number; limit: number }, fn: () => T): T {
+  const outer = compiles;
+  compiles = budget;
+  try {
+    return fn();
+  } finally {
+    compiles = outer;
+  }
+}
+
+/**
+ * The repeat counts of a pattern, summed: a lower bound of its RE2 program (`x{n}` is at least n
+ * copies of x), read in one pass before compiling — `\pL{999}` repeated would cost RE2 hundreds of
+ * milliseconds to build before its size could be checked. Skips classes and escapes.
+ */
+export function repeatWeight(pattern: string): number {
+  let sum = 0;
+  let inClass = false;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    if (c === "\\") {
+      // `\p{Greek}`, `\x{10FFFF}`: the braces belong to the escape
+      if (pattern[i + 2] === "{") i = Math.max(i + 1, pattern.indexOf("}", i + 2));
+      else i++;
+    } else if (inClass) {
+      if (c === "]") inClass = false;
+    } else if (c === "[") {
+      inClass = true;
+      if (pattern[i + 1] === "]") i++; // `[]a]`: a leading ] is literal
+    } else if (c === "{") {
+      let j = i + 1;
+      let n = 0;
+      let m = 0;
+      let comma = false;
+      for (; j < pattern.length && j - i < 16; j++) {
+        const d = pattern[j]!;
+        if (d >= "0" && d <= "9") {
+          if (comma) m = m * 10 + Number(d);
+          else n = n * 10 + Number(d);
+        }
+        else if (d === "," && !comma) comma = true;
+        else break;
+      }
+      if (pattern[j] === "}") {
+        sum += Math.max(n, m);
+        i = j;
+      }
+    }
+  }
+  return sum;
+}
+
+/** Compiled patterns, shared: a workspace that repeats one matcher a thousand times compiles it once. */
+const compiled = new Map<string, RE2JS>();
+const COMPILED_KEPT = 4096;
+
 /**
  * A regex compiled by RE2 (re2js): no backtracking, so a repository's `(a+)+b` costs what `ab` costs.
  * RE2 has no lookaround or backreferences; such patterns are refused with the reason. `anchored`:
@@ -115,7 +179,15 @@ export function withMatchBudget<T>(fn: () => T): T {
  */
 export function compileRegex(pattern: string, opts: { anchored: boolean }): (text: string) => boolean {
   if (pattern.length > MAX_MATCHER_CHARS) throw new Error(`longer than ${MAX_MATCHER_CHARS} characters`);
-  const re = RE2JS.compile(opts.anchored ? `^(?:${pattern})$` : pattern);
+  if (compiles && compiles.left-- <= 0) throw new Error(`more than ${compiles.limit} matchers and conditions in one repository (server.max_repository_hooks)`);
+  if (repeatWeight(pattern) > MAX_MATCHER_PROGRAM) throw new Error(`too complex (its repeats alone pass ${MAX_MATCHER_PROGRAM} RE2 instructions)`);
+  const source = opts.anchored ? `^(?:${pattern})$` : pattern;
+  let re = compiled.get(source);
+  if (!re) {
+    re = RE2JS.compile(source);
+    if (compiled.size >= COMPILED_KEPT) compiled.delete(compiled.keys().next().value!);
+    compiled.set(source, re);
+  }
   const size = re.programSize();
   if (size > MAX_MATCHER_PROGRAM) throw new Error(`too complex (over ${MAX_MATCHER_PROGRAM} RE2 instructions)`);
   return (text) => {

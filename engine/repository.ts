@@ -15,7 +15,7 @@ import { REPOSITORY_SOURCES } from "./formats/registry.js";
 import type { Format } from "./events.js";
 import { readJson, readToml, type LoadContext, type ParsedFile } from "./formats/shared.js";
 import { readTomlOffThread } from "./formats/toml-off-thread.js";
-import { mergeHookSets, type HookSet } from "./hooks.js";
+import { mergeHookSets, withCompileBudget, type HookSet } from "./hooks.js";
 
 export interface RepositoryLimits {
   /** largest hook file read; @default 1 MiB ([server] max_hook_file_bytes) */
@@ -62,6 +62,8 @@ function* loadSteps(dir: string, maxTimeoutMs: number, limits: RepositoryLimits)
   const sets: HookSet[] = [];
   /** Each agent's own switch (`disableAllHooks`, cosh `enabled = false`) turns off that agent's hooks only: the file that said so. */
   const switchedOff = new Map<Format, string>();
+  // Every matcher and condition compiled counts, before the hooks it belongs to are counted.
+  const compileBudget = { left: limits.maxHooks, limit: limits.maxHooks };
   let hooks = 0;
   const add = (file: string, format: Format, set: HookSet) => {
     hooks += set.hooks.length;
@@ -73,7 +75,7 @@ function* loadSteps(dir: string, maxTimeoutMs: number, limits: RepositoryLimits)
     const text = readHookFile(dir, name, limits.maxHookFileBytes);
     if (text === undefined) return;
     const parsed = source.syntax === "toml" ? yield { file: name, text } : readJson(name, text);
-    add(name, source.format, source.load(parsed!, ctx));
+    add(name, source.format, withCompileBudget(compileBudget, () => source.load(parsed!, ctx)));
   }
   try {
     for (const source of REPOSITORY_SOURCES) {

@@ -14,7 +14,7 @@ import type { HookDef, HookSet } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import {
-  configError, defined, describeFailure, eventOf, haltVerdict, knownKeys, originOf, readDecision, readOutput, schemaError, skipOtherType, str,
+  configError, defined, describeFailure, eventOf, haltVerdict, HookEnvSchema, knownKeys, originOf, readDecision, readOutput, schemaError, skipOtherType, str,
   type Answer, type FormatModule, type LoadContext, type ParsedFile, warn,
 } from "./shared.js";
 
@@ -32,7 +32,7 @@ const CopilotHookSchema = z
     osx: z.string().optional(),
     windows: z.string().optional(),
     cwd: z.string().optional(),
-    env: z.record(z.string(), z.string()).optional(),
+    env: HookEnvSchema.optional(),
     /** seconds (CLI) */
     timeoutSec: z.number().positive().optional(),
     /** seconds (VS Code) */

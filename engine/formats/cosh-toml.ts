@@ -13,7 +13,7 @@ import { DEFAULT_TIMEOUT_MS } from "../names.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import {
-  configError, defined, describeFailure, eventOf, knownKeys, originOf, parseBytes, readDecision, readOutput, schemaError, str,
+  configError, defined, describeFailure, eventOf, HookEnvSchema, knownKeys, originOf, parseBytes, readDecision, readOutput, schemaError, str,
   type Answer, type FormatModule, type LoadContext, type ParsedFile, warn,
 } from "./shared.js";
 import type { Path } from "./locate.js";
@@ -33,7 +33,7 @@ export const CoshHookSchema = z.strictObject({
   /** ms; cosh-hooks.md: "Hook timeout (default 5000ms)" */
   timeout: z.number().int().positive().optional(),
   matcher: z.string().optional(),
-  env: z.record(z.string(), z.string()).optional(),
+  env: HookEnvSchema.optional(),
   fail_open: z.boolean().optional(),
   image: z.string().min(1).optional(),
   memory: BytesSchema.optional(),

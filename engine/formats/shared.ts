@@ -4,7 +4,7 @@
  * things are warnings naming file and line), reading a hook's stdout, naming a run's failure.
  */
 import { parse as parseToml, TomlError } from "smol-toml";
-import type { z } from "zod";
+import { z } from "zod";
 import type { Folded } from "../aggregate.js";
 import { ConfigError } from "../errors.js";
 import { MAX_EVENT_DEPTH, nestedDeeperThan } from "../event-body.js";
@@ -81,6 +81,23 @@ export function readOutput(stdout: string): Output {
   if (Object.keys(value).length === 0) return { kind: "empty" };
   return { kind: "object", value: value as Record<string, unknown> };
 }
+
+/** @default 64 — variables in one hook's `env` */
+export const MAX_HOOK_ENV_VARS = 64;
+/** @default 4096 — characters of one `env` value (a name: 128) */
+export const MAX_HOOK_ENV_VALUE_CHARS = 4096;
+
+/**
+ * A hook's `env`, bounded: every run gets it, every trace lists it (a repository's redacted), and
+ * a file may declare a thousand hooks. Names are shell names; no NUL anywhere (no process could get it).
+ */
+export const HookEnvSchema = z
+  .custom<Record<string, unknown>>((v) => typeof v === "object" && v !== null && !Array.isArray(v), { message: "env must be a table of names to strings" })
+  .refine((v) => Object.keys(v).length <= MAX_HOOK_ENV_VARS, { message: `at most ${MAX_HOOK_ENV_VARS} variables (MAX_HOOK_ENV_VARS)`, abort: true })
+  .pipe(z.record(
+    z.string().max(128).regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "a variable name is letters, digits and _, not starting with a digit"),
+    z.string().max(MAX_HOOK_ENV_VALUE_CHARS, `a value is at most ${MAX_HOOK_ENV_VALUE_CHARS} characters (MAX_HOOK_ENV_VALUE_CHARS)`).refine((s) => !s.includes("\0"), "a value cannot hold a NUL byte"),
+  ));
 
 /** The points where a block means "keep going" (Claude's, Copilot's and Cursor's Stop and SubagentStop). */
 export const isStopPoint = (point: EventPoint): boolean => point === "Stop" || point === "SubagentStop";

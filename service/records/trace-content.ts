@@ -12,6 +12,10 @@ import { capRedact, headBytes, keep, keepStrings, redactJson, REDACT_MARGIN_CHAR
 export const SUMMARY_FIELD_BYTES = 1024;
 /** a hook's rule, error, reason, systemMessage, name, origin, and each env name and value; @default 4 KiB */
 export const HOOK_FIELD_BYTES = 4096;
+/** @default 256 — each env name and value a trace keeps: a hook may carry 64 of each, and an event a thousand hooks. */
+export const ENV_FIELD_BYTES = 256;
+/** @default 16 — env variables a trace lists per hook; the rest are counted */
+export const ENV_FIELDS_KEPT = 16;
 /** what an operator-configured hook's env values show as: they may hold the operator's secrets */
 export const HIDDEN = "[hidden]";
 
@@ -132,7 +136,10 @@ function hookOf(record: HookRecord, t: HookTrace, stdin: Kept, captureBytes: num
  */
 function envOf(record: HookRecord, t: HookTrace): Record<string, string> {
   const own = record.source === "repository";
-  return Object.fromEntries(Object.entries(t.env).map(([k, v]) => [keep(k, HOOK_FIELD_BYTES), own ? keep(v, HOOK_FIELD_BYTES) : HIDDEN]));
+  const entries = Object.entries(t.env);
+  const shown = Object.fromEntries(entries.slice(0, ENV_FIELDS_KEPT).map(([k, v]) => [keep(k, ENV_FIELD_BYTES), own ? keep(v, ENV_FIELD_BYTES) : HIDDEN]));
+  if (entries.length > ENV_FIELDS_KEPT) shown["…"] = `${entries.length - ENV_FIELDS_KEPT} more not shown`;
+  return shown;
 }
 
 /**

@@ -139,7 +139,7 @@ describe("nesting past every parser's stack", () => {
 });
 
 describe("what is kept is bounded", () => {
-  it("answers 100 hooks each printing 1 MB on both streams with 16 KiB of each message, and keeps the traces' heads only", async () => {
+  it("answers 100 hooks each printing 1 MB on both streams with 16 KiB of each message and 64 KiB of all, and keeps the traces' heads only", async () => {
     const { value, ms, health } = await underProbe(svc.url, async () => {
       const res = await svc.event(pre("loud"));
       return { status: res.status, text: await res.text() };
@@ -148,12 +148,16 @@ describe("what is kept is bounded", () => {
     expect(ms).toBeLessThan(30_000);
     expect(value.status).toBe(200);
     // Each message stands four times in the answer (systemMessage, output, notifications, its hook's
-    // record): uncut, 100 messages of 1 MB would be 400 MB.
-    expect(value.text.length).toBeLessThan(4 * 100 * (16 * 1024 + 64) + 256 * 1024);
-    const answer = JSON.parse(value.text) as { event_id: string; hooks: unknown[]; systemMessage: string };
+    // record): uncut, 100 messages of 1 MB would be 400 MB; each hook's cut at 16 KiB, 6.4 MB. The
+    // first three together are capped at 64 KiB, the records at 1 KiB each.
+    expect(value.text.length).toBeLessThan(3 * (64 * 1024 + 256) + 100 * 2 * 1024 + 256 * 1024);
+    const answer = JSON.parse(value.text) as { event_id: string; hooks: { systemMessage: string }[]; systemMessage: string; notifications: { event: { message: string } }[] };
     expect(answer.hooks).toHaveLength(100);
-    expect(answer.systemMessage.split("\n")).toHaveLength(100);
-    expect(answer.systemMessage.split("\n")[0]).toMatch(/^0 m{16380}/);
+    expect(answer.hooks[0]!.systemMessage).toMatch(/^0 m{1022}…\[truncated \d+ bytes\]$/);
+    const lines = answer.systemMessage.split("\n");
+    expect(lines[0]).toMatch(/^0 m{16380}/);
+    expect(lines.at(-1)).toMatch(/^… \d+ more left out \(an event's messages are capped at 65536 characters\)$/);
+    expect(answer.notifications.at(-1)!.event.message).toMatch(/more hook notification\(s\) left out/);
     await settle();
     const trace = (await (await getTrace(svc, answer.event_id)).json()) as { hooks: Array<{ stdout: string; stderr: string; truncated: Record<string, boolean> }> };
     for (const h of trace.hooks) {

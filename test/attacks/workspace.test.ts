@@ -167,6 +167,38 @@ describe("workspaces cannot read the host", () => {
     expect(errorOf(text).message).toMatch(/more than 1000 hooks \(server\.max_repository_hooks\)/);
   });
 
+  it("refuses 20 000 costly matchers in groups without hooks at the first past max_repository_hooks, never compiling them all", async () => {
+    // Each `\\pL{290}` is a 292-instruction RE2 program over a class of hundreds of ranges (~0.1 ms to
+    // build); 1 MiB of them, each in a group with no hooks, once took 3.4 s in one piece and loaded.
+    const groups = Array.from({ length: 20_000 }, (_, i) => ({ matcher: `\\pL{${200 + (i % 90)}}x${i}`, hooks: [] }));
+    const content = JSON.stringify({ hooks: { PreToolUse: groups } });
+    expect(content.length).toBeLessThan(MiB);
+    const { status, text } = await attack(svc, async () => put(svc, "matcher-flood", await tarOf([{ name: ".claude/settings.json", content }], { gzip: true })));
+    expect(status, text).toBe(400);
+    expect(errorOf(text).message).toMatch(/more than 1000 matchers and conditions in one repository \(server\.max_repository_hooks\)/);
+  });
+
+  it("refuses a matcher whose repeats alone pass the program limit without building it", async () => {
+    const pattern = "\\pL{999}".repeat(50); // 450 characters; RE2 would take hundreds of ms to build it
+    const content = JSON.stringify({ hooks: { PreToolUse: Array.from({ length: 50 }, () => ({ matcher: pattern, hooks: [{ type: "command", command: "true" }] })) } });
+    const { status, text } = await attack(svc, async () => put(svc, "repeat-bomb", await tarOf([{ name: ".claude/settings.json", content }])));
+    expect(status, text).toBe(400);
+    expect(errorOf(text).message).toMatch(/matcher is not a valid regular expression .*too complex \(its repeats alone pass 300 RE2 instructions\)/);
+  });
+
+  it("refuses a hook env past its limits (count, name, value) with 400 at its line", async () => {
+    const env = Object.fromEntries(Array.from({ length: 30_000 }, (_, i) => [`K${i}`, "x=x=x=x"]));
+    const hook = (e: unknown) => JSON.stringify({ version: 1, hooks: { preToolUse: [{ type: "command", bash: "true", env: e }] } }, null, 1);
+    const { status, text } = await attack(svc, async () => put(svc, "env-flood", await tarOf([{ name: ".github/hooks/env.json", content: hook(env) }])));
+    expect(status, text).toBe(400);
+    expect(errorOf(text).message).toMatch(/^repository hook file \.github\/hooks\/env\.json:\d+:\d+: hooks\.preToolUse\[0\]\.env: at most 64 variables/);
+    const big = await put(svc, "env-value", await tarOf([{ name: ".github/hooks/env.json", content: hook({ TOKEN: "v".repeat(4097) }) }]));
+    expect(big.status).toBe(400);
+    expect(errorOf(await big.text()).message).toMatch(/env\.TOKEN: .*4096/);
+    const ok = await put(svc, "env-ok", await tarOf([{ name: ".github/hooks/env.json", content: hook({ TOKEN: "v".repeat(4096), MODE: "strict" }) }]));
+    expect(ok.status).toBe(200);
+  });
+
   it("answers 120 KB of invalid JSON with many lines with a located 400 at once", async () => {
     const body = `{\n${Array.from({ length: 20_000 }, (_, i) => `"k${i}": ${i},`).join("\n")}\n}`;
     expect(body.length).toBeGreaterThan(120_000);

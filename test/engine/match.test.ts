@@ -75,3 +75,24 @@ describe("matching work per event is bounded", () => {
     expect(() => compileRegex("[a-d]{0,490}e[a-d]", { anchored: false })).toThrow(/too complex/);
   });
 });
+
+describe("a matcher's repeats are weighed before RE2 builds it", () => {
+  it.each([
+    ["\\pL{999}", 999],
+    ["a{2,400}", 400],
+    ["(ab){3}c{4,}", 7],
+    ["[{500}]x", 0],
+    ["\\p{Greek}{5}", 5],
+    ["\\{300}", 0],
+    ["x{", 0],
+  ])("%s weighs %i", async (pattern, weight) => {
+    const { repeatWeight } = await import("../../engine/hooks.js");
+    expect(repeatWeight(pattern)).toBe(weight);
+  });
+  it("refuses a pattern past the program limit by its repeats, and a load past its compile budget", async () => {
+    const { compileRegex, withCompileBudget } = await import("../../engine/hooks.js");
+    expect(() => compileRegex("\\pL{999}".repeat(50), { anchored: false })).toThrow(/its repeats alone pass 300/);
+    const budget = { left: 2, limit: 2 };
+    expect(() => withCompileBudget(budget, () => ["a", "b", "c"].map((p) => compileRegex(p, { anchored: true })))).toThrow(/more than 2 matchers and conditions/);
+  });
+});

@@ -344,3 +344,19 @@ describe("Claude Code's if: a permission rule, read as Claude Code reads it (hoo
     expect(claudeCondition("Bash(rm *)").test(bash(command))).toBe(true);
   });
 });
+
+describe("an event's messages are capped together", () => {
+  it("joins messages and notifications up to MAX_EVENT_MESSAGE_CHARS, and says how many were left out", async () => {
+    const { MAX_EVENT_MESSAGE_CHARS } = await import("../../engine/aggregate.js");
+    const judged = Array.from({ length: 20 }, (_, i) => ({
+      hook: hook("cosh", "PreToolUse", { name: `h${i}` }),
+      verdict: { decision: null, systemMessage: `${i}:${"m".repeat(16 * 1024 - 8)}`, additionalContext: `${i}:${"c".repeat(16 * 1024 - 8)}`, error: null, rule: "r" },
+    }));
+    const folded = fold(judged, { interactive: true });
+    expect(folded.systemMessage!.length).toBeLessThanOrEqual(MAX_EVENT_MESSAGE_CHARS + 200);
+    expect(folded.systemMessage!.slice(-120)).toMatch(/\n… 16 more left out/); // four 16 KiB messages fit
+    expect(folded.additionalContext!.length).toBeLessThanOrEqual(MAX_EVENT_MESSAGE_CHARS + 200);
+    expect(folded.notifications).toHaveLength(5);
+    expect(folded.notifications.at(-1)!.event).toMatchObject({ hook_name: "hookbox", message: expect.stringMatching(/^16 more hook notification/) });
+  });
+});
