@@ -69,6 +69,8 @@ export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Ar
       ...(token ? { authorization: `Bearer ${token}` } : {}),
       // HOOKBOX_CANARY: `hookbox doctor` runs this very line to see whether a block reaches the agent.
       ...(io.env.HOOKBOX_CANARY ? { "hookbox-canary": "block" } : {}),
+      // hookbox answers by then with what is decided so far, a little before this process gives up.
+      ...(timeoutMs >= 400 ? { "hookbox-answer-by-ms": String(Math.floor(timeoutMs - 300)) } : {}),
     }, signal);
     const header = res.onFailure;
     if (header === "allow" || header === "block") {

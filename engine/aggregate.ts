@@ -14,7 +14,7 @@ export interface Judged {
 }
 
 /** cosh-hooks.md: block wins (short-circuit); otherwise ask beats allow beats pass-through. */
-const RANK: Record<Decision, number> = { block: 3, ask: 2, allow: 1 };
+export const RANK: Record<Decision, number> = { block: 3, ask: 2, allow: 1 };
 
 /** Whether a hook's decision counts where it was made, and its tier lets it. */
 export function isEffective(j: Judged): boolean {

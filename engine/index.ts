@@ -2,9 +2,9 @@
  * @module The engine: what a hook event means and how its hooks run. The one file service/ imports.
  */
 import { randomUUID } from "node:crypto";
-import { fold, type Notification } from "./aggregate.js";
+import { fold, RANK, type Notification } from "./aggregate.js";
 import { answerFor } from "./formats/registry.js";
-import type { Config, Tenant } from "./config.js";
+import type { Config, FailureMode, Tenant } from "./config.js";
 import { BadRequestError, EventExpiredError } from "./errors.js";
 import { EVENT_NAMES, resolveEventName, unknownEventMessage, type Decision, type EventPoint, type Format } from "./events.js";
 import { executeHooks, type HookRecord, type HookTrace, type Runners } from "./execute.js";
@@ -86,6 +86,14 @@ export interface PreparedEvent {
   /** how many hooks it will run */
   hookCount: number;
   run(): Promise<EventResult>;
+  /**
+   * The answer to give now, before the event is done (its client's deadline is near), when a hook
+   * finished so far decided at least as strongly as the tenant's failure mode would: its decision.
+   * A slow hook then cannot undo what a trusted one already decided (a policy ask stays an ask).
+   * Undefined otherwise: the failure mode is the answer. Argument changes are never passed on
+   * unfinished. The event goes on and is recorded when done.
+   */
+  early(mode: FailureMode, why: string): Omit<EventResult, "trace" | "tool_name" | "session_id"> | undefined;
 }
 
 export interface EngineStats {
@@ -173,9 +181,28 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
       }
     }
     const eventId = req.eventId ?? newEventId();
+    const format = req.format ?? (dialect === "camel" ? "copilot" : "cosh");
+    const finished: HookRecord[] = [];
+    const onHook: EventRequest["onHook"] = (record, notification) => {
+      finished.push(record);
+      req.onHook?.(record, notification);
+    };
     return {
       event: point,
       hookCount: hooks.length,
+      early(mode, why) {
+        let best: HookRecord | undefined;
+        for (const r of finished) if (r.effective && r.decision && (!best || RANK[r.decision] > RANK[best.decision!])) best = r;
+        if (!best || (mode === "block" && best.decision !== "block")) return undefined;
+        // copilot-hooks.md: an ask "where no prompt is shown, it is treated as a deny"
+        const decision: Decision = best.decision === "ask" && !req.interactive ? "block" : best.decision!;
+        const reason = `${best.reason ?? `hook ${best.name} decided ${best.decision}`} (${why}; other hooks still running)`;
+        const answer = answerFor(format, point, { decision, reason, notifications: [] });
+        return {
+          event_id: eventId, event: point, decision, ...(reason !== undefined ? { reason } : {}), notifications: [], hooks: [...finished],
+          output: answer.output, exit_code: answer.exit_code, note: `answered before the event was done: ${why}`,
+        };
+      },
       async run() {
         try {
           const tQueued = performance.now();
@@ -186,7 +213,7 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
             throw new EventExpiredError(config.sandbox.maxEventMs);
           });
           const queuedMs = Math.round(performance.now() - tQueued);
-          const common = { runners, sandbox: config.sandbox, traceCaptureBytes: config.traces.captureBytes, signal: req.signal, eventId, deadline, onHook: req.onHook };
+          const common = { runners, sandbox: config.sandbox, traceCaptureBytes: config.traces.captureBytes, signal: req.signal, eventId, deadline, onHook };
           const { judged, records, traces } = await executeHooks(hooks, {
             ...common,
             payloads: new PayloadCache(req.raw, req.body, dialect, point),
@@ -219,7 +246,6 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
               folded = { ...rest, note: "a hook changed the arguments, but the policy hooks could not check the changed event: the change is dropped" };
             }
           }
-          const format = req.format ?? (dialect === "camel" ? "copilot" : "cosh");
           const answer = answerFor(format, point, folded);
           const session = req.body.session_id ?? req.body.sessionId;
           return {

@@ -5,7 +5,7 @@
 import { Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import {
-  BadRequestError, EventExpiredError, failureAnswer, failureModeFor, FORMATS, HookboxError, OverloadedError, ShuttingDownError, UnauthorizedError, type Format, type Tenant,
+  BadRequestError, EventExpiredError, failureAnswer, failureModeFor, FORMATS, HookboxError, NotDecidedInTimeError, OverloadedError, ShuttingDownError, UnauthorizedError, type Format, type Tenant,
 } from "../engine/index.js";
 import { tenantForToken } from "./auth.js";
 import type { AppDeps, Env } from "./context.js";
@@ -16,10 +16,10 @@ import { traceRoutes } from "./routes/traces.js";
 import { workspaceRoutes } from "./routes/workspaces.js";
 
 const STATUS: Record<string, ContentfulStatusCode> = {
-  bad_request: 400, body_incomplete: 400, event_missing: 400, unknown_event: 400, bad_json: 400, bad_field: 400, bad_workspace_id: 400,
+  bad_request: 400, bad_header: 400, body_incomplete: 400, event_missing: 400, unknown_event: 400, bad_json: 400, bad_field: 400, bad_workspace_id: 400,
   archive_refused: 400, archive_invalid: 400, archive_too_many_entries: 400, archive_too_large: 413, workspace_hooks_invalid: 400,
   tenant_workspace_bytes: 413, tenant_workspace_count: 413,
-  config_invalid: 400, unauthorized: 401, not_found: 404, too_large: 413, overloaded: 429, shutting_down: 503, event_expired: 503,
+  config_invalid: 400, unauthorized: 401, not_found: 404, too_large: 413, overloaded: 429, shutting_down: 503, event_expired: 503, not_decided_in_time: 503,
 };
 
 /** `/v1/hooks/{format}[/{event}]` with a dialect hookbox speaks: the native endpoint's format and event. */
@@ -71,7 +71,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
     let status: ContentfulStatusCode = 500;
     let body: { code: string; message: string; field?: string };
     if (err instanceof HookboxError) {
-      status = STATUS[err.code] ?? 500;
+      status = STATUS[err.code] ?? (err instanceof BadRequestError ? 400 : 500);
       body = { code: err.code, message: err.message, ...(err instanceof BadRequestError && err.field ? { field: err.field } : {}) };
     } else {
       (c.get("log") ?? deps.logger).error({ err }, "unhandled error");
@@ -90,7 +90,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
     }
     if (status === 401) c.header("WWW-Authenticate", 'Bearer realm="hookbox"');
     if (err instanceof OverloadedError) c.header("Retry-After", String(err.retryAfterS));
-    if (err instanceof ShuttingDownError || err instanceof EventExpiredError) c.header("Retry-After", "5");
+    if (err instanceof ShuttingDownError || err instanceof EventExpiredError || err instanceof NotDecidedInTimeError) c.header("Retry-After", "5");
     if (status >= 400 && status !== 500) deps.metrics.rejected.inc({ status: String(status) });
     return c.json({ error: body }, status);
   });

@@ -27,7 +27,7 @@ const ERRORS: Record<number, string> = {
   404: "not found (another tenant's is as absent as one that never was)",
   413: "the body is too large (refused before it is read), or a tenant's workspace quota",
   429: "this tenant's queue is full",
-  503: "shutting down",
+  503: "shutting down, or not decided in time (an event past max_event_ms in the queue, or past Hookbox-Answer-By-Ms)",
 };
 function errors(...statuses: number[]): RouteConfig["responses"] {
   return Object.fromEntries(statuses.map((s) => [s, {

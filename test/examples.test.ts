@@ -81,8 +81,9 @@ const agents: Agent[] = [
     name: "Codex", file: "examples/codex/hooks.json",
     line: (c) => JSON.parse(c).hooks.PreToolUse[0].hooks[0].command,
     payload: snakePayload("shell"),
-    // Codex has no ask: an ask is answered as a deny, and blocks (exit 2).
-    allow: claudeOut("allow"), block: (r) => claudeOut("deny", r), ask: claudeOut("deny", "pushing needs a human"), askCode: 2, blockCode: 2,
+    // Codex has no ask: an ask is answered as a deny, and blocks (exit 2). A bare allow Codex reports
+    // as unsupported: it is said as nothing, and the call goes to Codex's own approval flow.
+    allow: {}, block: (r) => claudeOut("deny", r), ask: claudeOut("deny", "pushing needs a human"), askCode: 2, blockCode: 2,
   },
   {
     name: "Gemini CLI", file: "examples/gemini/settings.json",

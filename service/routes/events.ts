@@ -6,7 +6,7 @@
 import type { ServerResponse } from "node:http";
 import { Hono, type Context } from "hono";
 import { stream } from "hono/streaming";
-import { AGENT_DEADLINE_S, BadRequestError, ShuttingDownError, failureAnswer, failureModeFor, newEventId, NotFoundError, parseEventBody, resolveEventName, type EventResult, type Format, type Notification } from "../../engine/index.js";
+import { AGENT_DEADLINE_S, BadRequestError, ShuttingDownError, failureAnswer, failureModeFor, newEventId, NotDecidedInTimeError, NotFoundError, parseEventBody, resolveEventName, type EventResult, type Format, type Notification } from "../../engine/index.js";
 import { auditEntry } from "../records/audit-log.js";
 import { EventQuerySchema, queryOf } from "../schemas.js";
 import type { AppDeps, Env } from "../context.js";
@@ -35,6 +35,10 @@ export async function handleEvent(c: Context<Env>, deps: AppDeps, eventName: str
   const workspace = workspaceId !== undefined ? await deps.workspaces.get(tenant.name, workspaceId) : undefined;
   // Another tenant's workspace is as absent as one that never was.
   if (workspaceId !== undefined && !workspace) throw new NotFoundError(`no workspace "${workspaceId}"`);
+
+  // SERVICE.md §8: answer before the client's agent gives up — a native endpoint knows its agent's
+  // deadline, a forwarder says its own (Hookbox-Answer-By-Ms).
+  const answerByMs = native ? agentAnswerByMs(native) : answerByHeader(c);
 
   if (c.req.header("hookbox-canary") !== undefined) return canary(c, deps, { eventName: eventName ?? bodyEventName(body), body, format: format as Format | undefined, native, workspaceId });
 
@@ -100,21 +104,22 @@ export async function handleEvent(c: Context<Env>, deps: AppDeps, eventName: str
   }
   const run = prepared.run().then(finish).finally(settle);
   deps.inflight.add(run);
-  if (native) {
-    // SERVICE.md §8: an HTTP hook answers before its agent gives up; the late decision is still recorded.
-    const answerByMs = agentAnswerByMs(native);
+  // The late decision is still recorded.
+  if (answerByMs !== undefined) {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<"late">((r) => (timer = setTimeout(() => r("late"), answerByMs)));
     const first = await Promise.race([run, late]).finally(() => clearTimeout(timer));
     if (first === "late") {
       answered = true;
       const mode = failureModeFor(tenant, eventName ?? bodyEventName(body));
-      c.get("log").warn({ event: { name: prepared.event }, answerByMs, mode }, "event not decided before the agent's deadline: answered with the tenant's failure mode");
-      const reason = `hookbox did not decide within ${answerByMs} ms (the agent's hook deadline is near)`;
-      return c.json(failureAnswer(native, prepared.event, mode, reason).output);
+      const early = prepared.early(mode, `answered within ${answerByMs} ms, before the agent's hook deadline`);
+      c.get("log").warn({ event: { name: prepared.event, decision: early?.decision }, answerByMs, mode }, early ? "event not done before the agent's deadline: answered with what its finished hooks decided" : "event not decided before the agent's deadline: answered with the tenant's failure mode");
+      // Nothing finished decided as strongly as the failure mode: the client applies it (native: app.ts).
+      if (!early) throw new NotDecidedInTimeError(answerByMs);
+      return c.json(native ? early.output : early);
     }
     if (deps.shutdown.aborted) throw new ShuttingDownError();
-    return c.json(first.output);
+    return c.json(native ? first.output : first);
   }
   const response = await run;
   // Stopped by the service's shutdown after the grace period: hooks were killed, nothing was decided.
@@ -178,6 +183,19 @@ const agentAnswerByMs = (format: Format) => {
   const deadlineMs = AGENT_DEADLINE_S[format] * 1000;
   return Math.min(deadlineMs - 500, Math.round(deadlineMs * 0.9));
 };
+
+/** @default 100 ms .. 1 h — what `Hookbox-Answer-By-Ms` may ask */
+const ANSWER_BY_MS = { min: 100, max: 3_600_000 };
+
+/** A forwarder's `Hookbox-Answer-By-Ms`: answer by then, with what is decided so far. */
+function answerByHeader(c: Context<Env>): number | undefined {
+  const raw = c.req.header("hookbox-answer-by-ms");
+  if (raw === undefined) return undefined;
+  const ms = /^[0-9]{1,7}$/.test(raw) ? Number(raw) : NaN;
+  if (!(ms >= ANSWER_BY_MS.min && ms <= ANSWER_BY_MS.max))
+    throw new BadRequestError(`Hookbox-Answer-By-Ms must be whole milliseconds from ${ANSWER_BY_MS.min} to ${ANSWER_BY_MS.max}`, "Hookbox-Answer-By-Ms", "bad_header");
+  return ms;
+}
 
 function bodyEventName(body: Record<string, unknown>): string | undefined {
   const name = body.hook_event_name ?? body.hookEventName;

@@ -73,6 +73,12 @@ describe("events", () => {
     expect(e.message).toMatch(message);
   });
 
+  it.each(["abc", "99", "3600001", "1e4", ""])("refuses Hookbox-Answer-By-Ms: %j with 400 naming the header", async (value) => {
+    const res = await edge.request("/v1/events", { ...post(rmEvent), headers: { "hookbox-answer-by-ms": value } });
+    expect(res.status).toBe(400);
+    expect(await errorOf(res)).toMatchObject({ code: "bad_header", field: "Hookbox-Answer-By-Ms", message: expect.stringMatching(/100 to 3600000/) });
+  });
+
   it("refuses a body over the limit with 413 before reading it", async () => {
     const small = edgeApp({ maxEventBytes: 1024 });
     const res = await small.request("/v1/events", { ...post({ ...rmEvent, pad: "x".repeat(2048) }), headers: { "content-length": "2200" } });
