@@ -179,6 +179,7 @@ function requestFor(hook: HookDef, onHost: boolean, opts: ExecuteOptions): RunRe
     cwd: onHost ? hook.cwd : hook.cwd && posix.normalize(hook.cwd),
     signal: opts.signal,
     eventId: opts.eventId,
+    ...(hook.source === "repository" && Object.values(hook.limits).some((v) => v !== undefined) ? { poolable: false } : {}),
   };
 }
 

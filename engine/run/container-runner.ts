@@ -70,7 +70,7 @@ export class ContainerRunner implements Runner {
 
   async run(request: RunRequest): Promise<RunResult> {
     const shape = this.shapeOf(request);
-    if (this.pool && !request.signal?.aborted) {
+    if (this.pool && request.poolable !== false && !request.signal?.aborted) {
       // The workspace goes in the container's /workspace, a tmpfs of tmp_size that also takes what
       // the hook writes: one that fills more than half of it runs cold, on its overlay.
       const archive = request.workspaceDir ? await this.archives.get(request.workspaceDir, request.limits.tmpBytes / 2).catch(() => null) : undefined;

@@ -108,6 +108,30 @@ timeout = 2000
   }, 60_000);
 });
 
+describe("a repository's own container limits", () => {
+  it("run its hooks cold and never become pool shapes of their own: the shared pool stays everyone's", async () => {
+    const svc = await service(`[sandbox]\npool_size = 1\npool_max = 8\n`);
+    // Eight hooks, each lowering max_output_bytes differently: eight shapes, were they pooled.
+    const toml = [
+      ...Array.from({ length: 8 }, (_, i) => `[[hooks.PreToolUse]]\nname = "own-${i}"\ncommand = "cat >/dev/null; echo '{}'"\nmax_output_bytes = ${4096 + i}\n`),
+      `[[hooks.PreToolUse]]\nname = "plain"\ncommand = "cat >/dev/null; echo '{}'"\n`,
+    ].join("\n");
+    const put = await fetch(`${svc.url}/v1/workspaces/own-limits`, { method: "PUT", headers: { authorization: `Bearer ${TOKEN_A}` }, body: await tarOf([{ name: ".copilot-shell/config.toml", content: toml }]) });
+    expect(put.status, await put.clone().text()).toBe(200);
+    expect(await until(async () => (await poolReady(svc)) >= 1, 30_000)).toBe(true);
+    const { status, body } = await answer(await svc.event(pre, { query: "workspace=own-limits" }));
+    expect(status).toBe(200);
+    expect(body.hooks.map((h) => h.outcome)).toEqual(Array(9).fill("exited"));
+    const trace = (await (await fetch(`${svc.url}/v1/events/${(body as unknown as { event_id: string }).event_id}`, { headers: { authorization: `Bearer ${TOKEN_A}` } })).json()) as { hooks: { name: string; warm: boolean }[] };
+    expect(trace.hooks.filter((h) => h.warm).map((h) => h.name)).toEqual(["plain"]);
+    // What the pool holds afterwards: the operator's one shape, refilled — not a container per lowered limit.
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect(await poolReady(svc)).toBeLessThanOrEqual(2);
+    const managed = await docker.listContainers({ filters: JSON.stringify({ label: [`${LABEL_MANAGED}=true`] }) });
+    expect(managed.length).toBeLessThanOrEqual(2);
+  }, 90_000);
+});
+
 describe("a hook that fills /workspace", () => {
   const TMP_BYTES = 64 * 1024 * 1024;
   const SLACK_BYTES = 4 * 1024 * 1024;
