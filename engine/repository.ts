@@ -26,6 +26,13 @@ export interface RepositoryLimits {
 
 export const DEFAULT_REPOSITORY_LIMITS: RepositoryLimits = { maxHookFileBytes: 1024 * 1024, maxHooks: 1000 };
 
+/**
+ * All of a workspace's hook files together, in multiples of `maxHookFileBytes` (4 MiB by default):
+ * each file read costs the main thread time in proportion to its size (positions for messages),
+ * and a workspace may hold hundreds of them.
+ */
+export const HOOK_FILES_TOTAL_FACTOR = 4;
+
 
 /** A TOML text the loader needs parsed (the service parses it off the main thread), or a pause. */
 type Need = { file: string; text: string } | undefined;
@@ -65,6 +72,7 @@ function* loadSteps(dir: string, maxTimeoutMs: number, limits: RepositoryLimits)
   // Every matcher and condition compiled counts, before the hooks it belongs to are counted.
   const compileBudget = { left: limits.maxHooks, limit: limits.maxHooks };
   let hooks = 0;
+  let bytes = 0;
   const add = (file: string, format: Format, set: HookSet) => {
     hooks += set.hooks.length;
     if (hooks > limits.maxHooks) throw new ConfigError(file, `the repository declares more than ${limits.maxHooks} hooks (server.max_repository_hooks)`);
@@ -74,6 +82,9 @@ function* loadSteps(dir: string, maxTimeoutMs: number, limits: RepositoryLimits)
   function* load(source: (typeof REPOSITORY_SOURCES)[number], name: string): Generator<Need, void, ParsedFile | undefined> {
     const text = readHookFile(dir, name, limits.maxHookFileBytes);
     if (text === undefined) return;
+    bytes += Buffer.byteLength(text);
+    const total = HOOK_FILES_TOTAL_FACTOR * limits.maxHookFileBytes;
+    if (bytes > total) throw new ConfigError(name, `the repository's hook files together are larger than ${total} bytes (${HOOK_FILES_TOTAL_FACTOR} × server.max_hook_file_bytes)`);
     const parsed = source.syntax === "toml" ? yield { file: name, text } : readJson(name, text);
     add(name, source.format, withCompileBudget(compileBudget, () => source.load(parsed!, ctx)));
   }

@@ -345,6 +345,28 @@ describe("uploads of one id racing each other", () => {
   });
 });
 
+describe("a workspace's hook files are bounded together", () => {
+  let small: Service;
+  beforeAll(async () => {
+    small = await startService("[sandbox]\npool_size = 0\n", { server: 'max_hook_file_bytes = "1k"' });
+  });
+  afterAll(async () => {
+    await small.stop();
+  });
+  /** A Copilot hook file of exactly `bytes` bytes. */
+  const file = (i: number, bytes: number): Entry => {
+    const head = `{"version":1,"hooks":{"preToolUse":[{"type":"command","bash":"echo ${i}"}]},"pad":"`;
+    return { name: `.github/hooks/h${i}.json`, content: `${head}${"x".repeat(bytes - head.length - 2)}"}` };
+  };
+  it("takes files of 4 × max_hook_file_bytes together, and refuses one byte more with 400 naming the file", async () => {
+    const at = await put(small, "files-at", await tarOf([0, 1, 2, 3].map((i) => file(i, 1024))));
+    expect(at.status, await at.clone().text()).toBe(200);
+    const past = await put(small, "files-past", await tarOf([...[0, 1, 2, 3].map((i) => file(i, 1024)), { name: ".github/hooks/h4.json", content: "{}" }]));
+    expect(past.status).toBe(400);
+    expect(errorOf(await past.text()).message).toMatch(/^repository hook file \.github\/hooks\/h4\.json: the repository's hook files together are larger than 4096 bytes \(4 × server\.max_hook_file_bytes\)/);
+  });
+});
+
 describe("a tenant's workspaces are bounded together", () => {
   let svc: Service;
   let big: Buffer;
