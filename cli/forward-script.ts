@@ -224,13 +224,13 @@ while [ $# -gt 0 ]; do
   esac
   shift 2
 done
-# Each agent's own hook deadline, in seconds (engine/agents.ts); gemini rides on cosh's answers.
+# Each agent's own hook deadline, in seconds (engine/agents.ts).
 case $format in
   cosh) q=cosh d=${d.cosh} ;;
   copilot) q=copilot d=${d.copilot} ;;
   claude) q=claude d=${d.claude} ;;
   codex) q=codex d=${d.codex} ;;
-  gemini) q=cosh d=${d.gemini} ;;
+  gemini) q=gemini d=${d.gemini} ;;
   *) usage ;;
 esac
 [ -n "$url" ] && [ -n "$event" ] || usage

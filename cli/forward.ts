@@ -13,8 +13,8 @@ import { parseArgs } from "node:util";
 import { AGENT_DEADLINE_S } from "../engine/agents.js";
 import { block, safeJson } from "./terminal.js";
 
-/** Agent dialects the forwarder asks hookbox for; gemini rides on cosh's answers. */
-const FORMATS = { cosh: "cosh", copilot: "copilot", claude: "claude", codex: "codex", gemini: "cosh" } as const;
+/** Agent dialects the forwarder asks hookbox for. */
+const FORMATS = { cosh: "cosh", copilot: "copilot", claude: "claude", codex: "codex", gemini: "gemini" } as const;
 type AgentFormat = keyof typeof FORMATS;
 type Mode = "allow" | "block";
 

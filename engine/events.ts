@@ -14,7 +14,7 @@ export type Dialect = "snake" | "camel";
  * The agents' hook formats: whose rules a hook follows, and the dialects hookbox speaks back in (the
  * `output` of a response). Each has one module under formats/, listed in formats/registry.ts.
  */
-export const FORMATS = ["cosh", "copilot", "claude", "cursor", "codex"] as const;
+export const FORMATS = ["cosh", "copilot", "claude", "cursor", "codex", "gemini"] as const;
 export type Format = (typeof FORMATS)[number];
 
 interface PointSpec {

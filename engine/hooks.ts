@@ -108,15 +108,28 @@ export function withMatchBudget<T>(fn: () => T): T {
   }
 }
 
-/** How many patterns a load may still compile (set by the repository loader around one workspace). */
-let compiles: { left: number; limit: number } | undefined;
+/**
+ * @default 40 000 — RE2 instructions all of one workspace's matchers and conditions may compile to
+ * together. Compiling costs time in proportion to the program (about a microsecond an instruction),
+ * on the thread that serves everyone: a thousand 300-instruction patterns would hold it for a
+ * quarter of a second.
+ */
+export const MAX_REPOSITORY_MATCHER_PROGRAM = 40_000;
+
+/** What one workspace may still compile: patterns, and RE2 instructions (set by the repository loader). */
+export interface CompileBudget {
+  left: number;
+  limit: number;
+  instructions: number;
+}
+let compiles: CompileBudget | undefined;
 
 /**
  * Runs `fn` (one of a workspace's hook files loading) spending from `budget`, shared by the
  * workspace's files: a file of thirty thousand matchers is refused at the first one past the
  * limit, not compiled whole.
  */
-export function withCompileBudget<T>(budget: { left: number; limit: number }, fn: () => T): T {
+export function withCompileBudget<T>(budget: CompileBudget, fn: () => T): T {
   const outer = compiles;
   compiles = budget;
   try {
@@ -190,6 +203,8 @@ export function compileRegex(pattern: string, opts: { anchored: boolean }): (tex
   }
   const size = re.programSize();
   if (size > MAX_MATCHER_PROGRAM) throw new Error(`too complex (over ${MAX_MATCHER_PROGRAM} RE2 instructions)`);
+  if (compiles && (compiles.instructions -= size) < 0)
+    throw new Error(`the repository's matchers and conditions together pass ${MAX_REPOSITORY_MATCHER_PROGRAM} RE2 instructions (MAX_REPOSITORY_MATCHER_PROGRAM)`);
   return (text) => {
     const work = size * Math.max(1, text.length);
     if (budget) {

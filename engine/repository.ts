@@ -15,7 +15,7 @@ import { REPOSITORY_SOURCES } from "./formats/registry.js";
 import type { Format } from "./events.js";
 import { readJson, readToml, type LoadContext, type ParsedFile } from "./formats/shared.js";
 import { readTomlOffThread } from "./formats/toml-off-thread.js";
-import { mergeHookSets, withCompileBudget, type HookSet } from "./hooks.js";
+import { MAX_REPOSITORY_MATCHER_PROGRAM, mergeHookSets, withCompileBudget, type HookSet } from "./hooks.js";
 
 export interface RepositoryLimits {
   /** largest hook file read; @default 1 MiB ([server] max_hook_file_bytes) */
@@ -70,7 +70,7 @@ function* loadSteps(dir: string, maxTimeoutMs: number, limits: RepositoryLimits)
   /** Each agent's own switch (`disableAllHooks`, cosh `enabled = false`) turns off that agent's hooks only: the file that said so. */
   const switchedOff = new Map<Format, string>();
   // Every matcher and condition compiled counts, before the hooks it belongs to are counted.
-  const compileBudget = { left: limits.maxHooks, limit: limits.maxHooks };
+  const compileBudget = { left: limits.maxHooks, limit: limits.maxHooks, instructions: MAX_REPOSITORY_MATCHER_PROGRAM };
   let hooks = 0;
   let bytes = 0;
   const add = (file: string, format: Format, set: HookSet) => {

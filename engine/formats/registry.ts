@@ -13,6 +13,7 @@ import { codexFormat } from "./codex-hooks.js";
 import { copilotFormat } from "./copilot-json.js";
 import { coshFormat } from "./cosh-toml.js";
 import { cursorFormat } from "./cursor-hooks.js";
+import { geminiFormat } from "./gemini-settings.js";
 import type { Answer, FormatModule, RepositorySource } from "./shared.js";
 
 /** Every format of events.ts FORMATS, one module each (the type makes a missing one a compile error). */
@@ -22,6 +23,7 @@ export const FORMAT_MODULES: Readonly<Record<Format, FormatModule>> = {
   claude: claudeFormat,
   cursor: cursorFormat,
   codex: codexFormat,
+  gemini: geminiFormat,
 };
 const MODULES = Object.values(FORMAT_MODULES);
 

@@ -1,6 +1,6 @@
 /**
  * @module Native HTTP hook endpoints, for agents that call HTTP hooks themselves (Claude Code and
- * Copilot `type: "http"`): `POST /v1/hooks/{claude|copilot|cosh|cursor|codex}[/{event}]`. The body is the hook
+ * Copilot `type: "http"`): `POST /v1/hooks/{claude|copilot|cosh|cursor|codex|gemini}[/{event}]`. The body is the hook
  * input; the 200 response body is exactly the agent's hook JSON (the `output` of /v1/events) — also
  * when hookbox cannot decide (a bad body, overload, shutdown, its own error): then it is the tenant's
  * failure mode in that JSON (app.ts), since an agent takes any other status for a silent allow.

@@ -394,3 +394,35 @@ describe("each agent's own switch turns off that agent's hooks only", () => {
     expect(codex.timeoutMs).toBe(60_000); // 600 s by default, bounded by max_timeout
   });
 });
+
+describe("Gemini CLI settings.json", () => {
+  it("loads matcher groups (timeout in ms, names, sequential: false together), honours disabled and skips other keys", async () => {
+    const dir = tree({
+      ".gemini/settings.json": JSON.stringify({
+        model: { name: "gemini-2.5-pro" },
+        hooksConfig: { disabled: ["noisy"] },
+        hooks: {
+          enabled: true,
+          BeforeTool: [{ matcher: "run_shell_command", sequential: false, hooks: [{ type: "command", name: "guard", command: "g.sh", timeout: 5000 }, { type: "command", command: "h.sh" }, { type: "command", name: "noisy", command: "n.sh" }] }],
+          SessionStart: [{ matcher: "startup", hooks: [{ type: "command", command: "s.sh" }] }],
+          OnTeleport: [{ hooks: [{ type: "command", command: "t.sh" }] }],
+        },
+      }, null, 2),
+    });
+    const set = await loadRepositoryHooks(dir, 60_000);
+    expect(set.hooks.map((h) => [h.name, h.point, h.timeoutMs, h.batch !== undefined])).toEqual([
+      ["guard", "PreToolUse", 5000, true],
+      ["settings.json:BeforeTool[0].hooks[1]", "PreToolUse", 60_000, true],
+      ["settings.json:SessionStart[0].hooks[0]", "SessionStart", 60_000, false],
+    ]);
+    expect(set.hooks[2]!.matchOn).toEqual({ field: "source" });
+    expect(set.warnings).toEqual([expect.stringMatching(/^\.gemini\/settings\.json:\d+: hooks\.OnTeleport: unknown event "OnTeleport"; skipped$/)]);
+  });
+  it("hooksConfig.enabled = false turns off Gemini's repository hooks only", async () => {
+    const set = await loadRepositoryHooks(tree({
+      ".gemini/settings.json": JSON.stringify({ hooksConfig: { enabled: false }, hooks: { BeforeTool: [{ hooks: [{ type: "command", command: "g.sh" }] }] } }),
+      ".claude/settings.json": JSON.stringify({ hooks: { PreToolUse: [{ hooks: [{ type: "command", command: "c.sh" }] }] } }),
+    }), 60_000);
+    expect(set.hooks.map((h) => h.command)).toEqual(["c.sh"]);
+  });
+});

@@ -10,6 +10,7 @@ import { interpretCodex } from "../../engine/formats/codex-hooks.js";
 import { coshMatcher } from "../../engine/formats/cosh-toml.js";
 import { interpretCursor } from "../../engine/formats/cursor-hooks.js";
 import { claudeCondition } from "../../engine/formats/claude-if.js";
+import { geminiMatcher, interpretGemini } from "../../engine/formats/gemini-settings.js";
 import { answerFor, effectiveDecisions } from "../../engine/formats/registry.js";
 import { fold } from "../../engine/aggregate.js";
 import { selectHooks } from "../../engine/match.js";
@@ -358,5 +359,31 @@ describe("an event's messages are capped together", () => {
     expect(folded.additionalContext!.length).toBeLessThanOrEqual(MAX_EVENT_MESSAGE_CHARS + 200);
     expect(folded.notifications).toHaveLength(5);
     expect(folded.notifications.at(-1)!.event).toMatchObject({ hook_name: "hookbox", message: expect.stringMatching(/^16 more hook notification/) });
+  });
+});
+
+describe("Gemini CLI rules (Gemini CLI hooks reference)", () => {
+  const before = hook("gemini", "BeforeTool");
+  const afterAgent = hook("gemini", "AfterAgent");
+  table(interpretGemini, [
+    ['decision "deny" blocks, reason the reason', exited(0, '{"decision":"deny","reason":"no rm here"}'), before, { decision: "block", reason: "no rm here", rule: /gemini: decision "deny"/ }],
+    ['decision "approve" allows', exited(0, '{"decision":"approve"}'), before, { decision: "allow", rule: /approve/ }],
+    ['decision "ask"', exited(0, '{"decision":"ask","reason":"sure?"}'), before, { decision: "ask", rule: /ask/ }],
+    ["exit 2 blocks with stderr", exited(2, "", "stop that"), before, { decision: "block", reason: "stop that", rule: /exit 2 blocks/ }],
+    ["another exit code is a warning", exited(1, "", "oops"), before, { decision: null, error: true, warning: "oops", rule: /warning; the CLI continues/ }],
+    ["a timeout is a warning", timedOut, before, { decision: null, error: true, rule: /timeout is a warning/ }],
+    ["text on stdout makes no decision", exited(0, "hello"), before, { decision: null, error: true, rule: /not JSON makes no decision/ }],
+    ["continue: false on AfterAgent stops the agent: no block (which would send it on)", exited(0, '{"continue":false,"stopReason":"done"}'), afterAgent, { decision: null, rule: /continue = false stops the agent/ }],
+  ]);
+  it("answers in Gemini's words: additionalContext in camelCase, continue and stopReason", () => {
+    const pre = resolveEventName("BeforeTool")!.point;
+    expect(answerFor("gemini", pre, { decision: "block", reason: "no", additionalContext: "ctx", notifications: [] }).output).toEqual({ decision: "block", reason: "no", hookSpecificOutput: { additionalContext: "ctx" } });
+    expect(answerFor("gemini", pre, { decision: "block", reason: "r", halt: "done", notifications: [] }).output).toMatchObject({ continue: false, stopReason: "done", decision: "block" });
+  });
+  it("matches tools by a regex found anywhere, lifecycle events by the exact string", () => {
+    expect(geminiMatcher("write_file|replace", true)!.test("write_file")).toBe(true);
+    expect(geminiMatcher("shell", true)!.test("run_shell_command")).toBe(true);
+    expect(geminiMatcher("startup", false)!.test("startup")).toBe(true);
+    expect(geminiMatcher("start", false)!.test("startup")).toBe(false);
   });
 });

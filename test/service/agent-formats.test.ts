@@ -63,6 +63,13 @@ const codex = {
   },
 };
 
+const gemini = {
+  general: { vimMode: true },
+  hooks: {
+    BeforeTool: [{ matcher: "web_fetch|google_web_search", hooks: [{ type: "command", name: "gemini-net", command: say({ decision: "deny", reason: "gemini: no network from here", hookSpecificOutput: { additionalContext: "use the docs folder" } }), timeout: 10000 }] }],
+  },
+};
+
 let svc: Service;
 let upload: Record<string, unknown>;
 const ws = { query: "workspace=wild" };
@@ -80,6 +87,7 @@ beforeAll(async () => {
     { name: ".copilot-shell/config.toml", content: cosh },
     { name: ".cursor/hooks.json", content: json(cursor) },
     { name: ".codex/hooks.json", content: json(codex) },
+    { name: ".gemini/settings.json", content: json(gemini) },
   ], { gzip: true });
   const res = await fetch(`${svc.url}/v1/workspaces/wild`, { method: "PUT", headers: { authorization: `Bearer ${TOKEN_A}` }, body: archive });
   upload = (await res.json()) as Record<string, unknown>;
@@ -98,7 +106,7 @@ describe("a repository of every agent's real hook files", () => {
       expect.stringMatching(/^\.github\/hooks\/schema\.json: no "hooks" object: not a hook file; skipped$/),
       expect.stringMatching(/^\.copilot-shell\/config\.toml:5: hooks\.PreToolUse\[0\]\.sequential: unknown key "sequential"; skipped$/),
     ]));
-    expect((upload.hooks as unknown[]).length).toBe(15);
+    expect((upload.hooks as unknown[]).length).toBe(16);
   });
 
   it("a VS Code-form hook's hookSpecificOutput deny blocks", async () => {
@@ -150,6 +158,12 @@ describe("a repository of every agent's real hook files", () => {
     expect(await post(pre("Bash", { command: "cd infra && TF_LOG=1 terraform destroy -auto-approve" }))).toMatchObject({ decision: "block", reason: "claude: no destroy" });
     const plan = await post(pre("Bash", { command: "cd infra && terraform plan" }));
     expect(plan.decision).toBeNull();
+  });
+
+  it("a Gemini BeforeTool hook's deny blocks, answered in Gemini's words", async () => {
+    const body = await post(pre("web_fetch", { url: "https://example.com" }), `${ws.query}&format=gemini`);
+    expect(body).toMatchObject({ decision: "block", reason: "gemini: no network from here" });
+    expect(body.output).toEqual({ decision: "block", reason: "gemini: no network from here", hookSpecificOutput: { additionalContext: "use the docs folder" } });
   });
 
   it("Claude Stop: continue: false stops the agent and outranks a block that would keep it going", async () => {

@@ -1,0 +1,179 @@
+/**
+ * @module The Gemini CLI format: a repository's `.gemini/settings.json` — `hooks.<Event>[]` of
+ * matcher groups `{matcher, sequential, hooks: [{type, command, name, timeout}]}` with Gemini's event
+ * names (`BeforeTool`, `AfterTool`, `BeforeAgent`, `AfterAgent`, `BeforeModel`, `AfterModel`,
+ * `SessionStart` …), `timeout` in milliseconds, and snake_case payloads (Gemini CLI hooks reference).
+ * Here: loading, its matcher, its exit-code and output rules, where its decisions count, and its
+ * answers (`decision`, `reason`, `systemMessage`, `hookSpecificOutput.additionalContext`,
+ * `continue: false` + `stopReason`).
+ */
+import { basename } from "node:path";
+import { z } from "zod";
+import type { Folded } from "../aggregate.js";
+import { ALL, ALLOW_BLOCK, NONE, pointHasTool, type Decision, type EventPoint } from "../events.js";
+import { compileRegex, type HookDef, type HookSet, type Matcher } from "../hooks.js";
+import type { RunResult } from "../run/types.js";
+import type { Verdict } from "../verdict.js";
+import { MAX_HOOK_NAME_CHARS } from "./cosh-toml.js";
+import {
+  clip, configError, defined, describeFailure, eventOf, haltVerdict, knownKeys, originOf, readDecision, readOutput, schemaError, skipOtherType, str,
+  type Answer, type FormatModule, type LoadContext, type ParsedFile,
+} from "./shared.js";
+
+/** @default 60 s — Gemini CLI's default hook timeout */
+export const GEMINI_DEFAULT_TIMEOUT_MS = 60_000;
+
+const HandlerSchema = z.strictObject({
+  type: z.string(),
+  command: z.string().min(1).optional(),
+  name: z.string().max(MAX_HOOK_NAME_CHARS, `a hook name is at most ${MAX_HOOK_NAME_CHARS} characters`).optional(),
+  description: z.string().optional(),
+  /** milliseconds */
+  timeout: z.number().positive().optional(),
+});
+const HANDLER_KEYS = Object.keys(HandlerSchema.shape);
+const GroupSchema = z.strictObject({ matcher: z.string().optional(), sequential: z.boolean().optional(), hooks: z.array(z.unknown()) });
+const GROUP_KEYS = Object.keys(GroupSchema.shape);
+/** Settings of the hooks system itself, beside the events (older files keep them under `hooks`, newer under `hooksConfig`). */
+const SwitchSchema = z.looseObject({ enabled: z.boolean().optional(), disabled: z.array(z.string()).optional() });
+const CONFIG_KEYS = new Set(["enabled", "disabled", "notifications"]);
+
+/**
+ * Gemini CLI's matcher: on tool events a regular expression found anywhere in the tool name; on
+ * lifecycle events an exact string, compared with the event's own field.
+ */
+const MATCH_FIELD: Partial<Record<string, HookDef["matchOn"]>> = {
+  SessionStart: { field: "source" },
+  SessionEnd: { field: "reason" },
+  PreCompact: { field: "trigger" },
+  Notification: { field: "notification_type" },
+};
+
+export function geminiMatcher(pattern: string | undefined, tool: boolean): Matcher | undefined {
+  if (pattern === undefined || pattern === "" || pattern === "*") return undefined;
+  if (!tool) return { source: pattern, test: (value) => value === pattern };
+  return { source: pattern, test: compileRegex(pattern, { anchored: false }) };
+}
+
+function loadGeminiSettings(parsed: ParsedFile, ctx: LoadContext): HookSet {
+  const set: HookSet = { hooks: [], warnings: [], disableAll: false };
+  const value = parsed.value as Record<string, unknown> | null;
+  // settings.json holds much else (model, theme, tools …): only the hook keys are read.
+  const hooks = value && typeof value === "object" ? value.hooks : undefined;
+  if (hooks === undefined) return set;
+  if (typeof hooks !== "object" || hooks === null || Array.isArray(hooks)) throw configError(parsed, ["hooks"], "hooks must be an object of events");
+  const switches = [value!.hooksConfig, hooks].map((s) => SwitchSchema.safeParse(s ?? {})).map((s) => (s.success ? s.data : {}));
+  set.disableAll = switches.some((s) => s.enabled === false);
+  const disabled = new Set(switches.flatMap((s) => s.disabled ?? []));
+  for (const [event, groups] of Object.entries(hooks as Record<string, unknown>)) {
+    if (CONFIG_KEYS.has(event)) continue;
+    const resolved = eventOf(parsed, ["hooks", event], event, ctx, set.warnings);
+    if (!resolved) continue;
+    if (!Array.isArray(groups)) throw configError(parsed, ["hooks", event], "an event takes an array of hook groups");
+    const tool = pointHasTool(resolved.point);
+    groups.forEach((raw, g) => {
+      const group = GroupSchema.safeParse(knownKeys(parsed, ["hooks", event, g], raw, GROUP_KEYS, ctx, set.warnings));
+      if (!group.success) throw schemaError(parsed, group.error, ["hooks", event, g]);
+      let matcher: Matcher | undefined;
+      try {
+        matcher = geminiMatcher(group.data.matcher, tool);
+      } catch (err) {
+        throw configError(parsed, ["hooks", event, g, "matcher"], `matcher is not a valid regular expression (RE2 syntax): ${(err as Error).message}`);
+      }
+      group.data.hooks.forEach((rawHandler, h) => {
+        const path = ["hooks", event, g, "hooks", h];
+        if (skipOtherType(parsed, path, rawHandler, ctx, set.warnings)) return;
+        const handler = HandlerSchema.safeParse(knownKeys(parsed, path, rawHandler, HANDLER_KEYS, ctx, set.warnings));
+        if (!handler.success) throw schemaError(parsed, handler.error, path);
+        const e = handler.data;
+        if (!e.command) throw configError(parsed, path, 'a "command" hook needs "command"');
+        // Gemini CLI: a hook named in `disabled` does not run.
+        if (e.name !== undefined && disabled.has(e.name)) return;
+        set.hooks.push({
+          name: e.name ?? `${basename(parsed.file)}:${event}[${g}].hooks[${h}]`,
+          source: ctx.source,
+          format: "gemini",
+          point: resolved.point,
+          dialect: "snake",
+          matcher,
+          ...(matcher && MATCH_FIELD[resolved.point] ? { matchOn: MATCH_FIELD[resolved.point] } : {}),
+          command: e.command,
+          timeoutMs: Math.min(e.timeout ?? GEMINI_DEFAULT_TIMEOUT_MS, ctx.maxTimeoutMs),
+          env: {},
+          failOpen: true,
+          limits: {},
+          mounts: [],
+          origin: originOf(parsed, path),
+          // Gemini CLI: `"sequential": false` runs the group's hooks at once.
+          ...(group.data.sequential === false ? { batch: `${basename(parsed.file)}:${event}[${g}]` } : {}),
+        });
+      });
+    });
+  }
+  return set;
+}
+
+/** Gemini CLI's rules (hooks reference, "Exit codes" and "Common output fields"). */
+export function interpretGemini(run: RunResult, hook: HookDef): Verdict {
+  // "Other: Warning. A non-fatal failure occurred; the CLI continues with a warning."
+  if (run.outcome === "timed_out") return { decision: null, error: "timed out", rule: "gemini: a timeout is a warning; the CLI continues" };
+  if (run.outcome !== "exited") return { decision: null, error: describeFailure(run), rule: "gemini: a failed hook is a warning; the CLI continues" };
+  // "2: System Block. The action is blocked; stderr is used as the rejection reason."
+  if (run.exitCode === 2) return { decision: "block", reason: run.stderr.trim() || `blocked by hook ${hook.name} (exit 2)`, error: null, rule: "gemini: exit 2 blocks with stderr as the reason" };
+  if (run.exitCode !== 0) return { decision: null, warning: clip(run.stderr.trim(), 4096) || undefined, error: describeFailure(run), rule: "gemini: another exit code is a warning; the CLI continues" };
+  const out = readOutput(run.stdout);
+  if (out.kind === "empty") return { decision: null, error: null, rule: "gemini: no output makes no decision" };
+  if (out.kind === "invalid") return { decision: null, error: out.error, rule: "gemini: stdout that is not JSON makes no decision" };
+  const o = out.value;
+  // decision: allow | deny | block | ask | approve
+  let decision = readDecision(o.decision, { approve: "allow" });
+  if (decision === "invalid") return { decision: null, error: `unknown decision ${JSON.stringify(o.decision)}`, rule: "gemini: an unknown decision is an error of the hook" };
+  let reason = str(o.reason);
+  let rule = decision ? `gemini: decision "${String(o.decision)}"` : "gemini: no decision";
+  let halt: string | undefined;
+  // "continue: If false, immediately terminates the agent loop for this turn."
+  if (o.continue === false) ({ decision, reason, rule, halt } = haltVerdict(o, hook.point, hook.name, reason, "gemini"));
+  const specific = (typeof o.hookSpecificOutput === "object" && o.hookSpecificOutput !== null ? o.hookSpecificOutput : {}) as Record<string, unknown>;
+  return {
+    decision,
+    reason,
+    ...(halt !== undefined ? { halt } : {}),
+    systemMessage: str(o.systemMessage),
+    additionalContext: str(specific.additionalContext),
+    error: null,
+    rule,
+  };
+}
+
+/** Gemini CLI hooks, "Impact" per event: which can block (or ask, before a tool). */
+function geminiEffective(point: EventPoint): ReadonlySet<Decision> {
+  switch (point) {
+    case "PreToolUse": return ALL; // BeforeTool: block the tool (or ask)
+    case "PostToolUse": // AfterTool: block the result
+    case "UserPromptSubmit": // BeforeAgent: block the turn
+    case "Stop": // AfterAgent: a deny sends the agent on (retry)
+    case "BeforeModel": // block the turn
+    case "AfterModel": return ALLOW_BLOCK;
+    default: return NONE;
+  }
+}
+
+/** Gemini CLI: `decision`, `reason`, `systemMessage`, `hookSpecificOutput.additionalContext`, `continue` + `stopReason`. */
+function geminiAnswer(_point: EventPoint, f: Folded): Answer {
+  const output = defined({
+    ...(f.halt !== undefined ? { continue: false, stopReason: f.halt } : {}),
+    decision: f.decision ?? undefined,
+    reason: f.decision ? f.reason : undefined,
+    systemMessage: f.systemMessage,
+    hookSpecificOutput: f.additionalContext ? { additionalContext: f.additionalContext } : undefined,
+  });
+  return { output, exit_code: 0 };
+}
+
+export const geminiFormat: FormatModule = {
+  format: "gemini",
+  interpret: interpretGemini,
+  effective: geminiEffective,
+  answer: geminiAnswer,
+  repository: [{ path: ".gemini/settings.json", syntax: "json", load: loadGeminiSettings }],
+};
