@@ -174,6 +174,7 @@ export function interpretClaude(run: RunResult, hook: HookDef): Verdict {
   let field: string;
   let reason: string | undefined;
   let modifiedArgs: unknown;
+  let interrupt = false;
   if (hook.point === "PreToolUse") {
     // hookSpecificOutput.permissionDecision allow | deny | ask | defer; the older top-level decision approve | block
     raw = specific.permissionDecision ?? o.decision;
@@ -187,6 +188,8 @@ export function interpretClaude(run: RunResult, hook: HookDef): Verdict {
     field = d.behavior !== undefined ? "hookSpecificOutput.decision.behavior" : "decision";
     reason = str(d.message) ?? str(o.reason);
     modifiedArgs = d.updatedInput;
+    // "interrupt: for deny only, if true, stops Claude"
+    interrupt = d.interrupt === true && d.behavior === "deny";
   } else {
     // Elsewhere only the top-level decision: "block" counts (PostToolUse ignores permissionDecision).
     raw = o.decision;
@@ -199,7 +202,11 @@ export function interpretClaude(run: RunResult, hook: HookDef): Verdict {
   if (decision === "invalid") return { decision: null, error: `unknown decision ${JSON.stringify(raw)}`, rule: "claude: an unknown decision is an error of the hook" };
   const rule = decision ? `claude: ${field} "${String(raw)}"` : `claude: no decision${specific.permissionDecision === "defer" ? " (defer)" : ""}`;
   // Claude Code: `"continue": false` stops the agent, with `stopReason`, whatever the decision says.
-  const halt = o.continue === false ? haltVerdict(o, hook.point, hook.name, reason, "claude") : undefined;
+  const halt = o.continue === false
+    ? haltVerdict(o, hook.point, hook.name, reason, "claude")
+    : interrupt
+      ? { halt: reason ?? `hook ${hook.name} denied and stopped Claude (interrupt)`, rule: `${rule}; claude: decision.interrupt stops Claude` }
+      : undefined;
   return {
     decision,
     reason,

@@ -387,3 +387,12 @@ describe("Gemini CLI rules (Gemini CLI hooks reference)", () => {
     expect(geminiMatcher("start", false)!.test("startup")).toBe(false);
   });
 });
+
+describe("Claude PermissionRequest interrupt", () => {
+  it("a deny with interrupt: true also stops Claude", () => {
+    const perm = hook("claude", "PermissionRequest");
+    const v = interpretClaude(exited(0, '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"not on prod","interrupt":true}}}'), perm);
+    expect(v).toMatchObject({ decision: "block", reason: "not on prod", halt: "not on prod", rule: expect.stringMatching(/interrupt stops Claude/) });
+    expect(interpretClaude(exited(0, '{"hookSpecificOutput":{"decision":{"behavior":"allow","interrupt":true}}}'), perm).halt).toBeUndefined();
+  });
+});
