@@ -273,7 +273,11 @@ if [ -n "$interactive" ]; then enc "$interactive"; path="$path&interactive=$e"; 
 AWK='${AWK.replace(/'/g, `'\\''`)}'
 set -- -sS --proto =http,https -X POST --data-binary @- -H 'content-type: application/json' -H 'Expect:' -D - -w '\n%{http_code} %{exitcode} %{errormsg}' --max-time "$mt"
 # hookbox answers by then with what is decided so far, a little before curl gives up.
-[ "$tms" -ge 400 ] && set -- "$@" -H "hookbox-answer-by-ms: $(( tms - 300 ))"
+if [ "$tms" -ge 400 ]; then
+  aby=$(( tms - 300 ))
+  [ "$aby" -gt 3600000 ] && aby=3600000
+  set -- "$@" -H "hookbox-answer-by-ms: $aby"
+fi
 # HOOKBOX_CANARY: 'hookbox doctor' runs this very line to see whether a block reaches the agent.
 [ -n "\${HOOKBOX_CANARY-}" ] && set -- "$@" -H 'hookbox-canary: block'
 exec 4<&0

@@ -70,7 +70,7 @@ export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Ar
       // HOOKBOX_CANARY: `hookbox doctor` runs this very line to see whether a block reaches the agent.
       ...(io.env.HOOKBOX_CANARY ? { "hookbox-canary": "block" } : {}),
       // hookbox answers by then with what is decided so far, a little before this process gives up.
-      ...(timeoutMs >= 400 ? { "hookbox-answer-by-ms": String(Math.floor(timeoutMs - 300)) } : {}),
+      ...(timeoutMs >= 400 ? { "hookbox-answer-by-ms": String(Math.min(Math.floor(timeoutMs - 300), 3_600_000)) } : {}),
     }, signal);
     const header = res.onFailure;
     if (header === "allow" || header === "block") {

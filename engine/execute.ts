@@ -90,12 +90,17 @@ export async function executeHooks(hooks: HookDef[], opts: ExecuteOptions): Prom
   const budget = new MessageBudget();
   for (const step of planSteps(hooks)) {
     // `[sandbox] max_containers_per_event`: a parallel step runs this many at once, whatever its config says.
-    const done = await mapLimited(step, opts.sandbox.maxContainersPerEvent, (hook) => runOne(hook, opts, t0));
+    // Each hook is told as it finishes (its notification streams, an early answer sees it), even
+    // while others of its parallel step still run; the fold keeps the configuration's order.
+    const done = await mapLimited(step, opts.sandbox.maxContainersPerEvent, async (hook) => {
+      const out = await runOne(hook, opts, t0);
+      opts.onHook?.(out[1], budget.take(notificationOf(out[0])));
+      return out;
+    });
     for (const [j, record, trace] of done) {
       judged.push(j);
       records.push(record);
       traces.push(trace);
-      opts.onHook?.(record, budget.take(notificationOf(j)));
     }
     // cosh-hooks.md: "If any hook returns block, the final decision is block (short-circuit)"
     // … and so does a hook that stops the agent altogether (`continue: false`).

@@ -140,24 +140,58 @@ export function withCompileBudget<T>(budget: CompileBudget, fn: () => T): T {
 }
 
 /**
- * The repeat counts of a pattern, summed: a lower bound of its RE2 program (`x{n}` is at least n
- * copies of x), read in one pass before compiling — `\pL{999}` repeated would cost RE2 hundreds of
- * milliseconds to build before its size could be checked. Skips classes and escapes.
+ * A lower bound of a pattern's RE2 program, read in one pass before compiling: every atom counts
+ * one, a repeat `x{n,m}` counts x max(n, m) times, through nested groups (`((a{10}){10}){10}` is a
+ * thousand), alternatives add up. RE2 builds a pattern like `\pL{999}` repeated for hundreds of
+ * milliseconds before its size could be checked. Braces of `\p{…}`, `\P{…}`, `\x{…}` belong to the
+ * escape; a class is one atom.
  */
 export function repeatWeight(pattern: string): number {
-  let sum = 0;
-  let inClass = false;
+  const CAP = 1e9;
+  const frames: { sum: number; last: number }[] = [{ sum: 0, last: 0 }];
+  let top = frames[0]!;
+  const atom = () => {
+    top.sum = Math.min(CAP, top.sum + 1);
+    top.last = 1;
+  };
   for (let i = 0; i < pattern.length; i++) {
     const c = pattern[i];
     if (c === "\\") {
-      // `\p{Greek}`, `\x{10FFFF}`: the braces belong to the escape
-      if (pattern[i + 2] === "{") i = Math.max(i + 1, pattern.indexOf("}", i + 2));
+      const e = pattern[i + 1];
+      if ((e === "p" || e === "P" || e === "x") && pattern[i + 2] === "{") {
+        const close = pattern.indexOf("}", i + 3);
+        i = close === -1 ? pattern.length : close;
+      } else if (e === "p" || e === "P") i += 2; // \pL
       else i++;
-    } else if (inClass) {
-      if (c === "]") inClass = false;
+      atom();
     } else if (c === "[") {
-      inClass = true;
-      if (pattern[i + 1] === "]") i++; // `[]a]`: a leading ] is literal
+      // a class: to its closing bracket (a leading ] is literal; escapes inside skip a character)
+      let j = i + 1;
+      if (pattern[j] === "^") j++;
+      if (pattern[j] === "]") j++;
+      for (; j < pattern.length && pattern[j] !== "]"; j++) if (pattern[j] === "\\") j++;
+      i = j;
+      atom();
+    } else if (c === "(") {
+      // `(?:`, `(?i)`, `(?P<name>`: the group's flags and name are not atoms
+      if (pattern[i + 1] === "?") {
+        let j = i + 2;
+        while (j < pattern.length && pattern[j] !== ":" && pattern[j] !== ")" && pattern[j] !== ">") j++;
+        if (pattern[j] === ")") {
+          i = j; // a flag group alone: nothing to count
+          continue;
+        }
+        i = j;
+      }
+      frames.push((top = { sum: 0, last: 0 }));
+    } else if (c === ")") {
+      if (frames.length === 1) continue;
+      const inner = frames.pop()!;
+      top = frames[frames.length - 1]!;
+      top.sum = Math.min(CAP, top.sum + inner.sum);
+      top.last = inner.sum;
+    } else if (c === "|") {
+      top.last = 0;
     } else if (c === "{") {
       let j = i + 1;
       let n = 0;
@@ -168,17 +202,24 @@ export function repeatWeight(pattern: string): number {
         if (d >= "0" && d <= "9") {
           if (comma) m = m * 10 + Number(d);
           else n = n * 10 + Number(d);
-        }
-        else if (d === "," && !comma) comma = true;
+        } else if (d === "," && !comma) comma = true;
         else break;
       }
       if (pattern[j] === "}") {
-        sum += Math.max(n, m);
+        const k = Math.max(n, m, 1);
+        top.sum = Math.min(CAP, top.sum + top.last * (k - 1));
+        top.last = Math.min(CAP, top.last * k);
         i = j;
-      }
+      } else atom(); // a literal brace
+    } else if (c !== "*" && c !== "+" && c !== "?" && c !== "^" && c !== "$") {
+      atom();
     }
   }
-  return sum;
+  while (frames.length > 1) {
+    const inner = frames.pop()!;
+    frames[frames.length - 1]!.sum += inner.sum;
+  }
+  return frames[0]!.sum;
 }
 
 /** Compiled patterns, shared: a workspace that repeats one matcher a thousand times compiles it once. */
@@ -193,7 +234,7 @@ const COMPILED_KEPT = 4096;
 export function compileRegex(pattern: string, opts: { anchored: boolean }): (text: string) => boolean {
   if (pattern.length > MAX_MATCHER_CHARS) throw new Error(`longer than ${MAX_MATCHER_CHARS} characters`);
   if (compiles && compiles.left-- <= 0) throw new Error(`more than ${compiles.limit} matchers and conditions in one repository (server.max_repository_hooks)`);
-  if (repeatWeight(pattern) > MAX_MATCHER_PROGRAM) throw new Error(`too complex (its repeats alone pass ${MAX_MATCHER_PROGRAM} RE2 instructions)`);
+  if (repeatWeight(pattern) > MAX_MATCHER_PROGRAM) throw new Error(`too complex (weighed before it is built: over ${MAX_MATCHER_PROGRAM} RE2 instructions)`);
   const source = opts.anchored ? `^(?:${pattern})$` : pattern;
   let re = compiled.get(source);
   if (!re) {
@@ -206,7 +247,8 @@ export function compileRegex(pattern: string, opts: { anchored: boolean }): (tex
   if (compiles && (compiles.instructions -= size) < 0)
     throw new Error(`the repository's matchers and conditions together pass ${MAX_REPOSITORY_MATCHER_PROGRAM} RE2 instructions (MAX_REPOSITORY_MATCHER_PROGRAM)`);
   return (text) => {
-    const work = size * Math.max(1, text.length);
+    // At least 64 characters a test: a thousand tests of one character each are no free lunch.
+    const work = size * Math.max(64, text.length);
     if (budget) {
       // Out of budget: count it as a match (the hook runs), never as a miss.
       if (budget.left < work) return true;

@@ -88,10 +88,11 @@ export interface PreparedEvent {
   run(): Promise<EventResult>;
   /**
    * The answer to give now, before the event is done (its client's deadline is near), when a hook
-   * finished so far decided at least as strongly as the tenant's failure mode would: its decision.
-   * A slow hook then cannot undo what a trusted one already decided (a policy ask stays an ask).
-   * Undefined otherwise: the failure mode is the answer. Argument changes are never passed on
-   * unfinished. The event goes on and is recorded when done.
+   * finished so far blocked or asked at least as strongly as the tenant's failure mode would: its
+   * decision. A slow hook then cannot undo what a trusted one already decided (a policy ask stays
+   * an ask). Undefined otherwise (an allow too: the failure mode passes through to the agent's own
+   * prompt, where an early allow would skip it). Argument changes are never passed on unfinished.
+   * The event goes on and is recorded when done.
    */
   early(mode: FailureMode, why: string): Omit<EventResult, "trace" | "tool_name" | "session_id"> | undefined;
 }
@@ -192,7 +193,12 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
       hookCount: hooks.length,
       early(mode, why) {
         let best: HookRecord | undefined;
-        for (const r of finished) if (r.effective && r.decision && (!best || RANK[r.decision] > RANK[best.decision!])) best = r;
+        // Only what holds the call back: an early allow would skip the agent's own prompt, where the
+        // failure mode passes through to it. Only the event as sent: not the re-check of a rewrite.
+        for (const r of finished) {
+          if (!r.effective || r.pass || (r.decision !== "block" && r.decision !== "ask")) continue;
+          if (!best || RANK[r.decision] > RANK[best.decision!]) best = r;
+        }
         if (!best || (mode === "block" && best.decision !== "block")) return undefined;
         // copilot-hooks.md: an ask "where no prompt is shown, it is treated as a deny"
         const decision: Decision = best.decision === "ask" && !req.interactive ? "block" : best.decision!;

@@ -13,6 +13,7 @@
  * hook: a guard over-fires rather than never firing. Linear: one pass over the command, globs
  * compiled by RE2.
  */
+import { posix } from "node:path";
 import { RE2JS } from "re2js";
 import { MAX_SUBJECT_CHARS, compileRegex, type Condition } from "../hooks.js";
 
@@ -28,38 +29,56 @@ const SPECIFIER_FIELD: Record<string, string> = {
 
 const globBody = (spec: string) => spec.split("*").map((part) => RE2JS.quote(part)).join(".*");
 
-/** A command glob with `*` as a linear-time test over the whole (sub)command. */
+/** A command glob with `*` as a linear-time test over the whole (sub)command; `*` crosses newlines. */
 function commandGlob(spec: string): (text: string) => boolean {
   const prefix = spec.endsWith(":*");
   const pattern = globBody(prefix ? spec.slice(0, -2) : spec);
-  return compileRegex(prefix ? `${pattern}.*` : pattern, { anchored: true });
+  return compileRegex(`(?s:${prefix ? `${pattern}.*` : pattern})`, { anchored: true });
 }
 
 /** A path glob: `//abs` from the root; anything else found at a folder boundary of the path. */
 function pathGlob(spec: string): (text: string) => boolean {
-  if (spec.startsWith("//")) return compileRegex(globBody(spec.slice(1)), { anchored: true });
+  if (spec.startsWith("//")) return compileRegex(`(?s:${globBody(spec.slice(1))})`, { anchored: true });
   const rel = spec.replace(/^~\//, "").replace(/^\.\//, "").replace(/^\//, "");
-  return compileRegex(`(?:.*/)?${globBody(rel)}`, { anchored: true });
+  return compileRegex(`(?s:(?:.*/)?${globBody(rel)})`, { anchored: true });
 }
 
+/** @default 256 — subcommands read out of one command; past it the hook runs (no condition is tested that often). */
+export const MAX_SUBCOMMANDS = 256;
+
+/** Shell words that start a command without being it: `if x; then rm …`, `! rm`, `time rm`, `{ rm; }`. */
+const PREFIX_WORDS = new Set(["if", "then", "else", "elif", "do", "while", "until", "!", "{", "}", "time", "exec", "command", "builtin", "nohup", "env"]);
+
 /**
- * The subcommands of a shell command, or undefined when its quotes do not close. Splits outside
- * single quotes at `&&`, `||`, `;`, `|`, `&`, newlines, `(`, `)`, `$(` and backticks (inside double
- * quotes only at command substitutions), one pass, and drops each part's leading assignments.
+ * The subcommands of a shell command, each as written and as the shell would read its words (quotes
+ * and backslashes taken out), or undefined when it cannot be read — quotes that do not close, a
+ * heredoc, more than MAX_SUBCOMMANDS parts: then the hook runs. Splits outside quotes at `&&`,
+ * `||`, `;`, `|`, `&`, newlines, `(`, `)`, `$(` and backticks (inside double quotes only at command
+ * substitutions); skips comments; reads `$'…'` as ANSI-C quotes; drops each part's leading
+ * assignments, redirections and prefix words. One pass.
  */
 export function subcommands(command: string): string[] | undefined {
   const parts: string[] = [];
   let start = 0;
-  let quote: "'" | '"' | undefined;
+  let quote: "'" | '"' | "$'" | undefined;
+  let tooMany = false;
   const cut = (end: number, next: number) => {
-    const part = withoutAssignments(command.slice(start, end));
-    if (part) parts.push(part);
+    const part = commandPart(command.slice(start, end));
+    if (part) {
+      if (parts.length >= 2 * MAX_SUBCOMMANDS) tooMany = true;
+      else parts.push(...part);
+    }
     start = next;
   };
-  for (let i = 0; i < command.length; i++) {
+  for (let i = 0; i < command.length && !tooMany; i++) {
     const c = command[i]!;
     if (quote === "'") {
       if (c === "'") quote = undefined;
+      continue;
+    }
+    if (quote === "$'") {
+      if (c === "\\") i++;
+      else if (c === "'") quote = undefined;
       continue;
     }
     if (c === "\\") {
@@ -72,38 +91,89 @@ export function subcommands(command: string): string[] | undefined {
       else if (c === "$" && command[i + 1] === "(") cut(i, ++i + 1);
       continue;
     }
-    if (c === "'" || c === '"') quote = c;
+    if (c === "$" && command[i + 1] === "'") {
+      quote = "$'";
+      i++;
+    } else if (c === "'" || c === '"') quote = c;
     else if (c === "$" && command[i + 1] === "(") cut(i, ++i + 1);
-    else if (";|&\n()`".includes(c)) cut(i, i + 1);
+    else if (c === "<" && command[i + 1] === "<") return undefined; // a heredoc: its body is not read here
+    else if (c === "#" && (i === 0 || /[\s;&|()`]/.test(command[i - 1]!))) {
+      // a comment, to the end of its line
+      cut(i, i);
+      const nl = command.indexOf("\n", i);
+      i = nl === -1 ? command.length : nl - 1;
+      start = i + 1;
+    } else if (";|&\n()`".includes(c)) cut(i, i + 1);
   }
-  if (quote) return undefined;
+  if (quote || tooMany) return undefined;
   cut(command.length, command.length);
   return parts;
 }
 
-/** `A=1 B='x y' cmd args` → `cmd args`; trimmed. One pass. */
-function withoutAssignments(text: string): string {
+/**
+ * One subcommand without its leading assignments (`A=1`, `B+=x`, `C[0]=y`), redirections (`>f`,
+ * `2>&1`) and prefix words: as written, and with its quotes and backslashes taken out when it has any.
+ */
+function commandPart(text: string): string[] | undefined {
   let at = 0;
   for (;;) {
     while (at < text.length && /\s/.test(text[at]!)) at++;
-    let i = at;
-    if (i >= text.length || !/[A-Za-z_]/.test(text[i]!)) break;
-    while (i < text.length && /\w/.test(text[i]!)) i++;
-    if (text[i] !== "=") break;
-    i++;
-    // the value: quoted or bare, up to the next unquoted blank
-    let quote: string | undefined;
-    for (; i < text.length; i++) {
-      const c = text[i]!;
-      if (quote) {
-        if (c === quote) quote = undefined;
-      } else if (c === "'" || c === '"') quote = c;
-      else if (/\s/.test(c)) break;
-    }
-    if (i >= text.length) break; // an assignment alone, no command: keep it as it is
-    at = i;
+    const end = wordEnd(text, at);
+    if (end === at) break;
+    const word = text.slice(at, end);
+    if (end >= text.length && isAssignment(word)) break; // an assignment alone: kept as it is
+    if (!(isAssignment(word) || /^[0-9]*[<>]/.test(word) || PREFIX_WORDS.has(word))) break;
+    at = end;
   }
-  return text.slice(at).trim();
+  const part = text.slice(at).trim();
+  if (!part) return undefined;
+  const bare = unquote(part);
+  return bare === part ? [part] : [part, bare];
+}
+
+/** Where the shell word starting at `at` ends (quotes kept inside it). */
+function wordEnd(text: string, at: number): number {
+  let quote: string | undefined;
+  let i = at;
+  for (; i < text.length; i++) {
+    const c = text[i]!;
+    if (quote) {
+      if (c === "\\" && quote === '"') i++;
+      else if (c === quote) quote = undefined;
+    } else if (c === "\\") i++;
+    else if (c === "'" || c === '"') quote = c;
+    else if (/\s/.test(c)) break;
+  }
+  return Math.min(i, text.length);
+}
+
+const isAssignment = (word: string) => /^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=/.test(word);
+
+/** The words as the shell reads them: quotes and backslashes out (`'rm' -rf` → `rm -rf`, `r\m` → `rm`). */
+function unquote(text: string): string {
+  let out = "";
+  let quote: string | undefined;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (quote) {
+      if (c === quote) quote = undefined;
+      else if (c === "\\" && quote === '"' && i + 1 < text.length) out += text[++i];
+      else out += c;
+    } else if (c === "\\" && i + 1 < text.length) out += text[++i];
+    else if (c === "'" || c === '"') quote = c;
+    else out += c;
+  }
+  return out;
+}
+
+/** A command's subcommands, read once however many conditions test it (the last few commands kept). */
+const readCommands = new Map<string, string[] | undefined>();
+function partsOf(command: string): string[] | undefined {
+  if (readCommands.has(command)) return readCommands.get(command);
+  const parts = subcommands(command);
+  if (readCommands.size >= 16) readCommands.delete(readCommands.keys().next().value!);
+  readCommands.set(command, parts);
+  return parts;
 }
 
 /** Parsed once per event body, however many hooks carry a condition. */
@@ -146,9 +216,10 @@ export function claudeCondition(rule: string): Condition {
       if (!test || !field) return true;
       const value = toolInput(body)[field];
       if (typeof value !== "string") return false;
-      if (value.length > MAX_SUBJECT_CHARS || test(value)) return true;
-      if (tool !== "Bash") return false;
-      const parts = subcommands(value);
+      if (value.length > MAX_SUBJECT_CHARS) return true;
+      if (tool !== "Bash") return test(posix.normalize(value)) || test(value);
+      if (test(value)) return true;
+      const parts = partsOf(value);
       return parts === undefined || parts.some(test);
     },
   };

@@ -119,7 +119,12 @@ export function loadMatcherGroups(parsed: ParsedFile, ctx: LoadContext, format: 
           warn(set.warnings, () => `${originOf(parsed, path)}: ${formatPath(path)}: "async": true hooks decide nothing in ${format === "codex" ? "Codex" : "Claude Code"}; skipped`);
           return;
         }
-        const rule = handler.if ?? group.data.if;
+        let rule = handler.if ?? group.data.if;
+        // Codex does not read `if`: there the hook runs for every tool its matcher takes.
+        if (rule !== undefined && format === "codex") {
+          warn(set.warnings, () => `${originOf(parsed, path)}: ${formatPath(path)}: "if" is not read by Codex; the hook runs for every matching tool`);
+          rule = undefined;
+        }
         let condition: HookDef["condition"];
         try {
           condition = rule !== undefined ? claudeCondition(rule) : undefined;

@@ -183,7 +183,7 @@ describe("workspaces cannot read the host", () => {
     const content = JSON.stringify({ hooks: { PreToolUse: Array.from({ length: 50 }, () => ({ matcher: pattern, hooks: [{ type: "command", command: "true" }] })) } });
     const { status, text } = await attack(svc, async () => put(svc, "repeat-bomb", await tarOf([{ name: ".claude/settings.json", content }])));
     expect(status, text).toBe(400);
-    expect(errorOf(text).message).toMatch(/matcher is not a valid regular expression .*too complex \(its repeats alone pass 300 RE2 instructions\)/);
+    expect(errorOf(text).message).toMatch(/matcher is not a valid regular expression .*too complex \(weighed before it is built: over 300 RE2 instructions\)/);
   });
 
   it("refuses a hook env past its limits (count, name, value) with 400 at its line", async () => {

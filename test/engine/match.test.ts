@@ -79,19 +79,23 @@ describe("matching work per event is bounded", () => {
 describe("a matcher's repeats are weighed before RE2 builds it", () => {
   it.each([
     ["\\pL{999}", 999],
+    ["\\d{999}", 999],
     ["a{2,400}", 400],
-    ["(ab){3}c{4,}", 7],
-    ["[{500}]x", 0],
+    ["(ab){3}c{4,}", 10],
+    ["((\\pL{10}){10}){10}", 1000],
+    ["(?i)(?:a|b){100}", 200],
+    ["[{500}]x", 2],
     ["\\p{Greek}{5}", 5],
-    ["\\{300}", 0],
-    ["x{", 0],
+    ["\\{300}", 5],
+    ["x{", 2],
+    ["mcp__.*__create", 14],
   ])("%s weighs %i", async (pattern, weight) => {
     const { repeatWeight } = await import("../../engine/hooks.js");
     expect(repeatWeight(pattern)).toBe(weight);
   });
   it("refuses a pattern past the program limit by its repeats, and a load past its compile budget", async () => {
     const { compileRegex, withCompileBudget } = await import("../../engine/hooks.js");
-    expect(() => compileRegex("\\pL{999}".repeat(50), { anchored: false })).toThrow(/its repeats alone pass 300/);
+    expect(() => compileRegex("\\pL{999}".repeat(50), { anchored: false })).toThrow(/weighed before it is built: over 300/);
     const budget = { left: 2, limit: 2, instructions: 1000 };
     expect(() => withCompileBudget(budget, () => ["a", "b", "c"].map((p) => compileRegex(p, { anchored: true })))).toThrow(/more than 2 matchers and conditions/);
     const small = { left: 100, limit: 100, instructions: 500 };

@@ -396,3 +396,45 @@ describe("Claude PermissionRequest interrupt", () => {
     expect(interpretClaude(exited(0, '{"hookSpecificOutput":{"decision":{"behavior":"allow","interrupt":true}}}'), perm).halt).toBeUndefined();
   });
 });
+
+describe("Claude's if reads commands as bash does: what a guard must not miss", () => {
+  const runs = (rule: string, command: string) => claudeCondition(rule).test({ tool_name: "Bash", tool_input: { command } });
+  it.each([
+    'rm -rf "/tmp/a\nb" /',
+    "rm -rf \\\n/",
+    "echo $'\\''; rm -rf /; #'",
+    "echo hi # it's\nrm -rf / # it's",
+    "cat <<EOF\nit's\nEOF\nrm -rf / # '",
+    "if true; then rm -rf /; fi",
+    "{ rm -rf /; }",
+    "! rm -rf /",
+    "time rm -rf /",
+    "'rm' -rf /",
+    "r\\m -rf /",
+    "A+=1 rm -rf /",
+    "A[0]=1 rm -rf /",
+    ">/dev/null rm -rf /",
+    "env X=1 rm -rf /",
+  ])("Bash(rm *) fires for %j", (command) => {
+    expect(runs("Bash(rm *)", command)).toBe(true);
+    expect(runs("Bash(rm:*)", command)).toBe(true);
+  });
+  it.each(["echo 'rm -rf /'", "echo \"# rm\"", "git status # rm -rf /", "ls -la"])("and not for %j", (command) => {
+    expect(runs("Bash(rm *)", command)).toBe(false);
+  });
+  it("a path is read as the file it names", () => {
+    for (const p of ["/p/src/./secret.ts", "/p/src//secret.ts", "/p/x/../src/secret.ts"])
+      expect(claudeCondition("Edit(src/secret.ts)").test({ tool_name: "Edit", tool_input: { file_path: p } })).toBe(true);
+  });
+  it("more than MAX_SUBCOMMANDS parts run the hook; a thousand conditions over one hostile command spend the event's budget, then run", async () => {
+    const { withMatchBudget } = await import("../../engine/hooks.js");
+    expect(runs("Bash(nope *)", "a;".repeat(600))).toBe(true);
+    const conditions = Array.from({ length: 1000 }, (_, i) => claudeCondition(`Bash(q${i})`));
+    const body = { tool_name: "Bash", tool_input: { command: "a;".repeat(200) } };
+    // Each test of a one-character part is charged as 64 characters: the budget ends long before
+    // 200 000 tests, and every condition past it runs its hook rather than be skipped.
+    const results = withMatchBudget(() => conditions.map((c) => c.test(body)));
+    expect(results[0]).toBe(false);
+    expect(results.at(-1)).toBe(true);
+  });
+});
