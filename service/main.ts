@@ -62,9 +62,19 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
   const hostname = m[1]!.replace(/^\[|\]$/g, "");
   const port = Number(m[2]);
 
+  // Log lines go out asynchronously: a synchronous write per line held the event loop on every
+  // request. What is still buffered is written before any exit (`exit` below).
+  const logOut = pino.destination({ sync: false });
   const logger = pino({
     level: process.env.HOOKBOX_LOG_LEVEL ?? "info",
     redact: { paths: ["req.headers.authorization", "*.tool_input", "*.toolArgs", "*.prompt"], censor: "[redacted]" },
+  }, logOut);
+  process.on("exit", () => {
+    try {
+      logOut.flushSync();
+    } catch {
+      // nothing more can be said
+    }
   });
   for (const warning of config.warnings) logger.warn({ warning }, "configuration warning");
 
