@@ -116,11 +116,18 @@ export function withMatchBudget<T>(fn: () => T): T {
  */
 export const MAX_REPOSITORY_MATCHER_PROGRAM = 40_000;
 
-/** What one workspace may still compile: patterns, and RE2 instructions (set by the repository loader). */
+/**
+ * @default 100 ms — the time all of one workspace's patterns may take to compile, whatever their
+ * weight said: the last guard of the thread that serves everyone (weights are estimates).
+ */
+export const MAX_REPOSITORY_COMPILE_MS = 100;
+
+/** What one workspace may still compile: patterns, RE2 instructions, and milliseconds spent (set by the repository loader). */
 export interface CompileBudget {
   left: number;
   limit: number;
   instructions: number;
+  ms: number;
 }
 let compiles: CompileBudget | undefined;
 
@@ -139,39 +146,71 @@ export function withCompileBudget<T>(budget: CompileBudget, fn: () => T): T {
   }
 }
 
+/** What a Unicode class (`\pL`, `\P{Greek}`) or a negated class weighs: RE2 builds each copy from hundreds of ranges. */
+const WIDE_CLASS_WEIGHT = 20;
+
 /**
- * A lower bound of a pattern's RE2 program, read in one pass before compiling: every atom counts
- * one, a repeat `x{n,m}` counts x max(n, m) times, through nested groups (`((a{10}){10}){10}` is a
- * thousand), alternatives add up. RE2 builds a pattern like `\pL{999}` repeated for hundreds of
- * milliseconds before its size could be checked. Braces of `\p{…}`, `\P{…}`, `\x{…}` belong to the
- * escape; a class is one atom.
+ * A weight of a pattern's RE2 program, read in one pass before compiling: every atom counts one
+ * (`^` and `$` too), a Unicode or negated class twenty, a repeat `x{n,m}` counts x max(n, m) times,
+ * through nested groups (`((a{10}){10}){10}` is a thousand), alternatives add up, `(?i)` doubles
+ * it all. RE2 builds a pattern like `\pL{999}` repeated, or `(?i)\PL` a hundred times, for hundreds
+ * of milliseconds before its size could be checked. Braces of `\p{…}`, `\P{…}`, `\x{…}` belong to
+ * the escape; `\Q…\E` is literal; `{,n}` is literal, as RE2 reads it.
  */
 export function repeatWeight(pattern: string): number {
   const CAP = 1e9;
   const frames: { sum: number; last: number }[] = [{ sum: 0, last: 0 }];
   let top = frames[0]!;
-  const atom = () => {
-    top.sum = Math.min(CAP, top.sum + 1);
-    top.last = 1;
+  const atom = (w = 1) => {
+    top.sum = Math.min(CAP, top.sum + w);
+    top.last = w;
   };
   for (let i = 0; i < pattern.length; i++) {
     const c = pattern[i];
     if (c === "\\") {
       const e = pattern[i + 1];
-      if ((e === "p" || e === "P" || e === "x") && pattern[i + 2] === "{") {
+      if (e === "Q") {
+        // literal up to \E
+        const end = pattern.indexOf("\\E", i + 2);
+        const stop = end === -1 ? pattern.length : end;
+        for (let k = i + 2; k < stop; k++) atom();
+        i = end === -1 ? pattern.length : end + 1;
+      } else if ((e === "p" || e === "P") && pattern[i + 2] === "{") {
         const close = pattern.indexOf("}", i + 3);
         i = close === -1 ? pattern.length : close;
-      } else if (e === "p" || e === "P") i += 2; // \pL
-      else i++;
-      atom();
+        atom(WIDE_CLASS_WEIGHT);
+      } else if (e === "p" || e === "P") {
+        i += 2; // \pL
+        atom(WIDE_CLASS_WEIGHT);
+      } else if (e === "x" && pattern[i + 2] === "{") {
+        const close = pattern.indexOf("}", i + 3);
+        i = close === -1 ? pattern.length : close;
+        atom();
+      } else {
+        i++;
+        atom();
+      }
     } else if (c === "[") {
       // a class: to its closing bracket (a leading ] is literal; escapes inside skip a character)
       let j = i + 1;
-      if (pattern[j] === "^") j++;
+      let wide = false;
+      if (pattern[j] === "^") {
+        wide = true;
+        j++;
+      }
       if (pattern[j] === "]") j++;
-      for (; j < pattern.length && pattern[j] !== "]"; j++) if (pattern[j] === "\\") j++;
+      for (; j < pattern.length && pattern[j] !== "]"; j++) {
+        if (pattern[j] === "\\") {
+          if (pattern[j + 1] === "p" || pattern[j + 1] === "P") wide = true;
+          j++;
+        } else if (pattern[j] === "[" && pattern[j + 1] === ":") {
+          // [:alpha:] inside a class
+          const close = pattern.indexOf(":]", j + 2);
+          if (close !== -1) j = close + 1;
+        }
+      }
       i = j;
-      atom();
+      atom(wide ? WIDE_CLASS_WEIGHT : 1);
     } else if (c === "(") {
       // `(?:`, `(?i)`, `(?P<name>`: the group's flags and name are not atoms
       if (pattern[i + 1] === "?") {
@@ -192,7 +231,7 @@ export function repeatWeight(pattern: string): number {
       top.last = inner.sum;
     } else if (c === "|") {
       top.last = 0;
-    } else if (c === "{") {
+    } else if (c === "{" && pattern[i + 1] !== undefined && pattern[i + 1]! >= "0" && pattern[i + 1]! <= "9") {
       let j = i + 1;
       let n = 0;
       let m = 0;
@@ -211,15 +250,17 @@ export function repeatWeight(pattern: string): number {
         top.last = Math.min(CAP, top.last * k);
         i = j;
       } else atom(); // a literal brace
-    } else if (c !== "*" && c !== "+" && c !== "?" && c !== "^" && c !== "$") {
-      atom();
+    } else if (c !== "*" && c !== "+" && c !== "?") {
+      atom(); // a literal, `.`, `^`, `$`, a brace RE2 reads literally
     }
   }
   while (frames.length > 1) {
     const inner = frames.pop()!;
     frames[frames.length - 1]!.sum += inner.sum;
   }
-  return frames[0]!.sum;
+  const weight = frames[0]!.sum;
+  // Case folding turns letters into classes: (?i) anywhere doubles the weight.
+  return /\(\?[a-zA-Z]*i/.test(pattern) ? Math.min(CAP, weight * 2) : weight;
 }
 
 /** Compiled patterns, shared: a workspace that repeats one matcher a thousand times compiles it once. */
@@ -238,14 +279,18 @@ export function compileRegex(pattern: string, opts: { anchored: boolean }): (tex
   const source = opts.anchored ? `^(?:${pattern})$` : pattern;
   let re = compiled.get(source);
   if (!re) {
+    const t0 = performance.now();
     re = RE2JS.compile(source);
+    if (compiles) compiles.ms += performance.now() - t0;
+    if (re.programSize() > MAX_MATCHER_PROGRAM) throw new Error(`too complex (over ${MAX_MATCHER_PROGRAM} RE2 instructions)`);
     if (compiled.size >= COMPILED_KEPT) compiled.delete(compiled.keys().next().value!);
     compiled.set(source, re);
   }
   const size = re.programSize();
-  if (size > MAX_MATCHER_PROGRAM) throw new Error(`too complex (over ${MAX_MATCHER_PROGRAM} RE2 instructions)`);
   if (compiles && (compiles.instructions -= size) < 0)
     throw new Error(`the repository's matchers and conditions together pass ${MAX_REPOSITORY_MATCHER_PROGRAM} RE2 instructions (MAX_REPOSITORY_MATCHER_PROGRAM)`);
+  if (compiles && compiles.ms > MAX_REPOSITORY_COMPILE_MS)
+    throw new Error(`the repository's matchers and conditions took more than ${MAX_REPOSITORY_COMPILE_MS} ms to compile (MAX_REPOSITORY_COMPILE_MS)`);
   return (text) => {
     // At least 64 characters a test: a thousand tests of one character each are no free lunch.
     const work = size * Math.max(64, text.length);

@@ -70,7 +70,7 @@ function* loadSteps(dir: string, maxTimeoutMs: number, limits: RepositoryLimits)
   /** Each agent's own switch (`disableAllHooks`, cosh `enabled = false`) turns off that agent's hooks only: the file that said so. */
   const switchedOff = new Map<Format, string>();
   // Every matcher and condition compiled counts, before the hooks it belongs to are counted.
-  const compileBudget = { left: limits.maxHooks, limit: limits.maxHooks, instructions: MAX_REPOSITORY_MATCHER_PROGRAM };
+  const compileBudget = { left: limits.maxHooks, limit: limits.maxHooks, instructions: MAX_REPOSITORY_MATCHER_PROGRAM, ms: 0 };
   let hooks = 0;
   let bytes = 0;
   const add = (file: string, format: Format, set: HookSet) => {

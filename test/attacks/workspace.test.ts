@@ -168,18 +168,22 @@ describe("workspaces cannot read the host", () => {
   });
 
   it("refuses 2 000 costly matchers in groups without hooks once they pass the workspace's compile budget, never compiling them all", async () => {
-    // Each `\\pL{2xx}` is a ~250-instruction RE2 program (~0.1–0.25 ms to build, whatever the class);
-    // 20 000 of them in groups with no hooks once took 3.4 s in one piece, and loaded. Compiling stops
-    // at MAX_REPOSITORY_MATCHER_PROGRAM instructions (about 160 of these).
-    const groups = Array.from({ length: 2_000 }, (_, i) => ({ matcher: `\\pL{${200 + (i % 90)}}x${i}`, hooks: [] }));
+    // Each `[a-z]{2xx}` is a ~250-instruction RE2 program (~0.1–0.25 ms to build); 20 000 of them
+    // (as `\\pL{2xx}`) in groups with no hooks once took 3.4 s in one piece, and loaded. Compiling
+    // stops at MAX_REPOSITORY_MATCHER_PROGRAM instructions (about 160 of these).
+    const groups = Array.from({ length: 2_000 }, (_, i) => ({ matcher: `[a-z]{${200 + (i % 90)}}x${i}`, hooks: [] }));
     const content = JSON.stringify({ hooks: { PreToolUse: groups } });
     const { status, text } = await attack(svc, async () => put(svc, "matcher-flood", await tarOf([{ name: ".claude/settings.json", content }], { gzip: true })));
     expect(status, text).toBe(400);
     expect(errorOf(text).message).toMatch(/hooks\.PreToolUse\[1\d\d\]\.matcher: .*matchers and conditions together pass 40000 RE2 instructions \(MAX_REPOSITORY_MATCHER_PROGRAM\)/);
   });
 
-  it("refuses a matcher whose repeats alone pass the program limit without building it", async () => {
-    const pattern = "\\pL{999}".repeat(50); // 450 characters; RE2 would take hundreds of ms to build it
+  it.each([
+    ["repeats of a Unicode class", "\\pL{999}".repeat(50)],
+    ["case-folded Unicode classes, 15–26 ms each to build", "(?i)" + "\\PL".repeat(168)],
+    ["repeats of an empty-width atom", "(?:^{999})".repeat(51)],
+    ["a \\Q…\\E that hides a class bracket", "\\Q[\\E" + "\\PL{999}".repeat(55) + "]"],
+  ])("refuses a matcher too costly to build (%s) without building it", async (_what, pattern) => {
     const content = JSON.stringify({ hooks: { PreToolUse: Array.from({ length: 50 }, () => ({ matcher: pattern, hooks: [{ type: "command", command: "true" }] })) } });
     const { status, text } = await attack(svc, async () => put(svc, "repeat-bomb", await tarOf([{ name: ".claude/settings.json", content }])));
     expect(status, text).toBe(400);

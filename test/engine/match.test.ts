@@ -78,17 +78,24 @@ describe("matching work per event is bounded", () => {
 
 describe("a matcher's repeats are weighed before RE2 builds it", () => {
   it.each([
-    ["\\pL{999}", 999],
+    ["\\pL{999}", 19_980],
     ["\\d{999}", 999],
     ["a{2,400}", 400],
     ["(ab){3}c{4,}", 10],
-    ["((\\pL{10}){10}){10}", 1000],
-    ["(?i)(?:a|b){100}", 200],
+    ["((\\pL{10}){10}){10}", 20_000],
+    ["(?i)(?:a|b){100}", 400],
+    ["(?i)\\PL{168}", 6_720],
+    ["(?:^{999})", 999],
+    ["\\Q[\\E\\PL{999}]", 19_982],
+    ["[^a]{100}", 2_000],
+    ["a{,300}", 7],
     ["[{500}]x", 2],
-    ["\\p{Greek}{5}", 5],
+    ["\\p{Greek}{5}", 100],
     ["\\{300}", 5],
     ["x{", 2],
     ["mcp__.*__create", 14],
+    ["Bash|Edit|Write", 13],
+    ["^(?i)(git|npm) ", 16],
   ])("%s weighs %i", async (pattern, weight) => {
     const { repeatWeight } = await import("../../engine/hooks.js");
     expect(repeatWeight(pattern)).toBe(weight);
@@ -96,9 +103,9 @@ describe("a matcher's repeats are weighed before RE2 builds it", () => {
   it("refuses a pattern past the program limit by its repeats, and a load past its compile budget", async () => {
     const { compileRegex, withCompileBudget } = await import("../../engine/hooks.js");
     expect(() => compileRegex("\\pL{999}".repeat(50), { anchored: false })).toThrow(/weighed before it is built: over 300/);
-    const budget = { left: 2, limit: 2, instructions: 1000 };
+    const budget = { left: 2, limit: 2, instructions: 1000, ms: 0 };
     expect(() => withCompileBudget(budget, () => ["a", "b", "c"].map((p) => compileRegex(p, { anchored: true })))).toThrow(/more than 2 matchers and conditions/);
-    const small = { left: 100, limit: 100, instructions: 500 };
+    const small = { left: 100, limit: 100, instructions: 500, ms: 0 };
     expect(() => withCompileBudget(small, () => ["a{200}", "b{200}", "c{200}"].map((p) => compileRegex(p, { anchored: true })))).toThrow(/together pass 40000 RE2 instructions/);
   });
 });
