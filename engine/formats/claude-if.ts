@@ -46,31 +46,44 @@ function pathGlob(spec: string): (text: string) => boolean {
 /** @default 256 — subcommands read out of one command; past it the hook runs (no condition is tested that often). */
 export const MAX_SUBCOMMANDS = 256;
 
-/** Shell words that start a command without being it: `if x; then rm …`, `! rm`, `time rm`, `{ rm; }`. */
-const PREFIX_WORDS = new Set(["if", "then", "else", "elif", "do", "while", "until", "!", "{", "}", "time", "exec", "command", "builtin", "nohup", "env"]);
+/** Shell words that start a command without being it: `if x; then rm …`, `! rm`, `{ rm; }`. */
+const PREFIX_WORDS = new Set(["if", "then", "else", "elif", "do", "while", "until", "!", "{", "}", "coproc"]);
+/** Commands that run the rest of their words as a command, with the options each takes an argument for. */
+const WRAPPERS: Record<string, readonly string[]> = {
+  time: [], nohup: [], builtin: [], command: [], exec: ["-a"], env: ["-u", "-C", "-S", "--unset", "--chdir"],
+  nice: ["-n", "--adjustment"], timeout: ["-s", "-k", "--signal", "--kill-after"], stdbuf: ["-i", "-o", "-e"],
+};
+/** Commands whose own words hide the command they run: a rule cannot read them, so the hook runs. */
+const OPAQUE = new Set(["eval", "sh", "bash", "zsh", "dash", "ksh", "xargs", "sudo", "doas", "su", "find", "parallel", "watch", "source", "."]);
+const BLANK = (c: string | undefined) => c === " " || c === "\t";
 
 /**
- * The subcommands of a shell command, each as written and as the shell would read its words (quotes
- * and backslashes taken out), or undefined when it cannot be read — quotes that do not close, a
- * heredoc, more than MAX_SUBCOMMANDS parts: then the hook runs. Splits outside quotes at `&&`,
- * `||`, `;`, `|`, `&`, newlines, `(`, `)`, `$(` and backticks (inside double quotes only at command
- * substitutions); skips comments; reads `$'…'` as ANSI-C quotes; drops each part's leading
- * assignments, redirections and prefix words. One pass.
+ * The subcommands of a shell command, each as written (from its command word on) and as the shell
+ * reads its words (quotes, backslashes and redirections taken out, the command word's folder too),
+ * or undefined when it cannot be read — quotes that do not close, a heredoc, a command word made by
+ * an expansion (`$x`, `{a,b}`) or one that runs its arguments (`eval`, `sh -c`, `xargs`, `sudo`),
+ * more than MAX_SUBCOMMANDS parts: then the hook runs. Splits outside quotes at `&&`, `||`, `;`,
+ * `|`, `&`, newlines, `(`, `)`, and around `$( )` and backticks — also inside double quotes, where
+ * the command in them is read whole; skips comments; reads `$'…'` as ANSI-C quotes. One pass.
  */
 export function subcommands(command: string): string[] | undefined {
   const parts: string[] = [];
   let start = 0;
   let quote: "'" | '"' | "$'" | undefined;
-  let tooMany = false;
+  /** the command substitutions open: what closes each, and whether a double quote resumes after it */
+  const subs: { closer: ")" | "`"; depth: number; inQuote: boolean }[] = [];
+  let braces = 0; // `${ … }` open: no comment starts inside
+  let doubt = false;
   const cut = (end: number, next: number) => {
     const part = commandPart(command.slice(start, end));
-    if (part) {
-      if (parts.length >= 2 * MAX_SUBCOMMANDS) tooMany = true;
+    if (part === null) doubt = true;
+    else if (part) {
+      if (parts.length >= 2 * MAX_SUBCOMMANDS) doubt = true;
       else parts.push(...part);
     }
     start = next;
   };
-  for (let i = 0; i < command.length && !tooMany; i++) {
+  for (let i = 0; i < command.length && !doubt; i++) {
     const c = command[i]!;
     if (quote === "'") {
       if (c === "'") quote = undefined;
@@ -85,83 +98,209 @@ export function subcommands(command: string): string[] | undefined {
       i++;
       continue;
     }
+    const top = subs[subs.length - 1];
     if (quote === '"') {
       if (c === '"') quote = undefined;
-      else if (c === "`" || c === ")") cut(i, i + 1);
-      else if (c === "$" && command[i + 1] === "(") cut(i, ++i + 1);
+      else if (c === "`") {
+        subs.push({ closer: "`", depth: 0, inQuote: true });
+        quote = undefined;
+        cut(i, i + 1);
+      } else if (c === "$" && command[i + 1] === "(") {
+        subs.push({ closer: ")", depth: 0, inQuote: true });
+        quote = undefined;
+        cut(i, ++i + 1);
+      }
       continue;
     }
     if (c === "$" && command[i + 1] === "'") {
       quote = "$'";
       i++;
     } else if (c === "'" || c === '"') quote = c;
-    else if (c === "$" && command[i + 1] === "(") cut(i, ++i + 1);
-    else if (c === "<" && command[i + 1] === "<") return undefined; // a heredoc: its body is not read here
-    else if (c === "#" && (i === 0 || /[\s;&|()`]/.test(command[i - 1]!))) {
+    else if (c === "$" && command[i + 1] === "{") {
+      braces++;
+      i++;
+    } else if (c === "}" && braces > 0) braces--;
+    else if (c === "$" && command[i + 1] === "(") {
+      subs.push({ closer: ")", depth: 0, inQuote: false });
+      cut(i, ++i + 1);
+    } else if (c === "`") {
+      if (top?.closer === "`") {
+        subs.pop();
+        if (top.inQuote) quote = '"';
+      } else subs.push({ closer: "`", depth: 0, inQuote: false });
+      cut(i, i + 1);
+    } else if (c === "(") {
+      if (top?.closer === ")") top.depth++;
+      cut(i, i + 1);
+    } else if (c === ")") {
+      if (top?.closer === ")") {
+        if (top.depth > 0) top.depth--;
+        else {
+          subs.pop();
+          if (top.inQuote) quote = '"';
+        }
+      }
+      cut(i, i + 1);
+    } else if (c === "<" && command[i + 1] === "<") return undefined; // a heredoc: its body is not read here
+    else if ((c === "&" || c === "|") && (command[i - 1] === ">" || command[i - 1] === "<")) continue; // `>&2`, `>|f`
+    else if (c === "#" && braces === 0 && (i === 0 || /[ \t\n;&|()`]/.test(command[i - 1]!))) {
       // a comment, to the end of its line
       cut(i, i);
       const nl = command.indexOf("\n", i);
       i = nl === -1 ? command.length : nl - 1;
       start = i + 1;
-    } else if (";|&\n()`".includes(c)) cut(i, i + 1);
+    } else if (";|&\n".includes(c)) cut(i, i + 1);
   }
-  if (quote || tooMany) return undefined;
+  if (quote || doubt) return undefined;
   cut(command.length, command.length);
-  return parts;
+  return doubt ? undefined : parts;
+}
+
+/** A shell word that is a redirection: its operator, and whether its target is in the same word. */
+function redirection(word: string): { alone: boolean } | undefined {
+  const m = /^([0-9]+|\{[A-Za-z_][A-Za-z0-9_]*\})?(&>>|&>|>>|>\||>&|<&|<>|>|<)(.*)$/s.exec(word);
+  return m ? { alone: m[3] === "" } : undefined;
 }
 
 /**
- * One subcommand without its leading assignments (`A=1`, `B+=x`, `C[0]=y`), redirections (`>f`,
- * `2>&1`) and prefix words: as written, and with its quotes and backslashes taken out when it has any.
+ * One subcommand from its command word on — without leading assignments (`A=1`, `B+=x`,
+ * `C[0]=y`), redirections (`>f`, `2>&1`, `> f`), prefix words and wrappers with their options
+ * (`time -p`, `env -i`, `timeout 5`, `nice -n 5`, `function f`) — as written, and as the shell reads
+ * its words; null when the command word cannot be read by a rule (the hook must run).
  */
-function commandPart(text: string): string[] | undefined {
-  let at = 0;
-  for (;;) {
-    while (at < text.length && /\s/.test(text[at]!)) at++;
-    const end = wordEnd(text, at);
-    if (end === at) break;
-    const word = text.slice(at, end);
-    if (end >= text.length && isAssignment(word)) break; // an assignment alone: kept as it is
-    if (!(isAssignment(word) || /^[0-9]*[<>]/.test(word) || PREFIX_WORDS.has(word))) break;
-    at = end;
+function commandPart(text: string): string[] | null | undefined {
+  const words = splitWords(text);
+  let k = 0;
+  while (k < words.length) {
+    const { raw, at } = words[k]!;
+    const word = unquote(raw);
+    if (isAssignment(raw)) {
+      if (k === words.length - 1) return [text.slice(at).trim()]; // an assignment alone: kept as it is
+      k++;
+    } else if (redirection(raw)) k += redirection(raw)!.alone ? 2 : 1;
+    else if (PREFIX_WORDS.has(word)) k++;
+    else if (word === "function") k += 2;
+    else if (word in WRAPPERS) {
+      const withArg = WRAPPERS[word]!;
+      k++;
+      while (k < words.length) {
+        const w = unquote(words[k]!.raw);
+        if (w === "--") {
+          k++;
+          break;
+        }
+        if (!w.startsWith("-") || w === "-") break;
+        k += withArg.includes(w) ? 2 : 1;
+      }
+      if (word === "timeout" && k < words.length) k++; // its duration
+    } else break;
   }
-  const part = text.slice(at).trim();
-  if (!part) return undefined;
-  const bare = unquote(part);
-  return bare === part ? [part] : [part, bare];
+  if (k >= words.length) return undefined;
+  const head = words[k]!;
+  // The command word itself is an expansion, or runs its arguments as a command: no rule reads that.
+  if (/[$`]/.test(head.raw) || braceExpansion(head.raw)) return null;
+  const name = unquote(head.raw);
+  const base = name.includes("/") ? name.slice(name.lastIndexOf("/") + 1) : name;
+  if (OPAQUE.has(base)) return null;
+  const asWritten = text.slice(head.at).trim();
+  const read = words.slice(k).filter((w, n, all) => {
+    if (redirection(w.raw)) return false;
+    const before = all[n - 1];
+    return !(before && redirection(before.raw)?.alone);
+  }).map((w, n) => (n === 0 ? base : unquote(w.raw))).join(" ");
+  return read === asWritten ? [asWritten] : [asWritten, read];
 }
 
-/** Where the shell word starting at `at` ends (quotes kept inside it). */
-function wordEnd(text: string, at: number): number {
-  let quote: string | undefined;
-  let i = at;
-  for (; i < text.length; i++) {
-    const c = text[i]!;
-    if (quote) {
-      if (c === "\\" && quote === '"') i++;
-      else if (c === quote) quote = undefined;
-    } else if (c === "\\") i++;
-    else if (c === "'" || c === '"') quote = c;
-    else if (/\s/.test(c)) break;
+/** The shell words of a text (blanks are spaces and tabs, as bash's), each raw with where it starts. */
+function splitWords(text: string): { raw: string; at: number }[] {
+  const words: { raw: string; at: number }[] = [];
+  let i = 0;
+  while (i < text.length) {
+    while (i < text.length && (BLANK(text[i]) || text[i] === "\n")) i++;
+    if (i >= text.length) break;
+    const at = i;
+    let quote: string | undefined;
+    for (; i < text.length; i++) {
+      const c = text[i]!;
+      if (quote) {
+        if (c === "\\" && quote !== "'") i++;
+        else if (c === quote[quote.length - 1]) quote = undefined;
+      } else if (c === "\\") {
+        if (text[i + 1] === "\n") {
+          i++; // a line continuation: the word goes on
+          continue;
+        }
+        i++;
+      } else if (c === "$" && text[i + 1] === "'") {
+        quote = "$'";
+        i++;
+      } else if (c === "'" || c === '"') quote = c;
+      else if (BLANK(c) || c === "\n") break;
+      // `rm>/dev/null`: a redirection ends the word before it (`2>`, `{fd}>` belong to it)
+      else if ((c === ">" || c === "<") && i > at && !/^([0-9]+|\{[A-Za-z_][A-Za-z0-9_]*\})$/.test(text.slice(at, i))) break;
+    }
+    words.push({ raw: text.slice(at, Math.min(i, text.length)), at });
   }
-  return Math.min(i, text.length);
+  return words;
+}
+
+/** Whether a word has a `{…,…}` the shell expands into words. One pass. */
+function braceExpansion(word: string): boolean {
+  let open = false;
+  let comma = false;
+  for (const c of word) {
+    if (c === "{") [open, comma] = [true, false];
+    else if (c === "," && open) comma = true;
+    else if (c === "}" && open && comma) return true;
+    else if (c === "}") open = false;
+  }
+  return false;
 }
 
 const isAssignment = (word: string) => /^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=/.test(word);
 
-/** The words as the shell reads them: quotes and backslashes out (`'rm' -rf` → `rm -rf`, `r\m` → `rm`). */
+const ESCAPES: Record<string, string> = { n: "\n", t: "\t", r: "\r", a: "\x07", b: "\b", e: "\x1b", E: "\x1b", f: "\f", v: "\v" };
+
+/**
+ * A word as the shell reads it: quotes and backslashes out (`'rm'` → `rm`, `r\m` → `rm`), a line
+ * continuation gone, `$'…'` decoded (`$'\x72m'` → `rm`), `$"…"` as `"…"`.
+ */
 function unquote(text: string): string {
   let out = "";
-  let quote: string | undefined;
   for (let i = 0; i < text.length; i++) {
     const c = text[i]!;
-    if (quote) {
-      if (c === quote) quote = undefined;
-      else if (c === "\\" && quote === '"' && i + 1 < text.length) out += text[++i];
-      else out += c;
-    } else if (c === "\\" && i + 1 < text.length) out += text[++i];
-    else if (c === "'" || c === '"') quote = c;
-    else out += c;
+    if (c === "\\") {
+      if (text[i + 1] !== "\n" && i + 1 < text.length) out += text[i + 1];
+      i++;
+    } else if (c === "'") {
+      const end = text.indexOf("'", i + 1);
+      out += text.slice(i + 1, end === -1 ? text.length : end);
+      i = end === -1 ? text.length : end;
+    } else if (c === "$" && text[i + 1] === "'") {
+      for (i += 2; i < text.length && text[i] !== "'"; i++) {
+        if (text[i] !== "\\") {
+          out += text[i];
+          continue;
+        }
+        const e = text[++i] ?? "";
+        const hex = e === "x" ? /^[0-9a-fA-F]{1,2}/.exec(text.slice(i + 1, i + 3)) : null;
+        const oct = /^[0-7]{1,3}/.exec(text.slice(i, i + 3));
+        if (hex) {
+          out += String.fromCharCode(parseInt(hex[0], 16));
+          i += hex[0].length;
+        } else if (oct) {
+          out += String.fromCharCode(parseInt(oct[0], 8));
+          i += oct[0].length - 1;
+        } else out += ESCAPES[e] ?? e;
+      }
+    } else if (c === '"' || (c === "$" && text[i + 1] === '"')) {
+      if (c === "$") i++;
+      for (i++; i < text.length && text[i] !== '"'; i++) {
+        if (text[i] === "\\" && (text[i + 1] === '"' || text[i + 1] === "\\" || text[i + 1] === "$" || text[i + 1] === "`")) out += text[++i];
+        else if (text[i] === "\\" && text[i + 1] === "\n") i++;
+        else out += text[i];
+      }
+    } else out += c;
   }
   return out;
 }

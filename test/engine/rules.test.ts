@@ -438,3 +438,55 @@ describe("Claude's if reads commands as bash does: what a guard must not miss", 
     expect(results.at(-1)).toBe(true);
   });
 });
+
+describe("Claude's if: commands hidden by shell syntax still fire the hook (a second look)", () => {
+  const runs = (rule: string, command: string) => claudeCondition(rule).test({ tool_name: "Bash", tool_input: { command } });
+  it.each([
+    'echo "$(cd /tmp; rm -rf x)"',
+    'x="$(cd /tmp && rm -rf x)"',
+    'echo "`true; rm x`"',
+    "echo ${x:- #}; rm -rf x",
+    "echo\u00a0#'\n';rm -rf x;#'",
+    "rm\t-rf x",
+    "r\\\nm -rf x",
+    "rm\\\n -rf x",
+    "\\\nrm -rf x",
+    "$'rm' -rf x",
+    "$'\\x72m' -rf x",
+    "r$'m' -rf x",
+    '$"rm" -rf x',
+    "\\command rm -rf x",
+    "'env' rm -rf x",
+    "command -- rm -rf x",
+    "env -i PATH=/bin rm -rf x",
+    "exec -a x rm -rf x",
+    "time -p rm -rf x",
+    "timeout 5 rm -rf x",
+    "nice -n 5 rm -rf x",
+    "> /dev/null rm -rf x",
+    ">&2 rm -rf x",
+    "2>&1 rm -rf x",
+    "{fd}>f rm -rf x",
+    "rm>/dev/null -rf x",
+    "function f { rm -rf x; }; f",
+    "coproc rm -rf x",
+    "eval 'rm -rf x'",
+    "sh -c 'rm -rf x'",
+    "xargs rm",
+    "x=rm; $x -rf y",
+    "{rm,-rf,x}",
+    "/bin/rm -rf x",
+    "sudo rm -rf x",
+  ])("Bash(rm *) fires for %j", (command) => {
+    expect(runs("Bash(rm *)", command)).toBe(true);
+  });
+  it.each(["git  push", "git\tpush origin", "git \\\npush", "git $'push' origin", "git 2>/dev/null push"])("Bash(git push*) fires for %j", (command) => {
+    expect(runs("Bash(git push*)", command)).toBe(true);
+  });
+  it.each(["echo 'rm -rf /'", 'echo "rm -rf /"', "ls # rm -rf x", "git status"])("and still not for %j", (command) => {
+    expect(runs("Bash(rm *)", command)).toBe(false);
+  });
+  it.each(["{ ".repeat(4000) + "rm -rf x", "a=".repeat(4000) + " rm -rf x", "$(".repeat(4000) + "rm -rf x", '"$('.repeat(2600) + "rm -rf x", "${".repeat(4000) + "}; rm -rf x"])("reads a hostile 8 KiB command and runs the hook (%#)", (command) => {
+    expect(runs("Bash(rm *)", command)).toBe(true);
+  });
+});
