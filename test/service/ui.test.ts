@@ -81,15 +81,16 @@ it("lists each session with when hookbox last heard from it", async () => {
 }, 60_000);
 
 it("says it is not live while the tenant's followers are all taken, and follows once one is free", async () => {
-  // Take every live follower this tenant may hold, as other tabs or `hookbox tail` would.
-  const held = await Promise.all(
-    Array.from({ length: LIVE_FOLLOWERS_PER_TENANT }, async () => {
-      const ctl = new AbortController();
-      const res = await fetch(`${svc.url}/v1/events/live`, { headers: { authorization: `Bearer ${TOKEN_A}` }, signal: ctl.signal });
-      expect(res.status).toBe(200);
-      return ctl;
-    }),
-  );
+  // Take every live follower this tenant may hold, as other tabs or `hookbox tail` would (the pages
+  // of the tests before let theirs go as their connections close: a 429 meanwhile is retried).
+  const held: AbortController[] = [];
+  for (let tries = 0; held.length < LIVE_FOLLOWERS_PER_TENANT && tries < 100; tries++) {
+    const ctl = new AbortController();
+    const res = await fetch(`${svc.url}/v1/events/live`, { headers: { authorization: `Bearer ${TOKEN_A}` }, signal: ctl.signal });
+    if (res.status === 200) held.push(ctl);
+    else await new Promise((r) => setTimeout(r, 100));
+  }
+  expect(held).toHaveLength(LIVE_FOLLOWERS_PER_TENANT);
   const page = await browser.newPage({ viewport: { width: 1400, height: 800 } });
   await page.goto(`${svc.url}/ui`);
   await page.fill("#token", TOKEN_A);
