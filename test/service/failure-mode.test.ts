@@ -50,6 +50,8 @@ function forward(via: Via, token: string, extra: string[] = [], body = event): P
   let stderr = "";
   child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
   child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+  // A forwarder that refuses its flags exits before it reads the event: its stdin may be gone.
+  child.stdin.on("error", () => undefined);
   child.stdin.end(body);
   return new Promise((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr, ms: performance.now() - t0 })));
 }
@@ -186,6 +188,7 @@ describe("hookbox stops", () => {
       });
       let err = "";
       fresh.stderr.on("data", (c: Buffer) => (err += c.toString()));
+      fresh.stdin.on("error", () => undefined);
       fresh.stdin.end(event);
       const code = await new Promise((r) => fresh.on("close", r));
       expect(code).toBe(0);
