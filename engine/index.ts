@@ -205,7 +205,7 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
         const reason = `${best.reason ?? `hook ${best.name} decided ${best.decision}`} (${why}; other hooks still running)`;
         const answer = answerFor(format, point, { decision, reason, notifications: [] });
         return {
-          event_id: eventId, event: point, decision, ...(reason !== undefined ? { reason } : {}), notifications: [], hooks: [...finished],
+          event_id: eventId, event: point, decision, reason, notifications: [], hooks: [...finished],
           output: answer.output, exit_code: answer.exit_code, note: `answered before the event was done: ${why}`,
         };
       },

@@ -80,9 +80,10 @@ function* loadSteps(dir: string, maxTimeoutMs: number, limits: RepositoryLimits)
     if (set.disableAll && !switchedOff.has(format)) switchedOff.set(format, file);
   };
   function* load(source: (typeof REPOSITORY_SOURCES)[number], name: string): Generator<Need, void, ParsedFile | undefined> {
-    const text = readHookFile(dir, name, limits.maxHookFileBytes);
-    if (text === undefined) return;
-    bytes += Buffer.byteLength(text);
+    const read = readHookFile(dir, name, limits.maxHookFileBytes);
+    if (read === undefined) return;
+    const { text } = read;
+    bytes += read.bytes;
     const total = HOOK_FILES_TOTAL_FACTOR * limits.maxHookFileBytes;
     if (bytes > total) throw new ConfigError(name, `the repository's hook files together are larger than ${total} bytes (${HOOK_FILES_TOTAL_FACTOR} × server.max_hook_file_bytes)`);
     const parsed = source.syntax === "toml" ? yield { file: name, text } : readJson(name, text);
@@ -139,8 +140,8 @@ function listDir(root: string, rel: string): string[] {
   return at === undefined ? [] : readdirSync(at);
 }
 
-/** A hook file's text: a regular file inside the workspace, opened without following a link, at most `maxBytes`. */
-function readHookFile(root: string, rel: string, maxBytes: number): string | undefined {
+/** A hook file's text and its size in bytes: a regular file inside the workspace, opened without following a link, at most `maxBytes`. */
+function readHookFile(root: string, rel: string, maxBytes: number): { text: string; bytes: number } | undefined {
   const path = walk(root, rel, "file");
   if (path === undefined) return undefined;
   const tooLarge = () => new ConfigError(rel, `the file is larger than ${maxBytes} bytes (server.max_hook_file_bytes)`);
@@ -159,7 +160,7 @@ function readHookFile(root: string, rel: string, maxBytes: number): string | und
     let n = 0;
     for (let got = 1; got > 0 && n < buf.length; n += got) got = readSync(fd, buf, n, buf.length - n, null);
     if (n > maxBytes) throw tooLarge();
-    return buf.subarray(0, n).toString("utf8");
+    return { text: buf.subarray(0, n).toString("utf8"), bytes: n };
   } finally {
     closeSync(fd);
   }

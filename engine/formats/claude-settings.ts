@@ -14,7 +14,7 @@ import type { Verdict } from "../verdict.js";
 import { claudeCondition } from "./claude-if.js";
 import { formatPath } from "./locate.js";
 import {
-  clip, configError, defined, describeFailure, eventOf, knownKeys, originOf, haltVerdict, readDecision, readOutput, schemaError, skippedType, str,
+  clip, configError, defined, describeFailure, eventOf, knownKeys, originOf, haltVerdict, readDecision, readOutput, schemaError, skippedType, str, withHalt,
   type Answer, type FormatModule, type LoadContext, type ParsedFile, warn,
 } from "./shared.js";
 
@@ -246,9 +246,7 @@ export function claudeEffective(point: EventPoint): ReadonlySet<Decision> {
  * hook stopped the agent.
  */
 export function claudeAnswer(point: EventPoint, f: Folded): Answer {
-  const answer = claudeDecision(point, f);
-  if (f.halt !== undefined) answer.output = { continue: false, stopReason: f.halt, ...answer.output };
-  return answer;
+  return withHalt(claudeDecision(point, f), f);
 }
 
 function claudeDecision(point: EventPoint, f: Folded): Answer {

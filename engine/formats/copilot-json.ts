@@ -14,7 +14,7 @@ import type { HookDef, HookSet } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import {
-  configError, defined, describeFailure, eventOf, haltVerdict, HookEnvSchema, knownKeys, originOf, readDecision, readOutput, schemaError, skipOtherType, str,
+  configError, defined, describeFailure, eventOf, haltVerdict, HookEnvSchema, isStopPoint, knownKeys, originOf, readDecision, readOutput, schemaError, skipOtherType, str, withHalt,
   type Answer, type FormatModule, type LoadContext, type ParsedFile, warn,
 } from "./shared.js";
 
@@ -200,9 +200,7 @@ function copilotEffective(point: EventPoint): ReadonlySet<Decision> {
  * "block" for agentStop; VS Code's `continue: false` + `stopReason` when a hook stopped the agent.
  */
 function copilotAnswer(point: EventPoint, f: Folded): Answer {
-  const answer = copilotDecision(point, f);
-  if (f.halt !== undefined) answer.output = { continue: false, stopReason: f.halt, ...answer.output };
-  return answer;
+  return withHalt(copilotDecision(point, f), f);
 }
 
 function copilotDecision(point: EventPoint, f: Folded): Answer {
@@ -217,7 +215,7 @@ function copilotDecision(point: EventPoint, f: Folded): Answer {
     });
     return { output, exit_code: 0 };
   }
-  if ((point === "Stop" || point === "SubagentStop") && f.decision === "block") {
+  if (isStopPoint(point) && f.decision === "block") {
     return { output: defined({ decision: "block", reason: f.reason, additionalContext: context }), exit_code: 0 };
   }
   return { output: defined({ additionalContext: context }), exit_code: 0 };

@@ -14,7 +14,7 @@ import { compileRegex, type HookDef, type HookSet, type Matcher } from "../hooks
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import {
-  configError, defined, describeFailure, eventOf, knownKeys, originOf, readDecision, readOutput, schemaError, skipOtherType, str,
+  configError, defined, describeFailure, eventOf, isStopPoint, knownKeys, originOf, readDecision, readOutput, schemaError, skipOtherType, str,
   type Answer, type FormatModule, type LoadContext, type ParsedFile,
 } from "./shared.js";
 
@@ -113,7 +113,7 @@ export function interpretCursor(run: RunResult, hook: HookDef): Verdict {
   }
   // stop / subagentStop: a `followup_message` sends the agent another turn — Stop's block.
   const followup = str(o.followup_message);
-  if (followup && (hook.point === "Stop" || hook.point === "SubagentStop")) {
+  if (followup && isStopPoint(hook.point)) {
     decision = "block";
     reason = followup;
     rule = "cursor: followup_message sends the agent on";
@@ -149,7 +149,7 @@ function cursorEffective(point: EventPoint): ReadonlySet<Decision> {
 function cursorAnswer(point: EventPoint, f: Folded): Answer {
   const user_message = f.systemMessage ?? (f.decision === "block" ? f.reason : undefined);
   if (point === "UserPromptSubmit") return { output: defined({ continue: f.decision === "block" ? false : undefined, user_message }), exit_code: 0 };
-  if (point === "Stop" || point === "SubagentStop") return { output: defined({ followup_message: f.decision === "block" ? f.reason : undefined }), exit_code: 0 };
+  if (isStopPoint(point)) return { output: defined({ followup_message: f.decision === "block" ? f.reason : undefined }), exit_code: 0 };
   if (cursorEffective(point).size === 0) return { output: defined({ additional_context: f.additionalContext, user_message: f.systemMessage }), exit_code: 0 };
   const permission = f.decision === "block" ? "deny" : (f.decision ?? undefined);
   return {

@@ -16,7 +16,7 @@ import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import { MAX_HOOK_NAME_CHARS } from "./cosh-toml.js";
 import {
-  clip, configError, defined, describeFailure, eventOf, haltVerdict, knownKeys, originOf, readDecision, readOutput, schemaError, skipOtherType, str,
+  clip, configError, defined, describeFailure, eventOf, haltVerdict, knownKeys, originOf, readDecision, readOutput, schemaError, skipOtherType, str, withHalt,
   type Answer, type FormatModule, type LoadContext, type ParsedFile,
 } from "./shared.js";
 
@@ -161,13 +161,12 @@ function geminiEffective(point: EventPoint): ReadonlySet<Decision> {
 /** Gemini CLI: `decision`, `reason`, `systemMessage`, `hookSpecificOutput.additionalContext`, `continue` + `stopReason`. */
 function geminiAnswer(_point: EventPoint, f: Folded): Answer {
   const output = defined({
-    ...(f.halt !== undefined ? { continue: false, stopReason: f.halt } : {}),
     decision: f.decision ?? undefined,
     reason: f.decision ? f.reason : undefined,
     systemMessage: f.systemMessage,
     hookSpecificOutput: f.additionalContext ? { additionalContext: f.additionalContext } : undefined,
   });
-  return { output, exit_code: 0 };
+  return withHalt({ output, exit_code: 0 }, f);
 }
 
 export const geminiFormat: FormatModule = {

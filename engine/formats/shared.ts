@@ -115,6 +115,12 @@ export function haltVerdict(o: Record<string, unknown>, point: EventPoint, hookN
     : { decision: "block", reason: reason ?? halt, halt, rule: `${agent}: continue = false stops the agent (and blocks this ${point})` };
 }
 
+/** An answer that also says a hook stopped the agent (`continue: false` + `stopReason`), where one did. */
+export function withHalt(answer: Answer, f: Folded): Answer {
+  if (f.halt !== undefined) answer.output = { continue: false, stopReason: f.halt, ...answer.output };
+  return answer;
+}
+
 /**
  * A decision word: allow, block (deny is reported as block), ask; absent or null means none.
  * `invalid` for anything else.
