@@ -188,6 +188,9 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
     reaper.stop();
     await container.drain({ close: true });
     await container.reap().catch(() => 0);
+    // A creation the engine had not answered in time may still land: wait for it, boundedly.
+    const unseen = await container.reapAbandoned(config.sandbox.engineTimeoutMs);
+    if (unseen > 0) logger.warn({ count: unseen }, "container creations the engine never answered: if it makes them later, the next start on this data_dir removes them");
     await audit.close();
     await traces.flush();
     lock.release();

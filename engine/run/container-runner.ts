@@ -59,6 +59,7 @@ export class ContainerRunner implements Runner {
       owner: options.owner,
       live: new Set(),
       creating: 0,
+      abandoned: new Map(),
       track(p) {
         const settled = p.catch(() => undefined);
         removals.add(settled);
@@ -129,6 +130,19 @@ export class ContainerRunner implements Runner {
    */
   reap(nowMs = Date.now(), opts: ReapOptions = {}): Promise<number> {
     return reapLeftovers(this.fleet, nowMs, opts);
+  }
+
+  /**
+   * At shutdown: gives creations we gave up on (the engine did not answer in time) up to `maxMs`
+   * to appear, removing each that does; returns how many never did.
+   */
+  async reapAbandoned(maxMs: number): Promise<number> {
+    const end = Date.now() + maxMs;
+    while (this.fleet.abandoned.size > 0 && Date.now() < end) {
+      await this.reap().catch(() => 0);
+      if (this.fleet.abandoned.size > 0) await new Promise((r) => setTimeout(r, 250));
+    }
+    return this.fleet.abandoned.size;
   }
 
   /** Start-up check: the reason writes to /workspace cannot be bounded here, or undefined. */

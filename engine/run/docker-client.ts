@@ -24,6 +24,8 @@ export interface Listed {
   labels: Record<string, string>;
   /** epoch seconds; 0 for volumes */
   created: number;
+  /** the container's name, without the engine's leading "/"; a volume's name */
+  name: string;
 }
 
 /** @default engine timeout 5 s — `[sandbox] engine_timeout_ms` */
@@ -100,13 +102,13 @@ export class DockerClient {
   async listContainers(label: string, signal?: AbortSignal): Promise<Listed[]> {
     const filters = JSON.stringify({ label: [label] });
     const listed = await this.call(signal, (abortSignal) => this.docker.listContainers({ all: true, filters, abortSignal }));
-    return listed.map((c) => ({ id: c.Id, labels: c.Labels ?? {}, created: c.Created }));
+    return listed.map((c) => ({ id: c.Id, labels: c.Labels ?? {}, created: c.Created, name: (c.Names?.[0] ?? "").replace(/^\//, "") }));
   }
 
   async listVolumes(label: string, signal?: AbortSignal): Promise<Listed[]> {
     const filters = JSON.stringify({ label: [label] });
     const { Volumes: volumes } = await this.call(signal, (abortSignal) => this.docker.listVolumes({ filters, abortSignal }));
-    return (volumes ?? []).map((v) => ({ id: v.Name, labels: v.Labels ?? {}, created: 0 }));
+    return (volumes ?? []).map((v) => ({ id: v.Name, labels: v.Labels ?? {}, created: 0, name: v.Name }));
   }
 
   /** Splits an attach stream into stdout and stderr (no engine call). */

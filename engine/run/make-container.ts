@@ -10,7 +10,7 @@ import {
   HOOK_GID, HOOK_HOME, HOOK_UID, LABEL_DEADLINE, LABEL_EVENT_ID, LABEL_INSTANCE, LABEL_MANAGED, LABEL_OWNER,
   LABEL_PROCESS, LABEL_RUN_ID, WORKSPACE_PATH, type Limits, type Runtime,
 } from "../names.js";
-import type { DockerClient, MountSpec } from "./docker-client.js";
+import { EngineTimeoutError, type DockerClient, type MountSpec } from "./docker-client.js";
 import { cowDirs, type CowDirs } from "./workspace-view.js";
 
 /** What this process has in the engine, shared by cold runs, pre-starts and the reaper. */
@@ -27,6 +27,11 @@ export interface Fleet {
   readonly live: Set<string>;
   /** container creations under way: their ids are not known yet */
   creating: number;
+  /**
+   * Creations given up on (engine timeout, deadline) whose container the engine may still make
+   * later: its name → its deadline label. Removed by name when it appears (reaper, shutdown).
+   */
+  readonly abandoned: Map<string, number>;
   /** keeps a background removal in view, for `drain` */
   track(removal: Promise<unknown>): void;
 }
@@ -47,6 +52,11 @@ export interface Made {
   streamDone: Promise<void>;
   /** removes the container, its workspace volume and layers, each call under the engine timeout; never throws */
   cleanup(): Promise<void>;
+}
+
+/** The engine's name of a run's container. */
+export function containerName(runId: string): string {
+  return `hookbox-${runId}`;
 }
 
 export function labelsFor(fleet: Fleet, runId: string, deadlineMs: number, eventId?: string): Record<string, string> {
@@ -70,6 +80,8 @@ export async function makeContainer(
 ): Promise<Made> {
   const { client } = fleet;
   const runId = labels[LABEL_RUN_ID]!;
+  // Named after the run: a creation the engine performs after we gave up on it is still found.
+  const name = containerName(runId);
   let dirs: CowDirs | undefined;
   let volumeName: string | undefined;
   let id: string | undefined;
@@ -77,7 +89,9 @@ export async function makeContainer(
     // Whether or not the engine answers now, the container is no longer in use: if this removal
     // fails, the reaper's next sweep removes it.
     if (id) fleet.live.delete(id);
-    const removed = id ? await client.remove(id).then(() => true, () => false) : true;
+    const target = id ?? (fleet.abandoned.has(name) ? name : undefined);
+    const removed = target ? await client.remove(target).then(() => true, () => false) : true;
+    if (removed) fleet.abandoned.delete(name);
     if (volumeName && removed) await client.removeVolume(volumeName).catch(() => undefined);
     await dirs?.remove();
   };
@@ -105,6 +119,7 @@ export async function makeContainer(
     }
     fleet.creating++;
     id = await client.createContainer({
+      name,
       Image: shape.image,
       Cmd: cmd,
       User: `${HOOK_UID}:${HOOK_GID}`,
@@ -138,7 +153,11 @@ export async function makeContainer(
         IpcMode: "private",
         Privileged: false,
       },
-    }, signal).finally(() => fleet.creating--);
+    }, signal).catch((err: unknown) => {
+      // Given up on while the engine may still be at it (not refused): it may appear later.
+      if (err instanceof EngineTimeoutError || signal?.aborted) fleet.abandoned.set(name, Number(labels[LABEL_DEADLINE]));
+      throw err;
+    }).finally(() => fleet.creating--);
     fleet.live.add(id);
     const stream = await client.attach(id, signal);
     const streamDone = new Promise<void>((resolve) => {

@@ -32,8 +32,12 @@ export async function reapLeftovers(fleet: Fleet, nowMs: number, opts: ReapOptio
   const dropped = (c: Listed) =>
     c.labels[LABEL_INSTANCE] === fleet.instance && !fleet.live.has(c.id) && (fleet.creating === 0 || c.created * 1000 < nowMs - CREATING_GRACE_MS);
   const past = (labels: Record<string, string>) => Number(labels[LABEL_DEADLINE] ?? 0) < nowMs;
-  const stale = listed.filter((c) => past(c.labels) || orphan(c.labels) || dropped(c));
-  await Promise.all(stale.map((c) => client.remove(c.id).catch(() => undefined)));
+  // A creation we gave up on that the engine made after all: never in use, whatever its age.
+  const abandoned = (c: Listed) => fleet.abandoned.has(c.name);
+  const stale = listed.filter((c) => past(c.labels) || orphan(c.labels) || dropped(c) || abandoned(c));
+  await Promise.all(stale.map((c) => client.remove(c.id).then(() => fleet.abandoned.delete(c.name), () => undefined)));
+  // One that has not appeared by its deadline is the deadline rule's from then on.
+  for (const [name, deadline] of fleet.abandoned) if (deadline < nowMs) fleet.abandoned.delete(name);
   const volumes = await client.listVolumes(label);
   // A volume of ours not in use is removed with its container; one the engine kept goes at its deadline.
   await Promise.all(volumes.filter((v) => past(v.labels) || orphan(v.labels)).map((v) => client.removeVolume(v.id).catch(() => undefined)));

@@ -106,6 +106,26 @@ timeout = 2000
     // What the engine did late (a creation asked for before the pause) is removed too.
     expect(await until(async () => (await leftovers()).containers.length === 0, 15_000)).toBe(true);
   }, 60_000);
+
+  it("a creation given up on that the engine makes while hookbox stops is removed before it exits", async () => {
+    const svc = await service(config(0));
+    paused = dockerd();
+    let exited: Promise<number | null>;
+    try {
+      process.kill(paused, "SIGSTOP");
+      const { body } = await answer(await svc.event(pre));
+      expect(body.hooks).toEqual([expect.objectContaining({ name: "boxed", outcome: "failed_to_start" })]);
+      // The engine comes back only once hookbox is stopping: what it was asked before, it does now.
+      exited = svc.stop();
+      await new Promise((r) => setTimeout(r, 300));
+    } finally {
+      resume();
+    }
+    expect(await exited).toBe(0);
+    // Nothing removes a container after hookbox is gone: what is there a few seconds on stays.
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect((await leftovers()).containers).toEqual([]);
+  }, 60_000);
 });
 
 describe("a repository's own container limits", () => {
