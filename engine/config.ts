@@ -90,7 +90,7 @@ const SandboxSchema = z.strictObject({
   tmp_size: Bytes.default(DEFAULT_LIMITS.tmpBytes),
   /** ms; every hook's timeout is clamped to it */
   max_timeout: z.number().int().positive().default(DEFAULT_MAX_TIMEOUT_MS),
-  /** hook runs at once */
+  /** events running hooks at once, all tenants together */
   max_concurrency: z.number().int().positive().default(8),
   /** events of one tenant waiting for a slot before the service answers that tenant 429; each tenant has its own */
   max_queue: z.number().int().nonnegative().default(64),

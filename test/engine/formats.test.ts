@@ -11,6 +11,8 @@ import { ConfigError } from "../../engine/errors.js";
 import { jsonLocator, MAX_TOML_NAME_CHARS, tomlLocator } from "../../engine/formats/locate.js";
 import { parseTomlOffThread, TomlSyntaxError } from "../../engine/formats/toml-off-thread.js";
 import { loadRepositoryHooks, loadRepositoryHooksSync } from "../../engine/repository.js";
+import { REPOSITORY_SOURCES } from "../../engine/formats/registry.js";
+import { HOOK_PATHS } from "../../cli/workspace-push.js";
 
 function tree(files: Record<string, string>): string {
   const dir = mkdtempSync(join(tmpdir(), "hookbox-formats-"));
@@ -424,5 +426,14 @@ describe("Gemini CLI settings.json", () => {
       ".claude/settings.json": JSON.stringify({ hooks: { PreToolUse: [{ hooks: [{ type: "command", command: "c.sh" }] }] } }),
     }), 60_000);
     expect(set.hooks.map((h) => h.command)).toEqual(["c.sh"]);
+  });
+});
+
+describe("hookbox workspace push", () => {
+  it("sends every repository hook file the formats read (a source it leaves out never reaches the service)", () => {
+    const sent = (path: string) => HOOK_PATHS.some((p) => path === p || path.startsWith(`${p}/`));
+    const missing = REPOSITORY_SOURCES.map((s) => s.path).filter((p) => !sent(p));
+    expect(missing).toEqual([]);
+    expect(REPOSITORY_SOURCES.map((s) => s.path)).toContain(".gemini/settings.json");
   });
 });
