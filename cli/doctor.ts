@@ -20,9 +20,9 @@ import { AGENT_DEADLINE_S } from "../engine/agents.js";
 import { FORWARD_SCRIPT } from "./forward-script.js";
 import { block as safe, oneLine, safeJson } from "./terminal.js";
 
-type Agent = "claude" | "copilot" | "cosh" | "codex" | "gemini";
+type Agent = "claude" | "copilot" | "cosh" | "codex" | "gemini" | "cursor";
 
-const AGENT_NAME: Record<Agent, string> = { claude: "Claude Code", copilot: "Copilot CLI", cosh: "cosh", codex: "Codex", gemini: "Gemini CLI" };
+const AGENT_NAME: Record<Agent, string> = { claude: "Claude Code", copilot: "Copilot CLI", cosh: "cosh", codex: "Codex", gemini: "Gemini CLI", cursor: "Cursor" };
 
 /** What `hookbox/service/routes/events.ts` puts in a canary's reason. */
 const CANARY_MARK = "hookbox canary";
@@ -90,6 +90,7 @@ function configsIn(root: string, scope: "repository" | "home"): { agent: Agent; 
   add("cosh", ".copilot-shell", "config.toml");
   add("codex", ".codex", "hooks.json");
   add("gemini", ".gemini", "settings.json");
+  add("cursor", ".cursor", "hooks.json");
   const copilot = join(root, scope === "repository" ? ".github/hooks" : ".copilot/hooks");
   if (existsSync(copilot)) for (const f of readdirSync(copilot).filter((n) => n.endsWith(".json")).sort()) out.push({ agent: "copilot", file: join(copilot, f) });
   return out;
@@ -118,7 +119,8 @@ function entriesOf(agent: Agent, file: string): Entry[] {
   for (const [event, list] of Object.entries(obj(doc.hooks))) {
     arr(list).forEach((g, i) => {
       const group = obj(g);
-      if (agent === "copilot") {
+      // Copilot and Cursor: flat entries, timeout in seconds.
+      if (agent === "copilot" || agent === "cursor") {
         const command = typeof group.bash === "string" ? group.bash : typeof group.command === "string" ? group.command : undefined;
         if (command) out.push({ agent, file, event, where: `hooks.${event}[${i}]`, command, timeoutS: num(group.timeoutSec) ?? num(group.timeout) });
         return;
@@ -151,7 +153,7 @@ function flagOf(argv: string[], name: string): string | undefined {
 }
 
 /** Which `--format` each agent's line must ask for. */
-const FORMAT_OF: Record<Agent, string> = { claude: "claude", copilot: "copilot", cosh: "cosh", codex: "codex", gemini: "gemini" };
+const FORMAT_OF: Record<Agent, string> = { claude: "claude", copilot: "copilot", cosh: "cosh", codex: "codex", gemini: "gemini", cursor: "cursor" };
 
 async function check(entry: Entry, dir: string, env: NodeJS.ProcessEnv): Promise<Finding> {
   const fail = (message: string): Finding => ({ entry, ok: false, message });
@@ -308,7 +310,8 @@ function forwardScriptOf(argv: string[], dir: string): { argv: string[] } | stri
 
 /** The event as the agent would pipe it, marked as the doctor's. */
 function canaryPayload(entry: Entry): Json {
-  const camel = resolveEventName(entry.event)?.dialect === "camel";
+  // Cursor names its events in camelCase but sends snake_case payloads.
+  const camel = resolveEventName(entry.event)?.dialect === "camel" && entry.agent !== "cursor";
   return camel
     ? { sessionId: "hookbox-doctor", timestamp: Date.now(), cwd: process.cwd(), toolName: "hookbox_doctor", toolArgs: "{}" }
     : { session_id: "hookbox-doctor", cwd: process.cwd(), hook_event_name: entry.event, tool_name: "hookbox_doctor", tool_input: {} };
@@ -327,6 +330,7 @@ function blocks(agent: Agent, run: { code: number | null; stdout: string; stderr
   const specific = obj(out.hookSpecificOutput);
   if (agent === "copilot" && out.permissionDecision === "deny") return "permissionDecision deny";
   if ((agent === "claude" || agent === "codex") && specific.permissionDecision === "deny") return "hookSpecificOutput.permissionDecision deny";
+  if (agent === "cursor") return out.permission === "deny" ? "permission deny" : out.continue === false ? "continue false" : undefined;
   if (out.decision === "block") return "decision block";
   return undefined;
 }

@@ -141,6 +141,8 @@ BEGIN {
   if (mode == "deny") {
     r = q(ENVIRON["HOOKBOX_REASON"])
     if (fmt == "copilot") print "{\"permissionDecision\":\"deny\",\"permissionDecisionReason\":" r "}"
+    else if (fmt == "cursor" && ENVIRON["HOOKBOX_EVENT"] == "beforeSubmitPrompt") print "{\"continue\":false,\"user_message\":" r "}"
+    else if (fmt == "cursor") print "{\"permission\":\"deny\",\"user_message\":" r ",\"agent_message\":" r "}"
     else if (fmt == "claude" || fmt == "codex") print "{\"decision\":\"block\",\"reason\":" r ",\"hookSpecificOutput\":{\"hookEventName\":" q(ENVIRON["HOOKBOX_EVENT"]) ",\"permissionDecision\":\"deny\",\"permissionDecisionReason\":" r "}}"
     else print "{\"decision\":\"block\",\"reason\":" r "}"
     exit 0
@@ -231,6 +233,7 @@ case $format in
   claude) q=claude d=${d.claude} ;;
   codex) q=codex d=${d.codex} ;;
   gemini) q=gemini d=${d.gemini} ;;
+  cursor) q=cursor d=${d.cursor} ;;
   *) usage ;;
 esac
 [ -n "$url" ] && [ -n "$event" ] || usage

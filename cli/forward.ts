@@ -14,12 +14,12 @@ import { AGENT_DEADLINE_S } from "../engine/agents.js";
 import { block, safeJson } from "./terminal.js";
 
 /** Agent dialects the forwarder asks hookbox for. */
-const FORMATS = { cosh: "cosh", copilot: "copilot", claude: "claude", codex: "codex", gemini: "gemini" } as const;
+const FORMATS = { cosh: "cosh", copilot: "copilot", claude: "claude", codex: "codex", gemini: "gemini", cursor: "cursor" } as const;
 type AgentFormat = keyof typeof FORMATS;
 type Mode = "allow" | "block";
 
 
-export const FORWARD_USAGE = `usage: hookbox forward --url URL --event NAME [--format cosh|copilot|claude|codex|gemini]
+export const FORWARD_USAGE = `usage: hookbox forward --url URL --event NAME [--format cosh|copilot|claude|codex|gemini|cursor]
        [--workspace ID] [--token T | env HOOKBOX_TOKEN] [--on-unreachable allow|block] [--deadline SECONDS]
        [--timeout MS] [--interactive true|false]
        hookbox forward --print-script > .hookbox/forward.sh   (the same in POSIX sh + curl, no Node per call)`;
@@ -147,6 +147,8 @@ function denyOutput(format: AgentFormat, event: string, reason: string): Record<
     case "codex": return { decision: "block", reason, hookSpecificOutput: { hookEventName: event, permissionDecision: "deny", permissionDecisionReason: reason } };
     case "cosh":
     case "gemini": return { decision: "block", reason };
+    // Cursor: a prompt is stopped by continue: false, everything else by permission: deny.
+    case "cursor": return event === "beforeSubmitPrompt" ? { continue: false, user_message: reason } : { permission: "deny", user_message: reason, agent_message: reason };
     default: {
       const _exhaustive: never = format;
       return _exhaustive;

@@ -31,6 +31,7 @@ function workspaceOf(url: string, edit: (file: string, text: string) => string =
   place(join(repo, ".github/hooks/hookbox.json"), join(repo, ".github/hooks/hookbox.json"));
   place("examples/codex/hooks.json", join(repo, ".codex/hooks.json"));
   place("examples/gemini/settings.json", join(repo, ".gemini/settings.json"));
+  place("examples/cursor/hooks.json", join(repo, ".cursor/hooks.json"));
   place("examples/cosh/config.toml", join(home, ".copilot-shell/config.toml"));
   return { repo, home };
 }
@@ -54,13 +55,13 @@ describe("hookbox doctor", () => {
     const { repo, home } = workspaceOf(svc.url);
     const auditBefore = svc.auditLines().length;
     const r = doctor(repo, home);
-    expect(r.out).toMatch(/every guard is live \(10\)/);
+    expect(r.out).toMatch(/every guard is live \(13\)/);
     expect(r.code).toBe(0);
-    for (const agent of ["Claude Code", "Copilot CLI", "cosh", "Codex", "Gemini CLI"]) expect(r.out).toMatch(new RegExp(`^ok +${agent} `, "m"));
+    for (const agent of ["Claude Code", "Copilot CLI", "cosh", "Codex", "Gemini CLI", "Cursor"]) expect(r.out).toMatch(new RegExp(`^ok +${agent} `, "m"));
     expect(r.out).toMatch(/HTTP hook/);
     // Recorded as canaries, never as decisions; the session list says when hookbox last heard from the doctor.
     const lines = svc.auditLines().slice(auditBefore);
-    expect(lines).toHaveLength(10);
+    expect(lines).toHaveLength(13);
     expect(lines.every((l) => l.canary === true)).toBe(true);
     const sessions = (await (await fetch(`${svc.url}/v1/sessions`, { headers: { authorization: `Bearer ${TOKEN_A}` } })).json()) as { sessions: { session_id: string; last_canary: string | null; events: number }[] };
     expect(sessions.sessions.find((s) => s.session_id === "hookbox-doctor")).toMatchObject({ last_canary: expect.any(String), events: 0 });

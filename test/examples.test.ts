@@ -91,6 +91,13 @@ const agents: Agent[] = [
     payload: snakePayload("run_shell_command", "BeforeTool"),
     allow: { decision: "allow" }, block: (r) => ({ decision: "block", reason: r }), ask: { decision: "ask", reason: "pushing needs a human" }, blockCode: 0,
   },
+  {
+    name: "Cursor", file: "examples/cursor/hooks.json",
+    line: (c) => JSON.parse(c).hooks.preToolUse[0].command,
+    payload: (cmd) => ({ conversation_id: "c-1", generation_id: "g-1", hook_event_name: "preToolUse", tool_name: "Shell", tool_input: { command: cmd }, cwd: "/repo", workspace_roots: ["/repo"] }),
+    allow: { permission: "allow" }, block: (r) => ({ permission: "deny", user_message: r, agent_message: r }),
+    ask: { permission: "ask", user_message: "pushing needs a human", agent_message: "pushing needs a human" }, blockCode: 0,
+  },
 ];
 
 /** Runs the example's forwarder line as the agent would (`sh -c`), with `hookbox forward` being `bin` (this build, or its shell forwarder). */

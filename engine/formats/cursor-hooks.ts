@@ -147,7 +147,8 @@ function cursorEffective(point: EventPoint): ReadonlySet<Decision> {
 
 /** Cursor: `permission`, `user_message` (every hook's message, joined) and `agent_message` (the reason); `continue` and `followup_message` where those events take them. */
 function cursorAnswer(point: EventPoint, f: Folded): Answer {
-  const user_message = f.systemMessage ?? (f.decision === "block" ? f.reason : undefined);
+  // The user reads why an action was stopped, or why they are asked.
+  const user_message = f.systemMessage ?? (f.decision === "block" || f.decision === "ask" ? f.reason : undefined);
   if (point === "UserPromptSubmit") return { output: defined({ continue: f.decision === "block" ? false : undefined, user_message }), exit_code: 0 };
   if (isStopPoint(point)) return { output: defined({ followup_message: f.decision === "block" ? f.reason : undefined }), exit_code: 0 };
   if (cursorEffective(point).size === 0) return { output: defined({ additional_context: f.additionalContext, user_message: f.systemMessage }), exit_code: 0 };
