@@ -159,7 +159,8 @@ const WIDE_CLASS_WEIGHT = 20;
  */
 export function repeatWeight(pattern: string): number {
   const CAP = 1e9;
-  const frames: { sum: number; last: number }[] = [{ sum: 0, last: 0 }];
+  // capture: the group records where it matched, two instructions of RE2's program
+  const frames: { sum: number; last: number; capture: boolean }[] = [{ sum: 0, last: 0, capture: false }];
   let top = frames[0]!;
   const atom = (w = 1) => {
     top.sum = Math.min(CAP, top.sum + w);
@@ -213,6 +214,7 @@ export function repeatWeight(pattern: string): number {
       atom(wide ? WIDE_CLASS_WEIGHT : 1);
     } else if (c === "(") {
       // `(?:`, `(?i)`, `(?P<name>`: the group's flags and name are not atoms
+      let capture = true;
       if (pattern[i + 1] === "?") {
         let j = i + 2;
         while (j < pattern.length && pattern[j] !== ":" && pattern[j] !== ")" && pattern[j] !== ">") j++;
@@ -220,15 +222,17 @@ export function repeatWeight(pattern: string): number {
           i = j; // a flag group alone: nothing to count
           continue;
         }
+        capture = pattern[j] === ">";
         i = j;
       }
-      frames.push((top = { sum: 0, last: 0 }));
+      frames.push((top = { sum: 0, last: 0, capture }));
     } else if (c === ")") {
       if (frames.length === 1) continue;
       const inner = frames.pop()!;
+      const weight = inner.sum + (inner.capture ? 2 : 0);
       top = frames[frames.length - 1]!;
-      top.sum = Math.min(CAP, top.sum + inner.sum);
-      top.last = inner.sum;
+      top.sum = Math.min(CAP, top.sum + weight);
+      top.last = weight;
     } else if (c === "|") {
       top.last = 0;
     } else if (c === "{" && pattern[i + 1] !== undefined && pattern[i + 1]! >= "0" && pattern[i + 1]! <= "9") {
@@ -250,13 +254,17 @@ export function repeatWeight(pattern: string): number {
         top.last = Math.min(CAP, top.last * k);
         i = j;
       } else atom(); // a literal brace
-    } else if (c !== "*" && c !== "+" && c !== "?") {
+    } else if (c === "*" || c === "+" || c === "?") {
+      // a repetition or option: one more instruction for what it applies to
+      top.sum = Math.min(CAP, top.sum + 1);
+      top.last = Math.min(CAP, top.last + 1);
+    } else {
       atom(); // a literal, `.`, `^`, `$`, a brace RE2 reads literally
     }
   }
   while (frames.length > 1) {
     const inner = frames.pop()!;
-    frames[frames.length - 1]!.sum += inner.sum;
+    frames[frames.length - 1]!.sum += inner.sum + (inner.capture ? 2 : 0);
   }
   const weight = frames[0]!.sum;
   // Case folding turns letters into classes: (?i) anywhere doubles the weight.

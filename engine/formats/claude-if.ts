@@ -29,11 +29,15 @@ const SPECIFIER_FIELD: Record<string, string> = {
 
 const globBody = (spec: string) => spec.split("*").map((part) => RE2JS.quote(part)).join(".*");
 
-/** A command glob with `*` as a linear-time test over the whole (sub)command; `*` crosses newlines. */
+/**
+ * A command glob with `*` as a linear-time test over the whole (sub)command; `*` crosses newlines.
+ * A trailing ` *` also takes the bare command (`git push *` fires for `git push`), as Claude Code
+ * reads it; a trailing `:*` is any text after the prefix.
+ */
 function commandGlob(spec: string): (text: string) => boolean {
-  const prefix = spec.endsWith(":*");
-  const pattern = globBody(prefix ? spec.slice(0, -2) : spec);
-  return compileRegex(`(?s:${prefix ? `${pattern}.*` : pattern})`, { anchored: true });
+  if (spec.endsWith(":*")) return compileRegex(`(?s:${globBody(spec.slice(0, -2))}.*)`, { anchored: true });
+  if (spec.endsWith(" *")) return compileRegex(`(?s:${globBody(spec.slice(0, -2))}(?: .*)?)`, { anchored: true });
+  return compileRegex(`(?s:${globBody(spec)})`, { anchored: true });
 }
 
 /** A path glob: `//abs` from the root; anything else found at a folder boundary of the path. */
@@ -46,36 +50,77 @@ function pathGlob(spec: string): (text: string) => boolean {
 /** @default 256 — subcommands read out of one command; past it the hook runs (no condition is tested that often). */
 export const MAX_SUBCOMMANDS = 256;
 
-/** Shell words that start a command without being it: `if x; then rm …`, `! rm`, `{ rm; }`. */
-const PREFIX_WORDS = new Set(["if", "then", "else", "elif", "do", "while", "until", "!", "{", "}", "coproc"]);
-/** Commands that run the rest of their words as a command, with the options each takes an argument for. */
-const WRAPPERS: Record<string, readonly string[]> = {
-  time: [], nohup: [], builtin: [], command: [], exec: ["-a"], env: ["-u", "-C", "-S", "--unset", "--chdir"],
-  nice: ["-n", "--adjustment"], timeout: ["-s", "-k", "--signal", "--kill-after"], stdbuf: ["-i", "-o", "-e"],
+/** Shell words that start a command without being it: `if x; then rm …`, `! rm`, `{ rm; }`, zsh's `noglob rm`. */
+const PREFIX_WORDS = new Set(["if", "then", "else", "elif", "do", "while", "until", "!", "{", "}", "coproc", "noglob", "nocorrect"]);
+
+/** A command that runs the rest of its words as a command: what its options and leading operands are. */
+interface Wrapper {
+  /** options that take an argument: short letters (also at the end of a group, `-vs KILL`) and long names */
+  arg?: string;
+  long?: readonly string[];
+  /** operands before the command it runs (`timeout 5 rm`, `flock FILE rm`, `chroot DIR rm`) */
+  operands?: number;
+  /** options that make it run a string as a shell command (`env -S`, `flock -c`): no rule reads that */
+  opaque?: string;
+  opaqueLong?: readonly string[];
+}
+const WRAPPERS: Record<string, Wrapper> = {
+  time: {}, nohup: {}, builtin: {}, command: {}, setsid: {}, busybox: {}, caffeinate: {}, torsocks: {}, fakeroot: { arg: "lsi" },
+  exec: { arg: "a" },
+  env: { arg: "uC", long: ["--unset", "--chdir"], opaque: "S", opaqueLong: ["--split-string"] },
+  nice: { arg: "n", long: ["--adjustment"] },
+  ionice: { arg: "cnp", long: ["--class", "--classdata", "--pid"] },
+  timeout: { arg: "sk", long: ["--signal", "--kill-after"], operands: 1 },
+  stdbuf: { arg: "ioe" },
+  chrt: { operands: 1 },
+  taskset: { operands: 1 },
+  chroot: { operands: 1 },
+  flock: { arg: "wE", long: ["--timeout", "--wait", "--conflict-exit-code"], operands: 1, opaque: "c", opaqueLong: ["--command"] },
+  unshare: {}, firejail: {}, proxychains: { arg: "f" }, proxychains4: { arg: "f" },
+  strace: { arg: "abeEIoOpPsSuX" }, ltrace: { arg: "aAeEnoOpsuX" },
 };
 /** Commands whose own words hide the command they run: a rule cannot read them, so the hook runs. */
-const OPAQUE = new Set(["eval", "sh", "bash", "zsh", "dash", "ksh", "xargs", "sudo", "doas", "su", "find", "parallel", "watch", "source", "."]);
+const OPAQUE = new Set([
+  "eval", "sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "csh", "tcsh", "busybox-sh", "xargs", "sudo", "doas", "su", "pkexec", "runuser",
+  "find", "parallel", "watch", "source", ".", "trap", "mapfile", "readarray", "script",
+]);
 const BLANK = (c: string | undefined) => c === " " || c === "\t";
+
+/** A command substitution (or the outer command) being read: its text so far, and how it ends. */
+interface Level {
+  closer?: ")" | "`";
+  /** `(` open inside it */
+  depth: number;
+  /** opened inside double quotes: they resume after it */
+  inQuote: boolean;
+  /** its current subcommand's text before `start`, a substitution in it read as the word `$_` */
+  text: string;
+}
 
 /**
  * The subcommands of a shell command, each as written (from its command word on) and as the shell
  * reads its words (quotes, backslashes and redirections taken out, the command word's folder too),
- * or undefined when it cannot be read — quotes that do not close, a heredoc, a command word made by
- * an expansion (`$x`, `{a,b}`) or one that runs its arguments (`eval`, `sh -c`, `xargs`, `sudo`),
- * more than MAX_SUBCOMMANDS parts: then the hook runs. Splits outside quotes at `&&`, `||`, `;`,
- * `|`, `&`, newlines, `(`, `)`, and around `$( )` and backticks — also inside double quotes, where
- * the command in them is read whole; skips comments; reads `$'…'` as ANSI-C quotes. One pass.
+ * or undefined when it cannot be read — quotes or a substitution that do not close, a heredoc, a
+ * command word made by an expansion (`$x`, `$(…)`, `{a,b}`) or one that runs its arguments (`eval`,
+ * `sh -c`, `xargs`, `sudo`), more than MAX_SUBCOMMANDS parts: then the hook runs. Splits outside
+ * quotes at `&&`, `||`, `;`, `|`, `&`, newlines, `(`, `)`; the command in a `$( )` or backticks —
+ * also inside double quotes — is a subcommand of its own, and stands in its command as the word
+ * part `$_`. Skips comments (a `#` that starts a word); reads `$'…'` as ANSI-C quotes. One pass.
  */
 export function subcommands(command: string): string[] | undefined {
   const parts: string[] = [];
+  const levels: Level[] = [{ depth: 0, inQuote: false, text: "" }];
   let start = 0;
   let quote: "'" | '"' | "$'" | undefined;
-  /** the command substitutions open: what closes each, and whether a double quote resumes after it */
-  const subs: { closer: ")" | "`"; depth: number; inQuote: boolean }[] = [];
   let braces = 0; // `${ … }` open: no comment starts inside
+  let escaped = -1; // the last character a backslash took
   let doubt = false;
+  const level = () => levels[levels.length - 1]!;
+  /** Ends the current level's subcommand at `end`; the next one starts at `next`. */
   const cut = (end: number, next: number) => {
-    const part = commandPart(command.slice(start, end));
+    const lv = level();
+    const part = commandPart(lv.text + command.slice(start, end));
+    lv.text = "";
     if (part === null) doubt = true;
     else if (part) {
       if (parts.length >= 2 * MAX_SUBCOMMANDS) doubt = true;
@@ -83,6 +128,17 @@ export function subcommands(command: string): string[] | undefined {
     }
     start = next;
   };
+  /** A substitution opens at `i`: its command is read on its own, the outer one reads `$_` there. */
+  const open = (i: number, length: number, closer: ")" | "`", inQuote: boolean) => {
+    level().text += `${command.slice(start, i)}$_`;
+    levels.push({ closer, depth: 0, inQuote, text: "" });
+    start = i + length;
+  };
+  const close = (i: number) => {
+    cut(i, i + 1);
+    if (levels.pop()!.inQuote) quote = '"';
+  };
+  const wordStart = (i: number) => i === 0 || (/[ \t\n;&|]/.test(command[i - 1]!) && escaped !== i - 1);
   for (let i = 0; i < command.length && !doubt; i++) {
     const c = command[i]!;
     if (quote === "'") {
@@ -95,20 +151,19 @@ export function subcommands(command: string): string[] | undefined {
       continue;
     }
     if (c === "\\") {
-      i++;
+      escaped = ++i;
       continue;
     }
-    const top = subs[subs.length - 1];
+    const top = levels.length > 1 ? level() : undefined;
     if (quote === '"') {
       if (c === '"') quote = undefined;
       else if (c === "`") {
-        subs.push({ closer: "`", depth: 0, inQuote: true });
         quote = undefined;
-        cut(i, i + 1);
+        open(i, 1, "`", true);
       } else if (c === "$" && command[i + 1] === "(") {
-        subs.push({ closer: ")", depth: 0, inQuote: true });
         quote = undefined;
-        cut(i, ++i + 1);
+        open(i, 2, ")", true);
+        i++;
       }
       continue;
     }
@@ -121,29 +176,23 @@ export function subcommands(command: string): string[] | undefined {
       i++;
     } else if (c === "}" && braces > 0) braces--;
     else if (c === "$" && command[i + 1] === "(") {
-      subs.push({ closer: ")", depth: 0, inQuote: false });
-      cut(i, ++i + 1);
+      open(i, 2, ")", false);
+      i++;
     } else if (c === "`") {
-      if (top?.closer === "`") {
-        subs.pop();
-        if (top.inQuote) quote = '"';
-      } else subs.push({ closer: "`", depth: 0, inQuote: false });
-      cut(i, i + 1);
+      if (top?.closer === "`") close(i);
+      else open(i, 1, "`", false);
     } else if (c === "(") {
       if (top?.closer === ")") top.depth++;
       cut(i, i + 1);
     } else if (c === ")") {
-      if (top?.closer === ")") {
-        if (top.depth > 0) top.depth--;
-        else {
-          subs.pop();
-          if (top.inQuote) quote = '"';
-        }
+      if (top?.closer === ")" && top.depth === 0) close(i);
+      else {
+        if (top?.closer === ")") top.depth--;
+        cut(i, i + 1);
       }
-      cut(i, i + 1);
     } else if (c === "<" && command[i + 1] === "<") return undefined; // a heredoc: its body is not read here
     else if ((c === "&" || c === "|") && (command[i - 1] === ">" || command[i - 1] === "<")) continue; // `>&2`, `>|f`
-    else if (c === "#" && braces === 0 && (i === 0 || /[ \t\n;&|()`]/.test(command[i - 1]!))) {
+    else if (c === "#" && braces === 0 && wordStart(i)) {
       // a comment, to the end of its line
       cut(i, i);
       const nl = command.indexOf("\n", i);
@@ -151,7 +200,7 @@ export function subcommands(command: string): string[] | undefined {
       start = i + 1;
     } else if (";|&\n".includes(c)) cut(i, i + 1);
   }
-  if (quote || doubt) return undefined;
+  if (quote || doubt || levels.length > 1) return undefined;
   cut(command.length, command.length);
   return doubt ? undefined : parts;
 }
@@ -174,25 +223,20 @@ function commandPart(text: string): string[] | null | undefined {
   while (k < words.length) {
     const { raw, at } = words[k]!;
     const word = unquote(raw);
+    const wordBase = word.slice(word.lastIndexOf("/") + 1); // `/usr/bin/env` is env
     if (isAssignment(raw)) {
       if (k === words.length - 1) return [text.slice(at).trim()]; // an assignment alone: kept as it is
       k++;
     } else if (redirection(raw)) k += redirection(raw)!.alone ? 2 : 1;
+    else if (word === "coproc" && unquote(words[k + 2]?.raw ?? "") === "{") k += 3; // `coproc NAME { …; }`
     else if (PREFIX_WORDS.has(word)) k++;
     else if (word === "function") k += 2;
-    else if (word in WRAPPERS) {
-      const withArg = WRAPPERS[word]!;
-      k++;
-      while (k < words.length) {
-        const w = unquote(words[k]!.raw);
-        if (w === "--") {
-          k++;
-          break;
-        }
-        if (!w.startsWith("-") || w === "-") break;
-        k += withArg.includes(w) ? 2 : 1;
-      }
-      if (word === "timeout" && k < words.length) k++; // its duration
+    else if (Object.hasOwn(WRAPPERS, wordBase)) {
+      const w = WRAPPERS[wordBase]!;
+      k = skipOptions(words, k + 1, w);
+      // Options may follow the operands too (`flock FILE -c …`).
+      if (k >= 0 && w.operands) k = skipOptions(words, k + w.operands, w);
+      if (k < 0) return null;
     } else break;
   }
   if (k >= words.length) return undefined;
@@ -211,12 +255,38 @@ function commandPart(text: string): string[] | null | undefined {
   return read === asWritten ? [asWritten] : [asWritten, read];
 }
 
+/** Past a wrapper's options from word `k`: the next word's index, or -1 when an option runs a string as a command. */
+function skipOptions(words: { raw: string }[], k: number, w: Wrapper): number {
+  while (k < words.length) {
+    const opt = unquote(words[k]!.raw);
+    if (opt === "--") return k + 1;
+    if (!opt.startsWith("-") || opt === "-") return k;
+    if (opt.startsWith("--")) {
+      const name = opt.split("=")[0]!;
+      if (w.opaqueLong?.includes(name)) return -1;
+      k += w.long?.includes(name) && !opt.includes("=") ? 2 : 1;
+      continue;
+    }
+    // A group of short options: the first that takes an argument takes the rest of the word, or the next word.
+    k++;
+    for (let j = 1; j < opt.length; j++) {
+      if (w.opaque?.includes(opt[j]!)) return -1;
+      if (w.arg?.includes(opt[j]!)) {
+        if (j === opt.length - 1) k++;
+        break;
+      }
+    }
+  }
+  return k;
+}
+
 /** The shell words of a text (blanks are spaces and tabs, as bash's), each raw with where it starts. */
 function splitWords(text: string): { raw: string; at: number }[] {
   const words: { raw: string; at: number }[] = [];
   let i = 0;
   while (i < text.length) {
-    while (i < text.length && (BLANK(text[i]) || text[i] === "\n")) i++;
+    // Blanks, newlines and line continuations (`\<newline>`) between words.
+    while (i < text.length && (BLANK(text[i]) || text[i] === "\n" || (text[i] === "\\" && text[i + 1] === "\n"))) i += text[i] === "\\" ? 2 : 1;
     if (i >= text.length) break;
     const at = i;
     let quote: string | undefined;

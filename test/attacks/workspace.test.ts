@@ -183,6 +183,7 @@ describe("workspaces cannot read the host", () => {
     ["case-folded Unicode classes, 15–26 ms each to build", "(?i)" + "\\PL".repeat(168)],
     ["repeats of an empty-width atom", "(?:^{999})".repeat(51)],
     ["a \\Q…\\E that hides a class bracket", "\\Q[\\E" + "\\PL{999}".repeat(55) + "]"],
+    ["nested empty capturing groups, repeated", ("(".repeat(120) + ")".repeat(120) + "{1000}").repeat(2)],
   ])("refuses a matcher too costly to build (%s) without building it", async (_what, pattern) => {
     const content = JSON.stringify({ hooks: { PreToolUse: Array.from({ length: 50 }, () => ({ matcher: pattern, hooks: [{ type: "command", command: "true" }] })) } });
     const { status, text } = await attack(svc, async () => put(svc, "repeat-bomb", await tarOf([{ name: ".claude/settings.json", content }])));

@@ -81,8 +81,8 @@ describe("a matcher's repeats are weighed before RE2 builds it", () => {
     ["\\pL{999}", 19_980],
     ["\\d{999}", 999],
     ["a{2,400}", 400],
-    ["(ab){3}c{4,}", 10],
-    ["((\\pL{10}){10}){10}", 20_000],
+    ["(ab){3}c{4,}", 16],
+    ["((\\pL{10}){10}){10}", 20_220],
     ["(?i)(?:a|b){100}", 400],
     ["(?i)\\PL{168}", 6_720],
     ["(?:^{999})", 999],
@@ -93,9 +93,15 @@ describe("a matcher's repeats are weighed before RE2 builds it", () => {
     ["\\p{Greek}{5}", 100],
     ["\\{300}", 5],
     ["x{", 2],
-    ["mcp__.*__create", 14],
+    ["mcp__.*__create", 15],
     ["Bash|Edit|Write", 13],
-    ["^(?i)(git|npm) ", 16],
+    ["^(?i)(git|npm) ", 20],
+    // Empty capturing groups and repetition marks are instructions too: RE2 built these for
+    // hundreds of milliseconds, weighed as nothing.
+    ["(".repeat(120) + ")".repeat(120) + "{1000}", 240_000],
+    ["(){1000}", 2_000],
+    ["(?:x*){300}", 600],
+    ["(?P<n>a)", 3],
   ])("%s weighs %i", async (pattern, weight) => {
     const { repeatWeight } = await import("../../engine/hooks.js");
     expect(repeatWeight(pattern)).toBe(weight);

@@ -486,6 +486,51 @@ describe("Claude's if: commands hidden by shell syntax still fire the hook (a se
   it.each(["echo 'rm -rf /'", 'echo "rm -rf /"', "ls # rm -rf x", "git status"])("and still not for %j", (command) => {
     expect(runs("Bash(rm *)", command)).toBe(false);
   });
+  it.each([
+    "$(echo rm) -rf /",
+    "`echo rm` -rf /",
+    '"$(printf rm)" -rf /',
+    "r$(echo m) -rf /",
+    "echo $(echo a)#; rm -rf /",
+    "echo `echo a`#; rm -rf /",
+    "echo $((1+2))#; rm -rf /",
+    "a=(1)#; rm -rf /",
+    "cat <(echo)#; rm -rf /",
+    "echo a\\ #; rm -rf /",
+    "echo a\\\n#; rm -rf /",
+    " \\\n rm -rf /",
+    "echo a; \\\n rm -rf /",
+    "env -S 'rm -rf /'",
+    "env --split-string='rm -rf /'",
+    "env -iu FOO rm x",
+    "/usr/bin/env -i rm x",
+    "timeout -vs KILL 5 rm x",
+    "exec -la foo rm x",
+    "trap 'rm -rf /' EXIT",
+    "mapfile -C 'rm x' -c 1 a < f",
+    "coproc NAME { rm x; }",
+    "setsid rm x",
+    "flock /tmp/l rm x",
+    "flock -w 5 /tmp/l rm x",
+    "flock /tmp/l -c 'rm x'",
+    "ionice -c3 rm x",
+    "chrt 1 rm x",
+    "taskset 1 rm x",
+    "unshare rm x",
+    "fakeroot rm x",
+    "pkexec rm x",
+    "script -c 'rm x'",
+    "strace -o /dev/null rm x",
+    "noglob rm x",
+  ])("Bash(rm *) fires for %j (a third look)", (command) => {
+    expect(runs("Bash(rm *)", command)).toBe(true);
+  });
+  it.each(["git push", "git push;", "(git push)", "git push  "])("Bash(git push *) fires for the bare command too: %j", (command) => {
+    expect(runs("Bash(git push *)", command)).toBe(true);
+  });
+  it.each(["git pushx", "git status"])("Bash(git push *) still not for %j", (command) => {
+    expect(runs("Bash(git push *)", command)).toBe(false);
+  });
   it.each(["{ ".repeat(4000) + "rm -rf x", "a=".repeat(4000) + " rm -rf x", "$(".repeat(4000) + "rm -rf x", '"$('.repeat(2600) + "rm -rf x", "${".repeat(4000) + "}; rm -rf x"])("reads a hostile 8 KiB command and runs the hook (%#)", (command) => {
     expect(runs("Bash(rm *)", command)).toBe(true);
   });
