@@ -132,7 +132,16 @@ export function fold(judged: Judged[], opts: { interactive: boolean }): Folded {
     additionalContext: joinCapped(contexts),
     notifications,
   };
-  if (modified && folded.decision !== "block") folded.modifiedArgs = modified.verdict.modifiedArgs;
+  if (modified && folded.decision !== "block") {
+    folded.modifiedArgs = modified.verdict.modifiedArgs;
+    // An allow is for the arguments its hook saw: only the changing hook's own allow goes out with
+    // its change (the policy hooks' second look may allow the changed event anew).
+    if (folded.decision === "allow" && modified.verdict.decision !== "allow") {
+      folded.decision = null;
+      delete folded.reason;
+      folded.note = `hook ${winner!.hook.name} allowed the arguments as sent; hook ${modified.hook.name} changed them, so that allow does not carry over`;
+    }
+  }
   // Claude Code: `continue: false` "takes precedence over any event-specific decision fields". A
   // stop point's block would keep the agent going: the stop outranks it (haltVerdict).
   const halting = judged.find((j) => j.verdict.halt !== undefined);

@@ -81,11 +81,20 @@ export interface ExecuteOptions {
   onHook?: (record: HookRecord, notification: Notification | undefined) => void;
 }
 
-export async function executeHooks(hooks: HookDef[], opts: ExecuteOptions): Promise<{ judged: Judged[]; records: HookRecord[]; traces: HookTrace[] }> {
+export interface Executed {
+  judged: Judged[];
+  records: HookRecord[];
+  traces: HookTrace[];
+  /** the first hook the event's deadline (`max_event_ms`) cut before it could decide: not run, or ended by that deadline rather than its own timeout */
+  cut?: string;
+}
+
+export async function executeHooks(hooks: HookDef[], opts: ExecuteOptions): Promise<Executed> {
   const judged: Judged[] = [];
   const records: HookRecord[] = [];
   const traces: HookTrace[] = [];
   const t0 = performance.now();
+  let cut: string | undefined;
   // What streams to the client as hooks finish: the same cap on an event's messages as its answer.
   const budget = new MessageBudget();
   for (const step of planSteps(hooks)) {
@@ -97,17 +106,18 @@ export async function executeHooks(hooks: HookDef[], opts: ExecuteOptions): Prom
       opts.onHook?.(out[1], budget.take(notificationOf(out[0])));
       return out;
     });
-    for (const [j, record, trace] of done) {
+    for (const [j, record, trace, wasCut] of done) {
       judged.push(j);
       records.push(record);
       traces.push(trace);
+      if (wasCut) cut ??= j.hook.name;
     }
     // cosh-hooks.md: "If any hook returns block, the final decision is block (short-circuit)"
     // … and so does a hook that stops the agent altogether (`continue: false`).
     if (done.some(([j]) => (isEffective(j) && j.verdict.decision === "block") || j.verdict.halt !== undefined)) break;
     if (opts.signal?.aborted) break;
   }
-  return { judged, records, traces };
+  return { judged, records, traces, ...(cut !== undefined ? { cut } : {}) };
 }
 
 /** Runs `fn` over `items`, at most `limit` at once; results in the items' order. */
@@ -128,13 +138,16 @@ async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T
 const NO_TIME: RunResult = { outcome: "timed_out", exitCode: null, stdout: "", stderr: "", durationMs: 0, startMs: 0 };
 const NO_TIME_ERROR = "not run: the event's max_event_ms had passed";
 
-async function runOne(hook: HookDef, opts: ExecuteOptions, t0: number): Promise<[Judged, HookRecord, HookTrace]> {
+async function runOne(hook: HookDef, opts: ExecuteOptions, t0: number): Promise<[Judged, HookRecord, HookTrace, boolean]> {
   const onHost = hook.source === "policy";
   const request = requestFor(hook, onHost, opts);
   const offset = performance.now() - t0;
   const leftMs = opts.deadline === undefined ? Infinity : Math.floor(opts.deadline - performance.now());
+  const ownTimeoutMs = request.timeoutMs;
   request.timeoutMs = Math.min(request.timeoutMs, leftMs);
   const run = leftMs <= 0 ? NO_TIME : await (onHost ? opts.runners.host : opts.runners.container).run(request);
+  // Ended by the event's deadline, not by its own timeout: it never got to decide.
+  const cut = run === NO_TIME || (run.outcome === "timed_out" && leftMs < ownTimeoutMs);
   const verdict = capMessages(applyTrust(interpret(run, hook), hook.source, { repositoryMayRewrite: opts.repositoryMayRewrite === true }));
   if (run === NO_TIME) verdict.error = NO_TIME_ERROR;
   const j: Judged = { hook, verdict };
@@ -147,7 +160,7 @@ async function runOne(hook: HookDef, opts: ExecuteOptions, t0: number): Promise<
     stderr: run.stderr.slice(0, keepChars), stderrBytes: Buffer.byteLength(run.stderr),
     env: hook.env, offset_ms: Math.round(offset), warm: run.warm === true,
   };
-  return [j, { ...record(hook, onHost, run, j), ...(opts.pass ? { pass: opts.pass } : {}) }, trace];
+  return [j, { ...record(hook, onHost, run, j), ...(opts.pass ? { pass: opts.pass } : {}) }, trace, cut];
 }
 
 /** Room past `capture_bytes` kept for the trace, so a secret straddling the cut is still redacted there. */

@@ -4,7 +4,7 @@
 import { randomUUID } from "node:crypto";
 import { fold, RANK, type Notification } from "./aggregate.js";
 import { answerFor } from "./formats/registry.js";
-import type { Config, FailureMode, Tenant } from "./config.js";
+import { failureModeFor, type Config, type FailureMode, type Tenant } from "./config.js";
 import { BadRequestError, EventExpiredError } from "./errors.js";
 import { EVENT_NAMES, resolveEventName, unknownEventMessage, type Decision, type EventPoint, type Format } from "./events.js";
 import { executeHooks, type HookRecord, type HookTrace, type Runners } from "./execute.js";
@@ -43,7 +43,7 @@ export interface EventRequest {
   raw: Uint8Array;
   /** from the path (`/v1/events/{event}`); else the body names it */
   eventName?: string;
-  tenant: Pick<Tenant, "name" | "repositoryHooks"> & Partial<Pick<Tenant, "repositoryMayRewrite">>;
+  tenant: Pick<Tenant, "name" | "repositoryHooks"> & Partial<Pick<Tenant, "repositoryMayRewrite" | "onFailure">>;
   /** an uploaded workspace: its folder (seen at /workspace) and its repository hooks */
   workspace?: { dir: string; hooks: HookSet };
   /** false: no one can answer an `ask` (copilot-hooks.md autopilot) */
@@ -220,7 +220,7 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
           });
           const queuedMs = Math.round(performance.now() - tQueued);
           const common = { runners, sandbox: config.sandbox, traceCaptureBytes: config.traces.captureBytes, signal: req.signal, eventId, deadline, onHook };
-          const { judged, records, traces } = await executeHooks(hooks, {
+          const { judged, records, traces, cut } = await executeHooks(hooks, {
             ...common,
             payloads: new PayloadCache(req.raw, req.body, dialect, point),
             workspaceDir: req.workspace?.dir,
@@ -238,8 +238,8 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
             records.push(...(second?.records ?? []));
             traces.push(...(second?.traces ?? []));
             const again = second && fold(second.judged, { interactive: req.interactive });
-            // Only a changed event that every policy hook saw through to a normal end may go out.
-            const unchecked = req.signal?.aborted || (second !== undefined && second.records.some((r) => r.outcome !== "exited"));
+            // Only a changed event that every policy hook saw through to a normal end, without an error, may go out.
+            const unchecked = req.signal?.aborted || (second !== undefined && second.records.some((r) => r.outcome !== "exited" || r.error !== null));
             if (again && (again.decision === "block" || again.decision === "ask")) {
               folded = {
                 ...again,
@@ -250,7 +250,21 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
             } else if (unchecked) {
               const { modifiedArgs: _dropped, ...rest } = folded;
               folded = { ...rest, note: "a hook changed the arguments, but the policy hooks could not check the changed event: the change is dropped" };
+            } else if (again?.decision === "allow" && folded.decision === null) {
+              // The policy hooks allowed the changed event itself.
+              folded = { ...folded, decision: "allow", ...(again.reason !== undefined ? { reason: again.reason } : {}), note: "a hook changed the arguments; the policy hooks allowed the changed event" };
             }
+          }
+          // A hook the event's deadline cut never decided: with the tenant's failure mode block, hookbox
+          // could not decide, and says so — a block — unless the hooks that did finish blocked.
+          if (cut !== undefined && folded.decision !== "block" && failureModeFor({ onFailure: req.tenant.onFailure ?? {} }, point) === "block") {
+            const { modifiedArgs: _dropped, ...rest } = folded;
+            folded = {
+              ...rest,
+              decision: "block",
+              reason: `hook ${cut} had not decided when the event's max_event_ms (${config.sandbox.maxEventMs} ms) ran out: the tenant's failure mode (block) applies`,
+              note: `hook ${cut} was cut by max_event_ms; on_failure = block`,
+            };
           }
           const answer = answerFor(format, point, folded);
           const session = req.body.session_id ?? req.body.sessionId;
@@ -301,6 +315,14 @@ const NO_SOURCES = { policy: emptyHookSet(), service: emptyHookSet(), extension:
 /** The event as the agent would run it with the arguments a hook substituted. */
 function withArguments(body: JsonObject, dialect: "snake" | "camel", args: unknown): JsonObject {
   if (dialect === "camel") return { ...body, toolArgs: typeof args === "string" ? args : JSON.stringify(args) };
+  // Copilot's hooks give arguments as a JSON string: a snake_case event carries them as an object.
+  if (typeof args === "string") {
+    try {
+      return { ...body, tool_input: JSON.parse(args) as unknown };
+    } catch {
+      return { ...body, tool_input: args };
+    }
+  }
   return { ...body, tool_input: args };
 }
 

@@ -83,10 +83,12 @@ export function createApp(deps: AppDeps): Hono<Env> {
     const native = nativeOf(c.req.path);
     const tenant = c.get("tenant") as Tenant | undefined;
     if (native && tenant && status !== 401) {
-      const mode = failureModeFor(tenant, native.event);
+      // The event's own point: from the path, else from the body once it was read.
+      const event = native.event ?? c.get("event");
+      const mode = failureModeFor(tenant, event);
       (c.get("log") ?? deps.logger).warn({ err: { code: body.code, message: body.message }, status, mode }, "native hook answered with the tenant's failure mode");
       deps.metrics.rejected.inc({ status: String(status) });
-      return c.json(failureAnswer(native.format, native.event, mode, `hookbox could not decide (${body.code}): ${body.message}`).output, 200);
+      return c.json(failureAnswer(native.format, event, mode, `hookbox could not decide (${body.code}): ${body.message}`).output, 200);
     }
     if (status === 401) c.header("WWW-Authenticate", 'Bearer realm="hookbox"');
     if (err instanceof OverloadedError) c.header("Retry-After", String(err.retryAfterS));

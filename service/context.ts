@@ -38,7 +38,8 @@ export interface AppDeps {
 }
 
 export interface Env {
-  Variables: { tenant: Tenant; log: Logger };
+  /** event: the event's name as the request gives it (path, else body), once read — for a failure answer */
+  Variables: { tenant: Tenant; log: Logger; event?: string };
 }
 
 /**

@@ -87,6 +87,21 @@ describe("host runner", () => {
     expect(alive(Number(result.stdout.trim()))).toBe(false);
   });
 
+  it("in a process group only, a setsid child holding the pipes does not hold the run: its block is read, and a timeout is a timeout", async () => {
+    const groupOnly = new HostRunner(process.env, { isolation: "process-group" });
+    const marker = mkdtempSync(join(tmpdir(), "hookbox-setsid-group-"));
+    const t0 = performance.now();
+    const ended = await groupOnly.run({ command: `setsid sh -c 'sleep 30; : ${marker}' & echo '{"decision":"block"}'`, stdin: new Uint8Array(), env: {}, timeoutMs: 5_000, limits: DEFAULT_LIMITS });
+    expect(ended).toMatchObject({ outcome: "exited", exitCode: 0, stdout: '{"decision":"block"}\n' });
+    expect(performance.now() - t0).toBeLessThan(2_000);
+    const t1 = performance.now();
+    const timedOut = await groupOnly.run({ command: `setsid sh -c 'sleep 30; : ${marker}' & sleep 30`, stdin: new Uint8Array(), env: {}, timeoutMs: 1_000, limits: DEFAULT_LIMITS });
+    expect(timedOut.outcome).toBe("timed_out");
+    expect(performance.now() - t1).toBeLessThan(3_000);
+    // What escaped the group outlives the hook here (SECURITY.md says so); the test cleans it up.
+    for (const pid of processesWith(marker)) process.kill(Number(pid), "SIGKILL");
+  });
+
   it.each(["stdout", "stderr"] as const)("cuts 100 MB on %s at the byte cap", async (stream) => {
     const rssBefore = process.memoryUsage().rss;
     const redirect = stream === "stderr" ? ">&2" : "";

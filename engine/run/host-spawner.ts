@@ -165,13 +165,19 @@ export function sharedHostSpawner(): HostSpawner {
 function helperMain(): void {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { spawn: spawnChild } = require("node:child_process") as typeof childProcess;
-  const running = new Map<number, { pid: number | undefined; closed: boolean }>();
+  type Entry = { pid: number | undefined; closed: boolean; release?: () => void };
+  const running = new Map<number, Entry>();
   const send = (m: unknown) => {
     if (process.connected) process.send?.(m);
   };
-  const killGroup = (entry: { pid: number | undefined; closed: boolean }) => {
+  const killGroup = (entry: Entry) => {
     if (entry.pid !== undefined && !entry.closed) try { process.kill(-entry.pid, "SIGKILL"); } catch { /* already gone */ }
+    // A process that left the group (setsid) may hold the pipes open: a moment later they are closed
+    // from this end, so the run ends whatever it left behind.
+    entry.release?.();
   };
+  /** after its command exited or was killed: how long what it left running may keep its pipes */
+  const RELEASE_MS = 500;
   type Message = { type: "kill"; id: number } | ({ type: "run"; id: number } & SpawnRequest);
   process.on("message", (m: Message) => {
     // Nothing one run does may take the others down with the helper.
@@ -199,7 +205,7 @@ function helperMain(): void {
       send({ type: "error", id, message: (err as Error).message });
       return;
     }
-    const entry = { pid: child.pid, closed: false };
+    const entry: Entry = { pid: child.pid, closed: false };
     running.set(id, entry);
     child.on("error", (err) => {
       entry.closed = true;
@@ -219,6 +225,14 @@ function helperMain(): void {
       bytes[i]! += part.length;
       if (bytes[i]! > m.maxOutputBytes) killGroup(entry); // past the cap: the run is over
     };
+    let releasing: NodeJS.Timeout | undefined;
+    entry.release = () => {
+      releasing ??= setTimeout(() => {
+        if (entry.closed) return;
+        child.stdout.destroy();
+        child.stderr.destroy();
+      }, RELEASE_MS);
+    };
     child.stdout.on("data", keep(0));
     child.stderr.on("data", keep(1));
     child.stdin.on("error", () => undefined); // the hook need not read its stdin
@@ -228,6 +242,7 @@ function helperMain(): void {
     child.on("close", (code, signal) => {
       if (entry.closed) return;
       entry.closed = true;
+      clearTimeout(releasing);
       running.delete(id);
       send({ type: "close", id, code, signal, stdout: Buffer.concat(kept[0]!), stderr: Buffer.concat(kept[1]!) });
     });

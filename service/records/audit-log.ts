@@ -95,15 +95,20 @@ export class AuditLog {
   }
 
   private opened(): Promise<FileHandle> {
-    return (this.handle ??= open(this.file, "a", 0o600).then(async (h) => {
+    const handle = (this.handle ??= open(this.file, "a", 0o600).then(async (h) => {
       this.size = (await h.stat()).size;
       return h;
     }));
+    // One that could not be opened is tried again with the next line, not kept as a failure.
+    handle.catch(() => {
+      if (this.handle === handle) this.handle = undefined;
+    });
+    return handle;
   }
 
   /** audit.jsonl → .1 → .2 … → .keep; the oldest is dropped. */
   private async rotate(): Promise<void> {
-    if (this.handle) await (await this.handle).close();
+    if (this.handle) await (await this.handle.catch(() => undefined))?.close();
     this.handle = undefined;
     const { keep } = this.rotation;
     const name = (i: number) => (i === 0 ? this.file : `${this.file}.${i}`);
@@ -114,7 +119,7 @@ export class AuditLog {
 
   async close(): Promise<void> {
     await this.tail;
-    if (this.handle) await (await this.handle).close();
+    if (this.handle) await (await this.handle.catch(() => undefined))?.close();
     this.handle = undefined;
   }
 }

@@ -6,7 +6,7 @@
 import type { ServerResponse } from "node:http";
 import { Hono, type Context } from "hono";
 import { stream } from "hono/streaming";
-import { AGENT_DEADLINE_S, BadRequestError, ShuttingDownError, failureAnswer, failureModeFor, newEventId, NotDecidedInTimeError, NotFoundError, parseEventBody, resolveEventName, type EventResult, type Format, type Notification } from "../../engine/index.js";
+import { AGENT_DEADLINE_S, BadRequestError, HookboxError, ShuttingDownError, failureAnswer, failureModeFor, newEventId, NotDecidedInTimeError, NotFoundError, parseEventBody, resolveEventName, type EventResult, type Format, type Notification } from "../../engine/index.js";
 import { auditEntry } from "../records/audit-log.js";
 import { EventQuerySchema, queryOf } from "../schemas.js";
 import type { AppDeps, Env } from "../context.js";
@@ -31,6 +31,8 @@ export async function handleEvent(c: Context<Env>, deps: AppDeps, eventName: str
   const interactiveParam = query.interactive;
   const raw = await readBody(c, deps.limits.maxEventBytes);
   const body = parseEventBody(raw);
+  const named = eventName ?? bodyEventName(body);
+  if (named !== undefined) c.set("event", named);
   const workspaceId = query.workspace ?? c.req.header("hookbox-workspace");
   const workspace = workspaceId !== undefined ? await deps.workspaces.get(tenant.name, workspaceId) : undefined;
   // Another tenant's workspace is as absent as one that never was.
@@ -57,7 +59,7 @@ export async function handleEvent(c: Context<Env>, deps: AppDeps, eventName: str
   };
   if (deps.shutdown.aborted) cancel.abort(deps.shutdown.reason);
   const signal = cancel.signal;
-  c.header("Hookbox-On-Failure", failureModeFor(tenant, eventName ?? bodyEventName(body)));
+  c.header("Hookbox-On-Failure", failureModeFor(tenant, named));
   let sink: ((line: string) => void) | undefined;
   let prepared: ReturnType<AppDeps["engine"]["prepare"]>;
   try {
@@ -80,7 +82,11 @@ export async function handleEvent(c: Context<Env>, deps: AppDeps, eventName: str
   const finish = async (result: EventResult) => {
     const durationMs = performance.now() - t0;
     deps.sessions.heard(tenant.name, result.session_id, result.event, format);
-    await deps.audit.write(await auditEntry({ result, tenant: tenant.name, workspace: workspaceId, durationMs, cancelled: signal.aborted, body, includeInputs: deps.auditToolInput }));
+    // A decision is answered even when its audit line cannot be written (a full disk, say): logged, counted.
+    await deps.audit.write(await auditEntry({ result, tenant: tenant.name, workspace: workspaceId, durationMs, cancelled: signal.aborted, body, includeInputs: deps.auditToolInput })).catch((err: unknown) => {
+      deps.metrics.auditErrors.inc();
+      c.get("log").error({ err, event: { id: result.event_id } }, "audit line not written");
+    });
     // The trace is readable at once; it reaches the disk right after the answer.
     await deps.traces.add(tenant, result, { workspace: workspaceId, durationMs, cancelled: signal.aborted }).catch((err: unknown) => c.get("log").error({ err }, "trace not stored"));
     deps.metrics.events.inc({ event: result.event, decision: result.decision ?? "none" });
@@ -92,14 +98,21 @@ export async function handleEvent(c: Context<Env>, deps: AppDeps, eventName: str
 
   if ((c.req.header("accept") ?? "").includes("application/x-ndjson")) {
     c.header("Content-Type", "application/x-ndjson");
+    const mode = failureModeFor(tenant, named);
     return stream(c, async (s) => {
       const pending: Promise<unknown>[] = [];
       sink = (l) => pending.push(s.write(l));
       const run = prepared.run().then(finish).finally(settle);
       deps.inflight.add(run);
-      const response = await run;
+      // The status line is gone by now: what could not be decided ends the stream as an error line
+      // with the tenant's failure mode, for the client to apply — never as a result that decides nothing.
+      const last = await run.then(
+        (response) => (deps.shutdown.aborted && !holds(response, mode) ? errorLine(new ShuttingDownError(), mode) : { type: "result" as const, ...response }),
+        (err: unknown) => errorLine(err, mode),
+      );
+      if ("error" in last) c.get("log").warn({ error: last.error }, "stream ended without a decision: the client applies the failure mode");
       await Promise.all(pending);
-      await s.write(line({ type: "result", ...response }));
+      await s.write(line(last));
     });
   }
   const run = prepared.run().then(finish).finally(settle);
@@ -111,21 +124,35 @@ export async function handleEvent(c: Context<Env>, deps: AppDeps, eventName: str
     const first = await Promise.race([run, late]).finally(() => clearTimeout(timer));
     if (first === "late") {
       answered = true;
-      const mode = failureModeFor(tenant, eventName ?? bodyEventName(body));
+      const mode = failureModeFor(tenant, named);
       const early = prepared.early(mode, `answered within ${answerByMs} ms, before the agent's hook deadline`);
       c.get("log").warn({ event: { name: prepared.event, decision: early?.decision }, answerByMs, mode }, early ? "event not done before the agent's deadline: answered with what its finished hooks decided" : "event not decided before the agent's deadline: answered with the tenant's failure mode");
       // Nothing finished decided as strongly as the failure mode: the client applies it (native: app.ts).
       if (!early) throw new NotDecidedInTimeError(answerByMs);
       return c.json(native ? early.output : early);
     }
-    if (deps.shutdown.aborted) throw new ShuttingDownError();
+    if (deps.shutdown.aborted && !holds(first, failureModeFor(tenant, named))) throw new ShuttingDownError();
     return c.json(native ? first.output : first);
   }
   const response = await run;
   // Stopped by the service's shutdown after the grace period: hooks were killed, nothing was decided.
   // The record is kept (cancelled); the client gets 503, which it answers with the tenant's failure mode.
-  if (deps.shutdown.aborted) throw new ShuttingDownError();
+  if (deps.shutdown.aborted && !holds(response, failureModeFor(tenant, named))) throw new ShuttingDownError();
   return c.json(response);
+}
+
+/** The stream's last line when nothing was decided: the error, as the JSON answer would give it, and the failure mode. */
+function errorLine(err: unknown, mode: "allow" | "block"): { type: "error"; error: { code: string; message: string }; on_failure: "allow" | "block" } {
+  const known = err instanceof HookboxError;
+  return { type: "error", error: { code: known ? err.code : "internal", message: known ? err.message : "internal error" }, on_failure: mode };
+}
+
+/**
+ * Whether a result stopped by the service's shutdown still stands: a block, or an ask where the
+ * failure mode would allow — what its finished hooks decided outranks what the client would apply.
+ */
+function holds(result: { decision: string | null }, mode: "allow" | "block"): boolean {
+  return result.decision === "block" || (result.decision === "ask" && mode === "allow");
 }
 
 /**

@@ -9,7 +9,7 @@ import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { docker, leftovers } from "../helpers/engine.js";
 import { underProbe, WORST_HEALTH_MS } from "../helpers/probe.js";
-import { startService, TOKEN_A, TOKEN_B, type Service } from "../helpers/service.js";
+import { startService, tenantsToml, TOKEN_A, TOKEN_B, type Service } from "../helpers/service.js";
 import { tarOf } from "../helpers/tar.js";
 import { LABEL_MANAGED } from "../../engine/names.js";
 
@@ -140,15 +140,23 @@ describe("sequential hooks stop at max_event_ms", () => {
   let svc: Service;
   beforeAll(async () => {
     const policy = Array.from({ length: 8 }, (_, i) => `[[policy.PreToolUse]]\nname = "slow-${i}"\ncommand = "sleep 4; echo '{}'"\ntimeout = 5000\n`).join("\n");
-    svc = await startService(`[sandbox]\npool_size = 0\nmax_event_ms = 10000\n\n${policy}`);
+    // team-b's failure mode is block: a guard the deadline cut is hookbox not deciding, not a pass.
+    const tenants = tenantsToml().replace('token_env = "HOOKBOX_TEST_TOKEN_B"', 'token_env = "HOOKBOX_TEST_TOKEN_B"\non_failure = "block"');
+    svc = await startService(`[sandbox]\npool_size = 0\nmax_event_ms = 10000\n\n${policy}`, { tenants });
   });
   afterAll(async () => {
     await svc.stop();
   });
 
   it("answers 8 sequential 4 s hooks at 10 s: two ran, the third was cut, the rest never started", async () => {
+    const blockTenant = svc.event(pre(), { token: TOKEN_B });
     const { value: res, ms, health } = await underProbe(svc.url, () => svc.event(pre()));
+    // on_failure = allow: the cut hooks are timeouts, judged by their format's rule (pass-through).
     expect(res.status).toBe(200);
+    const cut = (await (await blockTenant).json()) as { decision: string | null; reason: string; hooks: unknown[] };
+    expect(cut.decision).toBe("block");
+    expect(cut.reason).toMatch(/^hook slow-2 had not decided when the event's max_event_ms \(10000 ms\) ran out: the tenant's failure mode \(block\) applies/);
+    expect(cut.hooks).toHaveLength(8);
     const answer = (await res.json()) as { decision: string | null; hooks: { name: string; outcome: string; duration_ms: number }[] };
     expect(answer.hooks.map((h) => h.outcome)).toEqual(["exited", "exited", "timed_out", "timed_out", "timed_out", "timed_out", "timed_out", "timed_out"]);
     expect(answer.hooks.slice(3).every((h) => h.duration_ms === 0)).toBe(true);

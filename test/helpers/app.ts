@@ -71,10 +71,18 @@ export interface EdgeApp {
   drain(): void;
 }
 
-export function edgeApp(opts: { config?: string; publicMetrics?: boolean; maxEventBytes?: number; maxUploadBytes?: number } = {}): EdgeApp {
+export function edgeApp(opts: {
+  config?: string; publicMetrics?: boolean; maxEventBytes?: number; maxUploadBytes?: number;
+  /** team-b's on_failure, as TOML (default "block") */
+  onFailureB?: string;
+  /** where the audit log goes (default: the data folder) */
+  auditFile?: string;
+  /** the service's shutdown signal, for the test to fire */
+  shutdown?: AbortController;
+} = {}): EdgeApp {
   const dir = mkdtempSync(join(tmpdir(), "hookbox-edge-"));
   const toml = `[server]\ndata_dir = "${dir}"\n\n[[tenants]]\nname = "team-a"\ntoken_sha256 = "${sha(TOKEN_A)}"\n\n` +
-    `[[tenants]]\nname = "team-b"\ntoken_sha256 = "${sha(TOKEN_B)}"\non_failure = "block"\n\n${opts.config ?? EDGE_CONFIG}`;
+    `[[tenants]]\nname = "team-b"\ntoken_sha256 = "${sha(TOKEN_B)}"\non_failure = ${opts.onFailureB ?? '"block"'}\n\n${opts.config ?? EDGE_CONFIG}`;
   const config = parseConfig(join(dir, "hookbox.toml"), toml);
   const held = new Set<() => void>();
   const ran: RunRequest[] = [];
@@ -88,7 +96,7 @@ export function edgeApp(opts: { config?: string; publicMetrics?: boolean; maxEve
       maxHookFileBytes: config.server.maxHookFileBytes, maxHooks: config.server.maxRepositoryHooks, maxTimeoutMs: config.sandbox.maxTimeoutMs, tenants: config.tenants,
     }),
     tenants: config.tenants,
-    audit: new AuditLog(join(dir, "audit.jsonl")),
+    audit: new AuditLog(opts.auditFile ?? join(dir, "audit.jsonl")),
     traces: new TraceStore(join(dir, "traces"), config.traces),
     sessions: new Sessions(),
     metrics,
@@ -97,7 +105,7 @@ export function edgeApp(opts: { config?: string; publicMetrics?: boolean; maxEve
     limits: { maxEventBytes: opts.maxEventBytes ?? 1024 * 1024, maxUploadBytes: opts.maxUploadBytes ?? config.server.maxBodyBytes },
     auditToolInput: false,
     publicMetrics: opts.publicMetrics ?? false,
-    shutdown: new AbortController().signal,
+    shutdown: (opts.shutdown ?? new AbortController()).signal,
     draining: () => draining,
     inflight: { add: () => undefined },
   });

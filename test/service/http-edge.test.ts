@@ -162,6 +162,58 @@ describe("admission and shutdown", () => {
     await held;
   });
 
+  it("answers a native hook with the failure mode of the event named in its body, not only in its path", async () => {
+    const edge = edgeApp({
+      config: "[sandbox]\nmax_concurrency = 1\nmax_tenant_concurrency = 1\nmax_queue = 0\n\n[[hooks.PreToolUse]]\nname = \"slow\"\ncommand = \"hang\"\n",
+      onFailureB: '{ PreToolUse = "block", "*" = "allow" }',
+    });
+    const held = edge.request("/v1/events", { ...post(rmEvent), token: TOKEN_B });
+    await expect.poll(() => edge.ran.length).toBe(1);
+    // Overloaded (429): the event is in the body only; its point's failure mode is block.
+    const native = await edge.request("/v1/hooks/claude", { ...post(rmEvent), token: TOKEN_B });
+    expect(native.status).toBe(200);
+    expect(await native.json()).toMatchObject({ hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny" } });
+    edge.release();
+    await held;
+  });
+
+  it("answers a decision whose audit line cannot be written, and counts it", async () => {
+    const edge = edgeApp({ auditFile: "/nonexistent-hookbox-dir/audit.jsonl" });
+    const res = await edge.request("/v1/events", post(rmEvent));
+    expect(res.status).toBe(200);
+    expect(DecisionSchema.parse(await res.json())).toMatchObject({ decision: "block" });
+    expect(await (await edge.request("/metrics")).text()).toMatch(/^hookbox_audit_errors_total 1$/m);
+  });
+
+  it("ends a stream that could not decide with an error line carrying the failure mode", async () => {
+    const edge = edgeApp({ config: "[sandbox]\nmax_concurrency = 1\nmax_tenant_concurrency = 1\nmax_queue = 2\nmax_event_ms = 100\n\n[[hooks.Stop]]\nname = \"slow\"\ncommand = \"hang\"\n" });
+    const first = edge.request("/v1/events/Stop", { ...post({ session_id: "b" }), token: TOKEN_B });
+    await expect.poll(() => edge.ran.length).toBe(1);
+    const res = await edge.request("/v1/events/Stop", { ...post({ session_id: "b" }), token: TOKEN_B, headers: { accept: "application/x-ndjson" } });
+    const lines = (await res.text()).trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.at(-1)).toMatchObject({ type: "error", error: { code: "event_expired" }, on_failure: "block" });
+    edge.release();
+    await first;
+  });
+
+  it("keeps a block its hooks gave when the service's shutdown ends the event's other hooks", async () => {
+    const shutdown = new AbortController();
+    const edge = edgeApp({ shutdown, config: "[hooks]\nparallel = true\n\n[[hooks.PreToolUse]]\nname = \"guard\"\ncommand = \"guard\"\n\n[[hooks.PreToolUse]]\nname = \"slow\"\ncommand = \"hang\"\n" });
+    const pending = edge.request("/v1/events", post(rmEvent));
+    await expect.poll(() => edge.ran.length).toBe(2);
+    shutdown.abort(new Error("shutting down"));
+    const res = await pending;
+    expect(res.status).toBe(200);
+    expect(DecisionSchema.parse(await res.json())).toMatchObject({ decision: "block", reason: "Dangerous rm -rf command" });
+    // Nothing decided: 503, for the client's failure mode.
+    const shutdown2 = new AbortController();
+    const quiet = edgeApp({ shutdown: shutdown2, config: "[[hooks.PreToolUse]]\nname = \"slow\"\ncommand = \"hang\"\n" });
+    const waiting = quiet.request("/v1/events", post(rmEvent));
+    await expect.poll(() => quiet.ran.length).toBe(1);
+    shutdown2.abort(new Error("shutting down"));
+    expect((await waiting).status).toBe(503);
+  });
+
   it("answers 503 with Retry-After while draining", async () => {
     const edge = edgeApp();
     edge.drain();
