@@ -45,28 +45,51 @@ interface Finding {
   message: string;
 }
 
-export const DOCTOR_USAGE = "usage: hookbox doctor [DIR] [--home DIR] [--json]   (token: HOOKBOX_TOKEN, as the agents' lines read it)";
+export const DOCTOR_USAGE = "usage: hookbox doctor [DIR] [--home DIR] [--url URL] [--json]   (token: HOOKBOX_TOKEN, as the agents' lines read it; URL: your hookbox, default HOOKBOX_URL or http://127.0.0.1:8080)";
+
+/** @default 256 — hookbox lines checked in one run; more are named, not run. */
+export const MAX_DOCTOR_LINES = 256;
+/** Lines checked at once. */
+const LINES_AT_ONCE = 4;
 
 export async function doctor(argv: string[], env: NodeJS.ProcessEnv): Promise<{ stdout: string; stderr: string; code: number }> {
-  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { home: { type: "string" }, json: { type: "boolean", default: false } } });
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { home: { type: "string" }, url: { type: "string" }, json: { type: "boolean", default: false } } });
   const dir = positionals[0] ?? ".";
   const home = values.home ?? env.HOME ?? homedir();
+  // The one hookbox the doctor talks to: a line aimed anywhere else is named, never contacted (it
+  // would get the token, and could answer the canary with whatever it likes).
+  let origin: string;
+  try {
+    origin = new URL(values.url ?? env.HOOKBOX_URL ?? "http://127.0.0.1:8080").origin;
+  } catch {
+    return { stdout: "", stderr: `hookbox doctor: --url / HOOKBOX_URL is not a URL\n`, code: 64 };
+  }
   let entries: Entry[];
   const problems: string[] = [];
   try {
     entries = [...configsIn(dir, "repository"), ...configsIn(home, "home")].flatMap((c) => {
       try {
+        // A repository's file that is a link out of it (to ~/.aws/credentials, /proc/self/environ) is not read.
+        if (!within(c.root, c.file)) {
+          problems.push(`${c.file}: a link out of ${c.root}: not read`);
+          return [];
+        }
         return entriesOf(c.agent, c.file);
       } catch (err) {
-        problems.push(`${c.file}: cannot read: ${(err as Error).message}`);
+        // The parser's own message may quote the file: only where it failed.
+        problems.push(`${c.file}: cannot read: ${parseProblem(err)}`);
         return [];
       }
     });
   } catch (err) {
     return { stdout: "", stderr: `hookbox doctor: ${(err as Error).message}\n`, code: 1 };
   }
-  const guards = entries.filter((e) => /\bhookbox\b|\bforward\.sh\b/.test(e.command ?? "") || /\/v1\/hooks\//.test(e.http?.url ?? ""));
-  const findings = await Promise.all(guards.map((e) => check(e, dir, env)));
+  const all = entries.filter((e) => /\bhookbox\b|\bforward\.sh\b/.test(e.command ?? "") || /\/v1\/hooks\//.test(e.http?.url ?? ""));
+  const guards = all.slice(0, MAX_DOCTOR_LINES);
+  if (all.length > guards.length) problems.push(`${all.length} hookbox lines: only the first ${MAX_DOCTOR_LINES} were checked`);
+  // A line's forwarder may run only the canary's checks; and the PATH it gets has nothing of the repository.
+  const lineEnv = { ...env, PATH: safePath(env.PATH, [dir, home]) };
+  const findings = await mapAtMost(guards, LINES_AT_ONCE, (e) => check(e, dir, env, lineEnv, origin));
   const show = (p: string) => (p.startsWith(home) ? `~/${relative(home, p)}` : relative(dir, p) || p);
   if (values.json) return { stdout: `${safeJson({ findings: findings.map((f) => ({ ...f.entry, file: show(f.entry.file), ok: f.ok, message: f.message })), problems }, 2)}\n`, stderr: "", code: findings.length > 0 && findings.every((f) => f.ok) && problems.length === 0 ? 0 : 1 };
   // Event names, places and messages come from the repository's files: escaped for the terminal.
@@ -79,11 +102,11 @@ export async function doctor(argv: string[], env: NodeJS.ProcessEnv): Promise<{ 
 }
 
 /** Each agent's hook files: in a repository, and in the user's home. */
-function configsIn(root: string, scope: "repository" | "home"): { agent: Agent; file: string }[] {
-  const out: { agent: Agent; file: string }[] = [];
+function configsIn(root: string, scope: "repository" | "home"): { agent: Agent; file: string; root: string }[] {
+  const out: { agent: Agent; file: string; root: string }[] = [];
   const add = (agent: Agent, ...parts: string[]) => {
     const file = join(root, ...parts);
-    if (existsSync(file)) out.push({ agent, file });
+    if (existsSync(file)) out.push({ agent, file, root });
   };
   add("claude", ".claude", "settings.json");
   if (scope === "repository") add("claude", ".claude", "settings.local.json");
@@ -92,7 +115,7 @@ function configsIn(root: string, scope: "repository" | "home"): { agent: Agent; 
   add("gemini", ".gemini", "settings.json");
   add("cursor", ".cursor", "hooks.json");
   const copilot = join(root, scope === "repository" ? ".github/hooks" : ".copilot/hooks");
-  if (existsSync(copilot)) for (const f of readdirSync(copilot).filter((n) => n.endsWith(".json")).sort()) out.push({ agent: "copilot", file: join(copilot, f) });
+  if (existsSync(copilot)) for (const f of readdirSync(copilot).filter((n) => n.endsWith(".json")).sort()) out.push({ agent: "copilot", file: join(copilot, f), root });
   return out;
 }
 
@@ -155,10 +178,15 @@ function flagOf(argv: string[], name: string): string | undefined {
 /** Which `--format` each agent's line must ask for. */
 const FORMAT_OF: Record<Agent, string> = { claude: "claude", copilot: "copilot", cosh: "cosh", codex: "codex", gemini: "gemini", cursor: "cursor" };
 
-async function check(entry: Entry, dir: string, env: NodeJS.ProcessEnv): Promise<Finding> {
+async function check(entry: Entry, dir: string, env: NodeJS.ProcessEnv, lineEnv: NodeJS.ProcessEnv, origin: string): Promise<Finding> {
   const fail = (message: string): Finding => ({ entry, ok: false, message });
   if (!resolveEventName(entry.event)) return fail(`"${entry.event}" is not an event hookbox knows: this hook never fires for hookbox`);
-  if (entry.http) return checkHttp(entry, env);
+  const elsewhere = (url: string) => `the line sends events to ${url}, not to your hookbox at ${origin} (--url or HOOKBOX_URL): not contacted`;
+  if (entry.http) {
+    if (!/^https?:\/\//i.test(entry.http.url)) return fail(`${entry.http.url} is not an http:// or https:// URL`);
+    if (originOf(entry.http.url) !== origin) return fail(elsewhere(entry.http.url));
+    return checkHttp(entry, env);
+  }
   const command = entry.command!;
   // The doctor runs a repository's line only when it is a plain argv (no shell, so a line that also
   // runs something else is never run by the check, and cannot be proven) of `hookbox forward …`, or
@@ -176,6 +204,7 @@ async function check(entry: Entry, dir: string, env: NodeJS.ProcessEnv): Promise
   if (!url || !event) return fail(`the line needs --url and --event: ${command}`);
   // forward.sh hands --url to curl, which speaks far more than HTTP (gopher, dict, smtp, file …).
   if (!/^https?:\/\//i.test(url)) return fail(`--url ${url} is not an http:// or https:// URL`);
+  if (originOf(url) !== origin) return fail(elsewhere(url));
   if (format !== FORMAT_OF[entry.agent]) return fail(`--format ${format}, but ${AGENT_NAME[entry.agent]} reads --format ${FORMAT_OF[entry.agent]} answers`);
   if (resolveEventName(event)?.point !== resolveEventName(entry.event)?.point) return fail(`registered under ${entry.event} but forwards --event ${event}: hookbox would judge another event`);
   // The agent gives up on the hook after its `timeout`, or its own default: a silent allow.
@@ -191,13 +220,15 @@ async function check(entry: Entry, dir: string, env: NodeJS.ProcessEnv): Promise
   else {
     const found = hookboxOf(argv![0]!, dir, env);
     if (!found) return fail(`${AGENT_NAME[entry.agent]} would not find ${argv![0]} (from ${dir}, on PATH): the line fails, a silent allow`);
-    if (found.inside) {
-      // The repository's own file is never run: this hookbox's forwarder answers in its place.
-      runArgv = [process.execPath, process.argv[1]!, ...argv!.slice(1)];
-      note = `; ${argv![0]} is the repository's own file (${found.path}): not run, this hookbox's forwarder was run in its place`;
-    } else runArgv = [found.path, ...argv!.slice(1)];
+    // Whatever the name leads to (a file of the repository, a link out of it), the doctor runs only
+    // this hookbox's own forwarder with the line's flags.
+    runArgv = [process.execPath, process.argv[1]!, ...argv!.slice(1)];
+    if (found.inside) note = `; ${argv![0]} is the repository's own file (${found.path}): not run, this hookbox's forwarder was run in its place`;
   }
-  const run = await runLine(runArgv, dir, canaryPayload(entry), env);
+  const t0 = performance.now();
+  const run = await runLine(runArgv, dir, canaryPayload(entry), lineEnv);
+  const tookMs = performance.now() - t0;
+  if (tookMs >= agentS * 1000) return fail(`${givesUp}, but the line took ${Math.round(tookMs)} ms to answer: raise the hook's timeout`);
   const text = `${run.stdout}\n${run.stderr}`;
   const blocked = blocks(entry.agent, run);
   if (blocked && text.includes(CANARY_MARK)) return { entry, ok: true, message: `a block from hookbox at ${url} reaches ${AGENT_NAME[entry.agent]} (${blocked})${note}` };
@@ -215,7 +246,7 @@ async function checkHttp(entry: Entry, env: NodeJS.ProcessEnv): Promise<Finding>
     Object.entries(entry.http!.headers).map(([k, v]) => [k, v.replace(/\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?/g, (_m, name: string) => (allowed.includes(name) ? (env[name] ?? "") : ""))]),
   );
   try {
-    const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers, "hookbox-canary": "block" }, body: JSON.stringify(canaryPayload(entry)), signal: AbortSignal.timeout(10_000) });
+    const res = await fetch(url, { method: "POST", redirect: "error", headers: { "content-type": "application/json", ...headers, "hookbox-canary": "block" }, body: JSON.stringify(canaryPayload(entry)), signal: AbortSignal.timeout(10_000) });
     const text = await res.text();
     if (res.status === 401) return { entry, ok: false, message: `hookbox at ${url} refused the token (401): check the Authorization header and its variables` };
     if (!res.ok) return { entry, ok: false, message: `hookbox at ${url} answered ${res.status}: ${text.slice(0, 200)}` };
@@ -341,9 +372,12 @@ function blocks(agent: Agent, run: { code: number | null; stdout: string; stderr
  */
 export function plainArgv(command: string): string[] | undefined {
   const words: string[] = [];
-  // One word: single-quoted, double-quoted without expansions, or bare without shell syntax.
-  const word = /\s*(?:'([^']*)'|"([^"$`\\]*)"|([^\s'"`$;&|<>(){}\\*?~#!]+))(?=\s|$)/y;
-  const text = command.trimEnd();
+  // Blanks are spaces and tabs, as the shell's: other whitespace, controls and invisible characters
+  // (a newline, a no-break space, a zero-width joiner) make a line that is not plain.
+  if (/[\u0000-\u0008\u000a-\u001f\u007f-\u00a0\u00ad\u061c\u1680\u180e\u2000-\u200f\u2028-\u202f\u205f-\u206f\u3000\ufeff]/.test(command)) return undefined;
+  // One word: single-quoted, double-quoted without expansions, or bare without shell syntax (globs included).
+  const word = /[ \t]*(?:'([^']*)'|"([^"$`\\]*)"|([^ \t'"`$;&|<>(){}\\*?~#![\]]+))(?=[ \t]|$)/y;
+  const text = command.replace(/[ \t]+$/, "");
   for (let at = 0; at < text.length; at = word.lastIndex) {
     word.lastIndex = at;
     const m = word.exec(text);
@@ -393,4 +427,47 @@ function runLine(argv: string[], cwd: string, payload: Json, env: NodeJS.Process
     });
     child.on("close", done);
   });
+}
+
+/** The origin of a URL, or the text when it is none. */
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return url;
+  }
+}
+
+/** What a parser said went wrong, without the text it quotes from the file. */
+function parseProblem(err: unknown): string {
+  const e = err as Error & { line?: number; column?: number };
+  if (e instanceof SyntaxError) return "not valid JSON";
+  if (typeof e.line === "number") return `not valid TOML (line ${e.line}, column ${e.column ?? 0})`;
+  return (e.message ?? String(err)).split("\n")[0]!.slice(0, 200);
+}
+
+/** PATH for the lines the doctor runs: absolute entries only, none inside the folders it checks. */
+function safePath(path: string | undefined, roots: string[]): string {
+  const inside = (p: string) => roots.some((r) => {
+    try {
+      return within(r, p);
+    } catch {
+      return false;
+    }
+  });
+  return (path ?? "").split(delimiter).filter((p) => isAbsolute(p) && !inside(p)).join(delimiter);
+}
+
+/** Runs `fn` over `items`, at most `limit` at once; results in the items' order. */
+async function mapAtMost<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
 }

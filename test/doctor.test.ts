@@ -36,9 +36,9 @@ function workspaceOf(url: string, edit: (file: string, text: string) => string =
   return { repo, home };
 }
 
-function doctor(repo: string, home: string, token = TOKEN_A) {
+function doctor(repo: string, home: string, token = TOKEN_A, url = svc.url) {
   const r = spawnSync(process.execPath, ["dist/cli/main.js", "doctor", repo, "--home", home], {
-    env: { PATH: `${bin}:${process.env.PATH ?? ""}`, HOME: home, HOOKBOX_TOKEN: token, XDG_CACHE_HOME: home },
+    env: { PATH: `${bin}:${process.env.PATH ?? ""}`, HOME: home, HOOKBOX_TOKEN: token, XDG_CACHE_HOME: home, HOOKBOX_URL: url },
     encoding: "utf8",
     timeout: 60_000,
   });
@@ -75,8 +75,9 @@ describe("hookbox doctor", () => {
   });
 
   it("names a wrong URL", async () => {
-    const { repo, home } = workspaceOf(`http://127.0.0.1:${await freePort()}`);
-    const r = doctor(repo, home);
+    const wrong = `http://127.0.0.1:${await freePort()}`;
+    const { repo, home } = workspaceOf(wrong);
+    const r = doctor(repo, home, TOKEN_A, wrong);
     expect(r.code).toBe(1);
     expect(r.out).toMatch(/unreachable at http:\/\/127\.0\.0\.1:\d+/);
   });
@@ -108,7 +109,7 @@ describe("hookbox doctor", () => {
     expect(r.code).toBe(1);
     expect(r.out).toMatch(/FAIL +Gemini CLI .*\n.*more than a plain "hookbox forward …"/);
     expect(existsSync(marker)).toBe(false);
-    expect(r.out).toMatch(/FAIL +Codex +PreToolUse .*\n.*hookbox is unreachable at http:\/\/127\.0\.0\.1:1/);
+    expect(r.out).toMatch(/FAIL +Codex +PreToolUse .*\n.*the line sends events to http:\/\/127\.0\.0\.1:1, not to your hookbox at http:\/\/127\.0\.0\.1:\d+ .*not contacted/);
   });
 
   it("proves a line through forward.sh, and never runs a forward.sh that is not the one this hookbox prints", () => {
@@ -154,6 +155,59 @@ describe("hookbox doctor", () => {
     expect(r.out).toMatch(/^ok +Codex +PreToolUse .*\n.*reaches Codex .*\.\/bin\/hookbox is the repository's own file .*not run/m);
     expect(r.out).toMatch(/FAIL +Gemini CLI .*\n.*--url gopher:\/\/127\.0\.0\.1:6379\/_FLUSHALL is not an http:\/\/ or https:\/\/ URL/);
     expect(r.out).toMatch(/FAIL +Claude Code +PreToolUse .*\n.*\.hookbox\/forward\.sh cannot be read .*not a regular file/);
+  });
+
+  it("runs only its own forwarder, whatever the line's hookbox leads to (a link out of the repository)", () => {
+    const marker = join(mkdtempSync(join(tmpdir(), "hookbox-doctor-pwn-")), "pwned");
+    const { repo, home } = workspaceOf(svc.url, (file, text) =>
+      file.endsWith(join(".codex", "hooks.json")) ? text.replace("hookbox forward --url", "x/hookbox forward --url") : text,
+    );
+    // x/hookbox is /bin/sh: run, it would execute the repository's file "forward" as a script.
+    mkdirSync(join(repo, "x"));
+    symlinkSync("/bin/sh", join(repo, "x/hookbox"));
+    writeFileSync(join(repo, "forward"), `touch ${marker}\necho '{"decision":"block","reason":"hookbox canary"}'\nexit 2\n`);
+    const r = doctor(repo, home);
+    expect(existsSync(marker)).toBe(false);
+    expect(r.out).toMatch(/^ok +Codex +PreToolUse .*\n.*a block from hookbox at .* reaches Codex/m);
+  });
+
+  it("reads no configuration that links out of the folder it checks, and prints nothing of such a file", () => {
+    const secret = join(mkdtempSync(join(tmpdir(), "hookbox-doctor-secret-")), "credentials");
+    writeFileSync(secret, "aws_secret_access_key = wJalrSECRETdoctor\n");
+    const { repo, home } = workspaceOf(svc.url);
+    mkdirSync(join(repo, ".copilot-shell"));
+    symlinkSync(secret, join(repo, ".copilot-shell/config.toml"));
+    const r = doctor(repo, home);
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/config\.toml: a link out of .*: not read/);
+    expect(r.out).not.toContain("wJalrSECRETdoctor");
+  });
+
+  it("contacts no URL but the user's hookbox, and runs no line a shell would read differently", async () => {
+    let connections = 0;
+    const { createServer } = await import("node:net");
+    const trap = createServer((sock) => {
+      connections++;
+      sock.destroy();
+    });
+    await new Promise<void>((r) => trap.listen(0, "127.0.0.1", () => r()));
+    const elsewhere = `http://127.0.0.1:${(trap.address() as { port: number }).port}`;
+    const { repo, home } = workspaceOf(svc.url, (file, text) =>
+      file.endsWith(join(".codex", "hooks.json"))
+        ? text.replace(/--url \S+/, `--url ${elsewhere}`)
+        : file.endsWith("settings.local.json")
+          ? text.replace(/"url":"[^"]+"/, `"url":"${elsewhere}/v1/hooks/claude"`).replace(/"url": "[^"]+"/, `"url": "${elsewhere}/v1/hooks/claude"`)
+          : file.endsWith(join(".gemini", "settings.json"))
+            ? text.replace("hookbox forward", "hookbox\u00a0forward")
+            : text,
+    );
+    const r = doctor(repo, home);
+    trap.close();
+    expect(r.code).toBe(1);
+    expect(connections).toBe(0);
+    expect(r.out).toMatch(/FAIL +Codex +PreToolUse .*\n.*not to your hookbox .*not contacted/);
+    expect(r.out).toMatch(/FAIL +Claude Code .*settings\.local\.json.*\n.*not to your hookbox .*not contacted/);
+    expect(r.out).toMatch(/FAIL +Gemini CLI .*\n.*more than a plain "hookbox forward …"/);
   });
 
   it("names a forwarder that waits longer than the agent does", () => {
