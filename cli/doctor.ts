@@ -374,6 +374,7 @@ export function plainArgv(command: string): string[] | undefined {
   const words: string[] = [];
   // Blanks are spaces and tabs, as the shell's: other whitespace, controls and invisible characters
   // (a newline, a no-break space, a zero-width joiner) make a line that is not plain.
+  // eslint-disable-next-line no-control-regex -- controls are what it looks for
   if (/[\u0000-\u0008\u000a-\u001f\u007f-\u00a0\u00ad\u061c\u1680\u180e\u2000-\u200f\u2028-\u202f\u205f-\u206f\u3000\ufeff]/.test(command)) return undefined;
   // One word: single-quoted, double-quoted without expansions, or bare without shell syntax (globs included).
   const word = /[ \t]*(?:'([^']*)'|"([^"$`\\]*)"|([^ \t'"`$;&|<>(){}\\*?~#![\]]+))(?=[ \t]|$)/y;
