@@ -11,7 +11,7 @@ import { FORWARD_USAGE } from "./forward.js";
 /** The JSON the forwarder reads and writes, in awk: the answer's fields, the agent's deny, terminal-safe text. */
 const AWK = String.raw`
 function chr(n) { return sprintf("%c", n) }
-function hex(h,  i, v, c) { v = 0; h = tolower(h); for (i = 1; i <= length(h); i++) { c = index("0123456789abcdef", substr(h, i, 1)); if (!c) return 63; v = v * 16 + c - 1 } return v }
+function hex(h,  i, v, c) { v = 0; h = tolower(h); if (length(h) != 4) BAD = 1; for (i = 1; i <= length(h); i++) { c = index("0123456789abcdef", substr(h, i, 1)); if (!c) { BAD = 1; return 63 } v = v * 16 + c - 1 } return v }
 function utf8(c) {
   if (c < 128) return chr(c)
   if (c < 2048) return chr(192 + int(c / 64)) chr(128 + c % 64)
@@ -26,24 +26,33 @@ function cp(c) {
   if ((c >= 128 && c < 160) || hidden(c)) return sprintf("\\u%04x", c)
   return utf8(c)
 }
-# What moves or hides text on a screen (cli/terminal.ts): bidi overrides and isolates, zero-width marks, line and paragraph separators, BOM.
-function hidden(c) { return (c >= 8203 && c <= 8207) || (c >= 8232 && c <= 8238) || (c >= 8294 && c <= 8297) || c == 65279 }
-# Raw DEL, C1 (UTF-8 \302\200-\302\237) and hidden() characters in text: as "\x7f" / "\u0080" (json = 0: block()) or "\u007f" (json = 1: safeJson()).
-function esc(t, json,  out, i, c, d, e, u) {
-  if (t !~ /[\177\302\342\357]/) return t
+# What moves or hides text on a screen (cli/terminal.ts): bidi marks, overrides and isolates, zero-width and invisible marks, line and paragraph separators, BOM, tags.
+function hidden(c) {
+  return c == 1564 || c == 6158 || (c >= 8203 && c <= 8207) || (c >= 8232 && c <= 8238) || (c >= 8288 && c <= 8292) || (c >= 8294 && c <= 8303) ||
+    c == 12644 || c == 65279 || (c >= 65529 && c <= 65531) || (c >= 917504 && c <= 917631)
+}
+# Raw C0 but tab and newline, DEL, C1 and hidden() characters in text: as "\x1b" / "\u0080" (json = 0: block()) or "\u001b" (json = 1: safeJson(), astral ones as surrogate pairs).
+function esc(t, json,  out, i, j, c, o, u, k, len) {
+  if (t !~ /[\001-\010\013-\037\177-\377]/) return t
   out = ""
-  for (i = 1; i <= length(t); i++) {
+  len = length(t)
+  for (i = 1; i <= len; i++) {
     c = substr(t, i, 1)
-    u = -1
-    if (c == "\302" && (d = substr(t, i + 1, 1)) >= "\200" && d <= "\237") { u = ORD[d]; i++ }
-    else if (c == "\342" && (d = substr(t, i + 1, 1)) >= "\200" && d <= "\201" && (e = substr(t, i + 2, 1)) >= "\200" && e <= "\277") {
-      u = 8192 + (ORD[d] - 128) * 64 + ORD[e] - 128
-      if (hidden(u)) i += 2
-      else u = -1
-    } else if (c == "\357" && substr(t, i + 1, 2) == "\273\277") { u = 65279; i += 2 }
-    if (u >= 0) out = out sprintf("\\u%04x", u)
-    else if (c == "\177") out = out (json ? "\\u007f" : "\\x7f")
-    else out = out c
+    o = ORD[c]
+    if (o < 128) {
+      if ((o < 32 && c != "\t" && c != "\n") || o == 127) out = out (json ? sprintf("\\u%04x", o) : sprintf("\\x%02x", o))
+      else out = out c
+      continue
+    }
+    # a UTF-8 sequence: its code point
+    k = o >= 240 ? 3 : o >= 224 ? 2 : o >= 192 ? 1 : 0
+    u = k == 3 ? o - 240 : k == 2 ? o - 224 : o - 192
+    for (j = 1; j <= k; j++) u = u * 64 + ORD[substr(t, i + j, 1)] - 128
+    if (k > 0 && ((u >= 128 && u < 160) || hidden(u))) {
+      if (json && u >= 65536) out = out sprintf("\\u%04x\\u%04x", 55296 + int((u - 65536) / 1024), 56320 + (u - 65536) % 1024)
+      else out = out sprintf("\\u%04x", u)
+      i += k
+    } else out = out c
   }
   return out
 }
@@ -63,6 +72,7 @@ function str(  out, c, st, u, lo) {
       else if (c == "b") out = out "\\x08"
       else if (c == "f") out = out "\\x0c"
       else if (c == "r") out = out "\\x0d"
+      else if (c != "\"" && c != "\\" && c != "/" && c != "u") BAD = 1
       else if (c == "u") {
         u = hex(substr(S, P, 4))
         P += 4
@@ -75,12 +85,15 @@ function str(  out, c, st, u, lo) {
       continue
     }
     st = P
-    while (P <= N && (c = substr(S, P, 1)) != "\"" && c != "\\") P++
+    # JSON.parse refuses a raw control character in a string: so does this.
+    while (P <= N && (c = substr(S, P, 1)) != "\"" && c != "\\") { if (c < " ") BAD = 1; P++ }
     out = out esc(substr(S, st, P - st), 0)
   }
+  BAD = 1 # a string that does not end
   return out
 }
-function skip(  c, d) {
+# Past the value at P; what JSON.parse would refuse in it (a stray character, a bare word) sets BAD.
+function skip(  c, d, st) {
   ws()
   c = substr(S, P, 1)
   if (c == "\"") { str(); return }
@@ -91,23 +104,26 @@ function skip(  c, d) {
       if (c == "\"") { str(); continue }
       if (c == "{" || c == "[") d++
       else if (c == "}" || c == "]") { d--; if (d == 0) { P++; return } }
+      else if (!index(",: \t\r\n-+.0123456789eEtrufalsn", c)) BAD = 1
       P++
     }
+    BAD = 1
     return
   }
+  st = P
   while (P <= N && !index(",}] \t\r\n", substr(S, P, 1))) P++
+  if (substr(S, st, P - st) !~ /^(true|false|null|-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?)$/) BAD = 1
 }
-# The object at P: for each key its first character (T), raw text (R) and decoded string (V); "error" one level down.
+# The object at P: for each key its first character (T), raw text (R) and decoded string (V); "error" one level down. 0: not one.
 function obj(pre,  k, st, c) {
   ws()
   if (substr(S, P, 1) != "{") return 0
   P++
+  ws()
+  if (substr(S, P, 1) == "}") { P++; return 1 }
   for (;;) {
     ws()
-    c = substr(S, P, 1)
-    if (c == "}") { P++; return 1 }
-    if (c == ",") { P++; continue }
-    if (c != "\"") return 0
+    if (substr(S, P, 1) != "\"") return 0
     k = pre str()
     ws()
     if (substr(S, P, 1) != ":") return 0
@@ -115,11 +131,17 @@ function obj(pre,  k, st, c) {
     ws()
     st = P
     c = substr(S, P, 1)
+    if (c == "" || index(",}]:", c)) return 0
     T[k] = c
     if (c == "\"") V[k] = str()
-    else if (c == "{" && pre == "" && k == "error") obj("error.")
+    else if (c == "{" && pre == "" && k == "error") { if (!obj("error.")) return 0 }
     else skip()
     R[k] = substr(S, st, P - st)
+    ws()
+    c = substr(S, P, 1)
+    P++
+    if (c == "}") return 1
+    if (c != ",") return 0
   }
 }
 # A JSON string for the agent: JSON.stringify's escapes, DEL, C1 and hidden() too (safeJson()).
@@ -138,6 +160,9 @@ function q(s,  out, i, c) {
 }
 BEGIN {
   for (i = 1; i < 256; i++) ORD[chr(i)] = i
+  MAXLINES = 200
+  MAXBYTES = 16777216
+  if (mode == "text") { print esc(ENVIRON["HOOKBOX_TEXT"], 0); exit 0 }
   if (mode == "deny") {
     r = q(ENVIRON["HOOKBOX_REASON"])
     if (fmt == "copilot") print "{\"permissionDecision\":\"deny\",\"permissionDecisionReason\":" r "}"
@@ -148,10 +173,18 @@ BEGIN {
     exit 0
   }
 }
-{ sub(/\r$/, ""); L[++n] = $0 }
+{
+  sub(/\r$/, "")
+  LAST = $0
+  TOT += length($0) + 1
+  # An answer of more lines or bytes than hookbox's ever are is no answer (and joining it would cost too much).
+  if (n < MAXLINES && TOT <= MAXBYTES) L[++n] = $0
+  else BIG = 1
+}
 END {
-  if (mode == "deny") exit 0
+  if (mode == "deny" || mode == "text") exit 0
   # the last line is curl's -w: status, curl's exit code, curl's error
+  if (BIG) L[++n] = LAST
   tr = L[n]
   split(tr, f, " ")
   em = tr
@@ -162,30 +195,47 @@ END {
     status = L[i]
     sub(/^HTTP\/[^ ]* /, "", status)
     status = substr(status, 1, 3) + 0
+    # Only the final answer's headers count; repeated or listed values say block if any does.
+    told = ""
     for (i++; i < n && L[i] != ""; i++) {
       h = tolower(L[i])
-      if (h ~ /^hookbox-on-failure:/) { v = h; sub(/^[^:]*:[ \t]*/, "", v); sub(/[ \t]*$/, "", v); if (v == "allow" || v == "block") told = v }
+      if (h ~ /^hookbox-on-failure:/) {
+        v = h
+        sub(/^[^:]*:/, "", v)
+        m = split(v, vs, ",")
+        for (j = 1; j <= m; j++) {
+          w = vs[j]
+          gsub(/^[ \t]+|[ \t]+$/, "", w)
+          if (w == "block") told = "block"
+          else if (w == "allow" && told != "block") told = "allow"
+        }
+      }
     }
     i++
     if (status >= 200 || L[i] !~ /^HTTP\//) break
   }
   print told
   if (f[2] == "28") { print "!T"; exit 0 }
-  if (f[2] != "0" || f[1] == "000") { print "!U" (em != "" ? em : "curl failed (exit " f[2] ")"); exit 0 }
+  if (f[2] != "0" || f[1] == "000") { print "!U" esc(em != "" ? em : "curl failed (exit " f[2] ")", 0); exit 0 }
+  if (BIG) { print "!Ahookbox's answer is larger than " MAXBYTES " bytes or " MAXLINES " lines: no answer"; exit 0 }
   S = ""
   for (; i < n; i++) S = S L[i] (i < n - 1 ? "\n" : "")
   N = length(S)
   P = 1
   ok = obj("")
+  ws()
+  if (P <= N || BAD) ok = 0
   if (status >= 200 && status < 300 && ok && ("output" in T)) {
     blocked = T["decision"] == "\"" && (V["decision"] == "block" || (fmt == "codex" && V["decision"] == "ask"))
-    code = ("exit_code" in T) && T["exit_code"] ~ /[-0-9]/ ? R["exit_code"] + 0 : 0
+    # An exit code is a whole number 0–255, else 0.
+    x = R["exit_code"] + 0
+    code = (T["exit_code"] ~ /[0-9]/ && x == int(x) && x >= 0 && x <= 255) ? x : 0
     if (blocked && fmt == "codex") code = 2
     print "=" esc(R["output"], 1)
     if (blocked) print (("reason" in V) ? V["reason"] : "blocked by hookbox") > "/dev/stderr"
     exit code
   }
-  print "!Ahookbox answered " status ": " (("error.message" in V) ? V["error.message"] : "no decision")
+  print "!Ahookbox answered " status ": " ((ok && ("error.message" in V)) ? V["error.message"] : "no decision")
 }
 `;
 
@@ -274,7 +324,7 @@ enc "$event"; path="$base/v1/events/$e?format=$q"
 if [ -n "$workspace" ]; then enc "$workspace"; path="$path&workspace=$e"; fi
 if [ -n "$interactive" ]; then enc "$interactive"; path="$path&interactive=$e"; fi
 AWK='${AWK.replace(/'/g, `'\\''`)}'
-set -- -sS --proto =http,https -X POST --data-binary @- -H 'content-type: application/json' -H 'Expect:' -D - -w '\n%{http_code} %{exitcode} %{errormsg}' --max-time "$mt"
+set -- -sS --proto =http,https --suppress-connect-headers -X POST --data-binary @- -H 'content-type: application/json' -H 'Expect:' -D - -w '\n%{http_code} %{exitcode} %{errormsg}' --max-time "$mt"
 # hookbox answers by then with what is decided so far, a little before curl gives up.
 if [ "$tms" -ge 400 ]; then
   aby=$(( tms - 300 ))
@@ -297,20 +347,21 @@ cachefile() {
   h=$(printf '%s\n%s\n%s' "$url" "$token" "$event" | { sha256sum 2>/dev/null || shasum -a 256 2>/dev/null; })
   h=\${h%% *}
   cdir="\${XDG_CACHE_HOME:-\${HOME:-\${TMPDIR:-/tmp}}/.cache}/hookbox"
-  f="$cdir/on-failure-\${h%"\${h#????????????????????????}"}"
+  # Without a hash there is no file of this URL, token and event alone: no cache.
+  case $h in ????????????????????????*) f="$cdir/on-failure-\${h%"\${h#????????????????????????}"}" ;; *) f= ;; esac
 }
 if [ -n "$told" ]; then
   cachefile
   cur=
-  [ -r "$f" ] && read -r cur < "$f"
-  if [ "$cur" != "$told" ]; then mkdir -p "$cdir" 2>/dev/null && printf '%s\n' "$told" 2>/dev/null > "$f"; fi
+  [ -n "$f" ] && [ -r "$f" ] && read -r cur < "$f"
+  if [ -n "$f" ] && [ "$cur" != "$told" ]; then mkdir -p "$cdir" 2>/dev/null && printf '%s\n' "$told" 2>/dev/null > "$f"; fi
 fi
 case $rest in
   =*) printf '%s\n' "\${rest#=}"; exit "$code" ;;
   !T) problem="hookbox did not answer within $tms ms (the agent's $d s deadline is near)" ;;
-  !U*) problem="hookbox unreachable at $url: \${rest#!U}" ;;
+  !U*) problem="hookbox unreachable at $(HOOKBOX_TEXT=$url LC_ALL=C awk -v mode=text "$AWK" </dev/null): \${rest#!U}" ;;
   !A*) problem=\${rest#!A} ;;
-  *) problem="hookbox unreachable at $url: no answer" ;;
+  *) problem="hookbox unreachable at $(HOOKBOX_TEXT=$url LC_ALL=C awk -v mode=text "$AWK" </dev/null): no answer" ;;
 esac
 # Who decides what a failure means: --on-unreachable, else what hookbox said (now or last time), else allow.
 mode= why=
@@ -321,7 +372,7 @@ elif [ -n "$told" ]; then
 else
   cachefile
   cur=
-  [ -r "$f" ] && read -r cur < "$f"
+  [ -n "$f" ] && [ -r "$f" ] && read -r cur < "$f"
   case $cur in allow|block) mode=$cur why="on_failure = $cur (the tenant's, as hookbox last said: $f)" ;; esac
 fi
 if [ -z "$mode" ]; then

@@ -18,6 +18,10 @@ const FORMATS = { cosh: "cosh", copilot: "copilot", claude: "claude", codex: "co
 type AgentFormat = keyof typeof FORMATS;
 type Mode = "allow" | "block";
 
+const MAX_TIMER_MS = 2 ** 31 - 1;
+/** @default 16 MiB — an answer larger than this is no answer (hookbox's own are far smaller). */
+export const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
+
 
 export const FORWARD_USAGE = `usage: hookbox forward --url URL --event NAME [--format cosh|copilot|claude|codex|gemini|cursor]
        [--workspace ID] [--token T | env HOOKBOX_TOKEN] [--on-unreachable allow|block] [--deadline SECONDS]
@@ -41,7 +45,8 @@ export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Ar
   if (values["print-script"]) return { stdout: (await import("./forward-script.js")).FORWARD_SCRIPT, stderr: "", code: 0 };
   const format = values.format as AgentFormat;
   const override = values["on-unreachable"];
-  const deadlineS = values.deadline !== undefined ? Number(values.deadline) : AGENT_DEADLINE_S[format];
+  // --deadline: seconds in decimal digits with at most one point, as forward.sh reads it (no 0x1e, 1e10, Infinity)
+  const deadlineS = values.deadline === undefined ? AGENT_DEADLINE_S[format] : /^(?:\d+\.?\d*|\.\d+)$/.test(values.deadline) ? Number(values.deadline) : NaN;
   // --timeout: whole milliseconds, at least 1 (as forward.sh reads it)
   const badTimeout = values.timeout !== undefined && !(/^[0-9.]+$/.test(values.timeout) && parseInt(values.timeout, 10) > 0);
   if (!values.url || !/^https?:\/\//i.test(values.url) || !values.event || !(format in FORMATS) || (override !== undefined && override !== "allow" && override !== "block") || !(deadlineS > 0) || badTimeout)
@@ -49,7 +54,8 @@ export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Ar
   const token = values.token ?? io.env.HOOKBOX_TOKEN;
   // Answer before the agent's deadline, counted from this process's start: 90 %, and at least 0.5 s early.
   const answerByMs = Math.min(deadlineS * 1000 - 500, deadlineS * 900) - process.uptime() * 1000;
-  const timeoutMs = values.timeout !== undefined ? parseInt(values.timeout, 10) : Math.round(Math.max(100, answerByMs));
+  // A timer takes at most 2^31 − 1 ms (longer ones fire at once): more than any agent waits.
+  const timeoutMs = Math.min(MAX_TIMER_MS, values.timeout !== undefined ? parseInt(values.timeout, 10) : Math.round(Math.max(100, answerByMs)));
   const cache = modeCache(io.cacheDir ?? cacheDirOf(io.env), values.url, token, values.event);
 
   const chunks: Buffer[] = [];
@@ -64,7 +70,11 @@ export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Ar
   let told: Mode | undefined;
   const signal = AbortSignal.timeout(timeoutMs);
   try {
-    const res = await post(url, body, {
+    const res = await post(url, body, (mode) => {
+      // Told before the body arrives: a body that then fails still knows the tenant's failure mode.
+      told = mode;
+      cache.save(mode);
+    }, {
       "content-type": "application/json",
       ...(token ? { authorization: `Bearer ${token}` } : {}),
       // HOOKBOX_CANARY: `hookbox doctor` runs this very line to see whether a block reaches the agent.
@@ -72,27 +82,23 @@ export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Ar
       // hookbox answers by then with what is decided so far, a little before this process gives up.
       ...(timeoutMs >= 400 ? { "hookbox-answer-by-ms": String(Math.min(Math.floor(timeoutMs - 300), 3_600_000)) } : {}),
     }, signal);
-    const header = res.onFailure;
-    if (header === "allow" || header === "block") {
-      told = header;
-      cache.save(header);
-    }
     const answer = (parseJson(res.body) ?? {}) as { output?: unknown; exit_code?: number; decision?: string; reason?: string; error?: { message?: string } };
     if (res.ok && answer.output !== undefined) {
       // Codex has no ask: hookbox's codex answer says it as a deny, and the forwarder blocks it as one.
       const blocked = answer.decision === "block" || (format === "codex" && answer.decision === "ask");
-      const reason = answer.reason ?? "blocked by hookbox";
+      const reason = typeof answer.reason === "string" ? answer.reason : "blocked by hookbox";
       return {
         stdout: `${safeJson(answer.output)}\n`,
         stderr: blocked ? `${block(String(reason))}\n` : "",
-        // Codex reads a block from exit code 2 with the reason on stderr.
-        code: blocked && format === "codex" ? 2 : (answer.exit_code ?? 0),
+        // Codex reads a block from exit code 2 with the reason on stderr. An exit code is 0–255, or none.
+        code: blocked && format === "codex" ? 2 : exitCodeOf(answer.exit_code),
       };
     }
-    problem = `hookbox answered ${res.status}: ${block(String(answer.error?.message ?? "no decision"))}`;
+    const message = answer.error?.message;
+    problem = `hookbox answered ${res.status}: ${block(typeof message === "string" ? message : "no decision")}`;
   } catch (err) {
     const e = err as Error;
-    problem = signal.aborted ? `hookbox did not answer within ${Math.round(timeoutMs)} ms (the agent's ${deadlineS} s deadline is near)` : `hookbox unreachable at ${values.url}: ${block(e.message)}`;
+    problem = signal.aborted ? `hookbox did not answer within ${Math.round(timeoutMs)} ms (the agent's ${deadlineS} s deadline is near)` : `hookbox unreachable at ${block(values.url)}: ${block(e.message)}`;
   }
   // Who decides what a failure means: --on-unreachable, else what hookbox said (now or last time), else allow.
   const known = override !== undefined ? { mode: override as Mode, from: "--on-unreachable" } : told ? { mode: told, from: "on_failure (the tenant's, from hookbox)" } : cache.load();
@@ -112,23 +118,53 @@ export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Ar
  * One POST, its connection closed after the answer: node:http starts in a few milliseconds where
  * fetch (undici) takes tens to load, and no keep-alive socket holds the process after the answer.
  */
-async function post(url: string, body: Buffer, headers: Record<string, string>, signal: AbortSignal): Promise<{ status: number; ok: boolean; onFailure: string | undefined; body: string }> {
+async function post(url: string, body: Buffer, onFailure: (mode: Mode) => void, headers: Record<string, string>, signal: AbortSignal): Promise<{ status: number; ok: boolean; body: string }> {
   // Only the one the URL needs, loaded synchronously: no ES module loader in the bundled command.
-  const { request } = url.startsWith("https:") ? process.getBuiltinModule("node:https") : process.getBuiltinModule("node:http");
+  const { request } = /^https:/i.test(url) ? process.getBuiltinModule("node:https") : process.getBuiltinModule("node:http");
   return new Promise((resolve, reject) => {
     const req = request(url, { method: "POST", agent: false, signal, headers: { ...headers, "content-length": String(body.length) } }, (res) => {
+      const mode = modeOf(res.headers["hookbox-on-failure"]);
+      if (mode) onFailure(mode);
       const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
+      let size = 0;
+      res.on("data", (c: Buffer) => {
+        size += c.length;
+        if (size > MAX_ANSWER_BYTES) {
+          req.destroy(new Error(`hookbox's answer is larger than ${MAX_ANSWER_BYTES} bytes`));
+          return;
+        }
+        chunks.push(c);
+      });
       res.on("error", reject);
       res.on("end", () => {
         const status = res.statusCode ?? 0;
-        const onFailure = res.headers["hookbox-on-failure"];
-        resolve({ status, ok: status >= 200 && status < 300, onFailure: Array.isArray(onFailure) ? onFailure[0] : onFailure, body: Buffer.concat(chunks).toString("utf8") });
+        resolve({ status, ok: status >= 200 && status < 300, body: Buffer.concat(chunks).toString("utf8") });
       });
+    });
+    // A switch of protocols is no answer (without this, the request would never settle).
+    req.on("upgrade", (res, socket) => {
+      const mode = modeOf(res.headers["hookbox-on-failure"]);
+      if (mode) onFailure(mode);
+      socket.destroy();
+      reject(new Error("hookbox answered 101 (a protocol switch), not a decision"));
     });
     req.on("error", reject);
     req.end(body);
   });
+}
+
+/**
+ * The failure mode a `Hookbox-On-Failure` header says, as forward.sh reads it: case aside, a list
+ * (repeated headers) says block if any value does, else allow if any does.
+ */
+function modeOf(header: string | string[] | undefined): Mode | undefined {
+  const values = (Array.isArray(header) ? header.join(",") : (header ?? "")).split(",").map((v) => v.trim().toLowerCase());
+  return values.includes("block") ? "block" : values.includes("allow") ? "allow" : undefined;
+}
+
+/** An answer's exit code: a whole number 0–255, else 0 (as forward.sh reads it). */
+function exitCodeOf(code: unknown): number {
+  return typeof code === "number" && Number.isInteger(code) && code >= 0 && code <= 255 ? code : 0;
 }
 
 function parseJson(text: string): unknown {
@@ -157,7 +193,8 @@ function denyOutput(format: AgentFormat, event: string, reason: string): Record<
 }
 
 function cacheDirOf(env: NodeJS.ProcessEnv): string {
-  return join(env.XDG_CACHE_HOME ?? join(env.HOME ?? tmpdir(), ".cache"), "hookbox");
+  // Empty is unset, as the shell's ${VAR:-…}: never a cache relative to the working directory.
+  return join(env.XDG_CACHE_HOME || join(env.HOME || tmpdir(), ".cache"), "hookbox");
 }
 
 /**

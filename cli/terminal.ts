@@ -7,11 +7,14 @@
 
 // C0 but \t and \n, DEL, C1 — and the invisible format characters that reorder or hide text on
 // screen (bidi overrides and isolates, zero-width marks, line and paragraph separators, BOM).
-const CONTROLS_KEEP_LAYOUT = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]/g; // eslint-disable-line no-control-regex
-const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]/g; // eslint-disable-line no-control-regex
+// Also the Arabic letter mark, the Mongolian vowel separator, word joiners and invisible operators,
+// the Hangul filler, interlinear annotation marks and the tag characters (U+E0000–E007F).
+const HIDDEN = "\\u061c\\u180e\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u2064\\u2066-\\u206f\\u3164\\ufeff\\ufff9-\\ufffb\\u{e0000}-\\u{e007f}";
+const CONTROLS_KEEP_LAYOUT = new RegExp(`[\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f${HIDDEN}]`, "gu");
+const CONTROLS = new RegExp(`[\\u0000-\\u001f\\u007f-\\u009f${HIDDEN}]`, "gu");
 
 const escape = (c: string): string => {
-  const code = c.charCodeAt(0);
+  const code = c.codePointAt(0)!;
   if (c === "\n") return "\\n";
   if (c === "\t") return "\\t";
   return code < 0x80 ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`;
@@ -32,5 +35,8 @@ export function block(text: string): string {
  * strings, and only found inside them) become `\u007f`…`\u009f`. Still the same JSON value.
  */
 export function safeJson(value: unknown, space?: number): string {
-  return JSON.stringify(value, null, space).replace(/[\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  // Code unit by code unit: a tag character becomes its surrogate pair, still valid JSON.
+  return JSON.stringify(value, null, space).replace(JSON_HIDDEN, (m) => Array.from({ length: m.length }, (_, i) => `\\u${m.charCodeAt(i).toString(16).padStart(4, "0")}`).join(""));
 }
+
+const JSON_HIDDEN = /[\u007f-\u009f\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\u3164\ufeff\ufff9-\ufffb]|\udb40[\udc00-\udc7f]/g;

@@ -1,0 +1,135 @@
+/**
+ * Both forwarders against a hostile or broken "hookbox": a raw TCP server that answers whatever a
+ * case says. With the tenant's failure mode told as block, nothing it sends may come out as an
+ * allow; both forwarders answer alike, byte for byte; and no control byte it sends reaches the
+ * terminal raw.
+ */
+import { spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { createServer, type Server, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const dir = mkdtempSync(join(tmpdir(), "hookbox-forward-hostile-"));
+const script = join(dir, "forward.sh");
+writeFileSync(script, execFileSync(process.execPath, ["dist/cli/hookbox.cjs", "forward", "--print-script"], { encoding: "utf8" }));
+
+/** What the server writes for each case (chosen by the workspace query parameter), then closes. */
+const CASES: Record<string, (sock: Socket) => void> = {};
+const head = (status: string, headers: string[] = []) => `HTTP/1.1 ${status}\r\n${headers.map((h) => `${h}\r\n`).join("")}`;
+const answer = (body: string, status = "200 OK", headers = ["Hookbox-On-Failure: block"]) => (sock: Socket) =>
+  sock.end(`${head(status, [...headers, "Content-Type: application/json", `Content-Length: ${Buffer.byteLength(body)}`, "Connection: close"])}\r\n${body}`);
+
+const DENY = JSON.stringify({ decision: "block", reason: "no", output: { permissionDecision: "deny", permissionDecisionReason: "no" }, exit_code: 0 });
+Object.assign(CASES, {
+  "empty-value": answer('{"output":}'),
+  "bare-word": answer('{"output":x}'),
+  "trailing-garbage": answer('{"output":{}}garbage'),
+  "raw-escape-in-string": answer('{"decision":"block","reason":"a\u001b]0;PWNED\u0007","output":{}}'),
+  "raw-escape-in-error": answer('{"error":{"code":"x","message":"m\u001b[2J"}}', "500 Internal Server Error"),
+  "exit-code-fraction": answer('{"decision":null,"output":{},"exit_code":2.5}'),
+  "exit-code-string": answer('{"decision":null,"output":{},"exit_code":"2"}'),
+  "reason-number": answer('{"decision":"block","reason":5,"output":{"permissionDecision":"deny"}}'),
+  "upgrade": (sock: Socket) => sock.end(`${head("101 Switching Protocols", ["Upgrade: websocket", "Connection: Upgrade", "Hookbox-On-Failure: block"])}\r\n`),
+  "early-close": (sock: Socket) => {
+    sock.write(`${head("200 OK", ["Hookbox-On-Failure: block", "Transfer-Encoding: chunked"])}\r\n5\r\n{"out\r\n`);
+    setTimeout(() => sock.destroy(), 50);
+  },
+  "duplicate-headers": answer("{}", "503 Service Unavailable", ["Hookbox-On-Failure: allow", "Hookbox-On-Failure: block"]),
+  "uppercase-header": answer("{}", "503 Service Unavailable", ["Hookbox-On-Failure: BLOCK"]),
+  "listed-header": answer("{}", "503 Service Unavailable", ["Hookbox-On-Failure: allow, block"]),
+  "many-lines": answer(`${"\n".repeat(300_000)}${DENY}`),
+});
+
+let server: Server;
+let url: string;
+beforeAll(async () => {
+  server = createServer((sock) => {
+    let got = "";
+    sock.on("data", (c: Buffer) => {
+      got += c.toString("latin1");
+      const end = got.indexOf("\r\n\r\n");
+      if (end === -1) return;
+      const length = Number(/content-length: (\d+)/i.exec(got)?.[1] ?? 0);
+      if (got.length < end + 4 + length) return;
+      const name = /[?&]workspace=([^& ]+)/.exec(got)?.[1] ?? "";
+      (CASES[name] ?? answer(DENY))(sock);
+    });
+    sock.on("error", () => undefined);
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+});
+afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+type Run = { code: number | null; stdout: string; stderr: string; ms: number };
+function run(via: "node" | "sh", args: string[], env: Record<string, string> = {}): Promise<Run> {
+  const t0 = performance.now();
+  const [file, argv] = via === "node" ? [process.execPath, ["dist/cli/hookbox.cjs", "forward", ...args]] : ["/bin/sh", [script, ...args]];
+  // Each run its own empty cache: what it knows of the failure mode, it was told in this answer.
+  const child = spawn(file, argv, { env: { PATH: process.env.PATH ?? "", HOOKBOX_TOKEN: "t", XDG_CACHE_HOME: mkdtempSync(join(dir, "cache-")), ...env } });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (c: Buffer) => (stdout += c.toString("latin1")));
+  child.stderr.on("data", (c: Buffer) => (stderr += c.toString("latin1")));
+  child.stdin.on("error", () => undefined);
+  child.stdin.end(JSON.stringify({ toolName: "bash", toolArgs: '{"command":"ls"}' }));
+  return new Promise((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr, ms: performance.now() - t0 })));
+}
+const args = (name: string, extra: string[] = []) => ["--url", url, "--event", "preToolUse", "--format", "copilot", "--workspace", name, "--timeout", "8000", ...extra];
+// eslint-disable-next-line no-control-regex -- the bytes a terminal acts on
+const RAW_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f\u009b]/;
+
+describe("a hostile hookbox, failure mode block", () => {
+  it.each([
+    "empty-value", "bare-word", "trailing-garbage", "raw-escape-in-string", "raw-escape-in-error", "upgrade", "early-close",
+    "duplicate-headers", "uppercase-header", "listed-header",
+  ])("%s: both forwarders deny (exit 2), alike, with nothing raw for the terminal", async (name) => {
+    const [node, sh] = await Promise.all([run("node", args(name)), run("sh", args(name))]);
+    expect(node.code, node.stderr).toBe(2);
+    expect(JSON.parse(node.stdout)).toMatchObject({ permissionDecision: "deny" });
+    expect(node.stderr).toMatch(/blocking: on_failure = block/);
+    expect(sh.code, sh.stderr).toBe(2);
+    expect(JSON.parse(sh.stdout)).toMatchObject({ permissionDecision: "deny" });
+    for (const out of [node.stdout, node.stderr, sh.stdout, sh.stderr]) expect(out).not.toMatch(RAW_CONTROL);
+    // Messages about the transport may differ (Node's and curl's words); the rest may not.
+    if (!["upgrade", "early-close"].includes(name)) {
+      expect(sh.stdout).toBe(node.stdout);
+      expect(sh.stderr).toBe(node.stderr);
+    }
+  });
+
+  it.each([
+    ["exit-code-fraction", 0],
+    ["exit-code-string", 0],
+  ])("%s: an exit code that is not a whole number 0–255 is 0, in both", async (name, code) => {
+    const [node, sh] = await Promise.all([run("node", args(name)), run("sh", args(name))]);
+    expect(node).toMatchObject({ code, stdout: "{}\n" });
+    expect(sh).toMatchObject({ code, stdout: "{}\n" });
+  });
+
+  it("a reason that is not a string is no reason, in both", async () => {
+    const [node, sh] = await Promise.all([run("node", args("reason-number")), run("sh", args("reason-number"))]);
+    expect(node.stderr).toBe("blocked by hookbox\n");
+    expect(sh.stderr).toBe(node.stderr);
+  });
+
+  it("an answer of 300 000 lines costs forward.sh no more than a moment, and is no answer", async () => {
+    const sh = await run("sh", args("many-lines"));
+    expect(sh.ms).toBeLessThan(8_000);
+    expect(sh.code).toBe(2);
+    expect(sh.stderr).toMatch(/larger than .* lines: no answer .*blocking: on_failure = block/);
+  });
+
+  it("prints a --url with control bytes escaped, in both", async () => {
+    const evil = "http://127.0.0.1:1/\u001b]0;PWNED\u0007";
+    const [node, sh] = await Promise.all([run("node", ["--url", evil, "--event", "preToolUse", "--format", "copilot"]), run("sh", ["--url", evil, "--event", "preToolUse", "--format", "copilot"])]);
+    for (const r of [node, sh]) {
+      expect(r.code).toBe(0);
+      expect(r.stderr).toContain("\\x1b]0;PWNED\\x07");
+      expect(r.stderr).not.toMatch(RAW_CONTROL);
+    }
+  });
+});
