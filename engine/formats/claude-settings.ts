@@ -235,6 +235,8 @@ export function claudeEffective(point: EventPoint): ReadonlySet<Decision> {
     case "ConfigChange": // decision "block" keeps the change from applying
     case "UserPromptSubmit": // decision "block" stops the prompt
     case "Stop": // decision "block" keeps the agent going
+    case "TaskCompleted": // exit 2 keeps the task from being marked complete
+    case "TeammateIdle": // exit 2 keeps the teammate working
     case "SubagentStop": return ALLOW_BLOCK;
     default: return NONE;
   }

@@ -129,10 +129,11 @@ export function readDecision(value: unknown, extra: Record<string, Decision> = {
   if (value === undefined || value === null || value === "") return null;
   if (typeof value !== "string") return "invalid";
   const word = value.toLowerCase();
-  if (word === "allow" || word === "block" || word === "ask") return word;
-  if (word === "deny") return "block";
   // Own keys only: "constructor" or "__proto__" is no decision.
-  return Object.hasOwn(extra, word) ? extra[word]! : "invalid";
+  const decision: Decision | "invalid" = word === "allow" || word === "block" || word === "ask" ? word : word === "deny" ? "block" : Object.hasOwn(extra, word) ? extra[word]! : "invalid";
+  // A word that loosens counts only as the documents spell it ("Allow" is no allow to the agents);
+  // one that tightens ("Deny", "BLOCK") holds however it is written.
+  return decision === "allow" && value !== word ? "invalid" : decision;
 }
 
 export const str = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);

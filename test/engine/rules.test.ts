@@ -303,7 +303,22 @@ describe("continue: false stops the agent, and outranks every decision (Claude C
   });
 });
 
+describe("Claude Code's team events", () => {
+  it.each(["TaskCompleted", "TeammateIdle"])("%s: exit 2 blocks (the task stays open, the teammate keeps working)", (event) => {
+    const point = resolveEventName(event)!.point;
+    expect(effectiveDecisions(point, "claude").has("block")).toBe(true);
+  });
+});
+
 describe("decision words", () => {
+  it("take a loosening word only as the documents spell it, a tightening one however written", () => {
+    expect(readDecision("Allow")).toBe("invalid");
+    expect(readDecision("APPROVE", { approve: "allow" })).toBe("invalid");
+    expect(readDecision("allow")).toBe("allow");
+    expect(readDecision("Deny")).toBe("block");
+    expect(readDecision("BLOCK")).toBe("block");
+    expect(readDecision("Ask")).toBe("ask");
+  });
   it.each(["constructor", "__proto__", "toString", "hasOwnProperty"])("takes %j for no decision word, even where a format adds its own", (word) => {
     expect(readDecision(word, { approve: "allow" })).toBe("invalid");
   });
