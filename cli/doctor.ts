@@ -70,7 +70,7 @@ export async function doctor(argv: string[], env: NodeJS.ProcessEnv): Promise<{ 
     entries = [...configsIn(dir, "repository"), ...configsIn(home, "home")].flatMap((c) => {
       try {
         // A repository's file that is a link out of it (to ~/.aws/credentials, /proc/self/environ) is not read.
-        if (!within(c.root, c.file)) {
+        if (c.scope === "repository" && !within(c.root, c.file)) {
           problems.push(`${c.file}: a link out of ${c.root}: not read`);
           return [];
         }
@@ -88,7 +88,7 @@ export async function doctor(argv: string[], env: NodeJS.ProcessEnv): Promise<{ 
   const guards = all.slice(0, MAX_DOCTOR_LINES);
   if (all.length > guards.length) problems.push(`${all.length} hookbox lines: only the first ${MAX_DOCTOR_LINES} were checked`);
   // A line's forwarder may run only the canary's checks; and the PATH it gets has nothing of the repository.
-  const lineEnv = { ...env, PATH: safePath(env.PATH, [dir, home]) };
+  const lineEnv = { ...env, PATH: safePath(env.PATH, [dir]) };
   const findings = await mapAtMost(guards, LINES_AT_ONCE, (e) => check(e, dir, env, lineEnv, origin));
   const show = (p: string) => (p.startsWith(home) ? `~/${relative(home, p)}` : relative(dir, p) || p);
   if (values.json) return { stdout: `${safeJson({ findings: findings.map((f) => ({ ...f.entry, file: show(f.entry.file), ok: f.ok, message: f.message })), problems }, 2)}\n`, stderr: "", code: findings.length > 0 && findings.every((f) => f.ok) && problems.length === 0 ? 0 : 1 };
@@ -102,11 +102,11 @@ export async function doctor(argv: string[], env: NodeJS.ProcessEnv): Promise<{ 
 }
 
 /** Each agent's hook files: in a repository, and in the user's home. */
-function configsIn(root: string, scope: "repository" | "home"): { agent: Agent; file: string; root: string }[] {
-  const out: { agent: Agent; file: string; root: string }[] = [];
+function configsIn(root: string, scope: "repository" | "home"): { agent: Agent; file: string; root: string; scope: "repository" | "home" }[] {
+  const out: { agent: Agent; file: string; root: string; scope: "repository" | "home" }[] = [];
   const add = (agent: Agent, ...parts: string[]) => {
     const file = join(root, ...parts);
-    if (existsSync(file)) out.push({ agent, file, root });
+    if (existsSync(file)) out.push({ agent, file, root, scope });
   };
   add("claude", ".claude", "settings.json");
   if (scope === "repository") add("claude", ".claude", "settings.local.json");
@@ -115,7 +115,7 @@ function configsIn(root: string, scope: "repository" | "home"): { agent: Agent; 
   add("gemini", ".gemini", "settings.json");
   add("cursor", ".cursor", "hooks.json");
   const copilot = join(root, scope === "repository" ? ".github/hooks" : ".copilot/hooks");
-  if (existsSync(copilot)) for (const f of readdirSync(copilot).filter((n) => n.endsWith(".json")).sort()) out.push({ agent: "copilot", file: join(copilot, f), root });
+  if (existsSync(copilot)) for (const f of readdirSync(copilot).filter((n) => n.endsWith(".json")).sort()) out.push({ agent: "copilot", file: join(copilot, f), root, scope });
   return out;
 }
 
@@ -447,7 +447,7 @@ function parseProblem(err: unknown): string {
   return (e.message ?? String(err)).split("\n")[0]!.slice(0, 200);
 }
 
-/** PATH for the lines the doctor runs: absolute entries only, none inside the folders it checks. */
+/** PATH for the lines the doctor runs: absolute entries only, none inside the repository. */
 function safePath(path: string | undefined, roots: string[]): string {
   const inside = (p: string) => roots.some((r) => {
     try {

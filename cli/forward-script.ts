@@ -32,29 +32,35 @@ function hidden(c) {
     c == 12644 || c == 65279 || (c >= 65529 && c <= 65531) || (c >= 917504 && c <= 917631)
 }
 # Raw C0 but tab and newline, DEL, C1 and hidden() characters in text: as "\x1b" / "\u0080" (json = 0: block()) or "\u001b" (json = 1: safeJson(), astral ones as surrogate pairs).
-function esc(t, json,  out, i, j, c, o, u, k, len) {
+function esc(t, json,  out, i, j, c, o, u, k, len, st, e) {
   if (t !~ /[\001-\010\013-\037\177-\377]/) return t
   out = ""
   len = length(t)
+  st = 1 # where the run of bytes kept as they are starts: joined once, not byte by byte
   for (i = 1; i <= len; i++) {
     c = substr(t, i, 1)
     o = ORD[c]
+    e = ""
+    k = 0
     if (o < 128) {
-      if ((o < 32 && c != "\t" && c != "\n") || o == 127) out = out (json ? sprintf("\\u%04x", o) : sprintf("\\x%02x", o))
-      else out = out c
-      continue
+      if ((o < 32 && c != "\t" && c != "\n") || o == 127) e = json ? sprintf("\\u%04x", o) : sprintf("\\x%02x", o)
+    } else {
+      # a UTF-8 sequence: its code point
+      k = o >= 240 ? 3 : o >= 224 ? 2 : o >= 192 ? 1 : 0
+      u = k == 3 ? o - 240 : k == 2 ? o - 224 : o - 192
+      for (j = 1; j <= k; j++) u = u * 64 + ORD[substr(t, i + j, 1)] - 128
+      if (k > 0 && ((u >= 128 && u < 160) || hidden(u))) {
+        if (json && u >= 65536) e = sprintf("\\u%04x\\u%04x", 55296 + int((u - 65536) / 1024), 56320 + (u - 65536) % 1024)
+        else e = sprintf("\\u%04x", u)
+      } else i += k
     }
-    # a UTF-8 sequence: its code point
-    k = o >= 240 ? 3 : o >= 224 ? 2 : o >= 192 ? 1 : 0
-    u = k == 3 ? o - 240 : k == 2 ? o - 224 : o - 192
-    for (j = 1; j <= k; j++) u = u * 64 + ORD[substr(t, i + j, 1)] - 128
-    if (k > 0 && ((u >= 128 && u < 160) || hidden(u))) {
-      if (json && u >= 65536) out = out sprintf("\\u%04x\\u%04x", 55296 + int((u - 65536) / 1024), 56320 + (u - 65536) % 1024)
-      else out = out sprintf("\\u%04x", u)
+    if (e != "") {
+      out = out substr(t, st, i - st) e
       i += k
-    } else out = out c
+      st = i + 1
+    }
   }
-  return out
+  return out substr(t, st)
 }
 function ws() { while (P <= N && index(" \t\r\n", substr(S, P, 1))) P++ }
 # The JSON string at P, decoded and made terminal-safe; P moves past it.

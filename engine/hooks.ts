@@ -152,8 +152,10 @@ const WIDE_CLASS_WEIGHT = 20;
 /**
  * A weight of a pattern's RE2 program, read in one pass before compiling: every atom counts one
  * (`^` and `$` too), a Unicode or negated class twenty, a repeat `x{n,m}` counts x max(n, m) times,
- * through nested groups (`((a{10}){10}){10}` is a thousand), alternatives add up, `(?i)` doubles
- * it all. RE2 builds a pattern like `\pL{999}` repeated, or `(?i)\PL` a hundred times, for hundreds
+ * through nested groups (`((a{10}){10}){10}` is a thousand), alternatives add up, a capturing
+ * group adds two and `*`, `+`, `?` one each (RE2's instructions for them); `(?i)` adds nothing (a
+ * folded letter is one instruction still). RE2 builds a pattern like `\pL{999}` repeated, `(?i)\PL` a
+ * hundred times, or a hundred nested empty groups repeated, for hundreds
  * of milliseconds before its size could be checked. Braces of `\p{…}`, `\P{…}`, `\x{…}` belong to
  * the escape; `\Q…\E` is literal; `{,n}` is literal, as RE2 reads it.
  */
@@ -266,9 +268,8 @@ export function repeatWeight(pattern: string): number {
     const inner = frames.pop()!;
     frames[frames.length - 1]!.sum += inner.sum + (inner.capture ? 2 : 0);
   }
-  const weight = frames[0]!.sum;
-  // Case folding turns letters into classes: (?i) anywhere doubles the weight.
-  return /\(\?[a-zA-Z]*i/.test(pattern) ? Math.min(CAP, weight * 2) : weight;
+  // Case folding turns a letter into a class of the same one instruction: `(?i)` adds nothing.
+  return frames[0]!.sum;
 }
 
 /** Compiled patterns, shared: a workspace that repeats one matcher a thousand times compiles it once. */

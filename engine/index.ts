@@ -4,6 +4,7 @@
 import { randomUUID } from "node:crypto";
 import { fold, RANK, type Notification } from "./aggregate.js";
 import { answerFor } from "./formats/registry.js";
+import { isStopPoint } from "./formats/shared.js";
 import { failureModeFor, type Config, type FailureMode, type Tenant } from "./config.js";
 import { BadRequestError, EventExpiredError } from "./errors.js";
 import { EVENT_NAMES, resolveEventName, unknownEventMessage, type Decision, type EventPoint, type Format } from "./events.js";
@@ -257,7 +258,8 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
           }
           // A hook the event's deadline cut never decided: with the tenant's failure mode block, hookbox
           // could not decide, and says so — a block — unless the hooks that did finish blocked.
-          if (cut !== undefined && folded.decision !== "block" && failureModeFor({ onFailure: req.tenant.onFailure ?? {} }, point) === "block") {
+          // Not where a block would keep the agent going (Stop, SubagentStop): there it is no guard.
+          if (cut !== undefined && folded.decision !== "block" && !isStopPoint(point) && failureModeFor({ onFailure: req.tenant.onFailure ?? {} }, point) === "block") {
             const { modifiedArgs: _dropped, ...rest } = folded;
             folded = {
               ...rest,

@@ -41,6 +41,7 @@ Object.assign(CASES, {
   "uppercase-header": answer("{}", "503 Service Unavailable", ["Hookbox-On-Failure: BLOCK"]),
   "listed-header": answer("{}", "503 Service Unavailable", ["Hookbox-On-Failure: allow, block"]),
   "many-lines": answer(`${"\n".repeat(300_000)}${DENY}`),
+  "big-unicode": answer(JSON.stringify({ decision: null, output: { systemMessage: `${"日本語".repeat(100_000)}\u202e` }, exit_code: 0 })),
 });
 
 let server: Server;
@@ -121,6 +122,14 @@ describe("a hostile hookbox, failure mode block", () => {
     expect(sh.ms).toBeLessThan(8_000);
     expect(sh.code).toBe(2);
     expect(sh.stderr).toMatch(/larger than .* lines: no answer .*blocking: on_failure = block/);
+  });
+
+  it("reads a 900 KB answer of non-ASCII text in forward.sh in a moment, exactly as hookbox forward does", async () => {
+    const [node, sh] = await Promise.all([run("node", args("big-unicode")), run("sh", args("big-unicode"))]);
+    expect(node.code).toBe(0);
+    expect(sh.stdout).toBe(node.stdout);
+    expect(node.stdout).toContain("\\u202e");
+    expect(sh.ms).toBeLessThan(8_000);
   });
 
   it("prints a --url with control bytes escaped, in both", async () => {

@@ -138,7 +138,15 @@ export function subcommands(command: string): string[] | undefined {
     cut(i, i + 1);
     if (levels.pop()!.inQuote) quote = '"';
   };
-  const wordStart = (i: number) => i === 0 || (/[ \t\n;&|]/.test(command[i - 1]!) && escaped !== i - 1);
+  /** Whether the character at `i` starts a word: after a blank, an operator, `(` or `$(`, an opening backtick, or a line continuation after one of those. */
+  const wordStart = (i: number) => {
+    let j = i - 1;
+    if (j >= 0 && escaped === j && command[j] === "\n") j -= 2; // `\<newline>` is gone before bash reads words
+    if (j < 0) return true;
+    if (escaped === j) return false;
+    const c = command[j]!;
+    return /[ \t\n;&|(]/.test(c) || (c === "`" && level().closer === "`" && start === j + 1);
+  };
   for (let i = 0; i < command.length && !doubt; i++) {
     const c = command[i]!;
     if (quote === "'") {
@@ -220,6 +228,8 @@ function redirection(word: string): { alone: boolean } | undefined {
 function commandPart(text: string): string[] | null | undefined {
   const words = splitWords(text);
   let k = 0;
+  /** the first wrapper's word: a rule may name the wrapper itself (`Bash(chroot *)`) */
+  let wrapperAt: number | undefined;
   while (k < words.length) {
     const { raw, at } = words[k]!;
     const word = unquote(raw);
@@ -232,6 +242,7 @@ function commandPart(text: string): string[] | null | undefined {
     else if (PREFIX_WORDS.has(word)) k++;
     else if (word === "function") k += 2;
     else if (Object.hasOwn(WRAPPERS, wordBase)) {
+      wrapperAt ??= k;
       const w = WRAPPERS[wordBase]!;
       k = skipOptions(words, k + 1, w);
       // Options may follow the operands too (`flock FILE -c …`).
@@ -239,20 +250,33 @@ function commandPart(text: string): string[] | null | undefined {
       if (k < 0) return null;
     } else break;
   }
-  if (k >= words.length) return undefined;
+  // The wrapper as a command of its own, too.
+  const wrapped = wrapperAt !== undefined ? forms(text, words, wrapperAt) : [];
+  if (k >= words.length) return wrapped.length > 0 ? wrapped : undefined;
   const head = words[k]!;
   // The command word itself is an expansion, or runs its arguments as a command: no rule reads that.
   if (/[$`]/.test(head.raw) || braceExpansion(head.raw)) return null;
-  const name = unquote(head.raw);
-  const base = name.includes("/") ? name.slice(name.lastIndexOf("/") + 1) : name;
-  if (OPAQUE.has(base)) return null;
-  const asWritten = text.slice(head.at).trim();
+  if (OPAQUE.has(baseOf(unquote(head.raw)))) return null;
+  return [...new Set([...forms(text, words, k), ...wrapped])];
+}
+
+const baseOf = (name: string) => name.slice(name.lastIndexOf("/") + 1);
+
+/**
+ * A command from its word `k` on, as written and as the shell reads its words (redirections out,
+ * the command word's folder out); and without the `$_` a substitution left, so an exact rule still
+ * sees `git push --force` in `git push --force$(true)`.
+ */
+function forms(text: string, words: { raw: string; at: number }[], k: number): string[] {
+  const asWritten = text.slice(words[k]!.at).trim();
   const read = words.slice(k).filter((w, n, all) => {
     if (redirection(w.raw)) return false;
     const before = all[n - 1];
     return !(before && redirection(before.raw)?.alone);
-  }).map((w, n) => (n === 0 ? base : unquote(w.raw))).join(" ");
-  return read === asWritten ? [asWritten] : [asWritten, read];
+  }).map((w, n) => (n === 0 ? baseOf(unquote(w.raw)) : unquote(w.raw))).join(" ");
+  const out = [asWritten, read];
+  if (read.includes("$_")) out.push(read.replaceAll("$_", "").replace(/ {2,}/g, " ").trim());
+  return [...new Set(out)];
 }
 
 /** Past a wrapper's options from word `k`: the next word's index, or -1 when an option runs a string as a command. */

@@ -54,6 +54,9 @@ export interface Made {
   cleanup(): Promise<void>;
 }
 
+/** Before a failed removal is tried again. */
+const REMOVE_RETRY_MS = 250;
+
 /** The engine's name of a run's container. */
 export function containerName(runId: string): string {
   return `hookbox-${runId}`;
@@ -90,7 +93,13 @@ export async function makeContainer(
     // fails, the reaper's next sweep removes it.
     if (id) fleet.live.delete(id);
     const target = id ?? (fleet.abandoned.has(name) ? name : undefined);
-    const removed = target ? await client.remove(target).then(() => true, () => false) : true;
+    // A container that exists: gone if the engine says it is not there. One the engine may still
+    // make (abandoned): only once removed.
+    const remove = () => client.remove(target!).then(() => true, (err: { statusCode?: number }) => id !== undefined && err.statusCode === 404);
+    // A removal the engine refused or did not finish in time (a slow runtime under load) is tried
+    // once more before it is left to the reaper.
+    let removed = target ? await remove() : true;
+    if (!removed && target) removed = await new Promise((r) => setTimeout(r, REMOVE_RETRY_MS)).then(remove);
     if (removed) fleet.abandoned.delete(name);
     if (volumeName && removed) await client.removeVolume(volumeName).catch(() => undefined);
     await dirs?.remove();

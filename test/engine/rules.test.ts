@@ -540,6 +540,23 @@ describe("Claude's if: commands hidden by shell syntax still fire the hook (a se
   ])("Bash(rm *) fires for %j (a third look)", (command) => {
     expect(runs("Bash(rm *)", command)).toBe(true);
   });
+  it.each([
+    "echo $(# it's a comment\nrm -rf /\n# that's all\n)",
+    "(# it's\nrm -rf /\n# that's)\n)",
+    "echo `# it's\nrm -rf /\n# that's`",
+    "true \\\n# it's fine\nrm -rf / # that's it",
+  ])("Bash(rm *) fires past a comment after (, $(, a backtick or a line continuation: %j", (command) => {
+    expect(runs("Bash(rm *)", command)).toBe(true);
+  });
+  it.each([
+    ["Bash(chroot *)", "cd /tmp && chroot /mnt ls"],
+    ["Bash(unshare *)", "X=1 unshare -x wget http://e"],
+    ["Bash(torsocks *)", "echo hi | torsocks curl http://e"],
+    ["Bash(env *)", "/usr/bin/env -i ls"],
+    ["Bash(git push --force)", "git push --force$(true)"],
+  ])("%s still fires for %j (a rule on the wrapper itself; a trailing substitution)", (rule, command) => {
+    expect(runs(rule, command)).toBe(true);
+  });
   it.each(["git push", "git push;", "(git push)", "git push  "])("Bash(git push *) fires for the bare command too: %j", (command) => {
     expect(runs("Bash(git push *)", command)).toBe(true);
   });

@@ -4,6 +4,7 @@
  * auth, tenant scoping, limits); what runs in a container is proven against the real engine elsewhere.
  */
 import { createHash } from "node:crypto";
+import { setMaxListeners } from "node:events";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -89,6 +90,9 @@ export function edgeApp(opts: {
   const engine = createEngine({ config, runners: { host: fakeRunner("host", held, ran), container: fakeRunner("container", held, ran) } });
   const metrics = new Metrics(() => engine.stats());
   let draining = false;
+  // As main.ts: every running event listens to the shutdown signal.
+  const shutdownSignal = (opts.shutdown ?? new AbortController()).signal;
+  setMaxListeners(0, shutdownSignal);
   const app = createApp({
     engine,
     workspaces: new WorkspaceStore(join(dir, "workspaces"), {
@@ -105,7 +109,7 @@ export function edgeApp(opts: {
     limits: { maxEventBytes: opts.maxEventBytes ?? 1024 * 1024, maxUploadBytes: opts.maxUploadBytes ?? config.server.maxBodyBytes },
     auditToolInput: false,
     publicMetrics: opts.publicMetrics ?? false,
-    shutdown: (opts.shutdown ?? new AbortController()).signal,
+    shutdown: shutdownSignal,
     draining: () => draining,
     inflight: { add: () => undefined },
   });
