@@ -281,9 +281,14 @@ const COMPILED_KEPT = 4096;
  * RE2 has no lookaround or backreferences; such patterns are refused with the reason. `anchored`:
  * over the whole text; else found anywhere in it. Every format's matcher is built on this.
  */
+/** A repository's matchers and conditions together passed what one workspace may compile: its upload is refused. */
+export class CompileBudgetError extends Error {
+  override readonly name = "CompileBudgetError";
+}
+
 export function compileRegex(pattern: string, opts: { anchored: boolean }): (text: string) => boolean {
   if (pattern.length > MAX_MATCHER_CHARS) throw new Error(`longer than ${MAX_MATCHER_CHARS} characters`);
-  if (compiles && compiles.left-- <= 0) throw new Error(`more than ${compiles.limit} matchers and conditions in one repository (server.max_repository_hooks)`);
+  if (compiles && compiles.left-- <= 0) throw new CompileBudgetError(`more than ${compiles.limit} matchers and conditions in one repository (server.max_repository_hooks)`);
   if (repeatWeight(pattern) > MAX_MATCHER_PROGRAM) throw new Error(`too complex (weighed before it is built: over ${MAX_MATCHER_PROGRAM} RE2 instructions)`);
   const source = opts.anchored ? `^(?:${pattern})$` : pattern;
   let re = compiled.get(source);
@@ -297,9 +302,9 @@ export function compileRegex(pattern: string, opts: { anchored: boolean }): (tex
   }
   const size = re.programSize();
   if (compiles && (compiles.instructions -= size) < 0)
-    throw new Error(`the repository's matchers and conditions together pass ${MAX_REPOSITORY_MATCHER_PROGRAM} RE2 instructions (MAX_REPOSITORY_MATCHER_PROGRAM)`);
+    throw new CompileBudgetError(`the repository's matchers and conditions together pass ${MAX_REPOSITORY_MATCHER_PROGRAM} RE2 instructions (MAX_REPOSITORY_MATCHER_PROGRAM)`);
   if (compiles && compiles.ms > MAX_REPOSITORY_COMPILE_MS)
-    throw new Error(`the repository's matchers and conditions took more than ${MAX_REPOSITORY_COMPILE_MS} ms to compile (MAX_REPOSITORY_COMPILE_MS)`);
+    throw new CompileBudgetError(`the repository's matchers and conditions took more than ${MAX_REPOSITORY_COMPILE_MS} ms to compile (MAX_REPOSITORY_COMPILE_MS)`);
   return (text) => {
     // At least 64 characters a test: a thousand tests of one character each are no free lunch.
     const work = size * Math.max(64, text.length);

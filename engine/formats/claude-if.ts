@@ -436,6 +436,8 @@ export function claudeCondition(rule: string): Condition {
   const open = text.indexOf("(");
   const tool = open === -1 ? text : text.slice(0, open);
   if (open !== -1 && !text.endsWith(")")) throw new Error(`expected Tool or Tool(specifier), got ${JSON.stringify(text.slice(0, 80))}`);
+  // A tool name is one word: anything else is no rule (and must not quietly match nothing).
+  if (!/^[A-Za-z0-9_.:*-]+$/.test(tool)) throw new Error(`expected Tool or Tool(specifier), got ${JSON.stringify(text.slice(0, 80))}`);
   const spec = open === -1 ? undefined : text.slice(open + 1, -1);
   const field = SPECIFIER_FIELD[tool];
   const test = spec !== undefined && spec !== "*" && field !== undefined ? (tool === "Bash" ? commandGlob(spec) : pathGlob(spec)) : undefined;

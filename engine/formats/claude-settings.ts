@@ -8,7 +8,7 @@ import { basename } from "node:path";
 import { z } from "zod";
 import type { Folded } from "../aggregate.js";
 import { ALL, ALLOW_BLOCK, NONE, pointName, type Decision, type EventPoint, type Format } from "../events.js";
-import { compileRegex, type HookDef, type HookSet, type Matcher } from "../hooks.js";
+import { CompileBudgetError, compileRegex, type HookDef, type HookSet, type Matcher } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import { claudeCondition } from "./claude-if.js";
@@ -119,7 +119,10 @@ export function loadMatcherGroups(parsed: ParsedFile, ctx: LoadContext, format: 
           warn(set.warnings, () => `${originOf(parsed, path)}: ${formatPath(path)}: "async": true hooks decide nothing in ${format === "codex" ? "Codex" : "Claude Code"}; skipped`);
           return;
         }
-        let rule = handler.if ?? group.data.if;
+        let rule = handler.if;
+        // Claude Code reads `if` on handlers only: one on the group filters nothing there.
+        if (group.data.if !== undefined && h === 0)
+          warn(set.warnings, () => `${originOf(parsed, ["hooks", event, g])}: ${formatPath(["hooks", event, g, "if"])}: "if" is read on a hook, not on its group; ignored (the group's hooks run for every matching tool)`);
         // Codex does not read `if`: there the hook runs for every tool its matcher takes.
         if (rule !== undefined && format === "codex") {
           warn(set.warnings, () => `${originOf(parsed, path)}: ${formatPath(path)}: "if" is not read by Codex; the hook runs for every matching tool`);
@@ -129,7 +132,10 @@ export function loadMatcherGroups(parsed: ParsedFile, ctx: LoadContext, format: 
         try {
           condition = rule !== undefined ? claudeCondition(rule) : undefined;
         } catch (err) {
-          throw configError(parsed, [...path, "if"], `cannot read the condition: ${(err as Error).message}`);
+          // Past the workspace's compile budget: refused whole, as for matchers.
+          if (err instanceof CompileBudgetError) throw configError(parsed, [...path, "if"], `cannot read the condition: ${err.message}`);
+          // A condition that cannot be read filters nothing: the hook runs (every doubt runs the hook).
+          warn(set.warnings, () => `${originOf(parsed, [...path, "if"])}: ${formatPath([...path, "if"])}: cannot read the condition (${(err as Error).message}); the hook runs for every matching tool`);
         }
         set.hooks.push({
           name: `${basename(parsed.file)}:${event}[${g}].hooks[${h}]`,

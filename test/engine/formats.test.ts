@@ -158,10 +158,10 @@ describe("repository files are read tolerantly, reported strictly (SERVICE.md §
     ]);
   });
 
-  it("takes a cosh config's per-hook sequential and a Claude group's if, and skips an unknown Claude event", async () => {
+  it("takes a cosh config's per-hook sequential and a Claude hook's if, and skips an unknown Claude event", async () => {
     const set = await loadRepositoryHooks(tree({
       ".copilot-shell/config.toml": '[[hooks.PreToolUse]]\nname = "guard"\ncommand = "g.sh"\nsequential = true\n',
-      ".claude/settings.json": JSON.stringify({ hooks: { PreToolUse: [{ matcher: "Bash", if: "Bash(git push*)", hooks: [{ type: "command", command: "c.sh" }] }], OnLunchBreak: [{ hooks: [{ type: "command", command: "t.sh" }] }] } }, null, 2),
+      ".claude/settings.json": JSON.stringify({ hooks: { PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: "c.sh", if: "Bash(git push*)" }] }], OnLunchBreak: [{ hooks: [{ type: "command", command: "t.sh" }] }] } }, null, 2),
     }), 60_000);
     expect(set.hooks.map((h) => h.command)).toEqual(["g.sh", "c.sh"]);
     expect(set.warnings).toEqual([
@@ -170,6 +170,20 @@ describe("repository files are read tolerantly, reported strictly (SERVICE.md §
     ]);
     expect(set.hooks[1]!.condition!.test({ tool_name: "Bash", tool_input: { command: "git push origin" } })).toBe(true);
     expect(set.hooks[1]!.condition!.test({ tool_name: "Bash", tool_input: { command: "git status" } })).toBe(false);
+  });
+
+  it("ignores an if on a Claude group (Claude Code reads it on hooks only) and runs a hook whose if cannot be read, each warned", async () => {
+    const set = await loadRepositoryHooks(tree({
+      ".claude/settings.json": JSON.stringify({ hooks: { PreToolUse: [
+        { matcher: "Bash", if: "Bash(git push*)", hooks: [{ type: "command", command: "group.sh" }] },
+        { matcher: "Bash", hooks: [{ type: "command", command: "odd.sh", if: "tool_input.command matches 'git push'" }] },
+      ] } }, null, 2),
+    }), 60_000);
+    expect(set.hooks.map((h) => [h.command, h.condition])).toEqual([["group.sh", undefined], ["odd.sh", undefined]]);
+    expect(set.warnings).toEqual([
+      expect.stringMatching(/hooks\.PreToolUse\[0\]\.if: "if" is read on a hook, not on its group; ignored/),
+      expect.stringMatching(/hooks\.PreToolUse\[1\]\.hooks\[0\]\.if: cannot read the condition .*; the hook runs for every matching tool/),
+    ]);
   });
 
   it("reads .cursor/hooks.json and .codex/hooks.json as repository sources", async () => {

@@ -33,7 +33,7 @@ const claude = {
     PreToolUse: [
       { matcher: "mcp__.*__create", hooks: [{ type: "command", command: say({ systemMessage: "claude: an MCP create" }) }] },
       { matcher: "Write", hooks: [{ type: "command", command: say({ hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "claude: no writes" } }) }] },
-      { matcher: "Bash", if: "Bash(terraform destroy*)", hooks: [{ type: "command", command: say({ hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "claude: no destroy" } }) }] },
+      { matcher: "Bash", hooks: [{ type: "command", if: "Bash(terraform destroy*)", command: say({ hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "claude: no destroy" } }) }] },
     ],
     Stop: [{ hooks: [
       { type: "command", command: say({ continue: false, stopReason: "claude: budget spent" }) },
