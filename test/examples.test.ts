@@ -192,6 +192,21 @@ describe("hookbox check", () => {
   });
 });
 
+describe("the README's repository example (examples/repository)", () => {
+  it("uploads as the README shows, and its guard denies a force push in a container", async () => {
+    const tar = spawnSync("tar", ["-czf", "-", "-C", "examples/repository", ".github"]);
+    expect(tar.status).toBe(0);
+    const put = await fetch(`${svc.url}/v1/workspaces/my-repo`, { method: "PUT", headers: { authorization: `Bearer ${TOKEN_A}` }, body: tar.stdout });
+    expect(put.status, await put.clone().text()).toBe(200);
+    const ask = async (command: string) => (await (await svc.event({ hook_event_name: "PreToolUse", tool_name: "bash", tool_input: { command } }, { query: "workspace=my-repo" })).json()) as { decision: string | null; reason?: string; hooks: Array<{ source: string; sandbox: string; decision: string | null }> };
+    const forced = await ask("git push --force origin main");
+    expect(forced).toMatchObject({ decision: "block", reason: "no force pushes from the agent: open a pull request" });
+    expect(forced.hooks.find((h) => h.source === "repository")).toMatchObject({ sandbox: "container", decision: "block" });
+    const listed = await ask("ls");
+    expect(listed.decision).not.toBe("block");
+  });
+});
+
 describe("hookbox workspace push", () => {
   it("uploads a repository's hook files and prints the id; its hooks then run", async () => {
     const r = spawnSync(process.execPath, ["dist/cli/main.js", "workspace", "push", "test/fixtures/repo-copilot", "--url", svc.url, "--id", "copilot-demo"], {
