@@ -78,7 +78,8 @@ export interface ExecuteOptions {
   traceCaptureBytes?: number;
   /** `performance.now()` by which every hook of the event is done (`[sandbox] max_event_ms`) */
   deadline?: number;
-  onHook?: (record: HookRecord, notification: Notification | undefined) => void;
+  /** each hook as it finishes, with its stop reason when it stopped the agent (`continue: false`) */
+  onHook?: (record: HookRecord, notification: Notification | undefined, halt?: string) => void;
 }
 
 export interface Executed {
@@ -103,7 +104,7 @@ export async function executeHooks(hooks: HookDef[], opts: ExecuteOptions): Prom
     // while others of its parallel step still run; the fold keeps the configuration's order.
     const done = await mapLimited(step, opts.sandbox.maxContainersPerEvent, async (hook) => {
       const out = await runOne(hook, opts, t0);
-      opts.onHook?.(out[1], budget.take(notificationOf(out[0])));
+      opts.onHook?.(out[1], budget.take(notificationOf(out[0])), out[0].verdict.halt);
       return out;
     });
     for (const [j, record, trace, wasCut] of done) {

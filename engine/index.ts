@@ -8,7 +8,7 @@ import { isStopPoint } from "./formats/shared.js";
 import { failureModeFor, type Config, type FailureMode, type Tenant } from "./config.js";
 import { BadRequestError, EventExpiredError } from "./errors.js";
 import { EVENT_NAMES, resolveEventName, unknownEventMessage, type Decision, type EventPoint, type Format } from "./events.js";
-import { executeHooks, type HookRecord, type HookTrace, type Runners } from "./execute.js";
+import { executeHooks, type ExecuteOptions, type HookRecord, type HookTrace, type Runners } from "./execute.js";
 import { Admission } from "./admission.js";
 import type { Runner } from "./run/types.js";
 import { emptyHookSet, type HookSet } from "./hooks.js";
@@ -185,8 +185,11 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
     const eventId = req.eventId ?? newEventId();
     const format = req.format ?? (dialect === "camel" ? "copilot" : "cosh");
     const finished: HookRecord[] = [];
-    const onHook: EventRequest["onHook"] = (record, notification) => {
+    /** the first finished hook that stopped the agent (`continue: false`): an early answer says so too */
+    let halted: { name: string; reason: string } | undefined;
+    const onHook: NonNullable<ExecuteOptions["onHook"]> = (record, notification, halt) => {
       finished.push(record);
+      if (halt !== undefined && !record.pass) halted ??= { name: record.name, reason: halt };
       req.onHook?.(record, notification);
     };
     return {
@@ -199,6 +202,17 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
         for (const r of finished) {
           if (!r.effective || r.pass || (r.decision !== "block" && r.decision !== "ask")) continue;
           if (!best || RANK[r.decision] > RANK[best.decision!]) best = r;
+        }
+        // A hook that stopped the agent outranks every decision, as in the fold: at a stop point with
+        // no block (which would keep the agent going), elsewhere as a block.
+        if (halted) {
+          const decision: Decision | null = isStopPoint(point) ? null : "block";
+          const reason = `${halted.reason} (${why}; other hooks still running)`;
+          const answer = answerFor(format, point, { decision, ...(decision ? { reason } : {}), halt: halted.reason, notifications: [] });
+          return {
+            event_id: eventId, event: point, decision, ...(decision ? { reason } : {}), continue: false as const, stopReason: halted.reason, notifications: [], hooks: [...finished],
+            output: answer.output, exit_code: answer.exit_code, note: `answered before the event was done: ${why}; hook ${halted.name} stopped the agent`,
+          };
         }
         if (!best || (mode === "block" && best.decision !== "block")) return undefined;
         // copilot-hooks.md: an ask "where no prompt is shown, it is treated as a deny"

@@ -20,7 +20,8 @@ import { TOKEN_A, TOKEN_B } from "./service.js";
 const sha = (t: string) => createHash("sha256").update(t).digest("hex");
 
 /**
- * What the fake runners answer: a hook whose command names a verdict prints it; `hang` waits until
+ * What the fake runners answer: a hook whose command names a verdict prints it (`say <json>` prints
+ * the JSON); `hang` waits until
  * `release()` (or its cancel). Event data is read from stdin, as a real hook's would be.
  */
 function fakeRunner(kind: Runner["kind"], held: Set<() => void>, ran: RunRequest[]): Runner {
@@ -36,6 +37,8 @@ function fakeRunner(kind: Runner["kind"], held: Set<() => void>, ran: RunRequest
         });
         return { ...base, outcome: "exited", exitCode: 0, stdout: "{}" };
       }
+      // `say <json>`: prints the JSON, whatever the event.
+      if (request.command.startsWith("say ")) return { ...base, outcome: "exited", exitCode: 0, stdout: request.command.slice(4) };
       const stdin = Buffer.from(request.stdin).toString();
       if (request.command === "guard" && stdin.includes("rm -rf")) {
         return { ...base, outcome: "exited", exitCode: 0, stdout: JSON.stringify({ decision: "block", reason: "Dangerous rm -rf command" }) };

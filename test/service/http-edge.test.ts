@@ -214,6 +214,23 @@ describe("admission and shutdown", () => {
     expect((await waiting).status).toBe(503);
   });
 
+  it("answers by Hookbox-Answer-By-Ms with continue: false when a finished hook stopped the agent, while its sibling still runs", async () => {
+    const edge = edgeApp({ config: "" });
+    // A Gemini group run in parallel: one hook stops the agent at once, the other hangs.
+    const settings = { hooks: { BeforeTool: [{ matcher: "*", sequential: false, hooks: [
+      { type: "command", command: 'say {"continue":false,"stopReason":"budget spent"}' },
+      { type: "command", command: "hang" },
+    ] }] } };
+    const put = await edge.request("/v1/workspaces/halt", { method: "PUT", body: await tarOf([{ name: ".gemini/settings.json", content: JSON.stringify(settings) }]) });
+    expect(put.status, await put.clone().text()).toBe(200);
+    const res = await edge.request("/v1/events?format=gemini&workspace=halt", { ...post({ ...rmEvent, hook_event_name: "BeforeTool" }), headers: { "hookbox-answer-by-ms": "200" } });
+    expect(res.status).toBe(200);
+    const early = (await res.json()) as { decision: string | null; continue?: boolean; stopReason?: string; output: Record<string, unknown> };
+    expect(early).toMatchObject({ decision: "block", continue: false, stopReason: "budget spent" });
+    expect(early.output).toMatchObject({ continue: false, stopReason: "budget spent" });
+    edge.release();
+  });
+
   it("answers 503 with Retry-After while draining", async () => {
     const edge = edgeApp();
     edge.drain();
