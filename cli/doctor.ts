@@ -53,7 +53,14 @@ export const MAX_DOCTOR_LINES = 256;
 const LINES_AT_ONCE = 4;
 
 export async function doctor(argv: string[], env: NodeJS.ProcessEnv): Promise<{ stdout: string; stderr: string; code: number }> {
-  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { home: { type: "string" }, url: { type: "string" }, json: { type: "boolean", default: false } } });
+  let parsed: { values: { home?: string; url?: string; json?: boolean; help?: boolean }; positionals: string[] };
+  try {
+    parsed = parseArgs({ args: argv, allowPositionals: true, options: { home: { type: "string" }, url: { type: "string" }, json: { type: "boolean", default: false }, help: { type: "boolean", short: "h" } } });
+  } catch (err) {
+    return { stdout: "", stderr: `hookbox doctor: ${(err as Error).message}\n${DOCTOR_USAGE}\n`, code: 64 };
+  }
+  const { values, positionals } = parsed;
+  if (values.help) return { stdout: `${DOCTOR_USAGE}\n`, stderr: "", code: 0 };
   const dir = positionals[0] ?? ".";
   const home = values.home ?? env.HOME ?? homedir();
   // The one hookbox the doctor talks to: a line aimed anywhere else is named, never contacted (it
@@ -245,6 +252,15 @@ async function checkHttp(entry: Entry, env: NodeJS.ProcessEnv): Promise<Finding>
   const headers = Object.fromEntries(
     Object.entries(entry.http!.headers).map(([k, v]) => [k, v.replace(/\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?/g, (_m, name: string) => (allowed.includes(name) ? (env[name] ?? "") : ""))]),
   );
+  // The native endpoint answers by its agent's default deadline, or sooner by Hookbox-Answer-By-Ms:
+  // a hook with a shorter timeout of its own must say so, or the agent gives up first (a silent allow).
+  if (entry.timeoutS !== undefined) {
+    const header = Object.entries(headers).find(([k]) => k.toLowerCase() === "hookbox-answer-by-ms")?.[1];
+    const defaultMs = Math.min(AGENT_DEADLINE_S[entry.agent] * 1000 - 500, AGENT_DEADLINE_S[entry.agent] * 900);
+    const byMs = Math.min(defaultMs, header !== undefined && /^[0-9]+$/.test(header) ? Number(header) : Infinity);
+    if (byMs >= entry.timeoutS * 1000)
+      return { entry, ok: false, message: `${AGENT_NAME[entry.agent]} gives up on this HTTP hook after ${entry.timeoutS} s, but hookbox answers it by ${byMs / 1000} s: add the header "Hookbox-Answer-By-Ms": "${Math.round(entry.timeoutS * 900)}"` };
+  }
   try {
     const res = await fetch(url, { method: "POST", redirect: "error", headers: { "content-type": "application/json", ...headers, "hookbox-canary": "block" }, body: JSON.stringify(canaryPayload(entry)), signal: AbortSignal.timeout(10_000) });
     const text = await res.text();

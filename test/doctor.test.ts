@@ -210,13 +210,16 @@ describe("hookbox doctor", () => {
     expect(r.out).toMatch(/FAIL +Gemini CLI .*\n.*more than a plain "hookbox forward …"/);
   });
 
-  it("names a forwarder that waits longer than the agent does", () => {
+  it("names a forwarder that waits longer than the agent does, and an HTTP hook whose timeout comes before hookbox's answer", () => {
     const { repo, home } = workspaceOf(svc.url, (file, text) =>
-      file.endsWith(join(".codex", "hooks.json")) ? text.replace("--format codex", "--format codex --deadline 900") : text,
+      file.endsWith(join(".codex", "hooks.json"))
+        ? text.replace("--format codex", "--format codex --deadline 900")
+        : file.endsWith("settings.local.json") ? text.replace(/,\s*"Hookbox-Answer-By-Ms": "27000"/, "") : text,
     );
     const r = doctor(repo, home);
     expect(r.code).toBe(1);
     expect(r.out).toMatch(/FAIL +Codex +PreToolUse .*\n.*Codex gives up on this hook after 600 s, but the forwarder waits up to 900 s/);
+    expect(r.out).toMatch(/FAIL +Claude Code .*settings\.local\.json.*\n.*gives up on this HTTP hook after 30 s, but hookbox answers it by 540 s: add the header "Hookbox-Answer-By-Ms": "27000"/);
   });
 
   it("says when nothing reaches hookbox at all", () => {

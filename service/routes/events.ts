@@ -41,8 +41,9 @@ export async function handleEvent(c: Context<Env>, deps: AppDeps, eventName: str
   if (c.req.header("hookbox-canary") !== undefined) return canary(c, deps, { eventName: eventName ?? bodyEventName(body), body, format: format as Format | undefined, native, workspaceId });
 
   // SERVICE.md §8: answer before the client's agent gives up — a native endpoint knows its agent's
-  // deadline, a forwarder says its own (Hookbox-Answer-By-Ms).
-  const answerByMs = native ? agentAnswerByMs(native) : answerByHeader(c);
+  // default deadline (and an HTTP hook with a shorter timeout of its own says so in the header), a
+  // forwarder says its own (Hookbox-Answer-By-Ms).
+  const answerByMs = native ? Math.min(agentAnswerByMs(native), answerByHeader(c) ?? Infinity) : answerByHeader(c);
 
   // The client going away cancels the event, unless it already got its answer (a native early answer).
   // Both listeners go when the event is done (`settle`): the service's shutdown signal lives as long

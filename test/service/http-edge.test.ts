@@ -231,6 +231,16 @@ describe("admission and shutdown", () => {
     edge.release();
   });
 
+  it("answers a native hook by a shorter Hookbox-Answer-By-Ms (an HTTP hook with a timeout of its own) with the failure mode", async () => {
+    const edge = edgeApp({ config: "[[hooks.PreToolUse]]\nname = \"slow\"\ncommand = \"hang\"\n" });
+    const t0 = performance.now();
+    const res = await edge.request("/v1/hooks/claude", { ...post(rmEvent), token: TOKEN_B, headers: { "hookbox-answer-by-ms": "200" } });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ hookSpecificOutput: { permissionDecision: "deny" } });
+    expect(performance.now() - t0).toBeLessThan(5_000); // not the agent's default 540 s
+    edge.release();
+  });
+
   it("answers 503 with Retry-After while draining", async () => {
     const edge = edgeApp();
     edge.drain();
