@@ -65,7 +65,7 @@ export function loadRepositoryHooksSync(dir: string, maxTimeoutMs: number, limit
 
 /** Loads the hook files one by one, pausing after each and asking its driver to parse TOML. */
 function* loadSteps(dir: string, maxTimeoutMs: number, limits: RepositoryLimits): Generator<Need, HookSet, ParsedFile | undefined> {
-  const ctx: LoadContext = { source: "repository", maxTimeoutMs, tolerant: true };
+  const ctx: LoadContext = { source: "repository", maxTimeoutMs, tolerant: true, hooksLeft: { left: limits.maxHooks, limit: limits.maxHooks } };
   const sets: HookSet[] = [];
   /** Each agent's own switch (`disableAllHooks`, cosh `enabled = false`) turns off that agent's hooks only: the file that said so. */
   const switchedOff = new Map<Format, string>();
@@ -73,6 +73,7 @@ function* loadSteps(dir: string, maxTimeoutMs: number, limits: RepositoryLimits)
   const compileBudget = { left: limits.maxHooks, limit: limits.maxHooks, instructions: MAX_REPOSITORY_MATCHER_PROGRAM, ms: 0 };
   let hooks = 0;
   let bytes = 0;
+  let files = 0;
   const add = (file: string, format: Format, set: HookSet) => {
     hooks += set.hooks.length;
     if (hooks > limits.maxHooks) throw new ConfigError(file, `the repository declares more than ${limits.maxHooks} hooks (server.max_repository_hooks)`);
@@ -82,6 +83,7 @@ function* loadSteps(dir: string, maxTimeoutMs: number, limits: RepositoryLimits)
   function* load(source: (typeof REPOSITORY_SOURCES)[number], name: string): Generator<Need, void, ParsedFile | undefined> {
     const read = readHookFile(dir, name, limits.maxHookFileBytes);
     if (read === undefined) return;
+    if (++files > MAX_REPOSITORY_HOOK_FILES) throw new ConfigError(name, `the repository has more than ${MAX_REPOSITORY_HOOK_FILES} hook files (MAX_REPOSITORY_HOOK_FILES)`);
     const { text } = read;
     bytes += read.bytes;
     const total = HOOK_FILES_TOTAL_FACTOR * limits.maxHookFileBytes;
@@ -106,9 +108,28 @@ function* loadSteps(dir: string, maxTimeoutMs: number, limits: RepositoryLimits)
     throw new ConfigError(".", `cannot read the repository's hook files: ${(err as Error).message}`);
   }
   const merged = mergeHookSets(sets);
-  if (switchedOff.size === 0) return merged;
   const off = [...switchedOff].map(([format, file]) => `${file}: switches off this repository's ${format} hooks (${format === "cosh" ? "[hooks] enabled = false" : "disableAllHooks"}); its other agents' hooks still run`);
-  return { hooks: merged.hooks.filter((h) => !switchedOff.has(h.format)), warnings: [...merged.warnings, ...off], disableAll: false };
+  return { hooks: merged.hooks.filter((h) => !switchedOff.has(h.format)), warnings: capWarnings([...off, ...merged.warnings]), disableAll: false };
+}
+
+/**
+ * @default 512 — hook files one workspace may hold (`.github/hooks/*.json` is a folder of them):
+ * each is read, parsed and reported on, on the thread that serves everyone; past it, the upload is
+ * refused naming the limit.
+ */
+export const MAX_REPOSITORY_HOOK_FILES = 512;
+
+/**
+ * @default 500 — warnings a workspace's answer (and its stored summary) lists, each at most
+ * MAX_WARNING_CHARS; one more line counts the rest.
+ */
+export const MAX_WORKSPACE_WARNINGS = 500;
+export const MAX_WARNING_CHARS = 1024;
+
+function capWarnings(warnings: string[]): string[] {
+  const kept = warnings.slice(0, MAX_WORKSPACE_WARNINGS).map((w) => (w.length > MAX_WARNING_CHARS ? `${w.slice(0, MAX_WARNING_CHARS)}…` : w));
+  if (warnings.length > MAX_WORKSPACE_WARNINGS) kept.push(`… ${warnings.length - MAX_WORKSPACE_WARNINGS} more warnings left out (at most ${MAX_WORKSPACE_WARNINGS} are listed per workspace)`);
+  return kept;
 }
 
 const lstatOrNot = (path: string): Stats | undefined => lstatSync(path, { throwIfNoEntry: false });

@@ -14,7 +14,7 @@ import type { Verdict } from "../verdict.js";
 import { claudeCondition } from "./claude-if.js";
 import { formatPath } from "./locate.js";
 import {
-  clip, configError, defined, describeFailure, eventOf, knownKeys, originOf, haltVerdict, readDecision, readOutput, schemaError, skippedType, str, withHalt,
+  clip, configError, countHook, defined, describeFailure, eventOf, knownKeys, originOf, haltVerdict, readDecision, readOutput, schemaError, skippedType, str, withHalt,
   type Answer, type FormatModule, type LoadContext, type ParsedFile, warn,
 } from "./shared.js";
 
@@ -34,7 +34,8 @@ const HandlerSchema = z.looseObject({
   /** runs in the background: its answer decides nothing (Claude Code), or it is skipped (Codex) */
   async: z.boolean().optional(),
 });
-const GroupSchema = z.strictObject({ matcher: z.string().optional(), if: z.string().optional(), hooks: z.array(HandlerSchema) });
+// Handlers are checked one by one (zod would check a whole 1 MiB list before naming its first fault).
+const GroupSchema = z.strictObject({ matcher: z.string().optional(), if: z.string().optional(), hooks: z.array(z.unknown()) });
 const GROUP_KEYS = Object.keys(GroupSchema.shape);
 // settings.json holds much else (permissions, env, model …): only the hook keys are read.
 const SettingsSchema = z.looseObject({
@@ -106,8 +107,11 @@ export function loadMatcherGroups(parsed: ParsedFile, ctx: LoadContext, format: 
       } catch (err) {
         throw configError(parsed, ["hooks", event, g, "matcher"], `matcher is not a valid regular expression (RE2 syntax): ${(err as Error).message}`);
       }
-      group.data.hooks.forEach((handler, h) => {
+      group.data.hooks.forEach((raw, h) => {
         const path = ["hooks", event, g, "hooks", h];
+        const checked = HandlerSchema.safeParse(raw);
+        if (!checked.success) throw schemaError(parsed, checked.error, path);
+        const handler = checked.data;
         if (handler.type !== "command") {
           warn(set.warnings, () => skippedType(parsed, path, handler.type));
           return;
@@ -137,6 +141,7 @@ export function loadMatcherGroups(parsed: ParsedFile, ctx: LoadContext, format: 
           // A condition that cannot be read filters nothing: the hook runs (every doubt runs the hook).
           warn(set.warnings, () => `${originOf(parsed, [...path, "if"])}: ${formatPath([...path, "if"])}: cannot read the condition (${(err as Error).message}); the hook runs for every matching tool`);
         }
+        countHook(parsed, path, ctx);
         set.hooks.push({
           name: `${basename(parsed.file)}:${event}[${g}].hooks[${h}]`,
           source: ctx.source,

@@ -14,7 +14,7 @@ import type { HookDef, HookSet } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import {
-  configError, defined, describeFailure, eventOf, haltVerdict, HookEnvSchema, isStopPoint, knownKeys, originOf, readDecision, readOutput, schemaError, skipOtherType, str, withHalt,
+  configError, countHook, defined, describeFailure, eventOf, haltVerdict, HookEnvSchema, isStopPoint, knownKeys, originOf, readDecision, readOutput, schemaError, skipOtherType, str, withHalt,
   type Answer, type FormatModule, type LoadContext, type ParsedFile, warn,
 } from "./shared.js";
 
@@ -97,6 +97,7 @@ function loadHookMap(parsed: ParsedFile, hooks: Record<string, unknown[]>, ctx: 
         throw configError(parsed, path, 'a command hook needs "bash" or "command"');
       }
       const seconds = e.timeoutSec ?? e.timeout;
+      countHook(parsed, path, ctx);
       set.hooks.push({
         name: `${basename(parsed.file)}:${event}[${i}]`,
         source: ctx.source,

@@ -13,7 +13,7 @@ import { DEFAULT_TIMEOUT_MS } from "../names.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import {
-  configError, defined, describeFailure, eventOf, HookEnvSchema, knownKeys, originOf, parseBytes, readDecision, readOutput, schemaError, str,
+  configError, countHook, defined, describeFailure, eventOf, HookEnvSchema, knownKeys, originOf, parseBytes, readDecision, readOutput, schemaError, str,
   type Answer, type FormatModule, type LoadContext, type ParsedFile, warn,
 } from "./shared.js";
 import type { Path } from "./locate.js";
@@ -73,15 +73,18 @@ export function loadCoshTable(parsed: ParsedFile, at: Path, table: unknown, ctx:
     }
     const event = eventOf(parsed, [...at, key], key, ctx, result.warnings);
     if (!event) continue;
-    const known = Array.isArray(value) ? value.map((v, i) => knownKeys(parsed, [...at, key, i], v, HOOK_KEYS, ctx, result.warnings)) : value;
-    const entries = z.array(CoshHookSchema).safeParse(known);
-    if (!entries.success) throw schemaError(parsed, entries.error, [...at, key]);
-    entries.data.forEach((entry, i) => {
+    if (!Array.isArray(value)) throw configError(parsed, [...at, key], "expected an array of hooks");
+    // One by one: the first fault named at once (zod would check a whole 1 MiB list first).
+    value.forEach((v, i) => {
       const path = [...at, key, i];
+      const checked = CoshHookSchema.safeParse(knownKeys(parsed, path, v, HOOK_KEYS, ctx, result.warnings));
+      if (!checked.success) throw schemaError(parsed, checked.error, path);
+      const entry = checked.data;
       if (!entry.name) {
         warn(result.warnings, () => `${originOf(parsed, path)}: hook without a name skipped (cosh-hooks.md: "Hook definitions without a name field are skipped")`);
         return;
       }
+      countHook(parsed, path, ctx);
       result.hooks.push(coshHookDef(entry, { ...ctx, point: event.point, dialect: event.dialect, origin: originOf(parsed, path), parsed, path }));
     });
   }

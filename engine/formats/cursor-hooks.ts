@@ -14,7 +14,7 @@ import { compileRegex, type HookDef, type HookSet, type Matcher } from "../hooks
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import {
-  configError, defined, describeFailure, eventOf, isStopPoint, knownKeys, originOf, readDecision, readOutput, schemaError, skipOtherType, str,
+  configError, countHook, defined, describeFailure, eventOf, isStopPoint, knownKeys, originOf, readDecision, readOutput, schemaError, skipOtherType, str,
   type Answer, type FormatModule, type LoadContext, type ParsedFile,
 } from "./shared.js";
 
@@ -64,6 +64,7 @@ function loadCursorHooks(parsed: ParsedFile, ctx: LoadContext): HookSet {
       } catch (err) {
         throw configError(parsed, [...path, "matcher"], `matcher is not a valid regular expression (RE2 syntax): ${(err as Error).message}`);
       }
+      countHook(parsed, path, ctx);
       set.hooks.push({
         name: `${basename(parsed.file)}:${event}[${i}]`,
         source: ctx.source,

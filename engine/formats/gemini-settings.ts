@@ -16,7 +16,7 @@ import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import { MAX_HOOK_NAME_CHARS } from "./cosh-toml.js";
 import {
-  clip, configError, defined, describeFailure, eventOf, haltVerdict, knownKeys, originOf, readDecision, readOutput, schemaError, skipOtherType, str, withHalt,
+  clip, configError, countHook, defined, describeFailure, eventOf, haltVerdict, knownKeys, originOf, readDecision, readOutput, schemaError, skipOtherType, str, warn, withHalt,
   type Answer, type FormatModule, type LoadContext, type ParsedFile,
 } from "./shared.js";
 
@@ -35,7 +35,7 @@ const HANDLER_KEYS = Object.keys(HandlerSchema.shape);
 const GroupSchema = z.strictObject({ matcher: z.string().optional(), sequential: z.boolean().optional(), hooks: z.array(z.unknown()) });
 const GROUP_KEYS = Object.keys(GroupSchema.shape);
 /** Settings of the hooks system itself, beside the events (older files keep them under `hooks`, newer under `hooksConfig`). */
-const SwitchSchema = z.looseObject({ enabled: z.boolean().optional(), disabled: z.array(z.string()).optional() });
+const SwitchSchema = z.looseObject({ enabled: z.boolean().optional(), disabled: z.unknown().optional() });
 const CONFIG_KEYS = new Set(["enabled", "disabled", "notifications"]);
 
 /**
@@ -64,7 +64,15 @@ function loadGeminiSettings(parsed: ParsedFile, ctx: LoadContext): HookSet {
   if (typeof hooks !== "object" || hooks === null || Array.isArray(hooks)) throw configError(parsed, ["hooks"], "hooks must be an object of events");
   const switches = [value!.hooksConfig, hooks].map((s) => SwitchSchema.safeParse(s ?? {})).map((s) => (s.success ? s.data : {}));
   set.disableAll = switches.some((s) => s.enabled === false);
-  const disabled = new Set(switches.flatMap((s) => s.disabled ?? []));
+  // Names of hooks switched off; a list that is not of names is warned about, not read (and costs one pass).
+  const disabled = new Set<string>();
+  switches.forEach((s, i) => {
+    if (s.disabled === undefined) return;
+    const names = Array.isArray(s.disabled) ? s.disabled : [];
+    for (const n of names) if (typeof n === "string") disabled.add(n);
+    if (!Array.isArray(s.disabled) || names.some((n) => typeof n !== "string"))
+      warn(set.warnings, () => `${parsed.file}: ${i === 0 ? "hooksConfig" : "hooks"}.disabled: expected a list of hook names; what is not one is not read`);
+  });
   for (const [event, groups] of Object.entries(hooks as Record<string, unknown>)) {
     if (CONFIG_KEYS.has(event)) continue;
     const resolved = eventOf(parsed, ["hooks", event], event, ctx, set.warnings);
@@ -89,6 +97,7 @@ function loadGeminiSettings(parsed: ParsedFile, ctx: LoadContext): HookSet {
         if (!e.command) throw configError(parsed, path, 'a "command" hook needs "command"');
         // Gemini CLI: a hook named in `disabled` does not run.
         if (e.name !== undefined && disabled.has(e.name)) return;
+        countHook(parsed, path, ctx);
         set.hooks.push({
           name: e.name ?? `${basename(parsed.file)}:${event}[${g}].hooks[${h}]`,
           source: ctx.source,

@@ -182,6 +182,13 @@ export interface LoadContext {
    * and line, and the rest still loads. Unset: the server's own config, where each is an error.
    */
   tolerant?: boolean;
+  /** hooks the repository may still declare (`server.max_repository_hooks`): counted as each is read, so a file of 80 000 is refused at its 1001st */
+  hooksLeft?: { left: number; limit: number };
+}
+
+/** Counts one more hook of a file against the repository's limit; past it, the file is refused at that hook. */
+export function countHook(parsed: ParsedFile, path: Path, ctx: LoadContext): void {
+  if (ctx.hooksLeft && ctx.hooksLeft.left-- <= 0) throw configError(parsed, path, `the repository declares more than ${ctx.hooksLeft.limit} hooks (server.max_repository_hooks)`);
 }
 
 /** What one agent's hooks are: its files, its rules, its answers. One module per format; formats/registry.ts lists them. */

@@ -191,6 +191,16 @@ describe("workspaces cannot read the host", () => {
     expect(errorOf(text).message).toMatch(/matcher is not a valid regular expression .*too complex \(weighed before it is built: over 300 RE2 instructions\)/);
   });
 
+  it("refuses 600 noisy hook files at the 513th (MAX_REPOSITORY_HOOK_FILES), never building half a million warnings", async () => {
+    const noisy = JSON.stringify({ hooks: {}, ...Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`k${i}`, 0])) });
+    const entries = Array.from({ length: 600 }, (_, i) => ({ name: `.github/hooks/${String(i).padStart(4, "0")}${"n".repeat(200)}.json`, content: noisy }));
+    const archive = await tarOf(entries);
+    const { status, text } = await attack(svc, async () => put(svc, "warning-flood", archive));
+    expect(status, text.slice(0, 300)).toBe(400);
+    expect(errorOf(text).message).toMatch(/more than 512 hook files \(MAX_REPOSITORY_HOOK_FILES\)/);
+    expect(text.length).toBeLessThan(4096);
+  });
+
   it("refuses a hook env past its limits (count, name, value) with 400 at its line", async () => {
     const env = Object.fromEntries(Array.from({ length: 30_000 }, (_, i) => [`K${i}`, "x=x=x=x"]));
     const hook = (e: unknown) => JSON.stringify({ version: 1, hooks: { preToolUse: [{ type: "command", bash: "true", env: e }] } }, null, 1);

@@ -287,7 +287,35 @@ describe("repository hook files are hostile input", () => {
   it("refuses more hooks than max_repository_hooks", async () => {
     const dir = tree({ ".claude/settings.json": claude(11) });
     expect((await configErrorOfAsync(() => loadRepositoryHooks(dir, 60_000, { maxHookFileBytes: 1024 * 1024, maxHooks: 10 }))).message)
-      .toBe(".claude/settings.json: the repository declares more than 10 hooks (server.max_repository_hooks)");
+      .toBe(".claude/settings.json:47:11: hooks.PreToolUse[0].hooks[10]: the repository declares more than 10 hooks (server.max_repository_hooks)");
+  });
+
+  it("refuses a file of 80 000 hooks at the hook past the limit, not after building them all", async () => {
+    const many = JSON.stringify({ hooks: { preToolUse: Array.from({ length: 80_000 }, () => ({ bash: "x" })) } });
+    const dir = tree({ ".github/copilot/settings.json": many });
+    const message = (await configErrorOfAsync(() => loadRepositoryHooks(dir, 60_000, { maxHookFileBytes: 4 * 1024 * 1024, maxHooks: 1000 }))).message;
+    expect(message).toMatch(/hooks\.preToolUse\[1000\]: the repository declares more than 1000 hooks/);
+  });
+
+  it("refuses a list that is not of hooks at its first fault (Claude handlers, cosh entries), and reads past a Gemini disabled list that is no list of names", async () => {
+    const claudeDir = tree({ ".claude/settings.json": JSON.stringify({ hooks: { PreToolUse: [{ hooks: Array.from({ length: 100_000 }, () => 0) }] } }) });
+    expect((await configErrorOfAsync(() => loadRepositoryHooks(claudeDir, 60_000))).message).toMatch(/hooks\.PreToolUse\[0\]\.hooks\[0\]: /);
+    const coshDir = tree({ ".copilot-shell/config.toml": `[hooks]\nPreToolUse = [${Array.from({ length: 50_000 }, () => "{}").join(",")}]\n` });
+    expect((await configErrorOfAsync(() => loadRepositoryHooks(coshDir, 60_000))).message).toMatch(/hooks\.PreToolUse\[0\]/);
+    const geminiDir = tree({ ".gemini/settings.json": JSON.stringify({ hooksConfig: { disabled: [0, 0, 0] }, hooks: { BeforeTool: [{ hooks: [{ type: "command", command: "g.sh" }] }] } }) });
+    const set = await loadRepositoryHooks(geminiDir, 60_000);
+    expect(set.hooks).toHaveLength(1);
+    expect(set.warnings).toEqual([expect.stringMatching(/hooksConfig\.disabled: expected a list of hook names/)]);
+  });
+
+  it("reads at most MAX_REPOSITORY_HOOK_FILES hook files, and lists at most MAX_WORKSPACE_WARNINGS warnings", async () => {
+    const { MAX_REPOSITORY_HOOK_FILES, MAX_WORKSPACE_WARNINGS } = await import("../../engine/repository.js");
+    const noisy = JSON.stringify({ version: 1, hooks: {}, ...Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`k${i}`, 0])) });
+    const files = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`.github/hooks/${String(i).padStart(3, "0")}.json`, noisy]));
+    const many = await loadRepositoryHooks(tree(files(MAX_REPOSITORY_HOOK_FILES)), 60_000);
+    expect(many.warnings.length).toBeLessThanOrEqual(MAX_WORKSPACE_WARNINGS + 1);
+    expect(many.warnings.at(-1)).toMatch(/more warnings left out \(at most 500 are listed per workspace\)/);
+    expect((await configErrorOfAsync(() => loadRepositoryHooks(tree(files(MAX_REPOSITORY_HOOK_FILES + 1)), 60_000))).message).toMatch(/more than 512 hook files \(MAX_REPOSITORY_HOOK_FILES\)/);
   });
 
   it("loads a 120 KB settings.json of valid hooks, each with its line, in linear time", async () => {
