@@ -14,7 +14,7 @@ import { oneLine } from "./terminal.js";
  * What a repository's hooks are declared in (the engine's format registry reads these), and the
  * folders their scripts usually sit in.
  */
-export const HOOK_PATHS = [".github/hooks", ".github/copilot", ".copilot-shell", ".claude/settings.json", ".claude/hooks", ".cursor", ".codex", ".gemini/settings.json", ".gemini/hooks"];
+export const HOOK_PATHS = [".github/hooks", ".github/copilot", ".copilot-shell", ".claude/settings.json", ".claude/settings.local.json", ".claude/hooks", ".cursor", ".codex", ".gemini/settings.json", ".gemini/hooks"];
 const SKIP = new Set([".git", "node_modules"]);
 
 /** Regular files under `at`; FIFOs, sockets and devices are skipped with a warning (reading a FIFO would hang). */

@@ -88,7 +88,7 @@ function* loadSteps(dir: string, maxTimeoutMs: number, limits: RepositoryLimits)
     bytes += read.bytes;
     const total = HOOK_FILES_TOTAL_FACTOR * limits.maxHookFileBytes;
     if (bytes > total) throw new ConfigError(name, `the repository's hook files together are larger than ${total} bytes (${HOOK_FILES_TOTAL_FACTOR} × server.max_hook_file_bytes)`);
-    const parsed = source.syntax === "toml" ? yield { file: name, text } : readJson(name, text);
+    const parsed = source.syntax === "toml" ? yield { file: name, text } : readJson(name, text, source.syntax === "jsonc");
     add(name, source.format, withCompileBudget(compileBudget, () => source.load(parsed!, ctx)));
   }
   try {
@@ -158,7 +158,8 @@ function walk(root: string, rel: string, last: "file" | "directory"): string | u
 
 function listDir(root: string, rel: string): string[] {
   const at = walk(root, rel, "directory");
-  return at === undefined ? [] : readdirSync(at);
+  // A folder named like a hook file (`archive.json/`) is not one: left out. A link is kept, and refused when read.
+  return at === undefined ? [] : readdirSync(at, { withFileTypes: true }).filter((e) => !e.isDirectory()).map((e) => e.name);
 }
 
 /** A hook file's text and its size in bytes: a regular file inside the workspace, opened without following a link, at most `maxBytes`. */

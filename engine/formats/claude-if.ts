@@ -25,7 +25,26 @@ const SPECIFIER_FIELD: Record<string, string> = {
   MultiEdit: "file_path",
   Write: "file_path",
   NotebookEdit: "notebook_path",
+  Grep: "path",
+  Glob: "path",
 };
+
+/**
+ * Claude Code's permission rules: an `Edit` rule covers every tool that edits files, a `Read` rule
+ * every tool that reads them; each is tested against its own path argument.
+ */
+const RULE_TOOLS: Record<string, readonly string[]> = {
+  Edit: ["Edit", "MultiEdit", "Write", "NotebookEdit"],
+  Read: ["Read", "Grep", "Glob"],
+};
+
+/** Whether a rule's tool names the called tool: itself, its family, or an MCP server (`mcp__github`, `mcp__github__*`) for each of its tools. */
+function namesTool(rule: string, name: string): boolean {
+  if (rule === name || RULE_TOOLS[rule]?.includes(name) === true) return true;
+  if (!rule.startsWith("mcp__")) return false;
+  const server = rule.endsWith("__*") ? rule.slice(0, -3) : rule.split("__").length === 2 ? rule : undefined;
+  return server !== undefined && name.startsWith(`${server}__`);
+}
 
 const globBody = (spec: string) => spec.split("*").map((part) => RE2JS.quote(part)).join(".*");
 
@@ -42,9 +61,16 @@ function commandGlob(spec: string): (text: string) => boolean {
 
 /** A path glob: `//abs` from the root; anything else found at a folder boundary of the path. */
 function pathGlob(spec: string): (text: string) => boolean {
-  if (spec.startsWith("//")) return compileRegex(`(?s:${globBody(spec.slice(1))})`, { anchored: true });
+  // gitignore's `[…]` classes are not read here: a rule with one cannot be read (the hook runs).
+  if (/[[\]]/.test(spec)) throw new Error(`a path pattern with [ ] is not read: ${JSON.stringify(spec.slice(0, 80))}`);
+  if (spec.startsWith("//")) return compileRegex(`(?s:${pathBody(spec.slice(1))})`, { anchored: true });
   const rel = spec.replace(/^~\//, "").replace(/^\.\//, "").replace(/^\//, "");
-  return compileRegex(`(?s:(?:.*/)?${globBody(rel)})`, { anchored: true });
+  return compileRegex(`(?s:(?:.*/)?${pathBody(rel)})`, { anchored: true });
+}
+
+/** A path glob's body: `**\/` is any folders or none, `*` any text (wider than gitignore's, never narrower), `?` one character. */
+function pathBody(spec: string): string {
+  return spec.split("**/").map((part) => part.split("*").map((p) => p.split("?").map((q) => RE2JS.quote(q)).join(".")).join(".*")).join("(?:.*/)?");
 }
 
 /** @default 256 — subcommands read out of one command; past it the hook runs (no condition is tested that often). */
@@ -439,20 +465,23 @@ export function claudeCondition(rule: string): Condition {
   // A tool name is one word: anything else is no rule (and must not quietly match nothing).
   if (!/^[A-Za-z0-9_.:*-]+$/.test(tool)) throw new Error(`expected Tool or Tool(specifier), got ${JSON.stringify(text.slice(0, 80))}`);
   const spec = open === -1 ? undefined : text.slice(open + 1, -1);
-  const field = SPECIFIER_FIELD[tool];
-  const test = spec !== undefined && spec !== "*" && field !== undefined ? (tool === "Bash" ? commandGlob(spec) : pathGlob(spec)) : undefined;
+  const specified = spec !== undefined && spec !== "*" && SPECIFIER_FIELD[tool] !== undefined;
+  const test = specified ? (tool === "Bash" ? commandGlob(spec) : pathGlob(spec)) : undefined;
   return {
     source: rule,
     test(body) {
       const name = body.tool_name ?? body.toolName;
       // Claude Code: "On other events, a hook with `if` set never runs."
       if (typeof name !== "string") return false;
-      if (name !== tool) return false;
+      if (!namesTool(tool, name)) return false;
+      const field = SPECIFIER_FIELD[name];
       if (!test || !field) return true;
       const value = toolInput(body)[field];
+      // A search without a path searches the working folder: the rule cannot tell, so the hook runs.
+      if (value === undefined && (name === "Grep" || name === "Glob")) return true;
       if (typeof value !== "string") return false;
       if (value.length > MAX_SUBJECT_CHARS) return true;
-      if (tool !== "Bash") return test(posix.normalize(value)) || test(value);
+      if (name !== "Bash") return test(posix.normalize(value)) || test(value);
       if (test(value)) return true;
       const parts = partsOf(value);
       return parts === undefined || parts.some(test);

@@ -294,5 +294,9 @@ export const claudeFormat: FormatModule = {
   interpret: interpretClaude,
   effective: claudeEffective,
   answer: claudeAnswer,
-  repository: [{ path: ".claude/settings.json", syntax: "json", load: (parsed, ctx) => loadMatcherGroups(parsed, ctx, "claude") }],
+  // Claude Code runs the hooks of both project files (settings.local.json is the developer's own, usually not committed).
+  repository: [
+    { path: ".claude/settings.json", syntax: "json", load: (parsed, ctx) => loadMatcherGroups(parsed, ctx, "claude") },
+    { path: ".claude/settings.local.json", syntax: "json", load: (parsed, ctx) => loadMatcherGroups(parsed, ctx, "claude") },
+  ],
 };

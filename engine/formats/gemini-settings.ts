@@ -183,5 +183,5 @@ export const geminiFormat: FormatModule = {
   interpret: interpretGemini,
   effective: geminiEffective,
   answer: geminiAnswer,
-  repository: [{ path: ".gemini/settings.json", syntax: "json", load: loadGeminiSettings }],
+  repository: [{ path: ".gemini/settings.json", syntax: "jsonc", load: loadGeminiSettings }],
 };

@@ -5,7 +5,7 @@
  * most the text's own characters, a line and column come from a binary search over line starts,
  * and no regex runs over the text.
  */
-import { parseTree, printParseErrorCode, visit, type Node } from "jsonc-parser";
+import { parse as parseJsonc, parseTree, printParseErrorCode, visit, type Node, type ParseError } from "jsonc-parser";
 
 export type Path = readonly (string | number)[];
 
@@ -169,6 +169,8 @@ export function tomlLocator(text: string): Locator {
 // ---------------------------------------------------------------- JSON
 
 const STRICT = { disallowComments: true, allowTrailingComma: false } as const;
+/** JSON with comments and trailing commas, as Gemini CLI reads its settings.json */
+const LENIENT = { disallowComments: false, allowTrailingComma: true, allowEmptyContent: false } as const;
 
 /** What each of jsonc-parser's error codes means, said the way hookbox's messages say it. */
 const JSON_ERRORS: Record<ReturnType<typeof printParseErrorCode>, string> = {
@@ -196,7 +198,7 @@ const JSON_ERRORS: Record<ReturnType<typeof printParseErrorCode>, string> = {
  * where the text stops being JSON. `refused` is JSON.parse's own error, used when jsonc-parser
  * (more lenient about whitespace) finds nothing or the nesting is too deep for it.
  */
-export function jsonSyntaxError(text: string, refused: unknown): SyntaxError & Position {
+export function jsonSyntaxError(text: string, refused: unknown, options: typeof STRICT | typeof LENIENT = STRICT): SyntaxError & Position {
   const stop = new Error("first error found");
   const open: boolean[] = []; // true: an array
   let found: { what?: string; offset: number } | undefined;
@@ -212,7 +214,7 @@ export function jsonSyntaxError(text: string, refused: unknown): SyntaxError & P
         found = { what, offset };
         throw stop;
       },
-    }, STRICT);
+    }, options);
   } catch (err) {
     if (err !== stop && !(err instanceof RangeError)) throw err;
   }
@@ -233,7 +235,7 @@ export function jsonSyntaxError(text: string, refused: unknown): SyntaxError & P
  * first use, and each object's keys are indexed once (the last of duplicate keys wins, as in
  * JSON.parse); undefined when nesting is too deep to build it.
  */
-export function jsonLocator(text: string): Locator {
+export function jsonLocator(text: string, options: typeof STRICT | typeof LENIENT = STRICT): Locator {
   let root: Node | null | undefined;
   let position: ((offset: number) => Position) | undefined;
   const keys = new WeakMap<Node, Map<string, Node>>();
@@ -254,7 +256,7 @@ export function jsonLocator(text: string): Locator {
   return (path) => {
     if (root === undefined) {
       try {
-        root = parseTree(text, [], STRICT) ?? null;
+        root = parseTree(text, [], options) ?? null;
       } catch (err) {
         if (!(err instanceof RangeError)) throw err;
         root = null;
@@ -270,6 +272,20 @@ export function jsonLocator(text: string): Locator {
     }
     return position(node.offset);
   };
+}
+
+/** Parses JSON with comments and trailing commas (Gemini CLI's settings.json); errors as parseJsonLocated's. */
+export function parseJsoncLocated(text: string): { value: unknown; locate: Locator } {
+  const errors: ParseError[] = [];
+  let value: unknown;
+  try {
+    value = parseJsonc(text, errors, LENIENT);
+  } catch (err) {
+    if (!(err instanceof RangeError)) throw err;
+    throw Object.assign(new SyntaxError("nested too deeply"), lineIndex(text)(0));
+  }
+  if (errors.length > 0) throw jsonSyntaxError(text, undefined, LENIENT);
+  return { value, locate: jsonLocator(text, LENIENT) };
 }
 
 /** Parses JSON; on a syntax error, throws one that says the line and column. */

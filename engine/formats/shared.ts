@@ -12,7 +12,7 @@ import { resolveEventName, unknownEventMessage, type Decision, type Dialect, typ
 import type { HookSet, Source } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
 import type { Interpret, Verdict } from "../verdict.js";
-import { formatPath, parseJsonLocated, tomlLocator, type Path, type Position } from "./locate.js";
+import { formatPath, parseJsoncLocated, parseJsonLocated, tomlLocator, type Path, type Position } from "./locate.js";
 
 export type Locate = (path: Path) => Position | undefined;
 
@@ -31,9 +31,9 @@ export function readToml(file: string, text: string): ParsedFile {
   }
 }
 
-export function readJson(file: string, text: string): ParsedFile {
+export function readJson(file: string, text: string, comments = false): ParsedFile {
   try {
-    return { file, ...parseJsonLocated(text) };
+    return { file, ...(comments ? parseJsoncLocated(text) : parseJsonLocated(text)) };
   } catch (err) {
     const e = err as SyntaxError & Partial<Position>;
     throw new ConfigError(file, `invalid JSON: ${e.message}`, e.line, e.column);
@@ -208,7 +208,8 @@ export interface FormatModule {
 export interface RepositorySource {
   path: string;
   suffix?: string;
-  syntax: "json" | "toml";
+  /** jsonc: comments and trailing commas allowed (Gemini CLI strips them from its settings) */
+  syntax: "json" | "jsonc" | "toml";
   load(parsed: ParsedFile, ctx: LoadContext): HookSet;
 }
 

@@ -308,6 +308,15 @@ describe("repository hook files are hostile input", () => {
     expect(set.warnings).toEqual([expect.stringMatching(/hooksConfig\.disabled: expected a list of hook names/)]);
   });
 
+  it("reads a Gemini settings.json with comments and trailing commas, as Gemini CLI does; a real syntax error still says where", async () => {
+    const set = await loadRepositoryHooks(tree({ ".gemini/settings.json": '{\n  // project settings\n  "hooks": { "BeforeTool": [ { "hooks": [ { "type": "command", "command": "g.sh", }, ], }, ], },\n  /* done */\n}\n' }), 60_000);
+    expect(set.hooks.map((h) => h.command)).toEqual(["g.sh"]);
+    const bad = await configErrorOfAsync(() => loadRepositoryHooks(tree({ ".gemini/settings.json": '{\n  // ok\n  "hooks": { "BeforeTool": [ } \n}' }), 60_000));
+    expect(bad.message).toMatch(/^\.gemini\/settings\.json:3:\d+: invalid JSON: /);
+    // Claude's settings.json stays strict JSON.
+    expect((await configErrorOfAsync(() => loadRepositoryHooks(tree({ ".claude/settings.json": '{ // no\n}' }), 60_000))).message).toMatch(/comments are not JSON/);
+  });
+
   it("reads at most MAX_REPOSITORY_HOOK_FILES hook files, and lists at most MAX_WORKSPACE_WARNINGS warnings", async () => {
     const { MAX_REPOSITORY_HOOK_FILES, MAX_WORKSPACE_WARNINGS } = await import("../../engine/repository.js");
     const noisy = JSON.stringify({ version: 1, hooks: {}, ...Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`k${i}`, 0])) });

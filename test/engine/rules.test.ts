@@ -437,6 +437,23 @@ describe("Claude's if reads commands as bash does: what a guard must not miss", 
   it.each(["echo 'rm -rf /'", "echo \"# rm\"", "git status # rm -rf /", "ls -la"])("and not for %j", (command) => {
     expect(runs("Bash(rm *)", command)).toBe(false);
   });
+  it.each([
+    ["Edit(src/**/*.ts)", "Edit", "/proj/src/a.ts", true],
+    ["Edit(src/**/*.ts)", "Edit", "/proj/src/x/y/a.ts", true],
+    ["Edit(secrets/?.txt)", "Edit", "/proj/secrets/a.txt", true],
+    ["Edit(src/**)", "Write", "/proj/src/new.ts", true],
+    ["Edit(src/**)", "MultiEdit", "/proj/src/a.ts", true],
+    ["Edit(src/**)", "Write", "/proj/lib/a.ts", false],
+    ["Read(.env)", "Grep", "/proj/.env", true],
+  ] as const)("%s fires for %s of %s: %s (gitignore-style paths; an Edit rule covers every editing tool)", (rule, tool, path, runs) => {
+    expect(claudeCondition(rule).test({ tool_name: tool, tool_input: { file_path: path, path } })).toBe(runs);
+  });
+  it("an MCP server's rule covers each of its tools; a path class [ ] is not read (the hook runs, warned at load)", () => {
+    expect(claudeCondition("mcp__github").test({ tool_name: "mcp__github__create_issue", tool_input: {} })).toBe(true);
+    expect(claudeCondition("mcp__github__*").test({ tool_name: "mcp__github__create_issue", tool_input: {} })).toBe(true);
+    expect(claudeCondition("mcp__github").test({ tool_name: "mcp__gitlab__create_issue", tool_input: {} })).toBe(false);
+    expect(() => claudeCondition("Edit(*.[jt]s)")).toThrow(/\[ \] is not read/);
+  });
   it("a path is read as the file it names", () => {
     for (const p of ["/p/src/./secret.ts", "/p/src//secret.ts", "/p/x/../src/secret.ts"])
       expect(claudeCondition("Edit(src/secret.ts)").test({ tool_name: "Edit", tool_input: { file_path: p } })).toBe(true);
