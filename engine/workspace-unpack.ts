@@ -70,10 +70,31 @@ export async function unpack(body: AsyncIterable<Uint8Array>, dest: string, limi
 
   // gzip or plain tar, told apart by the first two bytes; every byte goes through the digest.
   const iter = body[Symbol.asyncIterator]();
-  const first = await iter.next();
-  const gzip = !first.done && first.value[0] === 0x1f && first.value[1] === 0x8b;
+  // The first two bytes, however the body is cut into chunks (a one-byte first chunk included).
+  const head: Uint8Array[] = [];
+  let headBytes = 0;
+  let ended = false;
+  while (headBytes < 2) {
+    const n = await iter.next();
+    if (n.done) {
+      ended = true;
+      break;
+    }
+    head.push(n.value);
+    headBytes += n.value.length;
+  }
+  const byteAt = (i: number): number | undefined => {
+    for (const c of head) {
+      if (i < c.length) return c[i];
+      i -= c.length;
+    }
+    return undefined;
+  };
+  const gzip = byteAt(0) === 0x1f && byteAt(1) === 0x8b;
   const chunks = (async function* () {
-    for (let n = first; !n.done; n = await iter.next()) yield n.value;
+    yield* head;
+    if (ended) return;
+    for (let n = await iter.next(); !n.done; n = await iter.next()) yield n.value;
   })();
   // Counted as the decompressor takes them, not as the network brings them: the ratio is of bytes actually inflated.
   const intake = new Transform({

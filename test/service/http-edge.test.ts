@@ -287,6 +287,23 @@ describe("live followers", () => {
   });
 });
 
+describe("uploads", () => {
+  it("tells a gzip upload by its first two bytes even when they arrive in two chunks", async () => {
+    const edge = edgeApp();
+    const tar = await tarOf([{ name: "README.md", content: "hi" }], { gzip: true });
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(tar.subarray(0, 1));
+        controller.enqueue(tar.subarray(1));
+        controller.close();
+      },
+    });
+    const put = await edge.request("/v1/workspaces/split", { method: "PUT", body, duplex: "half" } as RequestInit);
+    expect(put.status, await put.clone().text()).toBe(200);
+    expect(WorkspaceInfoSchema.parse(await put.json())).toMatchObject({ id: "split", files: 1 });
+  });
+});
+
 describe("tenant scoping", () => {
   const edge = edgeApp();
   it("keeps workspaces, traces and sessions to their tenant", async () => {
