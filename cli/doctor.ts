@@ -17,6 +17,7 @@ import { parseArgs } from "node:util";
 import { parse as parseToml } from "smol-toml";
 import { resolveEventName } from "../engine/events.js";
 import { AGENT_DEADLINE_S } from "../engine/agents.js";
+import { mapLimited } from "../engine/map-limited.js";
 import { FORWARD_SCRIPT } from "./forward-script.js";
 import { block as safe, oneLine, safeJson } from "./terminal.js";
 
@@ -96,7 +97,7 @@ export async function doctor(argv: string[], env: NodeJS.ProcessEnv): Promise<{ 
   if (all.length > guards.length) problems.push(`${all.length} hookbox lines: only the first ${MAX_DOCTOR_LINES} were checked`);
   // A line's forwarder may run only the canary's checks; and the PATH it gets has nothing of the repository.
   const lineEnv = { ...env, PATH: safePath(env.PATH, [dir]) };
-  const findings = await mapAtMost(guards, LINES_AT_ONCE, (e) => check(e, dir, env, lineEnv, origin));
+  const findings = await mapLimited(guards, LINES_AT_ONCE, (e) => check(e, dir, env, lineEnv, origin));
   const show = (p: string) => (p.startsWith(home) ? `~/${relative(home, p)}` : relative(dir, p) || p);
   if (values.json) return { stdout: `${safeJson({ findings: findings.map((f) => ({ ...f.entry, file: show(f.entry.file), ok: f.ok, message: f.message })), problems }, 2)}\n`, stderr: "", code: findings.length > 0 && findings.every((f) => f.ok) && problems.length === 0 ? 0 : 1 };
   // Event names, places and messages come from the repository's files: escaped for the terminal.
@@ -473,18 +474,4 @@ function safePath(path: string | undefined, roots: string[]): string {
     }
   });
   return (path ?? "").split(delimiter).filter((p) => isAbsolute(p) && !inside(p)).join(delimiter);
-}
-
-/** Runs `fn` over `items`, at most `limit` at once; results in the items' order. */
-async function mapAtMost<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
 }

@@ -16,6 +16,7 @@ import type { Verdict } from "./verdict.js";
 import type { PayloadCache } from "./payload.js";
 import type { RunRequest, RunResult, Runner, Outcome } from "./run/types.js";
 import type { SandboxConfig } from "./config.js";
+import { mapLimited } from "./map-limited.js";
 
 /** One hook's line in a response and in the audit log. */
 export interface HookRecord {
@@ -119,20 +120,6 @@ export async function executeHooks(hooks: HookDef[], opts: ExecuteOptions): Prom
     if (opts.signal?.aborted) break;
   }
   return { judged, records, traces, ...(cut !== undefined ? { cut } : {}) };
-}
-
-/** Runs `fn` over `items`, at most `limit` at once; results in the items' order. */
-async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
 }
 
 /** What a hook that the event's deadline left no time for "ran": a timeout, judged by its format's rule. */
