@@ -308,9 +308,10 @@ function failureModes(parsed: ParsedFile, i: number, value: FailureMode | Record
 }
 
 /** The failure mode of a tenant for an event as a client names it (any dialect); "*" when the name is unknown. */
-export function failureModeFor(tenant: Pick<Tenant, "onFailure">, eventName: string | undefined): FailureMode {
+export function failureModeFor(tenant: Partial<Pick<Tenant, "onFailure">>, eventName: string | undefined): FailureMode {
   const point = eventName !== undefined ? resolveEventName(eventName)?.point : undefined;
-  return (point !== undefined ? tenant.onFailure[point] : undefined) ?? tenant.onFailure["*"] ?? "allow";
+  const modes = tenant.onFailure ?? {};
+  return (point !== undefined ? modes[point] : undefined) ?? modes["*"] ?? "allow";
 }
 
 function jsonFilesIn(parsed: ParsedFile, dir: string): string[] {

@@ -273,7 +273,7 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
           // A hook the event's deadline cut never decided: with the tenant's failure mode block, hookbox
           // could not decide, and says so — a block — unless the hooks that did finish blocked.
           // Not where a block would keep the agent going (Stop, SubagentStop): there it is no guard.
-          if (cut !== undefined && folded.decision !== "block" && !isStopPoint(point) && failureModeFor({ onFailure: req.tenant.onFailure ?? {} }, point) === "block") {
+          if (cut !== undefined && folded.decision !== "block" && !isStopPoint(point) && failureModeFor(req.tenant, point) === "block") {
             const { modifiedArgs: _dropped, ...rest } = folded;
             folded = {
               ...rest,

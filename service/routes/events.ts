@@ -60,7 +60,9 @@ export async function handleEvent(c: Context<Env>, deps: AppDeps, eventName: str
   };
   if (deps.shutdown.aborted) cancel.abort(deps.shutdown.reason);
   const signal = cancel.signal;
-  c.header("Hookbox-On-Failure", failureModeFor(tenant, named));
+  // The tenant's failure mode for this event: told in every answer, applied where nothing was decided.
+  const mode = failureModeFor(tenant, named);
+  c.header("Hookbox-On-Failure", mode);
   let sink: ((line: string) => void) | undefined;
   let prepared: ReturnType<AppDeps["engine"]["prepare"]>;
   try {
@@ -99,7 +101,6 @@ export async function handleEvent(c: Context<Env>, deps: AppDeps, eventName: str
 
   if ((c.req.header("accept") ?? "").includes("application/x-ndjson")) {
     c.header("Content-Type", "application/x-ndjson");
-    const mode = failureModeFor(tenant, named);
     return stream(c, async (s) => {
       const pending: Promise<unknown>[] = [];
       sink = (l) => pending.push(s.write(l));
@@ -125,20 +126,19 @@ export async function handleEvent(c: Context<Env>, deps: AppDeps, eventName: str
     const first = await Promise.race([run, late]).finally(() => clearTimeout(timer));
     if (first === "late") {
       answered = true;
-      const mode = failureModeFor(tenant, named);
       const early = prepared.early(mode, `answered within ${answerByMs} ms, before the agent's hook deadline`);
       c.get("log").warn({ event: { name: prepared.event, decision: early?.decision }, answerByMs, mode }, early ? "event not done before the agent's deadline: answered with what its finished hooks decided" : "event not decided before the agent's deadline: answered with the tenant's failure mode");
       // Nothing finished decided as strongly as the failure mode: the client applies it (native: app.ts).
       if (!early) throw new NotDecidedInTimeError(answerByMs);
       return c.json(native ? early.output : early);
     }
-    if (deps.shutdown.aborted && !holds(first, failureModeFor(tenant, named))) throw new ShuttingDownError();
+    if (deps.shutdown.aborted && !holds(first, mode)) throw new ShuttingDownError();
     return c.json(native ? first.output : first);
   }
   const response = await run;
   // Stopped by the service's shutdown after the grace period: hooks were killed, nothing was decided.
   // The record is kept (cancelled); the client gets 503, which it answers with the tenant's failure mode.
-  if (deps.shutdown.aborted && !holds(response, failureModeFor(tenant, named))) throw new ShuttingDownError();
+  if (deps.shutdown.aborted && !holds(response, mode)) throw new ShuttingDownError();
   return c.json(response);
 }
 
