@@ -226,6 +226,13 @@ describe("Claude Code settings.json", () => {
     const dir = tree({ ".claude/settings.json": '{\n  "hooks": {\n    "PreToolUse": [\n      { "matcher": "Bash", "hook": [] }\n    ]\n  }\n}\n' });
     expect((await configErrorOfAsync(() => loadRepositoryHooks(dir, 60_000))).message).toMatch(/^\.claude\/settings\.json:4:\d+: hooks\.PreToolUse\[0\]/);
   });
+
+  it("refuses a matcher RE2 cannot read (lookaround) with file, line and the reason, never a guard that silently never fires", async () => {
+    const dir = tree({ ".claude/settings.json": '{\n  "hooks": {\n    "PreToolUse": [\n      { "matcher": "^(?!Read).*", "hooks": [{ "type": "command", "command": "g.sh" }] }\n    ]\n  }\n}\n' });
+    expect((await configErrorOfAsync(() => loadRepositoryHooks(dir, 60_000))).message).toMatch(
+      /^\.claude\/settings\.json:4:\d+: hooks\.PreToolUse\[0\]\.matcher: .*RE2.*\(\?!/,
+    );
+  });
 });
 
 describe("cosh-extension.json", () => {
