@@ -10,36 +10,60 @@ export const REDACTED = "[redacted]";
 /** Room past a cap that is redacted too, so a secret straddling the cut is still recognised. */
 export const REDACT_MARGIN_CHARS = 512;
 
+/**
+ * A secret's name, snake, kebab or camel case (`clientSecret`, `DB_PASS`, `SECRET_KEY_BASE`): a
+ * secret word anywhere as a word of the name, or a key-like word at its end. Names are tested in
+ * snake form (`accessToken` as `access_Token`).
+ */
 const SECRET_NAME = RE2JS.compile(
-  String.raw`(^|[_-])(key|token|secret|password|passwd|pwd|credentials?|auth|authorization|api[_-]?key|private[_-]?key)$|^(password|passwd|secret|token|apikey|authorization)$`,
+  String.raw`(^|[_-])(secrets?|password|passwd|passphrase|pwd|pass|credentials?|private[_-]?key|api[_-]?key|apikey|access[_-]?key)([_-]|$)` +
+    String.raw`|(^|[_-])(key|token|auth|authorization|cookie|signature)$`,
   RE2JS.CASE_INSENSITIVE,
 );
+/** The cap on a name tested: a name is tested by its first and last characters this many. */
+const NAME_TESTED_CHARS = 128;
+/** camelCase to snake at each lower-to-upper step: `accessToken` → `access_Token` (linear). */
+const CAMEL_STEP = /([a-z0-9])([A-Z])/g;
 /**
  * Each with the literal every match starts with: a pattern runs only over text that holds its
- * literal (a plain substring search), which is most of what is kept — names, outcomes, short
- * outputs — never.
+ * literal (a plain substring search, or a regex of alternative literals), which is most of what is
+ * kept — names, outcomes, short outputs — never. `scheme`: the match starts with a word that stays
+ * (`Bearer [redacted]`).
  */
-const KEY_LIKE: { literal: string | RegExp; re: RE2JS }[] = [
-  ["Bearer", String.raw`\bBearer\s+[A-Za-z0-9._~+/=-]{8,}`],
-  ["sk-", String.raw`\bsk-[A-Za-z0-9_-]{16,}`], // OpenAI / Anthropic style
-  [/gh[pousr]_/, String.raw`\bgh[pousr]_[A-Za-z0-9]{20,}`],
-  ["github_pat_", String.raw`\bgithub_pat_[A-Za-z0-9_]{20,}`],
-  ["AKIA", String.raw`\bAKIA[0-9A-Z]{16}\b`],
-  ["xox", String.raw`\bxox[baprs]-[A-Za-z0-9-]{10,}`],
-  ["AIza", String.raw`\bAIza[0-9A-Za-z_-]{30,}`],
-  ["eyJ", String.raw`\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}`], // JWT
-].map(([literal, p]) => ({ literal: literal as string | RegExp, re: RE2JS.compile(p as string) }));
+const KEY_LIKE: { literal: string | RegExp; re: RE2JS; scheme?: boolean }[] = (
+  [
+    // "Authorization: Basic …", "authorization: token …", "Proxy-Authorization: Digest …": the scheme stays
+    [/authorization/i, String.raw`(?i)\bauthorization["']?\s*[:=]\s*["']?[A-Za-z]+\s+[^\s"',;]{4,}`, true],
+    [/bearer/i, String.raw`(?i)\bBearer\s+[A-Za-z0-9._~+/=-]{8,}`, true],
+    ["sk-", String.raw`\bsk-[A-Za-z0-9_-]{16,}`], // OpenAI / Anthropic style
+    [/gh[pousr]_/, String.raw`\bgh[pousr]_[A-Za-z0-9]{20,}`],
+    ["github_pat_", String.raw`\bgithub_pat_[A-Za-z0-9_]{20,}`],
+    ["AKIA", String.raw`\bAKIA[0-9A-Z]{16}\b`],
+    ["xox", String.raw`\bxox[baprs]-[A-Za-z0-9-]{10,}`],
+    ["AIza", String.raw`\bAIza[0-9A-Za-z_-]{30,}`],
+    ["eyJ", String.raw`\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}`], // JWT
+  ] as [string | RegExp, string, boolean?][]
+).map(([literal, p, scheme]) => ({ literal, re: RE2JS.compile(p), scheme }));
+/** A private key in PEM, to its END line or, cut, to the end of the text. */
+const PEM = RE2JS.compile(String.raw`-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----(?s:.*?)(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)`);
+/** A password in a URL: `postgres://user:password@host` — the user stays. */
+const URL_PASSWORD = RE2JS.compile(String.raw`\b([A-Za-z][A-Za-z0-9+.-]*://[^\s/:@"']+:)[^\s/@"']+@`);
+/** A secret given as a command-line option's next word: `--password hunter2`, `--api-key x`. */
+const SECRET_OPTION = RE2JS.compile(String.raw`(?i)((?:^|\s)--?[a-z0-9-]*(?:password|passwd|passphrase|secret|token|api-?key))(\s+)([^\s"'-][^\s"']*)`);
+/** One character, tested alone. */
+const BLANK = /^\s$/;
 /** Fixed literals only (no quantifier): a linear scan in any engine. */
 const holds = (text: string, literal: string | RegExp) => (typeof literal === "string" ? text.includes(literal) : literal.test(text));
-/** KEY=value, KEY: value, KEY="value": group 1 the name, 2 the separator, 3 a quoted value, 4 a bare one */
-const ASSIGNMENT = RE2JS.compile(String.raw`\b([A-Za-z_][A-Za-z0-9_-]*)(\s*[=:]\s*)(?:"([^\s"',;]+)"|([^\s"',;]+))`);
+/** KEY=value, KEY: value, KEY="value with spaces", KEY='value': group 1 the name, 2 the separator, 3 a double-quoted value, 4 a single-quoted one, 5 a bare one */
+const ASSIGNMENT = RE2JS.compile(String.raw`\b([A-Za-z_][A-Za-z0-9_-]*)(\s*[=:]\s*)(?:"([^"\r\n]+)"|'([^'\r\n]+)'|([^\s"',;]+))`);
 /** "name": "value" */
 const JSON_MEMBER = RE2JS.compile(String.raw`"([A-Za-z_][A-Za-z0-9_-]*)"(\s*:\s*)"((?:[^"\\]|\\.)*)"`);
-/** "Authorization: Bearer …": the scheme stays, the token is redacted by KEY_LIKE. */
-const KEPT_VALUES = new Set(["Bearer", "Basic", REDACTED]);
+/** Values that name a scheme rather than hold a secret ("Authorization: Bearer [redacted]"), compared in lower case. */
+const KEPT_VALUES = new Set(["bearer", "basic", "token", "digest", REDACTED]);
 
 export function isSecretName(name: string): boolean {
-  return SECRET_NAME.matcher(name).find();
+  const tested = name.length > 2 * NAME_TESTED_CHARS ? `${name.slice(0, NAME_TESTED_CHARS)}_${name.slice(-NAME_TESTED_CHARS)}` : name;
+  return SECRET_NAME.matcher(tested.replace(CAMEL_STEP, "$1_$2")).find();
 }
 
 type Match = ReturnType<RE2JS["matcher"]>;
@@ -59,16 +83,30 @@ function replaceEach(re: RE2JS, text: string, fn: (m: Match) => string): string 
 /** Redacts key-like values anywhere in a string. The caller caps it first (see `keep`). */
 export function redactText(text: string): string {
   let out = text;
-  for (const { literal, re } of KEY_LIKE) {
-    if (holds(out, literal)) out = replaceEach(re, out, (m) => (m.group()!.startsWith("Bearer") ? `Bearer ${REDACTED}` : REDACTED));
+  for (const { literal, re, scheme } of KEY_LIKE) {
+    if (!holds(out, literal)) continue;
+    out = replaceEach(re, out, (m) => {
+      if (!scheme) return REDACTED;
+      // the secret is the last word (it holds no blank); the scheme word and all before it stay
+      const whole = m.group()!;
+      let cut = whole.length;
+      while (cut > 0 && !BLANK.test(whole[cut - 1]!)) cut--;
+      while (cut > 0 && BLANK.test(whole[cut - 1]!)) cut--;
+      return `${whole.slice(0, cut)} ${REDACTED}`;
+    });
   }
+  if (out.includes("PRIVATE KEY-----")) out = replaceEach(PEM, out, (m) => `-----BEGIN ${m.group(1)!}PRIVATE KEY-----${REDACTED}-----END ${m.group(1)!}PRIVATE KEY-----`);
+  if (out.includes("://")) out = replaceEach(URL_PASSWORD, out, (m) => `${m.group(1)!}${REDACTED}@`);
+  if (out.includes("-")) out = replaceEach(SECRET_OPTION, out, (m) => `${m.group(1)!}${m.group(2)!}${REDACTED}`);
   // An assignment needs its separator, a JSON member a quote and a colon.
   if (!out.includes(":") && !out.includes("=")) return out;
   out = replaceEach(ASSIGNMENT, out, (m) => {
-    const [name, sep, quoted, bare] = [m.group(1)!, m.group(2)!, m.group(3), m.group(4)];
-    const value = quoted ?? bare ?? "";
-    if (!isSecretName(name) || KEPT_VALUES.has(value)) return m.group()!;
-    return quoted !== null && quoted !== undefined ? `${name}${sep}"${REDACTED}"` : `${name}${sep}${REDACTED}`;
+    const [name, sep, double, single, bare] = [m.group(1)!, m.group(2)!, m.group(3), m.group(4), m.group(5)];
+    const value = double ?? single ?? bare ?? "";
+    if (!isSecretName(name) || KEPT_VALUES.has(value.toLowerCase())) return m.group()!;
+    if (double !== null && double !== undefined) return `${name}${sep}"${REDACTED}"`;
+    if (single !== null && single !== undefined) return `${name}${sep}'${REDACTED}'`;
+    return `${name}${sep}${REDACTED}`;
   });
   if (!out.includes(":") || !out.includes('"')) return out;
   return replaceEach(JSON_MEMBER, out, (m) => (isSecretName(m.group(1)!) ? `"${m.group(1)!}"${m.group(2)!}"${REDACTED}"` : m.group()!));

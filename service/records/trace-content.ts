@@ -6,7 +6,7 @@
  * a long build (`BUILD_SLICE_MS`).
  */
 import type { EventResult, HookRecord, HookTrace } from "../../engine/index.js";
-import { capRedact, headBytes, keep, keepStrings, redactJson, REDACT_MARGIN_CHARS } from "./redact.js";
+import { capRedact, headBytes, isSecretName, keep, keepStrings, redactJson, REDACT_MARGIN_CHARS, REDACTED } from "./redact.js";
 
 /** session_id, tool_name, reason, … of a listed event; @default 1 KiB — a page lists up to 500 */
 export const SUMMARY_FIELD_BYTES = 1024;
@@ -50,8 +50,19 @@ export interface StoredTrace {
 
 export type TraceSummary = Omit<StoredTrace, "hooks" | "tenant"> & { hooks: number };
 
-/** Tool inputs and prompts: what a trace leaves out unless the tenant keeps them. */
-const INPUT_FIELDS = ["tool_input", "toolArgs", "tool_response", "toolResult", "prompt", "initialPrompt"];
+/**
+ * The fields of an event a trace keeps for a tenant that does not keep inputs: who, where, when and
+ * which tool, in every agent's spelling. Everything else — tool inputs and results, prompts, file
+ * contents (Cursor's `content`), shell commands, model requests and replies (Gemini's `llm_request`),
+ * edits, errors, messages, the last assistant message — shows as `[omitted]`, whatever it is called.
+ */
+const METADATA_FIELDS = new Set([
+  "hook_event_name", "hookEventName", "session_id", "sessionId", "conversation_id", "generation_id", "turn_id",
+  "transcript_path", "agent_transcript_path", "cwd", "workspace_roots", "timestamp", "tool_name", "toolName",
+  "tool_use_id", "toolUseId", "permission_mode", "source", "reason", "trigger", "stop_hook_active",
+  "notification_type", "agent_id", "agent_type", "model", "cursor_version",
+]);
+const OMITTED = "[omitted]";
 
 const field = (text: string | undefined, maxBytes = SUMMARY_FIELD_BYTES) => (text === undefined ? null : keep(text, maxBytes));
 
@@ -131,19 +142,21 @@ function hookOf(record: HookRecord, t: HookTrace, stdin: Kept, captureBytes: num
 }
 
 /**
- * A repository hook's env comes from the tenant's own files: shown redacted. Any other hook's comes
+ * A repository hook's env comes from the tenant's own files: shown redacted (a secret-named value whole). Any other hook's comes
  * from the operator's configuration and runs for every tenant: names only.
  */
 function envOf(record: HookRecord, t: HookTrace): Record<string, string> {
   const own = record.source === "repository";
   const entries = Object.entries(t.env);
-  const shown = Object.fromEntries(entries.slice(0, ENV_FIELDS_KEPT).map(([k, v]) => [keep(k, ENV_FIELD_BYTES), own ? keep(v, ENV_FIELD_BYTES) : HIDDEN]));
+  const shown = Object.fromEntries(
+    entries.slice(0, ENV_FIELDS_KEPT).map(([k, v]) => [keep(k, ENV_FIELD_BYTES), !own ? HIDDEN : isSecretName(k) ? REDACTED : keep(v, ENV_FIELD_BYTES)]),
+  );
   if (entries.length > ENV_FIELDS_KEPT) shown["…"] = `${entries.length - ENV_FIELDS_KEPT} more not shown`;
   return shown;
 }
 
 /**
- * The event a hook read, redacted; tool inputs and prompts left out unless kept. Only about
+ * The event a hook read, redacted; all but its `METADATA_FIELDS` left out unless inputs are kept. Only about
  * `captureBytes` of it is ever redacted, however large the event.
  */
 function stdinOf(stdin: Uint8Array, keepInputs: boolean, captureBytes: number): Kept {
@@ -152,7 +165,7 @@ function stdinOf(stdin: Uint8Array, keepInputs: boolean, captureBytes: number): 
   try {
     const value = JSON.parse(text) as unknown;
     if (!keepInputs && value !== null && typeof value === "object" && !Array.isArray(value)) {
-      for (const f of INPUT_FIELDS) if (f in value) (value as Record<string, unknown>)[f] = "[omitted]";
+      for (const f of Object.keys(value)) if (!METADATA_FIELDS.has(f)) (value as Record<string, unknown>)[f] = OMITTED;
     }
     json = redactJson(value, captureBytes + REDACT_MARGIN_CHARS);
   } catch {

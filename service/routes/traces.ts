@@ -23,7 +23,7 @@ export const LIVE_QUEUE_SUMMARIES = 1000;
  */
 export const LIVE_FOLLOWERS_PER_TENANT = 16;
 /** An empty line this often on an idle stream keeps proxies from closing it. @default 15 s */
-const LIVE_KEEPALIVE_MS = 15_000;
+export const LIVE_KEEPALIVE_MS = 15_000;
 
 export function traceRoutes(deps: AppDeps): Hono<Env> {
   const app = new Hono<Env>();
@@ -102,10 +102,13 @@ export function traceRoutes(deps: AppDeps): Hono<Env> {
         while (!stop.aborted && !s.aborted) {
           if (queue.length === 0) {
             // A line now and then keeps proxies from closing an idle stream.
+            // The timer goes with the wait: a follower woken by each decision leaves none behind.
+            let timer: NodeJS.Timeout | undefined;
             await new Promise<void>((r) => {
               wake = r;
-              setTimeout(r, LIVE_KEEPALIVE_MS).unref();
+              timer = setTimeout(r, LIVE_KEEPALIVE_MS).unref();
             });
+            clearTimeout(timer);
             wake = undefined;
             if (queue.length === 0 && !stop.aborted) await send("\n");
             continue;

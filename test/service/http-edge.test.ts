@@ -5,9 +5,9 @@
  * and engine stay in e2e.test.ts, security.test.ts and traces.test.ts.
  */
 import parsePrometheusTextFormat from "parse-prometheus-text-format";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { DecisionSchema, ErrorSchema, SessionsSchema, TraceListSchema, TraceSchema, WorkspaceInfoSchema } from "../../service/schemas.js";
-import { LIVE_FOLLOWERS_PER_TENANT } from "../../service/routes/traces.js";
+import { LIVE_FOLLOWERS_PER_TENANT, LIVE_KEEPALIVE_MS } from "../../service/routes/traces.js";
 import { edgeApp } from "../helpers/app.js";
 import { TOKEN_B } from "../helpers/service.js";
 import { tarOf } from "../helpers/tar.js";
@@ -284,6 +284,44 @@ describe("live followers", () => {
       return again.status;
     }).toBe(200);
     for (const reader of open) await reader.cancel();
+  });
+});
+
+describe("live followers, woken by each decision", () => {
+  it("leave no keep-alive timer behind per wake-up", async () => {
+    // every keep-alive timer a follower sets is cleared when a decision wakes it first
+    const pending = new Set<unknown>();
+    const realSet = globalThis.setTimeout;
+    const realClear = globalThis.clearTimeout;
+    const setSpy = vi.spyOn(globalThis, "setTimeout").mockImplementation(((fn: () => void, ms?: number) => {
+      const handle = realSet(fn, ms);
+      if (ms === LIVE_KEEPALIVE_MS) pending.add(handle);
+      return handle;
+    }) as typeof setTimeout);
+    const clearSpy = vi.spyOn(globalThis, "clearTimeout").mockImplementation(((handle?: NodeJS.Timeout) => {
+      pending.delete(handle);
+      realClear(handle);
+    }) as typeof clearTimeout);
+    try {
+      const edge = edgeApp();
+      const res = await edge.request("/v1/events/live");
+      const reader = res.body!.getReader();
+      const decoder = new TextDecoder();
+      expect(decoder.decode((await reader.read()).value)).toMatch(/"hello"/);
+      const decisionSeen = async () => {
+        for (;;) if (decoder.decode((await reader.read()).value).includes('"decision"')) return;
+      };
+      // the follower waits, is woken by a decision, waits again: 200 times
+      for (let i = 0; i < 200; i++) {
+        expect((await edge.request("/v1/events/PreToolUse", post(rmEvent))).status).toBe(200);
+        await decisionSeen();
+      }
+      expect(pending.size).toBeLessThanOrEqual(1); // the wait in progress
+      await reader.cancel();
+    } finally {
+      setSpy.mockRestore();
+      clearSpy.mockRestore();
+    }
   });
 });
 

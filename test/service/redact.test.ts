@@ -22,6 +22,24 @@ describe("redactText", () => {
     ['KEY="value"', 'GITHUB_TOKEN="abc"', 'GITHUB_TOKEN="[redacted]"'],
     ["a JSON member", '{"client_secret": "s3cr3t", "name": "x"}', '{"client_secret": "[redacted]", "name": "x"}'],
     ["two kinds in one line", 'token=abc and Bearer 0123456789abcdef', "token=[redacted] and Bearer [redacted]"],
+    ["a Basic credential", "Authorization: Basic dXNlcjpzM2NyZXQ=", "Authorization: Basic [redacted]"],
+    ["a lower-case bearer token", "authorization: bearer abcdefghijklmnop1234", "authorization: bearer [redacted]"],
+    ["a token scheme", "Authorization: token 0123456789abcdef", "Authorization: token [redacted]"],
+    ["a header in JSON", '{"Authorization": "Basic dXNlcjpzM2NyZXQ="}', '{"Authorization": "[redacted]"}'],
+    ["a password in a URL", "psql postgres://app:hunter2@db:5432/x", "psql postgres://app:[redacted]@db:5432/x"],
+    ["a password in an https URL", "git clone https://admin:hunter2@git.example/x", "git clone https://admin:[redacted]@git.example/x"],
+    ["a secret option's next word", "mysql --password hunter2 -u root", "mysql --password [redacted] -u root"],
+    ["an --api-key option", "--api-key abc123 --verbose", "--api-key [redacted] --verbose"],
+    ["a quoted value with spaces", 'password = "hunter 2"', 'password = "[redacted]"'],
+    ["a single-quoted value", "DB_PASS='hunter 2'", "DB_PASS='[redacted]'"],
+    ["camelCase names in JSON", '{"accessToken": "a1", "clientSecret": "b2", "refreshToken": "c3"}', '{"accessToken": "[redacted]", "clientSecret": "[redacted]", "refreshToken": "[redacted]"}'],
+    ["a secret word inside a name", "SECRET_KEY_BASE=abc DB_PASS=def", "SECRET_KEY_BASE=[redacted] DB_PASS=[redacted]"],
+    [
+      "a PEM private key",
+      "$ cat id_rsa\n-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\nabcdef\n-----END RSA PRIVATE KEY-----\nok",
+      "$ cat id_rsa\n-----BEGIN RSA PRIVATE KEY-----[redacted]-----END RSA PRIVATE KEY-----\nok",
+    ],
+    ["a PEM private key cut short", "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0B", "-----BEGIN PRIVATE KEY-----[redacted]-----END PRIVATE KEY-----"],
   ])("redacts %s", (_what, text, expected) => {
     expect(redactText(text)).toBe(expected);
   });
@@ -33,10 +51,24 @@ describe("redactText", () => {
     ["a name that is not secret", "MODE=fast"],
     ["a JSON member that is not secret", '{"command": "ls -la"}'],
     ["the schemes kept", "Authorization: Basic"],
+    ["a URL without a password", "https://github.com/a/b:c@d and git@github.com:x/y"],
+    ["an option that is not secret", "ls --color auto --sort time"],
+    ["names that only contain a secret word's letters", "bypass=1 passage=2 tokenizer=3 keyboard=4 monkey_see=5"],
+    ["a public key", "-----BEGIN PUBLIC KEY-----\nMIIBIjAN\n-----END PUBLIC KEY-----"],
     ["an AKIA too short", "AKIA1234"],
     ["an event", '{"session_id":"s-1","hook_event_name":"PreToolUse","tool_name":"shell","tool_input":{"command":"ls"}}'],
   ])("keeps %s as it is", (_what, text) => {
     expect(redactText(text)).toBe(text);
+  });
+
+  it("stays linear on blank runs around a scheme (the secret is found from the end, not by a backtracking search)", () => {
+    const text = `Authorization:${" ".repeat(200_000)}Basic${" ".repeat(200_000)}dXNlcjpzM2NyZXQ=`;
+    const t0 = performance.now();
+    const out = redactText(text);
+    // compared as a boolean: a diff of two 400 000-character strings is itself slow
+    expect(out === `Authorization:${" ".repeat(200_000)}Basic [redacted]`).toBe(true);
+    // a quadratic search over 400 000 blanks takes minutes; linear work is a few ms
+    expect(performance.now() - t0).toBeLessThan(5_000);
   });
 
   it("keeps a field within its cap, redacted, and says how much was cut", () => {

@@ -86,10 +86,16 @@ describe("a trace", () => {
     expect(t.hooks[0]!.stderr).toBe("API_KEY=[redacted]\n");
   });
 
-  it("leaves tool inputs out for a tenant that does not keep them", async () => {
-    const res = (await (await svc.event(event, { token: TOKEN_B })).json()) as { event_id: string };
+  it("leaves tool inputs, prompts, file contents and every other field but the metadata out for a tenant that does not keep them", async () => {
+    // Cursor's file content, Gemini's model request, Claude's last assistant message: content whatever its name
+    const extra = { content: `API=${SECRETS.password}`, llm_request: { messages: ["private plan"] }, last_assistant_message: "private plan", command: "cat .env" };
+    const res = (await (await svc.event({ ...event, ...extra }, { token: TOKEN_B })).json()) as { event_id: string };
     const t = (await (await getTrace(svc, res.event_id, TOKEN_B)).json()) as { hooks: Array<{ stdin: string }> };
-    expect(JSON.parse(t.hooks[0]!.stdin).tool_input).toBe("[omitted]");
+    const stdin = JSON.parse(t.hooks[0]!.stdin) as Record<string, unknown>;
+    expect(stdin).toMatchObject({ tool_input: "[omitted]", session_id: "trace-session", hook_event_name: "PreToolUse", tool_name: "shell" });
+    for (const k of Object.keys(extra)) if (k in stdin) expect(stdin[k]).toBe("[omitted]");
+    expect(t.hooks[0]!.stdin).not.toContain("private plan");
+    expect(t.hooks[0]!.stdin).not.toContain("cat .env");
   });
 
   it("is 404 for another tenant, and absent from its listing", async () => {
@@ -133,6 +139,17 @@ describe("a trace", () => {
     } finally {
       tail.kill();
     }
+  });
+
+  it("shows a repository hook's env values redacted, and a secret-named one as [redacted] whatever its value", async () => {
+    const toml = `[[hooks.PostToolUse]]\nname = "repo-env"\ncommand = "true"\nenv = { DB_PASSWORD = "plainvalue1", GITHUB_TOKEN = "plainvalue2", MODE = "fast" }\n`;
+    const auth = { authorization: `Bearer ${TOKEN_A}` };
+    const put = await fetch(`${svc.url}/v1/workspaces/envs`, { method: "PUT", headers: auth, body: await tarOf([{ name: ".copilot-shell/config.toml", content: toml }]) });
+    expect(put.status).toBe(200);
+    // PostToolUse: no service hook blocks before the repository's runs
+    const res = (await (await svc.event({ ...event, session_id: "repo-env", hook_event_name: "PostToolUse" }, { query: "workspace=envs" })).json()) as { event_id: string };
+    const t = (await (await getTrace(svc, res.event_id)).json()) as { hooks: Array<{ name: string; env: Record<string, string> }> };
+    expect(t.hooks.find((h) => h.name === "repo-env")!.env).toEqual({ DB_PASSWORD: "[redacted]", GITHUB_TOKEN: "[redacted]", MODE: "fast" });
   });
 
   it("survives a restart, as do stored workspaces and their digests", async () => {
