@@ -17,9 +17,9 @@ import { configError, parseBytes, readJson, readToml, schemaError, type ParsedFi
 import { mergeHookSets, type HookSet } from "./hooks.js";
 import { DEFAULT_POOL, type PoolOptions } from "./run/warm-pool.js";
 import { DEFAULT_TRACE_LIMITS, type TraceLimits } from "./trace-limits.js";
-import { DEFAULT_IMAGE, DEFAULT_LIMITS, DEFAULT_MAX_TIMEOUT_MS, RUNTIMES, type Limits, type Runtime } from "./names.js";
+import { DEFAULT_IMAGE, DEFAULT_LIMITS, DEFAULT_MAX_TIMEOUT_MS, MIN_LIMITS, RUNTIMES, type Limits, type Runtime } from "./names.js";
 
-const Bytes = z.union([z.string(), z.number()]).refine((v) => parseBytes(v) !== undefined, 'expected a size such as "256m" or a number of bytes');
+const Bytes = z.union([z.string(), z.number()]).refine((v) => parseBytes(v) !== undefined, 'expected a size such as "256m" or a number of bytes, more than zero');
 
 const ServerSchema = z.strictObject({
   /** @default "127.0.0.1:8080" */
@@ -82,12 +82,12 @@ const SandboxSchema = z.strictObject({
   /** @default "runc" */
   runtime: z.enum(RUNTIMES).default("runc"),
   image: z.string().min(1).default(DEFAULT_IMAGE),
-  memory: Bytes.default(DEFAULT_LIMITS.memoryBytes),
-  cpus: z.number().positive().default(DEFAULT_LIMITS.cpus),
+  memory: Bytes.refine((v) => (parseBytes(v) ?? Infinity) >= MIN_LIMITS.memoryBytes, "memory is at least 6m (Docker's minimum)").default(DEFAULT_LIMITS.memoryBytes),
+  cpus: z.number().min(MIN_LIMITS.cpus, `cpus is at least ${MIN_LIMITS.cpus}`).finite().default(DEFAULT_LIMITS.cpus),
   pids: z.number().int().positive().default(DEFAULT_LIMITS.pids),
   open_files: z.number().int().positive().default(DEFAULT_LIMITS.openFiles),
   max_output_bytes: z.number().int().positive().default(DEFAULT_LIMITS.maxOutputBytes),
-  tmp_size: Bytes.default(DEFAULT_LIMITS.tmpBytes),
+  tmp_size: Bytes.refine((v) => (parseBytes(v) ?? Infinity) >= MIN_LIMITS.tmpBytes, "tmp_size is at least 1m").default(DEFAULT_LIMITS.tmpBytes),
   /** ms; every hook's timeout is clamped to it */
   max_timeout: z.number().int().positive().default(DEFAULT_MAX_TIMEOUT_MS),
   /** events running hooks at once, all tenants together */

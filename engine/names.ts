@@ -47,6 +47,13 @@ export interface Limits {
   tmpBytes: number;
 }
 
+/**
+ * The least a limit may be, in the server's config and in a repository's hook: Docker reads a zero
+ * memory, CPU or tmpfs size as "no limit", so a value that rounds to zero would lift the limit it
+ * meant to lower. Memory: Docker's own minimum (6 MiB); CPUs: a hundredth; /tmp: 1 MiB.
+ */
+export const MIN_LIMITS = { memoryBytes: 6 * 1024 * 1024, cpus: 0.01, tmpBytes: 1024 * 1024 } as const;
+
 /** SERVICE.md §7 example values. */
 export const DEFAULT_LIMITS: Limits = {
   memoryBytes: 256 * 1024 * 1024,

@@ -236,6 +236,17 @@ describe.each<[Runtime, "cold" | "warm"]>([
     expect(result.outcome === "failed_to_start" && result.error).toMatch(/does-not-exist/);
   });
 
+  it.each([
+    ["memory", { memoryBytes: 0 }],
+    ["cpus", { cpus: 1e-10 }],
+    ["pids", { pids: 0 }],
+    ["tmp_size", { tmpBytes: 0 }],
+  ])("refuses a %s limit Docker would read as none (failed_to_start, no container without the limit)", async (name, low) => {
+    const result = await runner.run({ command: "true", stdin: new Uint8Array(), env: {}, timeoutMs: 5_000, limits: { ...DEFAULT_LIMITS, ...low }, runtime });
+    expect(result.outcome).toBe("failed_to_start");
+    expect(result.outcome === "failed_to_start" && result.error).toContain(`its ${name} limit is below`);
+  });
+
   it("cancels a run when its signal aborts", async () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 1_000);

@@ -9,7 +9,7 @@ import { z } from "zod";
 import type { Folded } from "../aggregate.js";
 import { ALL, ALLOW_BLOCK, NONE, type Decision, type EventPoint } from "../events.js";
 import { compileRegex, type HookDef, type HookSet, type Matcher } from "../hooks.js";
-import { DEFAULT_TIMEOUT_MS } from "../names.js";
+import { DEFAULT_TIMEOUT_MS, MIN_LIMITS } from "../names.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import {
@@ -18,7 +18,7 @@ import {
 } from "./shared.js";
 import type { Path } from "./locate.js";
 
-const BytesSchema = z.union([z.string(), z.number()]).refine((v) => parseBytes(v) !== undefined, 'expected a size such as "256m" or a number of bytes');
+const BytesSchema = z.union([z.string(), z.number()]).refine((v) => parseBytes(v) !== undefined, 'expected a size such as "256m" or a number of bytes, more than zero');
 
 /**
  * A hook's name is shown in every answer, trace and audit line of its events, and each of those
@@ -36,8 +36,8 @@ export const CoshHookSchema = z.strictObject({
   env: HookEnvSchema.optional(),
   fail_open: z.boolean().optional(),
   image: z.string().min(1).optional(),
-  memory: BytesSchema.optional(),
-  cpus: z.number().positive().optional(),
+  memory: BytesSchema.refine((v) => (parseBytes(v) ?? Infinity) >= MIN_LIMITS.memoryBytes, "memory is at least 6m (Docker's minimum)").optional(),
+  cpus: z.number().min(MIN_LIMITS.cpus, `cpus is at least ${MIN_LIMITS.cpus}`).finite().optional(),
   pids: z.number().int().positive().optional(),
   max_output_bytes: z.number().int().positive().optional(),
 });

@@ -163,12 +163,14 @@ export function describeFailure(run: RunResult): string {
 
 const UNITS: Record<string, number> = { "": 1, b: 1, k: 1024, kb: 1024, m: 1024 ** 2, mb: 1024 ** 2, g: 1024 ** 3, gb: 1024 ** 3 };
 
-/** "256m", "1g", "512k" or a number of bytes; undefined when it is neither. */
+/** "256m", "1g", "512k" or a number of bytes; undefined when it is neither, or less than one byte. */
 export function parseBytes(value: string | number): number | undefined {
   if (typeof value === "number") return Number.isInteger(value) && value > 0 ? value : undefined;
   const m = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(value);
   const unit = m && UNITS[m[2]!.toLowerCase()];
-  return m && unit ? Math.round(Number(m[1]) * unit) : undefined;
+  const bytes = m && unit ? Math.round(Number(m[1]) * unit) : 0;
+  // "0", "0k" and "0.4" are no size: Docker would read a zero as no limit at all
+  return bytes >= 1 && Number.isSafeInteger(bytes) ? bytes : undefined;
 }
 
 /** What every format's loader is told about where its hooks come from and the server's caps. */

@@ -8,10 +8,25 @@ import { posix } from "node:path";
 import type { Duplex } from "node:stream";
 import {
   HOOK_GID, HOOK_HOME, HOOK_UID, LABEL_DEADLINE, LABEL_EVENT_ID, LABEL_INSTANCE, LABEL_MANAGED, LABEL_OWNER,
-  LABEL_PROCESS, LABEL_RUN_ID, WORKSPACE_PATH, type Limits, type Runtime,
+  LABEL_PROCESS, LABEL_RUN_ID, MIN_LIMITS, WORKSPACE_PATH, type Limits, type Runtime,
 } from "../names.js";
 import { EngineTimeoutError, type DockerClient, type MountSpec } from "./docker-client.js";
 import { cowDirs, type CowDirs } from "./workspace-view.js";
+
+/**
+ * Refuses limits Docker would read as none: a zero memory, CPU or pids value, or a zero tmpfs size,
+ * lifts the limit. The config and the loaders refuse such values first; this is the last word
+ * before the engine sees them.
+ */
+function unlimitedIn(limits: Limits): void {
+  const low =
+    !(limits.memoryBytes >= MIN_LIMITS.memoryBytes) ? "memory" :
+    !(Math.round(limits.cpus * 1e9) >= MIN_LIMITS.cpus * 1e9) ? "cpus" :
+    !(limits.pids >= 1) ? "pids" :
+    !(limits.tmpBytes >= MIN_LIMITS.tmpBytes) ? "tmp_size" :
+    !(limits.openFiles >= 1) ? "open_files" : undefined;
+  if (low) throw new Error(`refused to create a container: its ${low} limit is below the least hookbox allows (Docker would read it as no limit)`);
+}
 
 /** What this process has in the engine, shared by cold runs, pre-starts and the reaper. */
 export interface Fleet {
@@ -106,6 +121,7 @@ export async function makeContainer(
   };
   try {
     const { limits } = shape;
+    unlimitedIn(limits);
     const mounts: MountSpec[] = shape.mounts.map((path) => ({ Type: "bind", Source: path, Target: path, ReadOnly: true }));
     const tmpfs: Record<string, string> = {
       "/tmp": `rw,nosuid,nodev,size=${limits.tmpBytes},mode=1777`,

@@ -214,6 +214,20 @@ describe("workspaces cannot read the host", () => {
     expect(ok.status).toBe(200);
   });
 
+  it.each([
+    ['memory = "0"', /memory: expected a size .* more than zero/],
+    ['memory = "0.4"', /memory: expected a size .* more than zero/],
+    ['memory = "5m"', /memory: memory is at least 6m/],
+    ["cpus = 1e-10", /cpus: cpus is at least 0\.01/],
+    ["cpus = 0", /cpus: cpus is at least 0\.01/],
+  ])("refuses a repository hook's %s, which Docker would read as no limit, with 400 at its line", async (limit, message) => {
+    const toml = `[[hooks.PreToolUse]]\nname = "x"\ncommand = "true"\n${limit}\n`;
+    const { status, text } = await attack(svc, async () => put(svc, "no-limit", await tarOf([{ name: ".copilot-shell/config.toml", content: toml }])));
+    expect(status, text).toBe(400);
+    expect(errorOf(text).message).toMatch(/^repository hook file \.copilot-shell\/config\.toml:4:1: hooks\.PreToolUse\[0\]\./);
+    expect(errorOf(text).message).toMatch(message);
+  });
+
   it("answers 120 KB of invalid JSON with many lines with a located 400 at once", async () => {
     const body = `{\n${Array.from({ length: 20_000 }, (_, i) => `"k${i}": ${i},`).join("\n")}\n}`;
     expect(body.length).toBeGreaterThan(120_000);

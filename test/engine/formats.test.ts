@@ -78,6 +78,10 @@ describe("cosh TOML", () => {
     ["a typo in a hook's field", '[[hooks.PreToolUse]]\nname = "x"\ncomand = "y"\n', /^c\.toml:3:1: hooks\.PreToolUse\[0\]\.comand: Unrecognized key/],
     ["a wrong type", '[[hooks.PreToolUse]]\nname = "x"\ncommand = "y"\ntimeout = "5s"\n', /^c\.toml:4:1: hooks\.PreToolUse\[0\]\.timeout: .*number/],
     ["an unknown event", '[[hooks.PreTooluse]]\nname = "x"\ncommand = "y"\n', /^c\.toml:1:1: hooks\.PreTooluse: unknown event "PreTooluse" \(did you mean "PreToolUse"\?\)/],
+    ["a memory that rounds to zero", '[sandbox]\nmemory = "0.4"\n', /^c\.toml:2:1: sandbox\.memory: .*more than zero/],
+    ["a memory under Docker's minimum", '[sandbox]\nmemory = "1m"\n', /^c\.toml:2:1: sandbox\.memory: memory is at least 6m/],
+    ["cpus of nearly nothing", "[sandbox]\ncpus = 0.001\n", /^c\.toml:2:1: sandbox\.cpus: cpus is at least 0\.01/],
+    ["a tmp_size of zero", '[sandbox]\ntmp_size = "0k"\n', /^c\.toml:2:1: sandbox\.tmp_size: .*more than zero/],
     ["a bad matcher", '[[hooks.PreToolUse]]\nname = "x"\ncommand = "y"\nmatcher = "("\n', /^c\.toml:4:1: hooks\.PreToolUse\[0\]\.matcher: matcher is not a valid regular expression/],
     ["an unknown section", "[sandbx]\nruntime = \"runc\"\n", /^c\.toml:1:1: sandbx: unknown section/],
     ["an unknown runtime", '[sandbox]\nruntime = "crun"\n', /^c\.toml:2:1: sandbox\.runtime: /],
@@ -283,6 +287,11 @@ describe("repository hook files are hostile input", () => {
     plant(dir);
     expect((await configErrorOfAsync(() => loadRepositoryHooks(dir, 60_000))).message).toMatch(message);
     expect(configErrorOf(() => loadRepositoryHooksSync(dir, 60_000)).message).toMatch(message);
+  });
+
+  it("takes a repository hook's limits at their floors (memory 6m, cpus 0.01)", async () => {
+    const set = await loadRepositoryHooks(tree({ ".copilot-shell/config.toml": '[[hooks.PreToolUse]]\nname = "x"\ncommand = "true"\nmemory = "6m"\ncpus = 0.01\n' }), 60_000);
+    expect(set.hooks[0]!.limits).toEqual({ memoryBytes: 6 * 1024 * 1024, cpus: 0.01 });
   });
 
   it("refuses a hook file over max_hook_file_bytes, naming the file and the key", async () => {
