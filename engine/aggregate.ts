@@ -136,7 +136,8 @@ export function fold(judged: Judged[], opts: { interactive: boolean }): Folded {
     folded.modifiedArgs = modified.verdict.modifiedArgs;
     // An allow is for the arguments its hook saw: only the changing hook's own allow goes out with
     // its change (the policy hooks' second look may allow the changed event anew).
-    if (folded.decision === "allow" && modified.verdict.decision !== "allow") {
+    // A repository hook's allow counts for nothing (applyTrust), its change may (repository_may_rewrite).
+    if (folded.decision === "allow" && !(isEffective(modified) && modified.verdict.decision === "allow")) {
       folded.decision = null;
       delete folded.reason;
       folded.note = `hook ${winner!.hook.name} allowed the arguments as sent; hook ${modified.hook.name} changed them, so that allow does not carry over`;
@@ -161,4 +162,54 @@ export function fold(judged: Judged[], opts: { interactive: boolean }): Folded {
     folded.note = "ask is a block when no one can answer (interactive=false)";
   }
   return folded;
+}
+
+/**
+ * The fold of an event whose arguments a hook changed, after the policy hooks' look at the changed
+ * event (SERVICE.md §8). `again`: their fold (undefined when there are none); `unchecked`: one of
+ * them did not run to a normal end, or the request went away.
+ * - a policy block blocks, and the change goes with it; a policy ask asks about the changed event,
+ *   so the change stays with the question;
+ * - unchecked: the change is dropped, and with it an allow, which only ever goes out with the
+ *   change it was given for (see `fold`);
+ * - a policy allow of the changed event allows it when nothing else decided.
+ * Every message and context of both looks reaches the agent.
+ */
+export function afterPolicyLook(first: Folded, again: Folded | undefined, unchecked: boolean): Folded {
+  const both = (a: string | undefined, b: string | undefined) => joinCapped([a, b].filter((t): t is string => !!t));
+  const merged = (f: Folded): Folded => {
+    const out: Folded = { ...f, notifications: [...first.notifications, ...(again?.notifications ?? [])] };
+    const systemMessage = both(first.systemMessage, again?.systemMessage);
+    const additionalContext = both(first.additionalContext, again?.additionalContext);
+    if (systemMessage !== undefined) out.systemMessage = systemMessage;
+    if (additionalContext !== undefined) out.additionalContext = additionalContext;
+    return out;
+  };
+  if (again && (again.decision === "block" || again.decision === "ask")) {
+    const blocked = again.decision === "block";
+    const out = merged({
+      ...again,
+      reason: again.reason ?? `the changed arguments were ${blocked ? "blocked" : "questioned"} by policy`,
+      note: `a hook changed the arguments; the policy hooks ${blocked ? "blocked" : "asked about"} the changed event`,
+    });
+    delete out.modifiedArgs;
+    if (!blocked) out.modifiedArgs = first.modifiedArgs;
+    if (first.halt !== undefined && out.halt === undefined) out.halt = first.halt;
+    return out;
+  }
+  if (unchecked) {
+    const { modifiedArgs: _dropped, ...rest } = first;
+    const out = merged({ ...rest, note: "a hook changed the arguments, but the policy hooks could not check the changed event: the change is dropped" });
+    if (out.decision === "allow") {
+      // the allow was given for the change (fold keeps no other allow next to one): it goes too
+      out.decision = null;
+      delete out.reason;
+      out.note += ", and the allow given with it";
+    }
+    return out;
+  }
+  if (again?.decision === "allow" && first.decision === null) {
+    return merged({ ...first, decision: "allow", ...(again.reason !== undefined ? { reason: again.reason } : {}), note: "a hook changed the arguments; the policy hooks allowed the changed event" });
+  }
+  return again ? merged(first) : first;
 }

@@ -2,7 +2,7 @@
  * @module The engine: what a hook event means and how its hooks run. The one file service/ imports.
  */
 import { randomUUID } from "node:crypto";
-import { fold, RANK, type Notification } from "./aggregate.js";
+import { afterPolicyLook, fold, RANK, type Notification } from "./aggregate.js";
 import { answerFor } from "./formats/registry.js";
 import { isStopPoint } from "./formats/shared.js";
 import { failureModeFor, type Config, type FailureMode, type Tenant } from "./config.js";
@@ -254,21 +254,8 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
             traces.push(...(second?.traces ?? []));
             const again = second && fold(second.judged, { interactive: req.interactive });
             // Only a changed event that every policy hook saw through to a normal end, without an error, may go out.
-            const unchecked = req.signal?.aborted || (second !== undefined && second.records.some((r) => r.outcome !== "exited" || r.error !== null));
-            if (again && (again.decision === "block" || again.decision === "ask")) {
-              folded = {
-                ...again,
-                reason: again.reason ?? `the changed arguments were ${again.decision === "block" ? "blocked" : "questioned"} by policy`,
-                notifications: [...folded.notifications, ...again.notifications],
-                note: `a hook changed the arguments; the policy hooks ${again.decision === "block" ? "blocked" : "asked about"} the changed event`,
-              };
-            } else if (unchecked) {
-              const { modifiedArgs: _dropped, ...rest } = folded;
-              folded = { ...rest, note: "a hook changed the arguments, but the policy hooks could not check the changed event: the change is dropped" };
-            } else if (again?.decision === "allow" && folded.decision === null) {
-              // The policy hooks allowed the changed event itself.
-              folded = { ...folded, decision: "allow", ...(again.reason !== undefined ? { reason: again.reason } : {}), note: "a hook changed the arguments; the policy hooks allowed the changed event" };
-            }
+            const unchecked = req.signal?.aborted === true || (second !== undefined && second.records.some((r) => r.outcome !== "exited" || r.error !== null));
+            folded = afterPolicyLook(folded, again, unchecked);
           }
           // A hook the event's deadline cut never decided: with the tenant's failure mode block, hookbox
           // could not decide, and says so — a block — unless the hooks that did finish blocked.
