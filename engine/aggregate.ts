@@ -127,7 +127,9 @@ export function fold(judged: Judged[], opts: { interactive: boolean }): Folded {
   const modified = judged.filter((j) => j.verdict.modifiedArgs !== undefined && j.verdict.decision !== "block").at(-1);
   const folded: Folded = {
     decision: winner?.verdict.decision ?? null,
-    reason: winner?.verdict.reason,
+    // A block always says why: Codex and Claude Code refuse a Stop or prompt block without a reason,
+    // and Cursor's stop block is its follow-up message.
+    reason: winner?.verdict.reason ?? (winner?.verdict.decision === "block" ? `blocked by hook ${winner.hook.name}` : undefined),
     systemMessage: joinCapped(messages),
     additionalContext: joinCapped(contexts),
     notifications,

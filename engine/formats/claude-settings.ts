@@ -259,10 +259,22 @@ export function claudeEffective(point: EventPoint): ReadonlySet<Decision> {
  * hook stopped the agent.
  */
 export function claudeAnswer(point: EventPoint, f: Folded): Answer {
-  return withHalt(claudeDecision(point, f), f);
+  return withHalt(claudeDecision(point, f, CLAUDE_SPECIFIC_POINTS), f);
 }
 
-function claudeDecision(point: EventPoint, f: Folded): Answer {
+/**
+ * The events whose answer Claude Code reads a `hookSpecificOutput` of (its output schema has a
+ * variant for each); on any other — Stop, SubagentStop, PreCompact, … — one fails the answer's
+ * validation, and the block it came with is lost. There the context goes in `systemMessage`.
+ */
+const CLAUDE_SPECIFIC_POINTS: ReadonlySet<string> = new Set([
+  "PreToolUse", "PermissionRequest", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "SessionStart", "SubagentStart", "Notification",
+]);
+
+/** A message and the context that has no place of its own at this event, one after the other. */
+const withContext = (message: string | undefined, context: string | undefined) => (message && context ? `${message}\n${context}` : (message ?? context));
+
+export function claudeDecision(point: EventPoint, f: Folded, specificPoints: ReadonlySet<string>): Answer {
   const hookEventName = pointName(point, "snake");
   if (point === "PreToolUse") {
     const permissionDecision = f.decision === "block" ? "deny" : (f.decision ?? undefined);
@@ -280,11 +292,12 @@ function claudeDecision(point: EventPoint, f: Folded): Answer {
     const decision = behavior && defined({ behavior, message: behavior === "deny" ? f.reason : undefined, updatedInput: behavior === "allow" ? f.modifiedArgs : undefined });
     return { output: defined({ hookSpecificOutput: decision ? { hookEventName, decision } : undefined, systemMessage: f.systemMessage }), exit_code: 0 };
   }
+  const specific = specificPoints.has(point);
   const output = defined({
     decision: f.decision === "block" ? "block" : undefined,
     reason: f.decision === "block" ? f.reason : undefined,
-    hookSpecificOutput: f.additionalContext ? { hookEventName, additionalContext: f.additionalContext } : undefined,
-    systemMessage: f.systemMessage,
+    hookSpecificOutput: specific && f.additionalContext ? { hookEventName, additionalContext: f.additionalContext } : undefined,
+    systemMessage: specific ? f.systemMessage : withContext(f.systemMessage, f.additionalContext),
   });
   return { output, exit_code: 0 };
 }

@@ -12,7 +12,7 @@ import type { HookDef } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import { compileRegex, type Matcher } from "../hooks.js";
-import { claudeAnswer, claudeEffective, interpretClaude, loadMatcherGroups } from "./claude-settings.js";
+import { claudeDecision, claudeEffective, interpretClaude, loadMatcherGroups } from "./claude-settings.js";
 import type { Answer, FormatModule } from "./shared.js";
 
 /** Codex: "`apply_patch` matchers may also use `Edit` or `Write`". */
@@ -37,16 +37,36 @@ export function interpretCodex(run: RunResult, hook: HookDef): Verdict {
 }
 
 /**
- * Codex answers as Claude Code does, with an ask said as a deny. What Codex parses but does not
- * support — it marks the hook failed and lets the call go on — is not said at all: a
- * `PreToolUse` allow without changed arguments (the call goes to Codex's own approval flow, as
- * with no answer) and
- * `continue: false` (the block it came with is said, and a stop point's stop needs no words).
+ * The events whose answer Codex reads a `hookSpecificOutput` of. Codex refuses an answer with a
+ * field it does not know (its output types deny unknown fields), so anywhere else one would cost
+ * the whole answer, block and all.
+ */
+const CODEX_SPECIFIC_POINTS: ReadonlySet<string> = new Set(["PreToolUse", "PermissionRequest", "PostToolUse", "SessionStart", "UserPromptSubmit"]);
+
+/**
+ * Codex answers as Claude Code does, with an ask said as a deny, and nothing Codex refuses — an
+ * answer it refuses counts as a failed hook and the call goes on:
+ * - a `PreToolUse` allow is said only with changed arguments, and changed arguments only with an
+ *   allow (Codex: "updatedInput without permissionDecision:allow" is refused). Changed arguments
+ *   with no decision, or with a block, are not said; with no decision the user is told, in
+ *   `systemMessage`, that the change was not applied;
+ * - a `PermissionRequest` answer never carries changed arguments (Codex refuses `updatedInput`
+ *   there): an allow given with a change is not said either — Codex asks its user instead;
+ * - `continue: false` is not said (the block it came with is, and a stop point's stop needs no words).
  */
 function codexAnswer(point: EventPoint, f: Folded): Answer {
-  const decision = f.decision === "ask" ? "block" : point === "PreToolUse" && f.decision === "allow" && f.modifiedArgs === undefined ? null : f.decision;
-  const { halt: _unsaid, ...rest } = f;
-  return claudeAnswer(point, { ...rest, decision });
+  const { halt: _unsaid, modifiedArgs, ...rest } = f;
+  let decision = f.decision === "ask" ? "block" : f.decision;
+  let changed = modifiedArgs;
+  let untaken: string | undefined;
+  if (changed !== undefined && (point === "PermissionRequest" || decision !== "allow")) {
+    if (decision === "allow") decision = null; // that allow was given for the change
+    if (decision === null) untaken = `hookbox: a hook changed the arguments, and Codex takes a change ${point === "PermissionRequest" ? "only before the tool runs (PreToolUse)" : "only together with an allow"}: the change was not applied`;
+    changed = undefined;
+  }
+  if (point === "PreToolUse" && decision === "allow" && changed === undefined) decision = null;
+  const told = untaken ? (rest.systemMessage ? `${rest.systemMessage}\n${untaken}` : untaken) : rest.systemMessage;
+  return claudeDecision(point, { ...rest, decision, ...(changed !== undefined ? { modifiedArgs: changed } : {}), ...(told !== undefined ? { systemMessage: told } : {}) }, CODEX_SPECIFIC_POINTS);
 }
 
 export const codexFormat: FormatModule = {

@@ -190,6 +190,35 @@ describe("answers in each dialect (SERVICE.md §3 output / exit_code)", () => {
   });
 });
 
+describe("answers an agent accepts whole (an answer it refuses loses the block with it)", () => {
+  const n = (f: Partial<Folded>): Folded => ({ decision: null, notifications: [], ...f });
+  it.each([
+    // Claude Code's output schema has no hookSpecificOutput for Stop, SubagentStop, PreCompact: context goes in systemMessage
+    ["claude", "Stop", n({ decision: "block", reason: "tests fail", additionalContext: "ctx" }), { decision: "block", reason: "tests fail", systemMessage: "ctx" }],
+    ["claude", "PreCompact", n({ additionalContext: "ctx", systemMessage: "note" }), { systemMessage: "note\nctx" }],
+    ["claude", "PostToolUse", n({ additionalContext: "ctx" }), { hookSpecificOutput: { hookEventName: "PostToolUse", additionalContext: "ctx" } }],
+    // Codex: no hookSpecificOutput on Stop (it denies unknown fields)
+    ["codex", "Stop", n({ decision: "block", reason: "tests fail", additionalContext: "ctx" }), { decision: "block", reason: "tests fail", systemMessage: "ctx" }],
+    // Codex: changed arguments only with an allow
+    ["codex", "PreToolUse", n({ decision: "allow", modifiedArgs: { command: "ls" } }), { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "allow", updatedInput: { command: "ls" } } }],
+    ["codex", "PreToolUse", n({ decision: "ask", reason: "confirm", modifiedArgs: { command: "ls" } }), { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "confirm" } }],
+    ["codex", "PreToolUse", n({ modifiedArgs: { command: "ls" } }), { systemMessage: expect.stringMatching(/changed the arguments, and Codex takes a change only together with an allow: the change was not applied/) }],
+    ["codex", "PreToolUse", n({ decision: "allow" }), {}],
+    // Codex refuses updatedInput in a PermissionRequest answer: the allow given with the change goes too
+    ["codex", "PermissionRequest", n({ decision: "allow", modifiedArgs: { command: "ls" } }), { systemMessage: expect.stringMatching(/the change was not applied/) }],
+    ["codex", "PermissionRequest", n({ decision: "allow" }), { hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "allow" } } }],
+  ] as const)("%s %s", (format, p, folded, output) => {
+    expect(answerFor(format, p as EventPoint, folded)).toEqual({ output, exit_code: 0 });
+  });
+
+  it("gives a block without a reason one, so every agent takes it (Codex, Claude Code stop points, Cursor's follow-up)", () => {
+    const f = fold([j("guard", { decision: "block" }, "Stop", "claude")], { interactive: true });
+    expect(f.reason).toBe("blocked by hook guard");
+    expect(answerFor("cursor", "Stop" as EventPoint, f).output).toMatchObject({ followup_message: "blocked by hook guard" });
+    expect(answerFor("codex", "Stop" as EventPoint, f).output).toEqual({ decision: "block", reason: "blocked by hook guard" });
+  });
+});
+
 describe("event bodies (hostile input costs linear time)", () => {
   const refusal = (text: string): string => {
     try {
