@@ -9,9 +9,9 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ContainerRunner } from "../engine/run/container-runner.js";
-import { DEFAULT_LIMITS, type Runtime } from "../engine/names.js";
+import { DEFAULT_LIMITS, LABEL_MANAGED, type Runtime } from "../engine/names.js";
 import type { RunRequest } from "../engine/run/types.js";
-import { leftovers, makeWorkspace } from "./helpers/engine.js";
+import { docker, leftovers, makeWorkspace } from "./helpers/engine.js";
 
 const POOL = { size: 1, maxTotal: 4, idleMs: 60_000, maxStarting: 2 };
 const SCRATCH = "/tmp/hookbox-test-scratch";
@@ -227,6 +227,18 @@ describe.each<[Runtime, "cold" | "warm"]>([
     const dir = await makeWorkspace({ "guard.sh": "echo guarded" });
     const result = await run(`sh ${dir}/guard.sh; echo x > ${dir}/new 2>&1 || echo READONLY; test -e /root/.bashrc || echo NOHOST`, { mounts: [dir] });
     expect(result.stdout).toBe("guarded\nREADONLY\nNOHOST\n");
+  });
+
+  it("leaves the engine no log of a hook's output (log driver none: the attach stream, capped, is the only copy)", async () => {
+    const running = run("echo out; sleep 2");
+    let types: string[] = [];
+    await expect.poll(async () => {
+      const list = await docker.listContainers({ filters: JSON.stringify({ label: [`${LABEL_MANAGED}=true`] }) });
+      types = await Promise.all(list.map(async (c) => (await docker.getContainer(c.Id).inspect()).HostConfig.LogConfig?.Type ?? "?"));
+      return types.length;
+    }, { timeout: 10_000 }).toBeGreaterThan(0);
+    expect([...new Set(types)]).toEqual(["none"]);
+    expect((await running).stdout).toBe("out\n");
   });
 
   it("reports a missing image as failed_to_start", async () => {

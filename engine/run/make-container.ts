@@ -177,6 +177,9 @@ export async function makeContainer(
         Init: shape.runtime === "runc",
         IpcMode: "private",
         Privileged: false,
+        // Output is read over the attach stream, capped there; the engine keeps no copy of its own
+        // (a log file on the host's disk that no cap bounds, written until the container is gone).
+        LogConfig: { Type: "none", Config: {} },
       },
     }, signal).catch((err: unknown) => {
       // Given up on while the engine may still be at it (not refused): it may appear later.
