@@ -9,6 +9,7 @@ import {
 } from "../engine/index.js";
 import { tenantForToken } from "./auth.js";
 import type { AppDeps, Env } from "./context.js";
+import { BodyBudget } from "./read-body.js";
 import { eventRoutes } from "./routes/events.js";
 import { healthRoutes } from "./routes/health.js";
 import { hookRoutes } from "./routes/hooks.js";
@@ -16,7 +17,7 @@ import { traceRoutes } from "./routes/traces.js";
 import { workspaceRoutes } from "./routes/workspaces.js";
 
 const STATUS: Record<string, ContentfulStatusCode> = {
-  bad_request: 400, bad_header: 400, body_incomplete: 400, event_missing: 400, unknown_event: 400, bad_json: 400, bad_field: 400, bad_workspace_id: 400,
+  bad_request: 400, bad_header: 400, body_incomplete: 400, body_timeout: 408, event_missing: 400, unknown_event: 400, bad_json: 400, bad_field: 400, bad_workspace_id: 400,
   archive_refused: 400, archive_invalid: 400, archive_too_many_entries: 400, archive_too_large: 413, workspace_hooks_invalid: 400,
   tenant_workspace_bytes: 413, tenant_workspace_count: 413,
   config_invalid: 400, unauthorized: 401, not_found: 404, too_large: 413, overloaded: 429, shutting_down: 503, event_expired: 503, not_decided_in_time: 503,
@@ -34,7 +35,8 @@ function eventFromPath(path: string): string | undefined {
   return /^\/v1\/(?:events|hooks\/[a-z]+)\/([A-Za-z]+)$/.exec(path)?.[1];
 }
 
-export function createApp(deps: AppDeps): Hono<Env> {
+export function createApp(given: AppDeps): Hono<Env> {
+  const deps: AppDeps = { ...given, bodies: given.bodies ?? new BodyBudget() };
   const app = new Hono<Env>();
 
   app.use("*", async (c, next) => {

@@ -8,6 +8,7 @@ import type { AuditLog } from "./records/audit-log.js";
 import type { Sessions } from "./records/sessions.js";
 import type { TraceStore } from "./records/trace-store.js";
 import type { Metrics } from "./metrics.js";
+import type { BodyBudget } from "./read-body.js";
 
 export interface Readiness {
   ready: boolean;
@@ -25,7 +26,10 @@ export interface AppDeps {
   metrics: Metrics;
   logger: Logger;
   readiness: () => Promise<Readiness>;
-  limits: { maxEventBytes: number; maxUploadBytes: number };
+  /** eventBodyReadMs: EVENT_BODY_READ_MS unless given */
+  limits: { maxEventBytes: number; maxUploadBytes: number; eventBodyReadMs?: number };
+  /** event bodies arriving, per tenant (createApp makes one when none is given) */
+  bodies?: BodyBudget;
   auditToolInput: boolean;
   /** /metrics without a token */
   publicMetrics: boolean;

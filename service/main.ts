@@ -29,6 +29,8 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const DEFAULT_CONFIG = join(ROOT, "hookbox.example.toml");
 /** @default 1 MiB — an event body is what a hook reads on stdin */
 const MAX_EVENT_BYTES = 1024 * 1024;
+/** How long a client may take to send a request's headers. @default 10 s */
+const HEADERS_TIMEOUT_MS = 10_000;
 
 export async function main(argv = process.argv.slice(2)): Promise<void> {
   let args;
@@ -166,6 +168,9 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
   const server = serve({ fetch: app.fetch, hostname, port }, (info) => {
     logger.info({ listen: `${info.address}:${info.port}`, config: configFile, runtime: config.sandbox.runtime }, "hookbox listening");
   });
+  // A client has HEADERS_TIMEOUT_MS to send its request's headers (Node's default is a minute): a
+  // connection that trickles them holds a socket and a parser for no one.
+  (server as { headersTimeout: number }).headersTimeout = HEADERS_TIMEOUT_MS;
   server.on("error", (err) => {
     logger.fatal({ err }, "cannot listen");
     process.exit(1);

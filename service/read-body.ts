@@ -6,24 +6,83 @@
  */
 import type { IncomingMessage } from "node:http";
 import type { Context } from "hono";
-import { HookboxError } from "../engine/index.js";
+import { HookboxError, OverloadedError } from "../engine/index.js";
 import type { Env } from "./context.js";
 
 /**
- * The body, whole, or a `too_large` error (413; on the native endpoints the tenant's failure mode)
- * as soon as the declared length or the bytes read pass `maxBytes`. What is left unread is drained
- * and discarded by the HTTP adapter after the answer.
+ * Bytes of event bodies one tenant may have arriving at once: a body is held in memory until it is
+ * whole, and a client that sends all but its last byte holds its part for as long as it likes — up
+ * to `EVENT_BODY_READ_MS`. Past it, 429. A body that declares its length is charged that, one that
+ * does not the most a body may be. @default 16 MiB (sixteen bodies of the 1 MiB maximum)
  */
-export async function readBody(c: Context<Env>, maxBytes: number): Promise<Uint8Array> {
+export const TENANT_BODY_BYTES_IN_FLIGHT = 16 * 1024 * 1024;
+/** How long an event's body may take to arrive once its headers are in; past it, 408. @default 10 s */
+export const EVENT_BODY_READ_MS = 10_000;
+
+/** What each tenant's bodies being read hold of `TENANT_BODY_BYTES_IN_FLIGHT`. */
+export class BodyBudget {
+  private readonly held = new Map<string, number>();
+  constructor(readonly perTenant = TENANT_BODY_BYTES_IN_FLIGHT) {}
+
+  /** Charges `bytes` to `tenant`, or throws 429; the returned function gives them back (once). */
+  take(tenant: string, bytes: number): () => void {
+    const now = this.held.get(tenant) ?? 0;
+    if (now + bytes > this.perTenant) {
+      throw new OverloadedError(1, `this tenant already has ${now} bytes of event bodies arriving (TENANT_BODY_BYTES_IN_FLIGHT: ${this.perTenant}); retry when they are in`);
+    }
+    this.held.set(tenant, now + bytes);
+    let given = false;
+    return () => {
+      if (given) return;
+      given = true;
+      const left = (this.held.get(tenant) ?? bytes) - bytes;
+      if (left <= 0) this.held.delete(tenant);
+      else this.held.set(tenant, left);
+    };
+  }
+}
+
+/**
+ * The body, whole, or a `too_large` error (413; on the native endpoints the tenant's failure mode)
+ * as soon as the declared length or the bytes read pass `maxBytes`; `body_timeout` (408) when it has
+ * not arrived within `readMs`; 429 when the tenant's bodies arriving at once would pass its `budget`.
+ * What is left unread is drained and discarded by the HTTP adapter after the answer.
+ */
+export async function readBody(
+  c: Context<Env>,
+  maxBytes: number,
+  opts: { budget?: BodyBudget; tenant?: string; readMs?: number } = {},
+): Promise<Uint8Array> {
   const tooLarge = () => new HookboxError(`the event body is over ${maxBytes} bytes`, "too_large");
-  const declared = Number(c.req.header("content-length") ?? 0);
+  const length = c.req.header("content-length");
+  const declared = Number(length ?? 0);
   if (declared > maxBytes) throw tooLarge();
   const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
-  if (!incoming) return readWebBody(c.req.raw.body, maxBytes, tooLarge);
-  if (incoming.readableEnded) return new Uint8Array(0);
+  if (incoming?.readableEnded) return new Uint8Array(0);
+  const give = opts.budget && opts.tenant !== undefined ? opts.budget.take(opts.tenant, length !== undefined && Number.isFinite(declared) ? declared : maxBytes) : undefined;
+  const readMs = opts.readMs ?? EVENT_BODY_READ_MS;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new HookboxError(`the event body did not arrive within ${readMs} ms (EVENT_BODY_READ_MS)`, "body_timeout")), readMs);
+  });
+  try {
+    return await Promise.race([incoming ? readNodeBody(incoming, maxBytes, tooLarge, late) : readWebBody(c.req.raw.body, maxBytes, tooLarge), late]);
+  } finally {
+    clearTimeout(timer);
+    give?.();
+  }
+}
+
+function readNodeBody(incoming: IncomingMessage, maxBytes: number, tooLarge: () => Error, late: Promise<never>): Promise<Uint8Array> {
   return new Promise<Uint8Array>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let bytes = 0;
+    // Too late: what came so far is let go at once, and the rest is not read.
+    late.catch(() => {
+      stop();
+      incoming.pause();
+      chunks.length = 0;
+    });
     const stop = () => {
       incoming.off("data", onData);
       incoming.off("end", onEnd);

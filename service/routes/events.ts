@@ -29,7 +29,7 @@ export async function handleEvent(c: Context<Env>, deps: AppDeps, eventName: str
   const query = queryOf(c, EventQuerySchema);
   const format = native ?? query.format;
   const interactiveParam = query.interactive;
-  const raw = await readBody(c, deps.limits.maxEventBytes);
+  const raw = await readBody(c, deps.limits.maxEventBytes, { budget: deps.bodies, tenant: tenant.name, readMs: deps.limits.eventBodyReadMs });
   const body = parseEventBody(raw);
   const named = eventName ?? bodyEventName(body);
   if (named !== undefined) c.set("event", named);

@@ -45,6 +45,40 @@ describe("names and matchers cost linear time", () => {
     await alive(svc);
   });
 
+  it("holds at most 16 MiB of one tenant's stalled bodies: the 17th 1 MiB body is 429, the other tenant is served, the stalled ones are 408 after EVENT_BODY_READ_MS", async () => {
+    const url = new URL(svc.url);
+    // each declares 1 MiB and sends all of it but the last byte, then waits
+    const stall = async (): Promise<{ socket: ReturnType<typeof connect>; answer: Promise<string> }> => {
+      const socket = connect(Number(url.port), url.hostname);
+      await new Promise<void>((r) => socket.once("connect", () => r()));
+      let text = "";
+      const answer = new Promise<string>((resolve) => {
+        socket.on("data", (d: Buffer) => {
+          text += d.toString("latin1");
+          if (/\r\n\r\n[\s\S]*\}$/.test(text)) resolve(text);
+        });
+        socket.on("close", () => resolve(text));
+        socket.on("error", () => resolve(text));
+      });
+      socket.write(`POST /v1/events/PreToolUse HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${TOKEN_A}\r\nContent-Type: application/json\r\nContent-Length: ${1024 * 1024}\r\n\r\n`);
+      socket.write(Buffer.alloc(1024 * 1024 - 1, 0x20));
+      return { socket, answer };
+    };
+    const t0 = performance.now();
+    const held = await Promise.all(Array.from({ length: 16 }, () => stall()));
+    await new Promise((r) => setTimeout(r, 300));
+    const extra = await stall();
+    expect(await extra.answer).toMatch(/^HTTP\/1\.1 429 [\s\S]*TENANT_BODY_BYTES_IN_FLIGHT/);
+    const other = await svc.event(pre({ tool_name: "nothing-matches" }), { token: TOKEN_B });
+    expect(other.status).toBe(200);
+    await alive(svc);
+    for (const { answer } of held) expect(await answer).toMatch(/^HTTP\/1\.1 408 [\s\S]*EVENT_BODY_READ_MS/);
+    expect(performance.now() - t0).toBeLessThan(20_000);
+    for (const { socket } of [...held, extra]) socket.destroy();
+    // every share was given back
+    expect((await svc.event(pre({ tool_name: "nothing-matches" }))).status).toBe(200);
+  }, 30_000);
+
   it("answers a 1 MB hook_event_name with a 400 at once", async () => {
     const body = JSON.stringify(pre({ hook_event_name: "PreToolUsx".repeat(100_000) }));
     const { value: res, ms, health } = await underProbe(svc.url, () => svc.event(body));

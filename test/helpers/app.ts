@@ -76,7 +76,7 @@ export interface EdgeApp {
 }
 
 export function edgeApp(opts: {
-  config?: string; publicMetrics?: boolean; maxEventBytes?: number; maxUploadBytes?: number;
+  config?: string; publicMetrics?: boolean; maxEventBytes?: number; maxUploadBytes?: number; eventBodyReadMs?: number;
   /** team-b's on_failure, as TOML (default "block") */
   onFailureB?: string;
   /** where the audit log goes (default: the data folder) */
@@ -109,7 +109,7 @@ export function edgeApp(opts: {
     metrics,
     logger: pino({ level: "silent" }),
     readiness: async () => ({ ready: true, problems: [] }),
-    limits: { maxEventBytes: opts.maxEventBytes ?? 1024 * 1024, maxUploadBytes: opts.maxUploadBytes ?? config.server.maxBodyBytes },
+    limits: { maxEventBytes: opts.maxEventBytes ?? 1024 * 1024, maxUploadBytes: opts.maxUploadBytes ?? config.server.maxBodyBytes, eventBodyReadMs: opts.eventBodyReadMs },
     auditToolInput: false,
     publicMetrics: opts.publicMetrics ?? false,
     shutdown: shutdownSignal,

@@ -8,6 +8,7 @@ import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { describe, expect, it, vi } from "vitest";
 import { DecisionSchema, ErrorSchema, SessionsSchema, TraceListSchema, TraceSchema, WorkspaceInfoSchema } from "../../service/schemas.js";
 import { LIVE_FOLLOWERS_PER_TENANT, LIVE_KEEPALIVE_MS } from "../../service/routes/traces.js";
+import { TENANT_BODY_BYTES_IN_FLIGHT } from "../../service/read-body.js";
 import { edgeApp } from "../helpers/app.js";
 import { TOKEN_B } from "../helpers/service.js";
 import { tarOf } from "../helpers/tar.js";
@@ -123,6 +124,41 @@ describe("events", () => {
     const bad = await edge.request("/v1/hooks/yaml/PreToolUse", post(rmEvent));
     expect(bad.status).toBe(400);
     expect(await errorOf(bad)).toMatchObject({ field: "format" });
+  });
+});
+
+describe("event bodies arriving", () => {
+  /** A body that sends `first` and then nothing, for as long as no one cancels it. */
+  const stalled = (first = "{") => new ReadableStream<Uint8Array>({ start: (ctl) => ctl.enqueue(new TextEncoder().encode(first)) });
+  const chunked = (body: ReadableStream<Uint8Array>) => ({ method: "POST", body, duplex: "half" }) as RequestInit;
+
+  it(`hold at most TENANT_BODY_BYTES_IN_FLIGHT of one tenant's memory: bodies past it are 429, another tenant's are not; a stalled one is 408 after ${150} ms`, async () => {
+    const edge = edgeApp({ eventBodyReadMs: 150 });
+    // a body that declares no length is charged the most a body may be (1 MiB): sixteen fill the budget
+    const pending = Array.from({ length: TENANT_BODY_BYTES_IN_FLIGHT / (1024 * 1024) }, () => edge.request("/v1/events/PreToolUse", chunked(stalled())));
+    await new Promise((r) => setTimeout(r, 20));
+    const more = await edge.request("/v1/events/PreToolUse", chunked(stalled()));
+    expect(more.status).toBe(429);
+    expect(more.headers.get("retry-after")).toBe("1");
+    expect(await errorOf(more)).toMatchObject({ code: "overloaded", message: expect.stringMatching(/TENANT_BODY_BYTES_IN_FLIGHT/) });
+    expect((await edge.request("/v1/events/PreToolUse", { ...post(rmEvent), token: TOKEN_B })).status).toBe(200);
+    for (const res of await Promise.all(pending)) {
+      expect(res.status).toBe(408);
+      expect(await errorOf(res)).toMatchObject({ code: "body_timeout", message: "the event body did not arrive within 150 ms (EVENT_BODY_READ_MS)" });
+    }
+    // each gave its share back
+    expect((await edge.request("/v1/events/PreToolUse", post(rmEvent))).status).toBe(200);
+  });
+
+  it("charge a body that declares its length what it declares: many small ones fit beside a stalled large one", async () => {
+    const edge = edgeApp({ eventBodyReadMs: 150 });
+    const big = edge.request("/v1/events/PreToolUse", chunked(stalled()));
+    // an event no hook matches: no queue to wait in, only the body to read
+    const text = JSON.stringify({ session_id: "s-1", hook_event_name: "SessionEnd" });
+    const sized = { method: "POST", body: text, headers: { "content-length": String(Buffer.byteLength(text)) } };
+    const small = await Promise.all(Array.from({ length: 50 }, () => edge.request("/v1/events/SessionEnd", sized)));
+    expect(small.map((r) => r.status)).toEqual(small.map(() => 200));
+    expect((await big).status).toBe(408);
   });
 });
 
