@@ -25,8 +25,9 @@ const ERRORS: Record<number, string> = {
   400: "bad input: malformed JSON (with line and column), an unknown event name, a field of the wrong type, a bad query parameter",
   401: "no token, or one that belongs to no tenant",
   404: "not found (another tenant's is as absent as one that never was)",
+  408: "the event's body did not arrive within 10 s of its headers",
   413: "the body is too large (refused before it is read), or a tenant's workspace quota",
-  429: "this tenant's queue is full",
+  429: "this tenant's queue is full, or too many of its event bodies are still arriving",
   503: "shutting down, or not decided in time (an event past max_event_ms in the queue, or past Hookbox-Answer-By-Ms)",
 };
 function errors(...statuses: number[]): RouteConfig["responses"] {
@@ -59,7 +60,7 @@ function eventRoute(path: string, params: z.ZodObject | undefined, example: Reco
       ...(params ? { params } : {}), query: EventQuerySchema, headers: EventHeadersSchema,
       body: { required: true, content: { "application/json": { schema: EventBodySchema, examples: { example: { value: example } } } } },
     },
-    responses: { 200: { description: DECIDED, headers: ON_FAILURE, content: decisionContent }, ...errors(...V1_ERRORS, 404, 413, 429) },
+    responses: { 200: { description: DECIDED, headers: ON_FAILURE, content: decisionContent }, ...errors(...V1_ERRORS, 404, 408, 413, 429) },
   };
 }
 
@@ -69,7 +70,7 @@ function hookRoute(path: string, params: z.ZodObject, example: Record<string, un
     request: { params, query: EventQuerySchema.pick({ workspace: true, interactive: true }), headers: EventHeadersSchema, body: { required: true, content: { "application/json": { schema: EventBodySchema, examples: { example: { value: example } } } } } },
     responses: {
       200: { description: "exactly the agent's hook JSON; the tenant's failure mode shortly before the agent's own deadline", headers: ON_FAILURE, content: json(NativeAnswerSchema) },
-      ...errors(...V1_ERRORS, 404, 413, 429),
+      ...errors(...V1_ERRORS, 404, 408, 413, 429),
     },
   };
 }
