@@ -36,9 +36,9 @@ const ServerSchema = z.strictObject({
   max_workspace_entries: z.number().int().positive().default(10_000),
   /** @default 10 s — SIGTERM: how long running hooks may finish */
   shutdown_grace_ms: z.number().int().nonnegative().default(10_000),
-  /** @default "64m" — audit.jsonl is rotated past this size */
+  /** @default "64m" — each tenant's audit file (audit/<tenant>.jsonl) is rotated past this size */
   audit_max_bytes: Bytes.default("64m"),
-  /** @default 5 — rotated audit files kept (audit.jsonl.1 … .N) */
+  /** @default 5 — rotated audit files kept per tenant (<file>.1 … .N) */
   audit_keep: z.number().int().nonnegative().default(5),
   /** @default "1g" — per tenant, all its workspaces together (unpacked); [[tenants]] may override */
   max_workspace_bytes: Bytes.default("1g"),

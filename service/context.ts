@@ -4,7 +4,7 @@
 import type { Context } from "hono";
 import type { Logger } from "pino";
 import type { Engine, Tenant, WorkspaceStore } from "../engine/index.js";
-import type { AuditLog } from "./records/audit-log.js";
+import type { AuditSink } from "./records/audit-log.js";
 import type { Sessions } from "./records/sessions.js";
 import type { TraceStore } from "./records/trace-store.js";
 import type { Metrics } from "./metrics.js";
@@ -19,7 +19,7 @@ export interface AppDeps {
   engine: Engine;
   workspaces: WorkspaceStore;
   tenants: readonly Tenant[];
-  audit: AuditLog;
+  audit: AuditSink;
   traces: TraceStore;
   /** when hookbox last heard from each session */
   sessions: Sessions;

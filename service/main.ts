@@ -15,7 +15,7 @@ import pino from "pino";
 import {
   ConfigError, ContainerRunner, createEngine, HostRunner, loadConfig, startReaper, WorkspaceStore, type Config,
 } from "../engine/index.js";
-import { AuditLog } from "./records/audit-log.js";
+import { TenantAuditLogs } from "./records/audit-log.js";
 import { TraceStore } from "./records/trace-store.js";
 import { createApp } from "./app.js";
 import { Sessions } from "./records/sessions.js";
@@ -129,7 +129,7 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
   setMaxListeners(0, shutdown.signal);
   let draining = false;
   const inflight = new Set<Promise<unknown>>();
-  const audit = new AuditLog(join(dataDir, "audit.jsonl"), { maxBytes: config.server.auditMaxBytes, keep: config.server.auditKeep });
+  const audit = new TenantAuditLogs(join(dataDir, "audit"), { maxBytes: config.server.auditMaxBytes, keep: config.server.auditKeep });
   const traces = new TraceStore(join(dataDir, "traces"), config.traces, (err) => logger.error({ err }, "trace not written"));
   await traces.load();
   setInterval(() => void traces.sweep().catch((err: unknown) => logger.error({ err }, "trace sweep failed")), 60_000).unref();

@@ -1,11 +1,15 @@
 /**
- * @module The audit log (SERVICE.md §7): one JSON line per decision in `data_dir/audit.jsonl`,
- * appended before the response is sent. Every string in a line is redacted and capped at
- * `AUDIT_FIELD_BYTES` (a cut one ends in `…[truncated N bytes]`); tool inputs and prompts are left
- * out unless the configuration asks for them. Past `maxBytes` the file is rotated to `.1` … `.keep`,
- * whole lines only.
+ * @module The audit log (SERVICE.md §7): one JSON line per decision, in a file of the event's
+ * tenant — `data_dir/audit/<tenant>.jsonl` — appended before the response is sent. Every string in
+ * a line is redacted and capped at `AUDIT_FIELD_BYTES` (a cut one ends in `…[truncated N bytes]`);
+ * tool inputs and prompts are left out unless the configuration asks for them. Past `maxBytes` a
+ * file is rotated to `.1` … `.keep`, whole lines only: a tenant's flood of events rotates out its
+ * own history, never another tenant's.
  */
+import { createHash } from "node:crypto";
+import { mkdirSync } from "node:fs";
 import { open, rename, rm, type FileHandle } from "node:fs/promises";
+import { join } from "node:path";
 import type { EventResult } from "../../engine/index.js";
 import { headBytes, keep, keepStrings, redactJson } from "./redact.js";
 import { mapInSlices } from "./trace-content.js";
@@ -37,11 +41,48 @@ export interface AuditEntry {
 export interface AuditRotation {
   /** the file is rotated before a line would take it past this; @default 64 MiB (`[server] audit_max_bytes`) */
   maxBytes: number;
-  /** rotated files kept: audit.jsonl.1 (newest) … .keep; @default 5 (`[server] audit_keep`) */
+  /** rotated files kept: <file>.1 (newest) … .keep; @default 5 (`[server] audit_keep`) */
   keep: number;
 }
 
-export class AuditLog {
+/** Where audit lines go: the service's per-tenant files, or one file (a test's). */
+export interface AuditSink {
+  write(tenant: string, entry: AuditEntry): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * A tenant's audit file name: its name where that is a plain file name (letters, digits, `.`, `_`,
+ * `-`, at most 64, starting with a letter or digit), else `_` and the first 16 hex digits of its
+ * SHA-256 — which no plain name can be.
+ */
+export function auditFileName(tenant: string): string {
+  return /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(tenant) ? `${tenant}.jsonl` : `_${createHash("sha256").update(tenant).digest("hex").slice(0, 16)}.jsonl`;
+}
+
+/** One audit file per tenant under `dir`, each rotated on its own. */
+export class TenantAuditLogs implements AuditSink {
+  private readonly logs = new Map<string, AuditLog>();
+  constructor(
+    readonly dir: string,
+    private readonly rotation?: AuditRotation,
+  ) {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  }
+
+  write(tenant: string, entry: AuditEntry): Promise<void> {
+    let log = this.logs.get(tenant);
+    if (!log) this.logs.set(tenant, (log = new AuditLog(join(this.dir, auditFileName(tenant)), this.rotation)));
+    return log.write(tenant, entry);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.logs.values()].map((l) => l.close()));
+  }
+}
+
+/** One audit file, whatever the tenant. */
+export class AuditLog implements AuditSink {
   private handle: Promise<FileHandle> | undefined;
   /** bytes in the current file */
   private size = 0;
@@ -55,7 +96,7 @@ export class AuditLog {
   ) {}
 
   /** Appends one line; lines never interleave. Resolves once the line is written. */
-  write(entry: AuditEntry): Promise<void> {
+  write(_tenant: string, entry: AuditEntry): Promise<void> {
     const line = `${JSON.stringify(entry)}\n`;
     if (this.batch) {
       this.batch.lines.push(line);
@@ -106,7 +147,7 @@ export class AuditLog {
     return handle;
   }
 
-  /** audit.jsonl → .1 → .2 … → .keep; the oldest is dropped. */
+  /** the file → .1 → .2 … → .keep; the oldest is dropped. */
   private async rotate(): Promise<void> {
     if (this.handle) await (await this.handle.catch(() => undefined))?.close();
     this.handle = undefined;

@@ -86,7 +86,7 @@ export async function handleEvent(c: Context<Env>, deps: AppDeps, eventName: str
     const durationMs = performance.now() - t0;
     deps.sessions.heard(tenant.name, result.session_id, result.event, format);
     // A decision is answered even when its audit line cannot be written (a full disk, say): logged, counted.
-    await deps.audit.write(await auditEntry({ result, tenant: tenant.name, workspace: workspaceId, durationMs, cancelled: signal.aborted, body, includeInputs: deps.auditToolInput })).catch((err: unknown) => {
+    await deps.audit.write(tenant.name, await auditEntry({ result, tenant: tenant.name, workspace: workspaceId, durationMs, cancelled: signal.aborted, body, includeInputs: deps.auditToolInput })).catch((err: unknown) => {
       deps.metrics.auditErrors.inc();
       c.get("log").error({ err, event: { id: result.event_id } }, "audit line not written");
     });
@@ -191,7 +191,7 @@ async function canary(c: Context<Env>, deps: AppDeps, req: { eventName: string |
   const session = req.body.session_id ?? req.body.sessionId;
   const eventId = newEventId();
   deps.sessions.heard(tenant.name, session, resolved.point, format, true);
-  await deps.audit.write({
+  await deps.audit.write(tenant.name, {
     ...(await auditEntry({
       result: { event_id: eventId, event: resolved.point, decision: "block", reason: CANARY_REASON, notifications: [], hooks: [], output: answer.output, exit_code: answer.exit_code, ...(typeof session === "string" ? { session_id: session } : {}), trace: { queued_ms: 0, hooks: [] } },
       tenant: tenant.name, workspace: req.workspaceId, durationMs: 0, cancelled: false, body: req.body, includeInputs: false,

@@ -168,7 +168,7 @@ describe("what is kept is bounded", () => {
   });
 
   it("keeps 1 KiB of a 1 MB session_id in the audit log and the trace", async () => {
-    const audit = join(svc.dataDir, "audit.jsonl");
+    const audit = svc.auditFile();
     const before = existsSync(audit) ? statSync(audit).size : 0;
     const session = aDash(1_000_000);
     const { value: id, health } = await underProbe(svc.url, async () => {
@@ -191,7 +191,7 @@ describe("what is kept is bounded", () => {
   it("rotates the audit log by size, whole lines only, keeping audit_keep files", async () => {
     const small = await startService("", { server: "audit_max_bytes = 4096\naudit_keep = 2" });
     try {
-      const file = (i: number) => join(small.dataDir, i === 0 ? "audit.jsonl" : `audit.jsonl.${i}`);
+      const file = (i: number) => small.auditFile("team-a", i);
       const lines = (i: number) => (existsSync(file(i)) ? readFileSync(file(i), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as { session_id: string }) : []);
       const sent: string[] = [];
       for (let i = 0; i < 40; i++) {
@@ -210,6 +210,20 @@ describe("what is kept is bounded", () => {
       expect(after).toEqual(expect.arrayContaining(burst));
       for (const i of [0, 1, 2]) expect(statSync(file(i)).size).toBeLessThanOrEqual(4096);
       expect(existsSync(file(3))).toBe(false);
+    } finally {
+      await small.stop();
+    }
+  });
+
+  it("keeps each tenant's audit history from another tenant's flood: a file per tenant, rotated on its own", async () => {
+    const small = await startService("", { server: "audit_max_bytes = 4096\naudit_keep = 1" });
+    try {
+      expect((await small.event({ hook_event_name: "Stop", session_id: "b-before-the-flood" }, { token: TOKEN_B })).status).toBe(200);
+      // team-a's canaries and no-hook events: forty files' worth of its own lines
+      for (let i = 0; i < 200; i++) expect((await small.event({ hook_event_name: "Stop", session_id: `a-flood-${i}` }, { headers: { "hookbox-canary": "1" } })).status).toBe(200);
+      expect(small.auditLines("team-b").map((l) => l.session_id)).toEqual(["b-before-the-flood"]);
+      expect(small.auditLines("team-a").every((l) => String(l.session_id).startsWith("a-flood-"))).toBe(true);
+      expect(existsSync(small.auditFile("team-a", 2))).toBe(false);
     } finally {
       await small.stop();
     }

@@ -8,6 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { auditFileName } from "../../service/records/audit-log.js";
 
 export const TOKEN_A = "token-of-team-a";
 export const TOKEN_B = "token-of-team-b";
@@ -34,7 +35,10 @@ export interface Service {
   /** POST an event as tenant A unless told otherwise */
   event(body: unknown, opts?: { path?: string; token?: string | null; query?: string; headers?: Record<string, string> }): Promise<Response>;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
-  auditLines(): Array<Record<string, unknown>>;
+  /** the lines of a tenant's audit file (team-a's unless named) */
+  auditLines(tenant?: string): Array<Record<string, unknown>>;
+  /** a tenant's audit file, or its `i`-th rotated one */
+  auditFile(tenant?: string, i?: number): string;
   rssKb(): number;
 }
 
@@ -74,8 +78,12 @@ export async function startService(configToml: string, opts: { dir?: string; env
       if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
       return exited;
     },
-    auditLines() {
-      const file = join(dataDir, "audit.jsonl");
+    auditFile(tenant = "team-a", i = 0) {
+      const file = join(dataDir, "audit", auditFileName(tenant));
+      return i === 0 ? file : `${file}.${i}`;
+    },
+    auditLines(tenant = "team-a") {
+      const file = join(dataDir, "audit", auditFileName(tenant));
       if (!existsSync(file)) return [];
       return readFileSync(file, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
     },
