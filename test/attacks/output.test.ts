@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { underProbe, WORST_HEALTH_MS } from "../helpers/probe.js";
-import { startService, TOKEN_A, TOKEN_B, type Service } from "../helpers/service.js";
+import { startService, tenantsToml, TOKEN_A, TOKEN_B, type Service } from "../helpers/service.js";
 
 const SECRETS = {
   openai: "sk-proj-9f8e7d6c5b4a39281706f5e4d3c2b1a0",
@@ -80,9 +80,12 @@ function expectPrintable(out: Buffer): void {
   expect(out.toString("utf8")).not.toMatch(/[\u0080-\u009f]/);
 }
 
+/** team-a keeps tool inputs in its traces: these attacks aim at the redaction of what is kept. */
+const KEEPING = tenantsToml().replace('name = "team-a"\n', 'name = "team-a"\ntrace_tool_input = true\n');
+
 let svc: Service;
 beforeAll(async () => {
-  svc = await startService(CONFIG);
+  svc = await startService(CONFIG, { tenants: KEEPING });
 });
 afterAll(() => svc.stop());
 
@@ -457,7 +460,7 @@ describe("a large event read by many hooks", () => {
   beforeAll(async () => {
     // The first hook outlives the event's max_event_ms; the others are recorded as not run, at once.
     const policy = Array.from({ length: HOOKS }, (_, i) => `[[policy.PreToolUse]]\nname = "many-${i}"\nmatcher = "many"\ncommand = "${i === 0 ? "sleep 5" : "cat"}"\n`).join("\n");
-    many = await startService(`[sandbox]\nmax_event_ms = 500\n\n${policy}`);
+    many = await startService(`[sandbox]\nmax_event_ms = 500\n\n${policy}`, { tenants: KEEPING });
   });
   afterAll(() => many.stop());
 
