@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { afterEach, expect, it } from "vitest";
 import { ContainerRunner } from "../engine/run/container-runner.js";
 import { startReaper } from "../engine/run/reaper.js";
-import { REAP_GRACE_MS } from "../engine/names.js";
+import { DEFAULT_LIMITS, REAP_GRACE_MS } from "../engine/names.js";
 import { leftovers } from "./helpers/engine.js";
 
 const SCRATCH = "/tmp/hookbox-test-scratch";
@@ -76,4 +76,20 @@ it("at start-up removes the same owner's leftovers at once, but never those of a
   expect(await leftovers()).toEqual({ containers: [], volumes: [] });
   await runner.clearScratch();
   expect(readFileSync("/proc/self/mountinfo", "utf8")).not.toContain(SCRATCH);
+}, 30_000);
+
+it("never removes a container this process still runs a hook in, even past its label's deadline", async () => {
+  const runner = new ContainerRunner({ scratchDir: SCRATCH });
+  try {
+    const running = runner.run({ command: "sleep 2; echo done", stdin: new Uint8Array(), env: {}, timeoutMs: 20_000, limits: DEFAULT_LIMITS });
+    for (let i = 0; i < 100 && (await leftovers()).containers.length < 1; i++) await new Promise((r) => setTimeout(r, 50));
+    expect((await leftovers()).containers).toHaveLength(1);
+    // an hour on: past every deadline label — a pre-started container that waited long and then
+    // took a long hook can outlive its label in earnest
+    expect(await runner.reap(Date.now() + 3_600_000)).toBe(0);
+    expect(await running).toMatchObject({ outcome: "exited", exitCode: 0, stdout: "done\n" });
+  } finally {
+    await runner.drain({ close: true });
+  }
+  expect(await leftovers()).toEqual({ containers: [], volumes: [] });
 }, 30_000);

@@ -9,7 +9,7 @@ import type { Listed } from "./docker-client.js";
 import type { Fleet } from "./make-container.js";
 import { labelledProcessAlive } from "./process-info.js";
 
-/** A creation under way has no id yet: ours younger than this are left for the next sweep. */
+/** A creation under way has no id yet: ours younger than this (or the engine timeout, if longer) are left for the next sweep. */
 const CREATING_GRACE_MS = 5_000;
 
 export interface ReapOptions {
@@ -28,19 +28,23 @@ export async function reapLeftovers(fleet: Fleet, nowMs: number, opts: ReapOptio
   const orphan = (labels: Record<string, string>) =>
     opts.orphans === true && fleet.owner !== undefined && labels[LABEL_OWNER] === fleet.owner &&
     labels[LABEL_INSTANCE] !== fleet.instance && labelledProcessAlive(labels[LABEL_PROCESS]) !== true;
-  // While a creation is under way its container is not in `live` yet: then only older ones count.
-  const dropped = (c: Listed) =>
-    c.labels[LABEL_INSTANCE] === fleet.instance && !fleet.live.has(c.id) && (fleet.creating === 0 || c.created * 1000 < nowMs - CREATING_GRACE_MS);
-  const past = (labels: Record<string, string>) => Number(labels[LABEL_DEADLINE] ?? 0) < nowMs;
+  // While a creation is under way its container is not in `live` yet: then only those older than
+  // the longest a creation may take (the engine timeout) count. `created` is in whole seconds.
+  const creatingGraceMs = Math.max(CREATING_GRACE_MS, client.timeoutMs + 2_000);
+  const ours = (c: Listed) => c.labels[LABEL_INSTANCE] === fleet.instance;
+  const dropped = (c: Listed) => ours(c) && !fleet.live.has(c.id) && (fleet.creating === 0 || c.created * 1000 < nowMs - creatingGraceMs);
+  // One of ours this process still uses is never past its deadline: its run's own timeout ends it
+  // (a pre-started container that waited long and then took a long hook may outlive its label).
+  const past = (c: { labels: Record<string, string>; id?: string }) => Number(c.labels[LABEL_DEADLINE] ?? 0) < nowMs && !(c.id !== undefined && fleet.live.has(c.id));
   // A creation we gave up on that the engine made after all: never in use, whatever its age.
   const abandoned = (c: Listed) => fleet.abandoned.has(c.name);
-  const stale = listed.filter((c) => past(c.labels) || orphan(c.labels) || dropped(c) || abandoned(c));
+  const stale = listed.filter((c) => past(c) || orphan(c.labels) || dropped(c) || abandoned(c));
   await Promise.all(stale.map((c) => client.remove(c.id).then(() => fleet.abandoned.delete(c.name), () => undefined)));
   // One that has not appeared by its deadline is the deadline rule's from then on.
   for (const [name, deadline] of fleet.abandoned) if (deadline < nowMs) fleet.abandoned.delete(name);
   const volumes = await client.listVolumes(label);
   // A volume of ours not in use is removed with its container; one the engine kept goes at its deadline.
-  await Promise.all(volumes.filter((v) => past(v.labels) || orphan(v.labels)).map((v) => client.removeVolume(v.id).catch(() => undefined)));
+  await Promise.all(volumes.filter((v) => past({ labels: v.labels }) || orphan(v.labels)).map((v) => client.removeVolume(v.id).catch(() => undefined)));
   return stale.length;
 }
 
