@@ -196,6 +196,27 @@ describe.each<[Runtime, "cold" | "warm"]>([
     expect(result).toMatchObject({ outcome: "exited", exitCode: 0, stdout: "echo checked\nchecked\n/workspace/hooks\n", warm: mode === "warm" });
   });
 
+  it("runs a workspace of 3 000 one-byte files — 3 MB of tar, 12 MB of tmpfs pages — cold when the pages pass half of tmp_size", async () => {
+    const files = Object.fromEntries(Array.from({ length: 3000 }, (_, i) => [`f/${i}`, "x"]));
+    const dir = await makeWorkspace(files);
+    const limits = { ...DEFAULT_LIMITS, tmpBytes: 16 * 1024 * 1024 };
+    // (files named, not listed: gVisor's overlay volumes fail to list a folder this large)
+    const request: RunRequest = { command: "cat f/0 f/1500 f/2999; echo", stdin: new Uint8Array(), env: {}, timeoutMs: 20_000, limits, runtime };
+    if (mode === "warm") expect(await runner.warmFor(request)).toBe(true);
+    const result = await runner.run({ ...request, workspaceDir: dir });
+    // warm it would fill its 16 MiB /workspace before the hook ran; cold it has the overlay
+    expect(result).toMatchObject({ outcome: "exited", exitCode: 0, stdout: "xxx\n", warm: false });
+  }, 60_000);
+
+  it("takes a hand-over that fails before the hook runs (a working directory that is not there) to a cold run, never as the hook's exit code", async () => {
+    const dir = await makeWorkspace({ "a.txt": "a" });
+    const request: RunRequest = { command: "pwd", stdin: new Uint8Array(), env: {}, timeoutMs: 10_000, limits: DEFAULT_LIMITS, runtime };
+    if (mode === "warm") expect(await runner.warmFor(request)).toBe(true);
+    const result = await runner.run({ ...request, workspaceDir: dir, cwd: "no/such/dir" });
+    expect(result.outcome === "exited" && result.exitCode === 96).toBe(false);
+    expect(result.warm).toBe(false);
+  });
+
   it("never shows one tenant's workspace, writes or leftovers to the next event of another", async () => {
     const a = await makeWorkspace({ "secret-a.txt": "tenant a\n", ".github/hooks/a.json": "{}" });
     const b = await makeWorkspace({ "b.txt": "tenant b\n" });

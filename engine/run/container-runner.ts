@@ -80,7 +80,9 @@ export class ContainerRunner implements Runner {
         const warm = this.pool.take(shapeKey(pooled), () => this.prestart(pooled));
         if (warm) {
           const pool = this.pool;
-          return warm.claim(request, (p) => this.fleet.track(p), archive).finally(() => pool.refill());
+          const { beforeHook, ...claimed } = await warm.claim(request, (p) => this.fleet.track(p), archive).finally(() => pool.refill());
+          // The hand-over failed before the hook ran (its workspace did not fit, say): it runs cold, once.
+          if (!beforeHook || request.signal?.aborted) return claimed as RunResult;
         }
       }
     }

@@ -8,6 +8,16 @@ import { describeError, sink, stoppedEnd, type ContainerHandle } from "./contain
 import { RunGuard } from "./run-guard.js";
 import type { RunEnd, RunRequest, RunResult } from "./types.js";
 
+/** The handover wrapper's exits before the hook runs (handover.ts), and what each means. */
+const WRAPPER_EXITS: Record<number, string> = {
+  95: "the workspace could not be unpacked into the pre-started container's /workspace",
+  96: "the hook's working directory could not be entered in the pre-started container",
+  97: "the pre-started container's wrapper did not get its hand-over",
+};
+
+/** A run's result; `beforeHook`: it failed in the hand-over, before its hook ran (a cold run may take it). */
+export type ClaimResult = RunResult & { beforeHook?: true };
+
 /**
  * A pre-started container: its wrapper reads the hook's command, environment and event from
  * stdin, runs the hook, then prints an end marker with a per-run nonce on both streams. The result
@@ -60,7 +70,7 @@ export class WarmContainer {
    * marker nor the end of the stream ever comes (a paused engine forwards nothing): then it is
    * `timed_out`, and the removal goes on in the background.
    */
-  async claim(request: RunRequest, track: (removal: Promise<unknown>) => void, archive?: Uint8Array): Promise<RunResult> {
+  async claim(request: RunRequest, track: (removal: Promise<unknown>) => void, archive?: Uint8Array): Promise<ClaimResult> {
     this.claimed = true;
     const t0 = performance.now();
     const { stream, streamDone } = this.made;
@@ -111,6 +121,10 @@ export class WarmContainer {
         const state = await this.made.state(AbortSignal.timeout(Math.max(1, Math.ceil(guard.leftMs())))).catch(() => undefined);
         if (!state) return result({ outcome: "timed_out", exitCode: null });
         if (state.oomKilled) return result({ outcome: "oom_killed", exitCode: state.exitCode });
+        // The wrapper's own exits, before the hook ran (a hook cannot end its wrapper with these:
+        // a signal it sends makes 128 + n): never the hook's exit code.
+        const setup = state.exitCode === null ? undefined : WRAPPER_EXITS[state.exitCode];
+        if (setup) return { ...result({ outcome: "failed_to_start", exitCode: null, error: setup }), beforeHook: true };
         return result({ outcome: "exited", exitCode: state.exitCode });
       }
       if (watch.oomKills > 0) return result({ outcome: "oom_killed", exitCode: code });
