@@ -7,7 +7,8 @@ import { createServer, type Server } from "node:net";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { HostSpawner } from "../engine/run/host-spawner.js";
 import { ContainerRunner } from "../engine/run/container-runner.js";
 import { DEFAULT_LIMITS, LABEL_MANAGED, type Runtime } from "../engine/names.js";
 import type { RunRequest } from "../engine/run/types.js";
@@ -215,6 +216,22 @@ describe.each<[Runtime, "cold" | "warm"]>([
     const result = await runner.run({ ...request, workspaceDir: dir, cwd: "no/such/dir" });
     expect(result.outcome === "exited" && result.exitCode === 96).toBe(false);
     expect(result.warm).toBe(false);
+  });
+
+  it("mounts and unmounts a cold run's write layer through the host spawner's helper, never by forking the service", async () => {
+    const calls = vi.spyOn(HostSpawner.prototype, "run");
+    try {
+      const dir = await makeWorkspace({ "a.txt": "a" });
+      // a workspace too large for hand-over in warm mode too: every mode runs it on its overlay
+      const result = await runner.run({ command: "cat a.txt", stdin: new Uint8Array(), env: {}, timeoutMs: 10_000, limits: DEFAULT_LIMITS, runtime, workspaceDir: dir, poolable: false });
+      expect(result).toMatchObject({ outcome: "exited", stdout: "a" });
+      await runner.drain();
+      const files = calls.mock.calls.map(([req]) => req.file);
+      expect(files).toContain("/usr/bin/mount");
+      expect(files).toContain("/usr/bin/umount");
+    } finally {
+      calls.mockRestore();
+    }
   });
 
   it("never shows one tenant's workspace, writes or leftovers to the next event of another", async () => {

@@ -6,11 +6,11 @@
  * written; the tmpfs goes when the run ends. There is no unbounded fallback: when the tmpfs cannot
  * be mounted, the run does not start.
  */
-import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { chown, mkdir, readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { HOOK_GID, HOOK_UID } from "../names.js";
+import { sharedHostSpawner } from "./host-spawner.js";
 
 export interface CowDirs {
   upper: string;
@@ -23,12 +23,34 @@ export interface CowDirs {
 const MOUNT = "/usr/bin/mount";
 const UMOUNT = "/usr/bin/umount";
 
+/** How long a mount or unmount may take before it is killed and counts as failed. */
+const MOUNT_TIMEOUT_MS = 10_000;
+
+/**
+ * Runs mount(8) or umount(8) through the host spawner's small helper process (host-spawner.ts):
+ * a fork from the service itself would hold the event loop that serves every tenant for as long as
+ * copying its page tables takes — twice per cold run with a workspace.
+ */
 function exec(file: string, args: string[]): Promise<void> {
   return new Promise((resolve, reject) => {
-    execFile(file, args, { timeout: 10_000 }, (err, _stdout, stderr) => {
-      if (err) reject(new Error(String(stderr).trim() || err.message));
+    let timer: NodeJS.Timeout | undefined;
+    const done = (err?: Error) => {
+      clearTimeout(timer);
+      if (err) reject(err);
       else resolve();
-    });
+    };
+    const run = sharedHostSpawner().run(
+      { file, args, cwd: "/", env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" }, stdin: new Uint8Array(), maxOutputBytes: 4096 },
+      {
+        onError: (message) => done(new Error(message)),
+        onClose: ({ code, signal, stderr }) =>
+          code === 0 ? done() : done(new Error(stderr.toString("utf8").trim() || `${file} ended with ${code ?? signal}`)),
+      },
+    );
+    timer = setTimeout(() => {
+      run.kill();
+      done(new Error(`${file} did not finish within ${MOUNT_TIMEOUT_MS} ms`));
+    }, MOUNT_TIMEOUT_MS);
   });
 }
 
