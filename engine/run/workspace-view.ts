@@ -33,9 +33,9 @@ const MOUNT_TIMEOUT_MS = 10_000;
  */
 function exec(file: string, args: string[]): Promise<void> {
   return new Promise((resolve, reject) => {
-    let timer: NodeJS.Timeout | undefined;
+    const clock: { timer?: NodeJS.Timeout } = {};
     const done = (err?: Error) => {
-      clearTimeout(timer);
+      clearTimeout(clock.timer);
       if (err) reject(err);
       else resolve();
     };
@@ -47,7 +47,7 @@ function exec(file: string, args: string[]): Promise<void> {
           code === 0 ? done() : done(new Error(stderr.toString("utf8").trim() || `${file} ended with ${code ?? signal}`)),
       },
     );
-    timer = setTimeout(() => {
+    clock.timer = setTimeout(() => {
       run.kill();
       done(new Error(`${file} did not finish within ${MOUNT_TIMEOUT_MS} ms`));
     }, MOUNT_TIMEOUT_MS);
