@@ -109,6 +109,16 @@ export interface Folded {
   note?: string;
 }
 
+/** A reason that says something; a blank one is none. */
+const said = (reason: string | undefined) => (reason !== undefined && reason.trim() !== "" ? reason : undefined);
+
+/** What a block or an ask without a reason of its own says. */
+function defaultReason(winner: Judged | undefined): string | undefined {
+  if (winner?.verdict.decision === "block") return `blocked by hook ${winner.hook.name}`;
+  if (winner?.verdict.decision === "ask") return `hook ${winner.hook.name} asks for confirmation`;
+  return undefined;
+}
+
 export function fold(judged: Judged[], opts: { interactive: boolean }): Folded {
   let winner: Judged | undefined;
   for (const j of judged) {
@@ -129,7 +139,7 @@ export function fold(judged: Judged[], opts: { interactive: boolean }): Folded {
     decision: winner?.verdict.decision ?? null,
     // A block always says why: Codex and Claude Code refuse a Stop or prompt block without a reason,
     // and Cursor's stop block is its follow-up message.
-    reason: winner?.verdict.reason ?? (winner?.verdict.decision === "block" ? `blocked by hook ${winner.hook.name}` : undefined),
+    reason: said(winner?.verdict.reason) ?? defaultReason(winner),
     systemMessage: joinCapped(messages),
     additionalContext: joinCapped(contexts),
     notifications,
@@ -178,9 +188,11 @@ export function fold(judged: Judged[], opts: { interactive: boolean }): Folded {
  * Every message and context of both looks reaches the agent.
  */
 export function afterPolicyLook(first: Folded, again: Folded | undefined, unchecked: boolean): Folded {
-  const both = (a: string | undefined, b: string | undefined) => joinCapped([a, b].filter((t): t is string => !!t));
+  // The policy hooks speak in both looks: what they said twice is said once.
+  const both = (a: string | undefined, b: string | undefined) => joinCapped([...new Set([a, b].filter((t): t is string => !!t).flatMap((t) => t.split("\n")))]);
   const merged = (f: Folded): Folded => {
-    const out: Folded = { ...f, notifications: [...first.notifications, ...(again?.notifications ?? [])] };
+    const seen = new Set(first.notifications.map((n) => JSON.stringify(n)));
+    const out: Folded = { ...f, notifications: [...first.notifications, ...(again?.notifications ?? []).filter((n) => !seen.has(JSON.stringify(n)))] };
     const systemMessage = both(first.systemMessage, again?.systemMessage);
     const additionalContext = both(first.additionalContext, again?.additionalContext);
     if (systemMessage !== undefined) out.systemMessage = systemMessage;
@@ -199,19 +211,24 @@ export function afterPolicyLook(first: Folded, again: Folded | undefined, unchec
     if (first.halt !== undefined && out.halt === undefined) out.halt = first.halt;
     return out;
   }
-  if (unchecked) {
-    const { modifiedArgs: _dropped, ...rest } = first;
-    const out = merged({ ...rest, note: "a hook changed the arguments, but the policy hooks could not check the changed event: the change is dropped" });
-    if (out.decision === "allow") {
-      // the allow was given for the change (fold keeps no other allow next to one): it goes too
-      out.decision = null;
-      delete out.reason;
-      out.note += ", and the allow given with it";
-    }
-    return out;
-  }
+  if (unchecked) return merged(withoutChange(first, "a hook changed the arguments, but the policy hooks could not check the changed event: the change is dropped"));
   if (again?.decision === "allow" && first.decision === null) {
     return merged({ ...first, decision: "allow", ...(again.reason !== undefined ? { reason: again.reason } : {}), note: "a hook changed the arguments; the policy hooks allowed the changed event" });
   }
   return again ? merged(first) : first;
+}
+
+/**
+ * `f` without its changed arguments, and without the allow given with them (fold keeps no other
+ * allow next to a change). `note` says why.
+ */
+export function withoutChange(f: Folded, note: string): Folded {
+  const { modifiedArgs: _dropped, ...rest } = f;
+  const out: Folded = { ...rest, note };
+  if (out.decision === "allow") {
+    out.decision = null;
+    delete out.reason;
+    out.note += ", and the allow given with it";
+  }
+  return out;
 }

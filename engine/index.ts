@@ -2,12 +2,12 @@
  * @module The engine: what a hook event means and how its hooks run. The one file service/ imports.
  */
 import { randomUUID } from "node:crypto";
-import { afterPolicyLook, fold, RANK, type Notification } from "./aggregate.js";
+import { afterPolicyLook, fold, RANK, withoutChange, type Notification } from "./aggregate.js";
 import { answerFor } from "./formats/registry.js";
 import { isStopPoint } from "./formats/shared.js";
 import { failureModeFor, type Config, type FailureMode, type Tenant } from "./config.js";
 import { BadRequestError, EventExpiredError } from "./errors.js";
-import { EVENT_NAMES, resolveEventName, unknownEventMessage, type Decision, type EventPoint, type Format } from "./events.js";
+import { EVENT_NAMES, pointHasTool, resolveEventName, unknownEventMessage, type Decision, type EventPoint, type Format } from "./events.js";
 import { executeHooks, type ExecuteOptions, type HookRecord, type HookTrace, type Runners } from "./execute.js";
 import { Admission } from "./admission.js";
 import type { Runner } from "./run/types.js";
@@ -242,6 +242,12 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
             repositoryMayRewrite: req.tenant.repositoryMayRewrite === true,
           });
           let folded = fold(judged, { interactive: req.interactive });
+          // An event that carries no tool arguments (Cursor's beforeShellExecution has its command at
+          // the top, beforeReadFile its path) has none to change: the policy hooks could not look at
+          // the change the agent would make of it.
+          if (folded.modifiedArgs !== undefined && !pointHasTool(point)) {
+            folded = withoutChange(folded, `a hook changed the arguments, but ${point} carries no tool arguments to change: the change is dropped`);
+          }
           // SERVICE.md §8: changed arguments go back through the policy hooks before they are returned.
           if (folded.modifiedArgs !== undefined) {
             const changed = withArguments(req.body, dialect, folded.modifiedArgs);

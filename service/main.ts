@@ -165,12 +165,12 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
   if (!initial.ready) logger.error({ problems: initial.problems }, "not ready: container hooks will fail until this is fixed");
   if (config.tenants.length === 0) logger.warn("no [[tenants]] configured: every /v1 request will be refused");
 
-  const server = serve({ fetch: app.fetch, hostname, port }, (info) => {
+  // A client has HEADERS_TIMEOUT_MS to send its request's headers (Node's default is a minute),
+  // checked every second (Node's default: every 30 s): a connection that trickles them holds a
+  // socket and a parser for no one.
+  const server = serve({ fetch: app.fetch, hostname, port, serverOptions: { headersTimeout: HEADERS_TIMEOUT_MS, connectionsCheckingInterval: 1_000 } }, (info) => {
     logger.info({ listen: `${info.address}:${info.port}`, config: configFile, runtime: config.sandbox.runtime }, "hookbox listening");
   });
-  // A client has HEADERS_TIMEOUT_MS to send its request's headers (Node's default is a minute): a
-  // connection that trickles them holds a socket and a parser for no one.
-  (server as { headersTimeout: number }).headersTimeout = HEADERS_TIMEOUT_MS;
   server.on("error", (err) => {
     logger.fatal({ err }, "cannot listen");
     process.exit(1);

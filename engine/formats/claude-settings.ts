@@ -268,7 +268,7 @@ export function claudeAnswer(point: EventPoint, f: Folded): Answer {
  * validation, and the block it came with is lost. There the context goes in `systemMessage`.
  */
 const CLAUDE_SPECIFIC_POINTS: ReadonlySet<string> = new Set([
-  "PreToolUse", "PermissionRequest", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "SessionStart", "SubagentStart", "Notification",
+  "PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "SessionStart", "SubagentStart", "Notification",
 ]);
 
 /** A message and the context that has no place of its own at this event, one after the other. */
@@ -290,7 +290,8 @@ export function claudeDecision(point: EventPoint, f: Folded, specificPoints: Rea
   if (point === "PermissionRequest") {
     const behavior = f.decision === "block" ? "deny" : f.decision === "allow" ? "allow" : undefined;
     const decision = behavior && defined({ behavior, message: behavior === "deny" ? f.reason : undefined, updatedInput: behavior === "allow" ? f.modifiedArgs : undefined });
-    return { output: defined({ hookSpecificOutput: decision ? { hookEventName, decision } : undefined, systemMessage: f.systemMessage }), exit_code: 0 };
+    // its hookSpecificOutput carries the decision only: context goes with the message
+    return { output: defined({ hookSpecificOutput: decision ? { hookEventName, decision } : undefined, systemMessage: withContext(f.systemMessage, f.additionalContext) }), exit_code: 0 };
   }
   const specific = specificPoints.has(point);
   const output = defined({

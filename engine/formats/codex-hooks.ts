@@ -41,7 +41,7 @@ export function interpretCodex(run: RunResult, hook: HookDef): Verdict {
  * field it does not know (its output types deny unknown fields), so anywhere else one would cost
  * the whole answer, block and all.
  */
-const CODEX_SPECIFIC_POINTS: ReadonlySet<string> = new Set(["PreToolUse", "PermissionRequest", "PostToolUse", "SessionStart", "UserPromptSubmit"]);
+const CODEX_SPECIFIC_POINTS: ReadonlySet<string> = new Set(["PreToolUse", "PostToolUse", "SessionStart", "UserPromptSubmit"]);
 
 /**
  * Codex answers as Claude Code does, with an ask said as a deny, and nothing Codex refuses — an
@@ -66,7 +66,9 @@ function codexAnswer(point: EventPoint, f: Folded): Answer {
   }
   if (point === "PreToolUse" && decision === "allow" && changed === undefined) decision = null;
   const told = untaken ? (rest.systemMessage ? `${rest.systemMessage}\n${untaken}` : untaken) : rest.systemMessage;
-  return claudeDecision(point, { ...rest, decision, ...(changed !== undefined ? { modifiedArgs: changed } : {}), ...(told !== undefined ? { systemMessage: told } : {}) }, CODEX_SPECIFIC_POINTS);
+  // Codex refuses a deny or block whose reason is missing or blank (and lets the call go on).
+  const reason = decision === "block" && !rest.reason?.trim() ? (f.decision === "ask" ? "a hook asked for confirmation, and Codex has no ask" : "blocked by a hook") : rest.reason;
+  return claudeDecision(point, { ...rest, decision, ...(reason !== undefined ? { reason } : {}), ...(changed !== undefined ? { modifiedArgs: changed } : {}), ...(told !== undefined ? { systemMessage: told } : {}) }, CODEX_SPECIFIC_POINTS);
 }
 
 export const codexFormat: FormatModule = {

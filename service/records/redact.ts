@@ -46,10 +46,10 @@ const KEY_LIKE: { literal: string | RegExp; re: RE2JS; scheme?: boolean }[] = (
 ).map(([literal, p, scheme]) => ({ literal, re: RE2JS.compile(p), scheme }));
 /** A private key in PEM, to its END line or, cut, to the end of the text. */
 const PEM = RE2JS.compile(String.raw`-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----(?s:.*?)(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)`);
-/** A password in a URL: `postgres://user:password@host` — the user stays. */
-const URL_PASSWORD = RE2JS.compile(String.raw`\b([A-Za-z][A-Za-z0-9+.-]*://[^\s/:@"']+:)[^\s/@"']+@`);
+/** A password in a URL: `postgres://user:password@host` — the user stays; the password runs to the last `@` (it may hold `@` and `/`). */
+const URL_PASSWORD = RE2JS.compile(String.raw`\b([A-Za-z][A-Za-z0-9+.-]*://[^\s/:@"']+:)[^\s"']*@`);
 /** A secret given as a command-line option's next word: `--password hunter2`, `--api-key x`. */
-const SECRET_OPTION = RE2JS.compile(String.raw`(?i)((?:^|\s)--?[a-z0-9-]*(?:password|passwd|passphrase|secret|token|api-?key))(\s+)([^\s"'-][^\s"']*)`);
+const SECRET_OPTION = RE2JS.compile(String.raw`(?i)((?:^|\s)--?[a-z0-9-]*(?:password|passwd|passphrase|secret|token|api-?key))(\s+)("[^"\r\n]*"|'[^'\r\n]*'|[^\s"'-][^\s"']*)`);
 /** One character, tested alone. */
 const BLANK = /^\s$/;
 /** Fixed literals only (no quantifier): a linear scan in any engine. */
@@ -103,7 +103,14 @@ export function redactText(text: string): string {
   out = replaceEach(ASSIGNMENT, out, (m) => {
     const [name, sep, double, single, bare] = [m.group(1)!, m.group(2)!, m.group(3), m.group(4), m.group(5)];
     const value = double ?? single ?? bare ?? "";
-    if (!isSecretName(name) || KEPT_VALUES.has(value.toLowerCase())) return m.group()!;
+    if (KEPT_VALUES.has(value.toLowerCase())) return m.group()!;
+    if (!isSecretName(name)) {
+      // A quoted value may hold assignments of its own (`CMD="export API_TOKEN=x && …"`): they are
+      // looked at too. Quotes alternate, so this goes at most three levels deep.
+      if (double !== null && double !== undefined) return `${name}${sep}"${redactText(double)}"`;
+      if (single !== null && single !== undefined) return `${name}${sep}'${redactText(single)}'`;
+      return m.group()!;
+    }
     if (double !== null && double !== undefined) return `${name}${sep}"${REDACTED}"`;
     if (single !== null && single !== undefined) return `${name}${sep}'${REDACTED}'`;
     return `${name}${sep}${REDACTED}`;

@@ -3,7 +3,7 @@
  * in each dialect. Pure; rows cite the source documents.
  */
 import { describe, expect, it } from "vitest";
-import { applyTrust, fold, type Folded, type Judged } from "../../engine/aggregate.js";
+import { afterPolicyLook, applyTrust, fold, type Folded, type Judged } from "../../engine/aggregate.js";
 import { answerFor, effectiveDecisions } from "../../engine/formats/registry.js";
 import { nestedDeeperThan, parseEventBody, MAX_EVENT_DEPTH } from "../../engine/event-body.js";
 import { resolveEventName, type EventPoint } from "../../engine/events.js";
@@ -207,8 +207,27 @@ describe("answers an agent accepts whole (an answer it refuses loses the block w
     // Codex refuses updatedInput in a PermissionRequest answer: the allow given with the change goes too
     ["codex", "PermissionRequest", n({ decision: "allow", modifiedArgs: { command: "ls" } }), { systemMessage: expect.stringMatching(/the change was not applied/) }],
     ["codex", "PermissionRequest", n({ decision: "allow" }), { hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "allow" } } }],
+    // Codex refuses a deny without a reason, or with a blank one
+    ["codex", "PreToolUse", n({ decision: "ask" }), { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "a hook asked for confirmation, and Codex has no ask" } }],
+    ["codex", "PreToolUse", n({ decision: "block", reason: "  " }), { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "blocked by a hook" } }],
+    // PermissionRequest's hookSpecificOutput holds the decision only: context goes with the message
+    ["claude", "PermissionRequest", n({ decision: "allow", additionalContext: "ctx" }), { hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "allow" } }, systemMessage: "ctx" }],
   ] as const)("%s %s", (format, p, folded, output) => {
     expect(answerFor(format, p as EventPoint, folded)).toEqual({ output, exit_code: 0 });
+  });
+
+  it("gives an ask without a reason, or with a blank one, one of its own", () => {
+    expect(fold([j("q", { decision: "ask" })], { interactive: true }).reason).toBe("hook q asks for confirmation");
+    expect(fold([j("b", { decision: "block", reason: " \n" })], { interactive: true }).reason).toBe("blocked by hook b");
+  });
+
+  it("says once what the policy hooks said in both looks at a changed event", () => {
+    const note = { type: "stream_event" as const, event: { subtype: "hook_notification" as const, hook_name: "p", message: "policy: watched" } };
+    const first: Folded = { decision: null, modifiedArgs: { command: "ls -la" }, systemMessage: "policy: watched\nsvc: changed", notifications: [note] };
+    const again: Folded = { decision: null, systemMessage: "policy: watched", notifications: [note] };
+    const out = afterPolicyLook(first, again, false);
+    expect(out.systemMessage).toBe("policy: watched\nsvc: changed");
+    expect(out.notifications).toEqual([note]);
   });
 
   it("gives a block without a reason one, so every agent takes it (Codex, Claude Code stop points, Cursor's follow-up)", () => {

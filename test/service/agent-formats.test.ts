@@ -79,7 +79,7 @@ const ran = (body: Record<string, unknown>) => (body.hooks as { name: string; de
 
 beforeAll(async () => {
   // An administrator's gate on Cursor's own shell event: it decides there as on PreToolUse.
-  svc = await startService(`[[policy.beforeShellExecution]]\nname = "no-pipe-to-shell"\ncommand = '''if grep -q 'curl[^|]*| *sh'; then echo '{"decision":"block","reason":"policy: no curl | sh"}'; else echo '{}'; fi'''\n`);
+  svc = await startService(`[[policy.beforeShellExecution]]\nname = "no-pipe-to-shell"\ncommand = '''e=$(cat); case "$e" in *curl*sh*) echo '{"decision":"block","reason":"policy: no curl | sh"}' ;; *rewrite-me*) echo '{"decision":"allow","hookSpecificOutput":{"tool_input":{"command":"ls -i"}}}' ;; *) echo '{}' ;; esac'''\n`);
   const archive = await tarOf([
     { name: ".github/hooks/guard.json", content: json(vscode) },
     { name: ".github/hooks/warn-mode.json", content: json(cli) },
@@ -188,6 +188,15 @@ describe("a repository of every agent's real hook files", () => {
     expect(body.output).toEqual({ permission: "deny", user_message: "cursor: rm is blocked in this repo", agent_message: "cursor: use trash instead" });
     const ls = await post({ ...event, command: "ls" }, `${ws.query}&format=cursor`);
     expect(ls).toMatchObject({ decision: null, hooks: [{ source: "policy", decision: null }] });
+  });
+
+  it("drops a change at Cursor's beforeShellExecution (no tool arguments there), and the allow given with it", async () => {
+    const event = { conversation_id: "c-1", generation_id: "g-3", hook_event_name: "beforeShellExecution", command: "rewrite-me", cwd: "/workspace" };
+    const body = await post(event, `${ws.query}&format=cursor`);
+    expect(body).toMatchObject({ decision: null, note: expect.stringMatching(/carries no tool arguments to change: the change is dropped, and the allow given with it/) });
+    expect(body.modifiedArgs).toBeUndefined();
+    expect(body.output).not.toHaveProperty("updated_input");
+    expect(body.output).not.toHaveProperty("permission");
   });
 
   it("an administrator's policy hook on Cursor's beforeShellExecution blocks there, as on PreToolUse", async () => {
