@@ -79,6 +79,26 @@ describe("names and matchers cost linear time", () => {
     expect((await svc.event(pre({ tool_name: "nothing-matches" }))).status).toBe(200);
   }, 30_000);
 
+  it("closes a connection that trickles its headers past 10 s (headers timeout checked every second)", async () => {
+    const url = new URL(svc.url);
+    const socket = connect(Number(url.port), url.hostname);
+    await new Promise<void>((r) => socket.once("connect", () => r()));
+    const t0 = performance.now();
+    let text = "";
+    socket.on("data", (d: Buffer) => (text += d.toString("latin1")));
+    const closed = new Promise<void>((r) => socket.once("close", () => r()));
+    socket.write(`POST /v1/events HTTP/1.1\r\nHost: ${url.host}\r\n`);
+    // one header line a second, never the blank line that ends them
+    const drip = setInterval(() => socket.write(`X-Drip-${Math.round(performance.now())}: 1\r\n`), 1_000);
+    await closed;
+    clearInterval(drip);
+    const s = (performance.now() - t0) / 1000;
+    expect(s).toBeGreaterThan(9);
+    expect(s).toBeLessThan(13);
+    expect(text === "" || /^HTTP\/1\.1 408/.test(text)).toBe(true);
+    await alive(svc);
+  }, 30_000);
+
   it("answers a 1 MB hook_event_name with a 400 at once", async () => {
     const body = JSON.stringify(pre({ hook_event_name: "PreToolUsx".repeat(100_000) }));
     const { value: res, ms, health } = await underProbe(svc.url, () => svc.event(body));
