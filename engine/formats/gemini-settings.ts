@@ -79,6 +79,10 @@ function loadGeminiSettings(parsed: ParsedFile, ctx: LoadContext): HookSet {
     if (!resolved) continue;
     if (!Array.isArray(groups)) throw configError(parsed, ["hooks", event], "an event takes an array of hook groups");
     const tool = pointHasTool(resolved.point);
+    // Gemini CLI (hookPlanner): an event's matched hooks run in parallel unless one of their groups
+    // says `"sequential": true`, which makes them all run one after another. Read per file and
+    // event: any such group there, and the event's hooks of this file run one by one.
+    const oneByOne = groups.some((raw) => raw !== null && typeof raw === "object" && (raw as { sequential?: unknown }).sequential === true);
     groups.forEach((raw, g) => {
       const group = GroupSchema.safeParse(knownKeys(parsed, ["hooks", event, g], raw, GROUP_KEYS, ctx, set.warnings));
       if (!group.success) throw schemaError(parsed, group.error, ["hooks", event, g]);
@@ -113,8 +117,7 @@ function loadGeminiSettings(parsed: ParsedFile, ctx: LoadContext): HookSet {
           limits: {},
           mounts: [],
           origin: originOf(parsed, path),
-          // Gemini CLI: `"sequential": false` runs the group's hooks at once.
-          ...(group.data.sequential === false ? { batch: `${basename(parsed.file)}:${event}[${g}]` } : {}),
+          ...(oneByOne ? {} : { batch: `${basename(parsed.file)}:${event}` }),
         });
       });
     });

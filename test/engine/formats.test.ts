@@ -465,6 +465,17 @@ describe("each agent's own switch turns off that agent's hooks only", () => {
 });
 
 describe("Gemini CLI settings.json", () => {
+  it("runs an event's groups together unless one of them says sequential: true (Gemini's planner)", async () => {
+    const load = async (sequential: boolean | undefined) =>
+      (await loadRepositoryHooks(tree({ ".gemini/settings.json": JSON.stringify({ hooks: { BeforeTool: [
+        { matcher: "a", hooks: [{ type: "command", command: "a.sh" }] },
+        { matcher: "b", ...(sequential === undefined ? {} : { sequential }), hooks: [{ type: "command", command: "b.sh" }, { type: "command", command: "c.sh" }] },
+      ] } }) }), 60_000)).hooks.map((h) => h.batch);
+    expect(await load(undefined)).toEqual(["settings.json:BeforeTool", "settings.json:BeforeTool", "settings.json:BeforeTool"]);
+    expect(await load(false)).toEqual(["settings.json:BeforeTool", "settings.json:BeforeTool", "settings.json:BeforeTool"]);
+    expect(await load(true)).toEqual([undefined, undefined, undefined]);
+  });
+
   it("loads matcher groups (timeout in ms, names, sequential: false together), honours disabled and skips other keys", async () => {
     const dir = tree({
       ".gemini/settings.json": JSON.stringify({
@@ -482,7 +493,7 @@ describe("Gemini CLI settings.json", () => {
     expect(set.hooks.map((h) => [h.name, h.point, h.timeoutMs, h.batch !== undefined])).toEqual([
       ["guard", "PreToolUse", 5000, true],
       ["settings.json:BeforeTool[0].hooks[1]", "PreToolUse", 60_000, true],
-      ["settings.json:SessionStart[0].hooks[0]", "SessionStart", 60_000, false],
+      ["settings.json:SessionStart[0].hooks[0]", "SessionStart", 60_000, true],
     ]);
     expect(set.hooks[2]!.matchOn).toEqual({ field: "source" });
     expect(set.warnings).toEqual([expect.stringMatching(/^\.gemini\/settings\.json:\d+: hooks\.OnTeleport: unknown event "OnTeleport"; skipped$/)]);
