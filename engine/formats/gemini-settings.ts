@@ -11,7 +11,7 @@ import { basename } from "node:path";
 import { z } from "zod";
 import type { Folded } from "../aggregate.js";
 import { ALL, ALLOW_BLOCK, NONE, pointHasTool, type Decision, type EventPoint } from "../events.js";
-import { compileRegex, type HookDef, type HookSet, type Matcher } from "../hooks.js";
+import { compileRegex, MAX_MATCHER_CHARS, type HookDef, type HookSet, type Matcher } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import { MAX_HOOK_NAME_CHARS } from "./cosh-toml.js";
@@ -49,10 +49,24 @@ const MATCH_FIELD: Partial<Record<string, HookDef["matchOn"]>> = {
   Notification: { field: "notification_type" },
 };
 
-export function geminiMatcher(pattern: string | undefined, tool: boolean): Matcher | undefined {
+export function geminiMatcher(given: string | undefined, tool: boolean): Matcher | undefined {
+  // Gemini CLI (hookPlanner) trims the matcher first.
+  const pattern = given?.trim();
   if (pattern === undefined || pattern === "" || pattern === "*") return undefined;
   if (!tool) return { source: pattern, test: (value) => value === pattern };
+  // "If it's not a valid regex, treat it as a literal string for an exact match" — a pattern
+  // JavaScript cannot read ("[", "(") is compiled, never run, so its cost is its length only.
+  if (pattern.length <= MAX_MATCHER_CHARS && !readsAsRegex(pattern)) return { source: pattern, test: (value) => value === pattern };
   return { source: pattern, test: compileRegex(pattern, { anchored: false }) };
+}
+
+function readsAsRegex(pattern: string): boolean {
+  try {
+    new RegExp(pattern);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function loadGeminiSettings(parsed: ParsedFile, ctx: LoadContext): HookSet {

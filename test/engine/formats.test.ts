@@ -465,6 +465,16 @@ describe("each agent's own switch turns off that agent's hooks only", () => {
 });
 
 describe("Gemini CLI settings.json", () => {
+  it("reads a matcher as Gemini does: trimmed, and one JavaScript cannot read as a regex compared as the exact name", async () => {
+    const set = await loadRepositoryHooks(tree({ ".gemini/settings.json": JSON.stringify({ hooks: { BeforeTool: [
+      { matcher: "[", hooks: [{ type: "command", command: "a.sh" }] },
+      { matcher: " run_shell_command ", hooks: [{ type: "command", command: "b.sh" }] },
+    ] } }) }), 60_000);
+    const [bracket, trimmed] = set.hooks.map((h) => h.matcher!);
+    expect([bracket!.test("["), bracket!.test("x[y")]).toEqual([true, false]);
+    expect([trimmed!.test("run_shell_command"), trimmed!.test("other")]).toEqual([true, false]);
+  });
+
   it("runs an event's groups together unless one of them says sequential: true (Gemini's planner)", async () => {
     const load = async (sequential: boolean | undefined) =>
       (await loadRepositoryHooks(tree({ ".gemini/settings.json": JSON.stringify({ hooks: { BeforeTool: [
