@@ -32,9 +32,10 @@ function hidden(c) {
     c == 12644 || c == 65279 || (c >= 65529 && c <= 65531) || (c >= 917504 && c <= 917631)
 }
 # Raw C0 but tab and newline, DEL, C1 and hidden() characters in text: as "\x1b" / "\u0080" (json = 0: block()) or "\u001b" (json = 1: safeJson(), astral ones as surrogate pairs).
-function esc(t, json,  out, i, j, c, o, u, k, len, st, e) {
+function esc(t, json,  pc, np, i, j, c, o, u, k, len, st, e, b) {
   if (t !~ /[\001-\010\013-\037\177-\377]/) return t
-  out = ""
+  split("", pc)
+  np = 0
   len = length(t)
   st = 1 # where the run of bytes kept as they are starts: joined once, not byte by byte
   for (i = 1; i <= len; i++) {
@@ -45,31 +46,53 @@ function esc(t, json,  out, i, j, c, o, u, k, len, st, e) {
     if (o < 128) {
       if ((o < 32 && c != "\t" && c != "\n") || o == 127) e = json ? sprintf("\\u%04x", o) : sprintf("\\x%02x", o)
     } else {
-      # a UTF-8 sequence: its code point
-      k = o >= 240 ? 3 : o >= 224 ? 2 : o >= 192 ? 1 : 0
+      # a UTF-8 sequence: its code point; a byte that starts none, or one whose sequence breaks off,
+      # is U+FFFD, as a UTF-8 decoder reads it (never a raw C1 byte on a terminal)
+      k = o >= 248 ? -1 : o >= 240 ? 3 : o >= 224 ? 2 : o >= 192 ? 1 : -1
       u = k == 3 ? o - 240 : k == 2 ? o - 224 : o - 192
-      for (j = 1; j <= k; j++) u = u * 64 + ORD[substr(t, i + j, 1)] - 128
-      if (k > 0 && ((u >= 128 && u < 160) || hidden(u))) {
+      for (j = 1; j <= k; j++) {
+        b = ORD[substr(t, i + j, 1)]
+        if (b < 128 || b > 191) { k = -1; break }
+        u = u * 64 + b - 128
+      }
+      if (k < 0) { e = utf8(65533); k = 0 }
+      else if ((u >= 128 && u < 160) || hidden(u)) {
         if (json && u >= 65536) e = sprintf("\\u%04x\\u%04x", 55296 + int((u - 65536) / 1024), 56320 + (u - 65536) % 1024)
         else e = sprintf("\\u%04x", u)
       } else i += k
     }
     if (e != "") {
-      out = out substr(t, st, i - st) e
+      pc[++np] = substr(t, st, i - st) e
       i += k
       st = i + 1
     }
   }
-  return out substr(t, st)
+  pc[++np] = substr(t, st)
+  return flat(pc, np)
+}
+# The pieces joined, pairwise round by round: n log n, where joining one by one is quadratic.
+function flat(pc, n,  m, j) {
+  if (n == 0) return ""
+  while (n > 1) {
+    m = 0
+    for (j = 1; j <= n; j += 2) pc[++m] = pc[j] (j < n ? pc[j + 1] : "")
+    n = m
+  }
+  return pc[1]
 }
 function ws() { while (P <= N && index(" \t\r\n", substr(S, P, 1))) P++ }
 # The JSON string at P, decoded and made terminal-safe; P moves past it.
-function str(  out, c, st, u, lo) {
+function str(  pc, np, kept, out, c, st, u, lo) {
   P++
-  out = ""
+  split("", pc)
+  np = 0
+  kept = 0
   while (P <= N) {
+    # what is decoded is capped (MAXSTR): the rest of a longer string is only checked
+    if (kept > MAXSTR) { scan(1); pc[++np] = "…"; return flat(pc, np) }
+    out = ""
     c = substr(S, P, 1)
-    if (c == "\"") { P++; return out }
+    if (c == "\"") { P++; return flat(pc, np) }
     if (c == "\\") {
       c = substr(S, P + 1, 1)
       P += 2
@@ -88,33 +111,66 @@ function str(  out, c, st, u, lo) {
         }
         out = out cp(u)
       } else out = out c
+      pc[++np] = out
+      kept += length(out)
       continue
     }
     st = P
     # JSON.parse refuses a raw control character in a string: so does this.
     while (P <= N && (c = substr(S, P, 1)) != "\"" && c != "\\") { if (c < " ") BAD = 1; P++ }
-    out = out esc(substr(S, st, P - st), 0)
+    out = esc(substr(S, st, P - st), 0)
+    pc[++np] = out
+    kept += length(out)
   }
   BAD = 1 # a string that does not end
-  return out
+  return flat(pc, np)
 }
-# Past the value at P; what JSON.parse would refuse in it (a stray character, a bare word) sets BAD.
-function skip(  c, d, st) {
+# Past the string at P (inside = 1: P is already past its opening quote), checked as JSON.parse
+# checks it, nothing decoded: linear whatever its escapes.
+function scan(inside,  c) {
+  if (!inside) P++
+  while (P <= N) {
+    c = substr(S, P, 1)
+    if (c == "\"") { P++; return }
+    if (c == "\\") {
+      c = substr(S, P + 1, 1)
+      if (c == "u") { hex(substr(S, P + 2, 4)); P += 6 }
+      else { if (!index("\"\\/bfnrt", c) || c == "") BAD = 1; P += 2 }
+      continue
+    }
+    if (c < " ") BAD = 1
+    P++
+  }
+  BAD = 1
+}
+# Past the value at P, as JSON.parse reads it (objects of string keys, arrays, strings, numbers,
+# true, false, null; closers that match); what it would refuse sets BAD. Nothing is decoded.
+function skip(depth,  c, st) {
   ws()
   c = substr(S, P, 1)
-  if (c == "\"") { str(); return }
+  if (c == "\"") { scan(0); return }
   if (c == "{" || c == "[") {
-    d = 0
-    while (P <= N) {
-      c = substr(S, P, 1)
-      if (c == "\"") { str(); continue }
-      if (c == "{" || c == "[") d++
-      else if (c == "}" || c == "]") { d--; if (d == 0) { P++; return } }
-      else if (!index(",: \t\r\n-+.0123456789eEtrufalsn", c)) BAD = 1
+    if (depth > 512) { BAD = 1; P = N + 1; return }
+    P++
+    ws()
+    if (substr(S, P, 1) == (c == "{" ? "}" : "]")) { P++; return }
+    for (;;) {
+      ws()
+      if (c == "{") {
+        if (substr(S, P, 1) != "\"") { BAD = 1; return }
+        scan(0)
+        ws()
+        if (substr(S, P, 1) != ":") { BAD = 1; return }
+        P++
+      }
+      skip(depth + 1)
+      if (BAD) return
+      ws()
+      st = substr(S, P, 1)
       P++
+      if (st == (c == "{" ? "}" : "]")) return
+      if (st != ",") { BAD = 1; return }
     }
-    BAD = 1
-    return
   }
   st = P
   while (P <= N && !index(",}] \t\r\n", substr(S, P, 1))) P++
@@ -139,9 +195,12 @@ function obj(pre,  k, st, c) {
     c = substr(S, P, 1)
     if (c == "" || index(",}]:", c)) return 0
     T[k] = c
+    # a key said twice is what it says last: an earlier string is forgotten (JSON.parse's rule)
+    delete V[k]
+    if (k == "error") { delete V["error.message"]; delete T["error.message"] }
     if (c == "\"") V[k] = str()
     else if (c == "{" && pre == "" && k == "error") { if (!obj("error.")) return 0 }
-    else skip()
+    else skip(0)
     R[k] = substr(S, st, P - st)
     ws()
     c = substr(S, P, 1)
@@ -168,6 +227,7 @@ BEGIN {
   for (i = 1; i < 256; i++) ORD[chr(i)] = i
   MAXLINES = 200
   MAXBYTES = 16777216
+  MAXSTR = 65536
   if (mode == "text") { print esc(ENVIRON["HOOKBOX_TEXT"], 0); exit 0 }
   if (mode == "deny") {
     r = q(ENVIRON["HOOKBOX_REASON"])
@@ -220,6 +280,9 @@ END {
     i++
     if (status >= 200 || L[i] !~ /^HTTP\//) break
   }
+  # an interim answer's headers (100–199 but 101, which switches protocols: the last answer there
+  # is) say nothing about the final one
+  if (status < 200 && status != 101) told = ""
   print told
   if (f[2] == "28") { print "!T"; exit 0 }
   if (f[2] != "0" || f[1] == "000") { print "!U" esc(em != "" ? em : "curl failed (exit " f[2] ")", 0); exit 0 }

@@ -41,6 +41,16 @@ Object.assign(CASES, {
   "uppercase-header": answer("{}", "503 Service Unavailable", ["Hookbox-On-Failure: BLOCK"]),
   "listed-header": answer("{}", "503 Service Unavailable", ["Hookbox-On-Failure: allow, block"]),
   "many-lines": answer(`${"\n".repeat(300_000)}${DENY}`),
+  "nested-closer-mismatch": answer('{"decision":null,"output":{"decision":"block"]}'),
+  "nested-missing-comma": answer('{"decision":null,"output":{"hookSpecificOutput":{"permissionDecision":"deny" "permissionDecisionReason":"x"}}}'),
+  "nested-bare-word": answer('{"decision":null,"output":{"a":[1,nope]}}'),
+  "interim-allow": (sock: Socket) => sock.end(`${head("199 Interim", ["Hookbox-On-Failure: allow"])}\r\n${head("503 Service Unavailable", ["Hookbox-On-Failure: block", "Content-Length: 2"])}\r\n{}`),
+  "broken-utf8-c1": (sock: Socket) => {
+    const body = Buffer.concat([Buffer.from('{"decision":"block","reason":"A'), Buffer.from([0xc2, 0xc2, 0x9b]), Buffer.from("31mRED"), Buffer.from([0xc2, 0xe2, 0x80, 0xae]), Buffer.from('evil","output":{"permissionDecision":"deny"}}')]);
+    sock.end(Buffer.concat([Buffer.from(`${head("200 OK", ["Hookbox-On-Failure: block", `Content-Length: ${body.length}`])}\r\n`), body]));
+  },
+  "escapes-everywhere": answer(JSON.stringify({ decision: null, output: { updatedInput: { content: "ab\n".repeat(250_000) } }, exit_code: 0 })),
+  "duplicate-reason": answer('{"decision":"block","reason":"A","reason":5,"output":{"permissionDecision":"deny"}}'),
   "big-unicode": answer(JSON.stringify({ decision: null, output: { systemMessage: `${"日本語".repeat(100_000)}\u202e` }, exit_code: 0 })),
 });
 
@@ -86,7 +96,8 @@ const RAW_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f\u009b]/;
 describe("a hostile hookbox, failure mode block", () => {
   it.each([
     "empty-value", "bare-word", "trailing-garbage", "raw-escape-in-string", "raw-escape-in-error", "upgrade", "early-close",
-    "duplicate-headers", "uppercase-header", "listed-header",
+    "duplicate-headers", "uppercase-header", "listed-header", "nested-closer-mismatch", "nested-missing-comma", "nested-bare-word",
+    "interim-allow",
   ])("%s: both forwarders deny (exit 2), alike, with nothing raw for the terminal", async (name) => {
     const [node, sh] = await Promise.all([run("node", args(name)), run("sh", args(name))]);
     expect(node.code, node.stderr).toBe(2);
@@ -115,6 +126,30 @@ describe("a hostile hookbox, failure mode block", () => {
     const [node, sh] = await Promise.all([run("node", args("reason-number")), run("sh", args("reason-number"))]);
     expect(node.stderr).toBe("blocked by hookbox\n");
     expect(sh.stderr).toBe(node.stderr);
+  });
+
+  it("a reason said twice, the last time not as a string, is no reason, in both", async () => {
+    const [node, sh] = await Promise.all([run("node", args("duplicate-reason")), run("sh", args("duplicate-reason"))]);
+    expect(node.stderr).toBe("blocked by hookbox\n");
+    expect(sh.stderr).toBe(node.stderr);
+  });
+
+  it("never lets a broken UTF-8 sequence carry a C1 or bidi byte to the terminal raw (forward.sh reads it as U+FFFD, as a decoder does)", async () => {
+    const [node, sh] = await Promise.all([run("node", args("broken-utf8-c1")), run("sh", args("broken-utf8-c1"))]);
+    for (const r of [node, sh]) {
+      expect(JSON.parse(r.stdout)).toMatchObject({ permissionDecision: "deny" });
+      expect(r.stderr).toMatch(/^A.*RED.*evil\n$/s);
+      expect(r.stderr).not.toMatch(RAW_CONTROL);
+      expect(Buffer.from(r.stderr, "latin1").includes(Buffer.from([0xe2, 0x80, 0xae]))).toBe(false);
+      expect(Buffer.from(r.stderr, "latin1").includes(Buffer.from([0xc2, 0x9b]))).toBe(false);
+    }
+  });
+
+  it("reads a 750 KB answer of escapes in forward.sh in a moment (nothing nested is decoded), exactly as hookbox forward does", async () => {
+    const [node, sh] = await Promise.all([run("node", args("escapes-everywhere")), run("sh", args("escapes-everywhere"))]);
+    expect(node.code).toBe(0);
+    expect(sh.stdout).toBe(node.stdout);
+    expect(sh.ms).toBeLessThan(4_000);
   });
 
   it("an answer of 300 000 lines costs forward.sh no more than a moment, and is no answer", async () => {
