@@ -412,18 +412,29 @@ fi
 code=$?
 told=\${out%%"$nl"*} rest=\${out#*"$nl"}
 # The failure mode hookbox last told, one small file per URL + token (hashed) + event, as 'hookbox forward' keeps it.
+# Only in the user's own absolute cache folder (a relative XDG_CACHE_HOME is the repository's, a
+# missing HOME leaves only a shared /tmp): no cache otherwise.
 cachefile() {
+  f=
+  case \${XDG_CACHE_HOME:-} in
+    /*) cdir=$XDG_CACHE_HOME/hookbox ;;
+    '') case \${HOME:-} in /*) cdir=$HOME/.cache/hookbox ;; *) return 0 ;; esac ;;
+    *) return 0 ;;
+  esac
   h=$(printf '%s\n%s\n%s' "$url" "$token" "$event" | { sha256sum 2>/dev/null || shasum -a 256 2>/dev/null; })
   h=\${h%% *}
-  cdir="\${XDG_CACHE_HOME:-\${HOME:-\${TMPDIR:-/tmp}}/.cache}/hookbox"
   # Without a hash there is no file of this URL, token and event alone: no cache.
   case $h in ????????????????????????*) f="$cdir/on-failure-\${h%"\${h#????????????????????????}"}" ;; *) f= ;; esac
 }
+# A folder or regular file of this user's, not a link (never a FIFO, which would hold the call).
+own() { [ ! -h "$1" ] && [ -O "$1" ] && [ "$2" "$1" ]; }
+readcache() { cur=; [ -n "$f" ] && own "$cdir" -d && own "$f" -f && read -r cur < "$f"; }
 if [ -n "$told" ]; then
   cachefile
-  cur=
-  [ -n "$f" ] && [ -r "$f" ] && read -r cur < "$f"
-  if [ -n "$f" ] && [ "$cur" != "$told" ]; then mkdir -p "$cdir" 2>/dev/null && printf '%s\n' "$told" 2>/dev/null > "$f"; fi
+  readcache
+  if [ -n "$f" ] && [ "$cur" != "$told" ] && mkdir -p "$cdir" 2>/dev/null && own "$cdir" -d && { [ ! -e "$f" ] && [ ! -h "$f" ] || own "$f" -f; }; then
+    printf '%s\n' "$told" 2>/dev/null > "$f"
+  fi
 fi
 case $rest in
   =*) printf '%s\n' "\${rest#=}"; exit "$code" ;;
@@ -440,8 +451,7 @@ elif [ -n "$told" ]; then
   mode=$told why="on_failure = $told (the tenant's, from hookbox)"
 else
   cachefile
-  cur=
-  [ -n "$f" ] && [ -r "$f" ] && read -r cur < "$f"
+  readcache
   case $cur in allow|block) mode=$cur why="on_failure = $cur (the tenant's, as hookbox last said: $f)" ;; esac
 fi
 if [ -z "$mode" ]; then

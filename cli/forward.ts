@@ -6,9 +6,8 @@
  * any message with every control but newline and tab escaped (terminal.ts).
  */
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { closeSync, constants, existsSync, fstatSync, ftruncateSync, lstatSync, mkdirSync, openSync, readSync, writeSync } from "node:fs";
+import { isAbsolute, join } from "node:path";
 import { parseArgs } from "node:util";
 import { AGENT_DEADLINE_S } from "../engine/agents.js";
 import { block, safeJson } from "./terminal.js";
@@ -192,33 +191,64 @@ function denyOutput(format: AgentFormat, event: string, reason: string): Record<
   }
 }
 
-function cacheDirOf(env: NodeJS.ProcessEnv): string {
-  // Empty is unset, as the shell's ${VAR:-…}: never a cache relative to the working directory.
-  return join(env.XDG_CACHE_HOME || join(env.HOME || tmpdir(), ".cache"), "hookbox");
+/**
+ * The user's own cache folder: `$XDG_CACHE_HOME/hookbox`, else `$HOME/.cache/hookbox`. Only an
+ * absolute one: a relative XDG_CACHE_HOME would be the repository's folder (an agent runs its hooks
+ * there), and with no HOME a shared /tmp would let anyone plant the file. None: no cache.
+ */
+function cacheDirOf(env: NodeJS.ProcessEnv): string | undefined {
+  const base = env.XDG_CACHE_HOME || (env.HOME ? join(env.HOME, ".cache") : undefined);
+  return base !== undefined && isAbsolute(base) ? join(base, "hookbox") : undefined;
+}
+
+/** A folder or file of this user's own, not a link, of the kind asked for. */
+function ownRegular(path: string, kind: "dir" | "file"): boolean {
+  const st = lstatSync(path, { throwIfNoEntry: false });
+  if (!st || st.isSymbolicLink() || (kind === "dir" ? !st.isDirectory() : !st.isFile())) return false;
+  return typeof process.getuid !== "function" || st.uid === process.getuid();
 }
 
 /**
  * The failure mode hookbox last told this forwarder, one small file per URL + token (hashed: the
  * token itself is never written) + event, so it still applies when hookbox cannot be reached at all.
+ * Read and written only as a regular file of this user's, in a folder of this user's, never through
+ * a link, never a FIFO (which would hold the call past the agent's deadline).
  */
-function modeCache(dir: string, url: string, token: string | undefined, event: string) {
-  const file = join(dir, `on-failure-${createHash("sha256").update(`${url}\n${token ?? ""}\n${event}`).digest("hex").slice(0, 24)}`);
+function modeCache(dir: string | undefined, url: string, token: string | undefined, event: string) {
+  const file = dir && join(dir, `on-failure-${createHash("sha256").update(`${url}\n${token ?? ""}\n${event}`).digest("hex").slice(0, 24)}`);
   return {
     load(): { mode: Mode; from: string } | undefined {
+      if (!file || !ownRegular(dir!, "dir") || !ownRegular(file, "file")) return undefined;
+      let fd: number | undefined;
       try {
-        const mode = readFileSync(file, "utf8").trim();
+        fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+        if (!fstatSync(fd).isFile()) return undefined;
+        const buf = Buffer.alloc(16);
+        const mode = buf.subarray(0, readSync(fd, buf, 0, 16, 0)).toString("utf8").trim();
         return mode === "allow" || mode === "block" ? { mode, from: `on_failure (the tenant's, as hookbox last said: ${file})` } : undefined;
       } catch {
         return undefined;
+      } finally {
+        if (fd !== undefined) closeSync(fd);
       }
     },
     save(mode: Mode): void {
+      if (!file) return;
+      let fd: number | undefined;
       try {
         if (this.load()?.mode === mode) return;
-        mkdirSync(dir, { recursive: true, mode: 0o700 });
-        writeFileSync(file, `${mode}\n`, { mode: 0o600 });
+        mkdirSync(dir!, { recursive: true, mode: 0o700 });
+        if (!ownRegular(dir!, "dir")) return;
+        // Not through a link, not into a FIFO or a device: a file of this user's, or a new one.
+        if (existsSync(file) && !ownRegular(file, "file")) return;
+        fd = openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o600);
+        if (!fstatSync(fd).isFile()) return;
+        ftruncateSync(fd, 0);
+        writeSync(fd, `${mode}\n`, 0);
       } catch {
         // A read-only home: the mode is still used for this call.
+      } finally {
+        if (fd !== undefined) closeSync(fd);
       }
     },
   };

@@ -6,7 +6,8 @@
  */
 import { spawn } from "node:child_process";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -76,11 +77,11 @@ beforeAll(async () => {
 afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
 type Run = { code: number | null; stdout: string; stderr: string; ms: number };
-function run(via: "node" | "sh", args: string[], env: Record<string, string> = {}): Promise<Run> {
+function run(via: "node" | "sh", args: string[], env: Record<string, string> = {}, cwd?: string): Promise<Run> {
   const t0 = performance.now();
-  const [file, argv] = via === "node" ? [process.execPath, ["dist/cli/hookbox.cjs", "forward", ...args]] : ["/bin/sh", [script, ...args]];
+  const [file, argv] = via === "node" ? [process.execPath, [join(process.cwd(), "dist/cli/hookbox.cjs"), "forward", ...args]] : ["/bin/sh", [script, ...args]];
   // Each run its own empty cache: what it knows of the failure mode, it was told in this answer.
-  const child = spawn(file, argv, { env: { PATH: process.env.PATH ?? "", HOOKBOX_TOKEN: "t", XDG_CACHE_HOME: mkdtempSync(join(dir, "cache-")), ...env } });
+  const child = spawn(file, argv, { cwd, env: { PATH: process.env.PATH ?? "", HOOKBOX_TOKEN: "t", XDG_CACHE_HOME: mkdtempSync(join(dir, "cache-")), ...env } });
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (c: Buffer) => (stdout += c.toString("latin1")));
@@ -174,6 +175,52 @@ describe("a hostile hookbox, failure mode block", () => {
       expect(r.code).toBe(0);
       expect(r.stderr).toContain("\\x1b]0;PWNED\\x07");
       expect(r.stderr).not.toMatch(RAW_CONTROL);
+    }
+  });
+});
+
+describe("the failure-mode cache cannot be planted", () => {
+  const cacheName = (u: string, token: string, event: string) => `on-failure-${createHash("sha256").update(`${u}\n${token}\n${event}`).digest("hex").slice(0, 24)}`;
+  const unreachable = "http://127.0.0.1:1";
+
+  it("a FIFO where the cache file goes holds neither forwarder: it is not read", async () => {
+    const xdg = mkdtempSync(join(dir, "fifo-"));
+    mkdirSync(join(xdg, "hookbox"), { mode: 0o700 });
+    execFileSync("mkfifo", [join(xdg, "hookbox", cacheName(unreachable, "t", "preToolUse"))]);
+    const [node, sh] = await Promise.all(
+      (["node", "sh"] as const).map((via) => run(via, ["--url", unreachable, "--event", "preToolUse", "--format", "copilot", "--timeout", "1000"], { XDG_CACHE_HOME: xdg })),
+    );
+    for (const r of [node!, sh!]) {
+      expect(r.ms).toBeLessThan(4_000);
+      expect(r.code).toBe(0);
+      expect(r.stderr).toMatch(/no failure mode known yet/);
+    }
+  });
+
+  it("a link where the cache file goes is never written through", async () => {
+    for (const via of ["node", "sh"] as const) {
+      const xdg = mkdtempSync(join(dir, "link-"));
+      mkdirSync(join(xdg, "hookbox"), { mode: 0o700 });
+      const victim = join(dir, `victim-${via}`);
+      writeFileSync(victim, "precious\n");
+      symlinkSync(victim, join(xdg, "hookbox", cacheName(url, "t", "preToolUse")));
+      const r = await run(via, args("duplicate-headers"), { XDG_CACHE_HOME: xdg });
+      expect(r.code).toBe(2);
+      expect(readFileSync(victim, "utf8")).toBe("precious\n");
+    }
+  });
+
+  it("keeps no cache in the working directory for a relative XDG_CACHE_HOME, nor in /tmp without HOME", async () => {
+    for (const via of ["node", "sh"] as const) {
+      const cwd = mkdtempSync(join(dir, "cwd-"));
+      const r = await run(via, args("duplicate-headers"), { XDG_CACHE_HOME: "rel-cache" }, cwd);
+      expect(r.code).toBe(2);
+      expect(existsSync(join(cwd, "rel-cache"))).toBe(false);
+      // no HOME: no shared /tmp/.cache either
+      const token = `t-${via}-${process.pid}-${Date.now()}`;
+      const bare = await run(via, args("duplicate-headers"), { XDG_CACHE_HOME: "", HOOKBOX_TOKEN: token });
+      expect(bare.code).toBe(2);
+      expect(existsSync(join("/tmp/.cache/hookbox", cacheName(url, token, "preToolUse")))).toBe(false);
     }
   });
 });
