@@ -173,14 +173,47 @@ function entriesOf(agent: Agent, file: string): Entry[] {
   return out;
 }
 
-/** `--name value` or `--name=value` in an argv; the last one wins, as in the forwarder's own parsing. */
-function flagOf(argv: string[], name: string): string | undefined {
-  let value: string | undefined;
-  argv.forEach((arg, i) => {
-    if (arg === `--${name}`) value = argv[i + 1];
-    else if (arg.startsWith(`--${name}=`)) value = arg.slice(name.length + 3);
-  });
-  return value;
+/** The flags both forwarders take. */
+const FORWARD_FLAGS = new Set(["url", "event", "format", "workspace", "token", "on-unreachable", "deadline", "timeout", "interactive"]);
+
+/**
+ * A line's flags, read so that both forwarders — Node's parseArgs and forward.sh's pairs — can
+ * only read them the same way: each `--name value` or `--name=value` once, a known name, a value
+ * of its own (not the next flag). Anything else is the reason the doctor cannot vouch for it.
+ */
+function lineFlags(words: string[]): Map<string, string> | string {
+  const flags = new Map<string, string>();
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i]!;
+    const m = /^--([a-z-]+)(?:=([\s\S]*))?$/.exec(word);
+    if (!m || !FORWARD_FLAGS.has(m[1]!)) return `"${word}" is not a flag of hookbox forward`;
+    let value = m[2];
+    if (value === undefined) {
+      value = words[++i];
+      if (value === undefined || value.startsWith("-")) return `--${m[1]} has no value of its own (the forwarders would read "${value ?? ""}" differently)`;
+    }
+    if (flags.has(m[1]!)) return `--${m[1]} is given twice (the forwarders could read different ones)`;
+    flags.set(m[1]!, value);
+  }
+  return flags;
+}
+
+/**
+ * What makes a URL read one way by the doctor and another by curl: a user name or password, a
+ * backslash, braces, whitespace, quotes, control characters (brackets only for an IPv6 host).
+ */
+function urlProblem(url: string): string | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return "is not a URL";
+  }
+  if (parsed.username || parsed.password || url.includes("@")) return "carries a user name or an @";
+  // eslint-disable-next-line no-control-regex -- the control characters are what is refused
+  if (/[\s\\{}"'`<>^|\u0000-\u001f\u007f]/.test(url)) return "holds characters curl and the doctor could read differently (backslash, braces, quotes, spaces, controls)";
+  if (/[[\]]/.test(url.replace(/^https?:\/\/\[[0-9a-fA-F:.]+\]/i, ""))) return "holds brackets outside an IPv6 host";
+  return undefined;
 }
 
 /** Which `--format` each agent's line must ask for. */
@@ -205,14 +238,19 @@ async function check(entry: Entry, dir: string, env: NodeJS.ProcessEnv, lineEnv:
   if (!script && !/\bhookbox\s+forward\b/.test(command)) return fail(`the line runs hookbox but not "hookbox forward": ${command}`);
   if (!script && (!argv || !/(^|\/)hookbox$/.test(argv[0]!) || argv[1] !== "forward"))
     return fail(`the line is more than a plain "hookbox forward …" or "sh .hookbox/forward.sh …" (shell syntax, or another command): hookbox doctor does not run it, and cannot prove a block gets through: ${command}`);
-  const flag = (name: string) => flagOf(argv!, name);
+  const flags = lineFlags(script ? script.args : argv!.slice(2));
+  if (typeof flags === "string") return fail(`${flags}: hookbox doctor cannot prove what the line does: ${command}`);
+  const flag = (name: string) => flags.get(name);
   const url = flag("url");
   const event = flag("event");
   const format = flag("format") ?? "cosh";
   if (!url || !event) return fail(`the line needs --url and --event: ${command}`);
   // forward.sh hands --url to curl, which speaks far more than HTTP (gopher, dict, smtp, file …).
   if (!/^https?:\/\//i.test(url)) return fail(`--url ${url} is not an http:// or https:// URL`);
+  const odd = urlProblem(url);
+  if (odd) return fail(`--url ${url} ${odd}: not contacted`);
   if (originOf(url) !== origin) return fail(elsewhere(url));
+  if (flag("on-unreachable") === "allow") return fail(`--on-unreachable allow: whenever hookbox is slow or down this line lets the call through, whatever the tenant's on_failure: drop it`);
   if (format !== FORMAT_OF[entry.agent]) return fail(`--format ${format}, but ${AGENT_NAME[entry.agent]} reads --format ${FORMAT_OF[entry.agent]} answers`);
   if (resolveEventName(event)?.point !== resolveEventName(entry.event)?.point) return fail(`registered under ${entry.event} but forwards --event ${event}: hookbox would judge another event`);
   // The agent gives up on the hook after its `timeout`, or its own default: a silent allow.
@@ -330,7 +368,7 @@ function hookboxOf(word: string, dir: string, env: NodeJS.ProcessEnv): { path: s
  * script this hookbox prints, and on a match the doctor runs its own copy of that text (never the
  * file, which could change in between); an older hookbox's or an edited one is named instead.
  */
-function forwardScriptOf(argv: string[], dir: string): { argv: string[] } | string | undefined {
+function forwardScriptOf(argv: string[], dir: string): { argv: string[]; args: string[] } | string | undefined {
   const shell = /^(\/usr)?(\/bin\/)?(sh|dash|bash)$/.test(argv[0]!) ? 1 : 0;
   const path = argv[shell];
   if (!path || !/(^|\/)forward\.sh$/.test(path)) return undefined;
@@ -353,7 +391,7 @@ function forwardScriptOf(argv: string[], dir: string): { argv: string[] } | stri
       return `${path} is not executable, and the line runs it without sh: the agent cannot run it`;
     }
   }
-  return { argv: ["/bin/sh", "-c", FORWARD_SCRIPT, path, ...argv.slice(shell + 1)] };
+  return { argv: ["/bin/sh", "-c", FORWARD_SCRIPT, path, ...argv.slice(shell + 1)], args: argv.slice(shell + 1) };
 }
 
 /** The event as the agent would pipe it, marked as the doctor's. */

@@ -393,7 +393,7 @@ enc "$event"; path="$base/v1/events/$e?format=$q"
 if [ -n "$workspace" ]; then enc "$workspace"; path="$path&workspace=$e"; fi
 if [ -n "$interactive" ]; then enc "$interactive"; path="$path&interactive=$e"; fi
 AWK='${AWK.replace(/'/g, `'\\''`)}'
-set -- -sS --proto =http,https --suppress-connect-headers -X POST --data-binary @- -H 'content-type: application/json' -H 'Expect:' -D - -w '\n%{http_code} %{exitcode} %{errormsg}' --max-time "$mt"
+set -- -sS --globoff --proto =http,https --suppress-connect-headers -X POST --data-binary @- -H 'content-type: application/json' -H 'Expect:' -D - -w '\n%{http_code} %{exitcode} %{errormsg}' --max-time "$mt"
 # hookbox answers by then with what is decided so far, a little before curl gives up.
 if [ "$tms" -ge 400 ]; then
   aby=$(( tms - 300 ))
