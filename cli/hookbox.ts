@@ -5,6 +5,7 @@
  * other command goes on to `main.js`.
  */
 import { forward } from "./forward.js";
+import { oneLine } from "./terminal.js";
 
 const [command, ...rest] = process.argv.slice(2);
 if (command === "forward") {
@@ -15,7 +16,7 @@ if (command === "forward") {
       process.exitCode = r.code;
     },
     (err: unknown) => {
-      process.stderr.write(`hookbox: ${(err as Error).message}\n`);
+      process.stderr.write(`hookbox: ${oneLine(String((err as Error)?.message ?? err))}\n`);
       process.exitCode = 70;
     },
   );

@@ -70,8 +70,10 @@ run(process.argv.slice(2)).then(
   (code) => {
     if (code >= 0) process.exitCode = code;
   },
-  (err: unknown) => {
-    process.stderr.write(`hookbox: ${(err as Error).message}\n`);
+  async (err: unknown) => {
+    // an error's message may quote what a server or a file held: escaped, never raw
+    const { oneLine } = await import("./terminal.js");
+    process.stderr.write(`hookbox: ${oneLine(String((err as Error)?.message ?? err))}\n`);
     process.exitCode = 70;
   },
 );

@@ -45,7 +45,13 @@ export async function trace(argv: string[], env: NodeJS.ProcessEnv): Promise<{ s
   if (!positionals[0]) return { stdout: "", stderr: "usage: hookbox trace EVENT_ID [--url URL] [--token T] [--json]\n", code: 64 };
   const res = await fetch(`${base(values, env)}/v1/events/${encodeURIComponent(positionals[0])}`, { headers: auth(values, env) }).catch((e: Error) => e);
   if (res instanceof Error) return { stdout: "", stderr: `hookbox: cannot reach ${base(values, env)}: ${res.message}\n`, code: 69 };
-  const body = (await res.json()) as Trace & { error?: { message: string } };
+  let body: Trace & { error?: { message: string } };
+  try {
+    body = (await res.json()) as Trace & { error?: { message: string } };
+  } catch (err) {
+    // the parser quotes what it read: what the server sent is shown escaped, never raw
+    return { stdout: "", stderr: `hookbox: ${res.status}: the answer is not JSON: ${o((err as Error).message)}\n`, code: 65 };
+  }
   if (!res.ok) return { stdout: "", stderr: `hookbox: ${res.status}: ${o(body.error?.message ?? "")}\n`, code: res.status === 404 ? 66 : 65 };
   return { stdout: values.json ? `${safeJson(body, 2)}\n` : renderTrace(body), stderr: "", code: 0 };
 }
@@ -65,7 +71,13 @@ export async function tail(argv: string[], env: NodeJS.ProcessEnv, write: (s: st
       const line = buf.slice(0, nl).trim();
       buf = buf.slice(nl + 1);
       if (!line) continue;
-      const msg = JSON.parse(line) as { type: string; event?: Omit<Trace, "hooks"> & { hooks: number } };
+      let msg: { type: string; event?: Omit<Trace, "hooks"> & { hooks: number } };
+      try {
+        msg = JSON.parse(line) as typeof msg;
+      } catch (err) {
+        process.stderr.write(`hookbox: a line of the stream is not JSON, left out: ${o((err as Error).message)}\n`);
+        continue;
+      }
       if (msg.type !== "decision" || !msg.event) continue;
       const e = msg.event;
       write(block(`${o(e.time)}  ${o(e.event_id)}  ${o(e.event).padEnd(17)} ${o(e.decision ?? "pass").padEnd(6)} ${o(e.tool_name ?? "").padEnd(12)} ${e.hooks} hook(s) ${e.duration_ms} ms${e.reason ? `  ${o(e.reason)}` : ""}`) + "\n");

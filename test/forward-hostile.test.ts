@@ -51,6 +51,8 @@ Object.assign(CASES, {
     sock.end(Buffer.concat([Buffer.from(`${head("200 OK", ["Hookbox-On-Failure: block", `Content-Length: ${body.length}`])}\r\n`), body]));
   },
   "escapes-everywhere": answer(JSON.stringify({ decision: null, output: { updatedInput: { content: "ab\n".repeat(250_000) } }, exit_code: 0 })),
+  "raw-trace": (sock: Socket) => sock.end(`${head("200 OK", ["Content-Length: 20"])}\r\n\u001b]0;PWNED\u0007\u001b[2Jxxxxx`),
+  "live": (sock: Socket) => sock.end(`${head("200 OK", ["Content-Type: application/x-ndjson"])}\r\n\u001b]0;PWNED\u0007\n`),
   "duplicate-reason": answer('{"decision":"block","reason":"A","reason":5,"output":{"permissionDecision":"deny"}}'),
   "big-unicode": answer(JSON.stringify({ decision: null, output: { systemMessage: `${"日本語".repeat(100_000)}\u202e` }, exit_code: 0 })),
 });
@@ -66,7 +68,7 @@ beforeAll(async () => {
       if (end === -1) return;
       const length = Number(/content-length: (\d+)/i.exec(got)?.[1] ?? 0);
       if (got.length < end + 4 + length) return;
-      const name = /[?&]workspace=([^& ]+)/.exec(got)?.[1] ?? "";
+      const name = /[?&]workspace=([^& ]+)/.exec(got)?.[1] ?? /GET \/v1\/events\/(?:evt_)?([a-z-]+)/.exec(got)?.[1] ?? "";
       (CASES[name] ?? answer(DENY))(sock);
     });
     sock.on("error", () => undefined);
@@ -222,5 +224,27 @@ describe("the failure-mode cache cannot be planted", () => {
       expect(bare.code).toBe(2);
       expect(existsSync(join("/tmp/.cache/hookbox", cacheName(url, token, "preToolUse")))).toBe(false);
     }
+  });
+});
+
+describe("trace and tail against a hostile server", () => {
+  const cli = (args: string[]) =>
+    new Promise<Run>((resolve) => {
+      const t0 = performance.now();
+      const child = spawn(process.execPath, ["dist/cli/main.js", ...args, "--url", url], { env: { PATH: process.env.PATH ?? "", HOOKBOX_TOKEN: "t" } });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (c: Buffer) => (stdout += c.toString("latin1")));
+      child.stderr.on("data", (c: Buffer) => (stderr += c.toString("latin1")));
+      child.on("close", (code) => resolve({ code, stdout, stderr, ms: performance.now() - t0 }));
+    });
+
+  it("print what is not JSON escaped, never raw", async () => {
+    const trace = await cli(["trace", "evt_raw-trace"]);
+    expect(trace.code).toBe(65);
+    expect(trace.stderr).toMatch(/not JSON/);
+    const tail = await cli(["tail"]);
+    expect(tail.stderr).toMatch(/not JSON, left out/);
+    for (const r of [trace, tail]) expect(r.stdout + r.stderr).not.toMatch(RAW_CONTROL);
   });
 });
