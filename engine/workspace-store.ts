@@ -15,7 +15,7 @@ import { HOOK_GID, HOOK_UID } from "./names.js";
 import { loadRepositoryHooks, type RepositoryLimits } from "./repository.js";
 import { TenantUsage, type Quota } from "./workspace-quota.js";
 import { checkLinks, readTree } from "./workspace-tree.js";
-import { FOLDER_BYTES, unpack, type UnpackLimits } from "./workspace-unpack.js";
+import { unpack, type UnpackLimits } from "./workspace-unpack.js";
 
 export const WORKSPACE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
@@ -41,7 +41,7 @@ interface Stored {
 }
 
 const META_DIR = "_meta";
-/** `charged`: what the workspace counts against the tenant's quota — its files' bytes plus FOLDER_BYTES a folder. */
+/** `charged`: what the workspace counts against the tenant's quota — its files in whole blocks, a block for each folder and link (workspace-unpack.ts). */
 const MetaSchema = z.object({ digest: z.string(), files: z.number().int().nonnegative(), bytes: z.number().int().nonnegative(), charged: z.number().int().nonnegative().optional() });
 type Meta = z.infer<typeof MetaSchema>;
 const NO_QUOTA: Quota = { maxWorkspaceBytes: Number.POSITIVE_INFINITY, maxWorkspaces: Number.POSITIVE_INFINITY };
@@ -99,7 +99,7 @@ export class WorkspaceStore {
     const incoming = join(base, `.incoming-${randomUUID()}`);
     try {
       await mkdir(incoming);
-      const { digest, files, bytes, folders } = await unpack(body, incoming, this.options, (size) => usage.reserve(upload, size, quota));
+      const { digest, files, bytes, charged } = await unpack(body, incoming, this.options, (size) => usage.reserve(upload, size, quota));
       await chown(incoming, HOOK_UID, HOOK_GID);
       await chmod(incoming, 0o755);
       const hooks = await this.loadHooks(tenant, incoming);
@@ -112,7 +112,7 @@ export class WorkspaceStore {
         await rm(metaFile(base, id), { force: true });
         await rename(final, trash).catch(() => undefined);
         await rename(incoming, final);
-        await writeFile(metaFile(base, id), JSON.stringify({ digest, files, bytes, charged: bytes + folders * FOLDER_BYTES } satisfies Meta));
+        await writeFile(metaFile(base, id), JSON.stringify({ digest, files, bytes, charged } satisfies Meta));
         usage.commit(upload, bytes);
         const stored: WorkspaceInfo = { id, digest, files, bytes, hooks: summary(hooks), warnings: hooks.warnings };
         this.cache.set(`${base}/${id}`, { dir: final, hooks, info: stored });
@@ -181,8 +181,10 @@ export class WorkspaceStore {
       this.cache.delete(`${base}/${id}`);
       await rm(metaFile(base, id), { force: true });
       await rm(dir, { recursive: true, force: true });
-      await rm(join(base, `${id}.digest`), { force: true });
       usage.remove(id);
+      // An older hookbox's digest file; only a file of that name (workspace "x.digest" is a folder).
+      const legacy = join(base, `${id}.digest`);
+      if ((await lstat(legacy).catch(() => undefined))?.isFile()) await rm(legacy, { force: true });
       return true;
     });
   }
@@ -219,7 +221,7 @@ async function loadUsage(base: string): Promise<TenantUsage> {
     if (!meta) {
       const tree = await readTree(join(base, entry.name));
       const digest = await readFile(join(base, `${entry.name}.digest`), "utf8").catch(() => "");
-      meta = { digest, files: tree.files, bytes: tree.bytes };
+      meta = { digest, files: tree.files, bytes: tree.bytes, charged: tree.charged };
       await writeFile(metaFile(base, entry.name), JSON.stringify(meta));
     }
     stored.push([entry.name, meta.charged ?? meta.bytes]);

@@ -9,6 +9,14 @@ import { lstat, readdir, readlink } from "node:fs/promises";
 import { join } from "node:path";
 import { BadRequestError } from "./errors.js";
 
+/** what a folder or a link costs against the tenant's quota: one filesystem block, as `du` would count it */
+export const FOLDER_BYTES = 4096;
+/**
+ * What a file costs against the tenant's quota: its bytes in whole blocks, and at least one (a
+ * thousand one-byte files take a thousand blocks and inodes, not a thousand bytes).
+ */
+export const blocksOf = (bytes: number): number => Math.max(1, Math.ceil(bytes / FOLDER_BYTES)) * FOLDER_BYTES;
+
 interface Dir {
   kind: "dir";
   name: string;
@@ -29,6 +37,8 @@ export interface Tree {
   files: number;
   /** regular files' bytes together */
   bytes: number;
+  /** what it counts against the tenant's quota, as an upload charges it: files in whole blocks, a block for each folder and link */
+  charged: number;
   links: Link[];
 }
 
@@ -37,7 +47,7 @@ const LINKS_PER_TURN = 256;
 
 /** Reads the tree under `root` with readdir and lstat: no link is followed. */
 export async function readTree(root: string): Promise<Tree> {
-  const tree: Tree = { files: 0, bytes: 0, links: [] };
+  const tree: Tree = { files: 0, bytes: 0, charged: 0, links: [] };
   const top: Dir = { kind: "dir", name: "", parent: undefined, depth: 0, children: new Map() };
   const pending: [Dir, string][] = [[top, root]];
   for (let next = pending.pop(); next; next = pending.pop()) {
@@ -47,14 +57,18 @@ export async function readTree(root: string): Promise<Tree> {
       let node: Node;
       if (entry.isDirectory()) {
         node = { kind: "dir", name: entry.name, parent: dir, depth: dir.depth + 1, children: new Map() };
+        tree.charged += FOLDER_BYTES;
         pending.push([node, at]);
       } else if (entry.isSymbolicLink()) {
         node = { kind: "link", name: entry.name, parent: dir, target: await readlink(at) };
+        tree.charged += FOLDER_BYTES;
         tree.links.push(node);
       } else if (entry.isFile()) {
         node = { kind: "file", name: entry.name, parent: dir };
         tree.files++;
-        tree.bytes += (await lstat(at)).size;
+        const size = (await lstat(at)).size;
+        tree.bytes += size;
+        tree.charged += blocksOf(size);
       } else {
         node = { kind: "other", name: entry.name, parent: dir };
       }

@@ -17,7 +17,7 @@ import { createGunzip } from "node:zlib";
 import { extract, type Header } from "tar-stream";
 import { BadRequestError, HookboxError } from "./errors.js";
 import { HOOK_GID, HOOK_UID } from "./names.js";
-import { checkLinks, readTree } from "./workspace-tree.js";
+import { blocksOf, checkLinks, FOLDER_BYTES, readTree } from "./workspace-tree.js";
 
 export interface UnpackLimits {
   /** @default 10 000 ([server] max_workspace_entries) */
@@ -34,8 +34,7 @@ export const UNPACK_RATIO_FLOOR_BYTES = 1024 * 1024;
 const MAX_NAME_BYTES = 4096;
 /** @default 64 — deepest entry path, in components: each is a folder to make and check; deeper is refused (400 archive_refused) */
 export const MAX_ENTRY_DEPTH = 64;
-/** what a folder costs against the tenant's quota: one filesystem block, as `du` would count it */
-export const FOLDER_BYTES = 4096;
+
 /** gunzip's output chunks: fewer, larger chunks through the counter and the tar parser */
 const GUNZIP_CHUNK_BYTES = 64 * 1024;
 
@@ -46,18 +45,26 @@ export interface Unpacked {
   bytes: number;
   /** folders made, explicit or implied by entry names; each reserved FOLDER_BYTES of the quota */
   folders: number;
+  /** what it reserved of the quota: files in whole blocks, a block for each folder and link */
+  charged: number;
 }
 
 const refuse = (name: string, why: string) => new BadRequestError(`archive entry ${JSON.stringify(name.slice(0, 200))}: ${why}`, "body", "archive_refused");
 const tooLarge = (why: string) => new BadRequestError(`the archive ${why}`, "body", "archive_too_large");
 
 /**
- * Unpacks `body` into the empty folder `dest`. `reserve` is told each file's size, and
- * FOLDER_BYTES for each folder, before it is made, and may refuse it (the tenant's quota) by throwing.
+ * Unpacks `body` into the empty folder `dest`. `reserve` is told each file's size in whole blocks
+ * (`blocksOf`), and FOLDER_BYTES for each folder and link, before it is made, and may refuse it (the
+ * tenant's quota) by throwing.
  */
 export async function unpack(body: AsyncIterable<Uint8Array>, dest: string, limits: UnpackLimits, reserve: (bytes: number) => void): Promise<Unpacked> {
   const hash = createHash("sha256");
   const rootReal = await realpath(dest);
+  let charged = 0;
+  const charge = (n: number) => {
+    reserve(n);
+    charged += n;
+  };
   const seen = new Set<string>();
   /** folders (relative paths) made here or checked to be real folders: nothing in an unpack removes one or puts a link in its place */
   const folders = new Set<string>([""]);
@@ -137,7 +144,7 @@ export async function unpack(body: AsyncIterable<Uint8Array>, dest: string, limi
     folders.add(rel);
     made++;
     if (!named) countEntry();
-    reserve(FOLDER_BYTES);
+    charge(FOLDER_BYTES);
     await chown(target, HOOK_UID, HOOK_GID);
     await chmod(target, 0o755);
   };
@@ -175,7 +182,7 @@ export async function unpack(body: AsyncIterable<Uint8Array>, dest: string, limi
         case "contiguous-file": {
           const size = header.size ?? 0;
           if (bytes + size > limits.maxUnpackedBytes) throw tooLarge(`unpacks to more than ${limits.maxUnpackedBytes} bytes (4 × server.max_body_bytes)`);
-          reserve(size);
+          charge(blocksOf(size));
           bytes += size;
           files++;
           // "wx": O_CREAT|O_EXCL — never opens what is already there, a link included.
@@ -190,6 +197,7 @@ export async function unpack(body: AsyncIterable<Uint8Array>, dest: string, limi
           if (Buffer.byteLength(link) > MAX_NAME_BYTES) throw refuse(header.name, `link target longer than ${MAX_NAME_BYTES} bytes`);
           if (posix.isAbsolute(link)) throw refuse(header.name, `link to an absolute path (${link}) is not accepted`);
           if (!inside(rootReal, resolve(parent, link))) throw refuse(header.name, `link points outside the workspace (${link})`);
+          charge(FOLDER_BYTES);
           await symlink(link, target);
           await lchown(target, HOOK_UID, HOOK_GID);
           return stream.resume();
@@ -210,10 +218,13 @@ export async function unpack(body: AsyncIterable<Uint8Array>, dest: string, limi
     else await pipeline(Readable.from(chunks), intake, counter, ex);
   } catch (err) {
     if (err instanceof HookboxError) throw err;
-    throw new BadRequestError(`the body is not a tar or tar.gz archive: ${(err as Error).message}`, "body", "archive_invalid");
+    // A file system error's message names the host path it failed on: only its code is said.
+    const fsErr = err as NodeJS.ErrnoException;
+    const why = fsErr.syscall !== undefined ? `an entry could not be written (${fsErr.code ?? fsErr.syscall})` : fsErr.message.replaceAll(rootReal, "…");
+    throw new BadRequestError(`the body is not a tar or tar.gz archive: ${why}`, "body", "archive_invalid");
   }
   await checkLinks(await readTree(rootReal));
-  return { digest: `sha256:${hash.digest("hex")}`, files, bytes, folders: made };
+  return { digest: `sha256:${hash.digest("hex")}`, files, bytes, folders: made, charged };
 }
 
 /** A path inside the archive, normalised; refused when absolute or when it climbs out. */

@@ -491,11 +491,41 @@ describe("folders are entries and are charged to the tenant's quota", () => {
     expect(errorOf(over.text).code).toBe("tenant_workspace_bytes");
     const named: Entry[] = Array.from({ length: 300 }, (_, i) => ({ name: `n${i}/`, type: "directory" }));
     expect((await put(svc, "named-300", await tarOf(named))).status).toBe(413);
-    const first = await attack(svc, async () => put(svc, "folders-200", await tarOf(folders(200))));
+    // 100 folders and 100 empty files: 800 KiB, stored
+    const first = await attack(svc, async () => put(svc, "folders-100", await tarOf(folders(100))));
     expect(first.status, first.text).toBe(200);
-    // 200 + 100 folders stored together: 1.2 MB.
-    const second = await attack(svc, async () => put(svc, "folders-100", await tarOf(folders(100))));
+    // 130 of each stored together: 1 040 KiB, past 1 MiB
+    const second = await attack(svc, async () => put(svc, "folders-30", await tarOf(folders(30))));
     expect(second.status).toBe(413);
     expect(errorOf(second.text).code).toBe("tenant_workspace_bytes");
+    expect((await fetch(`${svc.url}/v1/workspaces/folders-100`, { method: "DELETE", headers: { authorization: `Bearer ${TOKEN_A}` } })).status).toBe(204);
+  });
+
+  it("deletes workspace x beside a workspace named x.digest, and gives its share back", async () => {
+    expect((await put(svc, "dup", await tarOf([{ name: "a", content: "a" }]))).status).toBe(200);
+    expect((await put(svc, "dup.digest", await tarOf([{ name: "b", content: "b" }]))).status).toBe(200);
+    const del = (id: string) => fetch(`${svc.url}/v1/workspaces/${id}`, { method: "DELETE", headers: { authorization: `Bearer ${TOKEN_A}` } });
+    expect((await del("dup")).status).toBe(204);
+    expect((await fetch(`${svc.url}/v1/workspaces/dup.digest`, { headers: { authorization: `Bearer ${TOKEN_A}` } })).status).toBe(200);
+    expect((await del("dup.digest")).status).toBe(204);
+  });
+
+  it("says no host path in a refusal (a name the file system cannot take)", async () => {
+    const { status, text } = await attack(svc, async () => put(svc, "long-name", await tarOf([{ name: `${"a".repeat(300)}`, content: "x" }])));
+    expect(status).toBe(400);
+    expect(text).not.toMatch(/\/workspaces\/|\.incoming-|\/tmp\//);
+  });
+
+  it("charges each file and each link at least a block: 300 one-byte files, or 300 dangling links, pass a 1 MiB quota", async () => {
+    const tiny: Entry[] = Array.from({ length: 300 }, (_, i) => ({ name: `f${i}`, content: "x" }));
+    const files = await attack(svc, async () => put(svc, "tiny-files", await tarOf(tiny)));
+    expect(files.status, files.text).toBe(413);
+    expect(errorOf(files.text).code).toBe("tenant_workspace_bytes");
+    const links: Entry[] = Array.from({ length: 300 }, (_, i) => ({ name: `l${i}`, type: "symlink", linkname: `missing-${"x".repeat(200)}` }));
+    const linked = await attack(svc, async () => put(svc, "links", await tarOf(links)));
+    expect(linked.status, linked.text).toBe(413);
+    expect(errorOf(linked.text).code).toBe("tenant_workspace_bytes");
+    // 200 of them fit (800 KiB)
+    expect((await put(svc, "tiny-200", await tarOf(tiny.slice(0, 200)))).status).toBe(200);
   });
 });
