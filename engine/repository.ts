@@ -45,7 +45,8 @@ export async function loadRepositoryHooks(dir: string, maxTimeoutMs: number, lim
     if (step.done) return step.value;
     if (step.value) {
       const { file, text } = step.value;
-      const parsed = await readTomlOffThread(file, text, party).then((p) => ({ p }), (err: unknown) => ({ err }));
+      // A repository's TOML (cosh's config.toml) is read for its [hooks] table only.
+      const parsed = await readTomlOffThread(file, text, party, "hooks").then((p) => ({ p }), (err: unknown) => ({ err }));
       step = "err" in parsed ? steps.throw(parsed.err) : steps.next(parsed.p);
     } else {
       await new Promise((resolve) => setImmediate(resolve));

@@ -14,6 +14,12 @@ import { ConfigError } from "../errors.js";
 import { tomlLocator } from "./locate.js";
 import type { ParsedFile } from "./shared.js";
 
+/**
+ * Values (tables, arrays, strings, numbers …) a parsed file may send back to the main thread, which
+ * rebuilds each one it receives: a 1 MiB file of 350 000 empty tables would hold the main thread
+ * 100 ms there. A thousand hooks of sixty settings each fit. @default 100 000
+ */
+export const MAX_TOML_VALUES = 100_000;
 /** @default 5 s — far above what a 1 MiB file costs; a worker that takes longer is ended */
 export const TOML_PARSE_TIMEOUT_MS = 5_000;
 
@@ -31,9 +37,18 @@ const SMOL_TOML = createRequire(import.meta.url).resolve("smol-toml");
 const SOURCE = `
 const { parentPort, workerData } = require("node:worker_threads");
 const { parse } = require(workerData.smolToml);
-parentPort.on("message", ({ text }) => {
+parentPort.on("message", ({ text, keep }) => {
   try {
-    parentPort.postMessage({ value: parse(text) });
+    const all = parse(text);
+    // Only the table asked for goes back: the main thread rebuilds every value it is sent.
+    const value = keep === undefined ? all : keep in all ? { [keep]: all[keep] } : {};
+    let count = 0;
+    for (const stack = [value]; stack.length > 0; ) {
+      const v = stack.pop();
+      if (++count > workerData.maxValues) throw new Error("the file holds more than " + workerData.maxValues + " values (MAX_TOML_VALUES): refused");
+      if (v !== null && typeof v === "object" && !(v instanceof Date)) for (const k in v) stack.push(v[k]);
+    }
+    parentPort.postMessage({ value });
   } catch (e) {
     parentPort.postMessage({ error: { message: String(e && e.message), line: e && e.line, column: e && e.column } });
   }
@@ -41,6 +56,8 @@ parentPort.on("message", ({ text }) => {
 
 interface Job {
   text: string;
+  /** the one top-level key the caller reads; the rest stays in the worker */
+  keep?: string;
   timeoutMs: number;
   resolve: (value: unknown) => void;
   reject: (err: Error) => void;
@@ -75,7 +92,7 @@ function finish(settle: (job: Job) => void): void {
 
 function started(): Worker {
   if (worker) return worker;
-  const w = new Worker(SOURCE, { eval: true, workerData: { smolToml: SMOL_TOML } });
+  const w = new Worker(SOURCE, { eval: true, workerData: { smolToml: SMOL_TOML, maxValues: MAX_TOML_VALUES } });
   w.on("message", (m: Answer) => {
     if (running?.worker !== w) return;
     finish((job) => (m.error ? job.reject(new TomlSyntaxError(m.error.message, m.error.line, m.error.column)) : job.resolve(m.value)));
@@ -135,7 +152,7 @@ function next(): void {
     // Kept up while a parse runs, so that the answer is awaited.
     w.ref();
     running = { job, worker: w, timer };
-    w.postMessage({ text: job.text });
+    w.postMessage({ text: job.text, keep: job.keep });
     return;
   }
   worker?.unref();
@@ -146,22 +163,22 @@ function next(): void {
  * parties; rejects with a TomlSyntaxError (line, column) when it is not TOML. `timeoutMs` counts
  * from when the worker is given the text.
  */
-export function parseTomlOffThread(text: string, timeoutMs = TOML_PARSE_TIMEOUT_MS, party = ""): Promise<unknown> {
+export function parseTomlOffThread(text: string, timeoutMs = TOML_PARSE_TIMEOUT_MS, party = "", keep?: string): Promise<unknown> {
   return new Promise((resolve, reject) => {
     let line = lines.get(party);
     if (!line) {
       lines.set(party, (line = { jobs: [], head: 0 }));
       turns.push(party);
     }
-    line.jobs.push({ text, timeoutMs, resolve, reject });
+    line.jobs.push({ text, timeoutMs, resolve, reject, ...(keep !== undefined ? { keep } : {}) });
     next();
   });
 }
 
 /** `readToml` of formats/shared.ts, parsed in the worker: a ConfigError at the line when it is not TOML. */
-export async function readTomlOffThread(file: string, text: string, party = ""): Promise<ParsedFile> {
+export async function readTomlOffThread(file: string, text: string, party = "", keep?: string): Promise<ParsedFile> {
   try {
-    return { file, value: await parseTomlOffThread(text, TOML_PARSE_TIMEOUT_MS, party), locate: tomlLocator(text) };
+    return { file, value: await parseTomlOffThread(text, TOML_PARSE_TIMEOUT_MS, party, keep), locate: tomlLocator(text) };
   } catch (err) {
     if (err instanceof TomlSyntaxError) throw new ConfigError(file, err.message.split("\n")[0] ?? "invalid TOML", err.line, err.column);
     throw new ConfigError(file, `cannot parse: ${(err as Error).message}`);

@@ -149,6 +149,20 @@ describe("workspaces cannot read the host", () => {
     expect(ok.status).toBe(200);
   });
 
+  it("sends the main thread only the [hooks] of a config.toml, and at most MAX_TOML_VALUES of them: 350 000 empty tables cost it nothing", async () => {
+    const tables = (n: number) => `[${"{},".repeat(n - 1)}{}]`;
+    // outside [hooks]: left in the worker
+    const outside = `a = ${tables(340_000)}\n[[hooks.PreToolUse]]\nname = "x"\ncommand = "true"\n`;
+    expect(outside.length).toBeLessThan(MiB);
+    const kept = await attack(svc, async () => put(svc, "toml-outside", await tarOf([{ name: ".copilot-shell/config.toml", content: outside }])));
+    expect(kept.status, kept.text).toBe(200);
+    // inside [hooks]: refused by count, before anything is sent
+    const inside = `[hooks]\nx = ${tables(340_000)}\n`;
+    const refused = await attack(svc, async () => put(svc, "toml-inside", await tarOf([{ name: ".copilot-shell/config.toml", content: inside }])));
+    expect(refused.status).toBe(400);
+    expect(errorOf(refused.text).message).toMatch(/more than 100000 values \(MAX_TOML_VALUES\)/);
+  });
+
   it("takes a hook name of 256 characters and refuses one of 257 with 400 at its line", async () => {
     const toml = (n: number) => `[[hooks.PreToolUse]]\nname = "${"n".repeat(n)}"\ncommand = "true"\n`;
     expect((await put(svc, "name-256", await tarOf([{ name: ".copilot-shell/config.toml", content: toml(256) }]))).status).toBe(200);
