@@ -19,6 +19,31 @@ export const TENANT_BODY_BYTES_IN_FLIGHT = 16 * 1024 * 1024;
 /** How long an event's body may take to arrive once its headers are in; past it, 408. @default 10 s */
 export const EVENT_BODY_READ_MS = 10_000;
 
+/** A body declared too large is read and dropped before the 413 when it is at most this long. @default 64 MiB */
+export const DISCARD_BYTES = 64 * 1024 * 1024;
+/** …and for at most this long. @default 2 s */
+const DISCARD_MS = 2_000;
+
+/** Reads `incoming` to its end (or `ms`), keeping nothing. */
+function discard(incoming: IncomingMessage, ms: number): Promise<void> {
+  if (incoming.readableEnded || incoming.destroyed) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      incoming.off("end", done);
+      incoming.off("error", done);
+      incoming.off("close", done);
+      incoming.pause();
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    incoming.on("end", done);
+    incoming.on("error", done);
+    incoming.on("close", done);
+    incoming.resume();
+  });
+}
+
 /** What each tenant's bodies being read hold of `TENANT_BODY_BYTES_IN_FLIGHT`. */
 export class BodyBudget {
   private readonly held = new Map<string, number>();
@@ -56,8 +81,13 @@ export async function readBody(
   const tooLarge = () => new HookboxError(`the event body is over ${maxBytes} bytes`, "too_large");
   const length = c.req.header("content-length");
   const declared = Number(length ?? 0);
-  if (declared > maxBytes) throw tooLarge();
   const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+  if (declared > maxBytes) {
+    // Read and dropped, never kept, before the answer: a connection closed on a body still
+    // arriving is reset, and the reset takes the answer with it.
+    if (incoming && declared <= DISCARD_BYTES) await discard(incoming, DISCARD_MS);
+    throw tooLarge();
+  }
   if (incoming?.readableEnded) return new Uint8Array(0);
   const give = opts.budget && opts.tenant !== undefined ? opts.budget.take(opts.tenant, length !== undefined && Number.isFinite(declared) ? declared : maxBytes) : undefined;
   const readMs = opts.readMs ?? EVENT_BODY_READ_MS;
