@@ -7,7 +7,7 @@
  */
 import { createHash } from "node:crypto";
 import { closeSync, constants, existsSync, fstatSync, ftruncateSync, lstatSync, mkdirSync, openSync, readSync, writeSync } from "node:fs";
-import { isAbsolute, join } from "node:path";
+import { isAbsolute } from "node:path";
 import { parseArgs } from "node:util";
 import { AGENT_DEADLINE_S } from "../engine/agents.js";
 import { block, safeJson } from "./terminal.js";
@@ -197,8 +197,9 @@ function denyOutput(format: AgentFormat, event: string, reason: string): Record<
  * there), and with no HOME a shared /tmp would let anyone plant the file. None: no cache.
  */
 function cacheDirOf(env: NodeJS.ProcessEnv): string | undefined {
-  const base = env.XDG_CACHE_HOME || (env.HOME ? join(env.HOME, ".cache") : undefined);
-  return base !== undefined && isAbsolute(base) ? join(base, "hookbox") : undefined;
+  // Spelled as forward.sh spells it (no normalising): both print the same path.
+  const base = env.XDG_CACHE_HOME || (env.HOME ? `${env.HOME}/.cache` : undefined);
+  return base !== undefined && isAbsolute(base) ? `${base}/hookbox` : undefined;
 }
 
 /** A folder or file of this user's own, not a link, of the kind asked for. */
@@ -215,7 +216,7 @@ function ownRegular(path: string, kind: "dir" | "file"): boolean {
  * a link, never a FIFO (which would hold the call past the agent's deadline).
  */
 function modeCache(dir: string | undefined, url: string, token: string | undefined, event: string) {
-  const file = dir && join(dir, `on-failure-${createHash("sha256").update(`${url}\n${token ?? ""}\n${event}`).digest("hex").slice(0, 24)}`);
+  const file = dir && `${dir}/on-failure-${createHash("sha256").update(`${url}\n${token ?? ""}\n${event}`).digest("hex").slice(0, 24)}`;
   return {
     load(): { mode: Mode; from: string } | undefined {
       if (!file || !ownRegular(dir!, "dir") || !ownRegular(file, "file")) return undefined;

@@ -53,6 +53,12 @@ Object.assign(CASES, {
   "escapes-everywhere": answer(JSON.stringify({ decision: null, output: { updatedInput: { content: "ab\n".repeat(250_000) } }, exit_code: 0 })),
   "raw-trace": (sock: Socket) => sock.end(`${head("200 OK", ["Content-Length: 20"])}\r\n\u001b]0;PWNED\u0007\u001b[2Jxxxxx`),
   "live": (sock: Socket) => sock.end(`${head("200 OK", ["Content-Type: application/x-ndjson"])}\r\n\u001b]0;PWNED\u0007\n`),
+  "long-c1-reason": answer(JSON.stringify({ decision: "block", reason: "\u0085".repeat(12_000), output: { permissionDecision: "deny" } })),
+  "lone-surrogate": answer('{"decision":"block","reason":"bad \\ud800 x","output":{"permissionDecision":"deny"}}'),
+  "overlong-escape": (sock: Socket) => {
+    const body = Buffer.concat([Buffer.from('{"error":{"code":"x","message":"m'), Buffer.from([0xc0, 0x9b, 0x5b, 0x32, 0x4a, 0xed, 0xa0, 0x80]), Buffer.from('"}}')]);
+    sock.end(Buffer.concat([Buffer.from(`${head("500 Internal Server Error", ["Hookbox-On-Failure: block", `Content-Length: ${body.length}`])}\r\n`), body]));
+  },
   "duplicate-reason": answer('{"decision":"block","reason":"A","reason":5,"output":{"permissionDecision":"deny"}}'),
   "big-unicode": answer(JSON.stringify({ decision: null, output: { systemMessage: `${"日本語".repeat(100_000)}\u202e` }, exit_code: 0 })),
 });
@@ -129,6 +135,14 @@ describe("a hostile hookbox, failure mode block", () => {
     const [node, sh] = await Promise.all([run("node", args("reason-number")), run("sh", args("reason-number"))]);
     expect(node.stderr).toBe("blocked by hookbox\n");
     expect(sh.stderr).toBe(node.stderr);
+  });
+
+  it.each(["long-c1-reason", "lone-surrogate", "overlong-escape"])("%s: both forwarders print the same bytes, nothing raw for the terminal", async (name) => {
+    const [node, sh] = await Promise.all([run("node", args(name)), run("sh", args(name))]);
+    expect(sh.code).toBe(node.code);
+    expect(sh.stdout).toBe(node.stdout);
+    expect(sh.stderr).toBe(node.stderr);
+    for (const out of [sh.stdout, sh.stderr]) expect(out).not.toMatch(RAW_CONTROL);
   });
 
   it("a reason said twice, the last time not as a string, is no reason, in both", async () => {
