@@ -188,10 +188,6 @@ export function interpretCopilot(run: RunResult, hook: HookDef): Verdict {
 function copilotEffective(point: EventPoint): ReadonlySet<Decision> {
   switch (point) {
     case "PreToolUse": return ALL; // copilot-hooks.md: preToolUse "Yes: allow, deny or modify arguments"
-    // Cursor's own gates before a tool: a hook registered there decides as on preToolUse
-    case "BeforeShellExecution":
-    case "BeforeMCPExecution": return ALL;
-    case "BeforeReadFile": return ALLOW_BLOCK;
     case "PermissionRequest": return ALLOW_BLOCK; // copilot-hooks.md: permissionRequest "can allow or deny"
     case "Stop": // copilot-hooks.md: agentStop "decision: block forces another turn"
     case "SubagentStop": return ALLOW_BLOCK; // copilot-hooks.md: "Stop can block and force continuation"

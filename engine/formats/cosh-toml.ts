@@ -185,11 +185,6 @@ export function interpretCosh(run: RunResult, hook: HookDef): Verdict {
 function coshEffective(point: EventPoint): ReadonlySet<Decision> {
   switch (point) {
     case "PreToolUse": return ALL; // cosh-hooks.md: PreToolUse "Yes (block/allow/ask)"
-    // Cursor's own gates before a tool (an operator's or administrator's hook registered there
-    // decides as it would on PreToolUse; cosh has no such events of its own)
-    case "BeforeShellExecution":
-    case "BeforeMCPExecution": return ALL;
-    case "BeforeReadFile": return ALLOW_BLOCK;
     case "PostToolUse": // cosh-hooks.md: "Yes (block/allow)"
     case "UserPromptSubmit": // cosh-hooks.md: "Yes (block/allow)"
     case "Stop": // cosh-hooks.md: "Yes (block/allow)"

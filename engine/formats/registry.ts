@@ -35,9 +35,26 @@ export function interpret(run: RunResult, hook: HookDef): Verdict {
   return FORMAT_MODULES[hook.format].interpret(run, hook);
 }
 
-/** The decisions that count at a point for a hook of `format` (SERVICE.md §4); elsewhere recorded only. */
+/** Cursor's own gates before a tool runs: events no other agent has. */
+const CURSOR_GATES = new Set(["BeforeShellExecution", "BeforeMCPExecution", "BeforeReadFile"]);
+const PRE_TOOL_USE = "PreToolUse" as EventPoint;
+/** What a hook of another format decides at Cursor's gates: what it decides before a tool, as far as Cursor takes it there. */
+const AT_CURSOR_GATES = new Map<string, ReadonlySet<Decision>>();
+
+/**
+ * The decisions that count at a point for a hook of `format` (SERVICE.md §4); elsewhere recorded
+ * only. A hook of another format registered at one of Cursor's gates (an administrator's policy
+ * hook on `beforeShellExecution`, say) decides there as it would before a tool.
+ */
 export function effectiveDecisions(point: EventPoint, format: Format): ReadonlySet<Decision> {
-  return FORMAT_MODULES[format].effective(point);
+  if (format === "cursor" || !CURSOR_GATES.has(point)) return FORMAT_MODULES[format].effective(point);
+  const key = `${format} ${point}`;
+  let decisions = AT_CURSOR_GATES.get(key);
+  if (!decisions) {
+    const there = FORMAT_MODULES.cursor.effective(point);
+    AT_CURSOR_GATES.set(key, (decisions = new Set([...FORMAT_MODULES[format].effective(PRE_TOOL_USE)].filter((d) => there.has(d)))));
+  }
+  return decisions;
 }
 
 /** The folded result as a hook of the dialect would print it (SERVICE.md §3 `output` / `exit_code`). */
