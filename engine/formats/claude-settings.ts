@@ -272,7 +272,7 @@ const CLAUDE_SPECIFIC_POINTS: ReadonlySet<string> = new Set([
 ]);
 
 /** A message and the context that has no place of its own at this event, one after the other. */
-const withContext = (message: string | undefined, context: string | undefined) => (message && context ? `${message}\n${context}` : (message ?? context));
+export const withContext = (message: string | undefined, context: string | undefined) => (message && context ? `${message}\n${context}` : (message ?? context));
 
 export function claudeDecision(point: EventPoint, f: Folded, specificPoints: ReadonlySet<string>): Answer {
   const hookEventName = pointName(point, "snake");

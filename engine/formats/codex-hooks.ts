@@ -12,7 +12,7 @@ import type { HookDef } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import { compileRegex, type Matcher } from "../hooks.js";
-import { claudeDecision, claudeEffective, interpretClaude, loadMatcherGroups } from "./claude-settings.js";
+import { claudeDecision, claudeEffective, interpretClaude, loadMatcherGroups, withContext } from "./claude-settings.js";
 import type { Answer, FormatModule } from "./shared.js";
 
 /** Codex: "`apply_patch` matchers may also use `Edit` or `Write`". */
@@ -65,7 +65,7 @@ function codexAnswer(point: EventPoint, f: Folded): Answer {
     changed = undefined;
   }
   if (point === "PreToolUse" && decision === "allow" && changed === undefined) decision = null;
-  const told = untaken ? (rest.systemMessage ? `${rest.systemMessage}\n${untaken}` : untaken) : rest.systemMessage;
+  const told = withContext(rest.systemMessage, untaken);
   // Codex refuses a deny or block whose reason is missing or blank (and lets the call go on).
   const reason = decision === "block" && !rest.reason?.trim() ? (f.decision === "ask" ? "a hook asked for confirmation, and Codex has no ask" : "blocked by a hook") : rest.reason;
   return claudeDecision(point, { ...rest, decision, ...(reason !== undefined ? { reason } : {}), ...(changed !== undefined ? { modifiedArgs: changed } : {}), ...(told !== undefined ? { systemMessage: told } : {}) }, CODEX_SPECIFIC_POINTS);
