@@ -201,9 +201,9 @@ export function afterPolicyLook(first: Folded, again: Folded | undefined, unchec
   };
   if (again && (again.decision === "block" || again.decision === "ask")) {
     const blocked = again.decision === "block";
+    // (fold gives every block and ask a reason)
     const out = merged({
       ...again,
-      reason: again.reason ?? `the changed arguments were ${blocked ? "blocked" : "questioned"} by policy`,
       note: `a hook changed the arguments; the policy hooks ${blocked ? "blocked" : "asked about"} the changed event`,
     });
     delete out.modifiedArgs;
