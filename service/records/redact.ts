@@ -27,14 +27,14 @@ const CAMEL_STEP = /([a-z0-9])([A-Z])/g;
 /**
  * Each with the literal every match starts with: a pattern runs only over text that holds its
  * literal (a plain substring search, or a regex of alternative literals), which is most of what is
- * kept — names, outcomes, short outputs — never. `scheme`: the match starts with a word that stays
+ * kept — names, outcomes, short outputs — never. `scheme`: group 1, up to the scheme word, stays
  * (`Bearer [redacted]`).
  */
 const KEY_LIKE: { literal: string | RegExp; re: RE2JS; scheme?: boolean }[] = (
   [
     // "Authorization: Basic …", "authorization: token …", "Proxy-Authorization: Digest …": the scheme stays
-    [/authorization/i, String.raw`(?i)\bauthorization["']?\s*[:=]\s*["']?[A-Za-z]+\s+[^\s"',;]{4,}`, true],
-    [/bearer/i, String.raw`(?i)\bBearer\s+[A-Za-z0-9._~+/=-]{8,}`, true],
+    [/authorization/i, String.raw`(?i)(\bauthorization["']?\s*[:=]\s*["']?[A-Za-z]+)\s+[^\s"',;]{4,}`, true],
+    [/bearer/i, String.raw`(?i)(\bBearer)\s+[A-Za-z0-9._~+/=-]{8,}`, true],
     ["sk-", String.raw`\bsk-[A-Za-z0-9_-]{16,}`], // OpenAI / Anthropic style
     [/gh[pousr]_/, String.raw`\bgh[pousr]_[A-Za-z0-9]{20,}`],
     ["github_pat_", String.raw`\bgithub_pat_[A-Za-z0-9_]{20,}`],
@@ -50,8 +50,6 @@ const PEM = RE2JS.compile(String.raw`-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----(?s:
 const URL_PASSWORD = RE2JS.compile(String.raw`\b([A-Za-z][A-Za-z0-9+.-]*://[^\s/:@"']+:)[^\s"']*@`);
 /** A secret given as a command-line option's next word: `--password hunter2`, `--api-key x`. */
 const SECRET_OPTION = RE2JS.compile(String.raw`(?i)((?:^|\s)--?[a-z0-9-]*(?:password|passwd|passphrase|secret|token|api-?key))(\s+)("[^"\r\n]*"|'[^'\r\n]*'|[^\s"'-][^\s"']*)`);
-/** One character, tested alone. */
-const BLANK = /^\s$/;
 /** Fixed literals only (no quantifier): a linear scan in any engine. */
 const holds = (text: string, literal: string | RegExp) => (typeof literal === "string" ? text.includes(literal) : literal.test(text));
 /** KEY=value, KEY: value, KEY="value with spaces", KEY='value': group 1 the name, 2 the separator, 3 a double-quoted value, 4 a single-quoted one, 5 a bare one */
@@ -85,15 +83,7 @@ export function redactText(text: string): string {
   let out = text;
   for (const { literal, re, scheme } of KEY_LIKE) {
     if (!holds(out, literal)) continue;
-    out = replaceEach(re, out, (m) => {
-      if (!scheme) return REDACTED;
-      // the secret is the last word (it holds no blank); the scheme word and all before it stay
-      const whole = m.group()!;
-      let cut = whole.length;
-      while (cut > 0 && !BLANK.test(whole[cut - 1]!)) cut--;
-      while (cut > 0 && BLANK.test(whole[cut - 1]!)) cut--;
-      return `${whole.slice(0, cut)} ${REDACTED}`;
-    });
+    out = replaceEach(re, out, (m) => (scheme ? `${m.group(1)!} ${REDACTED}` : REDACTED));
   }
   if (out.includes("PRIVATE KEY-----")) out = replaceEach(PEM, out, (m) => `-----BEGIN ${m.group(1)!}PRIVATE KEY-----${REDACTED}-----END ${m.group(1)!}PRIVATE KEY-----`);
   if (out.includes("://")) out = replaceEach(URL_PASSWORD, out, (m) => `${m.group(1)!}${REDACTED}@`);
@@ -101,19 +91,14 @@ export function redactText(text: string): string {
   // An assignment needs its separator, a JSON member a quote and a colon.
   if (!out.includes(":") && !out.includes("=")) return out;
   out = replaceEach(ASSIGNMENT, out, (m) => {
-    const [name, sep, double, single, bare] = [m.group(1)!, m.group(2)!, m.group(3), m.group(4), m.group(5)];
-    const value = double ?? single ?? bare ?? "";
+    const [name, sep, double, single] = [m.group(1)!, m.group(2)!, m.group(3) ?? undefined, m.group(4) ?? undefined];
+    const quote = double !== undefined ? '"' : single !== undefined ? "'" : "";
+    const value = double ?? single ?? m.group(5) ?? "";
     if (KEPT_VALUES.has(value.toLowerCase())) return m.group()!;
-    if (!isSecretName(name)) {
-      // A quoted value may hold assignments of its own (`CMD="export API_TOKEN=x && …"`): they are
-      // looked at too. Quotes alternate, so this goes at most three levels deep.
-      if (double !== null && double !== undefined) return `${name}${sep}"${redactText(double)}"`;
-      if (single !== null && single !== undefined) return `${name}${sep}'${redactText(single)}'`;
-      return m.group()!;
-    }
-    if (double !== null && double !== undefined) return `${name}${sep}"${REDACTED}"`;
-    if (single !== null && single !== undefined) return `${name}${sep}'${REDACTED}'`;
-    return `${name}${sep}${REDACTED}`;
+    if (isSecretName(name)) return `${name}${sep}${quote}${REDACTED}${quote}`;
+    // A quoted value may hold assignments of its own (`CMD="export API_TOKEN=x && …"`): they are
+    // looked at too. Quotes alternate, so this goes at most three levels deep.
+    return quote ? `${name}${sep}${quote}${redactText(value)}${quote}` : m.group()!;
   });
   if (!out.includes(":") || !out.includes('"')) return out;
   return replaceEach(JSON_MEMBER, out, (m) => (isSecretName(m.group(1)!) ? `"${m.group(1)!}"${m.group(2)!}"${REDACTED}"` : m.group()!));
