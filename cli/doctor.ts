@@ -18,6 +18,7 @@ import { parse as parseToml } from "smol-toml";
 import { resolveEventName } from "../engine/events.js";
 import { AGENT_DEADLINE_S } from "../engine/agents.js";
 import { mapLimited } from "../engine/map-limited.js";
+import { FORWARD_OPTIONS } from "./forward.js";
 import { FORWARD_SCRIPT } from "./forward-script.js";
 import { block as safe, oneLine, safeJson } from "./terminal.js";
 
@@ -173,8 +174,8 @@ function entriesOf(agent: Agent, file: string): Entry[] {
   return out;
 }
 
-/** The flags both forwarders take. */
-const FORWARD_FLAGS = new Set(["url", "event", "format", "workspace", "token", "on-unreachable", "deadline", "timeout", "interactive"]);
+/** The flags both forwarders take, each with a value. */
+const FORWARD_FLAGS = new Set(Object.entries(FORWARD_OPTIONS).filter(([, o]) => o.type === "string").map(([name]) => name));
 
 /**
  * A line's flags, read so that both forwarders — Node's parseArgs and forward.sh's pairs — can

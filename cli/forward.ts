@@ -27,14 +27,17 @@ export const FORWARD_USAGE = `usage: hookbox forward --url URL --event NAME [--f
        [--timeout MS] [--interactive true|false]
        hookbox forward --print-script > .hookbox/forward.sh   (the same in POSIX sh + curl, no Node per call)`;
 
+/** The flags of `hookbox forward` (forward.sh takes the same, but --print-script). */
+export const FORWARD_OPTIONS = {
+  url: { type: "string" }, event: { type: "string" }, format: { type: "string", default: "cosh" },
+  workspace: { type: "string" }, token: { type: "string" }, "on-unreachable": { type: "string" },
+  deadline: { type: "string" }, timeout: { type: "string" }, interactive: { type: "string" },
+  "print-script": { type: "boolean" },
+} as const;
+
 export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Array>; env: NodeJS.ProcessEnv; cacheDir?: string }): Promise<{ stdout: string; stderr: string; code: number }> {
   const usage = { stdout: "", stderr: `${FORWARD_USAGE}\n`, code: 64 };
-  const options = {
-    url: { type: "string" }, event: { type: "string" }, format: { type: "string", default: "cosh" },
-    workspace: { type: "string" }, token: { type: "string" }, "on-unreachable": { type: "string" },
-    deadline: { type: "string" }, timeout: { type: "string" }, interactive: { type: "string" },
-    "print-script": { type: "boolean" },
-  } as const;
+  const options = FORWARD_OPTIONS;
   let values: ReturnType<typeof parseArgs<{ args: string[]; options: typeof options }>>["values"];
   try {
     ({ values } = parseArgs({ args: argv, options }));
