@@ -6,6 +6,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -43,6 +44,21 @@ function doctor(repo: string, home: string, token = TOKEN_A, url = svc.url) {
     timeout: 60_000,
   });
   return { code: r.status, out: r.stdout + r.stderr };
+}
+
+/** A server anywhere but the user's hookbox: counts who connects to it, answers no one. */
+async function trapServer(): Promise<{ url: string; connections: () => number; close: () => Promise<void> }> {
+  let connections = 0;
+  const server = createServer((sock) => {
+    connections++;
+    sock.destroy();
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+    connections: () => connections,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
 }
 
 beforeAll(async () => {
@@ -184,14 +200,8 @@ describe("hookbox doctor", () => {
   });
 
   it("contacts no URL but the user's hookbox, and runs no line a shell would read differently", async () => {
-    let connections = 0;
-    const { createServer } = await import("node:net");
-    const trap = createServer((sock) => {
-      connections++;
-      sock.destroy();
-    });
-    await new Promise<void>((r) => trap.listen(0, "127.0.0.1", () => r()));
-    const elsewhere = `http://127.0.0.1:${(trap.address() as { port: number }).port}`;
+    const trap = await trapServer();
+    const elsewhere = trap.url;
     const { repo, home } = workspaceOf(svc.url, (file, text) =>
       file.endsWith(join(".codex", "hooks.json"))
         ? text.replace(/--url \S+/, `--url ${elsewhere}`)
@@ -202,23 +212,17 @@ describe("hookbox doctor", () => {
             : text,
     );
     const r = doctor(repo, home);
-    trap.close();
+    await trap.close();
     expect(r.code).toBe(1);
-    expect(connections).toBe(0);
+    expect(trap.connections()).toBe(0);
     expect(r.out).toMatch(/FAIL +Codex +PreToolUse .*\n.*not to your hookbox .*not contacted/);
     expect(r.out).toMatch(/FAIL +Claude Code .*settings\.local\.json.*\n.*not to your hookbox .*not contacted/);
     expect(r.out).toMatch(/FAIL +Gemini CLI .*\n.*more than a plain "hookbox forward …"/);
   });
 
   it("vouches for no line the forwarders and the doctor could read differently, and sends such a line's canary nowhere", async () => {
-    let connections = 0;
-    const { createServer } = await import("node:net");
-    const trap = createServer((sock) => {
-      connections++;
-      sock.destroy();
-    });
-    await new Promise<void>((r) => trap.listen(0, "127.0.0.1", () => r()));
-    const trapUrl = `http://127.0.0.1:${(trap.address() as { port: number }).port}`;
+    const trap = await trapServer();
+    const trapUrl = trap.url;
     const { repo, home } = workspaceOf(svc.url, (file, text) =>
       file.endsWith(join(".codex", "hooks.json"))
         // forward.sh reads flags in pairs: "--url=…" would be --event's value, and the first --url the one used
@@ -233,9 +237,9 @@ describe("hookbox doctor", () => {
     mkdirSync(join(repo, ".hookbox"));
     writeFileSync(join(repo, ".hookbox/forward.sh"), spawnSync(process.execPath, ["dist/cli/hookbox.cjs", "forward", "--print-script"], { encoding: "utf8" }).stdout);
     const r = doctor(repo, home);
-    trap.close();
+    await trap.close();
     expect(r.code).toBe(1);
-    expect(connections).toBe(0);
+    expect(trap.connections()).toBe(0);
     expect(r.out).toMatch(/FAIL +Codex +PreToolUse .*\n.*--event has no value of its own/);
     expect(r.out).toMatch(/FAIL +Claude Code +PreToolUse .*\n.*carries a user name or an @: not contacted/);
     expect(r.out).toMatch(/FAIL +Gemini CLI .*\n.*--on-unreachable allow: whenever hookbox is slow or down/);
