@@ -3,8 +3,8 @@
  * folder) as a tar.gz and prints the workspace id.
  */
 import { createHash } from "node:crypto";
-import { existsSync, lstatSync, readFileSync, readdirSync } from "node:fs";
-import { basename, join, relative, resolve } from "node:path";
+import { existsSync, lstatSync, readFileSync, readdirSync, realpathSync, statSync } from "node:fs";
+import { basename, join, relative, resolve, sep } from "node:path";
 import { parseArgs } from "node:util";
 import { gzipSync } from "node:zlib";
 import { pack } from "tar-stream";
@@ -17,26 +17,91 @@ import { oneLine } from "./terminal.js";
 export const HOOK_PATHS = [".github/hooks", ".github/copilot", ".copilot-shell", ".claude/settings.json", ".claude/settings.local.json", ".claude/hooks", ".cursor", ".codex", ".gemini/settings.json", ".gemini/hooks"];
 const SKIP = new Set([".git", "node_modules"]);
 
-/** Regular files under `at`; FIFOs, sockets and devices are skipped with a warning (reading a FIFO would hang). */
-function files(root: string, at: string, out: string[], warnings: string[]): void {
+/** A file to send: its name in the archive and where its bytes are read from. */
+interface Sent {
+  name: string;
+  from: string;
+}
+
+/** Whether `path` (already resolved through its links) lies inside the real folder `root`. */
+const inside = (root: string, path: string) => path === root || path.startsWith(root.endsWith(sep) ? root : root + sep);
+
+/**
+ * Regular files under `at`; FIFOs, sockets and devices are skipped with a warning (reading a FIFO
+ * would hang). A repository is hostile input on the developer's own machine: a link is never
+ * followed out of the folder (`.claude/settings.json -> ~/.claude/settings.json` would upload the
+ * user's own settings), and a folder reached through a link is skipped. A link to a regular file
+ * inside the folder is sent as that file's bytes under the link's name, so a hook script kept
+ * elsewhere in the repository still runs.
+ */
+function files(root: string, real: string, at: string, out: Sent[], warnings: string[]): void {
   const st = lstatSync(at);
+  const name = relative(root, at);
   if (st.isDirectory()) {
-    for (const name of readdirSync(at).sort()) if (!SKIP.has(name)) files(root, join(at, name), out, warnings);
-  } else if (st.isFile()) out.push(relative(root, at));
-  else if (st.isFIFO() || st.isSocket() || st.isCharacterDevice() || st.isBlockDevice()) {
+    for (const entry of readdirSync(at).sort()) if (!SKIP.has(entry)) files(root, real, join(at, entry), out, warnings);
+  } else if (st.isFile()) out.push({ name, from: at });
+  else if (st.isSymbolicLink()) {
+    let target: string | undefined;
+    try {
+      target = realpathSync(at);
+    } catch {
+      warnings.push(`warning: ${oneLine(name)} is a link to nothing: skipped\n`);
+      return;
+    }
+    if (!inside(real, target)) warnings.push(`warning: ${oneLine(name)} is a link out of ${oneLine(root)}: skipped\n`);
+    else if (!statSync(target).isFile()) warnings.push(`warning: ${oneLine(name)} is a link to a folder or a special file: skipped\n`);
+    else out.push({ name, from: target });
+  } else if (st.isFIFO() || st.isSocket() || st.isCharacterDevice() || st.isBlockDevice()) {
     const kind = st.isFIFO() ? "a FIFO" : st.isSocket() ? "a socket" : "a device";
-    warnings.push(`warning: ${oneLine(relative(root, at))} is ${kind}: skipped\n`);
+    warnings.push(`warning: ${oneLine(name)} is ${kind}: skipped\n`);
   }
 }
 
-async function tarGz(root: string, names: string[]): Promise<Buffer> {
+/**
+ * The hook paths present under `root`, each checked to be reached without passing through a link
+ * (`.claude -> ~/.claude` would make `.claude/settings.json` the user's own file).
+ */
+function hookPaths(root: string, warnings: string[]): string[] {
+  const found: string[] = [];
+  const links = new Set<string>();
+  for (const p of HOOK_PATHS) {
+    const parts = p.split("/");
+    let through: string | undefined;
+    for (let i = 1; i < parts.length && through === undefined; i++) {
+      const folder = parts.slice(0, i).join("/");
+      try {
+        if (lstatSync(join(root, folder)).isSymbolicLink()) through = folder;
+      } catch {
+        break; // not there: nothing to send under it
+      }
+    }
+    if (through !== undefined) {
+      if (!links.has(through)) warnings.push(`warning: ${oneLine(through)} is a link: nothing under it is sent\n`);
+      links.add(through);
+      continue;
+    }
+    if (lstatExists(join(root, p))) found.push(p);
+  }
+  return found;
+}
+
+function lstatExists(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function tarGz(sent: Sent[]): Promise<Buffer> {
   const p = pack();
   const chunks: Buffer[] = [];
   p.on("data", (c: unknown) => chunks.push(c as Buffer));
   const ended = new Promise<void>((r) => p.on("end", () => r()));
-  for (const name of names) {
-    const mode = lstatSync(join(root, name)).mode & 0o777;
-    await new Promise<void>((res, rej) => p.entry({ name, mode }, readFileSync(join(root, name)), (e) => (e ? rej(e) : res())));
+  for (const { name, from } of sent) {
+    const mode = statSync(from).mode & 0o777;
+    await new Promise<void>((res, rej) => p.entry({ name, mode }, readFileSync(from), (e) => (e ? rej(e) : res())));
   }
   p.finalize();
   await ended;
@@ -50,12 +115,13 @@ export async function workspacePush(argv: string[], env: NodeJS.ProcessEnv): Pro
   });
   const dir = resolve(positionals[0] ?? ".");
   if (!existsSync(dir)) return { stdout: "", stderr: `hookbox: no folder ${dir}\n`, code: 66 };
-  const names: string[] = [];
+  const names: Sent[] = [];
   const skipped: string[] = [];
-  if (values.all) files(dir, dir, names, skipped);
-  else for (const p of HOOK_PATHS) if (existsSync(join(dir, p))) files(dir, join(dir, p), names, skipped);
+  const real = realpathSync(dir);
+  if (values.all) files(dir, real, dir, names, skipped);
+  else for (const p of hookPaths(dir, skipped)) files(dir, real, join(dir, p), names, skipped);
   if (names.length === 0) return { stdout: "", stderr: `${skipped.join("")}hookbox: no hook files in ${dir} (looked for ${HOOK_PATHS.join(", ")}; --all sends the whole folder)\n`, code: 65 };
-  const archive = await tarGz(dir, names);
+  const archive = await tarGz(names);
   const id = values.id ?? `${basename(dir).replace(/[^A-Za-z0-9._-]/g, "-").replace(/^[^A-Za-z0-9]+/, "") || "ws"}-${createHash("sha256").update(archive).digest("hex").slice(0, 12)}`;
   const token = values.token ?? env.HOOKBOX_TOKEN;
   const res = await fetch(`${values.url.replace(/\/+$/, "")}/v1/workspaces/${encodeURIComponent(id)}`, {

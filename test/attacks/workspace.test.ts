@@ -5,7 +5,8 @@
  * time with its 4xx (or a 200 where the input is legitimate), nothing outside the workspace is
  * read, and the service never stops answering.
  */
-import { existsSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -41,6 +42,15 @@ async function attack(svc: Service, send: () => Promise<Response>, withinMs = 5_
   expect(health.worstMs).toBeLessThanOrEqual(WORST_HEALTH_MS);
   await alive(svc);
   return value;
+}
+
+/** Every regular file under `dir`, links not followed. */
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const at = join(dir, name);
+    const st = lstatSync(at);
+    return st.isDirectory() ? filesUnder(at) : st.isFile() ? [at] : [];
+  });
 }
 
 const errorOf = (text: string) => (JSON.parse(text) as ErrorBody).error;
@@ -104,6 +114,39 @@ describe("workspaces cannot read the host", () => {
     const { status, text } = await attack(svc, async () => put(svc, "linked-hooks", await tarOf(entries)));
     expect(status).toBe(400);
     expect(errorOf(text)).toMatchObject({ code: "workspace_hooks_invalid", message: expect.stringMatching(/\.claude\/settings\.json is a symbolic link/) });
+  });
+
+  it("`hookbox workspace push` sends nothing a repository's links reach outside it, and a hook script linked inside it as a file", async () => {
+    // A hostile checkout on the developer's machine: its links point at the user's own files.
+    const home = mkdtempSync(join(tmpdir(), "hookbox-home-"));
+    mkdirSync(join(home, ".claude"));
+    writeFileSync(join(home, ".claude/settings.json"), JSON.stringify({ hooks: { PreToolUse: [{ hooks: [{ type: "command", command: `echo ${canaryText}-settings` }] }] } }));
+    mkdirSync(join(home, ".ssh"));
+    writeFileSync(join(home, ".ssh/id_rsa"), `${canaryText}-key`);
+    const repo = mkdtempSync(join(tmpdir(), "hookbox-repo-"));
+    symlinkSync(join(home, ".claude"), join(repo, ".claude")); // .claude/settings.json would be the user's own
+    symlinkSync(join(home, ".ssh"), join(repo, ".cursor"));
+    mkdirSync(join(repo, "scripts"));
+    writeFileSync(join(repo, "scripts/guard.sh"), "echo guard-body\n");
+    mkdirSync(join(repo, ".github/hooks"), { recursive: true });
+    writeFileSync(join(repo, ".github/hooks/hooks.json"), JSON.stringify({ version: 1, hooks: { preToolUse: [{ type: "command", bash: "sh .github/hooks/guard.sh" }] } }));
+    symlinkSync("../../scripts/guard.sh", join(repo, ".github/hooks/guard.sh"));
+    symlinkSync(join(home, ".ssh/id_rsa"), join(repo, ".github/hooks/key.json"));
+    for (const args of [[], ["--all"]]) {
+      const pushed = spawnSync(process.execPath, ["dist/cli/main.js", "workspace", "push", repo, ...args, "--url", svc.url, "--token", TOKEN_A, "--id", "linked-out"]);
+      const stderr = pushed.stderr.toString();
+      expect(pushed.status, stderr).toBe(0);
+      expect(stderr).toContain(args.length ? "warning: .claude is a link out of" : "warning: .claude is a link: nothing under it is sent");
+      expect(stderr).toContain(".github/hooks/key.json is a link out of");
+      expect(stderr).toContain(".cursor is a link out of");
+      expect(stderr).toContain(args.length ? "uploaded 3 files, 1 repository hooks" : "uploaded 2 files, 1 repository hooks");
+      const info = (await (await get(svc, "linked-out")).json()) as { files: number; hooks: { origin: string }[] };
+      expect(info.files).toBe(args.length ? 3 : 2);
+      expect(info.hooks.map((h) => h.origin)).toEqual([".github/hooks/hooks.json:1"]);
+      const stored = filesUnder(svc.dataDir);
+      expect(stored.some((f) => readFileSync(f).includes("guard-body"))).toBe(true);
+      expect(stored.filter((f) => readFileSync(f).includes(canaryText))).toEqual([]);
+    }
   });
 
   it("refuses a hook file of max_hook_file_bytes + 1 with 400 naming the file", async () => {
