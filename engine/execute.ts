@@ -17,6 +17,7 @@ import type { PayloadCache } from "./payload.js";
 import type { RunRequest, RunResult, Runner, Outcome } from "./run/types.js";
 import type { SandboxConfig } from "./config.js";
 import { mapLimited } from "./map-limited.js";
+import { detached } from "./detached.js";
 
 /** One hook's line in a response and in the audit log. */
 export interface HookRecord {
@@ -144,8 +145,8 @@ async function runOne(hook: HookDef, opts: ExecuteOptions, t0: number): Promise<
   const keepChars = (opts.traceCaptureBytes ?? DEFAULT_TRACE_LIMITS.captureBytes) + TRACE_MARGIN_CHARS;
   const trace: HookTrace = {
     stdin: request.stdin,
-    stdout: run.stdout.slice(0, keepChars), stdoutBytes: Buffer.byteLength(run.stdout),
-    stderr: run.stderr.slice(0, keepChars), stderrBytes: Buffer.byteLength(run.stderr),
+    stdout: detached(run.stdout.slice(0, keepChars)), stdoutBytes: Buffer.byteLength(run.stdout),
+    stderr: detached(run.stderr.slice(0, keepChars)), stderrBytes: Buffer.byteLength(run.stderr),
     env: hook.env, offset_ms: Math.round(offset), warm: run.warm === true,
   };
   return [j, { ...record(hook, onHost, run, j), ...(opts.pass ? { pass: opts.pass } : {}) }, trace, cut];
@@ -224,7 +225,7 @@ function record(hook: HookDef, onHost: boolean, run: RunResult, j: Judged): Hook
 /** At most MAX_RECORD_MESSAGE_CHARS of a text, marked as the trace marks what it cuts. */
 function recordText(text: string): string {
   if (text.length <= MAX_RECORD_MESSAGE_CHARS) return text;
-  const kept = text.slice(0, MAX_RECORD_MESSAGE_CHARS);
+  const kept = detached(text.slice(0, MAX_RECORD_MESSAGE_CHARS));
   return `${kept}…[truncated ${Buffer.byteLength(text) - Buffer.byteLength(kept)} bytes]`;
 }
 

@@ -13,6 +13,7 @@ import type { HookSet, Source } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
 import type { Interpret, Verdict } from "../verdict.js";
 import { formatPath, parseJsoncLocated, parseJsonLocated, tomlLocator, type Path, type Position } from "./locate.js";
+import { detached } from "../detached.js";
 
 export type Locate = (path: Path) => Position | undefined;
 
@@ -139,7 +140,7 @@ export function readDecision(value: unknown, extra: Record<string, Decision> = {
 export const str = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
 
 export function clip(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max)}…` : text;
+  return text.length > max ? `${detached(text.slice(0, max))}…` : text;
 }
 
 /** One line on why a run failed, for the hook's `error`. */

@@ -5,6 +5,7 @@
  * cannot make it backtrack), and only ever over capped text: `keep` cuts before it redacts. Pure.
  */
 import { RE2JS } from "re2js";
+import { detached } from "../../engine/detached.js";
 
 export const REDACTED = "[redacted]";
 /** Room past a cap that is redacted too, so a secret straddling the cut is still recognised. */
@@ -125,10 +126,11 @@ export function capRedact(text: string, maxBytes: number, totalBytes?: number): 
   // `totalBytes`: `text` is the head of something this long (a hook's stream, kept in part)
   const total = totalBytes ?? Buffer.byteLength(text);
   const kept = headBytes(head, maxBytes);
-  if (kept.length === head.length && total <= maxBytes) return { text: kept, cut: false, droppedBytes: 0 };
+  // A slice of a long text would hold all of it for as long as the kept text lives.
+  if (kept.length === head.length && total <= maxBytes) return { text: kept === text ? text : detached(kept), cut: false, droppedBytes: 0 };
   // Past the cap in the original, or pushed past it by a longer "[redacted]".
   const droppedBytes = total > maxBytes ? total - maxBytes : Buffer.byteLength(head) - Buffer.byteLength(kept);
-  return { text: kept, cut: true, droppedBytes };
+  return { text: detached(kept), cut: true, droppedBytes };
 }
 
 /** A string field as it is kept: redacted, at most `maxBytes`, and marked when cut. */

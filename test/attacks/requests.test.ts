@@ -256,3 +256,29 @@ describe("fair shares between tenants", () => {
     await alive(svc);
   });
 });
+
+// What a request leaves in memory is a copy of the part kept, never the request: V8 keeps a whole
+// string alive for as long as a slice of it lives. The sessions list keeps 256 characters of each
+// session id (1000 sessions a tenant), a trace summary 1 KiB of it (10 000 events a tenant).
+describe("kept parts of a request hold no more than themselves", () => {
+  let svc: Service;
+  beforeAll(async () => {
+    svc = await startService(`[sandbox]\npool_size = 0\n`, { env: { NODE_OPTIONS: "--max-old-space-size=160" } });
+  });
+  afterAll(async () => {
+    await svc.stop();
+  });
+
+  it("survives 400 events with distinct 1 MB session ids on a 160 MB heap", async () => {
+    const pad = "s".repeat(1_000_000);
+    for (let i = 0; i < 400; i++) {
+      const res = await svc.event(pre({ session_id: `${i}-${pad}`, tool_name: "no-hook-matches" }));
+      expect(res.status).toBe(200);
+      await res.text();
+    }
+    await alive(svc);
+    const sessions = (await (await fetch(`${svc.url}/v1/sessions`, { headers: { authorization: `Bearer ${TOKEN_A}` } })).json()) as { sessions: { session_id: string }[] };
+    expect(sessions.sessions).toHaveLength(100); // the most recent
+    expect(sessions.sessions[0]!.session_id).toHaveLength(256);
+  });
+});

@@ -1,0 +1,10 @@
+/**
+ * @module Text kept after a request is a copy of its own. V8 keeps the whole of a string alive for
+ * as long as any slice of it lives: 256 characters cut from a 1 MiB session id, kept for the
+ * sessions list or a trace summary, would otherwise hold the whole 1 MiB.
+ */
+
+/** A copy of `text` that refers to no other string (lossless: lone surrogates survive). */
+export function detached(text: string): string {
+  return text.length === 0 ? "" : Buffer.from(text, "utf16le").toString("utf16le");
+}
