@@ -127,7 +127,8 @@ interface Level {
  * The subcommands of a shell command, each as written (from its command word on) and as the shell
  * reads its words (quotes, backslashes and redirections taken out, the command word's folder too),
  * or undefined when it cannot be read — quotes or a substitution that do not close, a heredoc, a
- * command word made by an expansion (`$x`, `$(…)`, `{a,b}`) or one that runs its arguments (`eval`,
+ * command word made by an expansion (`$x`, `$(…)`, `{a,b}`, a glob such as `/bin/r[m]`), a `case`
+ * inside `$( )`, backticks nested in backticks, or a command word that runs its arguments (`eval`,
  * `sh -c`, `xargs`, `sudo`), more than MAX_SUBCOMMANDS parts: then the hook runs. Splits outside
  * quotes at `&&`, `||`, `;`, `|`, `&`, newlines, `(`, `)`; the command in a `$( )` or backticks —
  * also inside double quotes — is a subcommand of its own, and stands in its command as the word
@@ -185,6 +186,8 @@ export function subcommands(command: string): string[] | undefined {
       continue;
     }
     if (c === "\\") {
+      // Inside backticks, an escaped backtick opens a substitution nested in it: not read here.
+      if (command[i + 1] === "`" && levels.some((lv) => lv.closer === "`")) doubt = true;
       escaped = ++i;
       continue;
     }
@@ -227,11 +230,17 @@ export function subcommands(command: string): string[] | undefined {
     } else if (c === "<" && command[i + 1] === "<") return undefined; // a heredoc: its body is not read here
     else if ((c === "&" || c === "|") && (command[i - 1] === ">" || command[i - 1] === "<")) continue; // `>&2`, `>|f`
     else if (c === "#" && braces === 0 && wordStart(i)) {
-      // a comment, to the end of its line
+      // A comment, to the end of its line — inside backticks, to the closing one if it comes first:
+      // the shell finds the backticks' end before it reads the command in them.
       cut(i, i);
       const nl = command.indexOf("\n", i);
-      i = nl === -1 ? command.length : nl - 1;
+      const tick = top?.closer === "`" ? command.indexOf("`", i) : -1;
+      const end = tick !== -1 && (nl === -1 || tick < nl) ? tick : nl;
+      i = end === -1 ? command.length : end - 1;
       start = i + 1;
+    } else if (c === "c" && top?.closer === ")" && /^case[ \t\n]/.test(command.slice(i, i + 5)) && wordStart(i)) {
+      // A `case` inside `$( )`: its patterns end with a `)` that does not close the substitution.
+      doubt = true;
     } else if (";|&\n".includes(c)) cut(i, i + 1);
   }
   if (quote || doubt || levels.length > 1) return undefined;
@@ -281,7 +290,7 @@ function commandPart(text: string): string[] | null | undefined {
   if (k >= words.length) return wrapped.length > 0 ? wrapped : undefined;
   const head = words[k]!;
   // The command word itself is an expansion, or runs its arguments as a command: no rule reads that.
-  if (/[$`]/.test(head.raw) || braceExpansion(head.raw)) return null;
+  if (/[$`]/.test(head.raw) || braceExpansion(head.raw) || globWord(head.raw)) return null;
   if (OPAQUE.has(baseOf(unquote(head.raw)))) return null;
   return [...new Set([...forms(text, words, k), ...wrapped])];
 }
@@ -373,6 +382,26 @@ function braceExpansion(word: string): boolean {
     else if (c === "," && open) comma = true;
     else if (c === "}" && open && comma) return true;
     else if (c === "}") open = false;
+  }
+  return false;
+}
+
+/**
+ * Whether a word has a pattern the shell expands into file names (`/bin/r[m]`, `/usr/bin/e?v`,
+ * `z*`): an unquoted `*` or `?`, or an unquoted `[` with a `]` after it. One pass.
+ */
+function globWord(word: string): boolean {
+  let quote: string | undefined;
+  let bracket = false;
+  for (let i = 0; i < word.length; i++) {
+    const c = word[i]!;
+    if (quote) {
+      if (c === "\\" && quote !== "'") i++;
+      else if (c === quote) quote = undefined;
+    } else if (c === "\\") i++;
+    else if (c === "'" || c === '"') quote = c;
+    else if (c === "*" || c === "?" || (c === "]" && bracket)) return true;
+    else if (c === "[") bracket = true;
   }
   return false;
 }

@@ -59,14 +59,15 @@ const MATCH_FIELD: Partial<Record<string, HookDef["matchOn"]>> = {
 };
 
 /**
- * Claude Code's matcher: "", "*" or none match all; letters, digits, `_` and `|` only: one exact
- * name or `|`-separated exact names (`Write` does not fire for `NotebookWrite`); anything else a
- * regex found anywhere in the name (`mcp__.*__create` fires for `mcp__github__create_issue`).
+ * Claude Code's matcher: "", "*" or none match all; letters, digits, `_`, `-`, spaces, `,` and `|`
+ * only: one exact name or a list of exact names separated by `|` or `,` (`Write` does not fire for
+ * `NotebookWrite`; `Edit, Write` fires for both); anything else a regex found anywhere in the name
+ * (`mcp__.*__create` fires for `mcp__github__create_issue`).
  */
 export function claudeMatcher(pattern: string | undefined): Matcher | undefined {
   if (pattern === undefined || pattern === "" || pattern === "*") return undefined;
-  if (/^[A-Za-z0-9_|]+$/.test(pattern)) {
-    const names = new Set(pattern.split("|"));
+  if (/^[A-Za-z0-9_|, -]+$/.test(pattern)) {
+    const names = new Set(pattern.split(/[|,]/).map((n) => n.trim()));
     return { source: pattern, test: (name) => names.has(name) };
   }
   return { source: pattern, test: compileRegex(pattern, { anchored: false }) };

@@ -204,6 +204,10 @@ describe("matchers, each agent's own (linear: RE2 underneath)", () => {
     ["Claude Code: A|B are exact alternatives", claudeMatcher("Edit|Write")!, "MultiEdit", false],
     ["Claude Code: other patterns are a regex found anywhere — mcp__.*__create fires for mcp__github__create_issue", claudeMatcher("mcp__.*__create")!, "mcp__github__create_issue", true],
     ["Claude Code: a regex anywhere — Notebook.*", claudeMatcher("Notebook.*")!, "NotebookEdit", true],
+    ["Claude Code: names listed with commas and spaces are exact alternatives", claudeMatcher("Edit, Write")!, "Write", true],
+    ["Claude Code: a comma list without spaces", claudeMatcher("Edit,Write")!, "Edit", true],
+    ["Claude Code: a comma list is exact", claudeMatcher("Edit, Write")!, "MultiEdit", false],
+    ["Claude Code: a hyphenated name is exact", claudeMatcher("my-tool")!, "my-tool-2", false],
     ["cosh-ng: shell fires for run_shell_command (tool-name aliases)", coshMatcher("shell", "cosh-ng")!, "run_shell_command", true],
     ["cosh-ng: run_shell_command fires for shell", coshMatcher("run_shell_command", "cosh-ng")!, "shell", true],
     ["cosh-ng: a regex found anywhere", coshMatcher("file", "cosh-ng")!, "write_file", true],
@@ -430,11 +434,23 @@ describe("Claude's if reads commands as bash does: what a guard must not miss", 
     "A[0]=1 rm -rf /",
     ">/dev/null rm -rf /",
     "env X=1 rm -rf /",
+    // a command word the shell makes from a file-name pattern
+    "/bin/r[m] -rf /",
+    "/bin/r? -rf /",
+    "/usr/bin/e?v rm -rf /",
+    "/usr/bin/tim[e]out 5 rm -rf /",
+    "/bin/[b]ash -c 'rm -rf /'",
+    // a case in a substitution: its pattern's `)` does not close it
+    "echo $(case a in a) rm -rf /;; esac)",
+    'true "$(case a in a) rm -rf /;; esac)"',
+    // backticks nested in backticks, and a comment that ends at the closing backtick
+    "echo `echo \\`rm -rf /\\``",
+    "echo `#`; rm -rf /\n`",
   ])("Bash(rm *) fires for %j", (command) => {
     expect(runs("Bash(rm *)", command)).toBe(true);
     expect(runs("Bash(rm:*)", command)).toBe(true);
   });
-  it.each(["echo 'rm -rf /'", "echo \"# rm\"", "git status # rm -rf /", "ls -la"])("and not for %j", (command) => {
+  it.each(["echo 'rm -rf /'", "echo \"# rm\"", "git status # rm -rf /", "ls -la", "ls *.rm", "[ -f rm ] && echo '[x]'", "echo `# rm`", "case a in a) ls;; esac"])("and not for %j", (command) => {
     expect(runs("Bash(rm *)", command)).toBe(false);
   });
   it.each([
