@@ -261,6 +261,17 @@ describe.each<[Runtime, "cold" | "warm"]>([
     expect(wallMs).toBeLessThan(5_000);
   });
 
+  it("keeps the exit code of a hook whose background process writes on past its end, and none of what it writes after", async () => {
+    // A tight writer on both streams: the wrapper's end marker arrives in the middle of its bytes.
+    for (let i = 0; i < 3; i++) {
+      const result = await run("( while :; do printf x; printf y >&2; done ) & sleep 0.1; printf end; exit 2");
+      expect(result).toMatchObject({ outcome: "exited", exitCode: 2 });
+      expect(result.stdout.replace(/x+/g, "x"), result.outcome).toMatch(/^x*(end)?x*$/);
+      expect(result.stdout).toContain("end");
+      expect(result.stderr.replace(/y+/g, "y")).toMatch(/^y*$/);
+    }
+  });
+
   it("mounts configured host folders read-only at their own path, and nothing else of the host", async () => {
     const dir = await makeWorkspace({ "guard.sh": "echo guarded" });
     const result = await run(`sh ${dir}/guard.sh; echo x > ${dir}/new 2>&1 || echo READONLY; test -e /root/.bashrc || echo NOHOST`, { mounts: [dir] });

@@ -3,8 +3,9 @@
  * nonce, the working directory, the command, the hook's environment and the workspace as a tar
  * (workspace-archive.ts), unpacked into the container's own size-limited /workspace — then runs
  * `sh -c <command>` with the rest of stdin (the event) as the hook's stdin, and
- * prints `\n<nonce> <exit code> <oom kills>\n` on stdout and on stderr when it returns. The nonce never enters
- * the hook's environment or command line.
+ * prints `<nonce> <exit code> <oom kills>\n` on stdout and on stderr when it returns — one line, one
+ * write, which no other writer's bytes can split. The nonce never enters the hook's environment or
+ * command line.
  */
 import type { RunRequest } from "./types.js";
 
@@ -41,8 +42,9 @@ export const BASH_WRAPPER = [
   "for f in /sys/fs/cgroup/memory/memory.oom_control /sys/fs/cgroup/memory.events; do",
   "  if [ -r \"$f\" ]; then while read -r k v; do if [ \"$k\" = oom_kill ]; then o=$v; fi; done < \"$f\"; fi",
   "done",
-  "printf '\\n%s %s %s\\n' \"$n\" \"$r\" \"$o\"",
-  "printf '\\n%s %s %s\\n' \"$n\" \"$r\" \"$o\" >&2",
+  "printf '%s %s %s\\n' \"$n\" \"$r\" \"$o\"",
+  "printf '%s %s %s\\n' \"$n\" \"$r\" \"$o\" >&2",
+  "exit \"$r\"",
 ].join("\n");
 
 /** The same in POSIX sh, for images without bash: the fields come base64, one a line. */
@@ -61,8 +63,9 @@ export const SH_WRAPPER = [
   "/bin/sh -c \"$c\"",
   "r=$?",
   "o=$(cat /sys/fs/cgroup/memory/memory.oom_control /sys/fs/cgroup/memory.events 2>/dev/null | sed -n 's/^oom_kill //p' | head -n 1)",
-  "printf '\\n%s %s %s\\n' \"$n\" \"$r\" \"${o:-0}\"",
-  "printf '\\n%s %s %s\\n' \"$n\" \"$r\" \"${o:-0}\" >&2",
+  "printf '%s %s %s\\n' \"$n\" \"$r\" \"${o:-0}\"",
+  "printf '%s %s %s\\n' \"$n\" \"$r\" \"${o:-0}\" >&2",
+  "exit \"$r\"",
 ].join("\n");
 
 /** Picks the wrapper before any hook is known; tells the host which handover format to write. */
@@ -100,7 +103,12 @@ export function handover(nonce: string, request: RunRequest, wrapper: "bash" | "
   return [head, archive, request.stdin];
 }
 
-/** Watches both streams for the end marker of one run. */
+/**
+ * Watches both streams for the end marker of one run. The marker may be followed by more bytes —
+ * a background process the hook left writes on until the container goes — so it is looked for
+ * anywhere in what arrives, and what follows it is not the hook's (a cold run's container ends
+ * with its hook, and those bytes with it).
+ */
 export class MarkerWatch {
   private readonly tails = { stdout: "", stderr: "" };
   private readonly seen = { stdout: "", stderr: "" };
@@ -110,21 +118,33 @@ export class MarkerWatch {
   oomKills = 0;
 
   constructor(nonce: string) {
-    this.pattern = new RegExp(`\\n${nonce} (\\d+) (\\d+)\\n$`);
+    this.pattern = new RegExp(`${nonce} (\\d+) (\\d+)\\n`);
   }
 
-  /** Feeds a chunk; true once both streams have shown the marker. */
-  feed(stream: "stdout" | "stderr", chunk: Buffer): boolean {
-    if (!this.seen[stream]) {
-      this.tails[stream] = (this.tails[stream] + chunk.toString("latin1")).slice(-96);
-      const m = this.pattern.exec(this.tails[stream]);
-      if (m) {
-        this.seen[stream] = m[0];
-        this.exitCode = Number(m[1]);
-        this.oomKills = Number(m[2]);
-      }
-    }
+  /** Both streams have shown the marker. */
+  get done(): boolean {
     return this.seen.stdout !== "" && this.seen.stderr !== "";
+  }
+
+  /**
+   * Feeds a chunk; returns the part of it that belongs to the run: all of it before the marker,
+   * up to the marker's end with it, nothing after it.
+   */
+  take(stream: "stdout" | "stderr", chunk: Buffer): Buffer {
+    if (this.seen[stream]) return chunk.subarray(0, 0);
+    const tail = this.tails[stream];
+    // latin1: one character a byte, so positions in the text are positions in the bytes
+    const text = tail + chunk.toString("latin1");
+    const m = this.pattern.exec(text);
+    if (!m) {
+      this.tails[stream] = text.slice(-MARKER_SLACK_BYTES);
+      return chunk;
+    }
+    this.seen[stream] = m[0];
+    this.exitCode = Number(m[1]);
+    this.oomKills = Number(m[2]);
+    // The marker was not whole before this chunk, so it ends inside it.
+    return chunk.subarray(0, m.index + m[0].length - tail.length);
   }
 
   /** The stream's bytes without the marker (ASCII: as many bytes as characters). */

@@ -84,8 +84,14 @@ export class WarmContainer {
     signal.addEventListener("abort", onStop, { once: true });
     const watch = new MarkerWatch(nonce);
     const bothMarkers = new Promise<void>((resolve) => {
-      this.sinkOut = (c) => { capture.stdout.push(c); if (watch.feed("stdout", c)) resolve(); };
-      this.sinkErr = (c) => { capture.stderr.push(c); if (watch.feed("stderr", c)) resolve(); };
+      // What a background process of the hook's writes after the marker is not the hook's output.
+      const sink = (stream: "stdout" | "stderr") => (c: Buffer) => {
+        const own = watch.take(stream, c);
+        if (own.length > 0) capture[stream].push(own);
+        if (watch.done) resolve();
+      };
+      this.sinkOut = sink("stdout");
+      this.sinkErr = sink("stderr");
     });
     // Past the run's deadline or on cancellation nothing more is waited for; a timeout or the
     // output cap still waits for the container's end (the kill), within the deadline.
@@ -122,7 +128,8 @@ export class WarmContainer {
         if (!state) return result({ outcome: "timed_out", exitCode: null });
         if (state.oomKilled) return result({ outcome: "oom_killed", exitCode: state.exitCode });
         // The wrapper's own exits, before the hook ran (a hook cannot end its wrapper with these:
-        // a signal it sends makes 128 + n): never the hook's exit code.
+        // a signal it sends makes 128 + n). The wrapper also ends with its hook's exit code: a
+        // hook's own 95–97 whose markers were both lost is run again cold, never taken as a pass.
         const setup = state.exitCode === null ? undefined : WRAPPER_EXITS[state.exitCode];
         if (setup) return { ...result({ outcome: "failed_to_start", exitCode: null, error: setup }), beforeHook: true };
         return result({ outcome: "exited", exitCode: state.exitCode });

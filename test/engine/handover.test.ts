@@ -27,16 +27,35 @@ describe.each([
     const nonce = "0123456789abcdef0123456789abcdef";
     const r = spawnSync(shell, ["-c", script], { input: Buffer.concat(handover(nonce, request, format)), cwd: mkdtempSync(`${tmpdir()}/hookbox-wrap-`) });
     const watch = new MarkerWatch(nonce);
-    watch.feed("stdout", r.stdout);
-    expect(watch.feed("stderr", r.stderr)).toBe(true);
+    expect(watch.take("stdout", r.stdout)).toEqual(r.stdout);
+    expect(watch.done).toBe(false);
+    watch.take("stderr", r.stderr);
+    expect(watch.done).toBe(true);
+    expect(r.status).toBe(3); // the wrapper ends with its hook's exit code too
     expect(watch.exitCode).toBe(3);
     expect(watch.strip("stdout", r.stdout).toString()).toBe(`it's a 'quoted' ünïcode $HOME \`value\`|{"toolName":"bash"}|${r.stdout.toString().split("|")[2]}|`);
     expect(watch.strip("stderr", r.stderr).toString()).toBe("ünï\n");
   });
 });
 
+it("finds the marker followed by a background process's output, in any chunking, and keeps none of what follows it", () => {
+  const nonce = "0123456789abcdef0123456789abcdef";
+  const stream = Buffer.from(`hook says\n${nonce} 2 0\nbackground writes on\n`);
+  const end = stream.indexOf("background");
+  for (const size of [1, 7, 40, stream.length]) {
+    const watch = new MarkerWatch(nonce);
+    const kept: Buffer[] = [];
+    for (let at = 0; at < stream.length; at += size) kept.push(watch.take("stdout", stream.subarray(at, at + size)));
+    watch.take("stderr", Buffer.from(`${nonce} 2 0\n`));
+    expect(watch.done).toBe(true);
+    expect(watch.exitCode).toBe(2);
+    expect(Buffer.concat(kept)).toEqual(stream.subarray(0, end));
+    expect(watch.strip("stdout", Buffer.concat(kept)).toString()).toBe("hook says\n");
+  }
+});
+
 it("the launcher picks bash when the image has it and says so", () => {
   const r = spawnSync("sh", ["-c", HANDOVER_SCRIPT], { input: Buffer.concat(handover("f".repeat(32), { ...request, command: "true" }, "bash")) });
   expect(r.stderr.toString()).toMatch(/^bash\n/);
-  expect(r.stdout.toString()).toMatch(new RegExp(`\\n${"f".repeat(32)} 0 \\d+\\n$`));
+  expect(r.stdout.toString()).toMatch(new RegExp(`^${"f".repeat(32)} 0 \\d+\\n$`));
 });
