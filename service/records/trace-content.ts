@@ -16,6 +16,18 @@ export const HOOK_FIELD_BYTES = 4096;
 export const ENV_FIELD_BYTES = 256;
 /** @default 16 — env variables a trace lists per hook; the rest are counted */
 export const ENV_FIELDS_KEPT = 16;
+/**
+ * @default 8 MiB — about the most of one event's trace whose hooks are kept as above: an event may
+ * run a thousand hooks, and JSON escaping can make each one's few KiB of fields and streams six
+ * times longer. Past it, each further hook keeps its outcome and decision, its other fields at
+ * `OMITTED_FIELD_BYTES`, and no input, output or env: one event's trace stays a few MiB, in memory
+ * while it is built and on disk.
+ */
+export const MAX_TRACE_EVENT_BYTES = 8 * 1024 * 1024;
+/** @default 64 — each string field of a hook past MAX_TRACE_EVENT_BYTES */
+export const OMITTED_FIELD_BYTES = 64;
+/** what stands for a stream of a hook past MAX_TRACE_EVENT_BYTES */
+export const TRACE_FULL = "[omitted: this event's trace passed 8 MiB]";
 /** what an operator-configured hook's env values show as: they may hold the operator's secrets */
 export const HIDDEN = "[hidden]";
 
@@ -100,11 +112,19 @@ export const BUILD_SLICE_MS = 10;
  */
 export async function traceText(summary: TraceSummary, tenant: string, result: EventResult, keepInputs: boolean, captureBytes: number): Promise<string> {
   const stdins = new Map<Uint8Array, Kept>();
+  let written = 0; // characters of JSON so far: as many bytes, but for text past ASCII
   const hooks = await mapInSlices(result.hooks, (record, i) => {
     const t = result.trace.hooks[i]!;
-    let stdin = stdins.get(t.stdin);
-    if (!stdin) stdins.set(t.stdin, (stdin = stdinOf(t.stdin, keepInputs, captureBytes)));
-    return JSON.stringify(hookOf(record, t, stdin, captureBytes));
+    let hook: StoredHook;
+    if (written > MAX_TRACE_EVENT_BYTES) hook = omittedHookOf(record, t);
+    else {
+      let stdin = stdins.get(t.stdin);
+      if (!stdin) stdins.set(t.stdin, (stdin = stdinOf(t.stdin, keepInputs, captureBytes)));
+      hook = hookOf(record, t, stdin, captureBytes);
+    }
+    const text = JSON.stringify(hook);
+    written += text.length;
+    return text;
   });
   const head = JSON.stringify({ ...summary, tenant } satisfies Omit<StoredTrace, "hooks">);
   return `${head.slice(0, -1)},"hooks":[${hooks.join(",")}]}`;
@@ -138,6 +158,20 @@ function hookOf(record: HookRecord, t: HookTrace, stdin: Kept, captureBytes: num
     stderr: stderr.text,
     env: envOf(record, t),
     truncated: { stdin: stdin.cut, stdout: stdout.cut, stderr: stderr.cut },
+  };
+}
+
+/** A hook past MAX_TRACE_EVENT_BYTES: what it decided and how it ended, without what it read or printed. */
+function omittedHookOf(record: HookRecord, t: HookTrace): StoredHook {
+  return {
+    ...keepStrings(record, OMITTED_FIELD_BYTES),
+    warm: t.warm,
+    offset_ms: t.offset_ms,
+    stdin: TRACE_FULL,
+    stdout: TRACE_FULL,
+    stderr: TRACE_FULL,
+    env: {},
+    truncated: { stdin: true, stdout: true, stderr: true },
   };
 }
 

@@ -4,7 +4,7 @@
  * capped. Tenant-scoped reads, paged listing, live subscription.
  */
 import { createHash } from "node:crypto";
-import { mkdir, readdir, readFile, rename, rm, unlink, writeFile } from "node:fs/promises";
+import { mkdir, open, readdir, readFile, rename, rm, unlink, writeFile, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { DEFAULT_TRACE_LIMITS, type EventResult, type TraceLimits } from "../../engine/index.js";
 import { summaryOf, traceText, type StoredTrace, type TraceSummary } from "./trace-content.js";
@@ -187,9 +187,25 @@ export class TraceStore {
   }
 
   /**
-   * The trace's JSON as stored: served as it is, never parsed and written again (a trace of a
-   * thousand hooks is tens of megabytes of JSON, which would hold the loop on every read).
+   * The trace's JSON as stored, to be served as it is, never parsed and written again: its text
+   * while it waits to be written, else its file, open (a sweep after this cannot take it away).
    */
+  async open(tenant: string, eventId: string): Promise<{ text: string } | { file: FileHandle } | undefined> {
+    const entry = this.shelves.get(this.key(tenant))?.byId.get(eventId);
+    if (!entry || entry.gone || !this.live(entry)) return undefined;
+    const pending = this.pending.get(entry.file);
+    if (pending) return { text: await pending.text() };
+    // Swept between the look-up and the open: gone, as if it never was.
+    return open(entry.file, "r").then(
+      (file) => ({ file }),
+      (err: NodeJS.ErrnoException) => {
+        if (err.code === "ENOENT") return undefined;
+        throw err;
+      },
+    );
+  }
+
+  /** The trace's JSON as stored (for tests and tools: the route streams it with `open`). */
   async getText(tenant: string, eventId: string): Promise<string | undefined> {
     const entry = this.shelves.get(this.key(tenant))?.byId.get(eventId);
     if (!entry || entry.gone || !this.live(entry)) return undefined;

@@ -5,6 +5,7 @@
  * (one event's trace). Another tenant's event is 404, like one that never was.
  */
 import type { ServerResponse } from "node:http";
+import { Readable } from "node:stream";
 import { Hono } from "hono";
 import { stream } from "hono/streaming";
 import { NotFoundError, OverloadedError } from "../../engine/index.js";
@@ -25,6 +26,45 @@ export const LIVE_FOLLOWERS_PER_TENANT = 16;
 /** An empty line this often on an idle stream keeps proxies from closing it. @default 15 s */
 export const LIVE_KEEPALIVE_MS = 15_000;
 
+/** What a response body is written in: one piece at a time, the next when the client has read it. */
+const CHUNK_CHARS = 64 * 1024;
+
+/** `text` as UTF-8, a chunk a pull, never splitting a surrogate pair. */
+function textChunks(text: string): ReadableStream<Uint8Array> {
+  const utf8 = new TextEncoder();
+  let at = 0;
+  return new ReadableStream({
+    pull(ctrl) {
+      if (at >= text.length) return ctrl.close();
+      let end = Math.min(at + CHUNK_CHARS, text.length);
+      const last = text.charCodeAt(end - 1);
+      if (end < text.length && last >= 0xd800 && last <= 0xdbff) end--;
+      ctrl.enqueue(utf8.encode(text.slice(at, end)));
+      at = end;
+    },
+  });
+}
+
+/** `head`, the items' JSON joined by commas, `tail`: the items written to JSON as they are pulled. */
+function jsonChunks(head: string, items: readonly unknown[], tail: string): ReadableStream<Uint8Array> {
+  const utf8 = new TextEncoder();
+  let next = 0;
+  let piece = head;
+  let done = false;
+  return new ReadableStream({
+    pull(ctrl) {
+      if (done) return ctrl.close();
+      while (piece.length < CHUNK_CHARS && next < items.length) piece += `${next > 0 ? "," : ""}${JSON.stringify(items[next++])}`;
+      if (next >= items.length) {
+        piece += tail;
+        done = true;
+      }
+      ctrl.enqueue(utf8.encode(piece));
+      piece = "";
+    },
+  });
+}
+
 export function traceRoutes(deps: AppDeps): Hono<Env> {
   const app = new Hono<Env>();
 
@@ -36,7 +76,10 @@ export function traceRoutes(deps: AppDeps): Hono<Env> {
     if (since !== undefined) q.since = /^\d+$/.test(since) ? Number(since) : Date.parse(since);
     if (limit !== undefined) q.limit = Number(limit);
     if (cursor) q.cursor = cursor;
-    return c.json(deps.traces.list(c.get("tenant").name, q));
+    const { events, next_cursor } = deps.traces.list(c.get("tenant").name, q);
+    // Up to 500 summaries, each field up to 1 KiB before JSON escaping: written as the client
+    // reads, never held whole for a client that does not.
+    return c.body(jsonChunks('{"events":[', events, `],"next_cursor":${JSON.stringify(next_cursor)}}`), 200, { "Content-Type": "application/json" });
   });
 
   app.get("/live", (c) => {
@@ -128,9 +171,16 @@ export function traceRoutes(deps: AppDeps): Hono<Env> {
   });
 
   app.get("/:id", async (c) => {
-    const trace = await deps.traces.getText(c.get("tenant").name, c.req.param("id"));
+    const trace = await deps.traces.open(c.get("tenant").name, c.req.param("id"));
     if (trace === undefined) throw new NotFoundError(`no event "${c.req.param("id")}"`);
-    return c.body(trace, 200, { "Content-Type": "application/json" });
+    // HEAD: hono drops the GET handler's body unread, so no file is left open for it.
+    if (c.req.method === "HEAD") {
+      if ("file" in trace) await trace.file.close();
+      return c.body(null, 200, { "Content-Type": "application/json" });
+    }
+    // Read as the client reads: a client that never does holds a chunk, not the trace.
+    const body = "text" in trace ? textChunks(trace.text) : (Readable.toWeb(trace.file.createReadStream({ highWaterMark: CHUNK_CHARS })) as ReadableStream<Uint8Array>);
+    return c.body(body, 200, { "Content-Type": "application/json" });
   });
 
   return app;

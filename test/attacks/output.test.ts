@@ -8,6 +8,7 @@
  * event read by hundreds of hooks.
  */
 import { spawn, spawnSync } from "node:child_process";
+import { connect } from "node:net";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -513,5 +514,53 @@ describe("an event of two thousand hooks with hostile names", () => {
     const lines = named.auditLines().slice(before) as Array<{ hooks: Array<{ name: string }> }>;
     expect(lines).toHaveLength(3);
     expect(lines[0]!.hooks).toHaveLength(HOOKS);
+  });
+});
+
+// Hooks whose every field and stream is control characters, which JSON escaping makes six times
+// longer: one event's trace is capped (MAX_TRACE_EVENT_BYTES), and it is sent as the client reads.
+describe("an event of three hundred hooks printing control characters", () => {
+  const HOOKS = 300;
+  let ctl: Service;
+  beforeAll(async () => {
+    const say = `$(yes '\\u0001' | head -n 4096 | tr -d '\\n')`;
+    const command = `cat >/dev/null; m="${say}"; head -c 8192 /dev/zero | tr '\\0' '\\1' >&2; printf '{"systemMessage":"%s"}' "$m"`;
+    const policy = Array.from({ length: HOOKS }, (_, i) => `[[policy.PreToolUse]]\nname = "ctl-${i}"\nmatcher = "ctl"\ncommand = '''${command}'''\n`).join("\n");
+    ctl = await startService(`[sandbox]\nmax_event_ms = 60000\n\n${policy}`, { tenants: KEEPING });
+  });
+  afterAll(() => ctl.stop());
+
+  it("keeps a trace of about MAX_TRACE_EVENT_BYTES, and holds no copy of it for clients that never read", async () => {
+    const { MAX_TRACE_EVENT_BYTES, TRACE_FULL } = await import("../../service/records/trace-content.js");
+    const res = await ctl.event(pre("ctl"));
+    expect(res.status).toBe(200);
+    const answer = (await res.json()) as { event_id: string; hooks: unknown[] };
+    expect(answer.hooks).toHaveLength(HOOKS); // none decides: every one runs
+    const { event_id } = answer;
+    await settle();
+    const text = await (await getTrace(ctl, event_id)).text();
+    expect(text.length).toBeGreaterThan(MAX_TRACE_EVENT_BYTES);
+    expect(text.length).toBeLessThan(MAX_TRACE_EVENT_BYTES + 512 * 1024);
+    const t = JSON.parse(text) as { hooks: Array<{ name: string; stdout: string; stderr: string }> };
+    expect(t.hooks).toHaveLength(HOOKS);
+    expect(t.hooks[0]!.stderr).toMatch(/^\u0001+/);
+    expect(t.hooks.at(-1)).toMatchObject({ name: "ctl-299", stdout: TRACE_FULL, stderr: TRACE_FULL });
+    // Twenty clients ask for it and never read: each holds a chunk, not the trace.
+    const url = new URL(ctl.url);
+    const rssBeforeKb = ctl.rssKb();
+    const sockets = Array.from({ length: 20 }, () => {
+      const s = connect(Number(url.port), url.hostname);
+      s.on("error", () => undefined);
+      s.write(`GET /v1/events/${event_id} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${TOKEN_A}\r\n\r\n`);
+      s.pause();
+      return s;
+    });
+    try {
+      await new Promise((r) => setTimeout(r, 2_000));
+      expect(ctl.rssKb() - rssBeforeKb).toBeLessThan(64 * 1024);
+      expect((await fetch(`${ctl.url}/healthz`)).status).toBe(200);
+    } finally {
+      for (const s of sockets) s.destroy();
+    }
   });
 });
