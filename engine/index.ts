@@ -252,9 +252,10 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
           if (folded.modifiedArgs !== undefined) {
             const changed = withArguments(req.body, dialect, folded.modifiedArgs);
             const policy = selectHooks({ ...NO_SOURCES, policy: config.policy }, point, toolName(changed), { hooksEnabled: false, repositoryHooks: false }, changed);
-            // The second pass has its own time: the policy hooks' own timeouts, not what the first pass left.
+            // The second pass runs within what the event has left (max_event_ms holds for all of an
+            // event's hooks): a policy hook it cuts has not checked the change, which is then dropped.
             const second = policy.length > 0 && !req.signal?.aborted
-              ? await executeHooks(policy, { ...common, deadline: undefined, payloads: new PayloadCache(Buffer.from(JSON.stringify(changed)), changed, dialect, point), pass: "rewritten" })
+              ? await executeHooks(policy, { ...common, payloads: new PayloadCache(Buffer.from(JSON.stringify(changed)), changed, dialect, point), pass: "rewritten" })
               : undefined;
             records.push(...(second?.records ?? []));
             traces.push(...(second?.traces ?? []));

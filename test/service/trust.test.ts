@@ -159,3 +159,24 @@ describe("an operator's rewrite", () => {
     expect(a.output).toMatchObject({ permissionDecision: "deny", permissionDecisionReason: "no ssh keys" });
   });
 });
+
+// max_event_ms holds for every hook of an event, the policy hooks' look at a change included.
+describe("the policy hooks' second look", () => {
+  let timed: Service;
+  beforeAll(async () => {
+    const policy = `[[policy.PreToolUse]]\nname = "slow-look"\ncommand = "e=$(cat); case $e in *slow-second*) sleep 10 ;; esac; echo '{}'"\ntimeout = 30000\n`;
+    const rewrite = `[[hooks.PreToolUse]]\nname = "to-slow"\nmatcher = "slow"\ncommand = '''echo '${JSON.stringify({ hookSpecificOutput: { tool_input: { command: "slow-second" } } })}''''\n`;
+    timed = await startService(`[sandbox]\npool_size = 0\nmax_event_ms = 1500\n\n${policy}\n${rewrite}`);
+  });
+  afterAll(() => timed.stop());
+
+  it("ends by the event's max_event_ms, and a change it could not finish checking is dropped", async () => {
+    const t0 = performance.now();
+    const a = (await (await timed.event({ hook_event_name: "PreToolUse", tool_name: "slow", tool_input: { command: "ls" } }, { query: "format=claude" })).json()) as Answer;
+    expect(performance.now() - t0).toBeLessThan(5_000);
+    expect(a.modifiedArgs).toBeUndefined();
+    expect(JSON.stringify(a.output)).not.toContain("slow-second");
+    expect(a.note).toMatch(/could not check the changed event: the change is dropped/);
+    expect(a.hooks.filter((h) => h.pass === "rewritten").map((h) => (h as { outcome?: string }).outcome)).toEqual(["timed_out"]);
+  });
+});
