@@ -7,7 +7,7 @@ import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { HostRunner } from "../engine/run/host-runner.js";
+import { HOST_KILL_GRACE_MS, HostRunner } from "../engine/run/host-runner.js";
 import { HostSpawner } from "../engine/run/host-spawner.js";
 import { DEFAULT_LIMITS } from "../engine/names.js";
 import type { RunRequest } from "../engine/run/types.js";
@@ -168,6 +168,22 @@ describe("host spawner (the helper that forks policy hooks)", () => {
     const next = await hostRun(r, "echo $PPID");
     expect(next).toMatchObject({ outcome: "exited", exitCode: 0 });
     expect(Number(next.stdout.trim())).not.toBe(parent);
+  });
+
+  it("ends a run by its timeout + HOST_KILL_GRACE_MS when its helper stops answering (SIGSTOP), and serves again once it answers", async () => {
+    const spawner = new HostSpawner();
+    const r = new HostRunner(process.env, { isolation: "process-group", spawner });
+    const helper = Number((await hostRun(r, "echo $PPID")).stdout.trim());
+    process.kill(helper, "SIGSTOP");
+    try {
+      const t0 = performance.now();
+      const stuck = await r.run({ command: "echo never", stdin: new Uint8Array(), env: {}, timeoutMs: 500, limits: DEFAULT_LIMITS });
+      expect(stuck).toMatchObject({ outcome: "timed_out", exitCode: null });
+      expect(performance.now() - t0).toBeLessThan(500 + HOST_KILL_GRACE_MS + 1_000);
+    } finally {
+      process.kill(helper, "SIGCONT");
+    }
+    expect(await hostRun(r, "echo again")).toMatchObject({ outcome: "exited", exitCode: 0, stdout: "again\n" });
   });
 
   it("survives running out of file descriptors: the runs it cannot start fail, the others finish, the next one runs", () => {

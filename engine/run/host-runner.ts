@@ -35,6 +35,13 @@ export function detectHostIsolation(): HostIsolation {
   return detected;
 }
 
+/**
+ * How long a killed policy hook has to end before its run ends without it, as `timed_out` (or
+ * whatever stopped it): a process in an uninterruptible wait (a hung network file system) or a
+ * helper that stopped answering never holds its event past its timeout + this. @default 2 s
+ */
+export const HOST_KILL_GRACE_MS = 2_000;
+
 export class HostRunner implements Runner {
   readonly kind = "host";
 
@@ -81,7 +88,14 @@ export class HostRunner implements Runner {
       );
       const tStarted = performance.now();
       guard.hookStarted();
-      const kill = () => spawned.kill();
+      let giveUp: NodeJS.Timeout | undefined;
+      const kill = () => {
+        spawned.kill();
+        giveUp ??= setTimeout(() => {
+          spawned.forget();
+          finish(stoppedEnd(guard.stopped ?? "deadline", capture));
+        }, HOST_KILL_GRACE_MS);
+      };
       guard.signal.addEventListener("abort", kill, { once: true });
       if (guard.signal.aborted) kill();
 
@@ -89,6 +103,7 @@ export class HostRunner implements Runner {
       function finish(tail: RunEnd): void {
         if (done) return;
         done = true;
+        clearTimeout(giveUp);
         guard.dispose();
         guard.signal.removeEventListener("abort", kill);
         resolve({

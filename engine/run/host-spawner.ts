@@ -39,6 +39,8 @@ export interface SpawnHandlers {
 export interface SpawnedRun {
   /** SIGKILL to the run's whole process group (nothing once it has closed) */
   kill(): void;
+  /** Stops waiting for the run: its handlers are never called (a run that did not end when killed). */
+  forget(): void;
 }
 
 type HelperMessage =
@@ -81,6 +83,9 @@ export class HostSpawner {
     return {
       kill: () => {
         if (this.runs.get(id) === run && helper.connected) helper.send({ type: "kill", id }, () => undefined);
+      },
+      forget: () => {
+        if (this.runs.get(id) === run) this.end(id);
       },
     };
   }
