@@ -63,6 +63,12 @@ export class Admission {
 
   /** Takes a place now or throws OverloadedError (this tenant's queue is full). */
   enter(tenant: string, signal?: AbortSignal): Ticket {
+    // Cancelled before it came (its client went while its workspace loaded, say): no place, no slot.
+    if (signal?.aborted) {
+      const ready = Promise.reject(signal.reason ?? new Error("aborted"));
+      ready.catch(() => undefined);
+      return { ready, release: () => undefined };
+    }
     const t = this.state(tenant);
     let released = false;
     let started = false;

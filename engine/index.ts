@@ -170,7 +170,8 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
       const expiryTimer = setTimeout(() => expiry.abort(new Error("max_event_ms")), config.sandbox.maxEventMs);
       expiryTimer.unref();
       const onCancel = () => expiry.abort(req.signal!.reason);
-      req.signal?.addEventListener("abort", onCancel, { once: true });
+      if (req.signal?.aborted) onCancel();
+      else req.signal?.addEventListener("abort", onCancel, { once: true });
       done = () => {
         clearTimeout(expiryTimer);
         req.signal?.removeEventListener("abort", onCancel);

@@ -3,7 +3,7 @@
  * kills the whole process group, output is capped, the server's environment stays out.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -120,6 +120,14 @@ describe("host runner", () => {
     expect(result.stdout).not.toMatch(/s3cr3t-value|HOOKBOX_TEST_SECRET/);
     expect(result.stdout).toMatch(/^MY_SETTING=on$/m);
     expect(result.stdout).toMatch(/^COSH_RUNTIME=hookbox-host$/m);
+  });
+
+  it("never starts a run whose signal aborted before it came", async () => {
+    const marker = join(mkdtempSync(join(tmpdir(), "hookbox-gone-")), "started");
+    const result = await runner.run({ command: `touch ${marker}`, stdin: new Uint8Array(), env: {}, timeoutMs: 5_000, limits: DEFAULT_LIMITS, signal: AbortSignal.abort() });
+    expect(result.outcome).toBe("cancelled");
+    await new Promise((r) => setTimeout(r, 300));
+    expect(existsSync(marker)).toBe(false);
   });
 
   it("cancels a run when its signal aborts", async () => {

@@ -26,6 +26,19 @@ describe("Admission", () => {
     expect(a.depth).toBe(3);
   });
 
+  it("gives an event cancelled before it came neither a slot nor a place", async () => {
+    const a = new Admission({ slots: 1, perTenantSlots: 1, queue: 1 });
+    const gone = AbortSignal.abort(new Error("client went"));
+    await expect(a.enter("a", gone).ready).rejects.toThrow("client went");
+    expect(a.active).toBe(0);
+    const running = a.enter("a");
+    await expect(a.enter("a", gone).ready).rejects.toThrow("client went");
+    expect(a.depth).toBe(0);
+    const waiting = a.enter("a"); // the one place is still free
+    running.release();
+    expect(await settled(waiting)).toBe(true);
+  });
+
   it("serves waiting tenants in turn when slots free", async () => {
     const a = new Admission({ slots: 2, perTenantSlots: 2, queue: 10 });
     const order: string[] = [];
