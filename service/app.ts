@@ -3,6 +3,7 @@
  * No env reads, no listen.
  */
 import { Hono } from "hono";
+import { secureHeaders } from "hono/secure-headers";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import {
   BadRequestError, EventExpiredError, failureAnswer, failureModeFor, FORMATS, HookboxError, NotDecidedInTimeError, OverloadedError, ShuttingDownError, UnauthorizedError, type Format, type Tenant,
@@ -47,6 +48,10 @@ export function createApp(given: AppDeps): Hono<Env> {
     log.info({ res: { status: c.res.status, ms: Math.round(performance.now() - t0) } }, "request");
   });
 
+  // nosniff, no framing, no referrer, same-origin resources on every answer. No HSTS: whether
+  // hookbox is reached over TLS is the operator's proxy's business.
+  app.use("*", secureHeaders({ xFrameOptions: "DENY", strictTransportSecurity: false }));
+
   app.route("/", healthRoutes(deps));
 
   app.use("/v1/*", async (c, next) => {
@@ -55,6 +60,8 @@ export function createApp(given: AppDeps): Hono<Env> {
     // SERVICE.md §8: every answer tells the client what to do when hookbox cannot decide (the
     // event routes refine it for the event's point).
     c.header("Hookbox-On-Failure", failureModeFor(tenant, eventFromPath(c.req.path)));
+    // Decisions, traces and workspaces are a tenant's own: no cache keeps them.
+    c.header("Cache-Control", "no-store");
     c.set("tenant", tenant);
     if (deps.draining()) throw new ShuttingDownError();
     c.set("log", c.get("log").child({ tenant: tenant.name }));

@@ -7,18 +7,21 @@ import { Hono } from "hono";
 import type { AppDeps, Env } from "../context.js";
 import { tenantForToken } from "../auth.js";
 import { UnauthorizedError } from "../../engine/index.js";
-import { UI_HTML } from "../ui/page.js";
+import { UI_CSP, UI_HTML } from "../ui/page.js";
 import { openApiDocument } from "../openapi.js";
 
 export function healthRoutes(deps: AppDeps): Hono<Env> {
   const app = new Hono<Env>();
   app.get("/healthz", (c) => c.json({ ok: true }));
   // The page holds no data: every call it makes carries the token the user gives it.
-  app.get("/ui", (c) => c.html(UI_HTML, 200, { "Cache-Control": "no-store", "Content-Security-Policy": "default-src 'self'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'" }));
+  app.get("/ui", (c) => c.html(UI_HTML, 200, { "Cache-Control": "no-store", "Content-Security-Policy": UI_CSP }));
   app.get("/readyz", async (c) => {
     if (deps.draining()) return c.json({ ready: false, problems: ["the service is shutting down"] }, 503);
     const r = await deps.readiness();
-    return c.json(r, r.ready ? 200 : 503);
+    // Without a tenant's token: what is wrong, not the engine's own words after it (they may name
+    // host paths, such as the engine's socket); the log and a token's holder get them whole.
+    const whole = tenantForToken(deps.tenants, c.req.header("authorization")) !== undefined;
+    return c.json(whole ? r : { ...r, problems: r.problems.map((p) => p.split(": ")[0]!) }, r.ready ? 200 : 503);
   });
   app.get("/metrics", async (c) => {
     if (!deps.publicMetrics && !tenantForToken(deps.tenants, c.req.header("authorization"))) throw new UnauthorizedError();

@@ -3,6 +3,8 @@
  * external network). It asks for a bearer token, lists recent decisions with filters, follows new
  * ones live (`/v1/events/live`), and draws one event's hooks as a waterfall with their output.
  */
+import { createHash } from "node:crypto";
+
 export const UI_HTML = /* html */ `<!doctype html>
 <html lang="en">
 <head>
@@ -209,3 +211,14 @@ if (token) start(); else $("#login").hidden = false;
 </body>
 </html>
 `;
+
+/**
+ * The page's Content-Security-Policy: its one script runs by its hash (no other inline script
+ * does, whatever text a page might come to hold), it talks only to this origin, and no other site
+ * may frame it.
+ */
+export const UI_CSP = (() => {
+  const script = /<script>([\s\S]*?)<\/script>/.exec(UI_HTML)![1]!;
+  const hash = createHash("sha256").update(script).digest("base64");
+  return `default-src 'self'; style-src 'unsafe-inline'; script-src 'sha256-${hash}'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'`;
+})();

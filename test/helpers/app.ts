@@ -83,6 +83,8 @@ export function edgeApp(opts: {
   auditFile?: string;
   /** the service's shutdown signal, for the test to fire */
   shutdown?: AbortController;
+  /** what the engine check finds wrong (default: nothing) */
+  problems?: string[];
 } = {}): EdgeApp {
   const dir = mkdtempSync(join(tmpdir(), "hookbox-edge-"));
   const toml = `[server]\ndata_dir = "${dir}"\n\n[[tenants]]\nname = "team-a"\ntoken_sha256 = "${sha(TOKEN_A)}"\n\n` +
@@ -108,7 +110,7 @@ export function edgeApp(opts: {
     sessions: new Sessions(),
     metrics,
     logger: pino({ level: "silent" }),
-    readiness: async () => ({ ready: true, problems: [] }),
+    readiness: async () => ({ ready: (opts.problems ?? []).length === 0, problems: opts.problems ?? [] }),
     limits: { maxEventBytes: opts.maxEventBytes ?? 1024 * 1024, maxUploadBytes: opts.maxUploadBytes ?? config.server.maxBodyBytes, eventBodyReadMs: opts.eventBodyReadMs },
     auditToolInput: false,
     publicMetrics: opts.publicMetrics ?? false,

@@ -36,6 +36,34 @@ describe("tokens", () => {
     for (const path of ["/healthz", "/readyz", "/openapi.json"]) expect((await edge.request(path, { token: null })).status).toBe(200);
   });
 
+  it("sends nosniff and no framing on every answer, and no-store on the tenant's own", async () => {
+    for (const [path, token] of [["/healthz", null], ["/v1/events", undefined], ["/v1/nothing", undefined], ["/v1/events", null], ["/ui", null]] as const) {
+      const res = await edge.request(path, { token });
+      expect(res.headers.get("x-content-type-options"), path).toBe("nosniff");
+      expect(res.headers.get("x-frame-options"), path).toBe("DENY");
+      expect(res.headers.get("referrer-policy"), path).toBe("no-referrer");
+      if (path.startsWith("/v1") && token === undefined) expect(res.headers.get("cache-control"), path).toBe("no-store");
+    }
+  });
+
+  it("runs the page's one script by its hash, never any other inline script", async () => {
+    const { UI_HTML } = await import("../../service/ui/page.js");
+    const { createHash } = await import("node:crypto");
+    const csp = (await edge.request("/ui", { token: null })).headers.get("content-security-policy")!;
+    const script = /<script>([\s\S]*?)<\/script>/.exec(UI_HTML)![1]!;
+    expect(csp).toContain(`script-src 'sha256-${createHash("sha256").update(script).digest("base64")}'`);
+    expect(csp).not.toMatch(/script-src[^;]*unsafe-inline/);
+    expect(csp).toContain("frame-ancestors 'none'");
+  });
+
+  it("says without a token what is not ready, and the engine's own words only to a token's holder", async () => {
+    const down = edgeApp({ problems: ["container engine unreachable: connect ENOENT /run/secret/docker.sock", "image x is missing (run npm run setup)"] });
+    const anonymous = await down.request("/readyz", { token: null });
+    expect(anonymous.status).toBe(503);
+    expect(await anonymous.json()).toEqual({ ready: false, problems: ["container engine unreachable", "image x is missing (run npm run setup)"] });
+    expect(((await (await down.request("/readyz")).json()) as { problems: string[] }).problems[0]).toContain("/run/secret/docker.sock");
+  });
+
   it("answers an unknown route with 404 in the error shape", async () => {
     const res = await edge.request("/v1/nothing");
     expect(res.status).toBe(404);
