@@ -70,6 +70,7 @@ export class ContainerRunner implements Runner {
   }
 
   async run(request: RunRequest): Promise<RunResult> {
+    const t0 = performance.now();
     const shape = this.shapeOf(request);
     if (this.pool && request.poolable !== false && !request.signal?.aborted) {
       // The workspace goes in the container's /workspace, a tmpfs of tmp_size that also takes what
@@ -81,8 +82,11 @@ export class ContainerRunner implements Runner {
         if (warm) {
           const pool = this.pool;
           const { beforeHook, ...claimed } = await warm.claim(request, (p) => this.fleet.track(p), archive).finally(() => pool.refill());
-          // The hand-over failed before the hook ran (its workspace did not fit, say): it runs cold, once.
-          if (!beforeHook || request.signal?.aborted) return claimed as RunResult;
+          // The hand-over failed before the hook ran (its workspace did not fit, say): it runs cold,
+          // once, in the time the hook has left — never a second full timeout.
+          const leftMs = Math.floor(request.timeoutMs - (performance.now() - t0));
+          if (!beforeHook || request.signal?.aborted || leftMs <= 0) return claimed as RunResult;
+          return runCold(this.fleet, { ...request, timeoutMs: leftMs }, shape);
         }
       }
     }
