@@ -13,10 +13,7 @@ import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import { claudeCondition } from "./claude-if.js";
 import { formatPath } from "./locate.js";
-import {
-  clip, configError, countHook, defined, describeFailure, eventOf, knownKeys, originOf, haltVerdict, readDecision, readOutput, schemaError, skippedType, str, withHalt,
-  type Answer, type FormatModule, type LoadContext, type ParsedFile, warn,
-} from "./shared.js";
+import { type Answer, clip, configError, countHook, defined, describeFailure, eventOf, type FormatModule, haltVerdict, knownKeys, type LoadContext, matcherProblem, originOf, type ParsedFile, readDecision, readOutput, schemaError, skippedType, str, warn, withHalt } from "./shared.js";
 
 /**
  * @default 600 s — Claude Code's (and Codex's) default command-hook timeout; `[sandbox] max_timeout`
@@ -106,7 +103,7 @@ export function loadMatcherGroups(parsed: ParsedFile, ctx: LoadContext, format: 
       try {
         matcher = matcherOf(group.data.matcher);
       } catch (err) {
-        throw configError(parsed, ["hooks", event, g, "matcher"], `matcher is not a valid regular expression (RE2 syntax): ${(err as Error).message}`);
+        throw configError(parsed, ["hooks", event, g, "matcher"], matcherProblem(err));
       }
       group.data.hooks.forEach((raw, h) => {
         const path = ["hooks", event, g, "hooks", h];

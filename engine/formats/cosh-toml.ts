@@ -12,10 +12,7 @@ import { compileRegex, type HookDef, type HookSet, type Matcher } from "../hooks
 import { DEFAULT_TIMEOUT_MS, MIN_LIMITS } from "../names.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
-import {
-  configError, countHook, defined, describeFailure, eventOf, HookEnvSchema, knownKeys, originOf, parseBytes, readDecision, readOutput, schemaError, str,
-  type Answer, type FormatModule, type LoadContext, type ParsedFile, warn,
-} from "./shared.js";
+import { type Answer, configError, countHook, defined, describeFailure, eventOf, type FormatModule, HookEnvSchema, knownKeys, type LoadContext, matcherProblem, originOf, parseBytes, type ParsedFile, readDecision, readOutput, schemaError, str, warn } from "./shared.js";
 import type { Path } from "./locate.js";
 
 const BytesSchema = z.union([z.string(), z.number()]).refine((v) => parseBytes(v) !== undefined, 'expected a size such as "256m" or a number of bytes, more than zero');
@@ -105,7 +102,7 @@ export function coshHookDef(
   try {
     matcher = coshMatcher(entry.matcher, ctx.source === "repository" || ctx.source === "extension" ? "cosh-ng" : "hookbox");
   } catch (err) {
-    throw configError(ctx.parsed, [...ctx.path, "matcher"], `matcher is not a valid regular expression (RE2 syntax): ${(err as Error).message}`);
+    throw configError(ctx.parsed, [...ctx.path, "matcher"], matcherProblem(err));
   }
   return {
     name: entry.name ?? "",

@@ -13,10 +13,7 @@ import { ALL, ALLOW_BLOCK, NONE, type Decision, type EventPoint } from "../event
 import { compileRegex, type HookDef, type HookSet, type Matcher } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
-import {
-  configError, countHook, defined, describeFailure, eventOf, isStopPoint, knownKeys, originOf, readDecision, readOutput, schemaError, skipOtherType, str,
-  type Answer, type FormatModule, type LoadContext, type ParsedFile,
-} from "./shared.js";
+import { type Answer, configError, countHook, defined, describeFailure, eventOf, type FormatModule, isStopPoint, knownKeys, type LoadContext, matcherProblem, originOf, type ParsedFile, readDecision, readOutput, schemaError, skipOtherType, str } from "./shared.js";
 
 /** @default 30 s — hookbox's choice, as Copilot's: the Cursor document leaves it to the agent */
 export const CURSOR_DEFAULT_TIMEOUT_MS = 30_000;
@@ -62,7 +59,7 @@ function loadCursorHooks(parsed: ParsedFile, ctx: LoadContext): HookSet {
         // A regex found anywhere in the tool name (or the command, the file path).
         matcher = e.matcher === undefined || e.matcher === "" || e.matcher === "*" ? undefined : { source: e.matcher, test: compileRegex(e.matcher, { anchored: false }) };
       } catch (err) {
-        throw configError(parsed, [...path, "matcher"], `matcher is not a valid regular expression (RE2 syntax): ${(err as Error).message}`);
+        throw configError(parsed, [...path, "matcher"], matcherProblem(err));
       }
       countHook(parsed, path, ctx);
       set.hooks.push({

@@ -15,10 +15,7 @@ import { compileRegex, MAX_MATCHER_CHARS, type HookDef, type HookSet, type Match
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import { MAX_HOOK_NAME_CHARS } from "./cosh-toml.js";
-import {
-  clip, configError, countHook, defined, describeFailure, eventOf, haltVerdict, knownKeys, originOf, readDecision, readOutput, schemaError, skipOtherType, str, warn, withHalt,
-  type Answer, type FormatModule, type LoadContext, type ParsedFile,
-} from "./shared.js";
+import { type Answer, clip, configError, countHook, defined, describeFailure, eventOf, type FormatModule, haltVerdict, knownKeys, type LoadContext, matcherProblem, originOf, type ParsedFile, readDecision, readOutput, schemaError, skipOtherType, str, warn, withHalt } from "./shared.js";
 
 /** @default 60 s — Gemini CLI's default hook timeout */
 export const GEMINI_DEFAULT_TIMEOUT_MS = 60_000;
@@ -104,7 +101,7 @@ function loadGeminiSettings(parsed: ParsedFile, ctx: LoadContext): HookSet {
       try {
         matcher = geminiMatcher(group.data.matcher, tool);
       } catch (err) {
-        throw configError(parsed, ["hooks", event, g, "matcher"], `matcher is not a valid regular expression (RE2 syntax): ${(err as Error).message}`);
+        throw configError(parsed, ["hooks", event, g, "matcher"], matcherProblem(err));
       }
       group.data.hooks.forEach((rawHandler, h) => {
         const path = ["hooks", event, g, "hooks", h];

@@ -9,7 +9,7 @@ import type { Folded } from "../aggregate.js";
 import { ConfigError } from "../errors.js";
 import { MAX_EVENT_DEPTH, nestedDeeperThan } from "../event-body.js";
 import { resolveEventName, unknownEventMessage, type Decision, type Dialect, type EventPoint, type Format } from "../events.js";
-import type { HookSet, Source } from "../hooks.js";
+import { CompileBudgetError, type HookSet, type Source } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
 import type { Interpret, Verdict } from "../verdict.js";
 import { formatPath, parseJsoncLocated, parseJsonLocated, tomlLocator, type Path, type Position } from "./locate.js";
@@ -284,4 +284,10 @@ export function configEvent(parsed: ParsedFile, path: Path, name: string): { poi
   const resolved = resolveEventName(name);
   if (resolved) return resolved;
   throw configError(parsed, path, unknownEventMessage(name));
+}
+
+/** Why a matcher was refused: its own pattern, or the workspace's budget for all of them together. */
+export function matcherProblem(err: unknown): string {
+  const message = (err as Error).message;
+  return err instanceof CompileBudgetError ? `matcher not compiled: ${message}` : `matcher is not a valid regular expression (RE2 syntax): ${message}`;
 }

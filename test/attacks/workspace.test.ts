@@ -232,7 +232,7 @@ describe("workspaces cannot read the host", () => {
     const content = JSON.stringify({ hooks: { PreToolUse: groups } });
     const { status, text } = await attack(svc, async () => put(svc, "matcher-flood", await tarOf([{ name: ".claude/settings.json", content }], { gzip: true })));
     expect(status, text).toBe(400);
-    expect(errorOf(text).message).toMatch(/hooks\.PreToolUse\[1\d\d\]\.matcher: .*matchers and conditions together pass 40000 RE2 instructions \(MAX_REPOSITORY_MATCHER_PROGRAM\)/);
+    expect(errorOf(text).message).toMatch(/hooks\.PreToolUse\[1\d\d\]\.matcher: matcher not compiled: the repository.s matchers and conditions together pass 40000 RE2 instructions \(MAX_REPOSITORY_MATCHER_PROGRAM\)/);
   });
 
   it.each([
