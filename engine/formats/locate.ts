@@ -288,6 +288,31 @@ export function parseJsoncLocated(text: string): { value: unknown; locate: Locat
   return { value, locate: jsonLocator(text, LENIENT) };
 }
 
+/**
+ * Where `text` first opens its `max + 1`-th level of `[`/`{` (strings skipped, and with `comments`
+ * `//` and `/* *\/` comments too), or -1. One pass: a file nested a hundred thousand deep is
+ * refused at its line before any parser walks it.
+ */
+export function deeperThanAt(text: string, max: number, comments = false): number {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      // a string, to its closing quote
+      for (i++; i < text.length && text.charCodeAt(i) !== 0x22; i++) if (text.charCodeAt(i) === 0x5c) i++;
+    } else if (comments && c === 0x2f && text.charCodeAt(i + 1) === 0x2f) {
+      const nl = text.indexOf("\n", i);
+      i = nl === -1 ? text.length : nl;
+    } else if (comments && c === 0x2f && text.charCodeAt(i + 1) === 0x2a) {
+      const end = text.indexOf("*/", i + 2);
+      i = end === -1 ? text.length : end + 1;
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return i;
+    } else if ((c === 0x5d || c === 0x7d) && depth > 0) depth--;
+  }
+  return -1;
+}
+
 /** Parses JSON; on a syntax error, throws one that says the line and column. */
 export function parseJsonLocated(text: string): { value: unknown; locate: Locator } {
   let value: unknown;

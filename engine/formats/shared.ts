@@ -12,7 +12,7 @@ import { resolveEventName, unknownEventMessage, type Decision, type Dialect, typ
 import { CompileBudgetError, type HookSet, type Source } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
 import type { Interpret, Verdict } from "../verdict.js";
-import { formatPath, parseJsoncLocated, parseJsonLocated, tomlLocator, type Path, type Position } from "./locate.js";
+import { deeperThanAt, formatPath, lineIndex, parseJsoncLocated, parseJsonLocated, tomlLocator, type Path, type Position } from "./locate.js";
 import { detached } from "../detached.js";
 
 export type Locate = (path: Path) => Position | undefined;
@@ -33,6 +33,12 @@ export function readToml(file: string, text: string): ParsedFile {
 }
 
 export function readJson(file: string, text: string, comments = false): ParsedFile {
+  // No hook file needs more; deeper ones would make every parser and walker after this recurse.
+  const deep = deeperThanAt(text, MAX_EVENT_DEPTH, comments);
+  if (deep !== -1) {
+    const at = lineIndex(text)(deep);
+    throw new ConfigError(file, `nested deeper than ${MAX_EVENT_DEPTH} levels`, at.line, at.column);
+  }
   try {
     return { file, ...(comments ? parseJsoncLocated(text) : parseJsonLocated(text)) };
   } catch (err) {

@@ -543,7 +543,7 @@ describe("an event of three hundred hooks printing control characters", () => {
     expect(text.length).toBeLessThan(MAX_TRACE_EVENT_BYTES + 512 * 1024);
     const t = JSON.parse(text) as { hooks: Array<{ name: string; stdout: string; stderr: string }> };
     expect(t.hooks).toHaveLength(HOOKS);
-    expect(t.hooks[0]!.stderr).toMatch(/^\u0001+/);
+    expect(t.hooks[0]!.stderr.startsWith("\u0001".repeat(64))).toBe(true);
     expect(t.hooks.at(-1)).toMatchObject({ name: "ctl-299", stdout: TRACE_FULL, stderr: TRACE_FULL });
     // Twenty clients ask for it and never read: each holds a chunk, not the trace.
     const url = new URL(ctl.url);

@@ -302,6 +302,15 @@ describe("workspaces cannot read the host", () => {
     expect(errorOf(text)).toMatchObject({ code: "bad_json", message: expect.stringMatching(message) });
   });
 
+  it("refuses a hook file nested half a million deep at the line where it passes 64 levels, before any parser walks it", async () => {
+    const content = `{\n"hooks": {\n"PreToolUse":\n${"[\n".repeat(500_000)}`;
+    for (const name of [".claude/settings.json", ".gemini/settings.json"]) {
+      const { status, text } = await attack(svc, async () => put(svc, "deep-file", await tarOf([{ name, content }], { gzip: true })), 2_000);
+      expect(status, text).toBe(400);
+      expect(errorOf(text).message).toContain(`${name}:66:1: nested deeper than 64 levels`);
+    }
+  });
+
   it("refuses 20 concurrent bodies of 1 MiB of '[' by a byte pass, before JSON.parse holds the loop", async () => {
     const body = "[".repeat(MiB - 16);
     const { value } = await underProbe(svc.url, () => Promise.all(Array.from({ length: 20 }, async () => {

@@ -525,3 +525,13 @@ describe("hookbox workspace push", () => {
     expect(REPOSITORY_SOURCES.map((s) => s.path)).toContain(".gemini/settings.json");
   });
 });
+
+describe("hook files nested too deep", () => {
+  it("are refused at the line and column where they pass 64 levels; comments and strings do not count", async () => {
+    const { readJson } = await import("../../engine/formats/shared.js");
+    const deep = `{\n  "a": ${"[".repeat(70)}`;
+    expect(() => readJson("f.json", deep)).toThrow("f.json:2:71: nested deeper than 64 levels");
+    const commented = `// ${"[".repeat(100)}\n/* ${"{".repeat(100)} */\n{"s": "${"[".repeat(100)}", "ok": [[1]]}`;
+    expect(readJson("g.json", commented, true).value).toEqual({ s: "[".repeat(100), ok: [[1]] });
+  });
+});
