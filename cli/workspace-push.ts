@@ -3,7 +3,7 @@
  * folder) as a tar.gz and prints the workspace id.
  */
 import { createHash } from "node:crypto";
-import { existsSync, lstatSync, readFileSync, readdirSync, realpathSync, statSync } from "node:fs";
+import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readFileSync, readdirSync, realpathSync, statSync } from "node:fs";
 import { basename, join, relative, resolve, sep } from "node:path";
 import { parseArgs } from "node:util";
 import { gzipSync } from "node:zlib";
@@ -26,19 +26,22 @@ interface Sent {
 /** Whether `path` (already resolved through its links) lies inside the real folder `root`. */
 const inside = (root: string, path: string) => path === root || path.startsWith(root.endsWith(sep) ? root : root + sep);
 
+/** Which resolved paths a link may lead to: only what would be sent anyway. */
+type Allowed = (target: string) => boolean;
+
 /**
  * Regular files under `at`; FIFOs, sockets and devices are skipped with a warning (reading a FIFO
- * would hang). A repository is hostile input on the developer's own machine: a link is never
- * followed out of the folder (`.claude/settings.json -> ~/.claude/settings.json` would upload the
- * user's own settings), and a folder reached through a link is skipped. A link to a regular file
- * inside the folder is sent as that file's bytes under the link's name, so a hook script kept
- * elsewhere in the repository still runs.
+ * would hang). A repository is hostile input on the developer's own machine: a link is followed
+ * only to a regular file that would be sent anyway (`allowed`: under a hook path, or with --all
+ * anywhere in the folder but `.git` and `node_modules`), and then sent as that file's bytes under
+ * the link's name — never out of the folder (`~/.claude/settings.json`), never to what the upload
+ * leaves out (`.claude/hooks/env -> ../../.env`, `-> ../../.git/config`). A link to a folder is skipped.
  */
-function files(root: string, real: string, at: string, out: Sent[], warnings: string[]): void {
+function files(root: string, allowed: Allowed, at: string, out: Sent[], warnings: string[]): void {
   const st = lstatSync(at);
   const name = relative(root, at);
   if (st.isDirectory()) {
-    for (const entry of readdirSync(at).sort()) if (!SKIP.has(entry)) files(root, real, join(at, entry), out, warnings);
+    for (const entry of readdirSync(at).sort()) if (!SKIP.has(entry)) files(root, allowed, join(at, entry), out, warnings);
   } else if (st.isFile()) out.push({ name, from: at });
   else if (st.isSymbolicLink()) {
     let target: string | undefined;
@@ -48,7 +51,8 @@ function files(root: string, real: string, at: string, out: Sent[], warnings: st
       warnings.push(`warning: ${oneLine(name)} is a link to nothing: skipped\n`);
       return;
     }
-    if (!inside(real, target)) warnings.push(`warning: ${oneLine(name)} is a link out of ${oneLine(root)}: skipped\n`);
+    if (!inside(root, target)) warnings.push(`warning: ${oneLine(name)} is a link out of ${oneLine(root)}: skipped\n`);
+    else if (!allowed(target)) warnings.push(`warning: ${oneLine(name)} is a link to ${oneLine(relative(root, target))}, which is not sent: skipped\n`);
     else if (!statSync(target).isFile()) warnings.push(`warning: ${oneLine(name)} is a link to a folder or a special file: skipped\n`);
     else out.push({ name, from: target });
   } else if (st.isFIFO() || st.isSocket() || st.isCharacterDevice() || st.isBlockDevice()) {
@@ -94,18 +98,32 @@ function lstatExists(path: string): boolean {
   }
 }
 
-async function tarGz(sent: Sent[]): Promise<Buffer> {
+async function tarGz(sent: Sent[], warnings: string[]): Promise<{ archive: Buffer; count: number }> {
   const p = pack();
   const chunks: Buffer[] = [];
   p.on("data", (c: unknown) => chunks.push(c as Buffer));
   const ended = new Promise<void>((r) => p.on("end", () => r()));
+  let count = 0;
   for (const { name, from } of sent) {
-    const mode = statSync(from).mode & 0o777;
-    await new Promise<void>((res, rej) => p.entry({ name, mode }, readFileSync(from), (e) => (e ? rej(e) : res())));
+    // Opened without following a link and without waiting on a FIFO, then checked on the open
+    // file: what was listed may have been swapped since.
+    let fd: number | undefined;
+    try {
+      fd = openSync(from, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+      const st = fstatSync(fd);
+      if (!st.isFile()) throw new Error("not a regular file");
+      const body = readFileSync(fd);
+      await new Promise<void>((res, rej) => p.entry({ name, mode: st.mode & 0o777 }, body, (e) => (e ? rej(e) : res())));
+      count++;
+    } catch (err) {
+      warnings.push(`warning: ${oneLine(name)} changed while it was read (${oneLine((err as Error).message)}): skipped\n`);
+    } finally {
+      if (fd !== undefined) closeSync(fd);
+    }
   }
   p.finalize();
   await ended;
-  return gzipSync(Buffer.concat(chunks));
+  return { archive: gzipSync(Buffer.concat(chunks)), count };
 }
 
 export async function workspacePush(argv: string[], env: NodeJS.ProcessEnv): Promise<{ stdout: string; stderr: string; code: number }> {
@@ -113,16 +131,25 @@ export async function workspacePush(argv: string[], env: NodeJS.ProcessEnv): Pro
     args: argv, allowPositionals: true,
     options: { url: { type: "string", default: env.HOOKBOX_URL ?? "http://127.0.0.1:8080" }, token: { type: "string" }, id: { type: "string" }, all: { type: "boolean", default: false } },
   });
-  const dir = resolve(positionals[0] ?? ".");
-  if (!existsSync(dir)) return { stdout: "", stderr: `hookbox: no folder ${dir}\n`, code: 66 };
+  const given = resolve(positionals[0] ?? ".");
+  if (!existsSync(given)) return { stdout: "", stderr: `hookbox: no folder ${given}\n`, code: 66 };
+  // The folder as it really is: names and link targets are judged against it.
+  const dir = realpathSync(given);
   const names: Sent[] = [];
   const skipped: string[] = [];
-  const real = realpathSync(dir);
-  if (values.all) files(dir, real, dir, names, skipped);
-  else for (const p of hookPaths(dir, skipped)) files(dir, real, join(dir, p), names, skipped);
+  if (values.all) {
+    const allowed: Allowed = (target) => !relative(dir, target).split(sep).some((part) => SKIP.has(part));
+    files(dir, allowed, dir, names, skipped);
+  } else {
+    const paths = hookPaths(dir, skipped);
+    // Only a hook path that is itself a folder or file (not a link) is a place a link may lead to.
+    const roots = paths.map((p) => join(dir, p)).filter((at) => !lstatSync(at).isSymbolicLink());
+    const allowed: Allowed = (target) => roots.some((root) => inside(root, target));
+    for (const p of paths) files(dir, allowed, join(dir, p), names, skipped);
+  }
   if (names.length === 0) return { stdout: "", stderr: `${skipped.join("")}hookbox: no hook files in ${dir} (looked for ${HOOK_PATHS.join(", ")}; --all sends the whole folder)\n`, code: 65 };
-  const archive = await tarGz(names);
-  const id = values.id ?? `${basename(dir).replace(/[^A-Za-z0-9._-]/g, "-").replace(/^[^A-Za-z0-9]+/, "") || "ws"}-${createHash("sha256").update(archive).digest("hex").slice(0, 12)}`;
+  const { archive, count } = await tarGz(names, skipped);
+  const id = values.id ?? `${basename(given).replace(/[^A-Za-z0-9._-]/g, "-").replace(/^[^A-Za-z0-9]+/, "") || "ws"}-${createHash("sha256").update(archive).digest("hex").slice(0, 12)}`;
   const token = values.token ?? env.HOOKBOX_TOKEN;
   const res = await fetch(`${values.url.replace(/\/+$/, "")}/v1/workspaces/${encodeURIComponent(id)}`, {
     method: "PUT", body: archive, headers: { "content-type": "application/gzip", ...(token ? { authorization: `Bearer ${token}` } : {}) },
@@ -134,5 +161,5 @@ export async function workspacePush(argv: string[], env: NodeJS.ProcessEnv): Pro
   // What the service skipped in the hook files (unknown keys, events, hook types), with file and
   // line: the repository's own text, escaped for the terminal.
   const served = (Array.isArray(body.warnings) ? body.warnings : []).map((w) => `warning: ${oneLine(String(w))}\n`).join("");
-  return { stdout: `${id}\n`, stderr: `${skipped.join("")}${served}uploaded ${names.length} files, ${Array.isArray(body.hooks) ? body.hooks.length : 0} repository hooks\n`, code: 0 };
+  return { stdout: `${id}\n`, stderr: `${skipped.join("")}${served}uploaded ${count} files, ${Array.isArray(body.hooks) ? body.hooks.length : 0} repository hooks\n`, code: 0 };
 }

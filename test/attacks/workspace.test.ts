@@ -116,8 +116,9 @@ describe("workspaces cannot read the host", () => {
     expect(errorOf(text)).toMatchObject({ code: "workspace_hooks_invalid", message: expect.stringMatching(/\.claude\/settings\.json is a symbolic link/) });
   });
 
-  it("`hookbox workspace push` sends nothing a repository's links reach outside it, and a hook script linked inside it as a file", async () => {
-    // A hostile checkout on the developer's machine: its links point at the user's own files.
+  it("`hookbox workspace push` follows a repository's links only to what it sends anyway: never out of the folder, never to .env or .git", async () => {
+    // A hostile checkout on the developer's machine: its links point at the user's own files, and
+    // at the checkout's untracked secrets.
     const home = mkdtempSync(join(tmpdir(), "hookbox-home-"));
     mkdirSync(join(home, ".claude"));
     writeFileSync(join(home, ".claude/settings.json"), JSON.stringify({ hooks: { PreToolUse: [{ hooks: [{ type: "command", command: `echo ${canaryText}-settings` }] }] } }));
@@ -126,26 +127,35 @@ describe("workspaces cannot read the host", () => {
     const repo = mkdtempSync(join(tmpdir(), "hookbox-repo-"));
     symlinkSync(join(home, ".claude"), join(repo, ".claude")); // .claude/settings.json would be the user's own
     symlinkSync(join(home, ".ssh"), join(repo, ".cursor"));
-    mkdirSync(join(repo, "scripts"));
-    writeFileSync(join(repo, "scripts/guard.sh"), "echo guard-body\n");
-    mkdirSync(join(repo, ".github/hooks"), { recursive: true });
+    writeFileSync(join(repo, ".env"), `API_KEY=${canaryText}-env`);
+    mkdirSync(join(repo, ".git"));
+    writeFileSync(join(repo, ".git/config"), `url = https://${canaryText}-git@example.com/r`);
+    mkdirSync(join(repo, ".github/hooks/lib"), { recursive: true });
     writeFileSync(join(repo, ".github/hooks/hooks.json"), JSON.stringify({ version: 1, hooks: { preToolUse: [{ type: "command", bash: "sh .github/hooks/guard.sh" }] } }));
-    symlinkSync("../../scripts/guard.sh", join(repo, ".github/hooks/guard.sh"));
+    writeFileSync(join(repo, ".github/hooks/lib/guard.sh"), "echo guard-body\n");
+    symlinkSync("lib/guard.sh", join(repo, ".github/hooks/guard.sh"));
     symlinkSync(join(home, ".ssh/id_rsa"), join(repo, ".github/hooks/key.json"));
-    for (const args of [[], ["--all"]]) {
-      const pushed = spawnSync(process.execPath, ["dist/cli/main.js", "workspace", "push", repo, ...args, "--url", svc.url, "--token", TOKEN_A, "--id", "linked-out"]);
+    symlinkSync("../../.env", join(repo, ".github/hooks/env"));
+    symlinkSync("../../.git/config", join(repo, ".github/hooks/gitcfg"));
+    const viaLink = join(mkdtempSync(join(tmpdir(), "hookbox-link-")), "checkout");
+    symlinkSync(repo, viaLink); // the folder named by a link: read as the folder it is
+    for (const [folder, args] of [[repo, []], [viaLink, ["--all"]]] as const) {
+      const pushed = spawnSync(process.execPath, ["dist/cli/main.js", "workspace", "push", folder, ...args, "--url", svc.url, "--token", TOKEN_A, "--id", "linked-out"]);
       const stderr = pushed.stderr.toString();
       expect(pushed.status, stderr).toBe(0);
       expect(stderr).toContain(args.length ? "warning: .claude is a link out of" : "warning: .claude is a link: nothing under it is sent");
       expect(stderr).toContain(".github/hooks/key.json is a link out of");
       expect(stderr).toContain(".cursor is a link out of");
-      expect(stderr).toContain(args.length ? "uploaded 3 files, 1 repository hooks" : "uploaded 2 files, 1 repository hooks");
+      expect(stderr).toContain(".github/hooks/gitcfg is a link to .git/config, which is not sent: skipped");
+      if (!args.length) expect(stderr).toContain(".github/hooks/env is a link to .env, which is not sent: skipped");
+      // hooks.json, lib/guard.sh and guard.sh; with --all also .env and the link to it
+      expect(stderr).toContain(args.length ? "uploaded 5 files, 1 repository hooks" : "uploaded 3 files, 1 repository hooks");
       const info = (await (await get(svc, "linked-out")).json()) as { files: number; hooks: { origin: string }[] };
-      expect(info.files).toBe(args.length ? 3 : 2);
+      expect(info.files).toBe(args.length ? 5 : 3);
       expect(info.hooks.map((h) => h.origin)).toEqual([".github/hooks/hooks.json:1"]);
-      const stored = filesUnder(svc.dataDir);
-      expect(stored.some((f) => readFileSync(f).includes("guard-body"))).toBe(true);
-      expect(stored.filter((f) => readFileSync(f).includes(canaryText))).toEqual([]);
+      const stored = filesUnder(svc.dataDir).map((f) => readFileSync(f));
+      expect(stored.some((b) => b.includes("guard-body"))).toBe(true);
+      for (const secret of ["-settings", "-key", "-git", ...(args.length ? [] : ["-env"])]) expect(stored.some((b) => b.includes(`${canaryText}${secret}`)), secret).toBe(false);
     }
   });
 
