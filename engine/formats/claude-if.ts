@@ -234,7 +234,7 @@ export function subcommands(command: string): string[] | undefined {
       // the shell finds the backticks' end before it reads the command in them.
       cut(i, i);
       const nl = command.indexOf("\n", i);
-      const tick = top?.closer === "`" ? command.indexOf("`", i) : -1;
+      const tick = top?.closer === "`" ? closingTick(command, i, nl === -1 ? command.length : nl) : -1;
       const end = tick !== -1 && (nl === -1 || tick < nl) ? tick : nl;
       i = end === -1 ? command.length : end - 1;
       start = i + 1;
@@ -246,6 +246,15 @@ export function subcommands(command: string): string[] | undefined {
   if (quote || doubt || levels.length > 1) return undefined;
   cut(command.length, command.length);
   return doubt ? undefined : parts;
+}
+
+/** The first backtick in `[i, end)` that a backslash does not escape, or -1: where backticks end. */
+function closingTick(command: string, i: number, end: number): number {
+  for (let j = i; j < end; j++) {
+    if (command[j] === "\\") j++;
+    else if (command[j] === "`") return j;
+  }
+  return -1;
 }
 
 /** A shell word that is a redirection: its operator, and whether its target is in the same word. */
