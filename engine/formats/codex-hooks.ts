@@ -13,7 +13,7 @@ import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import { compileRegex, type Matcher } from "../hooks.js";
 import { claudeDecision, claudeEffective, interpretClaude, loadMatcherGroups, withContext } from "./claude-settings.js";
-import type { Answer, FormatModule } from "./shared.js";
+import { type Answer, type FormatModule, withHalt } from "./shared.js";
 
 /** Codex: "`apply_patch` matchers may also use `Edit` or `Write`". */
 const APPLY_PATCH_ALIASES = ["Edit", "Write"];
@@ -52,10 +52,12 @@ const CODEX_SPECIFIC_POINTS: ReadonlySet<string> = new Set(["PreToolUse", "PostT
  *   `systemMessage`, that the change was not applied;
  * - a `PermissionRequest` answer never carries changed arguments (Codex refuses `updatedInput`
  *   there): an allow given with a change is not said either — Codex asks its user instead;
- * - `continue: false` is not said (the block it came with is, and a stop point's stop needs no words).
+ * - `continue: false` + `stopReason` are said where Codex reads them (SessionStart, UserPromptSubmit,
+ *   PostToolUse, Stop, compaction …); never at PreToolUse or PermissionRequest, which refuse them
+ *   as unsupported — there the block the stop came with is said.
  */
 function codexAnswer(point: EventPoint, f: Folded): Answer {
-  const { halt: _unsaid, modifiedArgs, ...rest } = f;
+  const { halt, modifiedArgs, ...rest } = f;
   let decision = f.decision === "ask" ? "block" : f.decision;
   let changed = modifiedArgs;
   let untaken: string | undefined;
@@ -68,8 +70,12 @@ function codexAnswer(point: EventPoint, f: Folded): Answer {
   const told = withContext(rest.systemMessage, untaken);
   // Codex refuses a deny or block whose reason is missing or blank (and lets the call go on).
   const reason = decision === "block" && !rest.reason?.trim() ? (f.decision === "ask" ? "a hook asked for confirmation, and Codex has no ask" : "blocked by a hook") : rest.reason;
-  return claudeDecision(point, { ...rest, decision, ...(reason !== undefined ? { reason } : {}), ...(changed !== undefined ? { modifiedArgs: changed } : {}), ...(told !== undefined ? { systemMessage: told } : {}) }, CODEX_SPECIFIC_POINTS);
+  const answer = claudeDecision(point, { ...rest, decision, ...(reason !== undefined ? { reason } : {}), ...(changed !== undefined ? { modifiedArgs: changed } : {}), ...(told !== undefined ? { systemMessage: told } : {}) }, CODEX_SPECIFIC_POINTS);
+  return NO_STOP_POINTS.has(point) ? answer : withHalt(answer, { ...f, ...(halt !== undefined ? { halt } : {}) });
 }
+
+/** Codex refuses `continue: false` and `stopReason` here as unsupported (the whole answer with them). */
+const NO_STOP_POINTS: ReadonlySet<string> = new Set(["PreToolUse", "PermissionRequest"]);
 
 export const codexFormat: FormatModule = {
   format: "codex",

@@ -157,8 +157,12 @@ export function interpretCopilot(run: RunResult, hook: HookDef): Verdict {
   const o = out.value;
   // VS Code's form answers in hookSpecificOutput; the CLI's at the top level.
   const specific = (typeof o.hookSpecificOutput === "object" && o.hookSpecificOutput !== null ? o.hookSpecificOutput : {}) as Record<string, unknown>;
-  const raw = o.permissionDecision ?? specific.permissionDecision ?? o.decision;
-  let decision = readDecision(raw);
+  // Where both forms answer, the stricter holds: a top-level "" or "allow" never hides a deny in
+  // hookSpecificOutput (nor the other way round).
+  const said = [o.permissionDecision, specific.permissionDecision, o.decision].map((value) => ({ value, decision: readDecision(value) }));
+  const strongest = said.find((d) => d.decision === "block") ?? said.find((d) => d.decision === "invalid") ?? said.find((d) => d.decision === "ask") ?? said.find((d) => d.decision === "allow");
+  const raw = strongest?.value;
+  let decision = strongest?.decision ?? null;
   if (decision === "invalid") return failure(`unknown decision ${JSON.stringify(raw)}`, "copilot: unknown permissionDecision");
   let rule = decision ? `copilot: permissionDecision "${String(raw)}" from stdout` : "copilot: no permissionDecision";
   let reason = str(o.permissionDecisionReason) ?? str(specific.permissionDecisionReason) ?? str(o.reason);

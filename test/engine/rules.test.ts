@@ -132,6 +132,9 @@ describe("Copilot rules, both forms (copilot-hooks.md; VS Code hooks reference)"
     ['"Exit code 0 … standard output is parsed": a text table (a guard in warn mode) is logged, no effect — only crashes and non-zero exits fail closed', exited(0, "RULE      STATUS\nno-rm     WARN\n"), pre, { decision: null, error: true, rule: /only crashes and non-zero exits fail closed/ }],
     ["VS Code: hookSpecificOutput.permissionDecision deny", exited(0, '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"Destructive command blocked by policy"}}'), vscodePre, { decision: "block", reason: "Destructive command blocked by policy", error: false, rule: /permissionDecision "deny"/ }],
     ["VS Code: continue false stops, with stopReason", exited(0, '{"continue":false,"stopReason":"build broken"}'), vscodePre, { decision: "block", reason: "build broken", rule: /continue = false/ }],
+    ['both forms: a top-level "" hides no deny in hookSpecificOutput', exited(0, '{"permissionDecision":"","hookSpecificOutput":{"permissionDecision":"deny","permissionDecisionReason":"no"}}'), vscodePre, { decision: "block", reason: "no", rule: /permissionDecision "deny"/ }],
+    ['both forms: a top-level "allow" hides no deny in hookSpecificOutput', exited(0, '{"permissionDecision":"allow","hookSpecificOutput":{"permissionDecision":"deny","permissionDecisionReason":"no"}}'), vscodePre, { decision: "block", reason: "no", rule: /permissionDecision "deny"/ }],
+    ['both forms: a deny at the top level holds over an allow in hookSpecificOutput', exited(0, '{"permissionDecision":"deny","permissionDecisionReason":"no","hookSpecificOutput":{"permissionDecision":"allow"}}'), pre, { decision: "block", reason: "no", rule: /permissionDecision "deny"/ }],
   ]);
   it("VS Code: hookSpecificOutput.updatedInput is an argument change (modifiedArgs, subject to trust tiers)", () => {
     expect(interpretCopilot(exited(0, '{"hookSpecificOutput":{"permissionDecision":"allow","updatedInput":{"files":["a.ts"]}}}'), vscodePre)).toMatchObject({ decision: "allow", modifiedArgs: { files: ["a.ts"] } });
@@ -296,6 +299,13 @@ describe("continue: false stops the agent, and outranks every decision (Claude C
     expect(codex).toMatchObject({ hookSpecificOutput: { permissionDecision: "deny", permissionDecisionReason: "budget spent" } });
     expect(codex).not.toHaveProperty("continue");
   });
+  it("Codex is told continue: false where it reads it (SessionStart, UserPromptSubmit, Stop), as Claude is", () => {
+    for (const name of ["SessionStart", "UserPromptSubmit", "Stop"]) {
+      const point = resolveEventName(name)!.point;
+      const folded = fold([judge("budget", '{"continue":false,"stopReason":"budget spent"}', name)], { interactive: true });
+      expect(answerFor("codex", point, folded).output, name).toMatchObject({ continue: false, stopReason: "budget spent" });
+    }
+  });
   it("a Codex PreToolUse answer says nothing for a plain allow (Codex reports it unsupported), and keeps an allow with changed arguments", () => {
     const pre = resolveEventName("PreToolUse")!.point;
     expect(answerFor("codex", pre, { decision: "allow", notifications: [] }).output).toEqual({});
@@ -446,6 +456,7 @@ describe("Claude's if reads commands as bash does: what a guard must not miss", 
     // backticks nested in backticks, and a comment that ends at the closing backtick
     "echo `echo \\`rm -rf /\\``",
     "echo `#`; rm -rf /\n`",
+    "echo `#a \\` ' b` ; rm -rf ~ ; echo \\'",
   ])("Bash(rm *) fires for %j", (command) => {
     expect(runs("Bash(rm *)", command)).toBe(true);
     expect(runs("Bash(rm:*)", command)).toBe(true);
