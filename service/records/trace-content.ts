@@ -17,7 +17,7 @@ export const ENV_FIELD_BYTES = 256;
 /** @default 16 — env variables a trace lists per hook; the rest are counted */
 export const ENV_FIELDS_KEPT = 16;
 /**
- * @default 8 MiB — about the most of one event's trace whose hooks are kept as above: an event may
+ * @default 8 MiB — the most of one event's trace (hooks' JSON, in bytes) whose hooks are kept as above: an event may
  * run a thousand hooks, and JSON escaping can make each one's few KiB of fields and streams six
  * times longer. Past it, each further hook keeps its outcome and decision, its other fields at
  * `OMITTED_FIELD_BYTES`, and no input, output or env: one event's trace stays a few MiB, in memory
@@ -112,7 +112,7 @@ export const BUILD_SLICE_MS = 10;
  */
 export async function traceText(summary: TraceSummary, tenant: string, result: EventResult, keepInputs: boolean, captureBytes: number): Promise<string> {
   const stdins = new Map<Uint8Array, Kept>();
-  let written = 0; // characters of JSON so far: as many bytes, but for text past ASCII
+  let written = 0; // bytes of JSON so far
   const hooks = await mapInSlices(result.hooks, (record, i) => {
     const t = result.trace.hooks[i]!;
     let hook: StoredHook;
@@ -123,7 +123,7 @@ export async function traceText(summary: TraceSummary, tenant: string, result: E
       hook = hookOf(record, t, stdin, captureBytes);
     }
     const text = JSON.stringify(hook);
-    written += text.length;
+    written += Buffer.byteLength(text);
     return text;
   });
   const head = JSON.stringify({ ...summary, tenant } satisfies Omit<StoredTrace, "hooks">);
