@@ -314,6 +314,14 @@ export function failureModeFor(tenant: Partial<Pick<Tenant, "onFailure">>, event
   return (point !== undefined ? modes[point] : undefined) ?? modes["*"] ?? "allow";
 }
 
+/**
+ * The failure mode when the event cannot be known (a native hook's body that could not be read, on
+ * a URL that does not name its event): block if the tenant blocks on failure at any event.
+ */
+export function strictestFailureMode(tenant: Partial<Pick<Tenant, "onFailure">>): FailureMode {
+  return Object.values(tenant.onFailure ?? {}).includes("block") ? "block" : "allow";
+}
+
 function jsonFilesIn(parsed: ParsedFile, dir: string): string[] {
   if (!existsSync(dir)) throw configError(parsed, ["policy", "dirs"], `policy directory ${dir} does not exist`);
   return readdirSync(dir).filter((f) => f.endsWith(".json")).sort().map((f) => join(dir, f));

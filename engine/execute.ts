@@ -88,8 +88,18 @@ export interface Executed {
   judged: Judged[];
   records: HookRecord[];
   traces: HookTrace[];
-  /** the first hook the event's deadline (`max_event_ms`) cut before it could decide: not run, or ended by that deadline rather than its own timeout */
-  cut?: string;
+  /**
+   * The first hook that hookbox's own limits, not its agent's rules, kept from deciding: the event's
+   * deadline (`max_event_ms`: not run, or ended by that deadline rather than its own timeout), or
+   * the output cap (`max_output_bytes`: stopped before it could finish its answer — its agent has no
+   * such cap, and would have read it).
+   */
+  cut?: Undecided;
+}
+
+export interface Undecided {
+  hook: string;
+  why: "max_event_ms" | "max_output_bytes";
 }
 
 export async function executeHooks(hooks: HookDef[], opts: ExecuteOptions): Promise<Executed> {
@@ -97,7 +107,7 @@ export async function executeHooks(hooks: HookDef[], opts: ExecuteOptions): Prom
   const records: HookRecord[] = [];
   const traces: HookTrace[] = [];
   const t0 = performance.now();
-  let cut: string | undefined;
+  let cut: Undecided | undefined;
   // What streams to the client as hooks finish: the same cap on an event's messages as its answer.
   const budget = new MessageBudget();
   for (const step of planSteps(hooks)) {
@@ -113,7 +123,7 @@ export async function executeHooks(hooks: HookDef[], opts: ExecuteOptions): Prom
       judged.push(j);
       records.push(record);
       traces.push(trace);
-      if (wasCut) cut ??= j.hook.name;
+      if (wasCut) cut ??= { hook: j.hook.name, why: wasCut };
     }
     // cosh-hooks.md: "If any hook returns block, the final decision is block (short-circuit)"
     // … and so does a hook that stops the agent altogether (`continue: false`).
@@ -127,7 +137,7 @@ export async function executeHooks(hooks: HookDef[], opts: ExecuteOptions): Prom
 const NO_TIME: RunResult = { outcome: "timed_out", exitCode: null, stdout: "", stderr: "", durationMs: 0, startMs: 0 };
 const NO_TIME_ERROR = "not run: the event's max_event_ms had passed";
 
-async function runOne(hook: HookDef, opts: ExecuteOptions, t0: number): Promise<[Judged, HookRecord, HookTrace, boolean]> {
+async function runOne(hook: HookDef, opts: ExecuteOptions, t0: number): Promise<[Judged, HookRecord, HookTrace, Undecided["why"] | undefined]> {
   const onHost = hook.source === "policy";
   const request = requestFor(hook, onHost, opts);
   const offset = performance.now() - t0;
@@ -135,8 +145,8 @@ async function runOne(hook: HookDef, opts: ExecuteOptions, t0: number): Promise<
   const ownTimeoutMs = request.timeoutMs;
   request.timeoutMs = Math.min(request.timeoutMs, leftMs);
   const run = leftMs <= 0 ? NO_TIME : await (onHost ? opts.runners.host : opts.runners.container).run(request);
-  // Ended by the event's deadline, not by its own timeout: it never got to decide.
-  const cut = run === NO_TIME || (run.outcome === "timed_out" && leftMs < ownTimeoutMs);
+  // Ended by the event's deadline, not by its own timeout, or by the output cap: it never got to decide.
+  const cut = run === NO_TIME || (run.outcome === "timed_out" && leftMs < ownTimeoutMs) ? "max_event_ms" : run.outcome === "output_truncated" ? "max_output_bytes" : undefined;
   const verdict = capMessages(applyTrust(interpret(run, hook), hook.source, { repositoryMayRewrite: opts.repositoryMayRewrite === true }));
   if (run === NO_TIME) verdict.error = NO_TIME_ERROR;
   const j: Judged = { hook, verdict };

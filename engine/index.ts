@@ -15,7 +15,7 @@ import { emptyHookSet, type HookSet } from "./hooks.js";
 import { selectHooks } from "./match.js";
 import { bodyEventName, detectDialect, PayloadCache, toolName, type JsonObject } from "./payload.js";
 
-export { failureModeFor, loadConfig, parseConfig, type Config, type FailureMode, type Tenant, type SandboxConfig } from "./config.js";
+export { failureModeFor, loadConfig, strictestFailureMode, parseConfig, type Config, type FailureMode, type Tenant, type SandboxConfig } from "./config.js";
 export * from "./errors.js";
 export { FORMATS, EVENT_NAMES, resolveEventName, type Decision, type Format } from "./events.js";
 export { AGENT_DEADLINE_S, type Agent } from "./agents.js";
@@ -265,17 +265,25 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
             const unchecked = req.signal?.aborted === true || (second !== undefined && second.records.some((r) => r.outcome !== "exited" || r.error !== null));
             folded = afterPolicyLook(folded, again, unchecked);
           }
-          // A hook the event's deadline cut never decided: with the tenant's failure mode block, hookbox
-          // could not decide, and says so — a block — unless the hooks that did finish blocked.
-          // Not where a block would keep the agent going (Stop, SubagentStop): there it is no guard.
-          if (cut !== undefined && folded.decision !== "block" && !isStopPoint(point) && failureModeFor(req.tenant, point) === "block") {
-            const { modifiedArgs: _dropped, ...rest } = folded;
-            folded = {
-              ...rest,
-              decision: "block",
-              reason: `hook ${cut} had not decided when the event's max_event_ms (${config.sandbox.maxEventMs} ms) ran out: the tenant's failure mode (block) applies`,
-              note: `hook ${cut} was cut by max_event_ms; on_failure = block`,
-            };
+          // A hook the event's deadline or the output cap cut never decided: hookbox could not decide.
+          // With the tenant's failure mode block, it says so — a block — unless the hooks that did
+          // finish blocked; with allow, an allow the others gave is not answered for it (the agent
+          // asks as it would). Not where a block would keep the agent going (Stop, SubagentStop).
+          if (cut !== undefined && !isStopPoint(point)) {
+            const what = cut.why === "max_event_ms"
+              ? `had not decided when the event's max_event_ms (${config.sandbox.maxEventMs} ms) ran out`
+              : `printed past max_output_bytes (${config.sandbox.limits.maxOutputBytes} bytes) before it finished its answer`;
+            if (folded.decision !== "block" && failureModeFor(req.tenant, point) === "block") {
+              const { modifiedArgs: _dropped, ...rest } = folded;
+              folded = {
+                ...rest,
+                decision: "block",
+                reason: `hook ${cut.hook} ${what}: the tenant's failure mode (block) applies`,
+                note: `hook ${cut.hook} was cut by ${cut.why}; on_failure = block`,
+              };
+            } else if (folded.decision === "allow") {
+              folded = { ...folded, decision: null, note: `hook ${cut.hook} ${what}: the allow the other hooks gave is not answered for it` };
+            }
           }
           const answer = answerFor(format, point, folded);
           const session = req.body.session_id ?? req.body.sessionId;
@@ -317,7 +325,12 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
  * failure mode as that agent's own hook output — a block with `reason`, or no decision.
  */
 export function failureAnswer(format: Format, eventName: string | undefined, mode: "allow" | "block", reason: string): { output: Record<string, unknown>; exit_code: number } {
-  const point = (eventName !== undefined ? resolveEventName(eventName)?.point : undefined) ?? ("PreToolUse" as EventPoint);
+  const known = eventName !== undefined ? resolveEventName(eventName)?.point : undefined;
+  // Claude Code refuses a hookSpecificOutput written for another event (a non-blocking error: the
+  // call goes on). Not knowing the event, its top-level `decision: "block"` is the block every
+  // blocking event reads (PreToolUse as its older form of deny).
+  if (known === undefined && format === "claude" && mode === "block") return { output: { decision: "block", reason }, exit_code: 2 };
+  const point = known ?? ("PreToolUse" as EventPoint);
   return answerFor(format, point, mode === "block" ? { decision: "block", reason, notifications: [] } : { decision: null, notifications: [] });
 }
 

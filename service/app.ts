@@ -6,7 +6,7 @@ import { Hono } from "hono";
 import { secureHeaders } from "hono/secure-headers";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import {
-  BadRequestError, EventExpiredError, failureAnswer, failureModeFor, FORMATS, HookboxError, NotDecidedInTimeError, OverloadedError, ShuttingDownError, UnauthorizedError, type Format, type Tenant,
+  BadRequestError, EventExpiredError, failureAnswer, failureModeFor, FORMATS, HookboxError, NotDecidedInTimeError, NotFoundError, OverloadedError, ShuttingDownError, strictestFailureMode, UnauthorizedError, type Format, type Tenant,
 } from "../engine/index.js";
 import { tenantForToken } from "./auth.js";
 import type { AppDeps, Env } from "./context.js";
@@ -24,11 +24,16 @@ const STATUS: Record<string, ContentfulStatusCode> = {
   config_invalid: 400, unauthorized: 401, not_found: 404, too_large: 413, overloaded: 429, shutting_down: 503, event_expired: 503, not_decided_in_time: 503,
 };
 
-/** `/v1/hooks/{format}[/{event}]` with a dialect hookbox speaks: the native endpoint's format and event. */
+/**
+ * `/v1/hooks/{format}…` with a dialect hookbox speaks (in any case): the native endpoint's format,
+ * and its event when the path names one. Any path under it counts, routed or not: its agent takes
+ * whatever is not its own JSON for a silent allow.
+ */
 function nativeOf(path: string): { format: Format; event: string | undefined } | undefined {
-  const m = /^\/v1\/hooks\/([a-z]+)(?:\/([A-Za-z]+))?\/?$/.exec(path);
-  if (!m || !(FORMATS as readonly string[]).includes(m[1]!)) return undefined;
-  return { format: m[1] as Format, event: m[2] };
+  const m = /^\/v1\/hooks\/([A-Za-z]+)(?:\/([A-Za-z]+))?/.exec(path);
+  const format = m?.[1]!.toLowerCase();
+  if (!m || !(FORMATS as readonly string[]).includes(format!)) return undefined;
+  return { format: format as Format, event: m[2] };
 }
 
 /** The event a path names (`/v1/events/{event}`, `/v1/hooks/{format}/{event}`), for the failure-mode header. */
@@ -38,7 +43,8 @@ function eventFromPath(path: string): string | undefined {
 
 export function createApp(given: AppDeps): Hono<Env> {
   const deps: AppDeps = { ...given, bodies: given.bodies ?? new BodyBudget() };
-  const app = new Hono<Env>();
+  // `strict: false`: `/v1/hooks/claude/` is `/v1/hooks/claude`, as an agent's URL may be written.
+  const app = new Hono<Env>({ strict: false });
 
   app.use("*", async (c, next) => {
     const t0 = performance.now();
@@ -74,7 +80,11 @@ export function createApp(given: AppDeps): Hono<Env> {
   // When hookbox last heard from each of the tenant's sessions (events and `hookbox doctor` canaries).
   app.get("/v1/sessions", (c) => c.json({ sessions: deps.sessions.list(c.get("tenant").name) }));
 
-  app.notFound((c) => c.json({ error: { code: "not_found", message: `no route ${c.req.method} ${c.req.path}` } }, 404));
+  app.notFound((c) => {
+    // A native hook's URL with a typo is still its tenant's failure mode in its agent's JSON.
+    if (nativeOf(c.req.path) && c.get("tenant")) throw new NotFoundError(`no route ${c.req.method} ${c.req.path}`);
+    return c.json({ error: { code: "not_found", message: `no route ${c.req.method} ${c.req.path}` } }, 404);
+  });
 
   app.onError((err, c) => {
     let status: ContentfulStatusCode = 500;
@@ -92,9 +102,10 @@ export function createApp(given: AppDeps): Hono<Env> {
     const native = nativeOf(c.req.path);
     const tenant = c.get("tenant") as Tenant | undefined;
     if (native && tenant && status !== 401) {
-      // The event's own point: from the path, else from the body once it was read.
+      // The event's own point: from the path, else from the body once it was read; when neither
+      // says (a body that could not be read), the strictest of the tenant's failure modes.
       const event = native.event ?? c.get("event");
-      const mode = failureModeFor(tenant, event);
+      const mode = event !== undefined ? failureModeFor(tenant, event) : strictestFailureMode(tenant);
       (c.get("log") ?? deps.logger).warn({ err: { code: body.code, message: body.message }, status, mode }, "native hook answered with the tenant's failure mode");
       deps.metrics.rejected.inc({ status: String(status) });
       return c.json(failureAnswer(native.format, event, mode, `hookbox could not decide (${body.code}): ${body.message}`).output, 200);

@@ -12,8 +12,9 @@ import { handleEvent } from "./events.js";
 
 export function hookRoutes(deps: AppDeps): Hono<Env> {
   const app = new Hono<Env>();
-  const formatOf = (name: string): Format => {
-    if (!(FORMATS as readonly string[]).includes(name)) throw new BadRequestError(`no hook dialect "${name}" (one of ${FORMATS.join(", ")})`, "format");
+  const formatOf = (given: string): Format => {
+    const name = given.toLowerCase();
+    if (!(FORMATS as readonly string[]).includes(name)) throw new BadRequestError(`no hook dialect "${given}" (one of ${FORMATS.join(", ")})`, "format");
     return name as Format;
   };
   // Over the body limit is an error like any other here (read-body.ts): app.ts answers it with the tenant's failure mode.

@@ -153,6 +153,31 @@ describe("events", () => {
     expect(bad.status).toBe(400);
     expect(await errorOf(bad)).toMatchObject({ field: "format" });
   });
+
+  it("answers a native hook at its URL however it is written: a trailing slash, capitals, a typo after it", async () => {
+    for (const path of ["/v1/hooks/claude/", "/v1/hooks/Claude/PreToolUse", "/v1/hooks/CLAUDE/PreToolUse/"]) {
+      const res = await edge.request(path, post({ ...rmEvent, tool_name: "Bash" }));
+      expect(res.status, path).toBe(200);
+      expect(await res.json(), path).toEqual({ hookSpecificOutput: expect.objectContaining({ hookEventName: "PreToolUse", permissionDecision: "deny" }) });
+    }
+    // Not a route, but its tenant and agent are known: the failure mode in the agent's JSON, never a 404.
+    const typo = await edge.request("/v1/hooks/claude/PreToolUse/extra", { ...post(rmEvent), token: TOKEN_B });
+    expect(typo.status).toBe(200);
+    expect(await typo.json()).toMatchObject({ hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny" } });
+  });
+
+  it("answers a native hook whose body cannot be read, on a URL without its event, with a block every Claude event reads, when the tenant blocks on any failure", async () => {
+    const perEvent = edgeApp({ onFailureB: '{ UserPromptSubmit = "block" }' });
+    for (const body of ["{not json", `{"a":${"[".repeat(100)}`]) {
+      const res = await perEvent.request("/v1/hooks/claude", { ...post(body), token: TOKEN_B });
+      expect(res.status).toBe(200);
+      const answer = (await res.json()) as Record<string, unknown>;
+      // No hookSpecificOutput: one written for another event than the one Claude sent is refused.
+      expect(answer).toEqual({ decision: "block", reason: expect.stringMatching(/^hookbox could not decide \(bad_json\)/) });
+    }
+    // A tenant that allows on every failure: nothing to say.
+    expect(await (await edge.request("/v1/hooks/claude", post("{not json"))).json()).toEqual({});
+  });
 });
 
 describe("event bodies arriving", () => {
