@@ -292,6 +292,11 @@ async function checkHttp(entry: Entry, env: NodeJS.ProcessEnv): Promise<Finding>
   const headers = Object.fromEntries(
     Object.entries(entry.http!.headers).map(([k, v]) => [k, v.replace(/\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?/g, (_m, name: string) => (allowed.includes(name) ? (env[name] ?? "") : ""))]),
   );
+  // The event the URL names is the one hookbox judges and answers in the JSON of: another than the
+  // one the hook is registered under is answered in a shape its agent refuses for this event.
+  const named = /\/v1\/hooks\/[A-Za-z]+\/([A-Za-z]+)\/?$/.exec(new URL(url).pathname)?.[1];
+  if (named !== undefined && resolveEventName(named)?.point !== resolveEventName(entry.event)?.point)
+    return { entry, ok: false, message: `registered under ${entry.event} but its URL names ${named}: hookbox would judge another event, and answer in its JSON` };
   // The native endpoint answers by its agent's default deadline, or sooner by Hookbox-Answer-By-Ms:
   // a hook with a shorter timeout of its own must say so, or the agent gives up first (a silent allow).
   if (entry.timeoutS !== undefined) {
@@ -308,7 +313,7 @@ async function checkHttp(entry: Entry, env: NodeJS.ProcessEnv): Promise<Finding>
     if (!res.ok) return { entry, ok: false, message: `hookbox at ${url} answered ${res.status}: ${text.slice(0, 200)}` };
     const blocked = blocks(entry.agent, { code: 0, stdout: text, stderr: "" });
     return blocked && text.includes(CANARY_MARK)
-      ? { entry, ok: true, message: `a block from hookbox at ${url} reaches ${AGENT_NAME[entry.agent]} (${blocked}, HTTP hook)` }
+      ? { entry, ok: true, message: `a block from hookbox at ${url} reaches ${AGENT_NAME[entry.agent]} (${blocked}, HTTP hook)${named === undefined ? `; name the event in the URL (…/${entry.event}) so that a body hookbox cannot read is still answered in this event's JSON` : ""}` }
       : { entry, ok: false, message: `hookbox answered, but not with a block ${AGENT_NAME[entry.agent]} obeys: ${text.slice(0, 200)}` };
   } catch (err) {
     return { entry, ok: false, message: `hookbox is unreachable at ${url}: ${(err as Error).message}` };

@@ -104,12 +104,13 @@ describe("hookbox doctor", () => {
         ? text.replace("--format codex", "--format codex > /dev/null 2>&1 || true")
         : file.endsWith(join(".claude", "settings.json"))
           ? text.replace("--event Stop --format claude", "--event PreToolUse --format claude")
-          : text,
+          : file.endsWith("settings.local.json") ? text.replace("/v1/hooks/claude/PreToolUse", "/v1/hooks/claude/UserPromptSubmit") : text,
     );
     const r = doctor(repo, home);
     expect(r.code).toBe(1);
     expect(r.out).toMatch(/FAIL +Codex +PreToolUse .*\n.*more than a plain "hookbox forward …"/);
     expect(r.out).toMatch(/FAIL +Claude Code +Stop .*\n.*registered under Stop but forwards --event PreToolUse/);
+    expect(r.out).toMatch(/FAIL +Claude Code +PreToolUse .*settings\.local\.json.*\n.*registered under PreToolUse but its URL names UserPromptSubmit/);
     expect(r.out).toMatch(/^ok +Copilot CLI /m);
   });
 
