@@ -18,6 +18,8 @@ import { checkLinks, readTree } from "./workspace-tree.js";
 import { unpack, type UnpackLimits } from "./workspace-unpack.js";
 
 export const WORKSPACE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+/** the longest workspace id WORKSPACE_ID takes */
+const MAX_WORKSPACE_ID_CHARS = 128;
 
 export interface WorkspaceStoreOptions extends UnpackLimits, RepositoryLimits {
   maxTimeoutMs: number;
@@ -96,7 +98,10 @@ export class WorkspaceStore {
     const usage = await this.usageOf(base);
     const quota = this.options.tenants.find((t) => t.name === tenant) ?? NO_QUOTA;
     const upload = usage.begin(id, quota);
-    const incoming = join(base, `.incoming-${randomUUID()}`);
+    // Unpacked under a name at least as long as any workspace id: a tree whose paths fit there fit
+    // under its final name too (an entry name within the length limit here, past PATH_MAX there,
+    // would make the stored tree impossible to walk or delete).
+    const incoming = join(base, `.incoming-${randomUUID()}`.padEnd(MAX_WORKSPACE_ID_CHARS, "0"));
     try {
       await mkdir(incoming);
       const { digest, files, bytes, charged } = await unpack(body, incoming, this.options, (size) => usage.reserve(upload, size, quota));
@@ -179,9 +184,13 @@ export class WorkspaceStore {
     return this.exclusive(`${base}/${id}`, async () => {
       if (!(await lstat(dir).catch(() => undefined))?.isDirectory()) return false;
       this.cache.delete(`${base}/${id}`);
+      // Out of the way at once, then removed: a crash half-way leaves a `.trash-` folder (removed
+      // when the tenant's workspaces are next counted), never a partial workspace under its id.
+      const trash = join(base, `.trash-${randomUUID()}`);
+      await rename(dir, trash);
       await rm(metaFile(base, id), { force: true });
-      await rm(dir, { recursive: true, force: true });
       usage.remove(id);
+      await rm(trash, { recursive: true, force: true });
       // An older hookbox's digest file; only a file of that name (workspace "x.digest" is a folder).
       const legacy = join(base, `${id}.digest`);
       if ((await lstat(legacy).catch(() => undefined))?.isFile()) await rm(legacy, { force: true });

@@ -6,12 +6,22 @@
  */
 import { Hono } from "hono";
 import type { MiddlewareHandler } from "hono";
-import { NotFoundError, BadRequestError } from "../../engine/index.js";
+import { NotFoundError, BadRequestError, HookboxError, OverloadedError } from "../../engine/index.js";
 import { tooLarge, type AppDeps, type Env } from "../context.js";
+
+/**
+ * Uploads one tenant may have arriving at once; one more is answered 429. Each may hold a few MiB
+ * while its archive is read (a tar header of 4 MiB is read whole). @default 4
+ */
+export const TENANT_UPLOADS_IN_FLIGHT = 4;
+/** @default 30 s — an upload that sends nothing for this long is answered 408 (`body_timeout`) */
+export const UPLOAD_IDLE_MS = 30_000;
 
 export function workspaceRoutes(deps: AppDeps): Hono<Env> {
   const app = new Hono<Env>();
   const max = deps.limits.maxUploadBytes;
+  const idleMs = deps.limits.uploadIdleMs ?? UPLOAD_IDLE_MS;
+  const uploading = new Map<string, number>();
   const overMessage = `the archive is over ${max} bytes (server.max_body_bytes)`;
   // A declared length over the limit is refused before the body is read.
   const declared: MiddlewareHandler<Env> = async (c, next) => {
@@ -23,14 +33,22 @@ export function workspaceRoutes(deps: AppDeps): Hono<Env> {
   app.put("/:id", declared, async (c) => {
     const raw = c.req.raw.body;
     if (!raw) throw new BadRequestError("the body must be a tar or tar.gz archive", "body", "archive_invalid");
-    const body = counted(raw, max, overMessage);
+    const tenant = c.get("tenant").name;
+    const now = uploading.get(tenant) ?? 0;
+    if (now >= TENANT_UPLOADS_IN_FLIGHT) throw new OverloadedError(5, `this tenant already has ${now} uploads arriving (TENANT_UPLOADS_IN_FLIGHT: ${TENANT_UPLOADS_IN_FLIGHT}); retry when they are in`);
+    uploading.set(tenant, now + 1);
+    const body = counted(raw, max, overMessage, idleMs);
     let info;
     try {
-      info = await deps.workspaces.put(c.get("tenant").name, c.req.param("id"), body.chunks);
+      info = await deps.workspaces.put(tenant, c.req.param("id"), body.chunks);
     } catch (err) {
       // Refused before the whole archive came: read the rest first, so the client, still sending, reads the answer.
       await body.drain();
       throw err;
+    } finally {
+      const left = (uploading.get(tenant) ?? 1) - 1;
+      if (left > 0) uploading.set(tenant, left);
+      else uploading.delete(tenant);
     }
     c.get("log").info({ workspace: { id: info.id, files: info.files, hooks: info.hooks.length } }, "workspace stored");
     return c.json(info, 200);
@@ -57,12 +75,24 @@ const DRAIN_MS = 5_000;
  * The body as it comes, counted, stopped with a 413 (too_large) once it passes `maxBytes`. Stopping
  * early does not cancel the stream: `drain` reads and discards what is left, up to `maxBytes` in all.
  */
-function counted(body: ReadableStream<Uint8Array>, maxBytes: number, message: string): { chunks: AsyncIterable<Uint8Array>; drain(): Promise<void> } {
+function counted(body: ReadableStream<Uint8Array>, maxBytes: number, message: string, idleMs: number): { chunks: AsyncIterable<Uint8Array>; drain(): Promise<void> } {
   const reader = body.getReader();
   let seen = 0;
+  /** The next chunk, or a 408 when none comes within `idleMs`: a stalled upload holds nothing for long. */
+  const next = async () => {
+    let timer: NodeJS.Timeout | undefined;
+    const idle = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new HookboxError(`the upload sent nothing for ${idleMs} ms (UPLOAD_IDLE_MS)`, "body_timeout")), idleMs);
+    });
+    try {
+      return await Promise.race([reader.read(), idle]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
   return {
     chunks: (async function* () {
-      for (let r = await reader.read(); !r.done; r = await reader.read()) {
+      for (let r = await next(); !r.done; r = await next()) {
         seen += r.value.byteLength;
         if (seen > maxBytes) throw new BadRequestError(message, "body", "too_large");
         yield r.value;

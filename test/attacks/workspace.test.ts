@@ -6,11 +6,13 @@
  * read, and the service never stops answering.
  */
 import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { leftovers } from "../helpers/engine.js";
+import { TENANT_UPLOADS_IN_FLIGHT } from "../../service/routes/workspaces.js";
 import { underProbe, WORST_HEALTH_MS } from "../helpers/probe.js";
 import { startService, tenantsToml, TOKEN_A, TOKEN_B, type Service } from "../helpers/service.js";
 import { sparseTarGz, tarOf, zerosGzip, type Entry } from "../helpers/tar.js";
@@ -157,6 +159,22 @@ describe("workspaces cannot read the host", () => {
       expect(stored.some((b) => b.includes("guard-body"))).toBe(true);
       for (const secret of ["-settings", "-key", "-git", ...(args.length ? [] : ["-env"])]) expect(stored.some((b) => b.includes(`${canaryText}${secret}`)), secret).toBe(false);
     }
+  });
+
+  it("refuses an entry whose path would pass PATH_MAX under the workspace's own name, so every stored workspace can be deleted", async () => {
+    const id = "A".repeat(128);
+    const base = join(svc.dataDir, "workspaces", createHash("sha256").update("team-a").digest("hex").slice(0, 16));
+    // Fits under a short staging folder (`.incoming-` + a UUID), not under the 128-character id.
+    const length = 4095 - base.length - 48 - 10;
+    const parts = Array.from({ length: Math.ceil(length / 200) }, (_, i) => `${i}`.padEnd(199, "d"));
+    const name = parts.join("/").slice(0, length);
+    const { status, text } = await attack(svc, async () => put(svc, id, await tarOf([{ name, content: "x" }])));
+    expect(status, text).toBe(400);
+    expect(errorOf(text).message).toMatch(/ENAMETOOLONG/);
+    // Nothing stored that cannot be walked: the id is free, uploads and deletes work.
+    expect((await fetch(`${svc.url}/v1/workspaces/${id}`, { method: "DELETE", headers: auth })).status).toBe(404);
+    expect((await put(svc, id, await tarOf([{ name: "a.txt", content: "x" }]))).status).toBe(200);
+    expect((await fetch(`${svc.url}/v1/workspaces/${id}`, { method: "DELETE", headers: auth })).status).toBe(204);
   });
 
   it("refuses a hook file of max_hook_file_bytes + 1 with 400 naming the file", async () => {
@@ -362,7 +380,7 @@ describe("workspaces cannot read the host", () => {
     expect(warnings[100]).toBe("… and more warnings, left out (at most 100 are listed per file)");
   });
 
-  it("parses another tenant's tiny config.toml queued behind 12 hostile ones, each on its own clock", async () => {
+  it("parses another tenant's tiny config.toml queued behind a tenant's hostile ones (12 sent, TENANT_UPLOADS_IN_FLIGHT taken), each on its own clock", async () => {
     // One worker, one job at a time: the tiny parse waits its turn, and its 5 s start only when it is posted.
     const hostile = await tarOf([{ name: ".copilot-shell/config.toml", content: `[hooks]\na${".b".repeat(450_000)} = 1\n` }]);
     const tiny = await tarOf([{ name: ".copilot-shell/config.toml", content: '[[hooks.PreToolUse]]\nname = "x"\ncommand = "true"\n' }]);
@@ -370,8 +388,11 @@ describe("workspaces cannot read the host", () => {
       const floods = Array.from({ length: 12 }, (_, i) => put(svc, `toml-flood-${i}`, hostile).then(async (r) => ({ status: r.status, text: await r.text() })));
       await new Promise((r) => setTimeout(r, 200));
       const res = await fetch(`${svc.url}/v1/workspaces/toml-tiny`, { method: "PUT", headers: { authorization: `Bearer ${TOKEN_B}` }, body: tiny });
-      for (const flood of await Promise.all(floods)) {
-        expect(flood.status).toBe(400);
+      const answers = await Promise.all(floods);
+      // As many as a tenant may send at once are parsed (and refused); the rest are 429 at once.
+      expect(answers.filter((a) => a.status === 400)).toHaveLength(TENANT_UPLOADS_IN_FLIGHT);
+      for (const flood of answers) {
+        expect([400, 429]).toContain(flood.status);
         expect(errorOf(flood.text).message).not.toMatch(/took longer than/);
       }
       return res;

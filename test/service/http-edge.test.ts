@@ -9,6 +9,7 @@ import { describe, expect, it, vi } from "vitest";
 import { DecisionSchema, ErrorSchema, SessionsSchema, TraceListSchema, TraceSchema, WorkspaceInfoSchema } from "../../service/schemas.js";
 import { LIVE_FOLLOWERS_PER_TENANT, LIVE_KEEPALIVE_MS } from "../../service/routes/traces.js";
 import { TENANT_BODY_BYTES_IN_FLIGHT } from "../../service/read-body.js";
+import { TENANT_UPLOADS_IN_FLIGHT } from "../../service/routes/workspaces.js";
 import { edgeApp } from "../helpers/app.js";
 import { TOKEN_B } from "../helpers/service.js";
 import { tarOf } from "../helpers/tar.js";
@@ -212,6 +213,26 @@ describe("event bodies arriving", () => {
     const small = await Promise.all(Array.from({ length: 50 }, () => edge.request("/v1/events/SessionEnd", sized)));
     expect(small.map((r) => r.status)).toEqual(small.map(() => 200));
     expect((await big).status).toBe(408);
+  });
+
+  it(`uploads: at most TENANT_UPLOADS_IN_FLIGHT of one tenant's arrive at once (one more is 429, another tenant's is not); a stalled one is 408 after ${150} ms of nothing`, async () => {
+    const edge = edgeApp({ uploadIdleMs: 150 });
+    // a gzip's first bytes, then nothing
+    const gzipStart = () => new ReadableStream<Uint8Array>({ start: (ctl) => ctl.enqueue(new Uint8Array([0x1f, 0x8b, 8, 0])) });
+    const put = (id: string, body: ReadableStream<Uint8Array>, token?: string) => edge.request(`/v1/workspaces/${id}`, { method: "PUT", body, duplex: "half", token } as RequestInit & { token?: string });
+    const pending = Array.from({ length: TENANT_UPLOADS_IN_FLIGHT }, (_, i) => put(`stalled-${i}`, gzipStart()));
+    await new Promise((r) => setTimeout(r, 20));
+    const more = await put("one-more", gzipStart());
+    expect(more.status).toBe(429);
+    expect(await errorOf(more)).toMatchObject({ code: "overloaded", message: expect.stringMatching(/TENANT_UPLOADS_IN_FLIGHT/) });
+    const other = await edge.request("/v1/workspaces/theirs", { method: "PUT", body: new Uint8Array(await tarOf([{ name: "a.txt", content: "a" }])), token: TOKEN_B });
+    expect(other.status).toBe(200);
+    for (const res of await Promise.all(pending)) {
+      expect(res.status).toBe(408);
+      expect(await errorOf(res)).toMatchObject({ code: "body_timeout", message: "the upload sent nothing for 150 ms (UPLOAD_IDLE_MS)" });
+    }
+    // each gave its place back
+    expect((await edge.request("/v1/workspaces/mine", { method: "PUT", body: new Uint8Array(await tarOf([{ name: "a.txt", content: "a" }])) })).status).toBe(200);
   });
 });
 
