@@ -45,7 +45,8 @@ function matches(hook: HookDef, point: EventPoint, tool: string | undefined, bod
   if (hook.condition && !hook.condition.test(body)) return false;
   if (!hook.matcher || hook.matchOn === "none") return true;
   let subject: unknown;
-  if (hook.matchOn) subject = body[hook.matchOn.field];
+  if (hook.matchOn && "value" in hook.matchOn) subject = hook.matchOn.value;
+  else if (hook.matchOn) subject = typeof body[hook.matchOn.field] === "string" ? body[hook.matchOn.field] : hook.matchOn.otherwise;
   else if (pointHasTool(point)) subject = tool;
   else return true; // no tool, no field named: the matcher does not apply here
   if (typeof subject !== "string") return false;

@@ -89,14 +89,16 @@ const agents: Agent[] = [
     name: "Gemini CLI", file: "examples/gemini/settings.json",
     line: (c) => JSON.parse(c).hooks.BeforeTool[0].hooks[0].command,
     payload: snakePayload("run_shell_command", "BeforeTool"),
-    allow: { decision: "allow" }, block: (r) => ({ decision: "block", reason: r }), ask: { decision: "ask", reason: "pushing needs a human" }, blockCode: 0,
+    // Gemini CLI has no ask (it would run the tool): an ask is answered as a deny.
+    allow: { decision: "allow" }, block: (r) => ({ decision: "block", reason: r }), ask: { decision: "deny", reason: "pushing needs a human" }, blockCode: 0,
   },
   {
     name: "Cursor", file: "examples/cursor/hooks.json",
     line: (c) => JSON.parse(c).hooks.preToolUse[0].command,
     payload: (cmd) => ({ conversation_id: "c-1", generation_id: "g-1", hook_event_name: "preToolUse", tool_name: "Shell", tool_input: { command: cmd }, cwd: "/repo", workspace_roots: ["/repo"] }),
     allow: { permission: "allow" }, block: (r) => ({ permission: "deny", user_message: r, agent_message: r }),
-    ask: { permission: "ask", user_message: "pushing needs a human", agent_message: "pushing needs a human" }, blockCode: 0,
+    // Cursor takes an ask at preToolUse but does not enforce it (the tool would run): answered as a deny.
+    ask: { permission: "deny", user_message: "pushing needs a human", agent_message: "pushing needs a human" }, blockCode: 0,
   },
 ];
 

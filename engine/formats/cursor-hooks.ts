@@ -26,26 +26,47 @@ const HookSchema = z.strictObject({
   matcher: z.string().optional(),
   /** Cursor: a failure of this hook (crash, timeout, bad output) blocks instead of letting the action through */
   failClosed: z.boolean().optional(),
-  loop_limit: z.number().optional(),
+  /** a number, or null for no limit */
+  loop_limit: z.number().nullable().optional(),
 });
 const HOOK_KEYS = Object.keys(HookSchema.shape);
 const FileSchema = z.strictObject({ version: z.number().optional(), hooks: z.record(z.string(), z.array(z.unknown())) });
 const FILE_KEYS = Object.keys(FileSchema.shape);
 
-/** What a Cursor matcher is tested against where the event has no tool name. */
+/**
+ * What a Cursor matcher is tested against where the event has no tool name (Cursor hooks
+ * documentation, "Available matchers by hook"): the shell events' command; the file events' tool
+ * type (`Read`, `TabRead`; `Write`, `TabWrite` — the tool's name when the event carries one);
+ * subagents' type; and a fixed word for the prompt, stop and response events.
+ */
 const MATCH_FIELD: Partial<Record<string, HookDef["matchOn"]>> = {
   BeforeShellExecution: { field: "command" },
   AfterShellExecution: { field: "command" },
-  BeforeReadFile: { field: "file_path" },
-  AfterFileEdit: { field: "file_path" },
+  BeforeReadFile: { field: "tool_name", otherwise: "Read" },
+  AfterFileEdit: { field: "tool_name", otherwise: "Write" },
+  BeforeTabFileRead: { field: "tool_name", otherwise: "TabRead" },
+  AfterTabFileEdit: { field: "tool_name", otherwise: "TabWrite" },
+  SubagentStart: { field: "subagent_type" },
+  SubagentStop: { field: "subagent_type" },
+  UserPromptSubmit: { value: "UserPromptSubmit" },
+  Stop: { value: "Stop" },
+  AfterAgentResponse: { value: "AgentResponse" },
+  AfterAgentThought: { value: "AgentThought" },
 };
+
+/** The events Cursor fires (Cursor hooks documentation): a hook under any other name never runs. */
+const CURSOR_EVENTS: ReadonlySet<string> = new Set([
+  "sessionStart", "sessionEnd", "preToolUse", "postToolUse", "postToolUseFailure", "subagentStart", "subagentStop",
+  "beforeShellExecution", "afterShellExecution", "beforeMCPExecution", "afterMCPExecution", "beforeReadFile", "afterFileEdit",
+  "beforeSubmitPrompt", "preCompact", "stop", "afterAgentResponse", "afterAgentThought", "beforeTabFileRead", "afterTabFileEdit",
+]);
 
 function loadCursorHooks(parsed: ParsedFile, ctx: LoadContext): HookSet {
   const set: HookSet = { hooks: [], warnings: [], disableAll: false };
   const file = FileSchema.safeParse(knownKeys(parsed, [], parsed.value, FILE_KEYS, ctx, set.warnings));
   if (!file.success) throw schemaError(parsed, file.error);
   for (const [event, entries] of Object.entries(file.data.hooks)) {
-    const resolved = eventOf(parsed, ["hooks", event], event, ctx, set.warnings);
+    const resolved = eventOf(parsed, ["hooks", event], event, ctx, set.warnings, { agent: "Cursor", names: CURSOR_EVENTS });
     if (!resolved) continue;
     entries.forEach((raw, i) => {
       const path = ["hooks", event, i];
@@ -83,14 +104,20 @@ function loadCursorHooks(parsed: ParsedFile, ctx: LoadContext): HookSet {
   return set;
 }
 
-/** Cursor's rules: exit 0 reads `permission`; exit 2 denies; other failures let the action through unless `failClosed`. */
+/**
+ * Cursor's rules: exit 0 reads `permission`; exit 2 denies; other failures let the action through
+ * unless `failClosed`. At `stop` and `subagentStop` only a `followup_message` does anything: there
+ * is no action for a deny, an exit 2 or a failure to hold back.
+ */
 export function interpretCursor(run: RunResult, hook: HookDef): Verdict {
+  const stopPoint = isStopPoint(hook.point);
   const failure = (error: string, rule: string): Verdict =>
-    hook.failOpen
+    hook.failOpen || stopPoint
       ? { decision: null, error, rule: `${rule}; cursor: a failed hook lets the action through` }
       : { decision: "block", reason: `hook ${hook.name} failed: ${error}`, error, rule: `${rule}; cursor: failClosed = true turns the failure into a block` };
   if (run.outcome === "timed_out") return failure("timed out", "cursor: timeout");
   if (run.outcome !== "exited") return failure(describeFailure(run), "cursor: the hook crashed");
+  if (run.exitCode === 2 && stopPoint) return { decision: null, error: null, rule: "cursor: exit 2 at stop holds nothing back (only followup_message counts there)" };
   if (run.exitCode === 2)
     return { decision: "block", reason: run.stderr.trim() || `blocked by hook ${hook.name} (exit 2)`, error: null, rule: "cursor: exit 2 blocks, as permission deny" };
   if (run.exitCode !== 0) return failure(describeFailure(run), "cursor: non-zero exit");
@@ -98,7 +125,7 @@ export function interpretCursor(run: RunResult, hook: HookDef): Verdict {
   if (out.kind === "empty") return { decision: null, error: null, rule: "cursor: no output makes no decision" };
   if (out.kind === "invalid") return failure(out.error, "cursor: output that is not a JSON object");
   const o = out.value;
-  const raw = o.permission ?? o.decision;
+  const raw = stopPoint ? undefined : (o.permission ?? o.decision);
   let decision = readDecision(raw);
   if (decision === "invalid") return failure(`unknown permission ${JSON.stringify(raw)}`, "cursor: unknown permission");
   let rule = decision ? `cursor: permission "${String(raw)}"` : "cursor: no permission";
@@ -111,7 +138,7 @@ export function interpretCursor(run: RunResult, hook: HookDef): Verdict {
   }
   // stop / subagentStop: a `followup_message` sends the agent another turn — Stop's block.
   const followup = str(o.followup_message);
-  if (followup && isStopPoint(hook.point)) {
+  if (followup && stopPoint) {
     decision = "block";
     reason = followup;
     rule = "cursor: followup_message sends the agent on";
@@ -128,14 +155,20 @@ export function interpretCursor(run: RunResult, hook: HookDef): Verdict {
   };
 }
 
-/** Cursor hooks documentation: which events gate an action. */
+/**
+ * Cursor hooks documentation: which events gate an action. An ask counts where Cursor asks
+ * (the shell and MCP events); at `preToolUse` Cursor takes it but does not enforce it, and at
+ * `subagentStart` it treats it as a deny — there hookbox keeps it (an ask is never loosened) and
+ * answers it as a deny (cursorAnswer).
+ */
 function cursorEffective(point: EventPoint): ReadonlySet<Decision> {
   switch (point) {
     case "PreToolUse":
+    case "SubagentStart":
     case "BeforeShellExecution":
     case "BeforeMCPExecution": return ALL; // permission allow | deny | ask
     case "BeforeReadFile": // permission allow | deny
-    case "SubagentStart":
+    case "BeforeTabFileRead":
     case "UserPromptSubmit": // beforeSubmitPrompt: continue false
     case "Stop": // followup_message
     case "SubagentStop": return ALLOW_BLOCK;
@@ -150,12 +183,19 @@ function cursorAnswer(point: EventPoint, f: Folded): Answer {
   if (point === "UserPromptSubmit") return { output: defined({ continue: f.decision === "block" ? false : undefined, user_message }), exit_code: 0 };
   if (isStopPoint(point)) return { output: defined({ followup_message: f.decision === "block" ? f.reason : undefined }), exit_code: 0 };
   if (cursorEffective(point).size === 0) return { output: defined({ additional_context: f.additionalContext, user_message: f.systemMessage }), exit_code: 0 };
-  const permission = f.decision === "block" ? "deny" : (f.decision ?? undefined);
+  // An ask Cursor would not ask (preToolUse takes it and lets the call run; subagentStart reads
+  // it as a deny): said as the deny it must be, the reason saying a hook asked.
+  const askAsDeny = f.decision === "ask" && !ASKING_POINTS.has(point);
+  const permission = f.decision === "block" || askAsDeny ? "deny" : (f.decision ?? undefined);
+  const reason = askAsDeny ? (f.reason ?? "a hook asked for confirmation, and Cursor does not ask here") : f.reason;
   return {
-    output: defined({ permission, user_message, agent_message: f.decision ? f.reason : undefined, updated_input: f.modifiedArgs, additional_context: f.additionalContext }),
+    output: defined({ permission, user_message: user_message ?? (askAsDeny ? reason : undefined), agent_message: f.decision ? reason : undefined, updated_input: f.modifiedArgs, additional_context: f.additionalContext }),
     exit_code: 0,
   };
 }
+
+/** Where Cursor asks its user on `permission: "ask"`. */
+const ASKING_POINTS: ReadonlySet<string> = new Set(["BeforeShellExecution", "BeforeMCPExecution"]);
 
 export const cursorFormat: FormatModule = {
   format: "cursor",

@@ -66,6 +66,11 @@ function readsAsRegex(pattern: string): boolean {
   }
 }
 
+/** The events Gemini CLI fires (hookRegistry): a hook under any other name never runs there. */
+const GEMINI_EVENTS: ReadonlySet<string> = new Set([
+  "BeforeTool", "AfterTool", "BeforeAgent", "AfterAgent", "Notification", "SessionStart", "SessionEnd", "PreCompress", "BeforeModel", "AfterModel", "BeforeToolSelection",
+]);
+
 function loadGeminiSettings(parsed: ParsedFile, ctx: LoadContext): HookSet {
   const set: HookSet = { hooks: [], warnings: [], disableAll: false };
   const value = parsed.value as Record<string, unknown> | null;
@@ -86,7 +91,7 @@ function loadGeminiSettings(parsed: ParsedFile, ctx: LoadContext): HookSet {
   });
   for (const [event, groups] of Object.entries(hooks as Record<string, unknown>)) {
     if (CONFIG_KEYS.has(event)) continue;
-    const resolved = eventOf(parsed, ["hooks", event], event, ctx, set.warnings);
+    const resolved = eventOf(parsed, ["hooks", event], event, ctx, set.warnings, { agent: "Gemini CLI", names: GEMINI_EVENTS });
     if (!resolved) continue;
     if (!Array.isArray(groups)) throw configError(parsed, ["hooks", event], "an event takes an array of hook groups");
     const tool = pointHasTool(resolved.point);
@@ -110,8 +115,8 @@ function loadGeminiSettings(parsed: ParsedFile, ctx: LoadContext): HookSet {
         if (!handler.success) throw schemaError(parsed, handler.error, path);
         const e = handler.data;
         if (!e.command) throw configError(parsed, path, 'a "command" hook needs "command"');
-        // Gemini CLI: a hook named in `disabled` does not run.
-        if (e.name !== undefined && disabled.has(e.name)) return;
+        // Gemini CLI: a hook whose name — or, without one, whose command — is in `disabled` does not run.
+        if (disabled.has(e.name || e.command)) return;
         countHook(parsed, path, ctx);
         set.hooks.push({
           name: e.name ?? `${basename(parsed.file)}:${event}[${g}].hooks[${h}]`,
@@ -144,7 +149,7 @@ export function interpretGemini(run: RunResult, hook: HookDef): Verdict {
   // "2: System Block. The action is blocked; stderr is used as the rejection reason."
   if (run.exitCode === 2) return { decision: "block", reason: run.stderr.trim() || `blocked by hook ${hook.name} (exit 2)`, error: null, rule: "gemini: exit 2 blocks with stderr as the reason" };
   if (run.exitCode !== 0) return { decision: null, warning: clip(run.stderr.trim(), 4096) || undefined, error: describeFailure(run), rule: "gemini: another exit code is a warning; the CLI continues" };
-  const out = readOutput(run.stdout);
+  const out = readGeminiOutput(run.stdout);
   if (out.kind === "empty") return { decision: null, error: null, rule: "gemini: no output makes no decision" };
   if (out.kind === "invalid") return { decision: null, error: out.error, rule: "gemini: stdout that is not JSON makes no decision" };
   const o = out.value;
@@ -157,21 +162,44 @@ export function interpretGemini(run: RunResult, hook: HookDef): Verdict {
   // "continue: If false, immediately terminates the agent loop for this turn."
   if (o.continue === false) ({ decision, reason, rule, halt } = haltVerdict(o, hook.point, hook.name, reason, "gemini"));
   const specific = (typeof o.hookSpecificOutput === "object" && o.hookSpecificOutput !== null ? o.hookSpecificOutput : {}) as Record<string, unknown>;
+  // BeforeTool: `hookSpecificOutput.tool_input` is merged over the tool's arguments (an argument
+  // change, under the trust tiers like any other).
+  const changed = hook.point === "PreToolUse" && typeof specific.tool_input === "object" && specific.tool_input !== null && !Array.isArray(specific.tool_input) ? specific.tool_input : undefined;
   return {
     decision,
     reason,
     ...(halt !== undefined ? { halt } : {}),
     systemMessage: str(o.systemMessage),
     additionalContext: str(specific.additionalContext),
+    ...(changed !== undefined ? { modifiedArgs: changed } : {}),
     error: null,
     rule,
   };
 }
 
-/** Gemini CLI hooks, "Impact" per event: which can block (or ask, before a tool). */
+/**
+ * A Gemini hook's stdout: as readOutput, and — as Gemini CLI's hook runner does — a JSON string
+ * that holds the JSON object is read once more.
+ */
+function readGeminiOutput(stdout: string): ReturnType<typeof readOutput> {
+  const out = readOutput(stdout);
+  if (out.kind !== "invalid" || !stdout.trim().startsWith('"')) return out;
+  let inner: unknown;
+  try {
+    inner = JSON.parse(stdout.trim());
+  } catch {
+    return out;
+  }
+  return typeof inner === "string" ? readOutput(inner) : out;
+}
+
+/**
+ * Gemini CLI hooks, "Impact" per event: which can block. Before a tool an ask counts too — Gemini
+ * reads it as no block, so hookbox keeps it (an ask is never loosened) and answers it as a deny.
+ */
 function geminiEffective(point: EventPoint): ReadonlySet<Decision> {
   switch (point) {
-    case "PreToolUse": return ALL; // BeforeTool: block the tool (or ask)
+    case "PreToolUse": return ALL; // BeforeTool: block the tool (an ask is said as a deny)
     case "PostToolUse": // AfterTool: block the result
     case "UserPromptSubmit": // BeforeAgent: block the turn
     case "Stop": // AfterAgent: a deny sends the agent on (retry)
@@ -181,13 +209,22 @@ function geminiEffective(point: EventPoint): ReadonlySet<Decision> {
   }
 }
 
-/** Gemini CLI: `decision`, `reason`, `systemMessage`, `hookSpecificOutput.additionalContext`, `continue` + `stopReason`. */
-function geminiAnswer(_point: EventPoint, f: Folded): Answer {
+/**
+ * Gemini CLI: `decision`, `reason`, `systemMessage`, `hookSpecificOutput` (`additionalContext`; on
+ * BeforeTool `tool_input`, the changed arguments, unless the call is denied), `continue` +
+ * `stopReason`. Gemini has no ask — it reads one as no block and runs the tool — so an ask is said
+ * as a deny, its reason saying a hook asked.
+ */
+function geminiAnswer(point: EventPoint, f: Folded): Answer {
+  const decision = f.decision === "ask" ? "deny" : (f.decision ?? undefined);
+  const reason = f.decision === "ask" ? (f.reason ?? "a hook asked for confirmation, and Gemini CLI has no ask") : f.decision ? f.reason : undefined;
+  const changed = point === "PreToolUse" && decision !== "deny" && decision !== "block" && typeof f.modifiedArgs === "object" && f.modifiedArgs !== null ? f.modifiedArgs : undefined;
+  const specific = defined({ additionalContext: f.additionalContext, tool_input: changed });
   const output = defined({
-    decision: f.decision ?? undefined,
-    reason: f.decision ? f.reason : undefined,
+    decision,
+    reason,
     systemMessage: f.systemMessage,
-    hookSpecificOutput: f.additionalContext ? { additionalContext: f.additionalContext } : undefined,
+    hookSpecificOutput: Object.keys(specific).length > 0 ? specific : undefined,
   });
   return withHalt({ output, exit_code: 0 }, f);
 }

@@ -279,9 +279,14 @@ export function knownKeys(parsed: ParsedFile, path: Path, value: unknown, known:
 }
 
 /** An event name as a file spells it; in a repository's file an unknown one is a warning (undefined). */
-export function eventOf(parsed: ParsedFile, path: Path, name: string, ctx: LoadContext, warnings: string[]): { point: EventPoint; dialect: Dialect } | undefined {
+export function eventOf(parsed: ParsedFile, path: Path, name: string, ctx: LoadContext, warnings: string[], fires?: { agent: string; names: ReadonlySet<string> }): { point: EventPoint; dialect: Dialect } | undefined {
   const resolved = resolveEventName(name);
   if (!resolved) unknownThing(parsed, path, () => unknownEventMessage(name), ctx, warnings);
+  // Another agent's name for an event, in a file only this agent reads: its agent never runs it.
+  else if (fires && !fires.names.has(name)) {
+    unknownThing(parsed, path, () => `${JSON.stringify(clip(name, 64))} is not an event ${fires.agent} fires (its hooks never run there)`, ctx, warnings);
+    return undefined;
+  }
   return resolved;
 }
 

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadConfig, parseConfig } from "../../engine/config.js";
 import { ConfigError } from "../../engine/errors.js";
+import { resolveEventName } from "../../engine/events.js";
 import { jsonLocator, MAX_TOML_NAME_CHARS, tomlLocator } from "../../engine/formats/locate.js";
 import { parseTomlOffThread, TomlSyntaxError } from "../../engine/formats/toml-off-thread.js";
 import { loadRepositoryHooks, loadRepositoryHooksSync } from "../../engine/repository.js";
@@ -533,5 +534,39 @@ describe("hook files nested too deep", () => {
     expect(() => readJson("f.json", deep)).toThrow("f.json:2:71: nested deeper than 64 levels");
     const commented = `// ${"[".repeat(100)}\n/* ${"{".repeat(100)} */\n{"s": "${"[".repeat(100)}", "ok": [[1]]}`;
     expect(readJson("g.json", commented, true).value).toEqual({ s: "[".repeat(100), ok: [[1]] });
+  });
+});
+
+describe("Cursor matchers, per the hook they are on", () => {
+  it("test beforeReadFile against the tool type (Read, TabRead), subagents against their type, stop against Stop; loop_limit may be null", async () => {
+    const { selectHooks } = await import("../../engine/match.js");
+    const { emptyHookSet } = await import("../../engine/hooks.js");
+    const set = await loadRepositoryHooks(tree({
+      ".cursor/hooks.json": JSON.stringify({ version: 1, hooks: {
+        beforeReadFile: [{ command: "read.sh", matcher: "^Read$" }, { command: "tab.sh", matcher: "TabRead" }],
+        beforeTabFileRead: [{ command: "tabfile.sh", matcher: "TabRead" }],
+        subagentStart: [{ command: "explore.sh", matcher: "explore|shell" }],
+        stop: [{ command: "stop.sh", matcher: "Stop", loop_limit: null }],
+      } }),
+    }), 60_000);
+    const run = (event: string, body: Record<string, unknown>) =>
+      selectHooks({ policy: emptyHookSet(), service: emptyHookSet(), extension: emptyHookSet(), repository: set }, resolveEventName(event)!.point, undefined, { hooksEnabled: true, repositoryHooks: true }, body).map((h) => h.command);
+    expect(run("beforeReadFile", { file_path: "/p/secret.env" })).toEqual(["read.sh"]);
+    expect(run("beforeTabFileRead", { file_path: "/p/secret.env" })).toEqual(["tabfile.sh"]);
+    expect(run("subagentStart", { subagent_type: "explore" })).toEqual(["explore.sh"]);
+    expect(run("subagentStart", { subagent_type: "generalPurpose" })).toEqual([]);
+    expect(run("stop", { status: "completed" })).toEqual(["stop.sh"]);
+  });
+  it("skips, with a warning, hooks under another agent's event names in Cursor's and Gemini CLI's files, and Gemini hooks disabled by their command", async () => {
+    const set = await loadRepositoryHooks(tree({
+      ".cursor/hooks.json": JSON.stringify({ version: 1, hooks: { PreToolUse: [{ command: "claude-name.sh" }], agentStop: [{ command: "copilot-name.sh" }], preToolUse: [{ command: "cursor.sh" }] } }),
+      ".gemini/settings.json": JSON.stringify({ hooksConfig: { disabled: ["off.sh"] }, hooks: { PreToolUse: [{ hooks: [{ type: "command", command: "claude-name.sh" }] }], BeforeTool: [{ hooks: [{ type: "command", command: "gemini.sh" }, { type: "command", command: "off.sh" }] }] } }),
+    }), 60_000);
+    expect(set.hooks.map((h) => h.command).sort()).toEqual(["cursor.sh", "gemini.sh"]);
+    expect(set.warnings).toEqual(expect.arrayContaining([
+      expect.stringMatching(/\.cursor\/hooks\.json:\d+: hooks\.PreToolUse: "PreToolUse" is not an event Cursor fires/),
+      expect.stringMatching(/\.cursor\/hooks\.json:\d+: hooks\.agentStop: "agentStop" is not an event Cursor fires/),
+      expect.stringMatching(/\.gemini\/settings\.json:\d+: hooks\.PreToolUse: "PreToolUse" is not an event Gemini CLI fires/),
+    ]));
   });
 });

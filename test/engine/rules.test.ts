@@ -175,6 +175,13 @@ describe("Cursor rules (Cursor hooks documentation)", () => {
   const shell = hook("cursor", "beforeShellExecution");
   const closed = hook("cursor", "beforeShellExecution", { failOpen: false });
   const stop = hook("cursor", "stop");
+  it("at stop only followup_message counts: a deny, an exit 2 or a failClosed failure sends the agent nowhere", () => {
+    const closedStop = hook("cursor", "stop", { failOpen: false });
+    expect(interpretCursor(exited(0, '{"permission":"deny","agent_message":"no"}'), stop).decision).toBeNull();
+    expect(interpretCursor(exited(2, "", "no"), stop).decision).toBeNull();
+    expect(interpretCursor(exited(1, "", "boom"), closedStop).decision).toBeNull();
+    expect(interpretCursor(exited(0, '{"followup_message":"run the tests"}'), stop)).toMatchObject({ decision: "block", reason: "run the tests" });
+  });
   table(interpretCursor, [
     ['permission "deny" blocks, agent_message is the reason', exited(0, '{"permission":"deny","user_message":"rm -rf is blocked here","agent_message":"Do not delete the tree; ask the user."}'), shell, { decision: "block", reason: "Do not delete the tree; ask the user.", rule: /permission "deny"/ }],
     ['permission "ask"', exited(0, '{"permission":"ask","user_message":"sure?"}'), shell, { decision: "ask", rule: /permission "ask"/ }],
@@ -245,6 +252,7 @@ describe("where decisions count, per format", () => {
     ["Claude Code: SessionStart only adds context", "SessionStart", "claude", []],
     ["Cursor: beforeShellExecution permission allow | deny | ask", "beforeShellExecution", "cursor", ["allow", "block", "ask"]],
     ["Cursor: afterFileEdit observes only", "afterFileEdit", "cursor", []],
+    ["Cursor: beforeTabFileRead permission allow | deny", "beforeTabFileRead", "cursor", ["allow", "block"]],
     ["Codex: PreToolUse as Claude Code", "PreToolUse", "codex", ["allow", "block", "ask"]],
   ] as const)("%s", (_what, name, format, decisions) => {
     expect([...effectiveDecisions(resolveEventName(name)!.point, format)].sort()).toEqual([...decisions].sort());
@@ -268,6 +276,13 @@ describe("every hook's message reaches the agent; the deciding reason stays the 
     ["codex", { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "rm -rf is not allowed" }, systemMessage: "prefer rg over grep\nblocked by guard" }],
   ] as const)("in the %s dialect's user message", (format, output) => {
     expect(answerFor(format, pre, folded)).toEqual({ output, exit_code: 0 });
+  });
+  it("a Cursor answer says an ask as a deny where Cursor would not ask (preToolUse lets it through, subagentStart denies), and as an ask where it does", () => {
+    for (const name of ["preToolUse", "subagentStart"]) {
+      expect(answerFor("cursor", resolveEventName(name)!.point, { decision: "ask", reason: "sure?", notifications: [] }).output, name).toEqual({ permission: "deny", user_message: "sure?", agent_message: "sure?" });
+    }
+    expect(answerFor("cursor", resolveEventName("beforeShellExecution")!.point, { decision: "ask", reason: "sure?", notifications: [] }).output).toMatchObject({ permission: "ask" });
+    expect(answerFor("cursor", resolveEventName("beforeTabFileRead")!.point, { decision: "block", reason: "secret", notifications: [] }).output).toMatchObject({ permission: "deny" });
   });
   it("a Codex answer says an ask as a deny", () => {
     expect(answerFor("codex", pre, { decision: "ask", reason: "sure?", notifications: [] }).output).toMatchObject({ hookSpecificOutput: { permissionDecision: "deny" } });
@@ -408,6 +423,16 @@ describe("Gemini CLI rules (Gemini CLI hooks reference)", () => {
     const pre = resolveEventName("BeforeTool")!.point;
     expect(answerFor("gemini", pre, { decision: "block", reason: "no", additionalContext: "ctx", notifications: [] }).output).toEqual({ decision: "block", reason: "no", hookSpecificOutput: { additionalContext: "ctx" } });
     expect(answerFor("gemini", pre, { decision: "block", reason: "r", halt: "done", notifications: [] }).output).toMatchObject({ continue: false, stopReason: "done", decision: "block" });
+  });
+  it("reads a JSON string that holds the answer once more, as Gemini CLI does", () => {
+    expect(interpretGemini(exited(0, JSON.stringify(JSON.stringify({ decision: "deny", reason: "no" }))), before)).toMatchObject({ decision: "block", reason: "no" });
+  });
+  it("reads BeforeTool's hookSpecificOutput.tool_input as an argument change, and says a change and an ask as Gemini reads them", () => {
+    expect(interpretGemini(exited(0, '{"hookSpecificOutput":{"tool_input":{"command":"ls -la"}}}'), before).modifiedArgs).toEqual({ command: "ls -la" });
+    const pre = resolveEventName("BeforeTool")!.point;
+    expect(answerFor("gemini", pre, { decision: null, modifiedArgs: { command: "ls -la" }, notifications: [] }).output).toEqual({ hookSpecificOutput: { tool_input: { command: "ls -la" } } });
+    // Gemini has no ask: it would run the tool.
+    expect(answerFor("gemini", pre, { decision: "ask", reason: "sure?", notifications: [] }).output).toEqual({ decision: "deny", reason: "sure?" });
   });
   it("matches tools by a regex found anywhere, lifecycle events by the exact string", () => {
     expect(geminiMatcher("write_file|replace", true)!.test("write_file")).toBe(true);
