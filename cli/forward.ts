@@ -181,8 +181,9 @@ function parseJson(text: string): unknown {
 function denyOutput(format: AgentFormat, event: string, reason: string): Record<string, unknown> {
   switch (format) {
     case "copilot": return { permissionDecision: "deny", permissionDecisionReason: reason };
+    // A hookSpecificOutput is valid on PreToolUse only: elsewhere it would make the answer invalid.
     case "claude":
-    case "codex": return { decision: "block", reason, hookSpecificOutput: { hookEventName: event, permissionDecision: "deny", permissionDecisionReason: reason } };
+    case "codex": return event.toLowerCase() === "pretooluse" ? { decision: "block", reason, hookSpecificOutput: { hookEventName: event, permissionDecision: "deny", permissionDecisionReason: reason } } : { decision: "block", reason };
     case "cosh":
     case "gemini": return { decision: "block", reason };
     // Cursor: a prompt is stopped by continue: false, everything else by permission: deny.

@@ -145,6 +145,19 @@ describe.each(agents)("$name example ($file)", (agent) => {
   });
 });
 
+describe.each(forwarders)("$forwarder blocking when hookbox is unreachable", ({ bin }) => {
+  it.each([
+    ["PreToolUse", true],
+    ["UserPromptSubmit", false],
+    ["Stop", false],
+  ])("answers Claude's %s with exit 2 and JSON valid at that event (a hookSpecificOutput only on PreToolUse)", async (event, specific) => {
+    const r = runLine(bin, `hookbox forward --url http://127.0.0.1:8080 --event ${event} --format claude`, `http://127.0.0.1:${await freePort()}`, { hook_event_name: event, prompt: "hi" }, " --on-unreachable block");
+    expect(r.code).toBe(2);
+    expect(r.output).toMatchObject({ decision: "block", reason: r.stderr.trim() });
+    expect(Object.hasOwn(r.output as object, "hookSpecificOutput")).toBe(specific);
+  });
+});
+
 describe("the shell forwarder", () => {
   // Each agent's line, the same payloads: the shell forwarder's stdout, stderr and exit code are
   // byte for byte those of hookbox forward — terminal controls in a hook's reason escaped alike.

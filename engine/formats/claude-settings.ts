@@ -168,14 +168,28 @@ const STDOUT_IS_CONTEXT = new Set(["SessionStart", "UserPromptSubmit"]);
 /** Longest plain stdout taken as context. */
 const MAX_CONTEXT_CHARS = 10_000;
 
-/** Claude Code's rules: exit 0 reads JSON per event; exit 2 blocks with stderr; other failures do not block. */
+/**
+ * Claude Code: these events act on exit 2 only (stderr is the feedback: the task is not created or
+ * completed, the teammate works on); a JSON `decision` there is not read.
+ */
+export const EXIT_2_ONLY: ReadonlySet<string> = new Set(["TaskCreated", "TaskCompleted", "TeammateIdle"]);
+
+/**
+ * Claude Code's rules (hooks reference, "Exit code output"): exit 2 blocks, whatever JSON says — its
+ * reason if it gives one, else stderr — except on PermissionRequest, which ignores exit 2; on any
+ * other exit code a JSON object alone decides, and without one the hook is a non-blocking error;
+ * exit 0 reads JSON per event.
+ */
 export function interpretClaude(run: RunResult, hook: HookDef): Verdict {
   if (run.outcome === "timed_out") return { decision: null, error: "timed out", rule: "claude: a timeout does not block" };
   if (run.outcome !== "exited") return { decision: null, error: describeFailure(run), rule: "claude: a failed hook does not block" };
-  if (run.exitCode === 2)
-    return { decision: "block", reason: run.stderr.trim() || `blocked by hook ${hook.name} (exit 2)`, error: null, rule: "claude: exit 2 blocks with stderr as the reason" };
-  if (run.exitCode !== 0) return { decision: null, error: describeFailure(run), rule: "claude: a non-zero exit other than 2 does not block" };
+  if (run.exitCode === 2 && hook.point !== "PermissionRequest") {
+    const out = readOutput(run.stdout);
+    const said = out.kind === "object" ? (str(out.value.reason) ?? str((out.value.hookSpecificOutput as Record<string, unknown> | undefined)?.permissionDecisionReason)) : undefined;
+    return { decision: "block", reason: said ?? (run.stderr.trim() || `blocked by hook ${hook.name} (exit 2)`), error: null, rule: "claude: exit 2 blocks (the JSON's reason, else stderr)" };
+  }
   const out = readOutput(run.stdout);
+  if (run.exitCode !== 0 && out.kind !== "object") return { decision: null, error: describeFailure(run), rule: "claude: a non-zero exit without a JSON answer does not block" };
   if (out.kind === "empty") return { decision: null, error: null, rule: "claude: no JSON output makes no decision" };
   if (out.kind === "invalid") {
     if (STDOUT_IS_CONTEXT.has(hook.point))
@@ -205,8 +219,9 @@ export function interpretClaude(run: RunResult, hook: HookDef): Verdict {
     // "interrupt: for deny only, if true, stops Claude"
     interrupt = d.interrupt === true && d.behavior === "deny";
   } else {
-    // Elsewhere only the top-level decision: "block" counts (PostToolUse ignores permissionDecision).
-    raw = o.decision;
+    // Elsewhere only the top-level decision: "block" counts (PostToolUse ignores permissionDecision);
+    // where exit 2 alone acts, not even that.
+    raw = EXIT_2_ONLY.has(hook.point) ? undefined : o.decision;
     field = "decision";
     reason = str(o.reason);
   }
@@ -244,6 +259,7 @@ export function claudeEffective(point: EventPoint): ReadonlySet<Decision> {
     case "ConfigChange": // decision "block" keeps the change from applying
     case "UserPromptSubmit": // decision "block" stops the prompt
     case "Stop": // decision "block" keeps the agent going
+    case "TaskCreated": // exit 2 keeps the task from being created
     case "TaskCompleted": // exit 2 keeps the task from being marked complete
     case "TeammateIdle": // exit 2 keeps the teammate working
     case "SubagentStop": return ALLOW_BLOCK;
@@ -291,6 +307,8 @@ export function claudeDecision(point: EventPoint, f: Folded, specificPoints: Rea
     // its hookSpecificOutput carries the decision only: context goes with the message
     return { output: defined({ hookSpecificOutput: decision ? { hookEventName, decision } : undefined, systemMessage: withContext(f.systemMessage, f.additionalContext) }), exit_code: 0 };
   }
+  // Where exit 2 alone blocks, a block is exit 2 (the forwarder puts the reason on stderr).
+  if (EXIT_2_ONLY.has(point) && f.decision === "block") return { output: defined({ systemMessage: withContext(f.systemMessage, f.additionalContext) }), exit_code: 2 };
   const specific = specificPoints.has(point);
   const output = defined({
     decision: f.decision === "block" ? "block" : undefined,

@@ -156,6 +156,21 @@ describe("Claude Code rules per event (Claude Code hooks reference, decision con
     ["SessionStart: plain stdout is context, not an error", exited(0, "branch: main\nopen issues: 3\n"), start, { decision: null, error: false, rule: /plain stdout of SessionStart is added as context/ }],
     ["UserPromptSubmit: plain stdout is context", exited(0, "today is Tuesday"), prompt, { decision: null, error: false, rule: /added as context/ }],
   ]);
+  it("exit codes: 2 blocks with the JSON's reason if it gives one (not on PermissionRequest, which ignores it); another exit's JSON alone decides", () => {
+    expect(interpretClaude(exited(2, '{"reason":"from json"}', "from stderr"), post)).toMatchObject({ decision: "block", reason: "from json" });
+    expect(interpretClaude(exited(2, "", "from stderr"), pre)).toMatchObject({ decision: "block", reason: "from stderr" });
+    expect(interpretClaude(exited(2, "", "no"), perm).decision).toBeNull();
+    expect(interpretClaude(exited(1, '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no"}}'), pre)).toMatchObject({ decision: "block", reason: "no" });
+    expect(interpretClaude(exited(1, "oops"), pre)).toMatchObject({ decision: null, error: expect.any(String) });
+  });
+  it("TaskCreated, TaskCompleted, TeammateIdle act on exit 2 only: a JSON decision there is none, and hookbox's block is exit 2", () => {
+    for (const name of ["TaskCreated", "TaskCompleted", "TeammateIdle"]) {
+      const h = hook("claude", name);
+      expect(interpretClaude(exited(0, '{"decision":"block","reason":"no"}'), h).decision, name).toBeNull();
+      expect(interpretClaude(exited(2, "", "tests fail"), h), name).toMatchObject({ decision: "block", reason: "tests fail" });
+      expect(answerFor("claude", resolveEventName(name)!.point, { decision: "block", reason: "tests fail", notifications: [] }), name).toEqual({ output: {}, exit_code: 2 });
+    }
+  });
   it("SessionStart: the plain stdout is the context", () => {
     expect(interpretClaude(exited(0, "branch: main\n"), start).additionalContext).toBe("branch: main");
   });
