@@ -44,7 +44,7 @@ const HOOK_KEYS = Object.keys(CopilotHookSchema.shape);
 const CopilotFileSchema = z.strictObject({
   /** the CLI form says 1; VS Code's form has none */
   version: z.literal(1, { error: "version must be 1" }).optional(),
-  hooks: z.record(z.string(), z.array(z.unknown())),
+  hooks: z.record(z.string(), z.unknown()),
   disableAllHooks: z.boolean().optional(),
 });
 const FILE_KEYS = Object.keys(CopilotFileSchema.shape);
@@ -69,17 +69,22 @@ function loadSettings(parsed: ParsedFile, ctx: LoadContext): HookSet {
   const set: HookSet = { hooks: [], warnings: [], disableAll: false };
   const v = parsed.value as Record<string, unknown> | null;
   if (typeof v !== "object" || v === null || Array.isArray(v)) throw configError(parsed, [], "expected a JSON object");
-  const s = z.looseObject({ hooks: z.record(z.string(), z.array(z.unknown())).optional(), disableAllHooks: z.boolean().optional() }).safeParse(v);
+  const s = z.looseObject({ hooks: z.record(z.string(), z.unknown()).optional(), disableAllHooks: z.boolean().optional() }).safeParse(v);
   if (!s.success) throw schemaError(parsed, s.error);
   set.disableAll = s.data.disableAllHooks === true;
   loadHookMap(parsed, s.data.hooks ?? {}, ctx, set);
   return set;
 }
 
-function loadHookMap(parsed: ParsedFile, hooks: Record<string, unknown[]>, ctx: LoadContext, set: HookSet): void {
+function loadHookMap(parsed: ParsedFile, hooks: Record<string, unknown>, ctx: LoadContext, set: HookSet): void {
   for (const [event, entries] of Object.entries(hooks)) {
     const resolved = eventOf(parsed, ["hooks", event], event, ctx, set.warnings);
     if (!resolved) continue;
+    if (!Array.isArray(entries)) {
+      if (!ctx.tolerant) throw configError(parsed, ["hooks", event], "an event takes a list of hooks");
+      warn(set.warnings, () => `${originOf(parsed, ["hooks", event])}: hooks.${event}: an event takes a list of hooks; skipped`);
+      continue;
+    }
     entries.forEach((raw, i) => {
       const path = ["hooks", event, i];
       if (skipOtherType(parsed, path, raw, ctx, set.warnings)) return;
@@ -94,7 +99,11 @@ function loadHookMap(parsed: ParsedFile, hooks: Record<string, unknown[]>, ctx: 
           warn(set.warnings, () => `${originOf(parsed, path)}: hooks.${event}[${i}]: no command for Linux (only powershell/windows/osx); skipped`);
           return;
         }
-        throw configError(parsed, path, 'a command hook needs "bash" or "command"');
+        // In a repository, an entry with no command at all (another agent's shape, a group of
+        // Claude's, say) is not one of Copilot's: warned about and skipped, the rest of the file read.
+        if (!ctx.tolerant) throw configError(parsed, path, 'a command hook needs "bash" or "command"');
+        warn(set.warnings, () => `${originOf(parsed, path)}: hooks.${event}[${i}]: a command hook needs "bash" or "command"; skipped`);
+        return;
       }
       const seconds = e.timeoutSec ?? e.timeout;
       countHook(parsed, path, ctx);
@@ -159,11 +168,14 @@ export function interpretCopilot(run: RunResult, hook: HookDef): Verdict {
   const specific = (typeof o.hookSpecificOutput === "object" && o.hookSpecificOutput !== null ? o.hookSpecificOutput : {}) as Record<string, unknown>;
   // Where both forms answer, the stricter holds: a top-level "" or "allow" never hides a deny in
   // hookSpecificOutput (nor the other way round).
-  const said = [o.permissionDecision, specific.permissionDecision, o.decision].map((value) => ({ value, decision: readDecision(value) }));
+  // agentStop / subagentStop read `decision: "block"` only (copilot-hooks.md, "The main events").
+  const fields = isStopPoint(hook.point) ? [o.decision] : [o.permissionDecision, specific.permissionDecision, o.decision];
+  const said = fields.map((value) => ({ value, decision: readDecision(value) }));
   const strongest = said.find((d) => d.decision === "block") ?? said.find((d) => d.decision === "invalid") ?? said.find((d) => d.decision === "ask") ?? said.find((d) => d.decision === "allow");
   const raw = strongest?.value;
   let decision = strongest?.decision ?? null;
-  if (decision === "invalid") return failure(`unknown decision ${JSON.stringify(raw)}`, "copilot: unknown permissionDecision");
+  // An exit 0 answer Copilot cannot read is logged, no effect: only crashes and non-zero exits fail closed.
+  if (decision === "invalid") return { decision: null, error: `unknown decision ${JSON.stringify(raw)}`, rule: "copilot: an unknown permissionDecision at exit 0 is logged, no effect; only crashes and non-zero exits fail closed" };
   let rule = decision ? `copilot: permissionDecision "${String(raw)}" from stdout` : "copilot: no permissionDecision";
   let reason = str(o.permissionDecisionReason) ?? str(specific.permissionDecisionReason) ?? str(o.reason);
   let halt: string | undefined;
@@ -175,7 +187,8 @@ export function interpretCopilot(run: RunResult, hook: HookDef): Verdict {
     reason,
     ...(halt !== undefined ? { halt } : {}),
     systemMessage: str(o.systemMessage),
-    additionalContext: str(o.additionalContext) ?? str(specific.additionalContext),
+    // copilot-hooks.md: userPromptSubmitted "Command-hook output is ignored".
+    additionalContext: hook.point === "UserPromptSubmit" ? undefined : (str(o.additionalContext) ?? str(specific.additionalContext)),
     ...(modifiedArgs !== undefined ? { modifiedArgs } : {}),
     error: null,
     rule,

@@ -58,6 +58,9 @@ export interface CoshTable extends HookSet {
  * Loads `[hooks]` or `[policy]` of a parsed TOML file. `settings` lists which setting keys the
  * table may hold (`dirs` only under `[policy]`).
  */
+/** cosh-hooks.md, "Event Points": the events cosh fires. */
+const COSH_EVENTS: ReadonlySet<string> = new Set(["PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "SessionStart", "Stop", "BeforeModel", "AfterModel"]);
+
 export function loadCoshTable(parsed: ParsedFile, at: Path, table: unknown, ctx: LoadContext, settings: readonly string[]): CoshTable {
   const result: CoshTable = { hooks: [], warnings: [], disableAll: false, parallel: false, dirs: [] };
   if (table === undefined) return result;
@@ -68,19 +71,22 @@ export function loadCoshTable(parsed: ParsedFile, at: Path, table: unknown, ctx:
       own[key] = value;
       continue;
     }
-    const event = eventOf(parsed, [...at, key], key, ctx, result.warnings);
+    // A repository's config.toml is read as cosh reads it: only cosh's own events fire there.
+    const event = eventOf(parsed, [...at, key], key, ctx, result.warnings, ctx.source === "repository" ? { agent: "cosh", names: COSH_EVENTS } : undefined);
     if (!event) continue;
     if (!Array.isArray(value)) throw configError(parsed, [...at, key], "expected an array of hooks");
     // One by one: the first fault named at once (zod would check a whole 1 MiB list first).
     value.forEach((v, i) => {
       const path = [...at, key, i];
-      const checked = CoshHookSchema.safeParse(knownKeys(parsed, path, v, HOOK_KEYS, ctx, result.warnings));
-      if (!checked.success) throw schemaError(parsed, checked.error, path);
-      const entry = checked.data;
-      if (!entry.name) {
+      // cosh-hooks.md: "Hook definitions without a name field are skipped" — before anything else of
+      // theirs is read, as cosh skips them.
+      if (typeof v === "object" && v !== null && !Array.isArray(v) && !(v as { name?: unknown }).name) {
         warn(result.warnings, () => `${originOf(parsed, path)}: hook without a name skipped (cosh-hooks.md: "Hook definitions without a name field are skipped")`);
         return;
       }
+      const checked = CoshHookSchema.safeParse(knownKeys(parsed, path, v, HOOK_KEYS, ctx, result.warnings));
+      if (!checked.success) throw schemaError(parsed, checked.error, path);
+      const entry = checked.data;
       countHook(parsed, path, ctx);
       result.hooks.push(coshHookDef(entry, { ...ctx, point: event.point, dialect: event.dialect, origin: originOf(parsed, path), parsed, path }));
     });

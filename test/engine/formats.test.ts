@@ -121,7 +121,6 @@ describe("Copilot JSON", () => {
   it.each([
     ["a JSON syntax error", '{\n  "version": 1,\n  "hooks": {\n    "preToolUse": [\n      { "type": "command" "bash": "x" }\n    ]\n  }\n}\n', /^\.github\/hooks\/bad\.json:5:27: invalid JSON: expected ',' or '}'/],
     ["a wrong version", '{ "version": 2, "hooks": {} }', /^\.github\/hooks\/bad\.json:1:\d+: version: version must be 1/],
-    ["a hook without a command", '{ "version": 1, "hooks": { "preToolUse": [\n{ "type": "command" }] } }', /^\.github\/hooks\/bad\.json:2:1: hooks\.preToolUse\[0\]: a command hook needs "bash" or "command"/],
     ["a cwd outside the repository", '{ "version": 1, "hooks": { "preToolUse": [\n{ "type": "command", "bash": "x",\n "cwd": "../.." }] } }', /^\.github\/hooks\/bad\.json:3:\d+: hooks\.preToolUse\[0\]\.cwd: cwd must be a path inside the repository/],
   ])("fails on %s with file, line and reason", async (_what, text, message) => {
     const dir = tree({ ".github/hooks/bad.json": text });
@@ -136,6 +135,7 @@ describe("repository files are read tolerantly, reported strictly (SERVICE.md §
     ["an unknown event", '{ "version": 1,\n "hooks": { "preToolUsed": [] } }', /^\.github\/hooks\/bad\.json:2: hooks\.preToolUsed: unknown event "preToolUsed" \(did you mean "[pP]reToolUse"\?\); skipped$/, 0],
     ["an http hook", '{ "hooks": { "PreToolUse": [\n{ "type": "http", "url": "https://example.com/hook" },\n{ "type": "command", "command": "x" }] } }', /^\.github\/hooks\/bad\.json:2: hooks\.PreToolUse\[0\]: "http" hooks are not run by hookbox; skipped$/, 1],
     ["a file that is not a hook file", '{ "$schema": "x", "name": "not hooks" }', /^\.github\/hooks\/bad\.json: no "hooks" object: not a hook file; skipped$/, 0],
+    ["a hook without a command", '{ "version": 1, "hooks": { "preToolUse": [\n{ "type": "command" }] } }', /^\.github\/hooks\/bad\.json:2: hooks\.preToolUse\[0\]: a command hook needs "bash" or "command"; skipped$/, 0],
   ])("warns on %s with file, line and what was skipped", async (_what, text, warning, hooks) => {
     const set = await loadRepositoryHooks(tree({ ".github/hooks/bad.json": text }), 60_000);
     expect(set.warnings).toEqual([expect.stringMatching(warning)]);
@@ -314,11 +314,14 @@ describe("repository hook files are hostile input", () => {
     expect(message).toMatch(/hooks\.preToolUse\[1000\]: the repository declares more than 1000 hooks/);
   });
 
-  it("refuses a list that is not of hooks at its first fault (Claude handlers, cosh entries), and reads past a Gemini disabled list that is no list of names", async () => {
+  it("refuses a list that is not of hooks at its first fault (Claude handlers), skips cosh entries without a name, and reads past a Gemini disabled list that is no list of names", async () => {
     const claudeDir = tree({ ".claude/settings.json": JSON.stringify({ hooks: { PreToolUse: [{ hooks: Array.from({ length: 100_000 }, () => 0) }] } }) });
     expect((await configErrorOfAsync(() => loadRepositoryHooks(claudeDir, 60_000))).message).toMatch(/hooks\.PreToolUse\[0\]\.hooks\[0\]: /);
+    // 50 000 cosh entries without a name: each skipped before it is read (as cosh skips them), warned about 100 times at most.
     const coshDir = tree({ ".copilot-shell/config.toml": `[hooks]\nPreToolUse = [${Array.from({ length: 50_000 }, () => "{}").join(",")}]\n` });
-    expect((await configErrorOfAsync(() => loadRepositoryHooks(coshDir, 60_000))).message).toMatch(/hooks\.PreToolUse\[0\]/);
+    const cosh = await loadRepositoryHooks(coshDir, 60_000);
+    expect(cosh.hooks).toEqual([]);
+    expect(cosh.warnings.length).toBeLessThanOrEqual(101);
     const geminiDir = tree({ ".gemini/settings.json": JSON.stringify({ hooksConfig: { disabled: [0, 0, 0] }, hooks: { BeforeTool: [{ hooks: [{ type: "command", command: "g.sh" }] }] } }) });
     const set = await loadRepositoryHooks(geminiDir, 60_000);
     expect(set.hooks).toHaveLength(1);
@@ -567,6 +570,32 @@ describe("Cursor matchers, per the hook they are on", () => {
       expect.stringMatching(/\.cursor\/hooks\.json:\d+: hooks\.PreToolUse: "PreToolUse" is not an event Cursor fires/),
       expect.stringMatching(/\.cursor\/hooks\.json:\d+: hooks\.agentStop: "agentStop" is not an event Cursor fires/),
       expect.stringMatching(/\.gemini\/settings\.json:\d+: hooks\.PreToolUse: "PreToolUse" is not an event Gemini CLI fires/),
+    ]));
+  });
+});
+
+describe("Copilot and cosh repository files read as their agents read them", () => {
+  it("skip, with a warning, a Copilot entry with no command (another agent's shape) and an event that is not a list; the rest of the file runs", async () => {
+    const set = await loadRepositoryHooks(tree({
+      ".github/hooks/mixed.json": JSON.stringify({ version: 1, hooks: {
+        preToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: "claude-shaped.sh" }] }, { type: "command", bash: "guard.sh" }],
+        postToolUse: { type: "command", bash: "not-a-list.sh" },
+      } }),
+    }), 60_000);
+    expect(set.hooks.map((h) => h.command)).toEqual(["guard.sh"]);
+    expect(set.warnings).toEqual(expect.arrayContaining([
+      expect.stringMatching(/mixed\.json:\d+: hooks\.preToolUse\[0\]: a command hook needs "bash" or "command"; skipped/),
+      expect.stringMatching(/mixed\.json:\d+: hooks\.postToolUse: an event takes a list of hooks; skipped/),
+    ]));
+  });
+  it("skip a cosh hook without a name before reading anything else of it, and hooks under events cosh never fires", async () => {
+    const set = await loadRepositoryHooks(tree({
+      ".copilot-shell/config.toml": '[[hooks.PreToolUse]]\ntimeout = 0\n\n[[hooks.BeforeTool]]\nname = "gemini-name"\ncommand = "b.sh"\n\n[[hooks.PreToolUse]]\nname = "guard"\ncommand = "g.sh"\n',
+    }), 60_000);
+    expect(set.hooks.map((h) => h.command)).toEqual(["g.sh"]);
+    expect(set.warnings).toEqual(expect.arrayContaining([
+      expect.stringMatching(/hook without a name skipped/),
+      expect.stringMatching(/"BeforeTool" is not an event cosh fires/),
     ]));
   });
 });
