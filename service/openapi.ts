@@ -25,9 +25,9 @@ const ERRORS: Record<number, string> = {
   400: "bad input: malformed JSON (with line and column), an unknown event name, a field of the wrong type, a bad query parameter",
   401: "no token, or one that belongs to no tenant",
   404: "not found (another tenant's is as absent as one that never was)",
-  408: "the event's body did not arrive within 10 s of its headers",
+  408: "the event's body did not arrive within 10 s of its headers, or an upload sent nothing for 30 s",
   413: "the body is too large (refused before it is read), or a tenant's workspace quota",
-  429: "this tenant's queue is full, or too many of its event bodies are still arriving",
+  429: "this tenant's queue is full, too many of its event bodies or uploads are still arriving, or it already has 16 live followers",
   503: "shutting down, or not decided in time (an event past max_event_ms in the queue, or past Hookbox-Answer-By-Ms)",
 };
 function errors(...statuses: number[]): RouteConfig["responses"] {
@@ -89,7 +89,7 @@ export function openApiDocument(): ReturnType<OpenApiGeneratorV31["generateDocum
   });
   r.registerPath({
     method: "get", path: "/v1/events/live", summary: "new decisions as they happen", tags: ["traces"],
-    responses: { 200: { description: "NDJSON, one line per decision", headers: ON_FAILURE, content: { "application/x-ndjson": { schema: LiveLineSchema } } }, ...errors(401, 503) },
+    responses: { 200: { description: "NDJSON, one line per decision", headers: ON_FAILURE, content: { "application/x-ndjson": { schema: LiveLineSchema } } }, ...errors(401, 429, 503) },
   });
   r.registerPath({
     method: "get", path: "/v1/events/{event}", summary: "one event's trace: what each hook got, printed and decided", tags: ["traces"],
@@ -102,7 +102,7 @@ export function openApiDocument(): ReturnType<OpenApiGeneratorV31["generateDocum
       params: workspaceId,
       body: { required: true, content: { "application/gzip": { schema: { type: "string", format: "binary" } }, "application/x-tar": { schema: { type: "string", format: "binary" } } } },
     },
-    responses: { 200: { description: "its digest, file count and the repository hooks it declares", headers: ON_FAILURE, content: json(WorkspaceInfoSchema) }, ...errors(...V1_ERRORS, 413) },
+    responses: { 200: { description: "its digest, file count and the repository hooks it declares", headers: ON_FAILURE, content: json(WorkspaceInfoSchema) }, ...errors(...V1_ERRORS, 408, 413, 429) },
   });
   r.registerPath({
     method: "get", path: "/v1/workspaces/{id}", summary: "a workspace's description", tags: ["workspaces"], request: { params: workspaceId },

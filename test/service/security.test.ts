@@ -100,10 +100,13 @@ describe("hostile archives", () => {
     expect(res.status).toBe(400);
   });
 
-  it("refuses a workspace whose hook file is malformed, naming the file and line", async () => {
-    const res = await put("badhooks", await tarOf([{ name: ".github/hooks/h.json", content: '{\n  "version": 1,\n  "hooks": { "preToolUse": [ { "type": "command" } ] }\n}\n' }]));
+  it("refuses a workspace whose hook file is malformed, naming the file and line; an entry without a command is a warning at its line", async () => {
+    const res = await put("badhooks", await tarOf([{ name: ".github/hooks/h.json", content: '{\n  "version": 1,\n  "hooks": { "preToolUse": [ { "type": "command" "bash": "x" } ] }\n}\n' }]));
     expect(res.status).toBe(400);
-    expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/\.github\/hooks\/h\.json:3:\d+: hooks\.preToolUse\[0\]: a command hook needs "bash" or "command"/);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/\.github\/hooks\/h\.json:3:\d+: invalid JSON/);
+    const warned = await put("nocommand", await tarOf([{ name: ".github/hooks/h.json", content: '{\n  "version": 1,\n  "hooks": { "preToolUse": [ { "type": "command" } ] }\n}\n' }]));
+    expect(warned.status).toBe(200);
+    expect(((await warned.json()) as { warnings: string[] }).warnings).toEqual([expect.stringMatching(/^\.github\/hooks\/h\.json:3: hooks\.preToolUse\[0\]: a command hook needs "bash" or "command"; skipped$/)]);
   });
 });
 
