@@ -147,7 +147,7 @@ async function runOne(hook: HookDef, opts: ExecuteOptions, t0: number): Promise<
   const run = leftMs <= 0 ? NO_TIME : await (onHost ? opts.runners.host : opts.runners.container).run(request);
   // Ended by the event's deadline, not by its own timeout, or by the output cap: it never got to decide.
   const cut = run === NO_TIME || (run.outcome === "timed_out" && leftMs < ownTimeoutMs) ? "max_event_ms" : run.outcome === "output_truncated" ? "max_output_bytes" : undefined;
-  const verdict = capMessages(applyTrust(interpret(run, hook), hook.source, { repositoryMayRewrite: opts.repositoryMayRewrite === true }));
+  const verdict = capMessages(applyTrust(asRun(interpret(run, hook), hook, opts), hook.source, { repositoryMayRewrite: opts.repositoryMayRewrite === true }));
   if (run === NO_TIME) verdict.error = NO_TIME_ERROR;
   const j: Judged = { hook, verdict };
   // What the trace can show of each stream, not all of it: an event's hooks together printed up to
@@ -160,6 +160,17 @@ async function runOne(hook: HookDef, opts: ExecuteOptions, t0: number): Promise<
     env: hook.env, offset_ms: Math.round(offset), warm: run.warm === true,
   };
   return [j, { ...record(hook, onHost, run, j), ...(opts.pass ? { pass: opts.pass } : {}) }, trace, cut];
+}
+
+/**
+ * A verdict's argument change as its agent would run it: Gemini CLI merges a hook's `tool_input`
+ * over the tool's arguments, so the change is the merged whole — what the policy hooks look at
+ * again, and what the agent runs.
+ */
+function asRun(verdict: Verdict, hook: HookDef, opts: ExecuteOptions): Verdict {
+  const change = verdict.modifiedArgs;
+  if (hook.format !== "gemini" || typeof change !== "object" || change === null || Array.isArray(change)) return verdict;
+  return { ...verdict, modifiedArgs: { ...opts.payloads.toolArguments(), ...(change as Record<string, unknown>) } };
 }
 
 /** Room past `capture_bytes` kept for the trace, so a secret straddling the cut is still redacted there. */

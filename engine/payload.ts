@@ -84,6 +84,19 @@ export class PayloadCache {
     private readonly point: EventPoint,
   ) {}
 
+  /** The tool's arguments as the event carries them (snake_case `tool_input`, or camelCase `toolArgs`, a JSON string). */
+  toolArguments(): Record<string, unknown> {
+    let args: unknown = this.body.tool_input ?? this.body.toolArgs;
+    if (typeof args === "string") {
+      try {
+        args = JSON.parse(args);
+      } catch {
+        return {};
+      }
+    }
+    return typeof args === "object" && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : {};
+  }
+
   for(dialect: Dialect): Uint8Array {
     if (dialect === this.dialect) return this.raw;
     let bytes = this.cache.get(dialect);
