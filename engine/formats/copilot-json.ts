@@ -171,7 +171,7 @@ export function interpretCopilot(run: RunResult, hook: HookDef): Verdict {
   // agentStop / subagentStop read `decision: "block"` only (copilot-hooks.md, "The main events").
   const fields = isStopPoint(hook.point) ? [o.decision] : [o.permissionDecision, specific.permissionDecision, o.decision];
   const said = fields.map((value) => ({ value, decision: readDecision(value) }));
-  const strongest = said.find((d) => d.decision === "block") ?? said.find((d) => d.decision === "invalid") ?? said.find((d) => d.decision === "ask") ?? said.find((d) => d.decision === "allow");
+  const strongest = said.find((d) => d.decision === "block") ?? said.find((d) => d.decision === "ask") ?? said.find((d) => d.decision === "allow") ?? said.find((d) => d.decision === "invalid");
   const raw = strongest?.value;
   let decision = strongest?.decision ?? null;
   // An exit 0 answer Copilot cannot read is logged, no effect: only crashes and non-zero exits fail closed.

@@ -13,7 +13,7 @@ import { ALL, ALLOW_BLOCK, NONE, type Decision, type EventPoint } from "../event
 import { compileRegex, type HookDef, type HookSet, type Matcher } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
-import { type Answer, configError, countHook, defined, describeFailure, eventOf, type FormatModule, isStopPoint, knownKeys, type LoadContext, matcherProblem, originOf, type ParsedFile, readDecision, readOutput, schemaError, skipOtherType, str } from "./shared.js";
+import { type Answer, configError, countHook, defined, describeFailure, eventOf, type FormatModule, isStopPoint, knownKeys, type LoadContext, matcherProblem, originOf, type ParsedFile, readDecision, readOutput, schemaError, skipOtherType, str, warn } from "./shared.js";
 
 /** @default 30 s — hookbox's choice, as Copilot's: the Cursor document leaves it to the agent */
 export const CURSOR_DEFAULT_TIMEOUT_MS = 30_000;
@@ -61,6 +61,18 @@ const CURSOR_EVENTS: ReadonlySet<string> = new Set([
   "beforeSubmitPrompt", "preCompact", "stop", "afterAgentResponse", "afterAgentThought", "beforeTabFileRead", "afterTabFileEdit",
 ]);
 
+/** All a matcher is ever tested against at these events: one that matches none of them never fires. */
+const MATCH_WORDS: Partial<Record<string, readonly string[]>> = {
+  BeforeReadFile: ["Read", "TabRead"],
+  BeforeTabFileRead: ["Read", "TabRead"],
+  AfterFileEdit: ["Write", "TabWrite"],
+  AfterTabFileEdit: ["Write", "TabWrite"],
+  UserPromptSubmit: ["UserPromptSubmit"],
+  Stop: ["Stop"],
+  AfterAgentResponse: ["AgentResponse"],
+  AfterAgentThought: ["AgentThought"],
+};
+
 function loadCursorHooks(parsed: ParsedFile, ctx: LoadContext): HookSet {
   const set: HookSet = { hooks: [], warnings: [], disableAll: false };
   const file = FileSchema.safeParse(knownKeys(parsed, [], parsed.value, FILE_KEYS, ctx, set.warnings));
@@ -82,6 +94,11 @@ function loadCursorHooks(parsed: ParsedFile, ctx: LoadContext): HookSet {
       } catch (err) {
         throw configError(parsed, [...path, "matcher"], matcherProblem(err));
       }
+      // A matcher tested against a fixed word (`Stop`) or a tool type (`Read`) that it cannot match:
+      // the hook never runs, in Cursor as here — said, since a path or a prompt pattern was meant.
+      const words = MATCH_WORDS[resolved.point];
+      if (matcher && words && !words.some((w) => matcher.test(w)))
+        warn(set.warnings, () => `${originOf(parsed, [...path, "matcher"])}: hooks.${event}[${i}].matcher: Cursor tests it against ${words.map((w) => JSON.stringify(w)).join(" or ")} at ${event}, which it does not match: this hook never runs`);
       countHook(parsed, path, ctx);
       set.hooks.push({
         name: `${basename(parsed.file)}:${event}[${i}]`,

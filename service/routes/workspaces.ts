@@ -37,13 +37,16 @@ export function workspaceRoutes(deps: AppDeps): Hono<Env> {
     const now = uploading.get(tenant) ?? 0;
     if (now >= TENANT_UPLOADS_IN_FLIGHT) throw new OverloadedError(5, `this tenant already has ${now} uploads arriving (TENANT_UPLOADS_IN_FLIGHT: ${TENANT_UPLOADS_IN_FLIGHT}); retry when they are in`);
     uploading.set(tenant, now + 1);
-    const body = counted(raw, max, overMessage, idleMs);
+    let body: ReturnType<typeof counted> | undefined;
     let info;
     try {
+      body = counted(raw, max, overMessage, idleMs);
       info = await deps.workspaces.put(tenant, c.req.param("id"), body.chunks);
     } catch (err) {
-      // Refused before the whole archive came: read the rest first, so the client, still sending, reads the answer.
-      await body.drain();
+      // Refused before the whole archive came: read the rest first, so the client, still sending,
+      // reads the answer; then let go of the body, whatever is left of it.
+      await body?.drain();
+      body?.cancel();
       throw err;
     } finally {
       const left = (uploading.get(tenant) ?? 1) - 1;
@@ -75,7 +78,7 @@ const DRAIN_MS = 5_000;
  * The body as it comes, counted, stopped with a 413 (too_large) once it passes `maxBytes`. Stopping
  * early does not cancel the stream: `drain` reads and discards what is left, up to `maxBytes` in all.
  */
-function counted(body: ReadableStream<Uint8Array>, maxBytes: number, message: string, idleMs: number): { chunks: AsyncIterable<Uint8Array>; drain(): Promise<void> } {
+function counted(body: ReadableStream<Uint8Array>, maxBytes: number, message: string, idleMs: number): { chunks: AsyncIterable<Uint8Array>; drain(): Promise<void>; cancel(): void } {
   const reader = body.getReader();
   let seen = 0;
   /** The next chunk, or a 408 when none comes within `idleMs`: a stalled upload holds nothing for long. */
@@ -98,6 +101,9 @@ function counted(body: ReadableStream<Uint8Array>, maxBytes: number, message: st
         yield r.value;
       }
     })(),
+    cancel() {
+      reader.cancel().catch(() => undefined);
+    },
     async drain() {
       const deadline = Date.now() + DRAIN_MS;
       const timeout = new Promise<"timeout">((resolve) => setTimeout(resolve, DRAIN_MS, "timeout").unref());

@@ -559,6 +559,16 @@ describe("Cursor matchers, per the hook they are on", () => {
     expect(run("subagentStart", { subagent_type: "explore" })).toEqual(["explore.sh"]);
     expect(run("subagentStart", { subagent_type: "generalPurpose" })).toEqual([]);
     expect(run("stop", { status: "completed" })).toEqual(["stop.sh"]);
+    expect(set.warnings).toEqual([]);
+  });
+  it("warns of a matcher that can never match what Cursor tests it against (a path pattern on beforeReadFile, a prompt pattern on beforeSubmitPrompt)", async () => {
+    const set = await loadRepositoryHooks(tree({
+      ".cursor/hooks.json": JSON.stringify({ version: 1, hooks: { beforeReadFile: [{ command: "env.sh", matcher: "\\.env$" }], beforeSubmitPrompt: [{ command: "pw.sh", matcher: "password" }] } }),
+    }), 60_000);
+    expect(set.warnings).toEqual([
+      expect.stringMatching(/hooks\.beforeReadFile\[0\]\.matcher: Cursor tests it against "Read" or "TabRead" at beforeReadFile, which it does not match: this hook never runs$/),
+      expect.stringMatching(/hooks\.beforeSubmitPrompt\[0\]\.matcher: Cursor tests it against "UserPromptSubmit" at beforeSubmitPrompt, which it does not match: this hook never runs$/),
+    ]);
   });
   it("skips, with a warning, hooks under another agent's event names in Cursor's and Gemini CLI's files, and Gemini hooks disabled by their command", async () => {
     const set = await loadRepositoryHooks(tree({
