@@ -115,12 +115,20 @@ export class WorkspaceStore {
       const info = await this.exclusive(`${base}/${id}`, async () => {
         // No meta while the folder changes: after a crash here, the size is counted again from disk.
         await rm(metaFile(base, id), { force: true });
-        await rename(final, trash).catch(() => undefined);
-        await rename(incoming, final);
-        await writeFile(metaFile(base, id), JSON.stringify({ digest, files, bytes, charged } satisfies Meta));
+        const replaced = await rename(final, trash).then(() => true, () => false);
+        try {
+          await rename(incoming, final);
+        } catch (err) {
+          // The old tree goes back where it was: a failed upload changes nothing.
+          if (replaced) await rename(trash, final).catch(() => undefined);
+          throw err;
+        }
         usage.commit(upload, bytes);
         const stored: WorkspaceInfo = { id, digest, files, bytes, hooks: summary(hooks), warnings: hooks.warnings };
         this.cache.set(`${base}/${id}`, { dir: final, hooks, info: stored });
+        // The tree is in place and counted: a meta file that cannot be written (a full disk) is
+        // counted again from the tree at the next start, never a tree and a count that disagree.
+        await writeFile(metaFile(base, id), JSON.stringify({ digest, files, bytes, charged } satisfies Meta)).catch(() => undefined);
         return stored;
       });
       // Stored already: a clean-up that fails leaves a leftover the next start removes, not a failed upload.
