@@ -183,7 +183,11 @@ function denyOutput(format: AgentFormat, event: string, reason: string): Record<
     case "copilot": return { permissionDecision: "deny", permissionDecisionReason: reason };
     // A hookSpecificOutput is valid on PreToolUse only: elsewhere it would make the answer invalid.
     case "claude":
-    case "codex": return event.toLowerCase() === "pretooluse" ? { decision: "block", reason, hookSpecificOutput: { hookEventName: event, permissionDecision: "deny", permissionDecisionReason: reason } } : { decision: "block", reason };
+    case "codex":
+      if (event.toLowerCase() === "pretooluse") return { decision: "block", reason, hookSpecificOutput: { hookEventName: event, permissionDecision: "deny", permissionDecisionReason: reason } };
+      // PermissionRequest ignores exit 2: a deny there is its decision object.
+      if (event.toLowerCase() === "permissionrequest") return { hookSpecificOutput: { hookEventName: event, decision: { behavior: "deny", message: reason } } };
+      return { decision: "block", reason };
     case "cosh":
     case "gemini": return { decision: "block", reason };
     // Cursor: a prompt is stopped by continue: false, everything else by permission: deny.

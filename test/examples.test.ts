@@ -156,6 +156,10 @@ describe.each(forwarders)("$forwarder blocking when hookbox is unreachable", ({ 
     expect(r.output).toMatchObject({ decision: "block", reason: r.stderr.trim() });
     expect(Object.hasOwn(r.output as object, "hookSpecificOutput")).toBe(specific);
   });
+  it("answers Claude's PermissionRequest, which ignores exit 2, with its decision object's deny", async () => {
+    const r = runLine(bin, "hookbox forward --url http://127.0.0.1:8080 --event PermissionRequest --format claude", `http://127.0.0.1:${await freePort()}`, { hook_event_name: "PermissionRequest", tool_name: "Bash" }, " --on-unreachable block");
+    expect(r.output).toEqual({ hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "deny", message: r.stderr.trim() } } });
+  });
 });
 
 describe("the shell forwarder", () => {
