@@ -234,7 +234,6 @@ BEGIN {
     else if (fmt == "cursor") print "{\"permission\":\"deny\",\"user_message\":" r ",\"agent_message\":" r "}"
     else if ((fmt == "claude" || fmt == "codex") && tolower(ENVIRON["HOOKBOX_EVENT"]) == "pretooluse") print "{\"decision\":\"block\",\"reason\":" r ",\"hookSpecificOutput\":{\"hookEventName\":" q(ENVIRON["HOOKBOX_EVENT"]) ",\"permissionDecision\":\"deny\",\"permissionDecisionReason\":" r "}}"
     else if ((fmt == "claude" || fmt == "codex") && tolower(ENVIRON["HOOKBOX_EVENT"]) == "permissionrequest") print "{\"hookSpecificOutput\":{\"hookEventName\":" q(ENVIRON["HOOKBOX_EVENT"]) ",\"decision\":{\"behavior\":\"deny\",\"message\":" r "}}}"
-    else if (fmt == "claude" || fmt == "codex") print "{\"decision\":\"block\",\"reason\":" r "}"
     else print "{\"decision\":\"block\",\"reason\":" r "}"
     exit 0
   }

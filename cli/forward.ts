@@ -181,7 +181,8 @@ function parseJson(text: string): unknown {
 function denyOutput(format: AgentFormat, event: string, reason: string): Record<string, unknown> {
   switch (format) {
     case "copilot": return { permissionDecision: "deny", permissionDecisionReason: reason };
-    // A hookSpecificOutput is valid on PreToolUse only: elsewhere it would make the answer invalid.
+    // Each event's own shape: a permissionDecision is valid on PreToolUse only, PermissionRequest
+    // takes its decision object, the rest a top-level block.
     case "claude":
     case "codex":
       if (event.toLowerCase() === "pretooluse") return { decision: "block", reason, hookSpecificOutput: { hookEventName: event, permissionDecision: "deny", permissionDecisionReason: reason } };

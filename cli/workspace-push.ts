@@ -116,7 +116,7 @@ async function tarGz(sent: Sent[], warnings: string[]): Promise<{ archive: Buffe
       await new Promise<void>((res, rej) => p.entry({ name, mode: st.mode & 0o777 }, body, (e) => (e ? rej(e) : res())));
       count++;
     } catch (err) {
-      warnings.push(`warning: ${oneLine(name)} changed while it was read (${oneLine((err as Error).message)}): skipped\n`);
+      warnings.push(`warning: ${oneLine(name)} could not be read (${oneLine((err as Error).message)}): skipped\n`);
     } finally {
       if (fd !== undefined) closeSync(fd);
     }
@@ -135,20 +135,20 @@ export async function workspacePush(argv: string[], env: NodeJS.ProcessEnv): Pro
   if (!existsSync(given)) return { stdout: "", stderr: `hookbox: no folder ${given}\n`, code: 66 };
   // The folder as it really is: names and link targets are judged against it.
   const dir = realpathSync(given);
-  const names: Sent[] = [];
+  const sent: Sent[] = [];
   const skipped: string[] = [];
   if (values.all) {
     const allowed: Allowed = (target) => !relative(dir, target).split(sep).some((part) => SKIP.has(part));
-    files(dir, allowed, dir, names, skipped);
+    files(dir, allowed, dir, sent, skipped);
   } else {
     const paths = hookPaths(dir, skipped);
     // Only a hook path that is itself a folder or file (not a link) is a place a link may lead to.
     const roots = paths.map((p) => join(dir, p)).filter((at) => !lstatSync(at).isSymbolicLink());
     const allowed: Allowed = (target) => roots.some((root) => inside(root, target));
-    for (const p of paths) files(dir, allowed, join(dir, p), names, skipped);
+    for (const p of paths) files(dir, allowed, join(dir, p), sent, skipped);
   }
-  if (names.length === 0) return { stdout: "", stderr: `${skipped.join("")}hookbox: no hook files in ${dir} (looked for ${HOOK_PATHS.join(", ")}; --all sends the whole folder)\n`, code: 65 };
-  const { archive, count } = await tarGz(names, skipped);
+  if (sent.length === 0) return { stdout: "", stderr: `${skipped.join("")}hookbox: no hook files in ${dir} (looked for ${HOOK_PATHS.join(", ")}; --all sends the whole folder)\n`, code: 65 };
+  const { archive, count } = await tarGz(sent, skipped);
   const id = values.id ?? `${basename(given).replace(/[^A-Za-z0-9._-]/g, "-").replace(/^[^A-Za-z0-9]+/, "") || "ws"}-${createHash("sha256").update(archive).digest("hex").slice(0, 12)}`;
   const token = values.token ?? env.HOOKBOX_TOKEN;
   const res = await fetch(`${values.url.replace(/\/+$/, "")}/v1/workspaces/${encodeURIComponent(id)}`, {

@@ -94,12 +94,14 @@ export interface Executed {
    * the output cap (`max_output_bytes`: stopped before it could finish its answer — its agent has no
    * such cap, and would have read it).
    */
-  cut?: Undecided;
+  undecided?: Undecided;
 }
 
 export interface Undecided {
   hook: string;
   why: "max_event_ms" | "max_output_bytes";
+  /** the output cap the hook ran under (its own, where it lowers the sandbox's) */
+  capBytes: number;
 }
 
 export async function executeHooks(hooks: HookDef[], opts: ExecuteOptions): Promise<Executed> {
@@ -107,7 +109,7 @@ export async function executeHooks(hooks: HookDef[], opts: ExecuteOptions): Prom
   const records: HookRecord[] = [];
   const traces: HookTrace[] = [];
   const t0 = performance.now();
-  let cut: Undecided | undefined;
+  let undecided: Undecided | undefined;
   // What streams to the client as hooks finish: the same cap on an event's messages as its answer.
   const budget = new MessageBudget();
   for (const step of planSteps(hooks)) {
@@ -119,25 +121,25 @@ export async function executeHooks(hooks: HookDef[], opts: ExecuteOptions): Prom
       opts.onHook?.(out[1], budget.take(notificationOf(out[0])), out[0].verdict.halt);
       return out;
     });
-    for (const [j, record, trace, wasCut] of done) {
+    for (const [j, record, trace, cut] of done) {
       judged.push(j);
       records.push(record);
       traces.push(trace);
-      if (wasCut) cut ??= { hook: j.hook.name, why: wasCut };
+      if (cut) undecided ??= cut;
     }
     // cosh-hooks.md: "If any hook returns block, the final decision is block (short-circuit)"
     // … and so does a hook that stops the agent altogether (`continue: false`).
     if (done.some(([j]) => (isEffective(j) && j.verdict.decision === "block") || j.verdict.halt !== undefined)) break;
     if (opts.signal?.aborted) break;
   }
-  return { judged, records, traces, ...(cut !== undefined ? { cut } : {}) };
+  return { judged, records, traces, ...(undecided !== undefined ? { undecided } : {}) };
 }
 
 /** What a hook that the event's deadline left no time for "ran": a timeout, judged by its format's rule. */
 const NO_TIME: RunResult = { outcome: "timed_out", exitCode: null, stdout: "", stderr: "", durationMs: 0, startMs: 0 };
 const NO_TIME_ERROR = "not run: the event's max_event_ms had passed";
 
-async function runOne(hook: HookDef, opts: ExecuteOptions, t0: number): Promise<[Judged, HookRecord, HookTrace, Undecided["why"] | undefined]> {
+async function runOne(hook: HookDef, opts: ExecuteOptions, t0: number): Promise<[Judged, HookRecord, HookTrace, Undecided | undefined]> {
   const onHost = hook.source === "policy";
   const request = requestFor(hook, onHost, opts);
   const offset = performance.now() - t0;
@@ -146,7 +148,8 @@ async function runOne(hook: HookDef, opts: ExecuteOptions, t0: number): Promise<
   request.timeoutMs = Math.min(request.timeoutMs, leftMs);
   const run = leftMs <= 0 ? NO_TIME : await (onHost ? opts.runners.host : opts.runners.container).run(request);
   // Ended by the event's deadline, not by its own timeout, or by the output cap: it never got to decide.
-  const cut = run === NO_TIME || (run.outcome === "timed_out" && leftMs < ownTimeoutMs) ? "max_event_ms" : run.outcome === "output_truncated" ? "max_output_bytes" : undefined;
+  const why: Undecided["why"] | undefined = run === NO_TIME || (run.outcome === "timed_out" && leftMs < ownTimeoutMs) ? "max_event_ms" : run.outcome === "output_truncated" ? "max_output_bytes" : undefined;
+  const undecided: Undecided | undefined = why && { hook: hook.name, why, capBytes: request.limits.maxOutputBytes };
   const verdict = capMessages(applyTrust(asRun(interpret(run, hook), hook, opts), hook.source, { repositoryMayRewrite: opts.repositoryMayRewrite === true }));
   if (run === NO_TIME) verdict.error = NO_TIME_ERROR;
   const j: Judged = { hook, verdict };
@@ -159,7 +162,7 @@ async function runOne(hook: HookDef, opts: ExecuteOptions, t0: number): Promise<
     stderr: detached(run.stderr.slice(0, keepChars)), stderrBytes: Buffer.byteLength(run.stderr),
     env: hook.env, offset_ms: Math.round(offset), warm: run.warm === true,
   };
-  return [j, { ...record(hook, onHost, run, j), ...(opts.pass ? { pass: opts.pass } : {}) }, trace, cut];
+  return [j, { ...record(hook, onHost, run, j), ...(opts.pass ? { pass: opts.pass } : {}) }, trace, undecided];
 }
 
 /**

@@ -15,6 +15,7 @@ import { emptyHookSet, type HookSet } from "./hooks.js";
 import { selectHooks } from "./match.js";
 import { bodyEventName, detectDialect, PayloadCache, toolName, type JsonObject } from "./payload.js";
 
+export { detached } from "./detached.js";
 export { failureModeFor, loadConfig, strictestFailureMode, parseConfig, type Config, type FailureMode, type Tenant, type SandboxConfig } from "./config.js";
 export * from "./errors.js";
 export { FORMATS, EVENT_NAMES, resolveEventName, type Decision, type Format } from "./events.js";
@@ -236,7 +237,7 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
           });
           const queuedMs = Math.round(performance.now() - tQueued);
           const common = { runners, sandbox: config.sandbox, traceCaptureBytes: config.traces.captureBytes, signal: req.signal, eventId, deadline, onHook };
-          const { judged, records, traces, cut } = await executeHooks(hooks, {
+          const { judged, records, traces, undecided: cut } = await executeHooks(hooks, {
             ...common,
             payloads: new PayloadCache(req.raw, req.body, dialect, point),
             workspaceDir: req.workspace?.dir,
@@ -272,7 +273,7 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
           if (cut !== undefined && !isStopPoint(point)) {
             const what = cut.why === "max_event_ms"
               ? `had not decided when the event's max_event_ms (${config.sandbox.maxEventMs} ms) ran out`
-              : `printed past max_output_bytes (${config.sandbox.limits.maxOutputBytes} bytes) before it finished its answer`;
+              : `printed past max_output_bytes (${cut.capBytes} bytes) before it finished its answer`;
             if (folded.decision !== "block" && failureModeFor(req.tenant, point) === "block") {
               const { modifiedArgs: _dropped, ...rest } = folded;
               folded = {

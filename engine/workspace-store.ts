@@ -17,9 +17,9 @@ import { TenantUsage, type Quota } from "./workspace-quota.js";
 import { checkLinks, readTree } from "./workspace-tree.js";
 import { unpack, type UnpackLimits } from "./workspace-unpack.js";
 
-export const WORKSPACE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
-/** the longest workspace id WORKSPACE_ID takes */
+/** the longest workspace id */
 const MAX_WORKSPACE_ID_CHARS = 128;
+export const WORKSPACE_ID = new RegExp(`^[A-Za-z0-9][A-Za-z0-9._-]{0,${MAX_WORKSPACE_ID_CHARS - 1}}$`);
 
 export interface WorkspaceStoreOptions extends UnpackLimits, RepositoryLimits {
   maxTimeoutMs: number;

@@ -38,7 +38,7 @@ function nativeOf(path: string): { format: Format; event: string | undefined } |
 
 /** The event a path names (`/v1/events/{event}`, `/v1/hooks/{format}/{event}`), for the failure-mode header. */
 function eventFromPath(path: string): string | undefined {
-  return /^\/v1\/(?:events|hooks\/[a-z]+)\/([A-Za-z]+)$/.exec(path)?.[1];
+  return nativeOf(path)?.event ?? /^\/v1\/events\/([A-Za-z]+)\/?$/.exec(path)?.[1];
 }
 
 export function createApp(given: AppDeps): Hono<Env> {

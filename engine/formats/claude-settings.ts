@@ -169,8 +169,8 @@ const STDOUT_IS_CONTEXT = new Set(["SessionStart", "UserPromptSubmit"]);
 const MAX_CONTEXT_CHARS = 10_000;
 
 /**
- * Claude Code: these events act on exit 2 only (stderr is the feedback: the task is not created or
- * completed, the teammate works on); a JSON `decision` there is not read.
+ * Claude Code: these events act on exit 2 only (the task is not created or completed, the teammate
+ * works on, the reason fed back); a JSON `decision` there is not read.
  */
 export const EXIT_2_ONLY: ReadonlySet<string> = new Set(["TaskCreated", "TaskCompleted", "TeammateIdle"]);
 

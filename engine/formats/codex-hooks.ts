@@ -13,7 +13,7 @@ import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import { compileRegex, type Matcher } from "../hooks.js";
 import { claudeDecision, claudeEffective, interpretClaude, loadMatcherGroups, withContext } from "./claude-settings.js";
-import { type Answer, type FormatModule, withHalt } from "./shared.js";
+import { type Answer, askDenyReason, type FormatModule, withHalt } from "./shared.js";
 
 /** Codex: "`apply_patch` matchers may also use `Edit` or `Write`". */
 const APPLY_PATCH_ALIASES = ["Edit", "Write"];
@@ -69,7 +69,7 @@ function codexAnswer(point: EventPoint, f: Folded): Answer {
   if (point === "PreToolUse" && decision === "allow" && changed === undefined) decision = null;
   const told = withContext(rest.systemMessage, untaken);
   // Codex refuses a deny or block whose reason is missing or blank (and lets the call go on).
-  const reason = decision === "block" && !rest.reason?.trim() ? (f.decision === "ask" ? "a hook asked for confirmation, and Codex has no ask" : "blocked by a hook") : rest.reason;
+  const reason = f.decision === "ask" ? askDenyReason(rest.reason, "Codex") : decision === "block" && !rest.reason?.trim() ? "blocked by a hook" : rest.reason;
   const answer = claudeDecision(point, { ...rest, decision, ...(reason !== undefined ? { reason } : {}), ...(changed !== undefined ? { modifiedArgs: changed } : {}), ...(told !== undefined ? { systemMessage: told } : {}) }, CODEX_SPECIFIC_POINTS);
   return NO_STOP_POINTS.has(point) ? answer : withHalt(answer, { ...f, ...(halt !== undefined ? { halt } : {}) });
 }

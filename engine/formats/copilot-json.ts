@@ -176,7 +176,8 @@ export function interpretCopilot(run: RunResult, hook: HookDef): Verdict {
   let decision = strongest?.decision ?? null;
   // An exit 0 answer Copilot cannot read is logged, no effect: only crashes and non-zero exits fail closed.
   if (decision === "invalid") return { decision: null, error: `unknown decision ${JSON.stringify(raw)}`, rule: "copilot: an unknown permissionDecision at exit 0 is logged, no effect; only crashes and non-zero exits fail closed" };
-  let rule = decision ? `copilot: permissionDecision "${String(raw)}" from stdout` : "copilot: no permissionDecision";
+  const field = isStopPoint(hook.point) ? "decision" : "permissionDecision";
+  let rule = decision ? `copilot: ${field} "${String(raw)}" from stdout` : `copilot: no ${field}`;
   let reason = str(o.permissionDecisionReason) ?? str(specific.permissionDecisionReason) ?? str(o.reason);
   let halt: string | undefined;
   // VS Code: `"continue": false` stops the agent, with `stopReason`, whatever the decision says.

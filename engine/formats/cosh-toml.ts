@@ -54,13 +54,13 @@ export interface CoshTable extends HookSet {
   dirs: string[];
 }
 
+/** cosh-hooks.md, "Event Points": the events cosh fires. */
+const COSH_EVENTS: ReadonlySet<string> = new Set(["PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "SessionStart", "Stop", "BeforeModel", "AfterModel"]);
+
 /**
  * Loads `[hooks]` or `[policy]` of a parsed TOML file. `settings` lists which setting keys the
  * table may hold (`dirs` only under `[policy]`).
  */
-/** cosh-hooks.md, "Event Points": the events cosh fires. */
-const COSH_EVENTS: ReadonlySet<string> = new Set(["PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "SessionStart", "Stop", "BeforeModel", "AfterModel"]);
-
 export function loadCoshTable(parsed: ParsedFile, at: Path, table: unknown, ctx: LoadContext, settings: readonly string[]): CoshTable {
   const result: CoshTable = { hooks: [], warnings: [], disableAll: false, parallel: false, dirs: [] };
   if (table === undefined) return result;

@@ -13,7 +13,7 @@ import { ALL, ALLOW_BLOCK, NONE, type Decision, type EventPoint } from "../event
 import { compileRegex, type HookDef, type HookSet, type Matcher } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
-import { type Answer, configError, countHook, defined, describeFailure, eventOf, type FormatModule, isStopPoint, knownKeys, type LoadContext, matcherProblem, originOf, type ParsedFile, readDecision, readOutput, schemaError, skipOtherType, str, warn } from "./shared.js";
+import { type Answer, askDenyReason, configError, countHook, defined, describeFailure, eventOf, type FormatModule, isStopPoint, knownKeys, type LoadContext, matcherProblem, originOf, type ParsedFile, readDecision, readOutput, schemaError, skipOtherType, str, warn } from "./shared.js";
 
 /** @default 30 s — hookbox's choice, as Copilot's: the Cursor document leaves it to the agent */
 export const CURSOR_DEFAULT_TIMEOUT_MS = 30_000;
@@ -89,7 +89,7 @@ function loadCursorHooks(parsed: ParsedFile, ctx: LoadContext): HookSet {
       if (!e.command) throw configError(parsed, path, 'a command hook needs "command"');
       let matcher: Matcher | undefined;
       try {
-        // A regex found anywhere in the tool name (or the command, the file path).
+        // A regex found anywhere in what the event is matched on (MATCH_FIELD).
         matcher = e.matcher === undefined || e.matcher === "" || e.matcher === "*" ? undefined : { source: e.matcher, test: compileRegex(e.matcher, { anchored: false }) };
       } catch (err) {
         throw configError(parsed, [...path, "matcher"], matcherProblem(err));
@@ -204,7 +204,7 @@ function cursorAnswer(point: EventPoint, f: Folded): Answer {
   // it as a deny): said as the deny it must be, the reason saying a hook asked.
   const askAsDeny = f.decision === "ask" && !ASKING_POINTS.has(point);
   const permission = f.decision === "block" || askAsDeny ? "deny" : (f.decision ?? undefined);
-  const reason = askAsDeny ? (f.reason ?? "a hook asked for confirmation, and Cursor does not ask here") : f.reason;
+  const reason = askAsDeny ? askDenyReason(f.reason, "Cursor") : f.reason;
   return {
     output: defined({ permission, user_message: user_message ?? (askAsDeny ? reason : undefined), agent_message: f.decision ? reason : undefined, updated_input: f.modifiedArgs, additional_context: f.additionalContext }),
     exit_code: 0,

@@ -15,7 +15,7 @@ import { compileRegex, MAX_MATCHER_CHARS, type HookDef, type HookSet, type Match
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import { MAX_HOOK_NAME_CHARS } from "./cosh-toml.js";
-import { type Answer, clip, configError, countHook, defined, describeFailure, eventOf, type FormatModule, haltVerdict, knownKeys, type LoadContext, matcherProblem, originOf, type ParsedFile, readDecision, readOutput, schemaError, skipOtherType, str, warn, withHalt } from "./shared.js";
+import { type Answer, askDenyReason, clip, configError, countHook, defined, describeFailure, eventOf, type FormatModule, haltVerdict, knownKeys, type LoadContext, matcherProblem, originOf, type ParsedFile, readDecision, readOutput, schemaError, skipOtherType, str, warn, withHalt } from "./shared.js";
 
 /** @default 60 s — Gemini CLI's default hook timeout */
 export const GEMINI_DEFAULT_TIMEOUT_MS = 60_000;
@@ -217,7 +217,7 @@ function geminiEffective(point: EventPoint): ReadonlySet<Decision> {
  */
 function geminiAnswer(point: EventPoint, f: Folded): Answer {
   const decision = f.decision === "ask" ? "deny" : (f.decision ?? undefined);
-  const reason = f.decision === "ask" ? (f.reason ?? "a hook asked for confirmation, and Gemini CLI has no ask") : f.decision ? f.reason : undefined;
+  const reason = f.decision === "ask" ? askDenyReason(f.reason, "Gemini CLI") : f.decision ? f.reason : undefined;
   const changed = point === "PreToolUse" && decision !== "deny" && decision !== "block" && typeof f.modifiedArgs === "object" && f.modifiedArgs !== null ? f.modifiedArgs : undefined;
   const specific = defined({ additionalContext: f.additionalContext, tool_input: changed });
   const output = defined({

@@ -302,3 +302,8 @@ export function matcherProblem(err: unknown): string {
   const message = (err as Error).message;
   return err instanceof CompileBudgetError ? `matcher not compiled: ${message}` : `matcher is not a valid regular expression (RE2 syntax): ${message}`;
 }
+
+/** The reason of an ask said as a deny where the agent cannot ask: the hooks' own, or that one asked. */
+export function askDenyReason(reason: string | undefined, agent: string): string {
+  return reason?.trim() ? reason : `a hook asked for confirmation, and ${agent} cannot ask here`;
+}

@@ -73,7 +73,7 @@ export const HANDOVER_SCRIPT = `if [ -x /bin/bash ]; then echo bash >&2; exec /b
 echo sh >&2
 ${SH_WRAPPER}`;
 
-/** Room past the output cap for the end marker. */
+/** Room past the output cap for the end marker; also what MarkerWatch keeps of a stream's end between chunks (longer than any marker). */
 export const MARKER_SLACK_BYTES = 64;
 
 const b64 = (s: string) => Buffer.from(s).toString("base64");

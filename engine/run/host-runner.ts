@@ -61,7 +61,7 @@ export class HostRunner implements Runner {
 
   run(request: RunRequest): Promise<RunResult> {
     // Cancelled before it started: the hook is never given the event.
-    if (request.signal?.aborted) return Promise.resolve({ outcome: "cancelled", exitCode: null, stdout: "", stderr: "", startMs: 0, durationMs: 0 } as RunResult);
+    if (request.signal?.aborted) return Promise.resolve({ outcome: "cancelled", exitCode: null, stdout: "", stderr: "", startMs: 0, durationMs: 0 });
     const t0 = performance.now();
     const cwd = request.cwd ?? tmpdir();
     const env = hookEnv({ declared: request.env, projectDir: cwd, runtime: "host", home: cwd, inherit: this.inheritEnv });

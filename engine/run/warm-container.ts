@@ -127,9 +127,9 @@ export class WarmContainer {
         const state = await this.made.state(AbortSignal.timeout(Math.max(1, Math.ceil(guard.leftMs())))).catch(() => undefined);
         if (!state) return result({ outcome: "timed_out", exitCode: null });
         if (state.oomKilled) return result({ outcome: "oom_killed", exitCode: state.exitCode });
-        // The wrapper's own exits, before the hook ran (a hook cannot end its wrapper with these:
-        // a signal it sends makes 128 + n). The wrapper also ends with its hook's exit code: a
-        // hook's own 95–97 whose markers were both lost is run again cold, never taken as a pass.
+        // The wrapper's own exits before the hook ran. The wrapper also ends with its hook's exit
+        // code, so a hook's own 95–97 whose markers were both lost reads as one of these: it is run
+        // again cold, never taken as a pass.
         const setup = state.exitCode === null ? undefined : WRAPPER_EXITS[state.exitCode];
         if (setup) return { ...result({ outcome: "failed_to_start", exitCode: null, error: setup }), beforeHook: true };
         return result({ outcome: "exited", exitCode: state.exitCode });

@@ -5,7 +5,7 @@
  * cannot make it backtrack), and only ever over capped text: `keep` cuts before it redacts. Pure.
  */
 import { RE2JS } from "re2js";
-import { detached } from "../../engine/detached.js";
+import { detached } from "../../engine/index.js";
 
 export const REDACTED = "[redacted]";
 /** Room past a cap that is redacted too, so a secret straddling the cut is still recognised. */

@@ -3,7 +3,7 @@
  * wired"): per tenant, the last event and the last `hookbox doctor` canary of every session. Kept in
  * memory, at most `MAX_SESSIONS_PER_TENANT` per tenant (the least recently heard go first).
  */
-import { detached } from "../../engine/detached.js";
+import { detached } from "../../engine/index.js";
 
 /** @default 1000 sessions per tenant */
 export const MAX_SESSIONS_PER_TENANT = 1000;

@@ -27,7 +27,7 @@ export const MAX_TRACE_EVENT_BYTES = 8 * 1024 * 1024;
 /** @default 64 — each string field of a hook past MAX_TRACE_EVENT_BYTES */
 export const OMITTED_FIELD_BYTES = 64;
 /** what stands for a stream of a hook past MAX_TRACE_EVENT_BYTES */
-export const TRACE_FULL = "[omitted: this event's trace passed 8 MiB]";
+export const TRACE_FULL = `[omitted: this event's trace passed ${MAX_TRACE_EVENT_BYTES / (1024 * 1024)} MiB]`;
 /** what an operator-configured hook's env values show as: they may hold the operator's secrets */
 export const HIDDEN = "[hidden]";
 

@@ -205,7 +205,7 @@ export class TraceStore {
     );
   }
 
-  /** The trace's JSON as stored (for tests and tools: the route streams it with `open`). */
+  /** The trace's JSON as stored, whole (the route streams it with `open` instead). */
   async getText(tenant: string, eventId: string): Promise<string | undefined> {
     const entry = this.shelves.get(this.key(tenant))?.byId.get(eventId);
     if (!entry || entry.gone || !this.live(entry)) return undefined;

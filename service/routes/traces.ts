@@ -26,8 +26,8 @@ export const LIVE_FOLLOWERS_PER_TENANT = 16;
 /** An empty line this often on an idle stream keeps proxies from closing it. @default 15 s */
 export const LIVE_KEEPALIVE_MS = 15_000;
 
-/** What a response body is written in: one piece at a time, the next when the client has read it. */
-const CHUNK_CHARS = 64 * 1024;
+/** What a response body is written in — about this many bytes a piece (characters, for text), the next when the client has read it. */
+const CHUNK_SIZE = 64 * 1024;
 
 /** `text` as UTF-8, a chunk a pull, never splitting a surrogate pair. */
 function textChunks(text: string): ReadableStream<Uint8Array> {
@@ -36,7 +36,7 @@ function textChunks(text: string): ReadableStream<Uint8Array> {
   return new ReadableStream({
     pull(ctrl) {
       if (at >= text.length) return ctrl.close();
-      let end = Math.min(at + CHUNK_CHARS, text.length);
+      let end = Math.min(at + CHUNK_SIZE, text.length);
       const last = text.charCodeAt(end - 1);
       if (end < text.length && last >= 0xd800 && last <= 0xdbff) end--;
       ctrl.enqueue(utf8.encode(text.slice(at, end)));
@@ -54,7 +54,7 @@ function jsonChunks(head: string, items: readonly unknown[], tail: string): Read
   return new ReadableStream({
     pull(ctrl) {
       if (done) return ctrl.close();
-      while (piece.length < CHUNK_CHARS && next < items.length) piece += `${next > 0 ? "," : ""}${JSON.stringify(items[next++])}`;
+      while (piece.length < CHUNK_SIZE && next < items.length) piece += `${next > 0 ? "," : ""}${JSON.stringify(items[next++])}`;
       if (next >= items.length) {
         piece += tail;
         done = true;
@@ -179,7 +179,7 @@ export function traceRoutes(deps: AppDeps): Hono<Env> {
       return c.body(null, 200, { "Content-Type": "application/json" });
     }
     // Read as the client reads: a client that never does holds a chunk, not the trace.
-    const body = "text" in trace ? textChunks(trace.text) : (Readable.toWeb(trace.file.createReadStream({ highWaterMark: CHUNK_CHARS })) as ReadableStream<Uint8Array>);
+    const body = "text" in trace ? textChunks(trace.text) : (Readable.toWeb(trace.file.createReadStream({ highWaterMark: CHUNK_SIZE })) as ReadableStream<Uint8Array>);
     return c.body(body, 200, { "Content-Type": "application/json" });
   });
 

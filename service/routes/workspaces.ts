@@ -34,9 +34,9 @@ export function workspaceRoutes(deps: AppDeps): Hono<Env> {
     const raw = c.req.raw.body;
     if (!raw) throw new BadRequestError("the body must be a tar or tar.gz archive", "body", "archive_invalid");
     const tenant = c.get("tenant").name;
-    const now = uploading.get(tenant) ?? 0;
-    if (now >= TENANT_UPLOADS_IN_FLIGHT) throw new OverloadedError(5, `this tenant already has ${now} uploads arriving (TENANT_UPLOADS_IN_FLIGHT: ${TENANT_UPLOADS_IN_FLIGHT}); retry when they are in`);
-    uploading.set(tenant, now + 1);
+    const inFlight = uploading.get(tenant) ?? 0;
+    if (inFlight >= TENANT_UPLOADS_IN_FLIGHT) throw new OverloadedError(5, `this tenant already has ${inFlight} uploads arriving (TENANT_UPLOADS_IN_FLIGHT: ${TENANT_UPLOADS_IN_FLIGHT}); retry when they are in`);
+    uploading.set(tenant, inFlight + 1);
     let body: ReturnType<typeof counted> | undefined;
     let info;
     try {
@@ -75,8 +75,9 @@ export function workspaceRoutes(deps: AppDeps): Hono<Env> {
 const DRAIN_MS = 5_000;
 
 /**
- * The body as it comes, counted, stopped with a 413 (too_large) once it passes `maxBytes`. Stopping
- * early does not cancel the stream: `drain` reads and discards what is left, up to `maxBytes` in all.
+ * The body as it comes, counted, stopped with a 413 (too_large) once it passes `maxBytes`, or a
+ * 408 once nothing came for `idleMs`. Stopping early does not cancel the stream: `drain` reads and
+ * discards what is left, up to `maxBytes` in all; `cancel` lets go of it.
  */
 function counted(body: ReadableStream<Uint8Array>, maxBytes: number, message: string, idleMs: number): { chunks: AsyncIterable<Uint8Array>; drain(): Promise<void>; cancel(): void } {
   const reader = body.getReader();
@@ -85,7 +86,7 @@ function counted(body: ReadableStream<Uint8Array>, maxBytes: number, message: st
   const next = async () => {
     let timer: NodeJS.Timeout | undefined;
     const idle = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new HookboxError(`the upload sent nothing for ${idleMs} ms (UPLOAD_IDLE_MS)`, "body_timeout")), idleMs);
+      timer = setTimeout(() => reject(new HookboxError(`the upload sent nothing for ${idleMs} ms${idleMs === UPLOAD_IDLE_MS ? " (UPLOAD_IDLE_MS)" : ""}`, "body_timeout")), idleMs);
     });
     try {
       return await Promise.race([reader.read(), idle]);

@@ -208,7 +208,7 @@ describe("answers an agent accepts whole (an answer it refuses loses the block w
     ["codex", "PermissionRequest", n({ decision: "allow", modifiedArgs: { command: "ls" } }), { systemMessage: expect.stringMatching(/the change was not applied/) }],
     ["codex", "PermissionRequest", n({ decision: "allow" }), { hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "allow" } } }],
     // Codex refuses a deny without a reason, or with a blank one
-    ["codex", "PreToolUse", n({ decision: "ask" }), { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "a hook asked for confirmation, and Codex has no ask" } }],
+    ["codex", "PreToolUse", n({ decision: "ask" }), { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "a hook asked for confirmation, and Codex cannot ask here" } }],
     ["codex", "PreToolUse", n({ decision: "block", reason: "  " }), { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "blocked by a hook" } }],
     // PermissionRequest's hookSpecificOutput holds the decision only: context goes with the message
     ["claude", "PermissionRequest", n({ decision: "allow", additionalContext: "ctx" }), { hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "allow" } }, systemMessage: "ctx" }],

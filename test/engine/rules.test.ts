@@ -95,7 +95,7 @@ describe("Copilot rules (copilot-hooks.md)", () => {
     ['agentStop: "decision: \\"block\\" forces another turn"', exited(0, '{"decision":"block","reason":"tests fail"}'), stop, { decision: "block", reason: "tests fail", rule: /"block"/ }],
     ["SERVICE.md §4: an unknown decision is an error — at exit 0 logged, no effect, as text is (only crashes and non-zero exits fail closed)", exited(0, '{"permissionDecision":"perhaps"}'), pre, { decision: null, error: true, rule: /unknown permissionDecision/ }],
     ['both forms: an ask holds over a word Copilot cannot read', exited(0, '{"permissionDecision":"ask","decision":"approve"}'), pre, { decision: "ask", rule: /permissionDecision "ask"/ }],
-    ['agentStop reads decision "block" only: a permissionDecision deny there is none', exited(0, '{"permissionDecision":"deny","permissionDecisionReason":"x"}'), stop, { decision: null, rule: /no permissionDecision/ }],
+    ['agentStop reads decision "block" only: a permissionDecision deny there is none', exited(0, '{"permissionDecision":"deny","permissionDecisionReason":"x"}'), stop, { decision: null, rule: /copilot: no decision/ }],
     ["SERVICE.md §4: output that is not a JSON object is an error (postToolUse: logged)", exited(0, "ok"), post, { decision: null, error: true, rule: /not a JSON object/ }],
   ]);
   it('"A hook can also supply modifiedArgs to substitute different tool arguments"', () => {
