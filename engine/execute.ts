@@ -9,7 +9,7 @@ import type { Decision, Format } from "./events.js";
 import type { HookDef } from "./hooks.js";
 import { planSteps } from "./match.js";
 import type { Limits } from "./names.js";
-import { interpret } from "./formats/registry.js";
+import { changeAsRun, interpret } from "./formats/registry.js";
 import { clip } from "./formats/shared.js";
 import { DEFAULT_TRACE_LIMITS } from "./trace-limits.js";
 import type { Verdict } from "./verdict.js";
@@ -165,15 +165,10 @@ async function runOne(hook: HookDef, opts: ExecuteOptions, t0: number): Promise<
   return [j, { ...record(hook, onHost, run, j), ...(opts.pass ? { pass: opts.pass } : {}) }, trace, undecided];
 }
 
-/**
- * A verdict's argument change as its agent would run it: Gemini CLI merges a hook's `tool_input`
- * over the tool's arguments, so the change is the merged whole — what the policy hooks look at
- * again, and what the agent runs.
- */
+/** A verdict's argument change as its agent runs it (its format's rule): what the policy hooks look at again. */
 function asRun(verdict: Verdict, hook: HookDef, opts: ExecuteOptions): Verdict {
-  const change = verdict.modifiedArgs;
-  if (hook.format !== "gemini" || typeof change !== "object" || change === null || Array.isArray(change)) return verdict;
-  return { ...verdict, modifiedArgs: { ...opts.payloads.toolArguments(), ...(change as Record<string, unknown>) } };
+  if (verdict.modifiedArgs === undefined) return verdict;
+  return { ...verdict, modifiedArgs: changeAsRun(hook.format, verdict.modifiedArgs, () => opts.payloads.toolArguments()) };
 }
 
 /** Room past `capture_bytes` kept for the trace, so a secret straddling the cut is still redacted there. */

@@ -3,7 +3,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterPolicyLook, fold, RANK, withoutChange, type Notification } from "./aggregate.js";
-import { answerFor } from "./formats/registry.js";
+import { answerFor, blockWithoutEvent } from "./formats/registry.js";
 import { isStopPoint } from "./formats/shared.js";
 import { failureModeFor, type Config, type FailureMode, type Tenant } from "./config.js";
 import { BadRequestError, EventExpiredError } from "./errors.js";
@@ -327,10 +327,7 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
  */
 export function failureAnswer(format: Format, eventName: string | undefined, mode: "allow" | "block", reason: string): { output: Record<string, unknown>; exit_code: number } {
   const known = eventName !== undefined ? resolveEventName(eventName)?.point : undefined;
-  // Claude Code refuses a hookSpecificOutput written for another event (a non-blocking error: the
-  // call goes on). Not knowing the event, its top-level `decision: "block"` is the block every
-  // blocking event reads (PreToolUse as its older form of deny).
-  if (known === undefined && format === "claude" && mode === "block") return { output: { decision: "block", reason }, exit_code: 2 };
+  if (known === undefined && mode === "block") return blockWithoutEvent(format, reason);
   const point = known ?? ("PreToolUse" as EventPoint);
   return answerFor(format, point, mode === "block" ? { decision: "block", reason, notifications: [] } : { decision: null, notifications: [] });
 }

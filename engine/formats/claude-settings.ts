@@ -324,6 +324,10 @@ export const claudeFormat: FormatModule = {
   interpret: interpretClaude,
   effective: claudeEffective,
   answer: claudeAnswer,
+  // Claude Code refuses a hookSpecificOutput written for another event (a non-blocking error: the
+  // call goes on). The top-level `decision: "block"` is the block every blocking event reads
+  // (PreToolUse as its older form of deny), and exit 2 the one for the rest.
+  blockAnyEvent: (reason) => ({ output: { decision: "block", reason }, exit_code: 2 }),
   // Claude Code runs the hooks of both project files (settings.local.json is the developer's own, usually not committed).
   repository: [
     { path: ".claude/settings.json", syntax: "json", load: (parsed, ctx) => loadMatcherGroups(parsed, ctx, "claude") },

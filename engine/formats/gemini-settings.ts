@@ -234,5 +234,7 @@ export const geminiFormat: FormatModule = {
   interpret: interpretGemini,
   effective: geminiEffective,
   answer: geminiAnswer,
+  // Gemini CLI merges a hook's tool_input over the tool's arguments: what it runs is the merged whole.
+  changeAsRun: (change, args) => ({ ...args, ...change }),
   repository: [{ path: ".gemini/settings.json", syntax: "jsonc", load: loadGeminiSettings }],
 };

@@ -57,6 +57,17 @@ export function effectiveDecisions(point: EventPoint, format: Format): ReadonlyS
   return decisions;
 }
 
+/** A hook's argument change as its agent runs it (Gemini CLI merges it over the arguments): what policy looks at again. */
+export function changeAsRun(format: Format, change: unknown, args: () => Record<string, unknown>): unknown {
+  const asRun = FORMAT_MODULES[format].changeAsRun;
+  return asRun && typeof change === "object" && change !== null && !Array.isArray(change) ? asRun(change as Record<string, unknown>, args()) : change;
+}
+
+/** A block in the dialect for an event that is not known (a native hook's body that could not be read). */
+export function blockWithoutEvent(format: Format, reason: string): Answer {
+  return FORMAT_MODULES[format].blockAnyEvent?.(reason) ?? answerFor(format, PRE_TOOL_USE, { decision: "block", reason, notifications: [] });
+}
+
 /** The folded result as a hook of the dialect would print it (SERVICE.md §3 `output` / `exit_code`). */
 export function answerFor(format: Format, point: EventPoint, folded: Folded): Answer {
   return FORMAT_MODULES[format].answer(point, folded);

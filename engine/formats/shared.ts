@@ -211,6 +211,10 @@ export interface FormatModule {
   answer(point: EventPoint, folded: Folded): Answer;
   /** what it reads from an uploaded repository, in order */
   repository: readonly RepositorySource[];
+  /** how the agent applies a hook's argument change to the tool's arguments; absent: the change replaces them */
+  changeAsRun?(change: Record<string, unknown>, args: Record<string, unknown>): Record<string, unknown>;
+  /** a block every event of the agent reads, for an answer whose event is not known; absent: the PreToolUse answer */
+  blockAnyEvent?(reason: string): Answer;
 }
 
 /** A hook file of a repository: one file, or each `*<suffix>` file of a folder in name order. */
