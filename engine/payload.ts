@@ -75,6 +75,28 @@ function parseMaybe(value: unknown): unknown {
  * Bytes for each dialect, made once per event: the body itself for its own dialect, a translation
  * for the other.
  */
+/** Parsed once per event body, however many hooks and conditions read them. */
+const argumentsOf = new WeakMap<object, Record<string, unknown>>();
+
+/** The tool's arguments, from a snake_case body (`tool_input`) or a camelCase one (`toolArgs`, a JSON string); `{}` when there are none. */
+export function toolArgumentsOf(body: Record<string, unknown>): Record<string, unknown> {
+  let args = argumentsOf.get(body);
+  if (!args) argumentsOf.set(body, (args = readArguments(body)));
+  return args;
+}
+
+function readArguments(body: Record<string, unknown>): Record<string, unknown> {
+  let args = body.tool_input ?? body.toolArgs;
+  if (typeof args === "string") {
+    try {
+      args = JSON.parse(args);
+    } catch {
+      return {};
+    }
+  }
+  return typeof args === "object" && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : {};
+}
+
 export class PayloadCache {
   private readonly cache = new Map<Dialect, Uint8Array>();
   constructor(
@@ -84,17 +106,9 @@ export class PayloadCache {
     private readonly point: EventPoint,
   ) {}
 
-  /** The tool's arguments as the event carries them (snake_case `tool_input`, or camelCase `toolArgs`, a JSON string). */
+  /** The tool's arguments as the event carries them. */
   toolArguments(): Record<string, unknown> {
-    let args: unknown = this.body.tool_input ?? this.body.toolArgs;
-    if (typeof args === "string") {
-      try {
-        args = JSON.parse(args);
-      } catch {
-        return {};
-      }
-    }
-    return typeof args === "object" && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : {};
+    return toolArgumentsOf(this.body);
   }
 
   for(dialect: Dialect): Uint8Array {

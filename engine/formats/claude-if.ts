@@ -16,6 +16,7 @@
 import { posix } from "node:path";
 import { RE2JS } from "re2js";
 import { MAX_SUBJECT_CHARS, compileRegex, type Condition } from "../hooks.js";
+import { toolArgumentsOf } from "../payload.js";
 
 /** Which argument a tool's specifier is read against. */
 const SPECIFIER_FIELD: Record<string, string> = {
@@ -473,28 +474,6 @@ function partsOf(command: string): string[] | undefined {
   return parts;
 }
 
-/** Parsed once per event body, however many hooks carry a condition. */
-const inputs = new WeakMap<object, Record<string, unknown>>();
-
-/** The tool's arguments, from a snake_case body (`tool_input`) or a camelCase one (`toolArgs`, a JSON string). */
-function toolInput(body: Record<string, unknown>): Record<string, unknown> {
-  let input = inputs.get(body);
-  if (!input) inputs.set(body, (input = readInput(body)));
-  return input;
-}
-
-function readInput(body: Record<string, unknown>): Record<string, unknown> {
-  let input = body.tool_input ?? body.toolArgs;
-  if (typeof input === "string") {
-    try {
-      input = JSON.parse(input);
-    } catch {
-      return {};
-    }
-  }
-  return typeof input === "object" && input !== null ? (input as Record<string, unknown>) : {};
-}
-
 export function claudeCondition(rule: string): Condition {
   const text = rule.trim();
   const open = text.indexOf("(");
@@ -514,7 +493,7 @@ export function claudeCondition(rule: string): Condition {
       if (!namesTool(tool, name)) return false;
       const field = SPECIFIER_FIELD[name];
       if (!test || !field) return true;
-      const value = toolInput(body)[field];
+      const value = toolArgumentsOf(body)[field];
       // A search without a path searches the working folder: the rule cannot tell, so the hook runs.
       if (value === undefined && (name === "Grep" || name === "Glob")) return true;
       if (typeof value !== "string") return false;
