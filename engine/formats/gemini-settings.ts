@@ -149,7 +149,8 @@ export function interpretGemini(run: RunResult, hook: HookDef): Verdict {
   // "2: System Block. The action is blocked; stderr is used as the rejection reason."
   if (run.exitCode === 2) return { decision: "block", reason: run.stderr.trim() || `blocked by hook ${hook.name} (exit 2)`, error: null, rule: "gemini: exit 2 blocks with stderr as the reason" };
   if (run.exitCode !== 0) return { decision: null, warning: clip(run.stderr.trim(), 4096) || undefined, error: describeFailure(run), rule: "gemini: another exit code is a warning; the CLI continues" };
-  const out = readGeminiOutput(run.stdout);
+  // A JSON string holding the answer is read once more, as Gemini CLI's hook runner does.
+  const out = readOutput(run.stdout, true);
   if (out.kind === "empty") return { decision: null, error: null, rule: "gemini: no output makes no decision" };
   if (out.kind === "invalid") return { decision: null, error: out.error, rule: "gemini: stdout that is not JSON makes no decision" };
   const o = out.value;
@@ -175,22 +176,6 @@ export function interpretGemini(run: RunResult, hook: HookDef): Verdict {
     error: null,
     rule,
   };
-}
-
-/**
- * A Gemini hook's stdout: as readOutput, and — as Gemini CLI's hook runner does — a JSON string
- * that holds the JSON object is read once more.
- */
-function readGeminiOutput(stdout: string): ReturnType<typeof readOutput> {
-  const out = readOutput(stdout);
-  if (out.kind !== "invalid" || !stdout.trim().startsWith('"')) return out;
-  let inner: unknown;
-  try {
-    inner = JSON.parse(stdout.trim());
-  } catch {
-    return out;
-  }
-  return typeof inner === "string" ? readOutput(inner) : out;
 }
 
 /**

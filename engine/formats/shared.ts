@@ -72,8 +72,11 @@ export type Output =
   | { kind: "object"; value: Record<string, unknown> }
   | { kind: "invalid"; error: string };
 
-/** A hook's stdout: nothing, `{}`, a JSON object — or an error of that hook (SERVICE.md §4). */
-export function readOutput(stdout: string): Output {
+/**
+ * A hook's stdout: nothing, `{}`, a JSON object — or an error of that hook (SERVICE.md §4).
+ * `stringOnce`: a JSON string that holds the answer is read once more (Gemini CLI's hook runner does).
+ */
+export function readOutput(stdout: string, stringOnce = false): Output {
   const text = stdout.trim();
   if (text === "") return { kind: "empty" };
   // Deeper than any answer needs, and deep enough to overflow the stack of whatever walks it next.
@@ -84,6 +87,7 @@ export function readOutput(stdout: string): Output {
   } catch {
     return { kind: "invalid", error: `output is not JSON: ${clip(text, 120)}` };
   }
+  if (stringOnce && typeof value === "string") return readOutput(value);
   if (typeof value !== "object" || value === null || Array.isArray(value)) return { kind: "invalid", error: "output is not a JSON object" };
   if (Object.keys(value).length === 0) return { kind: "empty" };
   return { kind: "object", value: value as Record<string, unknown> };
