@@ -8,3 +8,8 @@
 export function detached(text: string): string {
   return text.length === 0 ? "" : Buffer.from(text, "utf16le").toString("utf16le");
 }
+
+/** The first `max` characters of `text`, detached when cut (a text short enough is already its own). */
+export function head(text: string, max: number): string {
+  return text.length > max ? detached(text.slice(0, max)) : text;
+}

@@ -17,7 +17,7 @@ import type { PayloadCache } from "./payload.js";
 import type { RunRequest, RunResult, Runner, Outcome } from "./run/types.js";
 import type { SandboxConfig } from "./config.js";
 import { mapLimited } from "./map-limited.js";
-import { detached } from "./detached.js";
+import { detached, head } from "./detached.js";
 
 /** One hook's line in a response and in the audit log. */
 export interface HookRecord {
@@ -158,8 +158,8 @@ async function runOne(hook: HookDef, opts: ExecuteOptions, t0: number): Promise<
   const keepChars = (opts.traceCaptureBytes ?? DEFAULT_TRACE_LIMITS.captureBytes) + TRACE_MARGIN_CHARS;
   const trace: HookTrace = {
     stdin: request.stdin,
-    stdout: detached(run.stdout.slice(0, keepChars)), stdoutBytes: Buffer.byteLength(run.stdout),
-    stderr: detached(run.stderr.slice(0, keepChars)), stderrBytes: Buffer.byteLength(run.stderr),
+    stdout: head(run.stdout, keepChars), stdoutBytes: Buffer.byteLength(run.stdout),
+    stderr: head(run.stderr, keepChars), stderrBytes: Buffer.byteLength(run.stderr),
     env: hook.env, offset_ms: Math.round(offset), warm: run.warm === true,
   };
   return [j, { ...record(hook, onHost, run, j), ...(opts.pass ? { pass: opts.pass } : {}) }, trace, undecided];

@@ -15,7 +15,7 @@ import { emptyHookSet, type HookSet } from "./hooks.js";
 import { selectHooks } from "./match.js";
 import { bodyEventName, detectDialect, PayloadCache, toolName, type JsonObject } from "./payload.js";
 
-export { detached } from "./detached.js";
+export { detached, head } from "./detached.js";
 export { failureModeFor, loadConfig, strictestFailureMode, parseConfig, type Config, type FailureMode, type Tenant, type SandboxConfig } from "./config.js";
 export * from "./errors.js";
 export { FORMATS, EVENT_NAMES, resolveEventName, type Decision, type Format } from "./events.js";

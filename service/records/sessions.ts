@@ -3,7 +3,7 @@
  * wired"): per tenant, the last event and the last `hookbox doctor` canary of every session. Kept in
  * memory, at most `MAX_SESSIONS_PER_TENANT` per tenant (the least recently heard go first).
  */
-import { detached } from "../../engine/index.js";
+import { head } from "../../engine/index.js";
 
 /** @default 1000 sessions per tenant */
 export const MAX_SESSIONS_PER_TENANT = 1000;
@@ -27,7 +27,7 @@ export class Sessions {
   private readonly byTenant = new Map<string, Map<string, SessionSeen>>();
 
   heard(tenant: string, sessionId: unknown, event: string, format: string | undefined, canary = false): void {
-    const id = typeof sessionId === "string" && sessionId !== "" ? detached(sessionId.slice(0, MAX_SESSION_ID_CHARS)) : "(no session id)";
+    const id = typeof sessionId === "string" && sessionId !== "" ? head(sessionId, MAX_SESSION_ID_CHARS) : "(no session id)";
     let sessions = this.byTenant.get(tenant);
     if (!sessions) this.byTenant.set(tenant, (sessions = new Map()));
     const now = new Date().toISOString();
