@@ -44,8 +44,8 @@ export function workspaceRoutes(deps: AppDeps): Hono<Env> {
       info = await deps.workspaces.put(tenant, c.req.param("id"), body.chunks);
     } catch (err) {
       // Refused before the whole archive came: read the rest first, so the client, still sending,
-      // reads the answer; then let go of the body, whatever is left of it.
-      await body?.drain();
+      // reads the answer (not one that has stopped sending); then let go of the body.
+      if (!(err instanceof HookboxError && err.code === "body_timeout")) await body?.drain();
       body?.cancel();
       throw err;
     } finally {
