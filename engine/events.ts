@@ -138,5 +138,6 @@ export function pointHasTool(point: EventPoint): boolean {
 
 /** Sets of decisions, for the formats' "which decisions count where" tables. */
 export const NONE: ReadonlySet<Decision> = new Set();
+export const BLOCK: ReadonlySet<Decision> = new Set(["block"]);
 export const ALLOW_BLOCK: ReadonlySet<Decision> = new Set(["allow", "block"]);
 export const ALL: ReadonlySet<Decision> = new Set(["allow", "block", "ask"]);

@@ -23,10 +23,11 @@ export interface HookDef {
    * What the matcher is tested against: by default the tool name on tool events, and nothing
    * (the matcher is ignored) elsewhere; a field of the event body (Claude Code's SessionStart
    * `source`, Cursor's shell `command`), or `otherwise` when the body has no such field (Cursor's
-   * `beforeReadFile` is a `Read`); a fixed `value` (Cursor's `stop` is matched against `Stop`); or
+   * `beforeReadFile` is a `Read`), or its last path part with `basename` (Claude Code's FileChanged
+   * `file_path`); a fixed `value` (Cursor's `stop` is matched against `Stop`); or
    * "none": the format ignores matchers at this point.
    */
-  matchOn?: { field: string; otherwise?: string } | { value: string } | "none";
+  matchOn?: { field: string; otherwise?: string; basename?: true } | { value: string } | "none";
   /** a further condition on the event (Claude Code's `if`); absent: none */
   condition?: Condition;
   command: string;

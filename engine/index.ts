@@ -2,18 +2,18 @@
  * @module The engine: what a hook event means and how its hooks run. The one file service/ imports.
  */
 import { randomUUID } from "node:crypto";
-import { afterPolicyLook, fold, RANK, withoutChange, type Notification } from "./aggregate.js";
-import { answerFor, blockWithoutEvent } from "./formats/registry.js";
+import { afterPolicyLook, fold, RANK, withoutChange, type Judged, type Notification } from "./aggregate.js";
+import { answerFor, blockWithoutEvent, changeAsRun } from "./formats/registry.js";
 import { isStopPoint } from "./formats/shared.js";
 import { failureModeFor, type Config, type FailureMode, type Tenant } from "./config.js";
 import { BadRequestError, EventExpiredError } from "./errors.js";
-import { EVENT_NAMES, pointHasTool, resolveEventName, unknownEventMessage, type Decision, type EventPoint, type Format } from "./events.js";
+import { EVENT_NAMES, pointHasTool, pointName, resolveEventName, unknownEventMessage, type Decision, type EventPoint, type Format } from "./events.js";
 import { executeHooks, type ExecuteOptions, type HookRecord, type HookTrace, type Runners } from "./execute.js";
 import { Admission } from "./admission.js";
 import type { Runner } from "./run/types.js";
 import { emptyHookSet, type HookSet } from "./hooks.js";
 import { selectHooks } from "./match.js";
-import { bodyEventName, detectDialect, PayloadCache, toolName, type JsonObject } from "./payload.js";
+import { bodyEventName, detectDialect, PayloadCache, toolArgumentsOf, toolName, type JsonObject } from "./payload.js";
 
 export { detached, head } from "./detached.js";
 export { failureModeFor, loadConfig, strictestFailureMode, parseConfig, type Config, type FailureMode, type Tenant, type SandboxConfig } from "./config.js";
@@ -252,19 +252,32 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
           }
           // SERVICE.md §8: changed arguments go back through the policy hooks before they are returned.
           if (folded.modifiedArgs !== undefined) {
+            // What policy looks at is what the agent will run: Gemini CLI merges what it is told
+            // over the arguments, so a key the change left out still runs.
+            folded = { ...folded, modifiedArgs: changeAsRun(format, folded.modifiedArgs, () => toolArgumentsOf(req.body)) };
             const changed = withArguments(req.body, dialect, folded.modifiedArgs);
-            const policy = selectHooks({ ...NO_SOURCES, policy: config.policy }, point, toolName(changed), { hooksEnabled: false, repositoryHooks: false }, changed);
-            // The second pass runs within what the event has left (max_event_ms holds for all of an
-            // event's hooks): a policy hook it cuts has not checked the change, which is then dropped.
-            const second = policy.length > 0 && !req.signal?.aborted
-              ? await executeHooks(policy, { ...common, payloads: new PayloadCache(Buffer.from(JSON.stringify(changed)), changed, dialect, point), pass: "rewritten" })
-              : undefined;
-            records.push(...(second?.records ?? []));
-            traces.push(...(second?.traces ?? []));
-            const again = second && fold(second.judged, { interactive: req.interactive });
-            // Only a changed event that every policy hook saw through to a normal end, without an error, may go out.
-            const unchecked = req.signal?.aborted === true || (second !== undefined && second.records.some((r) => r.outcome !== "exited" || r.error !== null));
-            folded = afterPolicyLook(folded, again, unchecked);
+            // A change made after PreToolUse (at PermissionRequest, say) is what runs, and the guards
+            // before a tool sit on PreToolUse: their blocks and asks count too (their allow grants
+            // nothing at this event).
+            const looks = [{ at: point, body: changed }];
+            if (point !== PRE_TOOL_USE) looks.push({ at: PRE_TOOL_USE, body: renamedEvent(changed, dialect, PRE_TOOL_USE) });
+            const judgedAgain: Judged[] = [];
+            let looked = false;
+            let unchecked = req.signal?.aborted === true;
+            for (const look of looks) {
+              const policy = selectHooks({ ...NO_SOURCES, policy: config.policy }, look.at, toolName(look.body), { hooksEnabled: false, repositoryHooks: false }, look.body);
+              if (policy.length === 0 || req.signal?.aborted) continue;
+              // The second pass runs within what the event has left (max_event_ms holds for all of an
+              // event's hooks): a policy hook it cuts has not checked the change, which is then dropped.
+              const second = await executeHooks(policy, { ...common, payloads: new PayloadCache(Buffer.from(JSON.stringify(look.body)), look.body, dialect, look.at), pass: "rewritten" });
+              looked = true;
+              records.push(...second.records);
+              traces.push(...second.traces);
+              judgedAgain.push(...(look.at === point ? second.judged : second.judged.map(withoutAllow)));
+              // Only a changed event that every policy hook saw through to a normal end, without an error, may go out.
+              if (req.signal?.aborted || second.records.some((r) => r.outcome !== "exited" || r.error !== null)) unchecked = true;
+            }
+            folded = afterPolicyLook(folded, looked ? fold(judgedAgain, { interactive: req.interactive }) : undefined, unchecked);
           }
           // A hook the event's deadline or the output cap cut never decided: hookbox could not decide.
           // With the tenant's failure mode block, it says so — a block — unless the hooks that did
@@ -332,9 +345,19 @@ export function failureAnswer(format: Format, eventName: string | undefined, mod
   return answerFor(format, point, mode === "block" ? { decision: "block", reason, notifications: [] } : { decision: null, notifications: [] });
 }
 
+const PRE_TOOL_USE = "PreToolUse" as EventPoint;
 const NO_SOURCES = { policy: emptyHookSet(), service: emptyHookSet(), extension: emptyHookSet(), repository: emptyHookSet() };
 
 /** The event as the agent would run it with the arguments a hook substituted. */
+/** The event under another name, in its dialect (`hook_event_name`, or Copilot's `hookEventName` where it carries one). */
+function renamedEvent(body: JsonObject, dialect: "snake" | "camel", point: EventPoint): JsonObject {
+  if (dialect === "snake") return { ...body, hook_event_name: pointName(point, "snake") };
+  return "hookEventName" in body ? { ...body, hookEventName: pointName(point, "camel") } : body;
+}
+
+/** A policy hook's verdict in a look at another event than the agent's: its allow grants nothing there. */
+const withoutAllow = (j: Judged): Judged => (j.verdict.decision === "allow" ? { ...j, verdict: { ...j.verdict, decision: null } } : j);
+
 function withArguments(body: JsonObject, dialect: "snake" | "camel", args: unknown): JsonObject {
   if (dialect === "camel") return { ...body, toolArgs: typeof args === "string" ? args : JSON.stringify(args) };
   // Copilot's hooks give arguments as a JSON string: a snake_case event carries them as an object.

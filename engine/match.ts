@@ -46,7 +46,10 @@ function matches(hook: HookDef, point: EventPoint, tool: string | undefined, bod
   if (!hook.matcher || hook.matchOn === "none") return true;
   let subject: unknown;
   if (hook.matchOn && "value" in hook.matchOn) subject = hook.matchOn.value;
-  else if (hook.matchOn) subject = typeof body[hook.matchOn.field] === "string" ? body[hook.matchOn.field] : hook.matchOn.otherwise;
+  else if (hook.matchOn) {
+    const value = body[hook.matchOn.field];
+    subject = typeof value === "string" ? (hook.matchOn.basename ? lastPathPart(value) : value) : hook.matchOn.otherwise;
+  }
   else if (pointHasTool(point)) subject = tool;
   else return true; // no tool, no field named: the matcher does not apply here
   if (typeof subject !== "string") return false;
@@ -54,6 +57,9 @@ function matches(hook: HookDef, point: EventPoint, tool: string | undefined, bod
   if (subject.length > MAX_SUBJECT_CHARS) return true;
   return hook.matcher.test(subject);
 }
+
+/** `src/a.ts` → `a.ts`; either separator, as the agent may run on Windows. */
+const lastPathPart = (path: string) => path.slice(Math.max(path.lastIndexOf("/"), path.lastIndexOf("\\")) + 1);
 
 /** Consecutive hooks of one source sharing a batch key run together; the rest one by one. */
 export function planSteps(hooks: HookDef[]): HookDef[][] {

@@ -7,7 +7,7 @@
 import { basename } from "node:path";
 import { z } from "zod";
 import type { Folded } from "../aggregate.js";
-import { ALL, ALLOW_BLOCK, NONE, pointName, type Decision, type EventPoint, type Format } from "../events.js";
+import { ALL, ALLOW_BLOCK, BLOCK, NONE, pointName, type Decision, type EventPoint, type Format } from "../events.js";
 import { CompileBudgetError, compileRegex, type HookDef, type HookSet, type Matcher } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
@@ -41,29 +41,48 @@ const SettingsSchema = z.looseObject({
 });
 
 /**
- * Claude Code hooks reference, "Matchers": what a matcher is compared with, per event. Tool events
- * compare the tool name (the default); UserPromptSubmit and Stop take no matcher.
+ * Claude Code hooks reference, "Matchers": the field of the event a matcher is compared with, per
+ * event. Tool events compare the tool name (the default); "none": the event takes no matcher, and
+ * one written there is ignored ("always fires on every occurrence").
  */
 const MATCH_FIELD: Partial<Record<string, HookDef["matchOn"]>> = {
-  SessionStart: { field: "source" }, // startup | resume | clear | compact
+  SessionStart: { field: "source" }, // startup | resume | clear | compact | fork
   SessionEnd: { field: "reason" },
   PreCompact: { field: "trigger" }, // manual | auto
+  PostCompact: { field: "trigger" },
   Notification: { field: "notification_type" },
   SubagentStart: { field: "agent_type" },
   SubagentStop: { field: "agent_type" },
+  ConfigChange: { field: "source" }, // user_settings | project_settings | local_settings | policy_settings | skills
+  InstructionsLoaded: { field: "load_reason" }, // session_start | nested_traversal | path_glob_match | include | compact
+  StopFailure: { field: "error" }, // rate_limit | overloaded | authentication_failed | billing_error | …
+  Elicitation: { field: "mcp_server_name" },
+  ElicitationResult: { field: "mcp_server_name" },
+  FileChanged: { field: "file_path", basename: true }, // the changed file's name
   UserPromptSubmit: "none",
   Stop: "none",
+  TeammateIdle: "none",
+  TaskCreated: "none",
+  TaskCompleted: "none",
+  WorktreeCreate: "none",
+  WorktreeRemove: "none",
+  CwdChanged: "none",
 };
+
+/** Claude Code: on these events a list of exact names takes letters, digits, `_` and `|` only. */
+const NARROW_EXACT_POINTS: ReadonlySet<string> = new Set(["FileChanged", "StopFailure"]);
 
 /**
  * Claude Code's matcher: "", "*" or none match all; letters, digits, `_`, `-`, spaces, `,` and `|`
- * only: one exact name or a list of exact names separated by `|` or `,` (`Write` does not fire for
- * `NotebookWrite`; `Edit, Write` fires for both); anything else a regex found anywhere in the name
- * (`mcp__.*__create` fires for `mcp__github__create_issue`).
+ * only (at FileChanged and StopFailure: letters, digits, `_` and `|`): one exact name or a list of
+ * exact names separated by `|` or `,` (`Write` does not fire for `NotebookWrite`; `Edit, Write`
+ * fires for both); anything else a regex found anywhere in the name (`mcp__.*__create` fires for
+ * `mcp__github__create_issue`).
  */
-export function claudeMatcher(pattern: string | undefined): Matcher | undefined {
+export function claudeMatcher(pattern: string | undefined, point?: EventPoint): Matcher | undefined {
   if (pattern === undefined || pattern === "" || pattern === "*") return undefined;
-  if (/^[A-Za-z0-9_|, -]+$/.test(pattern)) {
+  const exact = point !== undefined && NARROW_EXACT_POINTS.has(point) ? /^[A-Za-z0-9_|]+$/ : /^[A-Za-z0-9_|, -]+$/;
+  if (exact.test(pattern)) {
     const names = new Set(pattern.split(/[|,]/).map((n) => n.trim()));
     return { source: pattern, test: (name) => names.has(name) };
   }
@@ -74,7 +93,7 @@ export function claudeMatcher(pattern: string | undefined): Matcher | undefined 
  * Loads Claude-shaped hook settings; `format` says whose rules the hooks follow (Claude Code's, or
  * Codex's), `matcherOf` how that agent reads a matcher.
  */
-export function loadMatcherGroups(parsed: ParsedFile, ctx: LoadContext, format: Format, matcherOf: (pattern: string | undefined) => Matcher | undefined = claudeMatcher): HookSet {
+export function loadMatcherGroups(parsed: ParsedFile, ctx: LoadContext, format: Format, matcherOf: (pattern: string | undefined, point: EventPoint) => Matcher | undefined = claudeMatcher): HookSet {
   const warnings: string[] = [];
   // Unknown events are warned about and dropped before the schema walks the file: one of 45 000
   // unknown events (1 MiB) then costs a pass over its keys, not a schema check of each.
@@ -101,7 +120,7 @@ export function loadMatcherGroups(parsed: ParsedFile, ctx: LoadContext, format: 
       if (!group.success) throw schemaError(parsed, group.error, ["hooks", event, g]);
       let matcher: Matcher | undefined;
       try {
-        matcher = matcherOf(group.data.matcher);
+        matcher = matcherOf(group.data.matcher, resolved.point);
       } catch (err) {
         throw configError(parsed, ["hooks", event, g, "matcher"], matcherProblem(err));
       }
@@ -175,6 +194,12 @@ const MAX_CONTEXT_CHARS = 10_000;
 export const EXIT_2_ONLY: ReadonlySet<string> = new Set(["TaskCreated", "TaskCompleted", "TeammateIdle"]);
 
 /**
+ * Claude Code: an MCP server's request for input (Elicitation) and the user's answer to it
+ * (ElicitationResult); exit 2 or `hookSpecificOutput.action` "decline" refuses it.
+ */
+const ELICITATION_POINTS: ReadonlySet<string> = new Set(["Elicitation", "ElicitationResult"]);
+
+/**
  * Claude Code's rules (hooks reference, "Exit code output"): exit 2 blocks, whatever JSON says — its
  * reason if it gives one, else stderr — except on PermissionRequest, which ignores exit 2; on any
  * other exit code a JSON object alone decides, and without one the hook is a non-blocking error;
@@ -203,6 +228,7 @@ export function interpretClaude(run: RunResult, hook: HookDef): Verdict {
   let reason: string | undefined;
   let modifiedArgs: unknown;
   let interrupt = false;
+  let words: Record<string, Decision> = { approve: "allow" };
   if (hook.point === "PreToolUse") {
     // hookSpecificOutput.permissionDecision allow | deny | ask | defer; the older top-level decision approve | block
     raw = specific.permissionDecision ?? o.decision;
@@ -218,6 +244,13 @@ export function interpretClaude(run: RunResult, hook: HookDef): Verdict {
     modifiedArgs = d.updatedInput;
     // "interrupt: for deny only, if true, stops Claude"
     interrupt = d.interrupt === true && d.behavior === "deny";
+  } else if (ELICITATION_POINTS.has(hook.point)) {
+    // hookSpecificOutput.action accept | decline | cancel (with content): decline and cancel refuse
+    // the MCP server's request; an accept fills in the user's answer, which hookbox does not give.
+    raw = specific.action === "accept" ? undefined : specific.action;
+    field = "hookSpecificOutput.action";
+    words = { decline: "block", cancel: "block" };
+    reason = str(o.reason);
   } else {
     // Elsewhere only the top-level decision: "block" counts (PostToolUse ignores permissionDecision);
     // where exit 2 alone acts, not even that.
@@ -227,7 +260,7 @@ export function interpretClaude(run: RunResult, hook: HookDef): Verdict {
   }
   // `defer` hands the call back to the agent's own permission flow: no decision.
   if (raw === "defer") raw = undefined;
-  const decision = readDecision(raw, { approve: "allow" });
+  const decision = readDecision(raw, words);
   if (decision === "invalid") return { decision: null, error: `unknown decision ${JSON.stringify(raw)}`, rule: "claude: an unknown decision is an error of the hook" };
   const rule = decision ? `claude: ${field} "${String(raw)}"` : `claude: no decision${specific.permissionDecision === "defer" ? " (defer)" : ""}`;
   // Claude Code: `"continue": false` stops the agent, with `stopReason`, whatever the decision says.
@@ -263,6 +296,8 @@ export function claudeEffective(point: EventPoint): ReadonlySet<Decision> {
     case "TaskCompleted": // exit 2 keeps the task from being marked complete
     case "TeammateIdle": // exit 2 keeps the teammate working
     case "SubagentStop": return ALLOW_BLOCK;
+    case "Elicitation": // exit 2 or action "decline" denies the MCP server's request
+    case "ElicitationResult": return BLOCK; // makes the user's answer a decline
     default: return NONE;
   }
 }
@@ -307,6 +342,9 @@ export function claudeDecision(point: EventPoint, f: Folded, specificPoints: Rea
     // its hookSpecificOutput carries the decision only: context goes with the message
     return { output: defined({ hookSpecificOutput: decision ? { hookEventName, decision } : undefined, systemMessage: withContext(f.systemMessage, f.additionalContext) }), exit_code: 0 };
   }
+  // Exit 2 declines, and so does the JSON answer an HTTP hook gives.
+  if (ELICITATION_POINTS.has(point) && f.decision === "block")
+    return { output: defined({ hookSpecificOutput: { hookEventName, action: "decline" }, systemMessage: withContext(f.systemMessage, f.additionalContext) }), exit_code: 2 };
   // Where exit 2 alone blocks, a block is exit 2 (the forwarder puts the reason on stderr).
   if (EXIT_2_ONLY.has(point) && f.decision === "block") return { output: defined({ systemMessage: withContext(f.systemMessage, f.additionalContext) }), exit_code: 2 };
   const specific = specificPoints.has(point);

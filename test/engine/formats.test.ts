@@ -13,6 +13,7 @@ import { jsonLocator, MAX_TOML_NAME_CHARS, tomlLocator } from "../../engine/form
 import { parseTomlOffThread, TomlSyntaxError } from "../../engine/formats/toml-off-thread.js";
 import { loadRepositoryHooks, loadRepositoryHooksSync } from "../../engine/repository.js";
 import { REPOSITORY_SOURCES } from "../../engine/formats/registry.js";
+import { claudeMatcher } from "../../engine/formats/claude-settings.js";
 import { HOOK_PATHS } from "../../cli/workspace-push.js";
 
 function tree(files: Record<string, string>): string {
@@ -237,6 +238,51 @@ describe("Claude Code settings.json", () => {
     expect((await configErrorOfAsync(() => loadRepositoryHooks(dir, 60_000))).message).toMatch(
       /^\.claude\/settings\.json:4:\d+: hooks\.PreToolUse\[0\]\.matcher: .*RE2.*\(\?!/,
     );
+  });
+});
+
+describe("Claude Code matchers, per the field each event compares (hooks reference, Matchers)", () => {
+  it("compares PostCompact, ConfigChange, InstructionsLoaded, StopFailure and Elicitation matchers with their own field, FileChanged with the file's name, and ignores one where the event takes none", async () => {
+    const { selectHooks } = await import("../../engine/match.js");
+    const { emptyHookSet } = await import("../../engine/hooks.js");
+    const group = (matcher: string, command: string) => [{ matcher, hooks: [{ type: "command", command }] }];
+    const set = await loadRepositoryHooks(tree({
+      ".claude/settings.json": JSON.stringify({ hooks: {
+        PostCompact: group("manual", "compact.sh"),
+        ConfigChange: group("project_settings|local_settings", "config.sh"),
+        InstructionsLoaded: group("nested_traversal", "rules.sh"),
+        StopFailure: group("rate_limit", "fail.sh"),
+        Elicitation: group("github", "elicit.sh"),
+        FileChanged: group("Makefile|package_json", "file.sh"),
+        TaskCreated: group("anything", "task.sh"),
+      } }),
+    }), 60_000);
+    const run = (event: string, body: Record<string, unknown>) =>
+      selectHooks({ policy: emptyHookSet(), service: emptyHookSet(), extension: emptyHookSet(), repository: set }, resolveEventName(event)!.point, undefined, { hooksEnabled: true, repositoryHooks: true }, body).map((h) => h.command);
+    expect(run("PostCompact", { trigger: "manual" })).toEqual(["compact.sh"]);
+    expect(run("PostCompact", { trigger: "auto" })).toEqual([]);
+    expect(run("ConfigChange", { source: "project_settings" })).toEqual(["config.sh"]);
+    expect(run("ConfigChange", { source: "user_settings" })).toEqual([]);
+    expect(run("InstructionsLoaded", { load_reason: "nested_traversal" })).toEqual(["rules.sh"]);
+    expect(run("InstructionsLoaded", { load_reason: "session_start" })).toEqual([]);
+    expect(run("StopFailure", { error: "rate_limit" })).toEqual(["fail.sh"]);
+    expect(run("StopFailure", { error: "billing_error" })).toEqual([]);
+    expect(run("Elicitation", { mcp_server_name: "github" })).toEqual(["elicit.sh"]);
+    expect(run("Elicitation", { mcp_server_name: "slack" })).toEqual([]);
+    expect(run("FileChanged", { file_path: "/home/dev/repo/Makefile" })).toEqual(["file.sh"]);
+    expect(run("FileChanged", { file_path: "C:\\repo\\Makefile" })).toEqual(["file.sh"]);
+    expect(run("FileChanged", { file_path: "/home/dev/Makefile/notes.md" })).toEqual([]);
+    expect(run("TaskCreated", { task_subject: "x" })).toEqual(["task.sh"]);
+  });
+
+  it("reads a hyphen, a space or a comma as a regex at FileChanged and StopFailure, as an exact list elsewhere", () => {
+    const point = (name: string) => resolveEventName(name)!.point;
+    expect(claudeMatcher("a-b", point("StopFailure"))!.test("xa-by")).toBe(true);
+    expect(claudeMatcher("a-b", point("SessionEnd"))!.test("xa-by")).toBe(false);
+    expect(claudeMatcher("a-b", point("SessionEnd"))!.test("a-b")).toBe(true);
+    expect(claudeMatcher("Makefile, go_mod", point("FileChanged"))!.test("Makefile")).toBe(false);
+    expect(claudeMatcher("Makefile, go_mod", point("SessionEnd"))!.test("Makefile")).toBe(true);
+    expect(claudeMatcher("Makefile|go_mod", point("FileChanged"))!.test("Makefile.bak")).toBe(false);
   });
 });
 

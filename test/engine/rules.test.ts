@@ -173,6 +173,18 @@ describe("Claude Code rules per event (Claude Code hooks reference, decision con
       expect(answerFor("claude", resolveEventName(name)!.point, { decision: "block", reason: "tests fail", notifications: [] }), name).toEqual({ output: {}, exit_code: 2 });
     }
   });
+  it("Elicitation, ElicitationResult: exit 2 or action decline/cancel refuses the MCP server's request; an accept decides nothing; hookbox's refusal is a decline, as exit 2 and as JSON", () => {
+    for (const name of ["Elicitation", "ElicitationResult"]) {
+      const h = hook("claude", name);
+      expect(interpretClaude(exited(0, `{"hookSpecificOutput":{"hookEventName":"${name}","action":"decline"}}`), h), name).toMatchObject({ decision: "block", rule: 'claude: hookSpecificOutput.action "decline"' });
+      expect(interpretClaude(exited(0, '{"hookSpecificOutput":{"action":"cancel"},"reason":"not this server"}'), h), name).toMatchObject({ decision: "block", reason: "not this server" });
+      expect(interpretClaude(exited(0, '{"hookSpecificOutput":{"action":"accept","content":{"token":"x"}}}'), h), name).toMatchObject({ decision: null, error: null });
+      expect(interpretClaude(exited(2, "", "no elicitation"), h), name).toMatchObject({ decision: "block", reason: "no elicitation" });
+      const point = resolveEventName(name)!.point;
+      expect([...effectiveDecisions(point, "claude")], name).toEqual(["block"]);
+      expect(answerFor("claude", point, { decision: "block", reason: "no", notifications: [] }), name).toEqual({ output: { hookSpecificOutput: { hookEventName: name, action: "decline" } }, exit_code: 2 });
+    }
+  });
   it("SessionStart: the plain stdout is the context", () => {
     expect(interpretClaude(exited(0, "branch: main\n"), start).additionalContext).toBe("branch: main");
   });
