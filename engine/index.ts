@@ -279,21 +279,24 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
             }
             folded = afterPolicyLook(folded, looked ? fold(judgedAgain, { interactive: req.interactive }) : undefined, unchecked);
           }
-          // A hook the event's deadline or the output cap cut never decided: hookbox could not decide.
+          // A hook the event's deadline or the output cap cut, or one that could not be started, never
+          // decided: hookbox could not decide.
           // With the tenant's failure mode block, it says so — a block — unless the hooks that did
           // finish blocked; with allow, an allow the others gave is not answered for it (the agent
           // asks as it would). Not where a block would keep the agent going (Stop, SubagentStop).
           if (cut !== undefined && !isStopPoint(point)) {
             const what = cut.why === "max_event_ms"
               ? `had not decided when the event's max_event_ms (${config.sandbox.maxEventMs} ms) ran out`
-              : `printed past max_output_bytes (${cut.capBytes} bytes) before it finished its answer`;
+              : cut.why === "max_output_bytes"
+                ? `printed past max_output_bytes (${cut.capBytes} bytes) before it finished its answer`
+                : "could not be run (failed_to_start)";
             if (folded.decision !== "block" && failureModeFor(req.tenant, point) === "block") {
               const { modifiedArgs: _dropped, ...rest } = folded;
               folded = {
                 ...rest,
                 decision: "block",
                 reason: `hook ${cut.hook} ${what}: the tenant's failure mode (block) applies`,
-                note: `hook ${cut.hook} was cut by ${cut.why}; on_failure = block`,
+                note: `hook ${cut.hook} ${cut.why === "failed_to_start" ? "could not be started" : `was cut by ${cut.why}`}; on_failure = block`,
               };
             } else if (folded.decision === "allow") {
               folded = { ...folded, decision: null, note: `hook ${cut.hook} ${what}: the allow the other hooks gave is not answered for it` };

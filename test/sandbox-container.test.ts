@@ -4,12 +4,14 @@
  * asserts the attack was stopped, reported with the right outcome, and left no container behind.
  */
 import { createServer, type Server } from "node:net";
+import type { Duplex } from "node:stream";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { HostSpawner } from "../engine/run/host-spawner.js";
 import { ContainerRunner } from "../engine/run/container-runner.js";
+import { DockerClient } from "../engine/run/docker-client.js";
 import { DEFAULT_LIMITS, LABEL_MANAGED, type Runtime } from "../engine/names.js";
 import type { RunRequest } from "../engine/run/types.js";
 import { docker, leftovers, makeWorkspace } from "./helpers/engine.js";
@@ -315,4 +317,31 @@ describe.each<[Runtime, "cold" | "warm"]>([
     expect(result.outcome).toBe("cancelled");
     expect(wallMs).toBeLessThan(5_000);
   });
+});
+
+describe("a pre-started container whose connection closes while its hook runs", () => {
+  it("is a run hookbox could not finish (failed_to_start), never the exit 0 the engine shows for a running container", async () => {
+    const streams: Duplex[] = [];
+    class CuttableClient extends DockerClient {
+      override async attach(id: string, signal?: AbortSignal): Promise<Duplex> {
+        const stream = await super.attach(id, signal);
+        streams.push(stream);
+        return stream;
+      }
+    }
+    const runner = new ContainerRunner({ scratchDir: SCRATCH, pool: POOL, client: new CuttableClient() });
+    try {
+      const request: RunRequest = { command: "sleep 5; echo '{\"decision\":\"block\"}'", stdin: Buffer.from("{}"), env: {}, timeoutMs: 20_000, limits: DEFAULT_LIMITS, runtime: "runc" };
+      expect(await runner.warmFor(request)).toBe(true);
+      const running = runner.run(request);
+      await new Promise((r) => setTimeout(r, 1_000));
+      for (const s of streams) s.destroy();
+      const result = await running;
+      expect(result).toMatchObject({ outcome: "failed_to_start", warm: true });
+      expect(result.outcome === "failed_to_start" && result.error).toMatch(/connection to the pre-started container closed while its hook ran/);
+    } finally {
+      await runner.drain({ close: true });
+    }
+    expect(await leftovers()).toEqual({ containers: [], volumes: [] });
+  }, 60_000);
 });

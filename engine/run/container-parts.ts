@@ -18,7 +18,7 @@ export interface ContainerHandle {
   /** SIGKILL to the whole container; never throws */
   kill(): Promise<void>;
   /** how the container ended; rejects past `signal` or the engine timeout */
-  state(signal?: AbortSignal): Promise<{ oomKilled: boolean; exitCode: number }>;
+  state(signal?: AbortSignal): Promise<{ running: boolean; oomKilled: boolean; exitCode: number }>;
   /** removes the container, its workspace volume and layers; never throws */
   cleanup(): Promise<void>;
 }

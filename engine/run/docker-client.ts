@@ -78,9 +78,10 @@ export class DockerClient {
     return this.call(signal, (abortSignal) => this.docker.getContainer(id).remove({ force: true, v: true, abortSignal }));
   }
 
-  async state(id: string, signal?: AbortSignal): Promise<{ oomKilled: boolean; exitCode: number }> {
+  /** `exitCode` is 0 while the container runs: read it only when `running` is false. */
+  async state(id: string, signal?: AbortSignal): Promise<{ running: boolean; oomKilled: boolean; exitCode: number }> {
     const { State } = await this.call(signal, (abortSignal) => this.docker.getContainer(id).inspect({ abortSignal }));
-    return { oomKilled: State.OOMKilled, exitCode: State.ExitCode };
+    return { running: State.Running || State.Restarting || State.Paused, oomKilled: State.OOMKilled, exitCode: State.ExitCode };
   }
 
   /** The runtimes registered with the engine. */

@@ -126,6 +126,9 @@ export class WarmContainer {
         // The container went before the hook's end: look at how it ended, within what is left.
         const state = await this.made.state(AbortSignal.timeout(Math.max(1, Math.ceil(guard.leftMs())))).catch(() => undefined);
         if (!state) return result({ outcome: "timed_out", exitCode: null });
+        // The stream went while the hook still runs (the engine's connection closed): its answer
+        // can no longer be read — hookbox could not run it, whatever its exit code will be.
+        if (state.running) return result({ outcome: "failed_to_start", exitCode: null, error: "the connection to the pre-started container closed while its hook ran: its answer could not be read" });
         if (state.oomKilled) return result({ outcome: "oom_killed", exitCode: state.exitCode });
         // The wrapper's own exits before the hook ran. The wrapper also ends with its hook's exit
         // code, so a hook's own 95–97 whose markers were both lost reads as one of these: it is run

@@ -222,7 +222,7 @@ describe("sequential hooks stop at max_event_ms", () => {
 
 // A guard that hookbox's own limits — not its agent's rules — kept from deciding: cut by
 // max_event_ms, or stopped at max_output_bytes while it wrote a block that echoes a long command
-// (the agent, which has no such cap, would have read it). With on_failure = block that is a block;
+// (the agent, which has no such cap, would have read it), or never started (no container). With on_failure = block that is a block;
 // with allow, the allow another hook gave is not answered for it.
 describe("a guard hookbox's limits kept from deciding", () => {
   let svc: Service;
@@ -231,6 +231,8 @@ describe("a guard hookbox's limits kept from deciding", () => {
       `[[policy.PreToolUse]]\nname = "approver"\ncommand = "cat >/dev/null; echo '{\\"decision\\":\\"allow\\"}'"\n`,
       `[[policy.PreToolUse]]\nname = "slow-guard"\nmatcher = "cutme"\ncommand = "sleep 10"\ntimeout = 20000\n`,
       `[[policy.PreToolUse]]\nname = "echo-guard"\nmatcher = "loudguard"\ncommand = '''cat >/dev/null; printf '{"decision":"block","reason":"rm in: '; head -c 2000000 /dev/zero | tr '\\0' a; printf '"}' '''\n`,
+      // An operator's guard whose container cannot be made (its image is not there): it never ran.
+      `[[hooks.PreToolUse]]\nname = "boxed-guard"\nmatcher = "noimage"\nimage = "hookbox/does-not-exist:1"\ncommand = "echo '{\\"decision\\":\\"block\\"}'"\n`,
     ].join("\n");
     const tenants = tenantsToml().replace('token_env = "HOOKBOX_TEST_TOKEN_B"', 'token_env = "HOOKBOX_TEST_TOKEN_B"\non_failure = "block"');
     svc = await startService(`[sandbox]\npool_size = 0\nmax_event_ms = 1500\n\n${policy}`, { tenants });
@@ -242,6 +244,7 @@ describe("a guard hookbox's limits kept from deciding", () => {
   it.each([
     ["cut by max_event_ms", "cutme", /^hook slow-guard had not decided when the event's max_event_ms \(1500 ms\) ran out/],
     ["stopped at max_output_bytes", "loudguard", /^hook echo-guard printed past max_output_bytes \(1048576 bytes\) before it finished its answer/],
+    ["not started (failed_to_start)", "noimage", /^hook boxed-guard could not be run \(failed_to_start\)/],
   ])("%s: a block for on_failure = block; no allow for on_failure = allow", async (_what, tool, why) => {
     const block = (await (await svc.event(pre({ tool_name: tool }), { token: TOKEN_B })).json()) as { decision: string | null; reason: string };
     expect(block.decision).toBe("block");

@@ -106,7 +106,7 @@ describe("cancellation and shutdown", () => {
 });
 
 describe("the container engine goes away and comes back", () => {
-  it("keeps answering (policy hooks run, container hooks fail under their rules), says why in /readyz, and recovers without a restart", async () => {
+  it("keeps answering (policy hooks run; a container hook not run is hookbox not deciding), says why in /readyz, and recovers without a restart", async () => {
     const svc = await startService(
       `[[policy.PreToolUse]]\nname = "policy"\ncommand = "echo '{\\"decision\\":\\"allow\\"}'"\n\n[[hooks.PreToolUse]]\nname = "boxed"\ncommand = "echo '{\\"decision\\":\\"ask\\"}'"\n`,
     );
@@ -115,8 +115,11 @@ describe("the container engine goes away and comes back", () => {
       execSync("kill -TERM $(pidof dockerd)");
       expect(await until(async () => !(await engineAnswers()), 30_000)).toBe(true);
 
-      const down = (await (await svc.event(ev)).json()) as { decision: string; hooks: Array<Record<string, unknown>> };
-      expect(down.decision).toBe("allow"); // the policy hook's; the container hook failed: cosh says no effect
+      const down = (await (await svc.event(ev)).json()) as { decision: string | null; note: string; hooks: Array<Record<string, unknown>> };
+      // The container hook could not be run: hookbox could not decide. The tenant's failure mode is
+      // allow, so the agent asks as it would — the policy hook's allow is not answered without it.
+      expect(down.decision).toBeNull();
+      expect(down.note).toMatch(/^hook boxed could not be run \(failed_to_start\): the allow the other hooks gave is not answered for it$/);
       expect(down.hooks).toEqual([
         expect.objectContaining({ name: "policy", outcome: "exited" }),
         expect.objectContaining({ name: "boxed", outcome: "failed_to_start", error: expect.stringMatching(/failed to start/) }),
