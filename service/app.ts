@@ -10,7 +10,7 @@ import {
 } from "../engine/index.js";
 import { tenantForToken } from "./auth.js";
 import type { AppDeps, Env } from "./context.js";
-import { BodyBudget } from "./read-body.js";
+import { BodyBudget, eventMemoryBudget } from "./read-body.js";
 import { eventRoutes } from "./routes/events.js";
 import { healthRoutes } from "./routes/health.js";
 import { hookRoutes } from "./routes/hooks.js";
@@ -42,7 +42,7 @@ function eventFromPath(path: string): string | undefined {
 }
 
 export function createApp(given: AppDeps): Hono<Env> {
-  const deps: AppDeps = { ...given, bodies: given.bodies ?? new BodyBudget() };
+  const deps: AppDeps = { ...given, bodies: given.bodies ?? new BodyBudget(), eventMemory: given.eventMemory ?? eventMemoryBudget() };
   // `strict: false`: `/v1/hooks/claude/` is `/v1/hooks/claude`, as an agent's URL may be written.
   const app = new Hono<Env>({ strict: false });
 

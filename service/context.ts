@@ -30,6 +30,8 @@ export interface AppDeps {
   limits: { maxEventBytes: number; maxUploadBytes: number; eventBodyReadMs?: number; uploadIdleMs?: number };
   /** event bodies arriving, per tenant (createApp makes one when none is given) */
   bodies?: BodyBudget;
+  /** what events being handled hold, per tenant (createApp makes one when none is given) */
+  eventMemory?: BodyBudget;
   auditToolInput: boolean;
   /** /metrics without a token */
   publicMetrics: boolean;

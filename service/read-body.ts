@@ -24,6 +24,10 @@ export const DISCARD_BYTES = 64 * 1024 * 1024;
 /** …and for at most this long. @default 2 s */
 const DISCARD_MS = 2_000;
 
+/** The budget of events being handled, per tenant (`TENANT_EVENT_MEMORY_BYTES`). */
+export const eventMemoryBudget = (perTenant = TENANT_EVENT_MEMORY_BYTES) =>
+  new BodyBudget(perTenant, (now, limit) => `this tenant's events being handled already hold about ${now} bytes (TENANT_EVENT_MEMORY_BYTES: ${limit}); retry when some are answered`);
+
 /** Reads `incoming` to its end (or `ms`), keeping nothing. */
 function discard(incoming: IncomingMessage, ms: number): Promise<void> {
   if (incoming.readableEnded || incoming.destroyed) return Promise.resolve();
@@ -44,17 +48,27 @@ function discard(incoming: IncomingMessage, ms: number): Promise<void> {
   });
 }
 
-/** What each tenant's bodies being read hold of `TENANT_BODY_BYTES_IN_FLIGHT`. */
+/**
+ * Memory one tenant's events may hold while they are handled — waiting for a run slot or running —
+ * as estimated from their bodies before they are parsed (`eventMemoryBytes`: a 1 MiB body of `{}`s
+ * takes over 20 MiB once parsed). Past it, 429: a tenant's flood of large events earns that tenant
+ * its 429s, never the process an out-of-memory kill. @default 64 MiB
+ */
+export const TENANT_EVENT_MEMORY_BYTES = 64 * 1024 * 1024;
+
+/** What each tenant holds of a per-tenant byte budget: its bodies arriving, or its events being handled. */
 export class BodyBudget {
   private readonly held = new Map<string, number>();
-  constructor(readonly perTenant = TENANT_BODY_BYTES_IN_FLIGHT) {}
+  constructor(
+    readonly perTenant = TENANT_BODY_BYTES_IN_FLIGHT,
+    private readonly says: (now: number, limit: number) => string = (now, limit) =>
+      `this tenant already has ${now} bytes of event bodies arriving (TENANT_BODY_BYTES_IN_FLIGHT: ${limit}); retry when they are in`,
+  ) {}
 
   /** Charges `bytes` to `tenant`, or throws 429; the returned function gives them back (once). */
   take(tenant: string, bytes: number): () => void {
     const now = this.held.get(tenant) ?? 0;
-    if (now + bytes > this.perTenant) {
-      throw new OverloadedError(1, `this tenant already has ${now} bytes of event bodies arriving (TENANT_BODY_BYTES_IN_FLIGHT: ${this.perTenant}); retry when they are in`);
-    }
+    if (now + bytes > this.perTenant) throw new OverloadedError(1, this.says(now, this.perTenant));
     this.held.set(tenant, now + bytes);
     let given = false;
     return () => {

@@ -26,6 +26,8 @@ export const EventQuerySchema = z.object({
     .meta({ description: "false: no one can answer an ask, which then becomes a block (Copilot's autopilot rule)" }),
 });
 
+export type EventQuery = z.output<typeof EventQuerySchema>;
+
 export const EventHeadersSchema = z.object({
   "Hookbox-Workspace": z.string().optional().meta({ description: "the same as the query parameter workspace" }),
   "Hookbox-Canary": z.string().optional().meta({ description: "any value: run no hook, answer a block, record a canary (hookbox doctor)", examples: ["block"] }),

@@ -6,9 +6,9 @@
 import type { ServerResponse } from "node:http";
 import { Hono, type Context } from "hono";
 import { stream } from "hono/streaming";
-import { AGENT_DEADLINE_S, BadRequestError, HookboxError, ShuttingDownError, failureAnswer, failureModeFor, newEventId, NotDecidedInTimeError, NotFoundError, parseEventBody, resolveEventName, type EventResult, type Format, type Notification } from "../../engine/index.js";
+import { AGENT_DEADLINE_S, BadRequestError, eventMemoryBytes, HookboxError, ShuttingDownError, failureAnswer, failureModeFor, newEventId, NotDecidedInTimeError, NotFoundError, parseEventBody, resolveEventName, toolArgsMemoryBytes, type EventResult, type Tenant, type Format, type Notification } from "../../engine/index.js";
 import { auditEntry } from "../records/audit-log.js";
-import { EventQuerySchema, queryOf } from "../schemas.js";
+import { EventQuerySchema, queryOf, type EventQuery } from "../schemas.js";
 import type { AppDeps, Env } from "../context.js";
 import { readBody } from "../read-body.js";
 
@@ -27,10 +27,31 @@ export async function handleEvent(c: Context<Env>, deps: AppDeps, eventName: str
   const t0 = performance.now();
   const tenant = c.get("tenant");
   const query = queryOf(c, EventQuerySchema);
+  const raw = await readBody(c, deps.limits.maxEventBytes, { budget: deps.bodies, tenant: tenant.name, readMs: deps.limits.eventBodyReadMs });
+  // What the event will hold while it waits and runs is charged before it is parsed, and given back
+  // when it is done (its run's end; here, if it never gets one).
+  const charges = [deps.eventMemory!.take(tenant.name, eventMemoryBytes(raw))];
+  const memory = {
+    charge: (bytes: number) => void charges.push(deps.eventMemory!.take(tenant.name, bytes)),
+    giveBack: () => charges.forEach((give) => give()),
+    runOwnsIt: false,
+  };
+  try {
+    return await handleRead(c, deps, eventName, native, { t0, tenant, query, raw, memory });
+  } finally {
+    if (!memory.runOwnsIt) memory.giveBack();
+  }
+}
+
+async function handleRead(
+  c: Context<Env>, deps: AppDeps, eventName: string | undefined, native: Format | undefined,
+  read: { t0: number; tenant: Tenant; query: EventQuery; raw: Uint8Array; memory: { charge(bytes: number): void; giveBack(): void; runOwnsIt: boolean } },
+) {
+  const { t0, tenant, query, raw, memory } = read;
   const format = native ?? query.format;
   const interactiveParam = query.interactive;
-  const raw = await readBody(c, deps.limits.maxEventBytes, { budget: deps.bodies, tenant: tenant.name, readMs: deps.limits.eventBodyReadMs });
   const body = parseEventBody(raw);
+  memory.charge(toolArgsMemoryBytes(body));
   const named = eventName ?? bodyEventName(body);
   if (named !== undefined) c.set("event", named);
   const workspaceId = query.workspace ?? c.req.header("hookbox-workspace");
@@ -57,7 +78,9 @@ export async function handleEvent(c: Context<Env>, deps: AppDeps, eventName: str
   const settle = () => {
     deps.shutdown.removeEventListener("abort", onShutdown);
     stopWatchingClient();
+    memory.giveBack();
   };
+  memory.runOwnsIt = true;
   if (deps.shutdown.aborted) cancel.abort(deps.shutdown.reason);
   const signal = cancel.signal;
   // The tenant's failure mode for this event: told in every answer, applied where nothing was decided.

@@ -293,6 +293,34 @@ describe("fair shares between tenants", () => {
   });
 });
 
+// A parsed event takes many times its bytes (a 1 MiB body of `{}`s, over 20 MiB): what one tenant's
+// waiting and running events hold is charged from their bytes before they are parsed, and bounded.
+describe("what one tenant's events hold while they wait and run", () => {
+  let svc: Service;
+  beforeAll(async () => {
+    const policy = `[[policy.Stop]]\nname = "slow"\ncommand = "sleep 2; echo '{}'"\ntimeout = 10000\n`;
+    svc = await startService(`[sandbox]\npool_size = 0\n\n${policy}`, { env: { NODE_OPTIONS: "--max-old-space-size=200" } });
+  });
+  afterAll(async () => {
+    await svc.stop();
+  });
+
+  it("refuses, with 429 TENANT_EVENT_MEMORY_BYTES, the events of a tenant past its share, serves the others, and survives on a 200 MB heap", async () => {
+    const dense = `{"session_id":"s","hook_event_name":"Stop","x":[${"{},".repeat(340_000)}{}]}`;
+    const send = (token: string) => fetch(`${svc.url}/v1/events`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: dense });
+    const flood = await Promise.all(Array.from({ length: 16 }, () => send(TOKEN_A).then(async (r) => ({ status: r.status, text: await r.text() }))));
+    const other = await send(TOKEN_B);
+    expect(other.status).toBe(200);
+    await other.text();
+    const served = flood.filter((r) => r.status === 200).length;
+    expect(served).toBeGreaterThanOrEqual(1);
+    expect(flood.filter((r) => r.status === 429).length).toBeGreaterThan(0);
+    expect(flood.every((r) => r.status === 200 || r.status === 429)).toBe(true);
+    expect(flood.some((r) => r.status === 429 && /TENANT_EVENT_MEMORY_BYTES/.test(r.text))).toBe(true);
+    await alive(svc);
+  }, 60_000);
+});
+
 // What a request leaves in memory is a copy of the part kept, never the request: V8 keeps a whole
 // string alive for as long as a slice of it lives. The sessions list keeps 256 characters of each
 // session id (1000 sessions a tenant), a trace summary 1 KiB of it (10 000 events a tenant).

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import pino from "pino";
 import { createEngine, parseConfig, WorkspaceStore, type RunRequest, type RunResult, type Runner } from "../../engine/index.js";
 import { createApp } from "../../service/app.js";
+import { eventMemoryBudget } from "../../service/read-body.js";
 import { Metrics } from "../../service/metrics.js";
 import { AuditLog } from "../../service/records/audit-log.js";
 import { Sessions } from "../../service/records/sessions.js";
@@ -85,6 +86,8 @@ export function edgeApp(opts: {
   shutdown?: AbortController;
   /** what the engine check finds wrong (default: nothing) */
   problems?: string[];
+  /** TENANT_EVENT_MEMORY_BYTES unless given */
+  eventMemoryBytes?: number;
 } = {}): EdgeApp {
   const dir = mkdtempSync(join(tmpdir(), "hookbox-edge-"));
   const toml = `[server]\ndata_dir = "${dir}"\n\n[[tenants]]\nname = "team-a"\ntoken_sha256 = "${sha(TOKEN_A)}"\n\n` +
@@ -117,6 +120,7 @@ export function edgeApp(opts: {
     shutdown: shutdownSignal,
     draining: () => draining,
     inflight: { add: () => undefined },
+    ...(opts.eventMemoryBytes !== undefined ? { eventMemory: eventMemoryBudget(opts.eventMemoryBytes) } : {}),
   });
   return {
     app,

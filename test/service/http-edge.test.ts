@@ -181,6 +181,50 @@ describe("events", () => {
   });
 });
 
+describe("events being handled", () => {
+  it("hold at most TENANT_EVENT_MEMORY_BYTES of one tenant's memory, estimated from their bytes before they are parsed: past it 429, another tenant's are served, and each gives its share back when done", async () => {
+    // A budget of 2 MiB here (64 MiB by default), bodies of 34 KB of `{}`s: some 1 MiB counted each
+    // (over 0.7 MiB once parsed): two fit, not three.
+    const edge = edgeApp({ eventMemoryBytes: 2 * 1024 * 1024, config: `[sandbox]\nmax_concurrency = 4\nmax_tenant_concurrency = 2\nmax_queue = 8\n\n[[hooks.Stop]]\nname = "slow"\ncommand = "hang"\n` });
+    const dense = `{"session_id":"s","hook_event_name":"Stop","x":[${"{},".repeat(11_000)}{}]}`;
+    const first = edge.request("/v1/events", post(dense));
+    const second = edge.request("/v1/events", post(dense));
+    while (edge.ran.length < 2) await new Promise((r) => setTimeout(r, 1));
+    const third = await edge.request("/v1/events", post(dense));
+    expect(third.status).toBe(429);
+    expect(await errorOf(third)).toMatchObject({ code: "overloaded", message: expect.stringMatching(/TENANT_EVENT_MEMORY_BYTES: 2097152/) });
+    // a small event of the same tenant still fits, and the other tenant's large one
+    const small = edge.request("/v1/events", post({ session_id: "s", hook_event_name: "Stop" }));
+    const otherTenant = edge.request("/v1/events", { ...post(dense), token: TOKEN_B });
+    /** releases every `hang` hook until `p` is answered */
+    const done = async (p: Promise<Response>) => {
+      let answered = false;
+      void p.finally(() => (answered = true));
+      while (!answered) {
+        edge.release();
+        await new Promise((r) => setTimeout(r, 1));
+      }
+      return (await p).status;
+    };
+    expect(await done(first)).toBe(200);
+    expect(await done(second)).toBe(200);
+    expect(await done(small)).toBe(200);
+    expect(await done(otherTenant)).toBe(200);
+    expect(await done(edge.request("/v1/events", post(dense)))).toBe(200);
+    // a refused body gives its share back too
+    expect((await edge.request("/v1/events", post(`{"hook_event_name":"Stop","x":[${"{},".repeat(11_000)}`))).status).toBe(400);
+    expect(await done(edge.request("/v1/events", post(dense)))).toBe(200);
+  });
+
+  it("counts a Copilot toolArgs string, parsed again later, as well", async () => {
+    const { eventMemoryBytes, toolArgsMemoryBytes } = await import("../../engine/event-body.js");
+    const dense = Buffer.from(`[${"{},".repeat(1000)}{}]`);
+    expect(eventMemoryBytes(dense)).toBeGreaterThan(20 * dense.length);
+    expect(eventMemoryBytes(Buffer.from(JSON.stringify({ s: "{}".repeat(1000) })))).toBeLessThan(5 * 2_010);
+    expect(toolArgsMemoryBytes({ toolArgs: "x".repeat(1000) })).toBe(32_000);
+  });
+});
+
 describe("event bodies arriving", () => {
   /** A body that sends `first` and then nothing, for as long as no one cancels it. */
   const stalled = (first = "{") => new ReadableStream<Uint8Array>({ start: (ctl) => ctl.enqueue(new TextEncoder().encode(first)) });
