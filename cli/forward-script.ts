@@ -239,11 +239,11 @@ BEGIN {
   }
 }
 {
-  sub(/\r$/, "")
+  cr = sub(/\r$/, "")
   LAST = $0
   TOT += length($0) + 1
   # An answer of more lines or bytes than hookbox's ever are is no answer (and joining it would cost too much).
-  if (n < MAXLINES && TOT <= MAXBYTES) L[++n] = $0
+  if (n < MAXLINES && TOT <= MAXBYTES) { L[++n] = $0; CR[n] = cr }
   else BIG = 1
 }
 END {
@@ -262,7 +262,7 @@ END {
     status = substr(status, 1, 3) + 0
     # Only the final answer's headers count; repeated or listed values say block if any does.
     told = ""
-    for (i++; i < n && L[i] != ""; i++) {
+    for (i++; i < n && !(L[i] == "" && CR[i]); i++) {
       h = tolower(L[i])
       if (h ~ /^hookbox-on-failure:/) {
         v = h
@@ -276,6 +276,8 @@ END {
         }
       }
     }
+    # Headers cut off before the empty line that ends them (the connection closed) say nothing.
+    if (i >= n) { told = ""; break }
     i++
     if (status >= 200 || L[i] !~ /^HTTP\//) break
   }
@@ -326,10 +328,13 @@ nl='
 '
 url= event= format=cosh workspace= token=\${HOOKBOX_TOKEN-} onu= deadline= timeout= interactive=
 while [ $# -gt 0 ]; do
+  joined=
   case $1 in
-    --*=*) k=\${1%%=*} v=\${1#*=}; shift; set -- "$k" "$v" "$@"; continue ;;
+    --*=*) k=\${1%%=*} v=\${1#*=}; shift; set -- "$k" "$v" "$@"; joined=1 ;;
   esac
   [ $# -ge 2 ] || usage
+  # As 'hookbox forward' reads flags: a value given apart from its flag does not start with '-'.
+  if [ -z "$joined" ]; then case $2 in -*) usage ;; esac; fi
   case $1 in
     --url) url=$2 ;;
     --event) event=$2 ;;
@@ -361,6 +366,10 @@ case $onu in ''|allow|block) ;; *) usage ;; esac
 [ -n "$deadline" ] && d=$deadline
 case $d in ''|.|*[!0-9.]*|*.*.*) usage ;; esac
 di=\${d%%.*} df=
+# Decimal, as 'hookbox forward' reads it: sh arithmetic would read 010 as octal, and a number past
+# ten digits out of its range (any agent gives up long before).
+di=\${di#"\${di%%[!0]*}"}
+case $di in ??????????*) di=999999999 ;; esac
 case $d in *.*) df=\${d#*.} ;; esac
 df=\${df}000
 df=\${df%"\${df#???}"}
@@ -370,6 +379,8 @@ dms=$(( \${di:-0} * 1000 + 1$df - 1000 ))
 if [ -n "$timeout" ]; then
   case $timeout in ''|*[!0-9.]*) usage ;; esac
   tms=\${timeout%%.*}
+  tms=\${tms#"\${tms%%[!0]*}"}
+  case $tms in ??????????*) tms=2147483647 ;; esac
   tms=\${tms:-0}
   [ "$tms" -gt 0 ] || usage
 else
@@ -377,6 +388,8 @@ else
   [ $(( dms * 9 / 10 )) -lt "$tms" ] && tms=$(( dms * 9 / 10 ))
   [ "$tms" -lt 100 ] && tms=100
 fi
+# As long as a timer can wait ('hookbox forward' caps it there too).
+[ "$tms" -gt 2147483647 ] && tms=2147483647
 r=$(( tms % 1000 + 1000 ))
 mt="$(( tms / 1000 )).\${r#1}"
 # Sets e to $1 fit for a URL: as it is when plain, else every byte percent-encoded.
@@ -402,12 +415,17 @@ fi
 # HOOKBOX_CANARY: 'hookbox doctor' runs this very line to see whether a block reaches the agent.
 [ -n "\${HOOKBOX_CANARY-}" ] && set -- "$@" -H 'hookbox-canary: block'
 exec 4<&0
-if [ -n "$token" ]; then
-  # The token reaches curl on a pipe, never on its command line.
-  out=$(printf 'authorization: Bearer %s\n' "$token" | curl "$@" -H @/dev/fd/3 -- "$path" 3<&0 <&4 2>/dev/null | LC_ALL=C awk -v fmt="$format" "$AWK")
-else
-  out=$(curl "$@" -- "$path" <&4 2>/dev/null | LC_ALL=C awk -v fmt="$format" "$AWK")
-fi
+cr=$(printf '\r')
+case $token in
+  *"$nl"*|*"$cr"*)
+    # No header can carry it ('hookbox forward' refuses it too): hookbox is not asked.
+    out="$nl!Uthe token holds a line break: it cannot be sent in a header" ;;
+  ?*)
+    # The token reaches curl on a pipe, never on its command line.
+    out=$(printf 'authorization: Bearer %s\n' "$token" | curl "$@" -H @/dev/fd/3 -- "$path" 3<&0 <&4 2>/dev/null | LC_ALL=C awk -v fmt="$format" "$AWK") ;;
+  *)
+    out=$(curl "$@" -- "$path" <&4 2>/dev/null | LC_ALL=C awk -v fmt="$format" "$AWK") ;;
+esac
 code=$?
 told=\${out%%"$nl"*} rest=\${out#*"$nl"}
 # The failure mode hookbox last told, one small file per URL + token (hashed) + event, as 'hookbox forward' keeps it.

@@ -47,11 +47,12 @@ export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Ar
   if (values["print-script"]) return { stdout: (await import("./forward-script.js")).FORWARD_SCRIPT, stderr: "", code: 0 };
   const format = values.format as AgentFormat;
   const override = values["on-unreachable"];
-  // --deadline: seconds in decimal digits with at most one point, as forward.sh reads it (no 0x1e, 1e10, Infinity)
+  // --deadline: seconds in decimal digits with at most one point, at least 1 ms, as forward.sh reads
+  // it (no 0x1e, 1e10, Infinity; 010 is ten)
   const deadlineS = values.deadline === undefined ? AGENT_DEADLINE_S[format] : /^(?:\d+\.?\d*|\.\d+)$/.test(values.deadline) ? Number(values.deadline) : NaN;
   // --timeout: whole milliseconds, at least 1 (as forward.sh reads it)
   const badTimeout = values.timeout !== undefined && !(/^[0-9.]+$/.test(values.timeout) && parseInt(values.timeout, 10) > 0);
-  if (!values.url || !/^https?:\/\//i.test(values.url) || !values.event || !(format in FORMATS) || (override !== undefined && override !== "allow" && override !== "block") || !(deadlineS > 0) || badTimeout)
+  if (!values.url || !/^https?:\/\//i.test(values.url) || !values.event || !(format in FORMATS) || (override !== undefined && override !== "allow" && override !== "block") || !(Math.floor(deadlineS * 1000) > 0) || badTimeout)
     return usage;
   const token = values.token ?? io.env.HOOKBOX_TOKEN;
   // Answer before the agent's deadline, counted from this process's start: 90 %, and at least 0.5 s early.
@@ -124,7 +125,7 @@ async function post(url: string, body: Buffer, onFailure: (mode: Mode) => void, 
   // Only the one the URL needs, loaded synchronously: no ES module loader in the bundled command.
   const { request } = /^https:/i.test(url) ? process.getBuiltinModule("node:https") : process.getBuiltinModule("node:http");
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: "POST", agent: false, signal, headers: { ...headers, "content-length": String(body.length) } }, (res) => {
+    const req = request(url, { method: "POST", agent: false, signal, lookup: lookupWithin(signal) as never, headers: { ...headers, "content-length": String(body.length) } }, (res) => {
       const mode = modeOf(res.headers["hookbox-on-failure"]);
       if (mode) onFailure(mode);
       const chunks: Buffer[] = [];
@@ -153,6 +154,67 @@ async function post(url: string, body: Buffer, onFailure: (mode: Mode) => void, 
     req.on("error", reject);
     req.end(body);
   });
+}
+
+type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | { address: string; family: number }[], family?: number) => void;
+
+/** @default 64 KiB — the most of /etc/hosts read */
+const MAX_HOSTS_BYTES = 64 * 1024;
+
+/**
+ * Name lookups for the one request: /etc/hosts, then the DNS servers of resolv.conf through c-ares
+ * (cancelled with the request), and the system's resolver (getaddrinfo: mDNS, LDAP …) only when DNS
+ * answered, or refused at once. getaddrinfo alone cannot be cancelled, and one that waits on a DNS
+ * server that never answers would hold the process long past its answer: libuv waits for its
+ * threads as the process exits.
+ */
+function lookupWithin(signal: AbortSignal) {
+  return (hostname: string, options: { family?: number | string; all?: boolean }, callback: LookupCallback): void => {
+    const family = options.family === 4 || options.family === "IPv4" ? 4 : options.family === 6 || options.family === "IPv6" ? 6 : 0;
+    const answer = (found: { address: string; family: number }[]) =>
+      options.all ? callback(null, found) : callback(null, found[0]!.address, found[0]!.family);
+    const listed = fromHostsFile(hostname).filter((a) => family === 0 || a.family === family);
+    if (listed.length > 0) return answer(listed);
+    const dns = process.getBuiltinModule("node:dns");
+    const resolver = new dns.Resolver({ tries: 1 });
+    const cancel = () => resolver.cancel();
+    signal.addEventListener("abort", cancel, { once: true });
+    const ask = (v: 4 | 6) => new Promise<{ address: string; family: number }[]>((resolve, reject) =>
+      (v === 4 ? resolver.resolve4.bind(resolver) : resolver.resolve6.bind(resolver))(hostname, (err, addresses) => (err ? reject(err) : resolve(addresses.map((address) => ({ address, family: v }))))));
+    void Promise.allSettled(family === 6 ? [ask(6)] : family === 4 ? [ask(4)] : [ask(4), ask(6)]).then((settled) => {
+      signal.removeEventListener("abort", cancel);
+      const found = settled.flatMap((s) => (s.status === "fulfilled" ? s.value : []));
+      if (found.length > 0) return answer(found);
+      const err = (settled.find((s) => s.status === "rejected") as PromiseRejectedResult).reason as NodeJS.ErrnoException;
+      // No answer in time, or the request is gone: no getaddrinfo that could wait as long again.
+      if (signal.aborted || err.code === dns.TIMEOUT || err.code === dns.CANCELLED) return callback(err, options.all ? [] : "");
+      dns.lookup(hostname, { family, all: true }, (e, addresses) => (e ? callback(e, options.all ? [] : "") : answer(addresses)));
+    });
+  };
+}
+
+/** `name`'s addresses in /etc/hosts (none when it cannot be read). */
+function fromHostsFile(name: string): { address: string; family: number }[] {
+  let text: string;
+  try {
+    const fd = openSync("/etc/hosts", constants.O_RDONLY | constants.O_NONBLOCK);
+    try {
+      const buf = Buffer.alloc(MAX_HOSTS_BYTES);
+      text = buf.subarray(0, readSync(fd, buf, 0, MAX_HOSTS_BYTES, 0)).toString("latin1");
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return name.toLowerCase() === "localhost" ? [{ address: "127.0.0.1", family: 4 }, { address: "::1", family: 6 }] : [];
+  }
+  const wanted = name.toLowerCase();
+  const found: { address: string; family: number }[] = [];
+  for (const line of text.split("\n")) {
+    const [address, ...names] = line.replace(/#.*/, "").trim().split(/\s+/);
+    const v = address ? process.getBuiltinModule("node:net").isIP(address) : 0;
+    if (v !== 0 && names.some((n) => n.toLowerCase() === wanted)) found.push({ address: address!, family: v });
+  }
+  return found;
 }
 
 /**
@@ -213,7 +275,12 @@ function cacheDirOf(env: NodeJS.ProcessEnv): string | undefined {
 
 /** A folder or file of this user's own, not a link, of the kind asked for. */
 function ownRegular(path: string, kind: "dir" | "file"): boolean {
-  const st = lstatSync(path, { throwIfNoEntry: false });
+  let st: ReturnType<typeof lstatSync>;
+  try {
+    st = lstatSync(path, { throwIfNoEntry: false });
+  } catch {
+    return false; // ENOTDIR, ELOOP, EACCES …: no cache there
+  }
   if (!st || st.isSymbolicLink() || (kind === "dir" ? !st.isDirectory() : !st.isFile())) return false;
   return typeof process.getuid !== "function" || st.uid === process.getuid();
 }

@@ -11,13 +11,13 @@ const [command, ...rest] = process.argv.slice(2);
 if (command === "forward") {
   forward(rest, { stdin: process.stdin, env: process.env }).then(
     (r) => {
-      process.stdout.write(r.stdout);
       process.stderr.write(r.stderr);
-      process.exitCode = r.code;
+      // Ends once the answer is out: a name lookup still running (a DNS server that never answers
+      // outlives the request it was for) must not keep the agent waiting past its deadline.
+      process.stdout.write(r.stdout, () => process.exit(r.code));
     },
     (err: unknown) => {
-      process.stderr.write(`hookbox: ${oneLine(String((err as Error)?.message ?? err))}\n`);
-      process.exitCode = 70;
+      process.stderr.write(`hookbox: ${oneLine(String((err as Error)?.message ?? err))}\n`, () => process.exit(70));
     },
   );
 } else {

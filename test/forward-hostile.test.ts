@@ -18,7 +18,7 @@ const script = join(dir, "forward.sh");
 writeFileSync(script, execFileSync(process.execPath, ["dist/cli/hookbox.cjs", "forward", "--print-script"], { encoding: "utf8" }));
 
 /** What the server writes for each case (chosen by the workspace query parameter), then closes. */
-const CASES: Record<string, (sock: Socket) => void> = {};
+const CASES: Record<string, (sock: Socket, got: string) => void> = {};
 const head = (status: string, headers: string[] = []) => `HTTP/1.1 ${status}\r\n${headers.map((h) => `${h}\r\n`).join("")}`;
 const answer = (body: string, status = "200 OK", headers = ["Hookbox-On-Failure: block"]) => (sock: Socket) =>
   sock.end(`${head(status, [...headers, "Content-Type: application/json", `Content-Length: ${Buffer.byteLength(body)}`, "Connection: close"])}\r\n${body}`);
@@ -60,6 +60,8 @@ Object.assign(CASES, {
     sock.end(Buffer.concat([Buffer.from(`${head("500 Internal Server Error", ["Hookbox-On-Failure: block", `Content-Length: ${body.length}`])}\r\n`), body]));
   },
   "duplicate-reason": answer('{"decision":"block","reason":"A","reason":5,"output":{"permissionDecision":"deny"}}'),
+  "partial-headers-allow": (sock: Socket) => sock.end(head("200 OK", ["Hookbox-On-Failure: allow"])),
+  "echo-answer-by": (sock: Socket, got: string) => answer(JSON.stringify({ decision: "block", reason: "r", output: { permissionDecision: "deny", permissionDecisionReason: `answer-by ${/hookbox-answer-by-ms: (\d+)/i.exec(got)?.[1] ?? "none"}` }, exit_code: 0 }))(sock),
   "big-unicode": answer(JSON.stringify({ decision: null, output: { systemMessage: `${"日本語".repeat(100_000)}\u202e` }, exit_code: 0 })),
 });
 
@@ -75,7 +77,7 @@ beforeAll(async () => {
       const length = Number(/content-length: (\d+)/i.exec(got)?.[1] ?? 0);
       if (got.length < end + 4 + length) return;
       const name = /[?&]workspace=([^& ]+)/.exec(got)?.[1] ?? /GET \/v1\/events\/(?:evt_)?([a-z-]+)/.exec(got)?.[1] ?? "";
-      (CASES[name] ?? answer(DENY))(sock);
+      (CASES[name] ?? answer(DENY))(sock, got);
     });
     sock.on("error", () => undefined);
   });
@@ -238,6 +240,83 @@ describe("the failure-mode cache cannot be planted", () => {
       expect(bare.code).toBe(2);
       expect(existsSync(join("/tmp/.cache/hookbox", cacheName(url, token, "preToolUse")))).toBe(false);
     }
+  });
+});
+
+describe("both forwarders read what they are given alike", () => {
+  const cacheName = (u: string, token: string, event: string) => `on-failure-${createHash("sha256").update(`${u}\n${token}\n${event}`).digest("hex").slice(0, 24)}`;
+
+  it("headers cut off before their end say nothing: a remembered block stands, and is not overwritten", async () => {
+    for (const via of ["node", "sh"] as const) {
+      const xdg = mkdtempSync(join(dir, "partial-"));
+      mkdirSync(join(xdg, "hookbox"), { mode: 0o700 });
+      const file = join(xdg, "hookbox", cacheName(url, "t", "preToolUse"));
+      writeFileSync(file, "block\n", { mode: 0o600 });
+      const r = await run(via, args("partial-headers-allow"), { XDG_CACHE_HOME: xdg });
+      expect(r.code, `${via}: ${r.stderr}`).toBe(2);
+      expect(r.stderr, via).toMatch(/blocking: on_failure = block \(the tenant's, as hookbox last said/);
+      expect(readFileSync(file, "utf8"), via).toBe("block\n");
+    }
+  });
+
+  it("reads --deadline and --timeout as decimal (010 is ten, 08 is eight), in both", async () => {
+    for (const extra of [["--timeout", "0500"], ["--deadline", "08"], ["--deadline", "010"]]) {
+      const a = ["--url", url, "--event", "preToolUse", "--format", "copilot", "--workspace", "echo-answer-by", ...extra];
+      const [node, sh] = await Promise.all([run("node", a), run("sh", a)]);
+      expect(node.code, node.stderr).toBe(0);
+      expect(sh.code, sh.stderr).toBe(0);
+      // hookbox was asked to answer by the same time by both (the reason echoes the header)
+      const by = (r: Run) => Number(/answer-by (\d+)/.exec(r.stdout)?.[1]);
+      expect(by(node), extra.join(" ")).toBeGreaterThan(0);
+      if (extra[0] === "--timeout") expect([by(node), by(sh)]).toEqual([200, 200]);
+      else expect(Math.abs(by(sh) - by(node)), `${extra.join(" ")}: ${by(node)} ${by(sh)}`).toBeLessThan(1_000);
+    }
+  });
+
+  it.each([
+    ["a flag's value given apart that starts with -", ["--url", "http://127.0.0.1:1", "--event", "-x"]],
+    ["a deadline under a millisecond", ["--url", "http://127.0.0.1:1", "--event", "preToolUse", "--deadline", "0.0001"]],
+  ])("refuses %s as a usage error (64), in both", async (_what, a) => {
+    const [node, sh] = await Promise.all([run("node", a), run("sh", a)]);
+    expect(node.code).toBe(64);
+    expect(sh.code).toBe(64);
+  });
+
+  it("takes an unreadable cache folder (a file in its path) as no cache, never as a crash", async () => {
+    const file = join(dir, "not-a-folder");
+    writeFileSync(file, "x");
+    const a = ["--url", "http://127.0.0.1:1", "--event", "preToolUse", "--format", "copilot", "--timeout", "1000"];
+    const [node, sh] = await Promise.all([run("node", a, { XDG_CACHE_HOME: join(file, "x") }), run("sh", a, { XDG_CACHE_HOME: join(file, "x") })]);
+    for (const r of [node, sh]) {
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toBe("{}\n");
+      expect(r.stderr).toMatch(/no failure mode known yet/);
+    }
+  });
+
+  it("sends no token that holds a line break (no header smuggled), in both: hookbox is not reached", async () => {
+    const a = ["--url", url, "--event", "preToolUse", "--format", "copilot", "--workspace", "echo-answer-by", "--on-unreachable", "block"];
+    const [node, sh] = await Promise.all([run("node", a, { HOOKBOX_TOKEN: "t\nx-injected: 1" }), run("sh", a, { HOOKBOX_TOKEN: "t\nx-injected: 1" })]);
+    for (const r of [node, sh]) {
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toMatch(/^hookbox unreachable at /);
+      expect(r.stdout).not.toMatch(/answer-by/);
+    }
+  });
+
+  it("hookbox forward ends when its answer is out, not when a name lookup that never returns gives up", async () => {
+    // A network of its own whose DNS server (127.0.0.1:53) takes queries and never answers.
+    const resolv = join(dir, "resolv.conf");
+    writeFileSync(resolv, "nameserver 127.0.0.1\noptions timeout:15 attempts:1\n");
+    const sink = `require("dgram").createSocket("udp4").bind(53, "127.0.0.1")`;
+    const line = `${JSON.stringify(process.execPath)} ${JSON.stringify(join(process.cwd(), "dist/cli/hookbox.cjs"))} forward --url http://hookbox.example.invalid:8080 --event preToolUse --format copilot --timeout 1000 --on-unreachable block </dev/null`;
+    const t0 = performance.now();
+    const out = execFileSync("unshare", ["-mn", "sh", "-c", `ip link set lo up && mount --bind ${resolv} /etc/resolv.conf && { ${JSON.stringify(process.execPath)} -e '${sink}' & s=$!; sleep 0.5; ${line}; echo "exit=$?"; kill $s; }`], { encoding: "utf8" });
+    const ms = performance.now() - t0;
+    expect(out).toMatch(/"permissionDecision":"deny"/);
+    expect(out).toMatch(/exit=2/);
+    // 1 s of timeout, 0.5 s of set-up: well before the resolver's 15 s
+    expect(ms).toBeLessThan(5_000);
   });
 });
 
