@@ -72,6 +72,8 @@ export interface ExecuteOptions {
   workspaceDir?: string;
   signal?: AbortSignal;
   eventId?: string;
+  /** the tenant: its share of the warm pool */
+  party?: string;
   /** the tenant's `repository_may_rewrite`: its repositories' argument changes count */
   repositoryMayRewrite?: boolean;
   /** marks the records of a second pass (the policy hooks again, over rewritten arguments) */
@@ -206,6 +208,7 @@ function requestFor(hook: HookDef, onHost: boolean, opts: ExecuteOptions): RunRe
     cwd: onHost ? hook.cwd : hook.cwd && posix.normalize(hook.cwd),
     signal: opts.signal,
     eventId: opts.eventId,
+    ...(opts.party !== undefined ? { party: opts.party } : {}),
     ...(hook.source === "repository" && Object.values(hook.limits).some((v) => v !== undefined) ? { poolable: false } : {}),
   };
 }

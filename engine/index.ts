@@ -236,7 +236,7 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
             throw new EventExpiredError(config.sandbox.maxEventMs);
           });
           const queuedMs = Math.round(performance.now() - tQueued);
-          const common = { runners, sandbox: config.sandbox, traceCaptureBytes: config.traces.captureBytes, signal: req.signal, eventId, deadline, onHook };
+          const common = { runners, sandbox: config.sandbox, traceCaptureBytes: config.traces.captureBytes, signal: req.signal, eventId, deadline, onHook, party: req.tenant.name };
           const { judged, records, traces, undecided: cut } = await executeHooks(hooks, {
             ...common,
             payloads: new PayloadCache(req.raw, req.body, dialect, point),

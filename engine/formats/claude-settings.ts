@@ -13,7 +13,7 @@ import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import { claudeCondition } from "./claude-if.js";
 import { formatPath } from "./locate.js";
-import { type Answer, clip, configError, countHook, defined, describeFailure, eventOf, type FormatModule, haltVerdict, knownKeys, type LoadContext, matcherProblem, originOf, type ParsedFile, readDecision, readOutput, schemaError, skippedType, str, warn, withHalt } from "./shared.js";
+import { type Answer, clip, configError, countHook, defined, describeFailure, eventOf, type FormatModule, haltVerdict, knownKeys, type LoadContext, matcherProblem, originOf, type ParsedFile, readDecision, readOutput, schemaError, skippedType, str, warn, withHalt, CommandSchema } from "./shared.js";
 
 /**
  * @default 600 s — Claude Code's (and Codex's) default command-hook timeout; `[sandbox] max_timeout`
@@ -23,7 +23,7 @@ export const CLAUDE_DEFAULT_TIMEOUT_MS = 600_000;
 
 const HandlerSchema = z.looseObject({
   type: z.string(),
-  command: z.string().min(1).optional(),
+  command: CommandSchema.optional(),
   /** seconds */
   timeout: z.number().positive().optional(),
   /** Claude Code: a permission rule (`Bash(git *)`) the tool call must match for the hook to run */

@@ -14,7 +14,7 @@ import type { HookDef, HookSet } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import {
-  configError, countHook, defined, describeFailure, eventOf, haltVerdict, HookEnvSchema, isStopPoint, knownKeys, originOf, readDecision, readOutput, schemaError, skipOtherType, str, withHalt,
+  CommandSchema, configError, countHook, defined, describeFailure, eventOf, haltVerdict, HookEnvSchema, isStopPoint, knownKeys, NoNulSchema, originOf, readDecision, readOutput, schemaError, skipOtherType, str, withHalt,
   type Answer, type FormatModule, type LoadContext, type ParsedFile, warn,
 } from "./shared.js";
 
@@ -24,14 +24,14 @@ export const COPILOT_DEFAULT_TIMEOUT_MS = 30_000;
 const CopilotHookSchema = z
   .strictObject({
     type: z.string().optional(),
-    bash: z.string().min(1).optional(),
-    command: z.string().min(1).optional(),
+    bash: CommandSchema.optional(),
+    command: CommandSchema.optional(),
     powershell: z.string().optional(),
     /** VS Code's per-platform overrides; containers run Linux */
     linux: z.string().min(1).optional(),
     osx: z.string().optional(),
     windows: z.string().optional(),
-    cwd: z.string().optional(),
+    cwd: NoNulSchema.optional(),
     env: HookEnvSchema.optional(),
     /** seconds (CLI) */
     timeoutSec: z.number().positive().optional(),

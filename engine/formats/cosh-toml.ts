@@ -12,7 +12,7 @@ import { compileRegex, type HookDef, type HookSet, type Matcher } from "../hooks
 import { DEFAULT_TIMEOUT_MS, MIN_LIMITS } from "../names.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
-import { type Answer, configError, countHook, defined, describeFailure, eventOf, type FormatModule, HookEnvSchema, knownKeys, type LoadContext, matcherProblem, originOf, parseBytes, type ParsedFile, readDecision, readOutput, schemaError, str, warn } from "./shared.js";
+import { type Answer, configError, countHook, defined, describeFailure, eventOf, type FormatModule, HookEnvSchema, knownKeys, type LoadContext, matcherProblem, originOf, parseBytes, type ParsedFile, readDecision, readOutput, schemaError, str, warn, CommandSchema } from "./shared.js";
 import type { Path } from "./locate.js";
 
 const BytesSchema = z.union([z.string(), z.number()]).refine((v) => parseBytes(v) !== undefined, 'expected a size such as "256m" or a number of bytes, more than zero');
@@ -26,7 +26,7 @@ export const MAX_HOOK_NAME_CHARS = 256;
 export const CoshHookSchema = z.strictObject({
   /** cosh-hooks.md: "Hook definitions without a name field are skipped" */
   name: z.string().max(MAX_HOOK_NAME_CHARS, `a hook name is at most ${MAX_HOOK_NAME_CHARS} characters`).optional(),
-  command: z.string().min(1, "command must not be empty"),
+  command: CommandSchema,
   /** ms; cosh-hooks.md: "Hook timeout (default 5000ms)" */
   timeout: z.number().int().positive().optional(),
   matcher: z.string().optional(),

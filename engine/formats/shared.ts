@@ -110,6 +110,10 @@ export const HookEnvSchema = z
     z.string().max(MAX_HOOK_ENV_VALUE_CHARS, `a value is at most ${MAX_HOOK_ENV_VALUE_CHARS} characters (MAX_HOOK_ENV_VALUE_CHARS)`).refine((s) => !s.includes("\0"), "a value cannot hold a NUL byte"),
   ));
 
+/** A hook's command, or a path it names: no NUL byte (no process could be given it, and the hand-over counts bytes). */
+export const CommandSchema = z.string().min(1, "command must not be empty").refine((s) => !s.includes("\0"), "a command cannot hold a NUL byte");
+export const NoNulSchema = z.string().refine((s) => !s.includes("\0"), "a path cannot hold a NUL byte");
+
 /** The points where a block means "keep going" (Claude's, Copilot's and Cursor's Stop and SubagentStop). */
 export const isStopPoint = (point: EventPoint): boolean => point === "Stop" || point === "SubagentStop";
 

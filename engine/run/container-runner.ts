@@ -72,16 +72,20 @@ export class ContainerRunner implements Runner {
   async run(request: RunRequest): Promise<RunResult> {
     const t0 = performance.now();
     const shape = this.shapeOf(request);
+    let timeoutMs = request.timeoutMs;
     if (this.pool && request.poolable !== false && !request.signal?.aborted) {
       // The workspace goes in the container's /workspace, a tmpfs of tmp_size that also takes what
       // the hook writes: one that fills more than half of it runs cold, on its overlay.
       const archive = request.workspaceDir ? await this.archives.get(request.workspaceDir, request.limits.tmpBytes / 2).catch(() => null) : undefined;
-      if (archive !== null) {
+      // Building the workspace's archive took from the hook's time: the hook gets what is left.
+      timeoutMs = Math.floor(request.timeoutMs - (performance.now() - t0));
+      if (timeoutMs <= 0) return { outcome: "timed_out", exitCode: null, stdout: "", stderr: "", startMs: 0, durationMs: performance.now() - t0 };
+      if (archive !== null && !request.signal?.aborted) {
         const pooled = { ...shape, workspaceDir: undefined };
-        const warm = this.pool.take(shapeKey(pooled), () => this.prestart(pooled));
+        const warm = this.pool.take(shapeKey(pooled), () => this.prestart(pooled), request.party);
         if (warm) {
           const pool = this.pool;
-          const { beforeHook, ...claimed } = await warm.claim(request, (p) => this.fleet.track(p), archive).finally(() => pool.refill());
+          const { beforeHook, ...claimed } = await warm.claim({ ...request, timeoutMs }, (p) => this.fleet.track(p), archive).finally(() => pool.refill());
           // The hand-over failed before the hook ran (its workspace did not fit, say): it runs cold,
           // once, in the time the hook has left — never a second full timeout.
           const leftMs = Math.floor(request.timeoutMs - (performance.now() - t0));
@@ -90,7 +94,7 @@ export class ContainerRunner implements Runner {
         }
       }
     }
-    return runCold(this.fleet, request, shape);
+    return runCold(this.fleet, { ...request, timeoutMs }, shape);
   }
 
   /** Starts keeping pre-started containers for runs shaped like `request` (no command needed). */

@@ -20,6 +20,13 @@ const UNPACK = [
 ].join("\n");
 
 /**
+ * The hook: its environment is set in the subshell that becomes it (`exec`: one fork, as a plain
+ * command would take), never in the wrapper — a variable the hook declares named `n`, `c` or `PATH`
+ * cannot change the wrapper's nonce, the command that runs, or how the wrapper finds its tools.
+ */
+const RUN_HOOK = "(set -- \"$c\"; eval \"$e\"; exec /bin/sh -c \"$1\")";
+
+/**
  * The wrapper, in bash when the image has it: builtins only between the handover and the hook, so
  * the hook starts at once (a fork costs most under gVisor). Lengths are in bytes (LC_ALL=C while
  * reading).
@@ -33,10 +40,9 @@ export const BASH_WRAPPER = [
   "if [ \"$le\" -gt 0 ]; then IFS= read -r -N \"$le\" e; fi",
   "unset LC_ALL",
   UNPACK,
-  "eval \"$e\"",
   "if [ -n \"$d\" ]; then cd -- \"$d\" || exit 96; fi",
-  "unset ld lc le la d e",
-  "/bin/sh -c \"$c\"",
+  "unset ld lc le la d",
+  RUN_HOOK,
   "r=$?",
   "o=0",
   "for f in /sys/fs/cgroup/memory/memory.oom_control /sys/fs/cgroup/memory.events; do",
@@ -56,11 +62,11 @@ export const SH_WRAPPER = [
   "IFS= read -r c",
   "IFS= read -r e",
   UNPACK,
-  "eval \"$(printf %s \"$e\" | base64 -d)\"",
   "if [ -n \"$d\" ]; then cd -- \"$(printf %s \"$d\" | base64 -d)\" || exit 96; fi",
   "c=\"$(printf %s \"$c\" | base64 -d)\"",
-  "unset d e h la",
-  "/bin/sh -c \"$c\"",
+  "e=\"$(printf %s \"$e\" | base64 -d)\"",
+  "unset d h la",
+  RUN_HOOK,
   "r=$?",
   "o=$(cat /sys/fs/cgroup/memory/memory.oom_control /sys/fs/cgroup/memory.events 2>/dev/null | sed -n 's/^oom_kill //p' | head -n 1)",
   "printf '%s %s %s\\n' \"$n\" \"$r\" \"${o:-0}\"",

@@ -26,6 +26,8 @@ export interface RunRequest {
   signal?: AbortSignal;
   /** Tags the container for tracing (label). */
   eventId?: string;
+  /** Whose run (the tenant): each takes its share of the warm pool. */
+  party?: string;
   /**
    * False: never from (or into) the warm pool — a repository hook that sets limits of its own. The
    * pool is shared by every tenant; a shape per lowered limit would let one repository fill it.

@@ -111,6 +111,8 @@ export class WarmContainer {
       return { ...tail, stdout: out.subarray(0, cap).toString("utf8"), stderr: err.subarray(0, cap).toString("utf8"), startMs: 0, durationMs: performance.now() - t0, warm: true } as RunResult;
     };
     try {
+      // Cancelled before its hand-over: the hook never starts (the container is removed unused).
+      if (request.signal?.aborted) return result({ outcome: "cancelled", exitCode: null });
       guard.hookStarted();
       for (const chunk of handover(nonce, request, this.wrapper ?? "sh", archive)) if (chunk.length > 0) stream.write(chunk);
       stream.end();

@@ -16,6 +16,8 @@ export const DEMAND_WINDOW_MS = 2_000;
 const MAX_ASKED = 4_096;
 /** How long a start is taken to last until one was measured. */
 const FIRST_START_MS = 300;
+/** A party (a tenant) that asked for a shape this recently still counts for its share of it. */
+export const PARTY_ACTIVE_MS = 30_000;
 
 export interface PoolOptions {
   /** ready containers kept at least per shape in use; 0 turns the pool off. @default 2 */
@@ -49,6 +51,8 @@ interface Slot<T> {
   startMs: number;
   /** when an event last found no container ready */
   missedAt: number;
+  /** per party: when it last asked, and when it took in the last DEMAND_WINDOW_MS */
+  parties: Map<string, { askedAt: number; took: number[] }>;
 }
 
 export class WarmPool<T extends Pooled> {
@@ -66,13 +70,22 @@ export class WarmPool<T extends Pooled> {
   /**
    * A ready container of this shape, or undefined (the caller runs cold and the pool starts
    * filling). After a hit the caller calls `refill()` once its run is over, so that the run does
-   * not share the machine with the start of its replacement.
+   * not share the machine with the start of its replacement. `party` (the tenant) takes its share:
+   * while as few are ready as other parties asked lately, the last of them go to whoever of those
+   * took the fewest — one party's flood runs cold itself rather than empty the pool for the rest.
    */
-  take(key: string, make: () => Promise<T>): T | undefined {
+  take(key: string, make: () => Promise<T>, party = ""): T | undefined {
     const slot = this.slot(key, make);
-    slot.asked.push(Date.now());
+    const now = Date.now();
+    slot.asked.push(now);
     // The window's list stays short whatever the rate: past this, the pool is at maxTotal anyway.
     if (slot.asked.length > MAX_ASKED) slot.asked.shift();
+    const own = this.party(slot, party, now);
+    if (!this.mayTake(slot, party, own.took.length, now)) {
+      slot.missedAt = now;
+      this.fill();
+      return undefined;
+    }
     let found: T | undefined;
     while (!found && slot.ready.length > 0) {
       const { item } = slot.ready.shift()!;
@@ -80,10 +93,39 @@ export class WarmPool<T extends Pooled> {
       else this.discard(item);
     }
     if (!found) {
-      slot.missedAt = Date.now();
+      slot.missedAt = now;
       this.fill();
-    }
+    } else if (own.took.length < MAX_ASKED) own.took.push(now);
     return found;
+  }
+
+  /** The party's record in this shape, its takes older than the window dropped. */
+  private party(slot: Slot<T>, name: string, now: number): { askedAt: number; took: number[] } {
+    let p = slot.parties.get(name);
+    if (!p) slot.parties.set(name, (p = { askedAt: now, took: [] }));
+    p.askedAt = now;
+    while (p.took.length > 0 && now - p.took[0]! > DEMAND_WINDOW_MS) p.took.shift();
+    return p;
+  }
+
+  /**
+   * Whether `party` may have one of the ready containers: yes while more are ready than other
+   * parties asked lately (one kept for each); else only if it took no more of late than any of them.
+   */
+  private mayTake(slot: Slot<T>, party: string, took: number, now: number): boolean {
+    let others = 0;
+    let fewest = Infinity;
+    for (const [name, p] of slot.parties) {
+      if (name === party) continue;
+      if (now - p.askedAt > PARTY_ACTIVE_MS) {
+        slot.parties.delete(name);
+        continue;
+      }
+      others++;
+      while (p.took.length > 0 && now - p.took[0]! > DEMAND_WINDOW_MS) p.took.shift();
+      fewest = Math.min(fewest, p.took.length);
+    }
+    return slot.ready.length > others || took <= fewest;
   }
 
   refill(): void {
@@ -98,7 +140,7 @@ export class WarmPool<T extends Pooled> {
 
   private slot(key: string, make: () => Promise<T>): Slot<T> {
     let slot = this.slots.get(key);
-    if (!slot) this.slots.set(key, (slot = { key, make, ready: [], starting: 0, wantedAt: 0, failures: 0, retryAt: 0, asked: [], startMs: FIRST_START_MS, missedAt: -Infinity }));
+    if (!slot) this.slots.set(key, (slot = { key, make, ready: [], starting: 0, wantedAt: 0, failures: 0, retryAt: 0, asked: [], startMs: FIRST_START_MS, missedAt: -Infinity, parties: new Map() }));
     slot.wantedAt = Date.now();
     return slot;
   }

@@ -233,6 +233,13 @@ describe("Claude Code settings.json", () => {
     expect((await configErrorOfAsync(() => loadRepositoryHooks(dir, 60_000))).message).toMatch(/^\.claude\/settings\.json:4:\d+: hooks\.PreToolUse\[0\]/);
   });
 
+  it("refuses a command or a cwd holding a NUL byte, at its line: no process could be given it", async () => {
+    const claude = tree({ ".claude/settings.json": '{\n  "hooks": {\n    "PreToolUse": [\n      { "hooks": [{ "type": "command", "command": "ok.sh\\u0000; rm -rf /" }] }\n    ]\n  }\n}\n' });
+    expect((await configErrorOfAsync(() => loadRepositoryHooks(claude, 60_000))).message).toMatch(/^\.claude\/settings\.json:4:\d+: .*NUL byte/);
+    const copilot = tree({ ".github/hooks/h.json": JSON.stringify({ version: 1, hooks: { preToolUse: [{ type: "command", bash: "true", cwd: "a\u0000b" }] } }) });
+    expect((await configErrorOfAsync(() => loadRepositoryHooks(copilot, 60_000))).message).toMatch(/NUL byte/);
+  });
+
   it("refuses a matcher RE2 cannot read (lookaround) with file, line and the reason, never a guard that silently never fires", async () => {
     const dir = tree({ ".claude/settings.json": '{\n  "hooks": {\n    "PreToolUse": [\n      { "matcher": "^(?!Read).*", "hooks": [{ "type": "command", "command": "g.sh" }] }\n    ]\n  }\n}\n' });
     expect((await configErrorOfAsync(() => loadRepositoryHooks(dir, 60_000))).message).toMatch(

@@ -36,6 +36,18 @@ describe.each([
     expect(watch.strip("stdout", r.stdout).toString()).toBe(`it's a 'quoted' ünïcode $HOME \`value\`|{"toolName":"bash"}|${r.stdout.toString().split("|")[2]}|`);
     expect(watch.strip("stderr", r.stderr).toString()).toBe("ünï\n");
   });
+
+  it("gives the hook variables named as the wrapper's own (n, c, d, e, h, la, r, PATH) without changing its nonce, its command or its tools", () => {
+    const nonce = "fedcba9876543210fedcba9876543210";
+    const env = { n: "nonce?", c: "echo hijacked", d: "/", e: "x", h: "y", la: "7", r: "9", PATH: "/nowhere" };
+    const r = spawnSync(shell, ["-c", script], { input: Buffer.concat(handover(nonce, { ...request, env, command: 'printf "%s|" "$n" "$c" "$d" "$e" "$h" "$la" "$r" "$PATH"; exit 4' }, format)) });
+    const watch = new MarkerWatch(nonce);
+    watch.take("stdout", r.stdout);
+    watch.take("stderr", r.stderr);
+    expect(watch.done).toBe(true);
+    expect(watch.exitCode).toBe(4);
+    expect(watch.strip("stdout", r.stdout).toString()).toBe("nonce?|echo hijacked|/|x|y|7|9|/nowhere|");
+  });
 });
 
 it("finds the marker followed by a background process's output, in any chunking, and keeps none of what follows it", () => {

@@ -69,3 +69,41 @@ describe("a warm pool sized from its arrivals", () => {
     await pool.close();
   });
 });
+
+describe("a warm pool shared between tenants", () => {
+  const make = () => new Promise<Item>((r) => setTimeout(() => r(new Item()), START_MS));
+
+  it("keeps the last ready containers for a tenant that asked lately while another takes all it can: the flood runs cold", async () => {
+    const pool = new WarmPool<Item>({ size: 2, maxTotal: 4, idleMs: 60_000, maxStarting: 4 });
+    pool.want("shape", make);
+    await sleep(START_MS * 2);
+    // the calm tenant asked once a while ago
+    expect(pool.take("shape", make, "calm")).toBeDefined();
+    pool.refill();
+    await sleep(START_MS * 2);
+    // the flood takes as fast as it can, for a second
+    let floodHits = 0;
+    let floodMisses = 0;
+    const end = Date.now() + 1_000;
+    while (Date.now() < end) {
+      if (pool.take("shape", make, "flood")) floodHits++;
+      else floodMisses++;
+      pool.refill();
+      await sleep(5);
+    }
+    expect(floodHits).toBeGreaterThan(0);
+    expect(floodMisses).toBeGreaterThan(0);
+    // …and the calm tenant still finds one ready
+    expect(pool.take("shape", make, "calm")).toBeDefined();
+    await pool.close();
+  });
+
+  it("gives a lone tenant every ready container", async () => {
+    const pool = new WarmPool<Item>({ size: 2, maxTotal: 4, idleMs: 60_000, maxStarting: 4 });
+    pool.want("shape", make);
+    await sleep(START_MS * 2);
+    expect(pool.take("shape", make, "only")).toBeDefined();
+    expect(pool.take("shape", make, "only")).toBeDefined();
+    await pool.close();
+  });
+});

@@ -1,0 +1,44 @@
+/**
+ * A pre-started container's claim, driven through a stand-in for its engine handle: what is
+ * written to the container, and when nothing may be. The container's own behaviour is proven
+ * against the real engine in sandbox-container.test.ts.
+ */
+import { PassThrough } from "node:stream";
+import { describe, expect, it } from "vitest";
+import { WarmContainer } from "../../engine/run/warm-container.js";
+import { DEFAULT_LIMITS } from "../../engine/names.js";
+import type { ContainerHandle } from "../../engine/run/container-parts.js";
+
+function standIn() {
+  const stream = new PassThrough();
+  const written: Buffer[] = [];
+  stream.on("data", (c: Buffer) => written.push(c));
+  let outErr: { err?: NodeJS.WritableStream } = {};
+  let cleaned = 0;
+  const handle: ContainerHandle = {
+    stream,
+    streamDone: new Promise(() => undefined),
+    demux: (_out, err) => (outErr = { err }),
+    kill: async () => undefined,
+    state: async () => ({ running: false, oomKilled: false, exitCode: 0 }),
+    cleanup: async () => void cleaned++,
+  };
+  return { handle, written, up: () => outErr.err!.write(Buffer.from("bash\n")), cleaned: () => cleaned };
+}
+
+describe("a claim whose run was cancelled before its hand-over", () => {
+  it("writes nothing to the container, answers cancelled at once, and removes it unused", async () => {
+    const s = standIn();
+    const warm = new WarmContainer(s.handle, 1_000);
+    s.up();
+    await warm.up;
+    const cancel = new AbortController();
+    cancel.abort();
+    const removals: Promise<unknown>[] = [];
+    const result = await warm.claim({ command: "rm -rf /workspace", stdin: Buffer.from("{}"), env: {}, timeoutMs: 5_000, limits: DEFAULT_LIMITS, signal: cancel.signal }, (p) => removals.push(p));
+    await Promise.all(removals);
+    expect(result.outcome).toBe("cancelled");
+    expect(Buffer.concat(s.written).length).toBe(0);
+    expect(s.cleaned()).toBe(1);
+  });
+});
