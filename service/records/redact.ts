@@ -12,19 +12,24 @@ export const REDACTED = "[redacted]";
 export const REDACT_MARGIN_CHARS = 512;
 
 /**
- * A secret's name, snake, kebab or camel case (`clientSecret`, `DB_PASS`, `SECRET_KEY_BASE`): a
- * secret word anywhere as a word of the name, or a key-like word at its end. Names are tested in
- * snake form (`accessToken` as `access_Token`).
+ * A secret's name, snake, kebab, dotted, spaced or camel case (`clientSecret`, `DB_PASS`,
+ * `PGPASSWORD`, `spring.datasource.password`, `APIToken`, `GITHUB_TOKEN_2`): an unmistakable secret
+ * word anywhere in it, `pass` or `pwd` as a word of it, or a key-like word at its end (a number may
+ * follow). Names are tested with each camel step split (`accessToken` as `access_Token`, `SSHKey` as
+ * `SSH_Key`).
  */
 const SECRET_NAME = RE2JS.compile(
-  String.raw`(^|[_-])(secrets?|password|passwd|passphrase|pwd|pass|credentials?|private[_-]?key|api[_-]?key|apikey|access[_-]?key)([_-]|$)` +
-    String.raw`|(^|[_-])(key|token|auth|authorization|cookie|signature)$`,
+  String.raw`password|passwd|passphrase|secret|credential|private[_.\s-]?key|api[_.\s-]?key|access[_.\s-]?key` +
+    String.raw`|(^|[_.\s-])(pass|pwd)[0-9]*([_.\s-]|$)` +
+    String.raw`|(^|[_.\s-])(key|token|auth|authorization|cookie|signature)[_.\s-]?[0-9]*$`,
   RE2JS.CASE_INSENSITIVE,
 );
 /** The cap on a name tested: a name is tested by its first and last characters this many. */
 const NAME_TESTED_CHARS = 128;
 /** camelCase to snake at each lower-to-upper step: `accessToken` → `access_Token` (linear). */
 const CAMEL_STEP = /([a-z0-9])([A-Z])/g;
+/** …and where an acronym ends: `SSHKey` → `SSH_Key` (linear). */
+const ACRONYM_STEP = /([A-Z])([A-Z][a-z])/g;
 /**
  * Each with the literal every match starts with: a pattern runs only over text that holds its
  * literal (a plain substring search, or a regex of alternative literals), which is most of what is
@@ -55,14 +60,18 @@ const SECRET_OPTION = RE2JS.compile(String.raw`(?i)((?:^|\s)--?[a-z0-9-]*(?:pass
 const holds = (text: string, literal: string | RegExp) => (typeof literal === "string" ? text.includes(literal) : literal.test(text));
 /** KEY=value, KEY: value, KEY="value with spaces", KEY='value': group 1 the name, 2 the separator, 3 a double-quoted value, 4 a single-quoted one, 5 a bare one */
 const ASSIGNMENT = RE2JS.compile(String.raw`\b([A-Za-z_][A-Za-z0-9_-]*)(\s*[=:]\s*)(?:"([^"\r\n]+)"|'([^'\r\n]+)'|([^\s"',;]+))`);
-/** "name": "value" */
-const JSON_MEMBER = RE2JS.compile(String.raw`"([A-Za-z_][A-Za-z0-9_-]*)"(\s*:\s*)"((?:[^"\\]|\\.)*)"`);
+/** "name": "value" (any name: `"db.password"` too) */
+const JSON_MEMBER = RE2JS.compile(String.raw`"([^"\\\r\n]+)"(\s*:\s*)"((?:[^"\\]|\\.)*)"`);
+/** \"name\": \"value\" — JSON inside a JSON string (a Copilot `toolArgs` a hook echoes) */
+const ESCAPED_MEMBER = RE2JS.compile(String.raw`\\"([^"\\\r\n]+)\\"(\s*:\s*)\\"((?:[^"\\]|\\[^"])*)\\"`);
+/** A member or a quoted assignment whose value runs to the end of the text (cut there): redacted to the end. */
+const OPEN_AT_END = RE2JS.compile(String.raw`(?:"([^"\\\r\n]+)"|\b([A-Za-z_][A-Za-z0-9_.-]*))(\s*[:=]\s*)"(?:[^"\\]|\\.)*$`);
 /** Values that name a scheme rather than hold a secret ("Authorization: Bearer [redacted]"), compared in lower case. */
 const KEPT_VALUES = new Set(["bearer", "basic", "token", "digest", REDACTED]);
 
 export function isSecretName(name: string): boolean {
   const tested = name.length > 2 * NAME_TESTED_CHARS ? `${name.slice(0, NAME_TESTED_CHARS)}_${name.slice(-NAME_TESTED_CHARS)}` : name;
-  return SECRET_NAME.matcher(tested.replace(CAMEL_STEP, "$1_$2")).find();
+  return SECRET_NAME.matcher(tested.replace(CAMEL_STEP, "$1_$2").replace(ACRONYM_STEP, "$1_$2")).find();
 }
 
 type Match = ReturnType<RE2JS["matcher"]>;
@@ -101,8 +110,14 @@ export function redactText(text: string): string {
     // looked at too. Quotes alternate, so this goes at most three levels deep.
     return quote ? `${name}${sep}${quote}${redactText(value)}${quote}` : m.group()!;
   });
-  if (!out.includes(":") || !out.includes('"')) return out;
-  return replaceEach(JSON_MEMBER, out, (m) => (isSecretName(m.group(1)!) ? `"${m.group(1)!}"${m.group(2)!}"${REDACTED}"` : m.group()!));
+  if (!out.includes('"')) return out;
+  if (out.includes(":")) out = replaceEach(JSON_MEMBER, out, (m) => (isSecretName(m.group(1)!) ? `"${m.group(1)!}"${m.group(2)!}"${REDACTED}"` : m.group()!));
+  if (out.includes('\\"')) out = replaceEach(ESCAPED_MEMBER, out, (m) => (isSecretName(m.group(1)!) ? `\\"${m.group(1)!}\\"${m.group(2)!}\\"${REDACTED}\\"` : m.group()!));
+  return replaceEach(OPEN_AT_END, out, (m) => {
+    const name = m.group(1) ?? m.group(2)!;
+    if (!isSecretName(name)) return m.group()!;
+    return `${m.group(1) !== null && m.group(1) !== undefined ? `"${name}"` : name}${m.group(3)!}"${REDACTED}`;
+  });
 }
 
 /** The first `maxBytes` of `text`'s UTF-8, cut before a character, never inside one. */

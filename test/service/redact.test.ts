@@ -43,6 +43,13 @@ describe("redactText", () => {
       "$ cat id_rsa\n-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\nabcdef\n-----END RSA PRIVATE KEY-----\nok",
       "$ cat id_rsa\n-----BEGIN RSA PRIVATE KEY-----[redacted]-----END RSA PRIVATE KEY-----\nok",
     ],
+    ["a secret word glued to its prefix", "PGPASSWORD=hunter2 psql -h db", "PGPASSWORD=[redacted] psql -h db"],
+    ["acronym camel case", '{"DBPassword": "a", "APISecret": "b", "APIToken": "c", "GHToken": "d", "SSHKey": "e", "GPGPassphrase": "f"}', '{"DBPassword": "[redacted]", "APISecret": "[redacted]", "APIToken": "[redacted]", "GHToken": "[redacted]", "SSHKey": "[redacted]", "GPGPassphrase": "[redacted]"}'],
+    ["numbered names", "TOKEN_1=a GITHUB_TOKEN_2=b password2=c", "TOKEN_1=[redacted] GITHUB_TOKEN_2=[redacted] password2=[redacted]"],
+    ["dotted and spaced names in JSON", '{"db.password": "a", "spring.datasource.password": "b", "api key": "c"}', '{"db.password": "[redacted]", "spring.datasource.password": "[redacted]", "api key": "[redacted]"}'],
+    ["JSON inside a JSON string", String.raw`{"toolArgs":"{\"password\":\"hunter2\",\"api_key\":\"zzz\",\"command\":\"ls\"}"}`, String.raw`{"toolArgs":"{\"password\":\"[redacted]\",\"api_key\":\"[redacted]\",\"command\":\"ls\"}"}`],
+    ["a JSON value cut before its end", '{"command": "ls", "client_secret": "0123456789abcdef', '{"command": "ls", "client_secret": "[redacted]'],
+    ["a quoted assignment cut before its end", 'export DB_PASSWORD="0123456789abcdef', 'export DB_PASSWORD="[redacted]'],
     ["a PEM private key cut short", "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0B", "-----BEGIN PRIVATE KEY-----[redacted]-----END PRIVATE KEY-----"],
   ])("redacts %s", (_what, text, expected) => {
     expect(redactText(text)).toBe(expected);
@@ -73,6 +80,12 @@ describe("redactText", () => {
     expect(out === `Authorization:${" ".repeat(200_000)}Basic [redacted]`).toBe(true);
     // a quadratic search over 400 000 blanks takes minutes; linear work is a few ms
     expect(performance.now() - t0).toBeLessThan(5_000);
+  });
+
+  it("redacts a secret value that starts before the cap and runs past the margin redacted with it", () => {
+    const kept = keep(`{"command":"deploy","client_secret":"${"s".repeat(700)}"}`, 40);
+    expect(kept).not.toMatch(/sss/);
+    expect(kept).toMatch(/^\{"command":"deploy","client_secret":"\[re…\[truncated/);
   });
 
   it("keeps a field within its cap, redacted, and says how much was cut", () => {
