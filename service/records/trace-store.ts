@@ -6,7 +6,7 @@
 import { createHash } from "node:crypto";
 import { mkdir, open, readdir, readFile, rename, rm, unlink, writeFile, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
-import { DEFAULT_TRACE_LIMITS, type EventResult, type TraceLimits } from "../../engine/index.js";
+import { BadRequestError, DEFAULT_TRACE_LIMITS, type EventResult, type TraceLimits } from "../../engine/index.js";
 import { summaryOf, traceText, type StoredTrace, type TraceSummary } from "./trace-content.js";
 
 export type { StoredHook, StoredTrace, TraceSummary } from "./trace-content.js";
@@ -29,6 +29,15 @@ interface Entry {
   file: string;
   /** dropped from its shelf (expired or past a limit): not to be written, or to be removed */
   gone: boolean;
+  /** its place in the shelf's order, which only grows: what a page's cursor names */
+  seq: number;
+}
+
+/** The place a cursor names; one this service did not give is a 400. */
+function cursorSeq(cursor: string): number {
+  const m = /^s([0-9]{1,15})$/.exec(Buffer.from(cursor, "base64url").toString("latin1"));
+  if (!m) throw new BadRequestError("cursor: not a next_cursor this service gave", "cursor");
+  return Number(m[1]);
 }
 
 /** One tenant's traces, oldest first: the limits apply to each shelf on its own. */
@@ -46,6 +55,8 @@ interface Pending {
 
 export class TraceStore {
   private readonly shelves = new Map<string, Shelf>();
+  /** the last place given to an entry (every shelf's order follows it) */
+  private seq = 0;
   private readonly listeners = new Map<string, Set<(s: TraceSummary) => void>>();
   /**
    * Traces accepted but not yet on disk, oldest first: written one after another, off the
@@ -91,7 +102,7 @@ export class TraceStore {
         try {
           const text = await readFile(file, "utf8");
           const trace = JSON.parse(text) as StoredTrace;
-          loaded.push({ tenantKey, summary: summarize(trace), timeMs: Date.parse(trace.time), bytes: Buffer.byteLength(text), file, gone: false });
+          loaded.push({ tenantKey, summary: summarize(trace), timeMs: Date.parse(trace.time), bytes: Buffer.byteLength(text), file, gone: false, seq: 0 });
         } catch {
           await rm(file, { force: true });
         }
@@ -99,6 +110,7 @@ export class TraceStore {
       if (loaded.length === 0) continue;
       const shelf = this.shelf(tenantKey);
       shelf.entries = loaded.sort((a, b) => a.timeMs - b.timeMs);
+      for (const e of loaded) e.seq = ++this.seq;
       for (const e of loaded) shelf.byId.set(e.summary.event_id, e);
       shelf.bytes = loaded.reduce((n, e) => n + e.bytes, 0);
     }
@@ -117,7 +129,7 @@ export class TraceStore {
       (built ??= traceText(summary, tenant.name, result, tenant.traceToolInput, this.limits.captureBytes));
     const tenantKey = this.key(tenant.name);
     const file = join(this.dir, tenantKey, `${summary.event_id}.json`);
-    const entry: Entry = { tenantKey, summary, timeMs: Date.parse(summary.time), bytes: 0, file, gone: false };
+    const entry: Entry = { tenantKey, summary, timeMs: Date.parse(summary.time), bytes: 0, file, gone: false, seq: ++this.seq };
     const shelf = this.shelf(tenantKey);
     shelf.entries.push(entry);
     shelf.byId.set(summary.event_id, entry);
@@ -222,12 +234,14 @@ export class TraceStore {
   list(tenant: string, q: TraceQuery): { events: TraceSummary[]; next_cursor: string | null } {
     const entries = this.shelves.get(this.key(tenant))?.entries ?? [];
     const limit = Math.min(Math.max(q.limit ?? 50, 1), 500);
-    const [beforeMs, beforeId] = q.cursor ? Buffer.from(q.cursor, "base64url").toString().split("|") : [];
+    // The cursor is the place of the page's last entry in the shelf's own order (the order the
+    // walk goes in): events of the same millisecond are neither skipped nor listed twice.
+    const before = q.cursor === undefined ? Infinity : cursorSeq(q.cursor);
     const out: Entry[] = [];
     for (let i = entries.length - 1; i >= 0 && out.length <= limit; i--) {
       const e = entries[i]!;
       if (!this.live(e)) continue;
-      if (beforeMs !== undefined && (e.timeMs > Number(beforeMs) || (e.timeMs === Number(beforeMs) && e.summary.event_id >= beforeId!))) continue;
+      if (e.seq >= before) continue;
       if (q.session_id !== undefined && e.summary.session_id !== q.session_id) continue;
       if (q.decision !== undefined && (e.summary.decision ?? "none") !== q.decision) continue;
       if (q.since !== undefined && e.timeMs < q.since) break;
@@ -238,7 +252,7 @@ export class TraceStore {
     const last = page.at(-1);
     return {
       events: page.map((e) => e.summary),
-      next_cursor: more && last ? Buffer.from(`${last.timeMs}|${last.summary.event_id}`).toString("base64url") : null,
+      next_cursor: more && last ? Buffer.from(`s${last.seq}`).toString("base64url") : null,
     };
   }
 

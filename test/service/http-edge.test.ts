@@ -517,6 +517,28 @@ describe("tenant scoping", () => {
     expect((await edge.request("/v1/workspaces/repo", { method: "DELETE" })).status).toBe(204);
   });
 
+  it("pages through decisions of the same millisecond without skipping one or listing one twice", async () => {
+    const paged = edgeApp();
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.parse("2026-12-01T12:00:00Z") });
+    const ids: string[] = [];
+    try {
+      for (let i = 0; i < 9; i++) ids.push(DecisionSchema.parse(await (await paged.request("/v1/events", post({ session_id: `s-${i}`, hook_event_name: "SessionEnd" }))).json()).event_id);
+    } finally {
+      vi.useRealTimers();
+    }
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = TraceListSchema.parse(await (await paged.request(`/v1/events?limit=2${cursor ? `&cursor=${cursor}` : ""}`)).json());
+      seen.push(...page.events.map((e) => e.event_id));
+      cursor = page.next_cursor;
+    } while (cursor);
+    expect(seen).toEqual([...ids].reverse());
+    const bad = await paged.request("/v1/events?cursor=bm9wZQ");
+    expect(bad.status).toBe(400);
+    expect(await errorOf(bad)).toMatchObject({ field: "cursor" });
+  });
+
   it.each([
     ["decision=maybe", "decision"],
     ["limit=ten", "limit"],
