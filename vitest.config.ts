@@ -11,6 +11,8 @@ export default defineConfig({
     env: { TESTCONTAINERS_RYUK_DISABLED: "true" },
     fileParallelism: false,
     testTimeout: 60_000,
+    // expect.poll looks again every 10 ms (not 50): a wait ends when its condition does.
+    expect: { poll: { interval: 10 } },
     hookTimeout: 120_000,
   },
 });

@@ -31,6 +31,8 @@ const DEFAULT_CONFIG = join(ROOT, "hookbox.example.toml");
 const MAX_EVENT_BYTES = 1024 * 1024;
 /** How long a client may take to send a request's headers. @default 10 s */
 const HEADERS_TIMEOUT_MS = 10_000;
+/** A connection idle longer than `max_event_ms` plus this is closed. @default 30 s */
+const SOCKET_IDLE_MARGIN_MS = 30_000;
 
 export async function main(argv = process.argv.slice(2)): Promise<void> {
   let args;
@@ -171,6 +173,9 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
   const server = serve({ fetch: app.fetch, hostname, port, serverOptions: { headersTimeout: HEADERS_TIMEOUT_MS, connectionsCheckingInterval: 1_000 } }, (info) => {
     logger.info({ listen: `${info.address}:${info.port}`, config: configFile, runtime: config.sandbox.runtime }, "hookbox listening");
   });
+  // A connection on which nothing moves for longer than any event can take (a client that never
+  // reads its answer, say) is closed: it holds a socket, and perhaps a file, for no one.
+  server.setTimeout(config.sandbox.maxEventMs + SOCKET_IDLE_MARGIN_MS);
   server.on("error", (err) => {
     logger.fatal({ err }, "cannot listen");
     process.exit(1);

@@ -30,7 +30,7 @@ const ERRORS: Record<number, string> = {
   404: "not found (another tenant's is as absent as one that never was)",
   408: `the event's body did not arrive within ${EVENT_BODY_READ_MS / 1000} s of its headers, or an upload sent nothing for ${UPLOAD_IDLE_MS / 1000} s`,
   413: "the body is too large (refused before it is read), or a tenant's workspace quota",
-  429: `this tenant's queue is full, too many of its event bodies or uploads (${TENANT_UPLOADS_IN_FLIGHT}) are still arriving, its events being handled hold too much memory, or it already has ${LIVE_FOLLOWERS_PER_TENANT} live followers`,
+  429: `this tenant's queue is full, too many of its event bodies or uploads (${TENANT_UPLOADS_IN_FLIGHT}) are still arriving, its events being handled hold too much memory, or it already has ${LIVE_FOLLOWERS_PER_TENANT} live followers or traces being read`,
   503: "shutting down, or not decided in time (an event past max_event_ms in the queue, or past Hookbox-Answer-By-Ms)",
 };
 function errors(...statuses: number[]): RouteConfig["responses"] {

@@ -5,7 +5,7 @@
  * (one event's trace). Another tenant's event is 404, like one that never was.
  */
 import type { ServerResponse } from "node:http";
-import { Readable } from "node:stream";
+import type { FileHandle } from "node:fs/promises";
 import { Hono } from "hono";
 import { stream } from "hono/streaming";
 import { NotFoundError, OverloadedError } from "../../engine/index.js";
@@ -23,6 +23,11 @@ export const LIVE_QUEUE_SUMMARIES = 1000;
  * of up to LIVE_QUEUE_SUMMARIES and is told of every decision of its tenant. @default 16
  */
 export const LIVE_FOLLOWERS_PER_TENANT = 16;
+/**
+ * Traces one tenant may have being read from disk at once (each holds an open file until its client
+ * has read it, or goes); one more is answered 429. @default 16
+ */
+export const TRACE_READS_PER_TENANT = 16;
 /** An empty line this often on an idle stream keeps proxies from closing it. @default 15 s */
 export const LIVE_KEEPALIVE_MS = 15_000;
 
@@ -43,6 +48,40 @@ function textChunks(text: string): ReadableStream<Uint8Array> {
       at = end;
     },
   });
+}
+
+/**
+ * The file, a chunk a pull — read only when the client has taken the last one (no read-ahead, so
+ * a client that never reads holds one chunk, not the trace) — closed at its end or when the client
+ * goes; `done` then, once.
+ */
+function fileChunks(file: FileHandle, done: () => void): ReadableStream<Uint8Array> {
+  let closed = false;
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    done();
+    await file.close().catch(() => undefined);
+  };
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(ctrl) {
+        try {
+          const buf = Buffer.allocUnsafe(CHUNK_SIZE);
+          const { bytesRead } = await file.read(buf, 0, CHUNK_SIZE, null);
+          if (bytesRead === 0) {
+            await close();
+            ctrl.close();
+          } else ctrl.enqueue(buf.subarray(0, bytesRead));
+        } catch (err) {
+          await close();
+          ctrl.error(err);
+        }
+      },
+      cancel: close,
+    },
+    { highWaterMark: 0 },
+  );
 }
 
 /** `head`, the items' JSON joined by commas, `tail`: the items written to JSON as they are pulled. */
@@ -170,17 +209,28 @@ export function traceRoutes(deps: AppDeps): Hono<Env> {
     });
   });
 
+  const reading = new Map<string, number>();
   app.get("/:id", async (c) => {
-    const trace = await deps.traces.open(c.get("tenant").name, c.req.param("id"));
+    const tenant = c.get("tenant").name;
+    const open = reading.get(tenant) ?? 0;
+    if (open >= TRACE_READS_PER_TENANT) throw new OverloadedError(1, `this tenant already has ${open} traces being read (TRACE_READS_PER_TENANT); retry when they are`);
+    const trace = await deps.traces.open(tenant, c.req.param("id"));
     if (trace === undefined) throw new NotFoundError(`no event "${c.req.param("id")}"`);
     // HEAD: hono drops the GET handler's body unread, so no file is left open for it.
     if (c.req.method === "HEAD") {
       if ("file" in trace) await trace.file.close();
       return c.body(null, 200, { "Content-Type": "application/json" });
     }
-    // Read as the client reads: a client that never does holds a chunk, not the trace.
-    const body = "text" in trace ? textChunks(trace.text) : (Readable.toWeb(trace.file.createReadStream({ highWaterMark: CHUNK_SIZE })) as ReadableStream<Uint8Array>);
-    return c.body(body, 200, { "Content-Type": "application/json" });
+    // Read as the client reads: a client that never does holds a chunk, not the trace — and its
+    // file, until it has read it or goes: counted against its tenant until then.
+    if ("text" in trace) return c.body(textChunks(trace.text), 200, { "Content-Type": "application/json" });
+    reading.set(tenant, (reading.get(tenant) ?? 0) + 1);
+    const done = () => {
+      const left = (reading.get(tenant) ?? 1) - 1;
+      if (left > 0) reading.set(tenant, left);
+      else reading.delete(tenant);
+    };
+    return c.body(fileChunks(trace.file, done), 200, { "Content-Type": "application/json" });
   });
 
   return app;

@@ -7,7 +7,7 @@
 import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { describe, expect, it, vi } from "vitest";
 import { DecisionSchema, ErrorSchema, SessionsSchema, TraceListSchema, TraceSchema, WorkspaceInfoSchema } from "../../service/schemas.js";
-import { LIVE_FOLLOWERS_PER_TENANT, LIVE_KEEPALIVE_MS } from "../../service/routes/traces.js";
+import { LIVE_FOLLOWERS_PER_TENANT, LIVE_KEEPALIVE_MS, TRACE_READS_PER_TENANT } from "../../service/routes/traces.js";
 import { TENANT_BODY_BYTES_IN_FLIGHT } from "../../service/read-body.js";
 import { TENANT_UPLOADS_IN_FLIGHT } from "../../service/routes/workspaces.js";
 import { edgeApp } from "../helpers/app.js";
@@ -230,8 +230,8 @@ describe("event bodies arriving", () => {
   const stalled = (first = "{") => new ReadableStream<Uint8Array>({ start: (ctl) => ctl.enqueue(new TextEncoder().encode(first)) });
   const chunked = (body: ReadableStream<Uint8Array>) => ({ method: "POST", body, duplex: "half" }) as RequestInit;
 
-  it(`hold at most TENANT_BODY_BYTES_IN_FLIGHT of one tenant's memory: bodies past it are 429, another tenant's are not; a stalled one is 408 after ${150} ms`, async () => {
-    const edge = edgeApp({ eventBodyReadMs: 150 });
+  it(`hold at most TENANT_BODY_BYTES_IN_FLIGHT of one tenant's memory: bodies past it are 429, another tenant's are not; a stalled one is 408 after ${100} ms`, async () => {
+    const edge = edgeApp({ eventBodyReadMs: 100 });
     // a body that declares no length is charged the most a body may be (1 MiB): sixteen fill the budget
     const pending = Array.from({ length: TENANT_BODY_BYTES_IN_FLIGHT / (1024 * 1024) }, () => edge.request("/v1/events/PreToolUse", chunked(stalled())));
     await new Promise((r) => setTimeout(r, 20));
@@ -242,7 +242,7 @@ describe("event bodies arriving", () => {
     expect((await edge.request("/v1/events/PreToolUse", { ...post(rmEvent), token: TOKEN_B })).status).toBe(200);
     for (const res of await Promise.all(pending)) {
       expect(res.status).toBe(408);
-      expect(await errorOf(res)).toMatchObject({ code: "body_timeout", message: "the event body did not arrive within 150 ms (EVENT_BODY_READ_MS)" });
+      expect(await errorOf(res)).toMatchObject({ code: "body_timeout", message: "the event body did not arrive within 100 ms (EVENT_BODY_READ_MS)" });
     }
     // each gave its share back
     expect((await edge.request("/v1/events/PreToolUse", post(rmEvent))).status).toBe(200);
@@ -259,8 +259,8 @@ describe("event bodies arriving", () => {
     expect((await big).status).toBe(408);
   });
 
-  it(`uploads: at most TENANT_UPLOADS_IN_FLIGHT of one tenant's arrive at once (one more is 429, another tenant's is not); a stalled one is 408 after ${150} ms of nothing`, async () => {
-    const edge = edgeApp({ uploadIdleMs: 150 });
+  it(`uploads: at most TENANT_UPLOADS_IN_FLIGHT of one tenant's arrive at once (one more is 429, another tenant's is not); a stalled one is 408 after ${100} ms of nothing`, async () => {
+    const edge = edgeApp({ uploadIdleMs: 100 });
     // a gzip's first bytes, then nothing
     const gzipStart = () => new ReadableStream<Uint8Array>({ start: (ctl) => ctl.enqueue(new Uint8Array([0x1f, 0x8b, 8, 0])) });
     const put = (id: string, body: ReadableStream<Uint8Array>, token?: string) => edge.request(`/v1/workspaces/${id}`, { method: "PUT", body, duplex: "half", token } as RequestInit & { token?: string });
@@ -273,7 +273,7 @@ describe("event bodies arriving", () => {
     expect(other.status).toBe(200);
     for (const res of await Promise.all(pending)) {
       expect(res.status).toBe(408);
-      expect(await errorOf(res)).toMatchObject({ code: "body_timeout", message: "the upload sent nothing for 150 ms" });
+      expect(await errorOf(res)).toMatchObject({ code: "body_timeout", message: "the upload sent nothing for 100 ms" });
     }
     // each gave its place back
     expect((await edge.request("/v1/workspaces/mine", { method: "PUT", body: new Uint8Array(await tarOf([{ name: "a.txt", content: "a" }])) })).status).toBe(200);
@@ -377,7 +377,7 @@ describe("admission and shutdown", () => {
     ] }] } };
     const put = await edge.request("/v1/workspaces/halt", { method: "PUT", body: await tarOf([{ name: ".gemini/settings.json", content: JSON.stringify(settings) }]) });
     expect(put.status, await put.clone().text()).toBe(200);
-    const res = await edge.request("/v1/events?format=gemini&workspace=halt", { ...post({ ...rmEvent, hook_event_name: "BeforeTool" }), headers: { "hookbox-answer-by-ms": "200" } });
+    const res = await edge.request("/v1/events?format=gemini&workspace=halt", { ...post({ ...rmEvent, hook_event_name: "BeforeTool" }), headers: { "hookbox-answer-by-ms": "100" } });
     expect(res.status).toBe(200);
     const early = (await res.json()) as { decision: string | null; continue?: boolean; stopReason?: string; output: Record<string, unknown> };
     expect(early).toMatchObject({ decision: "block", continue: false, stopReason: "budget spent" });
@@ -388,7 +388,7 @@ describe("admission and shutdown", () => {
   it("answers a native hook by a shorter Hookbox-Answer-By-Ms (an HTTP hook with a timeout of its own) with the failure mode", async () => {
     const edge = edgeApp({ config: "[[hooks.PreToolUse]]\nname = \"slow\"\ncommand = \"hang\"\n" });
     const t0 = performance.now();
-    const res = await edge.request("/v1/hooks/claude", { ...post(rmEvent), token: TOKEN_B, headers: { "hookbox-answer-by-ms": "200" } });
+    const res = await edge.request("/v1/hooks/claude", { ...post(rmEvent), token: TOKEN_B, headers: { "hookbox-answer-by-ms": "100" } });
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ hookSpecificOutput: { permissionDecision: "deny" } });
     expect(performance.now() - t0).toBeLessThan(5_000); // not the agent's default 540 s
@@ -402,6 +402,38 @@ describe("admission and shutdown", () => {
     expect(res.status).toBe(503);
     expect(res.headers.get("retry-after")).toBe("5");
     expect(await errorOf(res)).toMatchObject({ code: "shutting_down" });
+  });
+});
+
+describe("traces being read", () => {
+  it(`hold at most TRACE_READS_PER_TENANT (${TRACE_READS_PER_TENANT}) open files of one tenant: one more is 429, another tenant's are not, and each is given back when its client goes`, async () => {
+    // A trace on disk is read a chunk at a time as its client reads: one never read holds its file.
+    const edge = edgeApp();
+    const idOf = async (token?: string) => DecisionSchema.parse(await (await edge.request("/v1/events", { ...post({ session_id: "s", hook_event_name: "SessionEnd" }), ...(token ? { token } : {}) })).json()).event_id;
+    const ids: string[] = [];
+    for (let i = 0; i <= TRACE_READS_PER_TENANT; i++) ids.push(await idOf());
+    const other = await idOf(TOKEN_B);
+    // written to disk after the answers
+    await new Promise((r) => setTimeout(r, 100));
+    const held: Response[] = [];
+    for (const id of ids.slice(0, TRACE_READS_PER_TENANT)) {
+      const res = await edge.request(`/v1/events/${id}`);
+      expect(res.status).toBe(200);
+      held.push(res);
+    }
+    const more = await edge.request(`/v1/events/${ids.at(-1)!}`);
+    expect(more.status).toBe(429);
+    expect(await errorOf(more)).toMatchObject({ code: "overloaded", message: expect.stringMatching(/TRACE_READS_PER_TENANT/) });
+    const b = await edge.request(`/v1/events/${other}`, { token: TOKEN_B });
+    expect(b.status).toBe(200);
+    await b.body!.cancel();
+    await held.pop()!.body!.cancel();
+    await expect.poll(async () => {
+      const again = await edge.request(`/v1/events/${ids.at(-1)!}`);
+      await again.body?.cancel();
+      return again.status;
+    }).toBe(200);
+    for (const res of held) await res.body!.cancel();
   });
 });
 
@@ -465,8 +497,8 @@ describe("live followers, woken by each decision", () => {
       const decisionSeen = async () => {
         for (;;) if (decoder.decode((await reader.read()).value).includes('"decision"')) return;
       };
-      // the follower waits, is woken by a decision, waits again: 200 times
-      for (let i = 0; i < 200; i++) {
+      // the follower waits, is woken by a decision, waits again: 100 times
+      for (let i = 0; i < 100; i++) {
         expect((await edge.request("/v1/events/PreToolUse", post(rmEvent))).status).toBe(200);
         await decisionSeen();
       }
