@@ -97,7 +97,7 @@ export function openApiDocument(): ReturnType<OpenApiGeneratorV31["generateDocum
   r.registerPath({
     method: "get", path: "/v1/events/{event}", summary: "one event's trace: what each hook got, printed and decided", tags: ["traces"],
     request: { params: z.object({ event: z.string().meta({ description: "the event_id of a decision (evt_…)" }) }) },
-    responses: { 200: { description: "the trace", headers: ON_FAILURE, content: json(TraceSchema) }, ...errors(401, 404, 503) },
+    responses: { 200: { description: "the trace", headers: ON_FAILURE, content: json(TraceSchema) }, ...errors(401, 404, 429, 503) },
   });
   r.registerPath({
     method: "put", path: "/v1/workspaces/{id}", summary: "upload (part of) a repository: its hook files and what they read", tags: ["workspaces"],
