@@ -5,7 +5,7 @@
  * the line and what is wrong.
  */
 import { createHash } from "node:crypto";
-import { readFileSync, readdirSync, statSync, existsSync } from "node:fs";
+import { readFileSync, readdirSync, realpathSync, statSync, existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { z } from "zod";
 import { ConfigError } from "./errors.js";
@@ -18,6 +18,17 @@ import { mergeHookSets, type HookSet } from "./hooks.js";
 import { DEFAULT_POOL, type PoolOptions } from "./run/warm-pool.js";
 import { DEFAULT_TRACE_LIMITS, type TraceLimits } from "./trace-limits.js";
 import { DEFAULT_IMAGE, DEFAULT_LIMITS, DEFAULT_MAX_TIMEOUT_MS, MIN_LIMITS, RUNTIMES, type Limits, type Runtime } from "./names.js";
+
+/**
+ * @default 12 days — the longest duration setting: hookbox waits on these with timers, some on two
+ * added together, and Node fires a timer past 2^31 − 1 ms (24.8 days) at once, which would cut
+ * every event short.
+ */
+export const MAX_TIMER_SETTING_MS = 1_036_800_000;
+const TimerMs = z.number().int().max(MAX_TIMER_SETTING_MS, `at most ${MAX_TIMER_SETTING_MS} ms (12 days): a longer timer would fire at once`);
+
+/** Where container engines listen: never mounted into a hook's container. */
+const ENGINE_SOCKETS = ["/var/run/docker.sock", "/run/docker.sock", "/run/containerd/containerd.sock", "/var/run/containerd/containerd.sock", "/run/podman/podman.sock"];
 
 const Bytes = z.union([z.string(), z.number()]).refine((v) => parseBytes(v) !== undefined, 'expected a size such as "256m" or a number of bytes, more than zero');
 
@@ -35,7 +46,7 @@ const ServerSchema = z.strictObject({
   /** @default 10000 — most entries a workspace archive may hold */
   max_workspace_entries: z.number().int().positive().default(10_000),
   /** @default 10 s — SIGTERM: how long running hooks may finish */
-  shutdown_grace_ms: z.number().int().nonnegative().default(10_000),
+  shutdown_grace_ms: TimerMs.nonnegative().default(10_000),
   /** @default "64m" — each tenant's audit file (audit/<tenant>.jsonl) is rotated past this size */
   audit_max_bytes: Bytes.default("64m"),
   /** @default 5 — rotated audit files kept per tenant (<file>.1 … .N) */
@@ -89,7 +100,7 @@ const SandboxSchema = z.strictObject({
   max_output_bytes: z.number().int().positive().default(DEFAULT_LIMITS.maxOutputBytes),
   tmp_size: Bytes.refine((v) => (parseBytes(v) ?? Infinity) >= MIN_LIMITS.tmpBytes, "tmp_size is at least 1m").default(DEFAULT_LIMITS.tmpBytes),
   /** ms; every hook's timeout is clamped to it */
-  max_timeout: z.number().int().positive().default(DEFAULT_MAX_TIMEOUT_MS),
+  max_timeout: TimerMs.positive().default(DEFAULT_MAX_TIMEOUT_MS),
   /** events running hooks at once, all tenants together */
   max_concurrency: z.number().int().positive().default(8),
   /** events of one tenant waiting for a slot before the service answers that tenant 429; each tenant has its own */
@@ -99,9 +110,9 @@ const SandboxSchema = z.strictObject({
   /** containers running at once for one event, whatever `parallel` says */
   max_containers_per_event: z.number().int().positive().default(4),
   /** ms; all of one event's hooks, from its arrival: hooks not done by then are stopped (timed_out) */
-  max_event_ms: z.number().int().positive().default(120_000),
+  max_event_ms: TimerMs.positive().default(120_000),
   /** ms; the longest one container-engine call may take; a hook's run ends at most this long past its own timeout */
-  engine_timeout_ms: z.number().int().positive().default(5_000),
+  engine_timeout_ms: TimerMs.positive().default(5_000),
   /** host folders mounted read-only at the same path in every container; relative to the config file */
   mounts: z.array(z.string().min(1)).default([]),
   /** pre-started single-use containers kept ready per container shape in use; 0 turns the warm pool off */
@@ -212,9 +223,30 @@ export function parseConfig(file: string, text: string, env: Record<string, stri
   if (!tenantsParsed.success) throw schemaError(parsed, tenantsParsed.error, ["tenants"]);
   const tenants = tenantsParsed.data.map((t, i) => tenantOf(parsed, t, i, env, server));
   const names = new Set<string>();
+  const tokens = new Map<string, string>();
   tenants.forEach((t, i) => {
     if (names.has(t.name)) throw configError(parsed, ["tenants", i, "name"], `tenant "${t.name}" is defined twice`);
     names.add(t.name);
+    // One token, two tenants: the first would be chosen, and the second's holders would act as it.
+    const other = tokens.get(t.tokenSha256);
+    if (other !== undefined) throw configError(parsed, ["tenants", i], `tenant "${t.name}" has the same token as tenant "${other}"`);
+    tokens.set(t.tokenSha256, t.name);
+  });
+  // Mounted read-only into every container, a repository's hooks' too: never hookbox's own data
+  // (every tenant's workspaces, traces and audit), nor the container engine's socket.
+  const real = (p: string) => {
+    try {
+      return realpathSync(p);
+    } catch {
+      return p;
+    }
+  };
+  const dataDir = real(resolve(base, server.data_dir));
+  sandbox.mounts.forEach((m, i) => {
+    const path = real(resolve(base, m));
+    const inside = (a: string, b: string) => a === b || a.startsWith(b.endsWith("/") ? b : `${b}/`);
+    if (inside(dataDir, path) || inside(path, dataDir)) throw configError(parsed, ["sandbox", "mounts", i], `mount ${JSON.stringify(m)} would show hookbox's data_dir (${dataDir}) to every hook`);
+    for (const socket of ENGINE_SOCKETS) if (inside(socket, path)) throw configError(parsed, ["sandbox", "mounts", i], `mount ${JSON.stringify(m)} would hand every hook the container engine's socket (${socket})`);
   });
 
   const maxTimeoutMs = sandbox.max_timeout;

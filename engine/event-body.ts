@@ -28,11 +28,16 @@ export const MAX_EVENT_DEPTH = 64;
 
 const tooDeep = () => new BadRequestError(`the body is nested deeper than ${MAX_EVENT_DEPTH} levels`, "body", "bad_json");
 
+/** A body nested too deep is refused (400) by one byte pass, before anything parses or weighs it. */
+export function refuseTooDeep(raw: Uint8Array): void {
+  if (nestedDeeperThan(raw, MAX_EVENT_DEPTH)) throw tooDeep();
+}
+
 export function parseEventBody(raw: Uint8Array): JsonObject {
   const text = Buffer.from(raw).toString("utf8");
   if (text.trim() === "") throw new BadRequestError("the body is empty: post the event JSON a hook would read on stdin", "body", "bad_json");
   // Before JSON.parse, which would build (and the syntax error path walk) a million-deep value first.
-  if (nestedDeeperThan(raw, MAX_EVENT_DEPTH)) throw tooDeep();
+  refuseTooDeep(raw);
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -28,7 +28,7 @@ const CopilotHookSchema = z
     command: CommandSchema.optional(),
     powershell: z.string().optional(),
     /** VS Code's per-platform overrides; containers run Linux */
-    linux: z.string().min(1).optional(),
+    linux: CommandSchema.optional(),
     osx: z.string().optional(),
     windows: z.string().optional(),
     cwd: NoNulSchema.optional(),

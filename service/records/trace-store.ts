@@ -45,6 +45,8 @@ interface Shelf {
   entries: Entry[];
   byId: Map<string, Entry>;
   bytes: number;
+  /** the last place given to one of its entries: a tenant's own count, which tells nothing of others' */
+  seq: number;
 }
 
 interface Pending {
@@ -55,8 +57,6 @@ interface Pending {
 
 export class TraceStore {
   private readonly shelves = new Map<string, Shelf>();
-  /** the last place given to an entry (every shelf's order follows it) */
-  private seq = 0;
   private readonly listeners = new Map<string, Set<(s: TraceSummary) => void>>();
   /**
    * Traces accepted but not yet on disk, oldest first: written one after another, off the
@@ -84,7 +84,7 @@ export class TraceStore {
 
   private shelf(tenantKey: string): Shelf {
     let shelf = this.shelves.get(tenantKey);
-    if (!shelf) this.shelves.set(tenantKey, (shelf = { entries: [], byId: new Map(), bytes: 0 }));
+    if (!shelf) this.shelves.set(tenantKey, (shelf = { entries: [], byId: new Map(), bytes: 0, seq: 0 }));
     return shelf;
   }
 
@@ -110,7 +110,7 @@ export class TraceStore {
       if (loaded.length === 0) continue;
       const shelf = this.shelf(tenantKey);
       shelf.entries = loaded.sort((a, b) => a.timeMs - b.timeMs);
-      for (const e of loaded) e.seq = ++this.seq;
+      for (const e of loaded) e.seq = ++shelf.seq;
       for (const e of loaded) shelf.byId.set(e.summary.event_id, e);
       shelf.bytes = loaded.reduce((n, e) => n + e.bytes, 0);
     }
@@ -129,8 +129,8 @@ export class TraceStore {
       (built ??= traceText(summary, tenant.name, result, tenant.traceToolInput, this.limits.captureBytes));
     const tenantKey = this.key(tenant.name);
     const file = join(this.dir, tenantKey, `${summary.event_id}.json`);
-    const entry: Entry = { tenantKey, summary, timeMs: Date.parse(summary.time), bytes: 0, file, gone: false, seq: ++this.seq };
     const shelf = this.shelf(tenantKey);
+    const entry: Entry = { tenantKey, summary, timeMs: Date.parse(summary.time), bytes: 0, file, gone: false, seq: ++shelf.seq };
     shelf.entries.push(entry);
     shelf.byId.set(summary.event_id, entry);
     this.pending.set(file, { entry, text });

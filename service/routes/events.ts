@@ -6,7 +6,7 @@
 import type { ServerResponse } from "node:http";
 import { Hono, type Context } from "hono";
 import { stream } from "hono/streaming";
-import { AGENT_DEADLINE_S, BadRequestError, eventMemoryBytes, HookboxError, ShuttingDownError, failureAnswer, failureModeFor, newEventId, NotDecidedInTimeError, NotFoundError, parseEventBody, resolveEventName, toolArgsMemoryBytes, type EventResult, type Tenant, type Format, type Notification } from "../../engine/index.js";
+import { AGENT_DEADLINE_S, BadRequestError, eventMemoryBytes, HookboxError, ShuttingDownError, failureAnswer, failureModeFor, newEventId, NotDecidedInTimeError, NotFoundError, parseEventBody, refuseTooDeep, resolveEventName, toolArgsMemoryBytes, type EventResult, type Tenant, type Format, type Notification } from "../../engine/index.js";
 import { auditEntry } from "../records/audit-log.js";
 import { EventQuerySchema, queryOf, type EventQuery } from "../schemas.js";
 import type { AppDeps, Env } from "../context.js";
@@ -30,6 +30,7 @@ export async function handleEvent(c: Context<Env>, deps: AppDeps, eventName: str
   const raw = await readBody(c, deps.limits.maxEventBytes, { budget: deps.bodies, tenant: tenant.name, readMs: deps.limits.eventBodyReadMs });
   // What the event will hold while it waits and runs is charged before it is parsed, and given back
   // when it is done (its run's end; here, if it never gets one).
+  refuseTooDeep(raw);
   const charges = [deps.eventMemory!.take(tenant.name, eventMemoryBytes(raw))];
   const memory = {
     charge: (bytes: number) => void charges.push(deps.eventMemory!.take(tenant.name, bytes)),

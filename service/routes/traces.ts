@@ -214,23 +214,34 @@ export function traceRoutes(deps: AppDeps): Hono<Env> {
     const tenant = c.get("tenant").name;
     const open = reading.get(tenant) ?? 0;
     if (open >= TRACE_READS_PER_TENANT) throw new OverloadedError(1, `this tenant already has ${open} traces being read (TRACE_READS_PER_TENANT); retry when they are`);
-    const trace = await deps.traces.open(tenant, c.req.param("id"));
-    if (trace === undefined) throw new NotFoundError(`no event "${c.req.param("id")}"`);
-    // HEAD: hono drops the GET handler's body unread, so no file is left open for it.
-    if (c.req.method === "HEAD") {
-      if ("file" in trace) await trace.file.close();
-      return c.body(null, 200, { "Content-Type": "application/json" });
-    }
-    // Read as the client reads: a client that never does holds a chunk, not the trace — and its
-    // file, until it has read it or goes: counted against its tenant until then.
-    if ("text" in trace) return c.body(textChunks(trace.text), 200, { "Content-Type": "application/json" });
-    reading.set(tenant, (reading.get(tenant) ?? 0) + 1);
+    // Its place is taken before the file is opened (requests that arrive while opens are under way
+    // count too), and given back when no file is kept for the client.
+    reading.set(tenant, open + 1);
+    let given = false;
     const done = () => {
+      if (given) return;
+      given = true;
       const left = (reading.get(tenant) ?? 1) - 1;
       if (left > 0) reading.set(tenant, left);
       else reading.delete(tenant);
     };
-    return c.body(fileChunks(trace.file, done), 200, { "Content-Type": "application/json" });
+    let keptFile = false;
+    try {
+      const trace = await deps.traces.open(tenant, c.req.param("id"));
+      if (trace === undefined) throw new NotFoundError(`no event "${c.req.param("id")}"`);
+      // HEAD: hono drops the GET handler's body unread, so no file is left open for it.
+      if (c.req.method === "HEAD") {
+        if ("file" in trace) await trace.file.close();
+        return c.body(null, 200, { "Content-Type": "application/json" });
+      }
+      // Read as the client reads: a client that never does holds a chunk, not the trace — and its
+      // file, until it has read it or goes: counted against its tenant until then.
+      if ("text" in trace) return c.body(textChunks(trace.text), 200, { "Content-Type": "application/json" });
+      keptFile = true;
+      return c.body(fileChunks(trace.file, done), 200, { "Content-Type": "application/json" });
+    } finally {
+      if (!keptFile) done();
+    }
   });
 
   return app;

@@ -89,6 +89,11 @@ describe("cosh TOML", () => {
     ["an unknown runtime", '[sandbox]\nruntime = "crun"\n', /^c\.toml:2:1: sandbox\.runtime: /],
     ["a second hook's error", '[[hooks.Stop]]\nname = "a"\ncommand = "a"\n\n[[hooks.Stop]]\nname = "b"\ncommand = 3\n', /^c\.toml:7:1: hooks\.Stop\[1\]\.command: /],
     ["a tenant without a token", '[[tenants]]\nname = "a"\n', /^c\.toml:1:1: tenants\[0\]: set exactly one of token_sha256 and token_env/],
+    ["a timer setting past what a timer can wait", "[sandbox]\nmax_event_ms = 3000000000\n", /^c\.toml:2:1: sandbox\.max_event_ms: at most 1036800000 ms/],
+    ["an engine timeout past what a timer can wait", "[sandbox]\nengine_timeout_ms = 3000000000\n", /^c\.toml:2:1: sandbox\.engine_timeout_ms: at most/],
+    ["two tenants with one token", `[[tenants]]\nname = "a"\ntoken_sha256 = "${"a".repeat(64)}"\n\n[[tenants]]\nname = "b"\ntoken_sha256 = "${"a".repeat(64)}"\n`, /^c\.toml:5:1: tenants\[1\]: tenant "b" has the same token as tenant "a"/],
+    ["a mount that shows the data_dir", '[server]\ndata_dir = "/srv/hookbox/data"\n\n[sandbox]\nmounts = ["/srv/hookbox"]\n', /^c\.toml:5:1: sandbox\.mounts\[0\]: mount "\/srv\/hookbox" would show hookbox's data_dir/],
+    ["a mount that hands over the engine's socket", '[sandbox]\nmounts = ["/var/run"]\n', /^c\.toml:2:1: sandbox\.mounts\[0\]: mount "\/var\/run" would hand every hook the container engine's socket/],
   ])("fails on %s with file, line and reason", (_what, text, message) => {
     expect(configErrorOf(() => parseConfig("c.toml", text)).message).toMatch(message);
   });
