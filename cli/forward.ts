@@ -156,65 +156,42 @@ async function post(url: string, body: Buffer, onFailure: (mode: Mode) => void, 
   });
 }
 
+/** The environment, but the token (LOCALDOMAIN, RES_OPTIONS … still reach the resolver). */
+const withoutToken = (env: NodeJS.ProcessEnv) => Object.fromEntries(Object.entries(env).filter(([k]) => k !== "HOOKBOX_TOKEN"));
+
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | { address: string; family: number }[], family?: number) => void;
 
-/** @default 64 KiB — the most of /etc/hosts read */
-const MAX_HOSTS_BYTES = 64 * 1024;
-
 /**
- * Name lookups for the one request: /etc/hosts, then the DNS servers of resolv.conf through c-ares
- * (cancelled with the request), and the system's resolver (getaddrinfo: mDNS, LDAP …) only when DNS
- * answered, or refused at once. getaddrinfo alone cannot be cancelled, and one that waits on a DNS
- * server that never answers would hold the process long past its answer: libuv waits for its
- * threads as the process exits.
+ * Name lookups for the one request, exactly as the system resolves names (/etc/hosts, the search
+ * list and ndots, NSS) but able to give up: on Linux by `getent ahosts`, a process killed with the
+ * request. getaddrinfo in this process cannot be cancelled, and one that waits on a DNS server that
+ * never answers would hold the process long past its answer (libuv waits for its threads as the
+ * process exits). Elsewhere, or without getent, getaddrinfo it is.
  */
 function lookupWithin(signal: AbortSignal) {
   return (hostname: string, options: { family?: number | string; all?: boolean }, callback: LookupCallback): void => {
     const family = options.family === 4 || options.family === "IPv4" ? 4 : options.family === 6 || options.family === "IPv6" ? 6 : 0;
-    const answer = (found: { address: string; family: number }[]) =>
-      options.all ? callback(null, found) : callback(null, found[0]!.address, found[0]!.family);
-    const listed = fromHostsFile(hostname).filter((a) => family === 0 || a.family === family);
-    if (listed.length > 0) return answer(listed);
-    const dns = process.getBuiltinModule("node:dns");
-    const resolver = new dns.Resolver({ tries: 1 });
-    const cancel = () => resolver.cancel();
-    signal.addEventListener("abort", cancel, { once: true });
-    const ask = (v: 4 | 6) => new Promise<{ address: string; family: number }[]>((resolve, reject) =>
-      (v === 4 ? resolver.resolve4.bind(resolver) : resolver.resolve6.bind(resolver))(hostname, (err, addresses) => (err ? reject(err) : resolve(addresses.map((address) => ({ address, family: v }))))));
-    void Promise.allSettled(family === 6 ? [ask(6)] : family === 4 ? [ask(4)] : [ask(4), ask(6)]).then((settled) => {
-      signal.removeEventListener("abort", cancel);
-      const found = settled.flatMap((s) => (s.status === "fulfilled" ? s.value : []));
-      if (found.length > 0) return answer(found);
-      const err = (settled.find((s) => s.status === "rejected") as PromiseRejectedResult).reason as NodeJS.ErrnoException;
-      // No answer in time, or the request is gone: no getaddrinfo that could wait as long again.
-      if (signal.aborted || err.code === dns.TIMEOUT || err.code === dns.CANCELLED) return callback(err, options.all ? [] : "");
-      dns.lookup(hostname, { family, all: true }, (e, addresses) => (e ? callback(e, options.all ? [] : "") : answer(addresses)));
+    const answer = (found: { address: string; family: number }[]) => (options.all ? callback(null, found) : callback(null, found[0]!.address, found[0]!.family));
+    const fail = (err: NodeJS.ErrnoException) => callback(err, options.all ? [] : "");
+    const system = () => process.getBuiltinModule("node:dns").lookup(hostname, { family, all: true }, (e, addresses) => (e ? fail(e) : answer(addresses)));
+    if (process.platform !== "linux") return system();
+    const { isIP } = process.getBuiltinModule("node:net");
+    const database = family === 4 ? "ahostsv4" : family === 6 ? "ahostsv6" : "ahosts";
+    process.getBuiltinModule("node:child_process").execFile("getent", [database, "--", hostname], { signal, killSignal: "SIGKILL", maxBuffer: 64 * 1024, env: withoutToken(process.env) }, (err, stdout) => {
+      if (err && (err as NodeJS.ErrnoException).code === "ENOENT") return system();
+      if (signal.aborted) return fail(Object.assign(new Error(`lookup of ${hostname} given up`), { code: "ECANCELLED" }));
+      // getent: exit 2 is "not found"
+      if (err) return fail(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND", hostname }));
+      const found: { address: string; family: number }[] = [];
+      for (const line of stdout.split("\n")) {
+        const address = line.split(/\s/, 1)[0] ?? "";
+        const v = isIP(address);
+        if (v !== 0 && !found.some((f) => f.address === address)) found.push({ address, family: v });
+      }
+      if (found.length === 0) return fail(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND", hostname }));
+      answer(found);
     });
   };
-}
-
-/** `name`'s addresses in /etc/hosts (none when it cannot be read). */
-function fromHostsFile(name: string): { address: string; family: number }[] {
-  let text: string;
-  try {
-    const fd = openSync("/etc/hosts", constants.O_RDONLY | constants.O_NONBLOCK);
-    try {
-      const buf = Buffer.alloc(MAX_HOSTS_BYTES);
-      text = buf.subarray(0, readSync(fd, buf, 0, MAX_HOSTS_BYTES, 0)).toString("latin1");
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    return name.toLowerCase() === "localhost" ? [{ address: "127.0.0.1", family: 4 }, { address: "::1", family: 6 }] : [];
-  }
-  const wanted = name.toLowerCase();
-  const found: { address: string; family: number }[] = [];
-  for (const line of text.split("\n")) {
-    const [address, ...names] = line.replace(/#.*/, "").trim().split(/\s+/);
-    const v = address ? process.getBuiltinModule("node:net").isIP(address) : 0;
-    if (v !== 0 && names.some((n) => n.toLowerCase() === wanted)) found.push({ address: address!, family: v });
-  }
-  return found;
 }
 
 /**

@@ -304,6 +304,20 @@ describe("both forwarders read what they are given alike", () => {
     }
   });
 
+  it("resolve a name as the system does — the search list and ndots too — in both: the token goes where curl would send it", () => {
+    // A network of its own: a DNS server that answers hookbox.tools.ns.svc.cluster.local (where a
+    // Kubernetes pod's resolver looks first) with the "hookbox" that says it was reached, and the bare
+    // hookbox.tools — someone else's domain — with another address.
+    const resolv = join(dir, "resolv-search.conf");
+    writeFileSync(resolv, "nameserver 127.0.0.1\nsearch ns.svc.cluster.local\noptions ndots:5 timeout:2 attempts:1\n");
+    const servers = join(process.cwd(), "test/fixtures/dns-and-hookbox.cjs");
+    const a = "--url http://hookbox.tools:18080 --event preToolUse --format copilot --timeout 3000 --on-unreachable allow </dev/null";
+    const node = `${JSON.stringify(process.execPath)} ${JSON.stringify(join(process.cwd(), "dist/cli/hookbox.cjs"))} forward ${a}`;
+    const out = execFileSync("unshare", ["-mn", "sh", "-c", `ip link set lo up && mount --bind ${resolv} /etc/resolv.conf && { ${JSON.stringify(process.execPath)} ${servers} hookbox.tools.ns.svc.cluster.local=127.0.0.1 hookbox.tools=127.0.0.3 & s=$!; sleep 0.5; echo "node: $(${node} 2>/dev/null)"; echo "sh: $(sh ${script} ${a} 2>/dev/null)"; kill $s; }`], { encoding: "utf8" });
+    expect(out).toMatch(/^node: .*"permissionDecisionReason":"reached"/m);
+    expect(out).toMatch(/^sh: .*"permissionDecisionReason":"reached"/m);
+  });
+
   it("hookbox forward ends when its answer is out, not when a name lookup that never returns gives up", async () => {
     // A network of its own whose DNS server (127.0.0.1:53) takes queries and never answers.
     const resolv = join(dir, "resolv.conf");
