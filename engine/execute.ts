@@ -94,17 +94,20 @@ export interface Executed {
    * The first hook that hookbox's own limits, not its agent's rules, kept from deciding: the event's
    * deadline (`max_event_ms`: not run, or ended by that deadline rather than its own timeout), or
    * the output cap (`max_output_bytes`: stopped before it could finish its answer — its agent has no
-   * such cap, and would have read it), or a run hookbox could not start (`failed_to_start`: the
-   * engine down, its image missing — no fault of the hook, which never ran).
+   * such cap, and would have read it), a run hookbox could not start (`failed_to_start`: the
+   * engine down, its image missing — no fault of the hook, which never ran), or a timeout after
+   * hookbox's own preparation took part of the hook's time (`preparation`).
    */
   undecided?: Undecided;
 }
 
 export interface Undecided {
   hook: string;
-  why: "max_event_ms" | "max_output_bytes" | "failed_to_start";
+  why: "max_event_ms" | "max_output_bytes" | "failed_to_start" | "preparation";
   /** the output cap the hook ran under (its own, where it lowers the sandbox's) */
   capBytes: number;
+  /** what hookbox's preparation took of the hook's time (`preparation`: it then timed out) */
+  preparedMs?: number;
 }
 
 export async function executeHooks(hooks: HookDef[], opts: ExecuteOptions): Promise<Executed> {
@@ -151,8 +154,10 @@ async function runOne(hook: HookDef, opts: ExecuteOptions, t0: number): Promise<
   request.timeoutMs = Math.min(request.timeoutMs, leftMs);
   const run = leftMs <= 0 ? NO_TIME : await (onHost ? opts.runners.host : opts.runners.container).run(request);
   // Ended by the event's deadline, not by its own timeout, or by the output cap: it never got to decide.
-  const why: Undecided["why"] | undefined = run === NO_TIME || (run.outcome === "timed_out" && leftMs < ownTimeoutMs) ? "max_event_ms" : run.outcome === "output_truncated" ? "max_output_bytes" : run.outcome === "failed_to_start" ? "failed_to_start" : undefined;
-  const undecided: Undecided | undefined = why && { hook: hook.name, why, capBytes: request.limits.maxOutputBytes };
+  const why: Undecided["why"] | undefined = run === NO_TIME || (run.outcome === "timed_out" && leftMs < ownTimeoutMs) ? "max_event_ms"
+    : run.outcome === "timed_out" && (run.preparedMs ?? 0) > 0 ? "preparation"
+    : run.outcome === "output_truncated" ? "max_output_bytes" : run.outcome === "failed_to_start" ? "failed_to_start" : undefined;
+  const undecided: Undecided | undefined = why && { hook: hook.name, why, capBytes: request.limits.maxOutputBytes, ...(run.preparedMs !== undefined ? { preparedMs: run.preparedMs } : {}) };
   const verdict = capMessages(applyTrust(asRun(interpret(run, hook), hook, opts), hook.source, { repositoryMayRewrite: opts.repositoryMayRewrite === true }));
   if (run === NO_TIME) verdict.error = NO_TIME_ERROR;
   const j: Judged = { hook, verdict };

@@ -289,7 +289,9 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
               ? `had not decided when the event's max_event_ms (${config.sandbox.maxEventMs} ms) ran out`
               : cut.why === "max_output_bytes"
                 ? `printed past max_output_bytes (${cut.capBytes} bytes) before it finished its answer`
-                : "could not be run (failed_to_start)";
+                : cut.why === "preparation"
+                  ? `timed out after hookbox took ${cut.preparedMs ?? 0} ms of its time to prepare its workspace`
+                  : "could not be run (failed_to_start)";
             if (folded.decision !== "block" && failureModeFor(req.tenant, point) === "block") {
               const { modifiedArgs: _dropped, ...rest } = folded;
               folded = {

@@ -345,3 +345,27 @@ describe("a pre-started container whose connection closes while its hook runs", 
     expect(await leftovers()).toEqual({ containers: [], volumes: [] });
   }, 60_000);
 });
+
+describe("a warm run whose workspace's archive takes long to build", () => {
+  it("gives the hook what is left of its time and says what preparation took: a timeout then is hookbox's, never the hook's own", async () => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 4_000; i++) files[`d${i % 40}/f${i}.txt`] = "x";
+    const dir = await makeWorkspace(files);
+    const runner = new ContainerRunner({ scratchDir: SCRATCH, pool: POOL });
+    try {
+      const request: RunRequest = { command: "sleep 30", stdin: Buffer.from("{}"), env: {}, timeoutMs: 4_000, limits: DEFAULT_LIMITS, runtime: "runc", workspaceDir: dir };
+      expect(await runner.warmFor(request)).toBe(true);
+      const first = await runner.run(request);
+      expect(first.preparedMs, JSON.stringify(first)).toBeGreaterThan(100);
+      expect(["timed_out", "failed_to_start"]).toContain(first.outcome);
+      // The archive is kept: the next run takes nothing of the hook's time.
+      expect(await runner.warmFor(request)).toBe(true);
+      const second = await runner.run({ ...request, command: "true" });
+      expect(second).toMatchObject({ outcome: "exited", exitCode: 0, warm: true });
+      expect(second.preparedMs).toBeUndefined();
+    } finally {
+      await runner.drain({ close: true });
+    }
+    expect(await leftovers()).toEqual({ containers: [], volumes: [] });
+  }, 60_000);
+});

@@ -41,6 +41,9 @@ export interface ContainerRunnerOptions {
   maxTimeoutMs?: number;
 }
 
+/** Time hookbox may take to prepare a run (build a workspace's archive) without taking it from the hook. @default 100 ms */
+export const PREPARE_GRACE_MS = 100;
+
 export class ContainerRunner implements Runner {
   readonly kind = "container";
   private readonly fleet: Fleet;
@@ -77,9 +80,14 @@ export class ContainerRunner implements Runner {
       // The workspace goes in the container's /workspace, a tmpfs of tmp_size that also takes what
       // the hook writes: one that fills more than half of it runs cold, on its overlay.
       const archive = request.workspaceDir ? await this.archives.get(request.workspaceDir, request.limits.tmpBytes / 2).catch(() => null) : undefined;
-      // Building the workspace's archive took from the hook's time: the hook gets what is left.
-      timeoutMs = Math.floor(request.timeoutMs - (performance.now() - t0));
-      if (timeoutMs <= 0) return { outcome: "timed_out", exitCode: null, stdout: "", stderr: "", startMs: 0, durationMs: performance.now() - t0 };
+      // Building the workspace's archive (not when it is cached) takes from the hook's time: the
+      // hook gets what is left, and a timeout then is hookbox's doing (`preparedMs`), not the hook's.
+      const spentMs = performance.now() - t0;
+      if (spentMs > PREPARE_GRACE_MS) {
+        timeoutMs = Math.floor(request.timeoutMs - spentMs);
+        if (timeoutMs <= 0) return { outcome: "failed_to_start", exitCode: null, error: `the workspace was not ready within the hook's ${request.timeoutMs} ms`, stdout: "", stderr: "", startMs: 0, durationMs: spentMs, preparedMs: Math.round(spentMs) };
+      }
+      const prepared = <R extends RunResult>(r: R): R => (spentMs > PREPARE_GRACE_MS ? { ...r, preparedMs: Math.round(spentMs) } : r);
       if (archive !== null && !request.signal?.aborted) {
         const pooled = { ...shape, workspaceDir: undefined };
         const warm = this.pool.take(shapeKey(pooled), () => this.prestart(pooled), request.party);
@@ -89,12 +97,13 @@ export class ContainerRunner implements Runner {
           // The hand-over failed before the hook ran (its workspace did not fit, say): it runs cold,
           // once, in the time the hook has left — never a second full timeout.
           const leftMs = Math.floor(request.timeoutMs - (performance.now() - t0));
-          if (!beforeHook || request.signal?.aborted || leftMs <= 0) return claimed as RunResult;
-          return runCold(this.fleet, { ...request, timeoutMs: leftMs }, shape);
+          if (!beforeHook || request.signal?.aborted || leftMs <= 0) return prepared(claimed as RunResult);
+          return { ...(await runCold(this.fleet, { ...request, timeoutMs: leftMs }, shape)), preparedMs: Math.round(request.timeoutMs - leftMs) };
         }
       }
+      return prepared(await runCold(this.fleet, { ...request, timeoutMs }, shape));
     }
-    return runCold(this.fleet, { ...request, timeoutMs }, shape);
+    return runCold(this.fleet, request, shape);
   }
 
   /** Starts keeping pre-started containers for runs shaped like `request` (no command needed). */

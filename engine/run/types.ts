@@ -46,6 +46,8 @@ export interface RunBase {
   warm?: boolean;
   /** container removal before the answer (cold runs); a pooled container is removed after it */
   removeMs?: number;
+  /** what hookbox's own preparation (a workspace's archive, a failed hand-over) took of the hook's timeout */
+  preparedMs?: number;
 }
 
 export type RunResult =

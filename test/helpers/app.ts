@@ -38,6 +38,8 @@ function fakeRunner(kind: Runner["kind"], held: Set<() => void>, ran: RunRequest
         });
         return { ...base, outcome: "exited", exitCode: 0, stdout: "{}" };
       }
+      // `prep-timeout`: timed out after hookbox's preparation took 500 ms of its time.
+      if (request.command === "prep-timeout") return { ...base, outcome: "timed_out", exitCode: null, stdout: "", preparedMs: 500 };
       // `say <json>`: prints the JSON, whatever the event.
       if (request.command.startsWith("say ")) return { ...base, outcome: "exited", exitCode: 0, stdout: request.command.slice(4) };
       const stdin = Buffer.from(request.stdin).toString();

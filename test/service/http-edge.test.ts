@@ -225,6 +225,14 @@ describe("events being handled", () => {
   });
 });
 
+describe("a hook hookbox's own preparation left no time", () => {
+  it("is hookbox not deciding: a block for a tenant whose on_failure is block, never the hook's own timeout rule", async () => {
+    const edge = edgeApp({ config: '[[hooks.PreToolUse]]\nname = "late"\ncommand = "prep-timeout"\n' });
+    const blocked = DecisionSchema.parse(await (await edge.request("/v1/events", { ...post(rmEvent), token: TOKEN_B })).json());
+    expect(blocked).toMatchObject({ decision: "block", reason: expect.stringMatching(/^hook late timed out after hookbox took 500 ms of its time to prepare its workspace/) });
+  });
+});
+
 describe("event bodies arriving", () => {
   /** A body that sends `first` and then nothing, for as long as no one cancels it. */
   const stalled = (first = "{") => new ReadableStream<Uint8Array>({ start: (ctl) => ctl.enqueue(new TextEncoder().encode(first)) });
