@@ -12,7 +12,7 @@
 import { spawn } from "node:child_process";
 import { accessSync, closeSync, constants, existsSync, fstatSync, openSync, readdirSync, readSync, realpathSync } from "node:fs";
 import { homedir } from "node:os";
-import { delimiter, isAbsolute, join, relative, sep } from "node:path";
+import { delimiter, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { parseArgs } from "node:util";
 import { parse as parseToml } from "smol-toml";
 import { resolveEventName } from "../engine/events.js";
@@ -39,6 +39,10 @@ interface Entry {
   http?: { url: string; headers: Record<string, string>; allowed: string[] };
   /** the agent's own timeout for this hook, in seconds, when the file sets one */
   timeoutS?: number;
+  /** why the agent never runs this hook (a switch in its file, another handler type), if so */
+  off?: string;
+  /** the group's matcher: the agent runs the hook only for what it matches */
+  matcher?: string;
 }
 
 interface Finding {
@@ -75,8 +79,9 @@ export async function doctor(argv: string[], env: NodeJS.ProcessEnv): Promise<{ 
   }
   let entries: Entry[];
   const problems: string[] = [];
+  const files = [...configsIn(dir, "repository"), ...configsIn(home, "home")];
   try {
-    entries = [...configsIn(dir, "repository"), ...configsIn(home, "home")].flatMap((c) => {
+    entries = files.flatMap((c) => {
       try {
         // A repository's file that is a link out of it (to ~/.aws/credentials, /proc/self/environ) is not read.
         if (c.scope === "repository" && !within(c.root, c.file)) {
@@ -93,6 +98,7 @@ export async function doctor(argv: string[], env: NodeJS.ProcessEnv): Promise<{ 
   } catch (err) {
     return { stdout: "", stderr: `hookbox doctor: ${(err as Error).message}\n`, code: 1 };
   }
+  entries = switchedOff(entries, files);
   const all = entries.filter((e) => /\bhookbox\b|\bforward\.sh\b/.test(e.command ?? "") || /\/v1\/hooks\//.test(e.http?.url ?? ""));
   const guards = all.slice(0, MAX_DOCTOR_LINES);
   if (all.length > guards.length) problems.push(`${all.length} hookbox lines: only the first ${MAX_DOCTOR_LINES} were checked`);
@@ -133,28 +139,43 @@ const obj = (v: unknown): Json => (v && typeof v === "object" && !Array.isArray(
 const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 const num = (v: unknown): number | undefined => (typeof v === "number" && v > 0 ? v : undefined);
 
-/** The hook entries of one file, whatever their command. */
+/**
+ * The hook entries of one file, whatever their command, each with what keeps its agent from running
+ * it: the file's own switch (`disableAllHooks`, Gemini CLI's `enabled: false` and `disabled` list,
+ * cosh's `[hooks] enabled = false`), or a handler of another type than a command. (`off` on one of
+ * the agent's files at once: Claude Code's settings.local.json and its other files are weighed in
+ * `switchedOff`.)
+ */
 function entriesOf(agent: Agent, file: string): Entry[] {
   const text = readBounded(file, MAX_CONFIG_BYTES);
   const out: Entry[] = [];
   if (agent === "cosh") {
-    const hooks = obj(obj(parseToml(text)).hooks);
+    const doc = obj(parseToml(text));
+    const hooks = obj(doc.hooks);
+    const off = hooks.enabled === false ? `[hooks] enabled = false in ${file}: cosh runs none of its hooks` : undefined;
     for (const [event, list] of Object.entries(hooks)) {
       arr(list).forEach((h, i) => {
         const hook = obj(h);
-        if (typeof hook.command === "string") out.push({ agent, file, event, where: `[[hooks.${event}]] #${i + 1}`, command: hook.command, timeoutS: num(hook.timeout) !== undefined ? num(hook.timeout)! / 1000 : undefined });
+        if (typeof hook.command === "string") out.push({ agent, file, event, where: `[[hooks.${event}]] #${i + 1}`, command: hook.command, timeoutS: num(hook.timeout) !== undefined ? num(hook.timeout)! / 1000 : undefined, ...(off ? { off } : {}), ...matcherOf(hook.matcher) });
       });
     }
     return out;
   }
   const doc = obj(JSON.parse(text));
+  const settings = { ...obj(doc.hooksConfig), ...obj(doc.hooks) };
+  const fileOff =
+    doc.disableAllHooks === true ? `"disableAllHooks": true in ${file}: ${AGENT_NAME[agent]} runs none of its hooks`
+    : agent === "gemini" && settings.enabled === false ? `"enabled": false in ${file}: Gemini CLI runs none of its hooks`
+    : undefined;
+  const disabled = agent === "gemini" ? arr(settings.disabled).filter((v): v is string => typeof v === "string") : [];
   for (const [event, list] of Object.entries(obj(doc.hooks))) {
     arr(list).forEach((g, i) => {
       const group = obj(g);
       // Copilot and Cursor: flat entries, timeout in seconds.
       if (agent === "copilot" || agent === "cursor") {
         const command = typeof group.bash === "string" ? group.bash : typeof group.command === "string" ? group.command : undefined;
-        if (command) out.push({ agent, file, event, where: `hooks.${event}[${i}]`, command, timeoutS: num(group.timeoutSec) ?? num(group.timeout) });
+        const off = fileOff ?? (group.type !== undefined && group.type !== "command" ? `its "type" is ${JSON.stringify(group.type)}, not "command": ${AGENT_NAME[agent]} does not run it as a command` : undefined);
+        if (command) out.push({ agent, file, event, where: `hooks.${event}[${i}]`, command, timeoutS: num(group.timeoutSec) ?? num(group.timeout), ...(off ? { off } : {}), ...matcherOf(group.matcher) });
         return;
       }
       arr(group.hooks).forEach((h, j) => {
@@ -162,16 +183,54 @@ function entriesOf(agent: Agent, file: string): Entry[] {
         const where = `hooks.${event}[${i}].hooks[${j}]`;
         // Claude and Codex: timeout in seconds; Gemini CLI: in milliseconds.
         const timeoutS = num(hook.timeout) !== undefined ? (agent === "gemini" ? num(hook.timeout)! / 1000 : num(hook.timeout)) : undefined;
+        const named = typeof hook.name === "string" ? hook.name : typeof hook.command === "string" ? hook.command : undefined;
+        const off = fileOff ?? (named !== undefined && disabled.includes(named) ? `${JSON.stringify(named)} is in the "disabled" list of ${file}: Gemini CLI does not run it` : undefined);
+        const extra = { ...(off ? { off } : {}), ...matcherOf(group.matcher) };
         if (hook.type === "http" && typeof hook.url === "string") {
           const headers = Object.fromEntries(Object.entries(obj(hook.headers)).filter(([, v]) => typeof v === "string")) as Record<string, string>;
           // Claude Code expands only the variables a hook lists in allowedEnvVars; so does the doctor.
           const allowed = arr(hook.allowedEnvVars).filter((v): v is string => typeof v === "string");
-          out.push({ agent, file, event, where, http: { url: hook.url, headers, allowed }, timeoutS });
-        } else if (typeof hook.command === "string") out.push({ agent, file, event, where, command: hook.command, timeoutS });
+          out.push({ agent, file, event, where, http: { url: hook.url, headers, allowed }, timeoutS, ...extra });
+        } else if (typeof hook.command === "string") {
+          const notCommand = hook.type !== "command" ? `its "type" is ${JSON.stringify(hook.type ?? null)}, not "command": ${AGENT_NAME[agent]} does not run it as a command` : undefined;
+          out.push({ agent, file, event, where, command: hook.command, timeoutS, ...extra, ...(!off && notCommand ? { off: notCommand } : {}) });
+        }
       });
     });
   }
   return out;
+}
+
+/** A matcher that filters (not "", "*" or none): the agent runs the hook only for what it matches. */
+const matcherOf = (m: unknown): { matcher?: string } => (typeof m === "string" && m.trim() !== "" && m.trim() !== "*" ? { matcher: m } : {});
+
+/**
+ * Claude Code's `disableAllHooks` is one setting, merged across its files: the most local file that
+ * sets it decides (settings.local.json over the project's settings.json over the user's), and off,
+ * it is off for every hook of every file.
+ */
+function switchedOff(entries: Entry[], files: { agent: Agent; file: string; scope: "repository" | "home" }[]): Entry[] {
+  const order = (f: string) => (f.endsWith("settings.local.json") ? 0 : 1);
+  const claudeFiles = files.filter((f) => f.agent === "claude").sort((a, b) => (a.scope === b.scope ? order(a.file) - order(b.file) : a.scope === "repository" ? -1 : 1));
+  let decided: { off: boolean; file: string } | undefined;
+  for (const f of claudeFiles) {
+    try {
+      const value = obj(JSON.parse(readBounded(f.file, MAX_CONFIG_BYTES))).disableAllHooks;
+      if (typeof value === "boolean") {
+        decided = { off: value, file: f.file };
+        break;
+      }
+    } catch {
+      // unreadable: named elsewhere
+    }
+  }
+  return entries.map((e) => {
+    if (e.agent !== "claude" || decided === undefined) return e;
+    if (decided.off) return { ...e, off: `"disableAllHooks": true in ${decided.file}: Claude Code runs none of its hooks` };
+    // A file's own true is outweighed by a more local false.
+    const { off, ...rest } = e;
+    return off?.startsWith('"disableAllHooks"') ? rest : e;
+  });
 }
 
 /** The flags both forwarders take, each with a value. */
@@ -222,6 +281,7 @@ const FORMAT_OF: Record<Agent, string> = { claude: "claude", copilot: "copilot",
 
 async function check(entry: Entry, dir: string, env: NodeJS.ProcessEnv, lineEnv: NodeJS.ProcessEnv, origin: string): Promise<Finding> {
   const fail = (message: string): Finding => ({ entry, ok: false, message });
+  if (entry.off) return fail(`${entry.off}: a block from hookbox never reaches it`);
   if (!resolveEventName(entry.event)) return fail(`"${entry.event}" is not an event hookbox knows: this hook never fires for hookbox`);
   const elsewhere = (url: string) => `the line sends events to ${url}, not to your hookbox at ${origin} (--url or HOOKBOX_URL): not contacted`;
   if (entry.http) {
@@ -267,11 +327,13 @@ async function check(entry: Entry, dir: string, env: NodeJS.ProcessEnv, lineEnv:
   else {
     const found = hookboxOf(argv![0]!, dir, env);
     if (!found) return fail(`${AGENT_NAME[entry.agent]} would not find ${argv![0]} (from ${dir}, on PATH): the line fails, a silent allow`);
-    // Whatever the name leads to (a file of the repository, a link out of it), the doctor runs only
-    // this hookbox's own forwarder with the line's flags.
+    // The repository's own program (or a link in it, to anything) is what the agent would run:
+    // not hookbox, whatever it says — never run, and never vouched for.
+    if (found.inside) return fail(`${argv![0]} is the repository's own file (${found.path}), not an installed hookbox: ${AGENT_NAME[entry.agent]} would run it, and hookbox doctor cannot vouch for what it does (not run): use hookbox from PATH, or sh .hookbox/forward.sh`);
+    // Whatever an installed name leads to, the doctor runs only this hookbox's own forwarder with the line's flags.
     runArgv = [process.execPath, process.argv[1]!, ...argv!.slice(1)];
-    if (found.inside) note = `; ${argv![0]} is the repository's own file (${found.path}): not run, this hookbox's forwarder was run in its place`;
   }
+  if (entry.matcher !== undefined) note += `; ${AGENT_NAME[entry.agent]} runs it only for what its matcher ${JSON.stringify(entry.matcher)} matches`;
   const t0 = performance.now();
   const run = await runLine(runArgv, dir, canaryPayload(entry), lineEnv);
   const tookMs = performance.now() - t0;
@@ -359,7 +421,10 @@ function hookboxOf(word: string, dir: string, env: NodeJS.ProcessEnv): { path: s
   for (const path of candidates) {
     try {
       accessSync(path, constants.X_OK);
-      return { path, inside: within(dir, path) };
+      // Named by a path in the repository (or lying in it, or leading out of it by a link there):
+      // the repository's own program, whatever it leads to.
+      const lexically = relative(resolve(dir), resolve(path));
+      return { path, inside: within(dir, path) || (!isAbsolute(lexically) && !lexically.startsWith("..")) };
     } catch {
       // not there, or not executable: the next PATH entry
     }

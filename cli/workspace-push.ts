@@ -16,6 +16,8 @@ import { oneLine } from "./terminal.js";
  */
 export const HOOK_PATHS = [".github/hooks", ".github/copilot", ".copilot-shell", ".claude/settings.json", ".claude/settings.local.json", ".claude/hooks", ".cursor", ".codex", ".gemini/settings.json", ".gemini/hooks"];
 const SKIP = new Set([".git", "node_modules"]);
+/** A name that is one of SKIP on a file system that ignores case (`.GIT` is `.git` on macOS and Windows). */
+const isSkipped = (name: string) => SKIP.has(name.toLowerCase());
 
 /** A file to send: its name in the archive and where its bytes are read from. */
 interface Sent {
@@ -41,7 +43,7 @@ function files(root: string, allowed: Allowed, at: string, out: Sent[], warnings
   const st = lstatSync(at);
   const name = relative(root, at);
   if (st.isDirectory()) {
-    for (const entry of readdirSync(at).sort()) if (!SKIP.has(entry)) files(root, allowed, join(at, entry), out, warnings);
+    for (const entry of readdirSync(at).sort()) if (!isSkipped(entry)) files(root, allowed, join(at, entry), out, warnings);
   } else if (st.isFile()) out.push({ name, from: at });
   else if (st.isSymbolicLink()) {
     let target: string | undefined;
@@ -138,7 +140,7 @@ export async function workspacePush(argv: string[], env: NodeJS.ProcessEnv): Pro
   const sent: Sent[] = [];
   const skipped: string[] = [];
   if (values.all) {
-    const allowed: Allowed = (target) => !relative(dir, target).split(sep).some((part) => SKIP.has(part));
+    const allowed: Allowed = (target) => !relative(dir, target).split(sep).some(isSkipped);
     files(dir, allowed, dir, sent, skipped);
   } else {
     const paths = hookPaths(dir, skipped);

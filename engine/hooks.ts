@@ -54,6 +54,12 @@ export interface HookSet {
   warnings: string[];
   /** cosh `[hooks] enabled = false` / Copilot and Claude `disableAllHooks` */
   disableAll: boolean;
+  /**
+   * Claude Code's `disableAllHooks` as the file says it, true or false: one setting merged across the
+   * agent's files, the most local deciding (settings.local.json's false switches back on what the
+   * project's settings.json switched off).
+   */
+  disableAllSaid?: boolean;
 }
 
 export const emptyHookSet = (): HookSet => ({ hooks: [], warnings: [], disableAll: false });

@@ -79,7 +79,12 @@ function* loadSteps(dir: string, maxTimeoutMs: number, limits: RepositoryLimits)
     hooks += set.hooks.length;
     if (hooks > limits.maxHooks) throw new ConfigError(file, `the repository declares more than ${limits.maxHooks} hooks (server.max_repository_hooks)`);
     sets.push(set);
-    if (set.disableAll && !switchedOff.has(format)) switchedOff.set(format, file);
+    // Claude Code merges disableAllHooks across its files, the later (more local) one deciding;
+    // every other agent's switch is off once any of its files says so.
+    if (format === "claude" && set.disableAllSaid !== undefined) {
+      if (set.disableAllSaid) switchedOff.set(format, file);
+      else switchedOff.delete(format);
+    } else if (set.disableAll && !switchedOff.has(format)) switchedOff.set(format, file);
   };
   function* load(source: (typeof REPOSITORY_SOURCES)[number], name: string): Generator<Need, void, ParsedFile | undefined> {
     const read = readHookFile(dir, name, limits.maxHookFileBytes);

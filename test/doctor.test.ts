@@ -159,7 +159,7 @@ describe("hookbox doctor", () => {
             ? text.replace("hookbox forward --url", "sh .hookbox/forward.sh --url")
             : text,
     );
-    // The repository's own ./bin/hookbox: the doctor runs its own forwarder in its place.
+    // The repository's own ./bin/hookbox: what Codex would run, not hookbox — never run, never vouched for.
     mkdirSync(join(repo, "bin"));
     writeFileSync(join(repo, "bin/hookbox"), `#!/bin/sh\ntouch ${marker}\n`);
     chmodSync(join(repo, "bin/hookbox"), 0o755);
@@ -169,7 +169,7 @@ describe("hookbox doctor", () => {
     const r = doctor(repo, home);
     expect(r.code).toBe(1);
     expect(existsSync(marker)).toBe(false);
-    expect(r.out).toMatch(/^ok +Codex +PreToolUse .*\n.*reaches Codex .*\.\/bin\/hookbox is the repository's own file .*not run/m);
+    expect(r.out).toMatch(/^FAIL +Codex +PreToolUse .*\n.*\.\/bin\/hookbox is the repository's own file .*not an installed hookbox: Codex would run it, .*\(not run\)/m);
     expect(r.out).toMatch(/FAIL +Gemini CLI .*\n.*--url gopher:\/\/127\.0\.0\.1:6379\/_FLUSHALL is not an http:\/\/ or https:\/\/ URL/);
     expect(r.out).toMatch(/FAIL +Claude Code +PreToolUse .*\n.*\.hookbox\/forward\.sh cannot be read .*not a regular file/);
   });
@@ -185,7 +185,31 @@ describe("hookbox doctor", () => {
     writeFileSync(join(repo, "forward"), `touch ${marker}\necho '{"decision":"block","reason":"hookbox canary"}'\nexit 2\n`);
     const r = doctor(repo, home);
     expect(existsSync(marker)).toBe(false);
-    expect(r.out).toMatch(/^ok +Codex +PreToolUse .*\n.*a block from hookbox at .* reaches Codex/m);
+    expect(r.out).toMatch(/^FAIL +Codex +PreToolUse .*\n.*x\/hookbox is the repository's own file .*not an installed hookbox/m);
+    expect(r.code).toBe(1);
+  });
+
+  it("names a guard its agent never runs: a switch in its file, a more local switch, a handler of another type, a Gemini hook disabled by name", () => {
+    const { repo, home } = workspaceOf(svc.url, (file, text) => {
+      if (!file.endsWith(".json")) return text;
+      const doc = JSON.parse(text) as Record<string, unknown>;
+      if (file.endsWith(join(".claude", "settings.json"))) return JSON.stringify({ ...doc, disableAllHooks: true });
+      if (file.endsWith(join(".gemini", "settings.json"))) {
+        // disabled by its name (Gemini CLI: a hook's name, or its command when it has none)
+        const hooks = doc.hooks as Record<string, { hooks: { name: string }[] }[]>;
+        return JSON.stringify({ ...doc, hooksConfig: { disabled: [Object.values(hooks)[0]![0]!.hooks[0]!.name] } });
+      }
+      if (file.endsWith(join(".codex", "hooks.json"))) return text.replace(/"type": ?"command"/, '"type": "prompt"');
+      return text;
+    });
+    const r = doctor(repo, home);
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/^FAIL +Claude Code .*\n.*"disableAllHooks": true in .*settings\.json: Claude Code runs none of its hooks: a block from hookbox never reaches it/m);
+    expect(r.out).toMatch(/^FAIL +Gemini CLI .*\n.*is in the "disabled" list of .*: Gemini CLI does not run it/m);
+    expect(r.out).toMatch(/^FAIL +Codex .*\n.*its "type" is "prompt", not "command"/m);
+    // settings.local.json, more local, switches them back on
+    writeFileSync(join(repo, ".claude", "settings.local.json"), JSON.stringify({ disableAllHooks: false }));
+    expect(doctor(repo, home).out).not.toMatch(/disableAllHooks/);
   });
 
   it("reads no configuration that links out of the folder it checks, and prints nothing of such a file", () => {

@@ -111,7 +111,7 @@ export function loadMatcherGroups(parsed: ParsedFile, ctx: LoadContext, format: 
   }
   const settings = SettingsSchema.safeParse(input);
   if (!settings.success) throw schemaError(parsed, settings.error);
-  const set: HookSet = { hooks: [], warnings, disableAll: settings.data.disableAllHooks === true };
+  const set: HookSet = { hooks: [], warnings, disableAll: settings.data.disableAllHooks === true, ...(settings.data.disableAllHooks !== undefined ? { disableAllSaid: settings.data.disableAllHooks } : {}) };
   for (const [event, groups] of Object.entries(settings.data.hooks ?? {})) {
     const resolved = resolvedOf.get(event) ?? eventOf(parsed, ["hooks", event], event, ctx, set.warnings);
     if (!resolved) continue;

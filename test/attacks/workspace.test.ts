@@ -132,6 +132,9 @@ describe("workspaces cannot read the host", () => {
     writeFileSync(join(repo, ".env"), `API_KEY=${canaryText}-env`);
     mkdirSync(join(repo, ".git"));
     writeFileSync(join(repo, ".git/config"), `url = https://${canaryText}-git@example.com/r`);
+    // .GIT is .git where the file system ignores case (macOS, Windows): never sent either.
+    mkdirSync(join(repo, ".GIT"));
+    writeFileSync(join(repo, ".GIT/config"), `url = https://${canaryText}-GIT@example.com/r`);
     mkdirSync(join(repo, ".github/hooks/lib"), { recursive: true });
     writeFileSync(join(repo, ".github/hooks/hooks.json"), JSON.stringify({ version: 1, hooks: { preToolUse: [{ type: "command", bash: "sh .github/hooks/guard.sh" }] } }));
     writeFileSync(join(repo, ".github/hooks/lib/guard.sh"), "echo guard-body\n");
@@ -139,6 +142,7 @@ describe("workspaces cannot read the host", () => {
     symlinkSync(join(home, ".ssh/id_rsa"), join(repo, ".github/hooks/key.json"));
     symlinkSync("../../.env", join(repo, ".github/hooks/env"));
     symlinkSync("../../.git/config", join(repo, ".github/hooks/gitcfg"));
+    symlinkSync("../../.GIT/config", join(repo, ".github/hooks/gitcfg2"));
     const viaLink = join(mkdtempSync(join(tmpdir(), "hookbox-link-")), "checkout");
     symlinkSync(repo, viaLink); // the folder named by a link: read as the folder it is
     for (const [folder, args] of [[repo, []], [viaLink, ["--all"]]] as const) {
@@ -149,6 +153,7 @@ describe("workspaces cannot read the host", () => {
       expect(stderr).toContain(".github/hooks/key.json is a link out of");
       expect(stderr).toContain(".cursor is a link out of");
       expect(stderr).toContain(".github/hooks/gitcfg is a link to .git/config, which is not sent: skipped");
+      expect(stderr).toContain(".github/hooks/gitcfg2 is a link to .GIT/config, which is not sent: skipped");
       if (!args.length) expect(stderr).toContain(".github/hooks/env is a link to .env, which is not sent: skipped");
       // hooks.json, lib/guard.sh and guard.sh; with --all also .env and the link to it
       expect(stderr).toContain(args.length ? "uploaded 5 files, 1 repository hooks" : "uploaded 3 files, 1 repository hooks");
@@ -157,7 +162,7 @@ describe("workspaces cannot read the host", () => {
       expect(info.hooks.map((h) => h.origin)).toEqual([".github/hooks/hooks.json:1"]);
       const stored = filesUnder(svc.dataDir).map((f) => readFileSync(f));
       expect(stored.some((b) => b.includes("guard-body"))).toBe(true);
-      for (const secret of ["-settings", "-key", "-git", ...(args.length ? [] : ["-env"])]) expect(stored.some((b) => b.includes(`${canaryText}${secret}`)), secret).toBe(false);
+      for (const secret of ["-settings", "-key", "-git", "-GIT", ...(args.length ? [] : ["-env"])]) expect(stored.some((b) => b.includes(`${canaryText}${secret}`)), secret).toBe(false);
     }
   });
 

@@ -524,6 +524,19 @@ describe("each agent's own switch turns off that agent's hooks only", () => {
     expect(codex.matcher!.test("Bash")).toBe(false);
     expect(codex.timeoutMs).toBe(60_000); // 600 s by default, bounded by max_timeout
   });
+
+  it("weighs Claude Code's disableAllHooks as Claude Code does: settings.local.json's false switches the project's true back off", async () => {
+    const set = await loadRepositoryHooks(tree({
+      ".claude/settings.json": JSON.stringify({ disableAllHooks: true, hooks: { PreToolUse: [{ hooks: [{ type: "command", command: "project.sh" }] }] } }),
+      ".claude/settings.local.json": JSON.stringify({ disableAllHooks: false, hooks: { PreToolUse: [{ hooks: [{ type: "command", command: "local.sh" }] }] } }),
+    }), 60_000);
+    expect(set.hooks.map((h) => h.command).sort()).toEqual(["local.sh", "project.sh"]);
+    const off = await loadRepositoryHooks(tree({
+      ".claude/settings.json": JSON.stringify({ disableAllHooks: false, hooks: { PreToolUse: [{ hooks: [{ type: "command", command: "project.sh" }] }] } }),
+      ".claude/settings.local.json": JSON.stringify({ disableAllHooks: true }),
+    }), 60_000);
+    expect(off.hooks).toEqual([]);
+  });
 });
 
 describe("Gemini CLI settings.json", () => {
