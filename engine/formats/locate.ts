@@ -5,7 +5,7 @@
  * most the text's own characters, a line and column come from a binary search over line starts,
  * and no regex runs over the text.
  */
-import { parse as parseJsonc, parseTree, printParseErrorCode, visit, type Node, type ParseError } from "jsonc-parser";
+import { parse as parseJsonc, parseTree, printParseErrorCode, visit, type Node } from "jsonc-parser";
 
 export type Path = readonly (string | number)[];
 
@@ -276,17 +276,23 @@ export function jsonLocator(text: string, options: typeof STRICT | typeof LENIEN
 
 /** Parses JSON with comments and trailing commas (Gemini CLI's settings.json); errors as parseJsonLocated's. */
 export function parseJsoncLocated(text: string): { value: unknown; locate: Locator } {
-  const errors: ParseError[] = [];
   let value: unknown;
   try {
-    value = parseJsonc(text, errors, LENIENT);
+    // A first pass that stops at the first error: the parser collects every error of a file before
+    // it returns (a 1 MiB of commas holds two million of them, and over a hundred MiB).
+    let bad = false;
+    visit(text, { onError: () => { bad = true; throw FIRST_ERROR; } }, LENIENT);
+    if (!bad) value = parseJsonc(text, undefined, LENIENT);
   } catch (err) {
+    if (err === FIRST_ERROR) throw jsonSyntaxError(text, undefined, LENIENT);
     if (!(err instanceof RangeError)) throw err;
     throw Object.assign(new SyntaxError("nested too deeply"), lineIndex(text)(0));
   }
-  if (errors.length > 0) throw jsonSyntaxError(text, undefined, LENIENT);
   return { value, locate: jsonLocator(text, LENIENT) };
 }
+
+/** Thrown out of a parser's error callback: the first error is enough. */
+const FIRST_ERROR = new Error("first error");
 
 /**
  * Where `text` first opens its `max + 1`-th level of `[`/`{` (strings skipped, and with `comments`

@@ -539,6 +539,16 @@ describe("each agent's own switch turns off that agent's hooks only", () => {
   });
 });
 
+describe("a JSONC hook file of nothing but errors", () => {
+  it("is refused at its first error without collecting the others (a 1 MiB of commas holds two million)", async () => {
+    const dir = tree({ ".gemini/settings.json": `{${",".repeat(1024 * 1024 - 2)}}` });
+    const before = process.memoryUsage().heapUsed;
+    const err = await configErrorOfAsync(() => loadRepositoryHooks(dir, 60_000));
+    expect(err.message).toMatch(/^\.gemini\/settings\.json:1:2: .*found ","/);
+    expect(process.memoryUsage().heapUsed - before).toBeLessThan(40 * 1024 * 1024);
+  });
+});
+
 describe("Gemini CLI settings.json", () => {
   it("reads a matcher as Gemini does: trimmed, and one JavaScript cannot read as a regex compared as the exact name", async () => {
     const set = await loadRepositoryHooks(tree({ ".gemini/settings.json": JSON.stringify({ hooks: { BeforeTool: [
