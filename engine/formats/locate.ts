@@ -87,9 +87,17 @@ interface TomlTable {
  * its keys' lines. Each header's name is kept once, each key line keeps only its key — never the
  * table's name joined to every key, which made a long header times many keys quadratic.
  */
-function tomlLines(text: string): Map<string, TomlTable> {
+function tomlLines(text: string): Tables {
   const tables = new Map<string, TomlTable>([["", {}]]);
-  const arrayCounts = new Map<string, number>();
+  // The elements of each array of tables, in order: `name.N` is looked up here, never made a string per element.
+  const arrays = new Map<string, TomlTable[]>();
+  // Each header's name as written → as normalised, worked out once however often it is repeated.
+  const names = new Map<string, string>();
+  const normal = (raw: string) => {
+    let name = names.get(raw);
+    if (name === undefined) names.set(raw, (name = splitKey(raw).join(".")));
+    return name;
+  };
   const tableOf = (name: string): TomlTable => {
     let t = tables.get(name);
     if (!t) tables.set(name, (t = {}));
@@ -107,22 +115,37 @@ function tomlLines(text: string): Map<string, TomlTable> {
     if (header && header.name.length > MAX_TOML_NAME_CHARS) {
       table = undefined;
     } else if (header?.array) {
-      const name = splitKey(header.name).join(".");
-      const count = arrayCounts.get(name) ?? 0;
-      arrayCounts.set(name, count + 1);
+      const name = normal(header.name);
+      let elements = arrays.get(name);
+      if (!elements) arrays.set(name, (elements = []));
       const base = tableOf(name);
       base.line ??= n + 1;
-      table = tableOf(`${name}.${count}`);
-      table.line = n + 1;
+      table = { line: n + 1 };
+      elements.push(table);
     } else if (header) {
-      table = tableOf(splitKey(header.name).join("."));
+      table = tableOf(normal(header.name));
       table.line = n + 1;
     } else if (table) {
       const key = keyOf(line);
       if (key !== undefined && key.length <= MAX_TOML_NAME_CHARS) (table.keys ??= new Map()).set(splitKey(key).join("."), n + 1);
     }
   }
-  return tables;
+  return {
+    get(name) {
+      const found = tables.get(name);
+      if (found) return found;
+      // `hooks.PreToolUse.3`: the fourth element of the array of tables `hooks.PreToolUse` (an
+      // element's own sub-tables are named in `tables`, after it)
+      const dot = name.lastIndexOf(".");
+      const index = name.slice(dot + 1);
+      return dot !== -1 && /^[0-9]{1,9}$/.test(index) ? arrays.get(name.slice(0, dot))?.[Number(index)] : undefined;
+    },
+  };
+}
+
+/** A TOML text's tables by their dotted names (`hooks.PreToolUse.3` for an element of an array of tables). */
+interface Tables {
+  get(name: string): TomlTable | undefined;
 }
 
 /**
@@ -130,7 +153,7 @@ function tomlLines(text: string): Map<string, TomlTable> {
  * point and the key named by the rest. The latest line wins where several match, as a later
  * definition does in the text.
  */
-function lineOf(tables: Map<string, TomlTable>, prefixes: readonly string[], parts: readonly string[], n: number): number | undefined {
+function lineOf(tables: Tables, prefixes: readonly string[], parts: readonly string[], n: number): number | undefined {
   const whole = prefixes[n];
   let best = whole === undefined ? undefined : tables.get(whole)?.line;
   let key = "";
@@ -147,7 +170,7 @@ function lineOf(tables: Map<string, TomlTable>, prefixes: readonly string[], par
 
 /** Finds the line of the deepest prefix of a path among a TOML text's headers and keys; indexes the text once, on first use. */
 export function tomlLocator(text: string): Locator {
-  let tables: Map<string, TomlTable> | undefined;
+  let tables: Tables | undefined;
   return (path) => {
     tables ??= tomlLines(text);
     const parts = path.slice(0, MAX_TOML_LOOKUP_STEPS).map(String);
