@@ -162,12 +162,13 @@ function entriesOf(agent: Agent, file: string): Entry[] {
     return out;
   }
   const doc = obj(JSON.parse(text));
-  const settings = { ...obj(doc.hooksConfig), ...obj(doc.hooks) };
+  // Gemini CLI: `enabled: false` under hooksConfig or hooks switches all off; the two `disabled` lists together.
+  const switches = [obj(doc.hooksConfig), obj(doc.hooks)];
   const fileOff =
-    doc.disableAllHooks === true ? `"disableAllHooks": true in ${file}: ${AGENT_NAME[agent]} runs none of its hooks`
-    : agent === "gemini" && settings.enabled === false ? `"enabled": false in ${file}: Gemini CLI runs none of its hooks`
+    doc.disableAllHooks === true && SAYS_DISABLE_ALL.has(agent) ? `"disableAllHooks": true in ${file}: ${AGENT_NAME[agent]} runs none of its hooks`
+    : agent === "gemini" && switches.some((x) => x.enabled === false) ? `"enabled": false in ${file}: Gemini CLI runs none of its hooks`
     : undefined;
-  const disabled = agent === "gemini" ? arr(settings.disabled).filter((v): v is string => typeof v === "string") : [];
+  const disabled = agent === "gemini" ? switches.flatMap((x) => arr(x.disabled)).filter((v): v is string => typeof v === "string") : [];
   for (const [event, list] of Object.entries(obj(doc.hooks))) {
     arr(list).forEach((g, i) => {
       const group = obj(g);
@@ -183,7 +184,8 @@ function entriesOf(agent: Agent, file: string): Entry[] {
         const where = `hooks.${event}[${i}].hooks[${j}]`;
         // Claude and Codex: timeout in seconds; Gemini CLI: in milliseconds.
         const timeoutS = num(hook.timeout) !== undefined ? (agent === "gemini" ? num(hook.timeout)! / 1000 : num(hook.timeout)) : undefined;
-        const named = typeof hook.name === "string" ? hook.name : typeof hook.command === "string" ? hook.command : undefined;
+        // Gemini CLI names a hook by its name, or its command when it has none (an empty name is none).
+        const named = typeof hook.name === "string" && hook.name !== "" ? hook.name : typeof hook.command === "string" ? hook.command : undefined;
         const off = fileOff ?? (named !== undefined && disabled.includes(named) ? `${JSON.stringify(named)} is in the "disabled" list of ${file}: Gemini CLI does not run it` : undefined);
         const extra = { ...(off ? { off } : {}), ...matcherOf(group.matcher) };
         if (hook.type === "http" && typeof hook.url === "string") {
@@ -192,7 +194,8 @@ function entriesOf(agent: Agent, file: string): Entry[] {
           const allowed = arr(hook.allowedEnvVars).filter((v): v is string => typeof v === "string");
           out.push({ agent, file, event, where, http: { url: hook.url, headers, allowed }, timeoutS, ...extra });
         } else if (typeof hook.command === "string") {
-          const notCommand = hook.type !== "command" ? `its "type" is ${JSON.stringify(hook.type ?? null)}, not "command": ${AGENT_NAME[agent]} does not run it as a command` : undefined;
+          const notCommand = hook.type !== "command" ? `its "type" is ${JSON.stringify(hook.type ?? null)}, not "command": ${AGENT_NAME[agent]} does not run it as a command`
+            : hook.async === true && (agent === "claude" || agent === "codex") ? `"async": true: ${AGENT_NAME[agent]} ${agent === "codex" ? "skips it" : "lets its answer decide nothing"}` : undefined;
           out.push({ agent, file, event, where, command: hook.command, timeoutS, ...extra, ...(!off && notCommand ? { off: notCommand } : {}) });
         }
       });
@@ -201,8 +204,23 @@ function entriesOf(agent: Agent, file: string): Entry[] {
   return out;
 }
 
+/** The agents whose hook files take `disableAllHooks`. */
+const SAYS_DISABLE_ALL: ReadonlySet<Agent> = new Set(["claude", "codex", "copilot"]);
+
 /** A matcher that filters (not "", "*" or none): the agent runs the hook only for what it matches. */
 const matcherOf = (m: unknown): { matcher?: string } => (typeof m === "string" && m.trim() !== "" && m.trim() !== "*" ? { matcher: m } : {});
+
+/** Why a file switches all of its agent's hooks off, if it does (a file with no hooks of its own too). */
+function switchedOffIn(file: string | undefined, agent: "copilot" | "gemini"): string | undefined {
+  if (!file) return undefined;
+  try {
+    const doc = obj(JSON.parse(readBounded(file, MAX_CONFIG_BYTES)));
+    if (agent === "copilot") return doc.disableAllHooks === true ? `"disableAllHooks": true in ${file}: Copilot runs none of its hooks` : undefined;
+    return [obj(doc.hooksConfig), obj(doc.hooks)].some((x) => x.enabled === false) ? `"enabled": false in ${file}: Gemini CLI runs none of its hooks` : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * Claude Code's `disableAllHooks` is one setting, merged across its files: the most local file that
@@ -224,7 +242,13 @@ function switchedOff(entries: Entry[], files: { agent: Agent; file: string; scop
       // unreadable: named elsewhere
     }
   }
+  // Copilot: one file's disableAllHooks switches off every hook of the agent; Gemini CLI: the
+  // user's settings' `enabled: false` holds under the project's (it layers them).
+  const copilotOff = files.filter((f) => f.agent === "copilot").map((f) => switchedOffIn(f.file, "copilot")).find((why) => why !== undefined);
+  const geminiHomeOff = switchedOffIn(files.find((f) => f.agent === "gemini" && f.scope === "home")?.file, "gemini");
   return entries.map((e) => {
+    if (e.agent === "copilot" && copilotOff !== undefined && e.off === undefined) return { ...e, off: copilotOff };
+    if (e.agent === "gemini" && geminiHomeOff !== undefined && e.off === undefined) return { ...e, off: geminiHomeOff };
     if (e.agent !== "claude" || decided === undefined) return e;
     if (decided.off) return { ...e, off: `"disableAllHooks": true in ${decided.file}: Claude Code runs none of its hooks` };
     // A file's own true is outweighed by a more local false.

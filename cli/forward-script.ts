@@ -300,7 +300,7 @@ END {
     # An exit code is a whole number 0–255, else 0.
     x = R["exit_code"] + 0
     code = (T["exit_code"] ~ /[0-9]/ && x == int(x) && x >= 0 && x <= 255) ? x : 0
-    if (blocked && fmt == "codex") code = 2
+    if (blocked && fmt == "codex" && (tolower(ev) == "pretooluse" || tolower(ev) == "permissionrequest")) code = 2
     print "=" esc(R["output"], 1)
     if (blocked) print (("reason" in V) ? V["reason"] : "blocked by hookbox") > "/dev/stderr"
     exit code
@@ -422,9 +422,9 @@ case $token in
     out="$nl!Uthe token holds a line break: it cannot be sent in a header" ;;
   ?*)
     # The token reaches curl on a pipe, never on its command line.
-    out=$(printf 'authorization: Bearer %s\n' "$token" | curl "$@" -H @/dev/fd/3 -- "$path" 3<&0 <&4 2>/dev/null | LC_ALL=C awk -v fmt="$format" "$AWK") ;;
+    out=$(printf 'authorization: Bearer %s\n' "$token" | curl "$@" -H @/dev/fd/3 -- "$path" 3<&0 <&4 2>/dev/null | LC_ALL=C awk -v fmt="$format" -v ev="$event" "$AWK") ;;
   *)
-    out=$(curl "$@" -- "$path" <&4 2>/dev/null | LC_ALL=C awk -v fmt="$format" "$AWK") ;;
+    out=$(curl "$@" -- "$path" <&4 2>/dev/null | LC_ALL=C awk -v fmt="$format" -v ev="$event" "$AWK") ;;
 esac
 code=$?
 told=\${out%%"$nl"*} rest=\${out#*"$nl"}
@@ -481,6 +481,13 @@ if [ "$mode" = allow ]; then
   printf '%s (passing through: %s)\n' "$problem" "$why" >&2
   exit 0
 fi
+# Where the agent is about to stop, a block would keep it going (another turn, told the error): it stops.
+case $(printf %s "$event" | tr '[:upper:]' '[:lower:]') in
+  stop|agentstop|subagentstop|afteragent)
+    printf '{}\n'
+    printf '%s (blocking: %s; at %s a block would keep the agent going: it stops)\n' "$problem" "$why" "$(HOOKBOX_TEXT=$event LC_ALL=C awk -v mode=text "$AWK" </dev/null)" >&2
+    exit 0 ;;
+esac
 # Exit 2 with the reason on stderr blocks in every one of these agents; the agent's own deny JSON is printed too.
 reason="$problem (blocking: $why)"
 HOOKBOX_REASON=$reason HOOKBOX_EVENT=$event LC_ALL=C awk -v mode=deny -v fmt="$format" "$AWK" </dev/null

@@ -12,6 +12,12 @@ import { parseArgs } from "node:util";
 import { AGENT_DEADLINE_S } from "../engine/agents.js";
 import { block, safeJson } from "./terminal.js";
 
+/** Where an agent stops (each agent's name, lower case): a block there keeps it going. */
+const STOP_EVENTS = new Set(["stop", "agentstop", "subagentstop", "afteragent"]);
+
+/** Where a Codex block is exit 2 (lower case); elsewhere Codex reads the answer's JSON at exit 0. */
+const CODEX_EXIT_2_EVENTS = new Set(["pretooluse", "permissionrequest"]);
+
 /** Agent dialects the forwarder asks hookbox for. */
 const FORMATS = { cosh: "cosh", copilot: "copilot", claude: "claude", codex: "codex", gemini: "gemini", cursor: "cursor" } as const;
 type AgentFormat = keyof typeof FORMATS;
@@ -93,8 +99,9 @@ export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Ar
       return {
         stdout: `${safeJson(answer.output)}\n`,
         stderr: blocked ? `${block(String(reason))}\n` : "",
-        // Codex reads a block from exit code 2 with the reason on stderr. An exit code is 0–255, or none.
-        code: blocked && format === "codex" ? 2 : exitCodeOf(answer.exit_code),
+        // Codex reads a block before a tool from exit code 2 with the reason on stderr; elsewhere its
+        // JSON (continue: false, context) is read at exit 0 only. An exit code is 0–255, or none.
+        code: blocked && format === "codex" && CODEX_EXIT_2_EVENTS.has(values.event.toLowerCase()) ? 2 : exitCodeOf(answer.exit_code),
       };
     }
     const message = answer.error?.message;
@@ -111,6 +118,9 @@ export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Ar
     ? `${verb}: ${known.from.replace(/^(\S+)(.*)$/, `$1 = ${mode}$2`)}`
     : "passing through: no failure mode known yet for this hookbox and token (set on_failure for the tenant, or pass --on-unreachable)";
   if (mode === "allow") return { stdout: "{}\n", stderr: `${problem} (${why})\n`, code: 0 };
+  // Where the agent is about to stop, a block would keep it going (another turn, told the error):
+  // hookbox's failure lets it stop.
+  if (STOP_EVENTS.has(values.event.toLowerCase())) return { stdout: "{}\n", stderr: `${problem} (${why}; at ${block(values.event)} a block would keep the agent going: it stops)\n`, code: 0 };
   // Exit 2 with the reason on stderr blocks in every one of these agents (copilot-hooks.md: for
   // preToolUse); the agent's own deny JSON is printed too, for those that read stdout.
   const reason = `${problem} (${why})`;

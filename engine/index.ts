@@ -345,9 +345,16 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
  */
 export function failureAnswer(format: Format, eventName: string | undefined, mode: "allow" | "block", reason: string): { output: Record<string, unknown>; exit_code: number } {
   const known = eventName !== undefined ? resolveEventName(eventName)?.point : undefined;
-  if (known === undefined && mode === "block") return blockWithoutEvent(format, reason);
-  const point = known ?? ("PreToolUse" as EventPoint);
-  return answerFor(format, point, mode === "block" ? { decision: "block", reason, notifications: [] } : { decision: null, notifications: [] });
+  // Where the agent stops, a block would keep it going: hookbox's failure lets it stop.
+  if (mode === "block" && !(known !== undefined && isStopPoint(known))) return blockAnswer(format, eventName, reason);
+  return answerFor(format, known ?? PRE_TOOL_USE, { decision: null, notifications: [] });
+}
+
+/** A block, as an agent of `format` reads one at that event (an event not known: one every event of the agent reads). */
+export function blockAnswer(format: Format, eventName: string | undefined, reason: string): { output: Record<string, unknown>; exit_code: number } {
+  const known = eventName !== undefined ? resolveEventName(eventName)?.point : undefined;
+  if (known === undefined) return blockWithoutEvent(format, reason);
+  return answerFor(format, known, { decision: "block", reason, notifications: [] });
 }
 
 const PRE_TOOL_USE = "PreToolUse" as EventPoint;

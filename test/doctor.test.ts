@@ -212,6 +212,23 @@ describe("hookbox doctor", () => {
     expect(doctor(repo, home).out).not.toMatch(/disableAllHooks/);
   });
 
+  it("weighs each agent's switches as the agent does: one Copilot file's disableAllHooks, the user's Gemini enabled: false, an async Codex hook; Cursor has no such switch", () => {
+    const { repo, home } = workspaceOf(svc.url, (file, text) => {
+      if (file.endsWith(join(".codex", "hooks.json"))) return text.replace(/"type": ?"command"/, '"type": "command", "async": true');
+      if (file.endsWith(join(".cursor", "hooks.json"))) return JSON.stringify({ ...(JSON.parse(text) as object), disableAllHooks: true });
+      return text;
+    });
+    writeFileSync(join(repo, ".github/hooks/off.json"), JSON.stringify({ version: 1, disableAllHooks: true, hooks: {} }));
+    mkdirSync(join(home, ".gemini"));
+    writeFileSync(join(home, ".gemini/settings.json"), JSON.stringify({ hooksConfig: { enabled: false } }));
+    const r = doctor(repo, home);
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/^FAIL +Copilot CLI .*\n.*"disableAllHooks": true in .*off\.json: Copilot runs none of its hooks/m);
+    expect(r.out).toMatch(/^FAIL +Gemini CLI .*\n.*"enabled": false in .*\.gemini\/settings\.json: Gemini CLI runs none of its hooks/m);
+    expect(r.out).toMatch(/^FAIL +Codex .*\n.*"async": true: Codex skips it/m);
+    expect(r.out).toMatch(/^ok +Cursor /m);
+  });
+
   it("reads no configuration that links out of the folder it checks, and prints nothing of such a file", () => {
     const secret = join(mkdtempSync(join(tmpdir(), "hookbox-doctor-secret-")), "credentials");
     writeFileSync(secret, "aws_secret_access_key = wJalrSECRETdoctor\n");

@@ -149,12 +149,17 @@ describe.each(forwarders)("$forwarder blocking when hookbox is unreachable", ({ 
   it.each([
     ["PreToolUse", true],
     ["UserPromptSubmit", false],
-    ["Stop", false],
   ])("answers Claude's %s with exit 2 and JSON valid at that event (a hookSpecificOutput only on PreToolUse)", async (event, specific) => {
     const r = runLine(bin, `hookbox forward --url http://127.0.0.1:8080 --event ${event} --format claude`, `http://127.0.0.1:${await freePort()}`, { hook_event_name: event, prompt: "hi" }, " --on-unreachable block");
     expect(r.code).toBe(2);
     expect(r.output).toMatchObject({ decision: "block", reason: r.stderr.trim() });
     expect(Object.hasOwn(r.output as object, "hookSpecificOutput")).toBe(specific);
+  });
+  it("lets Claude stop at Stop: a block there would keep it going, told the error", async () => {
+    const r = runLine(bin, "hookbox forward --url http://127.0.0.1:8080 --event Stop --format claude", `http://127.0.0.1:${await freePort()}`, { hook_event_name: "Stop" }, " --on-unreachable block");
+    expect(r.code).toBe(0);
+    expect(r.output).toEqual({});
+    expect(r.stderr).toMatch(/at Stop a block would keep the agent going: it stops/);
   });
   it("answers Claude's PermissionRequest, which ignores exit 2, with its decision object's deny", async () => {
     const r = runLine(bin, "hookbox forward --url http://127.0.0.1:8080 --event PermissionRequest --format claude", `http://127.0.0.1:${await freePort()}`, { hook_event_name: "PermissionRequest", tool_name: "Bash" }, " --on-unreachable block");
@@ -191,7 +196,11 @@ describe("native HTTP hooks", () => {
       method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${TOKEN_A}` },
       body: JSON.stringify({ toolName: "bash", toolArgs: JSON.stringify({ command: "git push" }) }),
     });
-    expect(await res.json()).toEqual({ permissionDecision: "ask", permissionDecisionReason: "pushing needs a human" });
+    // the CLI reads the top level, VS Code hookSpecificOutput
+    expect(await res.json()).toEqual({
+      permissionDecision: "ask", permissionDecisionReason: "pushing needs a human",
+      hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "ask", permissionDecisionReason: "pushing needs a human" },
+    });
   });
 });
 

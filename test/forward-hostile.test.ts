@@ -60,6 +60,7 @@ Object.assign(CASES, {
     sock.end(Buffer.concat([Buffer.from(`${head("500 Internal Server Error", ["Hookbox-On-Failure: block", `Content-Length: ${body.length}`])}\r\n`), body]));
   },
   "duplicate-reason": answer('{"decision":"block","reason":"A","reason":5,"output":{"permissionDecision":"deny"}}'),
+  "codex-block": answer(JSON.stringify({ decision: "block", reason: "stop here", output: { decision: "block", reason: "stop here", continue: false, stopReason: "budget spent" }, exit_code: 0 })),
   "partial-headers-allow": (sock: Socket) => sock.end(head("200 OK", ["Hookbox-On-Failure: allow"])),
   "echo-answer-by": (sock: Socket, got: string) => answer(JSON.stringify({ decision: "block", reason: "r", output: { permissionDecision: "deny", permissionDecisionReason: `answer-by ${/hookbox-answer-by-ms: (\d+)/i.exec(got)?.[1] ?? "none"}` }, exit_code: 0 }))(sock),
   "big-unicode": answer(JSON.stringify({ decision: null, output: { systemMessage: `${"日本語".repeat(100_000)}\u202e` }, exit_code: 0 })),
@@ -301,6 +302,30 @@ describe("both forwarders read what they are given alike", () => {
       expect(r.code, r.stderr).toBe(2);
       expect(r.stderr).toMatch(/^hookbox unreachable at /);
       expect(r.stdout).not.toMatch(/answer-by/);
+    }
+  });
+
+  it("lets the agent stop when hookbox cannot decide at a stop, failure mode block or not, in both: a block there would keep it going", async () => {
+    for (const event of ["Stop", "agentStop", "subagentStop", "AfterAgent", "stop"]) {
+      const a = ["--url", "http://127.0.0.1:1", "--event", event, "--format", "claude", "--timeout", "1000", "--on-unreachable", "block"];
+      const [node, sh] = await Promise.all([run("node", a), run("sh", a)]);
+      for (const r of [node, sh]) {
+        expect(r.code, `${event}: ${r.stderr}`).toBe(0);
+        expect(r.stdout).toBe("{}\n");
+        expect(r.stderr).toMatch(/a block would keep the agent going: it stops\)$/m);
+      }
+      // (the transport's own words differ: Node's and curl's)
+    }
+  });
+
+  it("answers a Codex block after a tool with its JSON at exit 0 (Codex reads no JSON at exit 2), before a tool with exit 2, in both", async () => {
+    for (const [event, code] of [["PostToolUse", 0], ["Stop", 0], ["PreToolUse", 2], ["PermissionRequest", 2]] as const) {
+      const a = ["--url", url, "--event", event, "--format", "codex", "--workspace", "codex-block"];
+      const [node, sh] = await Promise.all([run("node", a), run("sh", a)]);
+      expect(node.code, `${event}: ${node.stderr}`).toBe(code);
+      expect(sh.code, `${event}: ${sh.stderr}`).toBe(code);
+      expect(JSON.parse(node.stdout)).toMatchObject({ decision: "block", continue: false });
+      expect(sh.stdout).toBe(node.stdout);
     }
   });
 

@@ -169,7 +169,8 @@ export function interpretCopilot(run: RunResult, hook: HookDef): Verdict {
   // Where both forms answer, the stricter holds: a top-level "" or "allow" never hides a deny in
   // hookSpecificOutput (nor the other way round).
   // agentStop / subagentStop read `decision: "block"` only (copilot-hooks.md, "The main events").
-  const fields = isStopPoint(hook.point) ? [o.decision] : [o.permissionDecision, specific.permissionDecision, o.decision];
+  // permissionRequest: the CLI's own `behavior` (allow | deny) too.
+  const fields = isStopPoint(hook.point) ? [o.decision] : [o.permissionDecision, specific.permissionDecision, o.decision, ...(hook.point === "PermissionRequest" ? [o.behavior] : [])];
   const said = fields.map((value) => ({ value, decision: readDecision(value) }));
   const strongest = said.find((d) => d.decision === "block") ?? said.find((d) => d.decision === "ask") ?? said.find((d) => d.decision === "allow") ?? said.find((d) => d.decision === "invalid");
   const raw = strongest?.value;
@@ -178,7 +179,7 @@ export function interpretCopilot(run: RunResult, hook: HookDef): Verdict {
   if (decision === "invalid") return { decision: null, error: `unknown decision ${JSON.stringify(raw)}`, rule: "copilot: an unknown permissionDecision at exit 0 is logged, no effect; only crashes and non-zero exits fail closed" };
   const field = isStopPoint(hook.point) ? "decision" : "permissionDecision";
   let rule = decision ? `copilot: ${field} "${String(raw)}" from stdout` : `copilot: no ${field}`;
-  let reason = str(o.permissionDecisionReason) ?? str(specific.permissionDecisionReason) ?? str(o.reason);
+  let reason = str(o.permissionDecisionReason) ?? str(specific.permissionDecisionReason) ?? str(o.reason) ?? (hook.point === "PermissionRequest" ? str(o.message) : undefined);
   let halt: string | undefined;
   // VS Code: `"continue": false` stops the agent, with `stopReason`, whatever the decision says.
   if (o.continue === false) ({ decision, reason, rule, halt } = haltVerdict(o, hook.point, hook.name, reason, "copilot"));
@@ -226,17 +227,30 @@ function copilotDecision(point: EventPoint, f: Folded): Answer {
   const context = f.additionalContext;
   if (point === "PreToolUse" || point === "PermissionRequest") {
     const permissionDecision = f.decision === "block" ? "deny" : (f.decision ?? undefined);
+    const permissionDecisionReason = permissionDecision === "deny" ? (f.reason ?? "denied by hookbox") : f.decision ? f.reason : undefined;
+    if (point === "PermissionRequest") {
+      // The CLI reads `behavior` here (allow | deny, with a message): it decides before the
+      // permission service runs. permissionDecision is said too, for readers of the older form.
+      const behavior = permissionDecision === "deny" || permissionDecision === "allow" ? permissionDecision : undefined;
+      return { output: defined({ behavior, message: behavior === "deny" ? permissionDecisionReason : undefined, permissionDecision, permissionDecisionReason, modifiedArgs: f.modifiedArgs, additionalContext: context }), exit_code: 0 };
+    }
+    // Both forms: the CLI reads the top level; VS Code only hookSpecificOutput (its event name
+    // PascalCase), and without it runs the tool.
+    const specific = defined({ hookEventName: "PreToolUse", permissionDecision, permissionDecisionReason, updatedInput: f.modifiedArgs, additionalContext: context });
     const output = defined({
       permissionDecision,
-      permissionDecisionReason: permissionDecision === "deny" ? (f.reason ?? "denied by hookbox") : f.decision ? f.reason : undefined,
+      permissionDecisionReason,
       modifiedArgs: f.modifiedArgs,
       additionalContext: context,
+      hookSpecificOutput: Object.keys(specific).length > 1 ? specific : undefined,
     });
     return { output, exit_code: 0 };
   }
   if (isStopPoint(point) && f.decision === "block") {
     return { output: defined({ decision: "block", reason: f.reason, additionalContext: context }), exit_code: 0 };
   }
+  // VS Code reads a PostToolUse's context from hookSpecificOutput; the CLI from the top level.
+  if (point === "PostToolUse" && context) return { output: { additionalContext: context, hookSpecificOutput: { hookEventName: "PostToolUse", additionalContext: context } }, exit_code: 0 };
   return { output: defined({ additionalContext: context }), exit_code: 0 };
 }
 

@@ -218,10 +218,25 @@ function loadRepositoryConfig(parsed: ParsedFile, ctx: LoadContext): HookSet {
   return loadCoshTable(parsed, ["hooks"], table, ctx, ["enabled", "parallel", "sequential"]);
 }
 
+/** `patch` merged into `base` as cosh-ng merges a hook's tool_input: objects key by key, all the way down; anything else replaced. */
+function deepMerge(base: Record<string, unknown>, patch: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const set = (k: string, v: unknown) => Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+  const plain = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+  for (const [k, v] of Object.entries(base)) set(k, v);
+  for (const [k, v] of Object.entries(patch)) {
+    const was = Object.hasOwn(out, k) ? out[k] : undefined;
+    set(k, plain(was) && plain(v) ? deepMerge(was, v) : v);
+  }
+  return out;
+}
+
 export const coshFormat: FormatModule = {
   format: "cosh",
   interpret: interpretCosh,
   effective: coshEffective,
   answer: coshAnswer,
+  // cosh-ng merges a hook's tool_input into the tool's arguments, deeply: what it runs is the merged whole.
+  changeAsRun: (change, args) => deepMerge(args, change),
   repository: [{ path: ".copilot-shell/config.toml", syntax: "toml", load: loadRepositoryConfig }],
 };

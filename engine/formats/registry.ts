@@ -36,7 +36,7 @@ export function interpret(run: RunResult, hook: HookDef): Verdict {
 }
 
 /** Cursor's own gates before a tool runs: events no other agent has. */
-const CURSOR_GATES = new Set(["BeforeShellExecution", "BeforeMCPExecution", "BeforeReadFile"]);
+const CURSOR_GATES = new Set(["BeforeShellExecution", "BeforeMCPExecution", "BeforeReadFile", "BeforeTabFileRead"]);
 const PRE_TOOL_USE = "PreToolUse" as EventPoint;
 /** What a hook of another format decides at Cursor's gates: what it decides before a tool, as far as Cursor takes it there. */
 const AT_CURSOR_GATES = new Map<string, ReadonlySet<Decision>>();
@@ -52,7 +52,8 @@ export function effectiveDecisions(point: EventPoint, format: Format): ReadonlyS
   let decisions = AT_CURSOR_GATES.get(key);
   if (!decisions) {
     const there = FORMAT_MODULES.cursor.effective(point);
-    AT_CURSOR_GATES.set(key, (decisions = new Set([...FORMAT_MODULES[format].effective(PRE_TOOL_USE)].filter((d) => there.has(d)))));
+    // An ask counts too: where Cursor cannot ask, its answer says it as the deny it must be.
+    AT_CURSOR_GATES.set(key, (decisions = new Set([...FORMAT_MODULES[format].effective(PRE_TOOL_USE)].filter((d) => there.has(d) || d === "ask"))));
   }
   return decisions;
 }

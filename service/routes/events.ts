@@ -6,7 +6,7 @@
 import type { ServerResponse } from "node:http";
 import { Hono, type Context } from "hono";
 import { stream } from "hono/streaming";
-import { AGENT_DEADLINE_S, BadRequestError, eventMemoryBytes, HookboxError, ShuttingDownError, failureAnswer, failureModeFor, newEventId, NotDecidedInTimeError, NotFoundError, parseEventBody, refuseTooDeep, resolveEventName, toolArgsMemoryBytes, type EventResult, type Tenant, type Format, type Notification } from "../../engine/index.js";
+import { AGENT_DEADLINE_S, BadRequestError, blockAnswer, eventMemoryBytes, HookboxError, ShuttingDownError, failureModeFor, newEventId, NotDecidedInTimeError, NotFoundError, parseEventBody, refuseTooDeep, resolveEventName, toolArgsMemoryBytes, type EventResult, type Tenant, type Format, type Notification } from "../../engine/index.js";
 import { auditEntry } from "../records/audit-log.js";
 import { EventQuerySchema, queryOf, type EventQuery } from "../schemas.js";
 import type { AppDeps, Env } from "../context.js";
@@ -211,7 +211,8 @@ async function canary(c: Context<Env>, deps: AppDeps, req: { eventName: string |
   if (!resolved) throw new BadRequestError(`unknown event ${JSON.stringify(req.eventName.slice(0, 64))}`, "event", "unknown_event");
   const camel = "toolName" in req.body || "toolArgs" in req.body || "sessionId" in req.body;
   const format: Format = req.format ?? (camel ? "copilot" : "cosh");
-  const answer = failureAnswer(format, req.eventName, "block", CANARY_REASON);
+  // A block, whatever the event — at a stop too: what the doctor proves is that one gets through.
+  const answer = blockAnswer(format, req.eventName, CANARY_REASON);
   const session = req.body.session_id ?? req.body.sessionId;
   const eventId = newEventId();
   deps.sessions.heard(tenant.name, session, resolved.point, format, true);

@@ -11,7 +11,7 @@ import { coshMatcher } from "../../engine/formats/cosh-toml.js";
 import { interpretCursor } from "../../engine/formats/cursor-hooks.js";
 import { claudeCondition } from "../../engine/formats/claude-if.js";
 import { geminiMatcher, interpretGemini } from "../../engine/formats/gemini-settings.js";
-import { answerFor, effectiveDecisions } from "../../engine/formats/registry.js";
+import { answerFor, changeAsRun, effectiveDecisions } from "../../engine/formats/registry.js";
 import { fold } from "../../engine/aggregate.js";
 import { selectHooks } from "../../engine/match.js";
 import { readDecision } from "../../engine/formats/shared.js";
@@ -663,5 +663,40 @@ describe("Claude's if: commands hidden by shell syntax still fire the hook (a se
   });
   it.each(["{ ".repeat(4000) + "rm -rf x", "a=".repeat(4000) + " rm -rf x", "$(".repeat(4000) + "rm -rf x", '"$('.repeat(2600) + "rm -rf x", "${".repeat(4000) + "}; rm -rf x"])("reads a hostile 8 KiB command and runs the hook (%#)", (command) => {
     expect(runs("Bash(rm *)", command)).toBe(true);
+  });
+});
+
+describe("answers each agent acts on (its hooks reference)", () => {
+  const point = (name: string) => resolveEventName(name)!.point;
+  it("Copilot CLI permissionRequest: behavior deny with a message, read before the permission service runs; a hook's own behavior is read too", () => {
+    expect(answerFor("copilot", point("permissionRequest"), { decision: "block", reason: "no prod", notifications: [] }).output).toMatchObject({ behavior: "deny", message: "no prod", permissionDecision: "deny" });
+    expect(answerFor("copilot", point("permissionRequest"), { decision: "allow", notifications: [] }).output).toMatchObject({ behavior: "allow" });
+    expect(interpretCopilot(exited(0, '{"behavior":"deny","message":"not here"}'), hook("copilot", "permissionRequest", { dialect: "camel" }))).toMatchObject({ decision: "block", reason: "not here" });
+  });
+  it("Copilot in VS Code: a preToolUse deny in hookSpecificOutput too (VS Code reads nothing else), the CLI's at the top level", () => {
+    expect(answerFor("copilot", point("preToolUse"), { decision: "block", reason: "no", modifiedArgs: undefined, notifications: [] }).output).toEqual({
+      permissionDecision: "deny", permissionDecisionReason: "no",
+      hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "no" },
+    });
+    expect(answerFor("copilot", point("postToolUse"), { decision: null, additionalContext: "lint: 2 warnings", notifications: [] }).output).toEqual({
+      additionalContext: "lint: 2 warnings", hookSpecificOutput: { hookEventName: "PostToolUse", additionalContext: "lint: 2 warnings" },
+    });
+  });
+  it("Cursor's Tab read is a gate: a policy hook's block counts there, and an ask is said as a deny where Cursor cannot ask", () => {
+    expect([...effectiveDecisions(point("beforeTabFileRead"), "cosh")].sort()).toEqual(["allow", "ask", "block"]);
+    expect([...effectiveDecisions(point("beforeReadFile"), "cosh")]).toContain("ask");
+    expect(answerFor("cursor", point("beforeReadFile"), { decision: "ask", reason: "secrets?", notifications: [] }).output).toMatchObject({ permission: "deny" });
+  });
+  it("hookbox's failure at a stop lets the agent stop: a block there would keep it going, told the error", async () => {
+    const { failureAnswer } = await import("../../engine/index.js");
+    for (const [format, event] of [["claude", "Stop"], ["copilot", "agentStop"], ["cursor", "stop"], ["gemini", "AfterAgent"], ["codex", "Stop"], ["claude", "SubagentStop"]] as const) {
+      const a = failureAnswer(format, event, "block", "hookbox could not decide");
+      expect(a.exit_code, `${format} ${event}`).toBe(0);
+      expect(JSON.stringify(a.output), `${format} ${event}`).not.toMatch(/block|followup_message|could not decide/);
+    }
+    expect(failureAnswer("claude", "PreToolUse", "block", "x").output).toMatchObject({ hookSpecificOutput: { permissionDecision: "deny" } });
+  });
+  it("cosh-ng merges a tool_input deeply: policy looks at the merged whole", () => {
+    expect(changeAsRun("cosh", { args: ["-rf", "/"], opts: { force: true } }, () => ({ command: "rm", args: [], opts: { verbose: true } }))).toEqual({ command: "rm", args: ["-rf", "/"], opts: { verbose: true, force: true } });
   });
 });
