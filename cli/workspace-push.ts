@@ -146,7 +146,8 @@ export async function workspacePush(argv: string[], env: NodeJS.ProcessEnv): Pro
     const paths = hookPaths(dir, skipped);
     // Only a hook path that is itself a folder or file (not a link) is a place a link may lead to.
     const roots = paths.map((p) => join(dir, p)).filter((at) => !lstatSync(at).isSymbolicLink());
-    const allowed: Allowed = (target) => roots.some((root) => inside(root, target));
+    // …and never into a .git or node_modules folder, wherever it lies (a hook folder's own too).
+    const allowed: Allowed = (target) => roots.some((root) => inside(root, target)) && !relative(dir, target).split(sep).some(isSkipped);
     for (const p of paths) files(dir, allowed, join(dir, p), sent, skipped);
   }
   if (sent.length === 0) return { stdout: "", stderr: `${skipped.join("")}hookbox: no hook files in ${dir} (looked for ${HOOK_PATHS.join(", ")}; --all sends the whole folder)\n`, code: 65 };

@@ -6,7 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import { readFileSync, readdirSync, realpathSync, statSync, existsSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { z } from "zod";
 import { ConfigError } from "./errors.js";
 import { resolveEventName, unknownEventMessage } from "./events.js";
@@ -234,19 +234,25 @@ export function parseConfig(file: string, text: string, env: Record<string, stri
   });
   // Mounted read-only into every container, a repository's hooks' too: never hookbox's own data
   // (every tenant's workspaces, traces and audit), nor the container engine's socket.
-  const real = (p: string) => {
+  // Where a path really is, even one not made yet (a data_dir created at start-up): its deepest
+  // existing folder resolved, the rest as written.
+  const real = (p: string): string => {
     try {
       return realpathSync(p);
     } catch {
-      return p;
+      const parent = dirname(p);
+      return parent === p ? p : join(real(parent), basename(p));
     }
   };
+  // The engine's socket where DOCKER_HOST names one, and each known one where it really is.
+  const dockerHost = env.DOCKER_HOST?.startsWith("unix://") ? [env.DOCKER_HOST.slice("unix://".length)] : [];
+  const sockets = [...new Set([...ENGINE_SOCKETS, ...dockerHost].flatMap((sock) => [sock, real(sock)]))];
   const dataDir = real(resolve(base, server.data_dir));
   sandbox.mounts.forEach((m, i) => {
     const path = real(resolve(base, m));
     const inside = (a: string, b: string) => a === b || a.startsWith(b.endsWith("/") ? b : `${b}/`);
     if (inside(dataDir, path) || inside(path, dataDir)) throw configError(parsed, ["sandbox", "mounts", i], `mount ${JSON.stringify(m)} would show hookbox's data_dir (${dataDir}) to every hook`);
-    for (const socket of ENGINE_SOCKETS) if (inside(socket, path)) throw configError(parsed, ["sandbox", "mounts", i], `mount ${JSON.stringify(m)} would hand every hook the container engine's socket (${socket})`);
+    for (const socket of sockets) if (inside(socket, path)) throw configError(parsed, ["sandbox", "mounts", i], `mount ${JSON.stringify(m)} would hand every hook the container engine's socket (${socket})`);
   });
 
   const maxTimeoutMs = sandbox.max_timeout;

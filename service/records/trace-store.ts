@@ -45,8 +45,6 @@ interface Shelf {
   entries: Entry[];
   byId: Map<string, Entry>;
   bytes: number;
-  /** the last place given to one of its entries: a tenant's own count, which tells nothing of others' */
-  seq: number;
 }
 
 interface Pending {
@@ -57,6 +55,16 @@ interface Pending {
 
 export class TraceStore {
   private readonly shelves = new Map<string, Shelf>();
+  /**
+   * Per tenant, the last place given to one of its traces: its own count (telling nothing of other
+   * tenants'), kept when its shelf empties so that a cursor given before still pages back from it.
+   */
+  private readonly places = new Map<string, number>();
+  private nextPlace(tenantKey: string): number {
+    const n = (this.places.get(tenantKey) ?? 0) + 1;
+    this.places.set(tenantKey, n);
+    return n;
+  }
   private readonly listeners = new Map<string, Set<(s: TraceSummary) => void>>();
   /**
    * Traces accepted but not yet on disk, oldest first: written one after another, off the
@@ -84,7 +92,7 @@ export class TraceStore {
 
   private shelf(tenantKey: string): Shelf {
     let shelf = this.shelves.get(tenantKey);
-    if (!shelf) this.shelves.set(tenantKey, (shelf = { entries: [], byId: new Map(), bytes: 0, seq: 0 }));
+    if (!shelf) this.shelves.set(tenantKey, (shelf = { entries: [], byId: new Map(), bytes: 0 }));
     return shelf;
   }
 
@@ -110,7 +118,7 @@ export class TraceStore {
       if (loaded.length === 0) continue;
       const shelf = this.shelf(tenantKey);
       shelf.entries = loaded.sort((a, b) => a.timeMs - b.timeMs);
-      for (const e of loaded) e.seq = ++shelf.seq;
+      for (const e of loaded) e.seq = this.nextPlace(tenantKey);
       for (const e of loaded) shelf.byId.set(e.summary.event_id, e);
       shelf.bytes = loaded.reduce((n, e) => n + e.bytes, 0);
     }
@@ -130,7 +138,7 @@ export class TraceStore {
     const tenantKey = this.key(tenant.name);
     const file = join(this.dir, tenantKey, `${summary.event_id}.json`);
     const shelf = this.shelf(tenantKey);
-    const entry: Entry = { tenantKey, summary, timeMs: Date.parse(summary.time), bytes: 0, file, gone: false, seq: ++shelf.seq };
+    const entry: Entry = { tenantKey, summary, timeMs: Date.parse(summary.time), bytes: 0, file, gone: false, seq: this.nextPlace(tenantKey) };
     shelf.entries.push(entry);
     shelf.byId.set(summary.event_id, entry);
     this.pending.set(file, { entry, text });

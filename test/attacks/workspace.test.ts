@@ -143,6 +143,10 @@ describe("workspaces cannot read the host", () => {
     symlinkSync("../../.env", join(repo, ".github/hooks/env"));
     symlinkSync("../../.git/config", join(repo, ".github/hooks/gitcfg"));
     symlinkSync("../../.GIT/config", join(repo, ".github/hooks/gitcfg2"));
+    // a .git inside a hook folder: never sent, nor reached by a link
+    mkdirSync(join(repo, ".github/hooks/.git"));
+    writeFileSync(join(repo, ".github/hooks/.git/config"), `url = https://${canaryText}-nested@example.com/r`);
+    symlinkSync(".git/config", join(repo, ".github/hooks/gitcfg3"));
     const viaLink = join(mkdtempSync(join(tmpdir(), "hookbox-link-")), "checkout");
     symlinkSync(repo, viaLink); // the folder named by a link: read as the folder it is
     for (const [folder, args] of [[repo, []], [viaLink, ["--all"]]] as const) {
@@ -154,6 +158,7 @@ describe("workspaces cannot read the host", () => {
       expect(stderr).toContain(".cursor is a link out of");
       expect(stderr).toContain(".github/hooks/gitcfg is a link to .git/config, which is not sent: skipped");
       expect(stderr).toContain(".github/hooks/gitcfg2 is a link to .GIT/config, which is not sent: skipped");
+      expect(stderr).toContain(".github/hooks/gitcfg3 is a link to .github/hooks/.git/config, which is not sent: skipped");
       if (!args.length) expect(stderr).toContain(".github/hooks/env is a link to .env, which is not sent: skipped");
       // hooks.json, lib/guard.sh and guard.sh; with --all also .env and the link to it
       expect(stderr).toContain(args.length ? "uploaded 5 files, 1 repository hooks" : "uploaded 3 files, 1 repository hooks");
@@ -162,7 +167,7 @@ describe("workspaces cannot read the host", () => {
       expect(info.hooks.map((h) => h.origin)).toEqual([".github/hooks/hooks.json:1"]);
       const stored = filesUnder(svc.dataDir).map((f) => readFileSync(f));
       expect(stored.some((b) => b.includes("guard-body"))).toBe(true);
-      for (const secret of ["-settings", "-key", "-git", "-GIT", ...(args.length ? [] : ["-env"])]) expect(stored.some((b) => b.includes(`${canaryText}${secret}`)), secret).toBe(false);
+      for (const secret of ["-settings", "-key", "-git", "-GIT", "-nested", ...(args.length ? [] : ["-env"])]) expect(stored.some((b) => b.includes(`${canaryText}${secret}`)), secret).toBe(false);
     }
   });
 

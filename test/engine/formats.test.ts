@@ -94,6 +94,7 @@ describe("cosh TOML", () => {
     ["two tenants with one token", `[[tenants]]\nname = "a"\ntoken_sha256 = "${"a".repeat(64)}"\n\n[[tenants]]\nname = "b"\ntoken_sha256 = "${"a".repeat(64)}"\n`, /^c\.toml:5:1: tenants\[1\]: tenant "b" has the same token as tenant "a"/],
     ["a mount that shows the data_dir", '[server]\ndata_dir = "/srv/hookbox/data"\n\n[sandbox]\nmounts = ["/srv/hookbox"]\n', /^c\.toml:5:1: sandbox\.mounts\[0\]: mount "\/srv\/hookbox" would show hookbox's data_dir/],
     ["a mount that hands over the engine's socket", '[sandbox]\nmounts = ["/var/run"]\n', /^c\.toml:2:1: sandbox\.mounts\[0\]: mount "\/var\/run" would hand every hook the container engine's socket/],
+    ["a mount that will hold the data_dir made at start-up", '[server]\ndata_dir = "/tmp/hookbox-not-made-yet/x/data"\n\n[sandbox]\nmounts = ["/tmp/hookbox-not-made-yet"]\n', /^c\.toml:5:1: sandbox\.mounts\[0\]: mount .* would show hookbox's data_dir/],
   ])("fails on %s with file, line and reason", (_what, text, message) => {
     expect(configErrorOf(() => parseConfig("c.toml", text)).message).toMatch(message);
   });
