@@ -305,22 +305,33 @@ describe("admission and shutdown", () => {
   });
 
   it("answers 503 event_expired when an event waits for a slot past max_event_ms; a native hook gets the failure mode", async () => {
-    const edge = edgeApp({ config: "[sandbox]\nmax_concurrency = 1\nmax_tenant_concurrency = 1\nmax_queue = 2\nmax_event_ms = 100\n\n[[hooks.Stop]]\nname = \"slow\"\ncommand = \"hang\"\n" });
+    const edge = edgeApp({ config: "[sandbox]\nmax_concurrency = 1\nmax_tenant_concurrency = 1\nmax_queue = 2\nmax_event_ms = 100\n\n[[hooks.UserPromptSubmit]]\nname = \"slow\"\ncommand = \"hang\"\n" });
     // The fake runner holds "hang" until released, whatever its timeout: the slot stays taken.
-    const first = edge.request("/v1/events/Stop", post({ session_id: "s" }));
+    const first = edge.request("/v1/events/UserPromptSubmit", post({ session_id: "s" }));
     await expect.poll(() => edge.ran.length).toBe(1);
-    const waited = await edge.request("/v1/events/Stop", post({ session_id: "s" }));
+    const waited = await edge.request("/v1/events/UserPromptSubmit", post({ session_id: "s" }));
     expect(waited.status).toBe(503);
     expect(waited.headers.get("retry-after")).toBe("5");
     expect(await errorOf(waited)).toMatchObject({ code: "event_expired" });
     // team-b's failure mode is block: its native hook answers a block, in the agent's own JSON.
-    const held = edge.request("/v1/events/Stop", { ...post({ session_id: "b" }), token: TOKEN_B });
+    const held = edge.request("/v1/events/UserPromptSubmit", { ...post({ session_id: "b" }), token: TOKEN_B });
     await expect.poll(() => edge.ran.length).toBe(1);
-    const native = await edge.request("/v1/hooks/claude/Stop", { ...post({ session_id: "b", hook_event_name: "Stop" }), token: TOKEN_B });
+    const native = await edge.request("/v1/hooks/claude/UserPromptSubmit", { ...post({ session_id: "b", hook_event_name: "UserPromptSubmit" }), token: TOKEN_B });
     expect(native.status).toBe(200);
     expect(await native.json()).toMatchObject({ decision: "block", reason: expect.stringMatching(/event_expired/) });
     edge.release();
     await first;
+    await held;
+  });
+
+  it("answers a native hook at a stop that could not be decided with nothing, even for on_failure = block: a block there would keep the agent going", async () => {
+    const edge = edgeApp({ config: "[sandbox]\nmax_concurrency = 1\nmax_tenant_concurrency = 1\nmax_queue = 2\nmax_event_ms = 100\n\n[[hooks.Stop]]\nname = \"slow\"\ncommand = \"hang\"\n" });
+    const held = edge.request("/v1/events/Stop", { ...post({ session_id: "b" }), token: TOKEN_B });
+    await expect.poll(() => edge.ran.length).toBe(1);
+    const native = await edge.request("/v1/hooks/claude/Stop", { ...post({ session_id: "b", hook_event_name: "Stop" }), token: TOKEN_B });
+    expect(native.status).toBe(200);
+    expect(await native.json()).toEqual({});
+    edge.release();
     await held;
   });
 
