@@ -124,7 +124,8 @@ export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Ar
   // Exit 2 with the reason on stderr blocks in every one of these agents (copilot-hooks.md: for
   // preToolUse); the agent's own deny JSON is printed too, for those that read stdout.
   const reason = `${problem} (${why})`;
-  return { stdout: `${safeJson(denyOutput(format, values.event, reason))}\n`, stderr: `${reason}\n`, code: 2 };
+  // cosh-hooks.md: a "non-zero exit code … does not affect main flow" — cosh's block is its JSON at exit 0.
+  return { stdout: `${safeJson(denyOutput(format, values.event, reason))}\n`, stderr: `${reason}\n`, code: format === "cosh" ? 0 : 2 };
 }
 
 /**
