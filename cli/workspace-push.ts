@@ -155,7 +155,9 @@ export async function workspacePush(argv: string[], env: NodeJS.ProcessEnv): Pro
   const id = values.id ?? `${basename(given).replace(/[^A-Za-z0-9._-]/g, "-").replace(/^[^A-Za-z0-9]+/, "") || "ws"}-${createHash("sha256").update(archive).digest("hex").slice(0, 12)}`;
   const token = values.token ?? env.HOOKBOX_TOKEN;
   const res = await fetch(`${values.url.replace(/\/+$/, "")}/v1/workspaces/${encodeURIComponent(id)}`, {
-    method: "PUT", body: archive, headers: { "content-type": "application/gzip", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    // Hookbox-Workspace too: a proxy that routes by workspace (deploy/kubernetes/ingress.yaml) sends
+    // the upload to the replica its events will go to.
+    method: "PUT", body: archive, headers: { "content-type": "application/gzip", "hookbox-workspace": id, ...(token ? { authorization: `Bearer ${token}` } : {}) },
   }).catch((err: Error) => err);
   if (res instanceof Error) return { stdout: "", stderr: `hookbox: cannot reach ${values.url}: ${res.message}\n`, code: 69 };
   const answer: unknown = await res.json().catch(() => undefined);

@@ -71,7 +71,11 @@ export function createApp(given: AppDeps): Hono<Env> {
     c.set("tenant", tenant);
     if (deps.draining()) throw new ShuttingDownError();
     c.set("log", c.get("log").child({ tenant: tenant.name }));
-    await next();
+    // Counted from here: a request let in before the drain began (its body still arriving, its
+    // workspace still loading) is waited for too, not only the runs under way when it began.
+    const handled = next();
+    deps.inflight.add(handled);
+    await handled;
   });
   app.route("/v1/events", eventRoutes(deps));
   app.route("/v1/events", traceRoutes(deps));

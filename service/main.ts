@@ -31,6 +31,8 @@ const DEFAULT_CONFIG = join(ROOT, "hookbox.example.toml");
 const MAX_EVENT_BYTES = 1024 * 1024;
 /** How long a client may take to send a request's headers. @default 10 s */
 const HEADERS_TIMEOUT_MS = 10_000;
+/** After the grace period, how long killed events and late requests get to answer before the process exits. @default 5 s */
+const SHUTDOWN_AFTER_KILL_MS = 5_000;
 /** A connection idle longer than `max_event_ms` plus this is closed. @default 30 s */
 const SOCKET_IDLE_MARGIN_MS = 30_000;
 
@@ -86,7 +88,14 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
   mkdirSync(join(dataDir, "workspaces"), { recursive: true, mode: 0o700 });
   mkdirSync(join(dataDir, "scratch"), { recursive: true, mode: 0o711 });
   // One service per data_dir: a second one would take the first one's containers for leftovers.
-  const lock = lockDataDir(dataDir);
+  const lock = lockDataDir(dataDir, {
+    // Another service took this data_dir over (its holder looked gone): two on one data_dir remove
+    // each other's containers — this one stops.
+    onLost: (by) => {
+      logger.fatal({ dataDir, pid: by }, "the data_dir lock is now another process's: stopping");
+      process.exit(2);
+    },
+  });
   if (!lock.ok) {
     console.error(`hookbox: data_dir ${dataDir} is in use by another hookbox process (pid ${lock.heldBy}, lock file ${lock.file}); stop it or give this one another data_dir`);
     process.exit(2);
@@ -187,13 +196,18 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
     logger.info({ signal, inflight: inflight.size, graceMs: config.server.shutdownGraceMs }, "stopping: no new events; running hooks may finish");
     // While running hooks finish, new requests still get an answer — 503 with Retry-After and the
     // tenant's failure mode — rather than a refused connection; the port closes after.
-    const grace = new Promise((r) => setTimeout(r, config.server.shutdownGraceMs).unref());
-    await Promise.race([Promise.allSettled([...inflight]), grace]);
+    // Until nothing is in flight — what was let in before the drain began and arrives late included.
+    const settled = async () => {
+      while (inflight.size > 0) await Promise.allSettled([...inflight]);
+    };
+    const after = (ms: number) => new Promise((r) => setTimeout(r, ms).unref());
+    await Promise.race([settled(), after(config.server.shutdownGraceMs)]);
     server.close();
     if (inflight.size > 0) {
       logger.warn({ inflight: inflight.size }, "grace period over: killing running hooks");
       shutdown.abort(new Error("shutting down"));
-      await Promise.allSettled([...inflight]);
+      // Killed hooks end at once; an upload still arriving is not waited for past this.
+      await Promise.race([settled(), after(SHUTDOWN_AFTER_KILL_MS)]);
     }
     reaper.stop();
     await container.drain({ close: true });

@@ -129,9 +129,26 @@ export class AuditLog implements AuditSink {
     await this.writeOut(chunk, chunkBytes);
   }
 
+  /**
+   * The chunk, whole: a short write (a full disk, a file size limit) goes on where it stopped, and a
+   * write that fails takes back what it wrote of the chunk — no line is left cut in two, for the
+   * next one to be appended to — and is counted as the error it is.
+   */
   private async writeOut(chunk: string, bytes: number): Promise<void> {
     if (bytes === 0) return;
-    await (await this.opened()).write(chunk);
+    const h = await this.opened();
+    const buf = Buffer.from(chunk);
+    let done = 0;
+    try {
+      while (done < buf.length) {
+        const { bytesWritten } = await h.write(buf, done, buf.length - done);
+        if (bytesWritten <= 0) throw new Error("the audit file took no more bytes");
+        done += bytesWritten;
+      }
+    } catch (err) {
+      if (done > 0) await h.truncate(this.size).catch(() => undefined);
+      throw err;
+    }
     this.size += bytes;
   }
 

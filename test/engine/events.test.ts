@@ -174,12 +174,13 @@ describe("answers in each dialect (SERVICE.md §3 output / exit_code)", () => {
   const pre = "PreToolUse" as EventPoint;
   it.each([
     ["cosh", pre, blocked, { decision: "block", reason: "Dangerous rm -rf command", systemMessage: "Command blocked by security policy" }],
-    ["copilot", pre, blocked, { permissionDecision: "deny", permissionDecisionReason: "Dangerous rm -rf command" }],
+    // the CLI's form at the top level, VS Code's in hookSpecificOutput
+    ["copilot", pre, blocked, { permissionDecision: "deny", permissionDecisionReason: "Dangerous rm -rf command", hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "Dangerous rm -rf command" } }],
     ["claude", pre, blocked, { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "Dangerous rm -rf command" }, systemMessage: "Command blocked by security policy" }],
     ["cosh", pre, { decision: null, notifications: [] }, {}],
     ["copilot", pre, { decision: null, notifications: [] }, {}],
     ["claude", pre, { decision: null, notifications: [] }, {}],
-    ["copilot", pre, { decision: "allow", modifiedArgs: { command: "ls" }, notifications: [] }, { permissionDecision: "allow", modifiedArgs: { command: "ls" } }],
+    ["copilot", pre, { decision: "allow", modifiedArgs: { command: "ls" }, notifications: [] }, { permissionDecision: "allow", modifiedArgs: { command: "ls" }, hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "allow", updatedInput: { command: "ls" } } }],
     ["copilot", "Stop", { decision: "block", reason: "tests fail", notifications: [] }, { decision: "block", reason: "tests fail" }],
     ["claude", "Stop", { decision: "block", reason: "tests fail", notifications: [] }, { decision: "block", reason: "tests fail" }],
     ["cosh", "SessionStart", { decision: null, additionalContext: "ctx", notifications: [] }, { hookSpecificOutput: { additional_context: "ctx" } }],

@@ -19,3 +19,31 @@ describe("auditFileName", () => {
     expect(new Set(names.map(auditFileName)).size).toBe(names.length);
   });
 });
+
+describe("an audit file that takes no more bytes (a full disk, a file size limit)", () => {
+  it("is left with whole lines only: a line it could not take whole is taken back and counted as not written", async () => {
+    const { execFileSync } = await import("node:child_process");
+    const { mkdtempSync, readFileSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const dir = mkdtempSync(join(tmpdir(), "hookbox-audit-full-"));
+    const file = join(dir, "audit.jsonl");
+    const module = join(process.cwd(), "dist/service/records/audit-log.js");
+    // 2 KiB files at most (ulimit -f 2): the second 900-byte line fits half.
+    const script = `import(${JSON.stringify(module)}).then(async ({ AuditLog }) => {
+      const log = new AuditLog(${JSON.stringify(file)});
+      const results = [];
+      for (let i = 0; i < 4; i++) results.push(await log.write("t", { n: i, pad: "x".repeat(900) }).then(() => "ok", (e) => e.code ?? "error"));
+      await log.close();
+      console.log(JSON.stringify(results));
+    })`;
+    const out = execFileSync("sh", ["-c", `ulimit -f 2 && ${JSON.stringify(process.execPath)} --input-type=module -e '${script}'`], { encoding: "utf8" });
+    const results = JSON.parse(out) as string[];
+    expect(results[0]).toBe("ok");
+    expect(results.slice(1)).toContain("EFBIG");
+    const lines = readFileSync(file, "utf8").split("\n").filter(Boolean);
+    // every line in the file is whole, and as many as were said written
+    for (const l of lines) expect(() => JSON.parse(l)).not.toThrow();
+    expect(lines.length).toBe(results.filter((r) => r === "ok").length);
+  });
+});
