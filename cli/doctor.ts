@@ -210,13 +210,23 @@ const SAYS_DISABLE_ALL: ReadonlySet<Agent> = new Set(["claude", "codex", "copilo
 /** A matcher that filters (not "", "*" or none): the agent runs the hook only for what it matches. */
 const matcherOf = (m: unknown): { matcher?: string } => (typeof m === "string" && m.trim() !== "" && m.trim() !== "*" ? { matcher: m } : {});
 
-/** Why a file switches all of its agent's hooks off, if it does (a file with no hooks of its own too). */
-function switchedOffIn(file: string | undefined, agent: "copilot" | "gemini"): string | undefined {
+/** What a Gemini CLI settings file says of `enabled` (under hooksConfig or hooks; false if either is), or undefined. */
+function geminiEnabledIn(file: string | undefined): boolean | undefined {
   if (!file) return undefined;
   try {
     const doc = obj(JSON.parse(readBounded(file, MAX_CONFIG_BYTES)));
-    if (agent === "copilot") return doc.disableAllHooks === true ? `"disableAllHooks": true in ${file}: Copilot runs none of its hooks` : undefined;
-    return [obj(doc.hooksConfig), obj(doc.hooks)].some((x) => x.enabled === false) ? `"enabled": false in ${file}: Gemini CLI runs none of its hooks` : undefined;
+    const said = [obj(doc.hooksConfig).enabled, obj(doc.hooks).enabled].filter((v): v is boolean => typeof v === "boolean");
+    return said.length === 0 ? undefined : !said.includes(false);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Why a file switches all of its agent's hooks off, if it does (a file with no hooks of its own too). */
+function switchedOffIn(file: string | undefined, _agent: "copilot"): string | undefined {
+  if (!file) return undefined;
+  try {
+    return obj(JSON.parse(readBounded(file, MAX_CONFIG_BYTES))).disableAllHooks === true ? `"disableAllHooks": true in ${file}: Copilot runs none of its hooks` : undefined;
   } catch {
     return undefined;
   }
@@ -242,13 +252,22 @@ function switchedOff(entries: Entry[], files: { agent: Agent; file: string; scop
       // unreadable: named elsewhere
     }
   }
-  // Copilot: one file's disableAllHooks switches off every hook of the agent; Gemini CLI: the
-  // user's settings' `enabled: false` holds under the project's (it layers them).
+  // Copilot: one file's disableAllHooks switches off every hook of the agent. Gemini CLI layers its
+  // settings, the project's over the user's: the `enabled` of the project's file if it says one,
+  // else the user's, holds for the hooks of both.
   const copilotOff = files.filter((f) => f.agent === "copilot").map((f) => switchedOffIn(f.file, "copilot")).find((why) => why !== undefined);
-  const geminiHomeOff = switchedOffIn(files.find((f) => f.agent === "gemini" && f.scope === "home")?.file, "gemini");
+  const gemini = (scope: "repository" | "home") => files.find((f) => f.agent === "gemini" && f.scope === scope)?.file;
+  const geminiSays = [gemini("repository"), gemini("home")].map((file) => ({ file, enabled: geminiEnabledIn(file) })).find((g) => g.enabled !== undefined);
+  const isEnabledSwitch = (off: string | undefined) => off?.startsWith('"enabled": false') === true;
   return entries.map((e) => {
     if (e.agent === "copilot" && copilotOff !== undefined && e.off === undefined) return { ...e, off: copilotOff };
-    if (e.agent === "gemini" && geminiHomeOff !== undefined && e.off === undefined) return { ...e, off: geminiHomeOff };
+    if (e.agent === "gemini" && geminiSays !== undefined) {
+      if (geminiSays.enabled === false && (e.off === undefined || isEnabledSwitch(e.off))) return { ...e, off: `"enabled": false in ${geminiSays.file}: Gemini CLI runs none of its hooks` };
+      if (geminiSays.enabled === true && isEnabledSwitch(e.off)) {
+        const { off: _outweighed, ...rest } = e;
+        return rest;
+      }
+    }
     if (e.agent !== "claude" || decided === undefined) return e;
     if (decided.off) return { ...e, off: `"disableAllHooks": true in ${decided.file}: Claude Code runs none of its hooks` };
     // A file's own true is outweighed by a more local false.

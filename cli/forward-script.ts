@@ -481,11 +481,12 @@ if [ "$mode" = allow ]; then
   printf '%s (passing through: %s)\n' "$problem" "$why" >&2
   exit 0
 fi
-# Where the agent is about to stop, a block would keep it going (another turn, told the error): it stops.
+# Where a block keeps the agent going (a stop: another turn; a teammate idle; a task completed),
+# hookbox's failure lets the agent go on as it would, not told the error as its next step.
 case $(printf %s "$event" | tr '[:upper:]' '[:lower:]') in
-  stop|agentstop|subagentstop|afteragent)
+  stop|agentstop|subagentstop|afteragent|teammateidle|taskcompleted)
     printf '{}\n'
-    printf '%s (blocking: %s; at %s a block would keep the agent going: it stops)\n' "$problem" "$why" "$(HOOKBOX_TEXT=$event LC_ALL=C awk -v mode=text "$AWK" </dev/null)" >&2
+    printf '%s (blocking: %s; at %s a block would keep the agent going: it goes on as it would)\n' "$problem" "$why" "$(HOOKBOX_TEXT=$event LC_ALL=C awk -v mode=text "$AWK" </dev/null)" >&2
     exit 0 ;;
 esac
 # Exit 2 with the reason on stderr blocks in every one of these agents; the agent's own deny JSON is printed too.

@@ -12,8 +12,11 @@ import { parseArgs } from "node:util";
 import { AGENT_DEADLINE_S } from "../engine/agents.js";
 import { block, safeJson } from "./terminal.js";
 
-/** Where an agent stops (each agent's name, lower case): a block there keeps it going. */
-const STOP_EVENTS = new Set(["stop", "agentstop", "subagentstop", "afteragent"]);
+/**
+ * Where a block keeps the agent going (each agent's name, lower case): its stops, and Claude Code's
+ * TeammateIdle (the teammate works on) and TaskCompleted (the task stays open).
+ */
+const STOP_EVENTS = new Set(["stop", "agentstop", "subagentstop", "afteragent", "teammateidle", "taskcompleted"]);
 
 /** Where a Codex block is exit 2 (lower case); elsewhere Codex reads the answer's JSON at exit 0. */
 const CODEX_EXIT_2_EVENTS = new Set(["pretooluse", "permissionrequest"]);
@@ -120,7 +123,7 @@ export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Ar
   if (mode === "allow") return { stdout: "{}\n", stderr: `${problem} (${why})\n`, code: 0 };
   // Where the agent is about to stop, a block would keep it going (another turn, told the error):
   // hookbox's failure lets it stop.
-  if (STOP_EVENTS.has(values.event.toLowerCase())) return { stdout: "{}\n", stderr: `${problem} (${why}; at ${block(values.event)} a block would keep the agent going: it stops)\n`, code: 0 };
+  if (STOP_EVENTS.has(values.event.toLowerCase())) return { stdout: "{}\n", stderr: `${problem} (${why}; at ${block(values.event)} a block would keep the agent going: it goes on as it would)\n`, code: 0 };
   // Exit 2 with the reason on stderr blocks in every one of these agents (copilot-hooks.md: for
   // preToolUse); the agent's own deny JSON is printed too, for those that read stdout.
   const reason = `${problem} (${why})`;

@@ -13,7 +13,7 @@ import { resolveEventName, unknownEventMessage } from "./events.js";
 import { loadCoshTable } from "./formats/cosh-toml.js";
 import { loadCopilotFile } from "./formats/copilot-json.js";
 import { EXTENSION_FILE, loadExtension } from "./formats/cosh-extension.js";
-import { configError, parseBytes, readJson, readToml, schemaError, type ParsedFile } from "./formats/shared.js";
+import { blockKeepsGoing, configError, originOf, parseBytes, readJson, readToml, schemaError, type ParsedFile } from "./formats/shared.js";
 import { mergeHookSets, type HookSet } from "./hooks.js";
 import { DEFAULT_POOL, type PoolOptions } from "./run/warm-pool.js";
 import { DEFAULT_TRACE_LIMITS, type TraceLimits } from "./trace-limits.js";
@@ -221,7 +221,8 @@ export function parseConfig(file: string, text: string, env: Record<string, stri
   const traces = section(TracesSchema, "traces");
   const tenantsParsed = z.array(TenantSchema).safeParse(doc.tenants ?? []);
   if (!tenantsParsed.success) throw schemaError(parsed, tenantsParsed.error, ["tenants"]);
-  const tenants = tenantsParsed.data.map((t, i) => tenantOf(parsed, t, i, env, server));
+  const tenantWarnings: string[] = [];
+  const tenants = tenantsParsed.data.map((t, i) => tenantOf(parsed, t, i, env, server, tenantWarnings));
   const names = new Set<string>();
   const tokens = new Map<string, string>();
   tenants.forEach((t, i) => {
@@ -310,11 +311,11 @@ export function parseConfig(file: string, text: string, env: Record<string, stri
     policy: { ...policy, disableAll: false },
     service: hooks,
     extension,
-    warnings: [...hooks.warnings, ...policy.warnings, ...extension.warnings],
+    warnings: [...tenantWarnings, ...hooks.warnings, ...policy.warnings, ...extension.warnings],
   };
 }
 
-function tenantOf(parsed: ParsedFile, t: z.infer<typeof TenantSchema>, i: number, env: Record<string, string | undefined>, server: z.infer<typeof ServerSchema>): Tenant {
+function tenantOf(parsed: ParsedFile, t: z.infer<typeof TenantSchema>, i: number, env: Record<string, string | undefined>, server: z.infer<typeof ServerSchema>, warnings: string[]): Tenant {
   let sha = t.token_sha256;
   if (t.token_env !== undefined) {
     const token = env[t.token_env];
@@ -327,19 +328,22 @@ function tenantOf(parsed: ParsedFile, t: z.infer<typeof TenantSchema>, i: number
     repositoryHooks: t.repository_hooks,
     traceToolInput: t.trace_tool_input,
     repositoryMayRewrite: t.repository_may_rewrite,
-    onFailure: failureModes(parsed, i, t.on_failure),
+    onFailure: failureModes(parsed, i, t.on_failure, warnings),
     maxWorkspaceBytes: parseBytes(t.max_workspace_bytes ?? server.max_workspace_bytes)!,
     maxWorkspaces: t.max_workspaces ?? server.max_workspaces,
   };
 }
 
-function failureModes(parsed: ParsedFile, i: number, value: FailureMode | Record<string, FailureMode>): Record<string, FailureMode> {
+function failureModes(parsed: ParsedFile, i: number, value: FailureMode | Record<string, FailureMode>, warnings: string[]): Record<string, FailureMode> {
   if (typeof value === "string") return { "*": value };
   const out: Record<string, FailureMode> = { "*": value["*"] ?? "allow" };
   for (const [name, mode] of Object.entries(value)) {
     if (name === "*") continue;
     const resolved = resolveEventName(name);
     if (!resolved) throw configError(parsed, ["tenants", i, "on_failure", name], unknownEventMessage(name));
+    // Where a block keeps the agent going, hookbox's failure lets it go on as it would: said here, not found out later.
+    if (mode === "block" && blockKeepsGoing(resolved.point))
+      warnings.push(`${originOf(parsed, ["tenants", i, "on_failure", name])}: tenants[${i}].on_failure.${name} = "block" has no effect: at ${name} a block would keep the agent going, and when hookbox cannot decide the agent goes on as it would`);
     out[resolved.point] = mode;
   }
   return out;

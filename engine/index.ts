@@ -4,7 +4,7 @@
 import { randomUUID } from "node:crypto";
 import { afterPolicyLook, fold, RANK, withoutChange, type Judged, type Notification } from "./aggregate.js";
 import { answerFor, blockWithoutEvent, changeAsRun } from "./formats/registry.js";
-import { isStopPoint } from "./formats/shared.js";
+import { blockKeepsGoing, isStopPoint } from "./formats/shared.js";
 import { failureModeFor, type Config, type FailureMode, type Tenant } from "./config.js";
 import { BadRequestError, EventExpiredError } from "./errors.js";
 import { EVENT_NAMES, pointHasTool, pointName, resolveEventName, unknownEventMessage, type Decision, type EventPoint, type Format } from "./events.js";
@@ -284,7 +284,7 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
           // With the tenant's failure mode block, it says so — a block — unless the hooks that did
           // finish blocked; with allow, an allow the others gave is not answered for it (the agent
           // asks as it would). Not where a block would keep the agent going (Stop, SubagentStop).
-          if (cut !== undefined && !isStopPoint(point)) {
+          if (cut !== undefined && !blockKeepsGoing(point)) {
             const what = cut.why === "max_event_ms"
               ? `had not decided when the event's max_event_ms (${config.sandbox.maxEventMs} ms) ran out`
               : cut.why === "max_output_bytes"
@@ -346,7 +346,7 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
 export function failureAnswer(format: Format, eventName: string | undefined, mode: "allow" | "block", reason: string): { output: Record<string, unknown>; exit_code: number } {
   const known = eventName !== undefined ? resolveEventName(eventName)?.point : undefined;
   // Where the agent stops, a block would keep it going: hookbox's failure lets it stop.
-  if (mode === "block" && !(known !== undefined && isStopPoint(known))) return blockAnswer(format, eventName, reason);
+  if (mode === "block" && !(known !== undefined && blockKeepsGoing(known))) return blockAnswer(format, eventName, reason);
   return answerFor(format, known ?? PRE_TOOL_USE, { decision: null, notifications: [] });
 }
 

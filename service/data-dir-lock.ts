@@ -1,21 +1,21 @@
 /**
- * @module One service per data_dir: a lock file naming the holder — its host name, pid and start
- * time (pids are reused) — which the holder renews every LOCK_BEAT_MS. A second service on the same
- * data_dir would remove the first one's containers as its predecessor's leftovers; it refuses to
- * start instead. A lock is taken over only when its holder is provably gone: on this host its
- * process is not there (after kill -9, say); from another host (another container, whose pids this
- * one cannot see) it has not been renewed for LOCK_STALE_MS. A holder that finds the lock no longer
- * its own is told (`onLost`).
+ * @module One service per data_dir: a lock file naming the holder — its pid namespace, pid and
+ * start time (pids are reused) — which the holder renews every LOCK_BEAT_MS (a new file renamed
+ * over it: never empty, never half written). A second service on the same data_dir would remove the
+ * first one's containers as its predecessor's leftovers; it refuses to start instead. A lock is
+ * taken over only when its holder is provably gone: in this pid namespace, its process is not there
+ * (after kill -9, say); from another (another container, whose pids this one cannot see), its
+ * renewals have stopped — watched for LOCK_WATCH_MS on the file's own clock, never compared with
+ * another host's. A holder that finds the lock no longer its own is told (`onLost`).
  */
-import { closeSync, openSync, readFileSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
-import { hostname } from "node:os";
+import { closeSync, openSync, readFileSync, readlinkSync, renameSync, statSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { DATA_DIR_LOCK, processAlive, processStartTicks } from "../engine/index.js";
 
 /** How often the holder renews its lock. @default 5 s */
 export const LOCK_BEAT_MS = 5_000;
-/** A lock from another host not renewed for this long is its holder's no more. @default 30 s */
-export const LOCK_STALE_MS = 30_000;
+/** How long a lock from another pid namespace is watched for a renewal before it counts as its holder's no more. @default 12.5 s */
+export const LOCK_WATCH_MS = 2.5 * LOCK_BEAT_MS;
 
 export type LockResult =
   | { ok: true; release(): void; tookOverFrom?: number }
@@ -24,39 +24,65 @@ export type LockResult =
 interface Holder {
   pid: number;
   start?: string;
-  host?: string;
-  /** when it was last renewed (epoch ms) */
-  beat?: number;
+  /** the pid namespace the pid is of (Linux: /proc/self/ns/pid) */
+  pidns?: string;
 }
 
 function readHolder(file: string): Holder | undefined {
   try {
     const parsed = JSON.parse(readFileSync(file, "utf8")) as Partial<Holder>;
     if (typeof parsed.pid !== "number") return undefined;
-    return { pid: parsed.pid, start: typeof parsed.start === "string" ? parsed.start : undefined, host: typeof parsed.host === "string" ? parsed.host : undefined, beat: typeof parsed.beat === "number" ? parsed.beat : undefined };
+    return { pid: parsed.pid, start: typeof parsed.start === "string" ? parsed.start : undefined, pidns: typeof parsed.pidns === "string" ? parsed.pidns : undefined };
   } catch {
     return undefined;
   }
 }
 
-/** Whether the holder named in a lock file may still be running. */
-function holderAlive(holder: Holder): boolean {
-  // Another host (another container: its pids are not ours to look at): alive while it renews.
-  if (holder.host !== undefined && holder.host !== hostname()) return holder.beat === undefined || Date.now() - holder.beat < LOCK_STALE_MS;
-  // This host: ours from an earlier life (pid 1 in a restarted container), or a process that is gone.
-  return holder.pid !== process.pid && processAlive(holder.pid, holder.start);
+function ownPidNamespace(): string | undefined {
+  try {
+    return readlinkSync("/proc/self/ns/pid");
+  } catch {
+    return undefined;
+  }
+}
+
+const sleep = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+const mtimeOf = (file: string) => statSync(file, { throwIfNoEntry: false })?.mtimeMs;
+
+/**
+ * Whether the holder of a lock may still be running. In our pid namespace its process says; from
+ * another (or one that cannot be read) whether the lock is renewed while we watch it.
+ */
+function holderAlive(holder: Holder | undefined, file: string, me: Holder): boolean {
+  if (holder && holder.pidns !== undefined && holder.pidns === me.pidns) return holder.pid !== process.pid && processAlive(holder.pid, holder.start);
+  // An older hookbox's lock (no namespace named) on a machine that has none: as it always was.
+  if (holder && holder.pidns === undefined && me.pidns === undefined) return holder.pid !== process.pid && processAlive(holder.pid, holder.start);
+  const before = mtimeOf(file);
+  for (let waited = 0; waited < LOCK_WATCH_MS; waited += 250) {
+    sleep(250);
+    const now = mtimeOf(file);
+    if (now === undefined) return false;
+    if (now !== before) return true;
+  }
+  return false;
 }
 
 export function lockDataDir(dataDir: string, opts: { onLost?: (by: number | undefined) => void } = {}): LockResult {
   const file = join(dataDir, DATA_DIR_LOCK);
-  const me: Holder = { pid: process.pid, start: processStartTicks(process.pid), host: hostname() };
-  const mine = (h: Holder | undefined) => h?.pid === me.pid && h.start === me.start && h.host === me.host;
+  const pidns = ownPidNamespace();
+  const me: Holder = { pid: process.pid, start: processStartTicks(process.pid), ...(pidns !== undefined ? { pidns } : {}) };
+  const mine = (h: Holder | undefined) => h?.pid === me.pid && h.start === me.start && h.pidns === me.pidns;
+  const renew = () => {
+    const next = `${file}.${process.pid}.next`;
+    writeFileSync(next, JSON.stringify(me), { mode: 0o600 });
+    renameSync(next, file);
+  };
   let tookOverFrom: number | undefined;
   for (let attempt = 0; attempt < 5; attempt++) {
     try {
       // O_EXCL: of two services starting at once, one creates it.
       const fd = openSync(file, "wx", 0o600);
-      writeSync(fd, JSON.stringify({ ...me, beat: Date.now() }));
+      writeSync(fd, JSON.stringify(me));
       closeSync(fd);
       // Renewed while held; a lock found to be another's is lost, and said so once.
       const beat = setInterval(() => {
@@ -67,8 +93,8 @@ export function lockDataDir(dataDir: string, opts: { onLost?: (by: number | unde
           return;
         }
         try {
-          writeFileSync(file, JSON.stringify({ ...me, beat: Date.now() }), { mode: 0o600 });
-        } catch { /* a full disk: the next beat tries again */ }
+          renew();
+        } catch { /* a full disk: the lock stays as it was; the next beat tries again */ }
       }, LOCK_BEAT_MS);
       beat.unref();
       const release = () => {
@@ -80,13 +106,13 @@ export function lockDataDir(dataDir: string, opts: { onLost?: (by: number | unde
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
     }
     const holder = readHolder(file);
-    // A holder being written this instant reads as nothing yet: look again before calling it stale.
+    // A holder being written this instant reads as nothing yet: look again before judging it.
     if (!holder && attempt === 0) {
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
+      sleep(50);
       continue;
     }
-    if (holder && !mine(holder) && holderAlive(holder)) {
-      return { ok: false, heldBy: holder.pid, file };
+    if (!mine(holder) && holderAlive(holder, file, me)) {
+      return { ok: false, heldBy: holder?.pid ?? 0, file };
     }
     // Stale (its process is gone) or ours from an earlier life (pid 1 in a restarted container): take it over.
     tookOverFrom = holder?.pid;

@@ -227,6 +227,10 @@ describe("hookbox doctor", () => {
     expect(r.out).toMatch(/^FAIL +Gemini CLI .*\n.*"enabled": false in .*\.gemini\/settings\.json: Gemini CLI runs none of its hooks/m);
     expect(r.out).toMatch(/^FAIL +Codex .*\n.*"async": true: Codex skips it/m);
     expect(r.out).toMatch(/^ok +Cursor /m);
+    // Gemini CLI layers the project's settings over the user's: the project's enabled: true holds
+    const project = JSON.parse(readFileSync(join(repo, ".gemini/settings.json"), "utf8")) as Record<string, unknown>;
+    writeFileSync(join(repo, ".gemini/settings.json"), JSON.stringify({ ...project, hooksConfig: { enabled: true } }));
+    expect(doctor(repo, home).out).toMatch(/^ok +Gemini CLI /m);
   });
 
   it("reads no configuration that links out of the folder it checks, and prints nothing of such a file", () => {

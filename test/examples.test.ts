@@ -160,7 +160,7 @@ describe.each(forwarders)("$forwarder blocking when hookbox is unreachable", ({ 
     const r = runLine(bin, "hookbox forward --url http://127.0.0.1:8080 --event Stop --format claude", `http://127.0.0.1:${await freePort()}`, { hook_event_name: "Stop" }, " --on-unreachable block");
     expect(r.code).toBe(0);
     expect(r.output).toEqual({});
-    expect(r.stderr).toMatch(/at Stop a block would keep the agent going: it stops/);
+    expect(r.stderr).toMatch(/at Stop a block would keep the agent going: it goes on as it would/);
   });
   it("answers Claude's PermissionRequest, which ignores exit 2, with its decision object's deny", async () => {
     const r = runLine(bin, "hookbox forward --url http://127.0.0.1:8080 --event PermissionRequest --format claude", `http://127.0.0.1:${await freePort()}`, { hook_event_name: "PermissionRequest", tool_name: "Bash" }, " --on-unreachable block");

@@ -306,13 +306,13 @@ describe("both forwarders read what they are given alike", () => {
   });
 
   it("lets the agent stop when hookbox cannot decide at a stop, failure mode block or not, in both: a block there would keep it going", async () => {
-    for (const event of ["Stop", "agentStop", "subagentStop", "AfterAgent", "stop"]) {
+    for (const event of ["Stop", "agentStop", "subagentStop", "AfterAgent", "stop", "TeammateIdle", "TaskCompleted"]) {
       const a = ["--url", "http://127.0.0.1:1", "--event", event, "--format", "claude", "--timeout", "1000", "--on-unreachable", "block"];
       const [node, sh] = await Promise.all([run("node", a), run("sh", a)]);
       for (const r of [node, sh]) {
         expect(r.code, `${event}: ${r.stderr}`).toBe(0);
         expect(r.stdout).toBe("{}\n");
-        expect(r.stderr).toMatch(/a block would keep the agent going: it stops\)$/m);
+        expect(r.stderr).toMatch(/a block would keep the agent going: it goes on as it would\)$/m);
       }
       // (the transport's own words differ: Node's and curl's)
     }

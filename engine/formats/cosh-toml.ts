@@ -177,7 +177,7 @@ export function interpretCosh(run: RunResult, hook: HookDef): Verdict {
     reason: str(o.reason),
     systemMessage: str(o.systemMessage),
     additionalContext: str(specific?.additional_context) ?? str(specific?.additionalContext),
-    // cosh-ng: `hookSpecificOutput.tool_input` replaces the tool's arguments (subject to trust tiers, SERVICE.md §8)
+    // cosh-ng: `hookSpecificOutput.tool_input` is merged deeply into the tool's arguments (changeAsRun; subject to trust tiers, SERVICE.md §8)
     ...(specific?.tool_input !== undefined && typeof specific.tool_input === "object" && specific.tool_input !== null ? { modifiedArgs: specific.tool_input } : {}),
     error: null,
     rule: decision ? `cosh: decision "${String(o.decision)}" from stdout` : "cosh: no decision is pass-through",

@@ -118,6 +118,13 @@ export const NoNulSchema = z.string().refine((s) => !s.includes("\0"), "a path c
 export const isStopPoint = (point: EventPoint): boolean => point === "Stop" || point === "SubagentStop";
 
 /**
+ * Where a block keeps the agent going rather than stops an action: a stop, and Claude Code's
+ * TeammateIdle (the teammate works on) and TaskCompleted (the task stays open). Where hookbox cannot
+ * decide, it does not block there: a block would drive the agent on, told only the error.
+ */
+export const blockKeepsGoing = (point: EventPoint): boolean => isStopPoint(point) || point === "TeammateIdle" || point === "TaskCompleted";
+
+/**
  * A hook's `"continue": false` (Claude Code hooks reference; VS Code's hooks): the agent stops
  * altogether, `stopReason` says why, and it "takes precedence over any event-specific decision
  * fields". On a stop point, where a block would keep the agent going, the verdict makes no decision

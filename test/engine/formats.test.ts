@@ -99,6 +99,14 @@ describe("cosh TOML", () => {
     expect(configErrorOf(() => parseConfig("c.toml", text)).message).toMatch(message);
   });
 
+  it("warns of an on_failure block where a block would keep the agent going (a stop, TeammateIdle, TaskCompleted): it has no effect there", () => {
+    const config = parseConfig("c.toml", `[[tenants]]\nname = "a"\ntoken_sha256 = "${"a".repeat(64)}"\non_failure = { Stop = "block", PreToolUse = "block", TeammateIdle = "block" }\n`);
+    expect(config.warnings).toEqual([
+      expect.stringMatching(/^c\.toml:\d+: tenants\[0\]\.on_failure\.Stop = "block" has no effect: at Stop a block would keep the agent going/),
+      expect.stringMatching(/tenants\[0\]\.on_failure\.TeammateIdle = "block" has no effect/),
+    ]);
+  });
+
   it("reads [[policy.<Event>]] as host policy hooks and Copilot files from policy dirs", () => {
     const dir = tree({
       "policy.d/10-guard.json": JSON.stringify({ version: 1, hooks: { preToolUse: [{ type: "command", bash: "./guard.sh", timeoutSec: 2 }] } }),
