@@ -54,9 +54,8 @@ const mtimeOf = (file: string) => statSync(file, { throwIfNoEntry: false })?.mti
  * another (or one that cannot be read) whether the lock is renewed while we watch it.
  */
 function holderAlive(holder: Holder | undefined, file: string, me: Holder): boolean {
-  if (holder && holder.pidns !== undefined && holder.pidns === me.pidns) return holder.pid !== process.pid && processAlive(holder.pid, holder.start);
-  // An older hookbox's lock (no namespace named) on a machine that has none: as it always was.
-  if (holder && holder.pidns === undefined && me.pidns === undefined) return holder.pid !== process.pid && processAlive(holder.pid, holder.start);
+  // Our pid namespace — or an older hookbox's lock, which names none: judged as it always was.
+  if (holder && (holder.pidns === undefined || holder.pidns === me.pidns)) return holder.pid !== process.pid && processAlive(holder.pid, holder.start);
   const before = mtimeOf(file);
   for (let waited = 0; waited < LOCK_WATCH_MS; waited += 250) {
     sleep(250);
