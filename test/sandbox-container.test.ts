@@ -369,3 +369,23 @@ describe("a warm run whose workspace's archive takes long to build", () => {
     expect(await leftovers()).toEqual({ containers: [], volumes: [] });
   }, 60_000);
 });
+
+describe("a pre-started container stopped from outside while its hook runs", () => {
+  it("is a run hookbox could not finish (failed_to_start), never the hook's own exit 137", async () => {
+    const runner = new ContainerRunner({ scratchDir: SCRATCH, pool: { ...POOL, size: 1 } });
+    try {
+      const request: RunRequest = { command: "sleep 5; echo '{}'", stdin: Buffer.from("{}"), env: {}, timeoutMs: 20_000, limits: DEFAULT_LIMITS, runtime: "runc" };
+      expect(await runner.warmFor(request)).toBe(true);
+      const running = runner.run(request);
+      await new Promise((r) => setTimeout(r, 1_000));
+      // what an engine that stops (a dind sidecar on SIGTERM) or an operator's `docker kill` does
+      for (const c of await docker.listContainers({ filters: { label: [`${LABEL_MANAGED}=true`] } })) await docker.getContainer(c.Id).kill().catch(() => undefined);
+      const result = await running;
+      expect(result).toMatchObject({ outcome: "failed_to_start", warm: true });
+      expect(result.outcome === "failed_to_start" && result.error).toMatch(/was stopped \(exit 137\) before its hook's end was read/);
+    } finally {
+      await runner.drain({ close: true });
+    }
+    expect(await leftovers()).toEqual({ containers: [], volumes: [] });
+  }, 60_000);
+});

@@ -137,6 +137,10 @@ export class WarmContainer {
         // again cold, never taken as a pass.
         const setup = state.exitCode === null ? undefined : WRAPPER_EXITS[state.exitCode];
         if (setup) return { ...result({ outcome: "failed_to_start", exitCode: null, error: setup }), beforeHook: true };
+        // Killed by a signal before its wrapper said how the hook ended (the engine stopped it, or
+        // something in it killed the wrapper): the hook's answer is not known — hookbox's failure,
+        // never the hook's crash judged by its agent's rules.
+        if (state.exitCode > 128) return result({ outcome: "failed_to_start", exitCode: null, error: `the pre-started container was stopped (exit ${state.exitCode}) before its hook's end was read` });
         return result({ outcome: "exited", exitCode: state.exitCode });
       }
       if (watch.oomKills > 0) return result({ outcome: "oom_killed", exitCode: code });
