@@ -222,8 +222,8 @@ function geminiEnabledIn(file: string | undefined): boolean | undefined {
   }
 }
 
-/** Why a file switches all of its agent's hooks off, if it does (a file with no hooks of its own too). */
-function switchedOffIn(file: string | undefined, _agent: "copilot"): string | undefined {
+/** Why a Copilot hooks file switches all of Copilot's hooks off, if it does (a file with no hooks of its own too). */
+function copilotSwitchedOffIn(file: string | undefined): string | undefined {
   if (!file) return undefined;
   try {
     return obj(JSON.parse(readBounded(file, MAX_CONFIG_BYTES))).disableAllHooks === true ? `"disableAllHooks": true in ${file}: Copilot runs none of its hooks` : undefined;
@@ -255,7 +255,7 @@ function switchedOff(entries: Entry[], files: { agent: Agent; file: string; scop
   // Copilot: one file's disableAllHooks switches off every hook of the agent. Gemini CLI layers its
   // settings, the project's over the user's: the `enabled` of the project's file if it says one,
   // else the user's, holds for the hooks of both.
-  const copilotOff = files.filter((f) => f.agent === "copilot").map((f) => switchedOffIn(f.file, "copilot")).find((why) => why !== undefined);
+  const copilotOff = files.filter((f) => f.agent === "copilot").map((f) => copilotSwitchedOffIn(f.file)).find((why) => why !== undefined);
   const gemini = (scope: "repository" | "home") => files.find((f) => f.agent === "gemini" && f.scope === scope)?.file;
   const geminiSays = [gemini("repository"), gemini("home")].map((file) => ({ file, enabled: geminiEnabledIn(file) })).find((g) => g.enabled !== undefined);
   const isEnabledSwitch = (off: string | undefined) => off?.startsWith('"enabled": false') === true;

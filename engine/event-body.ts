@@ -28,16 +28,22 @@ export const MAX_EVENT_DEPTH = 64;
 
 const tooDeep = () => new BadRequestError(`the body is nested deeper than ${MAX_EVENT_DEPTH} levels`, "body", "bad_json");
 
-/** A body nested too deep is refused (400) by one byte pass, before anything parses or weighs it. */
-export function refuseTooDeep(raw: Uint8Array): void {
-  if (nestedDeeperThan(raw, MAX_EVENT_DEPTH)) throw tooDeep();
+/**
+ * One byte pass before anything parses the body: a body nested too deep is refused (400), and what
+ * it will hold in memory once parsed is weighed (`eventMemoryBytes`).
+ */
+export function weighEventBody(raw: Uint8Array): number {
+  const scan = scanJson(raw, MAX_EVENT_DEPTH);
+  if (scan.deeper) throw tooDeep();
+  return memoryOf(raw.length, scan);
 }
 
-export function parseEventBody(raw: Uint8Array): JsonObject {
+/** `weighed`: `weighEventBody` already passed over these bytes (their depth is checked). */
+export function parseEventBody(raw: Uint8Array, opts: { weighed?: boolean } = {}): JsonObject {
   const text = Buffer.from(raw).toString("utf8");
   if (text.trim() === "") throw new BadRequestError("the body is empty: post the event JSON a hook would read on stdin", "body", "bad_json");
   // Before JSON.parse, which would build (and the syntax error path walk) a million-deep value first.
-  refuseTooDeep(raw);
+  if (!opts.weighed && nestedDeeperThan(raw, MAX_EVENT_DEPTH)) throw tooDeep();
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -67,20 +73,10 @@ export function parseEventBody(raw: Uint8Array): JsonObject {
  * is parsed again later, when a condition or another dialect reads it: it counts as 32 bytes a character.
  */
 export function eventMemoryBytes(bytes: Uint8Array): number {
-  let containers = 0;
-  let separators = 0;
-  let inString = false;
-  for (let i = 0; i < bytes.length; i++) {
-    const b = bytes[i];
-    if (inString) {
-      if (b === BACKSLASH) i++;
-      else if (b === QUOTE) inString = false;
-    } else if (b === QUOTE) inString = true;
-    else if (b === OPEN_BRACKET || b === OPEN_BRACE) containers++;
-    else if (b === COMMA || b === COLON) separators++;
-  }
-  return 2 * bytes.length + 64 * containers + 24 * separators;
+  return memoryOf(bytes.length, scanJson(bytes, Infinity) as Counted);
 }
+
+const memoryOf = (length: number, counted: Counted) => 2 * length + 64 * counted.containers + 24 * counted.separators;
 
 /** What a parsed body's Copilot `toolArgs` string will take when it is parsed in turn (see eventMemoryBytes). */
 export const toolArgsMemoryBytes = (body: JsonObject): number => (typeof body.toolArgs === "string" ? 32 * body.toolArgs.length : 0);
@@ -94,13 +90,18 @@ const CLOSE_BRACKET = 0x5d;
 const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
 
+type Counted = { deeper: false; containers: number; separators: number };
+
 /**
  * One pass over the bytes: whether `[` and `{` outside strings (a `\` escapes the next byte) ever
- * stand more than `max` deep. Exact for any text JSON.parse accepts — UTF-8 never puts these ASCII
- * bytes inside a multi-byte character — so no walk of the parsed value is needed after it.
+ * stand more than `max` deep — it stops there — and, when not, how many containers and `,` or `:`
+ * separators stand outside strings. Exact for any text JSON.parse accepts — UTF-8 never puts these
+ * ASCII bytes inside a multi-byte character — so no walk of the parsed value is needed after it.
  */
-export function nestedDeeperThan(bytes: Uint8Array, max: number): boolean {
+function scanJson(bytes: Uint8Array, max: number): { deeper: true } | Counted {
   let depth = 0;
+  let containers = 0;
+  let separators = 0;
   let inString = false;
   for (let i = 0; i < bytes.length; i++) {
     const b = bytes[i];
@@ -110,10 +111,16 @@ export function nestedDeeperThan(bytes: Uint8Array, max: number): boolean {
     } else if (b === QUOTE) {
       inString = true;
     } else if (b === OPEN_BRACKET || b === OPEN_BRACE) {
-      if (++depth > max) return true;
+      containers++;
+      if (++depth > max) return { deeper: true };
     } else if ((b === CLOSE_BRACKET || b === CLOSE_BRACE) && depth > 0) {
       depth--;
+    } else if (b === COMMA || b === COLON) {
+      separators++;
     }
   }
-  return false;
+  return { deeper: false, containers, separators };
 }
+
+/** Whether `[` and `{` outside strings ever stand more than `max` deep (see scanJson). */
+export const nestedDeeperThan = (bytes: Uint8Array, max: number): boolean => scanJson(bytes, max).deeper;

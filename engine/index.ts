@@ -33,7 +33,7 @@ export { DATA_DIR_LOCK } from "./names.js";
 export { DEFAULT_POOL, type PoolOptions } from "./run/warm-pool.js";
 export type { RunRequest, RunResult, Runner } from "./run/types.js";
 export { WorkspaceStore, type WorkspaceInfo } from "./workspace-store.js";
-export { EventBodySchema, eventMemoryBytes, parseEventBody, refuseTooDeep, toolArgsMemoryBytes } from "./event-body.js";
+export { EventBodySchema, parseEventBody, toolArgsMemoryBytes, weighEventBody } from "./event-body.js";
 
 /** Longest tool name matched against matchers; agents' tool names are far shorter (MCP's are ≤ 64). */
 export const MAX_TOOL_NAME_CHARS = 256;

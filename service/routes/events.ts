@@ -6,7 +6,7 @@
 import type { ServerResponse } from "node:http";
 import { Hono, type Context } from "hono";
 import { stream } from "hono/streaming";
-import { AGENT_DEADLINE_S, BadRequestError, blockAnswer, eventMemoryBytes, HookboxError, ShuttingDownError, failureModeFor, newEventId, NotDecidedInTimeError, NotFoundError, parseEventBody, refuseTooDeep, resolveEventName, toolArgsMemoryBytes, type EventResult, type Tenant, type Format, type Notification } from "../../engine/index.js";
+import { AGENT_DEADLINE_S, BadRequestError, blockAnswer, HookboxError, ShuttingDownError, failureModeFor, newEventId, NotDecidedInTimeError, NotFoundError, parseEventBody, resolveEventName, toolArgsMemoryBytes, weighEventBody, type EventResult, type Tenant, type Format, type Notification } from "../../engine/index.js";
 import { auditEntry } from "../records/audit-log.js";
 import { EventQuerySchema, queryOf, type EventQuery } from "../schemas.js";
 import type { AppDeps, Env } from "../context.js";
@@ -30,8 +30,8 @@ export async function handleEvent(c: Context<Env>, deps: AppDeps, eventName: str
   const raw = await readBody(c, deps.limits.maxEventBytes, { budget: deps.bodies, tenant: tenant.name, readMs: deps.limits.eventBodyReadMs });
   // What the event will hold while it waits and runs is charged before it is parsed, and given back
   // when it is done (its run's end; here, if it never gets one).
-  refuseTooDeep(raw);
-  const charges = [deps.eventMemory!.take(tenant.name, eventMemoryBytes(raw))];
+  // One pass over the bytes refuses a body nested too deep (400) and weighs the rest.
+  const charges = [deps.eventMemory!.take(tenant.name, weighEventBody(raw))];
   const memory = {
     charge: (bytes: number) => void charges.push(deps.eventMemory!.take(tenant.name, bytes)),
     giveBack: () => charges.forEach((give) => give()),
@@ -51,7 +51,7 @@ async function handleRead(
   const { t0, tenant, query, raw, memory } = read;
   const format = native ?? query.format;
   const interactiveParam = query.interactive;
-  const body = parseEventBody(raw);
+  const body = parseEventBody(raw, { weighed: true });
   memory.charge(toolArgsMemoryBytes(body));
   const named = eventName ?? bodyEventName(body);
   if (named !== undefined) c.set("event", named);
