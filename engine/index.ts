@@ -283,7 +283,7 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
           // decided: hookbox could not decide.
           // With the tenant's failure mode block, it says so — a block — unless the hooks that did
           // finish blocked; with allow, an allow the others gave is not answered for it (the agent
-          // asks as it would). Not where a block would keep the agent going (Stop, SubagentStop).
+          // asks as it would). Not where a block would keep the agent going (blockKeepsGoing).
           if (cut !== undefined && !blockKeepsGoing(point)) {
             const what = cut.why === "max_event_ms"
               ? `had not decided when the event's max_event_ms (${config.sandbox.maxEventMs} ms) ran out`
@@ -345,7 +345,7 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
  */
 export function failureAnswer(format: Format, eventName: string | undefined, mode: "allow" | "block", reason: string): { output: Record<string, unknown>; exit_code: number } {
   const known = eventName !== undefined ? resolveEventName(eventName)?.point : undefined;
-  // Where the agent stops, a block would keep it going: hookbox's failure lets it stop.
+  // Where a block would keep the agent going (blockKeepsGoing), hookbox's failure lets it go on as it would.
   if (mode === "block" && !(known !== undefined && blockKeepsGoing(known))) return blockAnswer(format, eventName, reason);
   return answerFor(format, known ?? PRE_TOOL_USE, { decision: null, notifications: [] });
 }
@@ -360,7 +360,6 @@ export function blockAnswer(format: Format, eventName: string | undefined, reaso
 const PRE_TOOL_USE = "PreToolUse" as EventPoint;
 const NO_SOURCES = { policy: emptyHookSet(), service: emptyHookSet(), extension: emptyHookSet(), repository: emptyHookSet() };
 
-/** The event as the agent would run it with the arguments a hook substituted. */
 /** The event under another name, in its dialect (`hook_event_name`, or Copilot's `hookEventName` where it carries one). */
 function renamedEvent(body: JsonObject, dialect: "snake" | "camel", point: EventPoint): JsonObject {
   if (dialect === "snake") return { ...body, hook_event_name: pointName(point, "snake") };
@@ -370,6 +369,7 @@ function renamedEvent(body: JsonObject, dialect: "snake" | "camel", point: Event
 /** A policy hook's verdict in a look at another event than the agent's: its allow grants nothing there. */
 const withoutAllow = (j: Judged): Judged => (j.verdict.decision === "allow" ? { ...j, verdict: { ...j.verdict, decision: null } } : j);
 
+/** The event as the agent would run it with the arguments a hook substituted. */
 function withArguments(body: JsonObject, dialect: "snake" | "camel", args: unknown): JsonObject {
   if (dialect === "camel") return { ...body, toolArgs: typeof args === "string" ? args : JSON.stringify(args) };
   // Copilot's hooks give arguments as a JSON string: a snake_case event carries them as an object.
