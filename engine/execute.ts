@@ -95,17 +95,21 @@ export interface Executed {
    * deadline (`max_event_ms`: not run, or ended by that deadline rather than its own timeout), or
    * the output cap (`max_output_bytes`: stopped before it could finish its answer — its agent has no
    * such cap, and would have read it), a run hookbox could not start (`failed_to_start`: the
-   * engine down, its image missing — no fault of the hook, which never ran), or a timeout after
-   * hookbox's own preparation took part of the hook's time (`preparation`).
+   * engine down, its image missing — no fault of the hook, which never ran), a timeout after
+   * hookbox's own preparation took part of the hook's time (`preparation`), or a timeout at
+   * `[sandbox] max_timeout` where its agent would have waited longer (`max_timeout`).
    */
   undecided?: Undecided;
 }
 
 export interface Undecided {
   hook: string;
-  why: "max_event_ms" | "max_output_bytes" | "failed_to_start" | "preparation";
+  why: "max_event_ms" | "max_timeout" | "max_output_bytes" | "failed_to_start" | "preparation";
   /** the output cap the hook ran under (its own, where it lowers the sandbox's) */
   capBytes: number;
+  /** `max_timeout`: the time it ran for, and the longer time its agent gives it */
+  timeoutMs?: number;
+  agentTimeoutMs?: number;
   /** what hookbox's preparation took of the hook's time (`preparation`: it then timed out) */
   preparedMs?: number;
 }
@@ -154,11 +158,19 @@ async function runOne(hook: HookDef, opts: ExecuteOptions, t0: number): Promise<
   request.timeoutMs = Math.min(request.timeoutMs, leftMs);
   const run = leftMs <= 0 ? NO_TIME : await (onHost ? opts.runners.host : opts.runners.container).run(request);
   // Ended by the event's deadline, not by its own timeout, or by the output cap: it never got to decide.
+  // Cut by max_timeout short of the time its agent would have given it: it never got its time either.
+  const agentTimeoutMs = hook.agentTimeoutMs ?? (hook.timeoutMs > opts.sandbox.maxTimeoutMs ? hook.timeoutMs : undefined);
   const why: Undecided["why"] | undefined = run === NO_TIME || (run.outcome === "timed_out" && leftMs < ownTimeoutMs) ? "max_event_ms"
+    : run.outcome === "timed_out" && agentTimeoutMs !== undefined ? "max_timeout"
     : run.outcome === "timed_out" && (run.preparedMs ?? 0) > 0 ? "preparation"
     : run.outcome === "output_truncated" ? "max_output_bytes" : run.outcome === "failed_to_start" ? "failed_to_start" : undefined;
-  const undecided: Undecided | undefined = why && { hook: hook.name, why, capBytes: request.limits.maxOutputBytes, ...(run.preparedMs !== undefined ? { preparedMs: run.preparedMs } : {}) };
-  const verdict = capMessages(applyTrust(asRun(interpret(run, hook), hook, opts), hook.source, { repositoryMayRewrite: opts.repositoryMayRewrite === true }));
+  const undecided: Undecided | undefined = why && {
+    hook: hook.name, why, capBytes: request.limits.maxOutputBytes,
+    ...(run.preparedMs !== undefined ? { preparedMs: run.preparedMs } : {}),
+    ...(why === "max_timeout" ? { timeoutMs: request.timeoutMs, agentTimeoutMs } : {}),
+  };
+  // Trust first: a change it drops is never merged into the arguments (a megabyte of keys would cost the merge).
+  const verdict = capMessages(asRun(applyTrust(interpret(run, hook), hook.source, { repositoryMayRewrite: opts.repositoryMayRewrite === true }), hook, opts));
   if (run === NO_TIME) verdict.error = NO_TIME_ERROR;
   const j: Judged = { hook, verdict };
   // What the trace can show of each stream, not all of it: an event's hooks together printed up to
@@ -189,11 +201,18 @@ const TRACE_MARGIN_CHARS = 1024;
  */
 export const MAX_HOOK_MESSAGE_CHARS = 16 * 1024;
 
+/**
+ * @default 1 KiB — a hook's error, as its record in the answer and the trace carries it: an answer
+ * lists every hook of the event, a thousand of them.
+ */
+export const MAX_HOOK_ERROR_CHARS = 1024;
+
 function capMessages(verdict: Verdict): Verdict {
   for (const key of ["reason", "systemMessage", "warning", "additionalContext", "halt"] as const) {
     const text = verdict[key];
     if (text !== undefined && text.length > MAX_HOOK_MESSAGE_CHARS) verdict[key] = clip(text, MAX_HOOK_MESSAGE_CHARS);
   }
+  if (verdict.error !== null && verdict.error.length > MAX_HOOK_ERROR_CHARS) verdict.error = clip(verdict.error, MAX_HOOK_ERROR_CHARS);
   return verdict;
 }
 

@@ -31,7 +31,13 @@ export interface HookDef {
   /** a further condition on the event (Claude Code's `if`); absent: none */
   condition?: Condition;
   command: string;
+  /** at most `[sandbox] max_timeout` */
   timeoutMs: number;
+  /**
+   * the time its agent would give it, where max_timeout cut it shorter: timed out at max_timeout,
+   * the hook never got its time to decide — hookbox's failure, not the hook's own timeout
+   */
+  agentTimeoutMs?: number;
   env: Record<string, string>;
   /** cosh `fail_open = false`: a failure of this hook blocks */
   failOpen: boolean;

@@ -287,6 +287,8 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
           if (cut !== undefined && !blockKeepsGoing(point)) {
             const what = cut.why === "max_event_ms"
               ? `had not decided when the event's max_event_ms (${config.sandbox.maxEventMs} ms) ran out`
+              : cut.why === "max_timeout"
+                ? `timed out at [sandbox] max_timeout (${cut.timeoutMs ?? 0} ms), short of the ${cut.agentTimeoutMs ?? 0} ms its agent gives it`
               : cut.why === "max_output_bytes"
                 ? `printed past max_output_bytes (${cut.capBytes} bytes) before it finished its answer`
                 : cut.why === "preparation"

@@ -35,6 +35,17 @@ const MAX_NAME_BYTES = 4096;
 /** @default 64 — deepest entry path, in components: each is a folder to make and check; deeper is refused (400 archive_refused) */
 export const MAX_ENTRY_DEPTH = 64;
 
+/**
+ * 9 KiB — the most of one extended header: a pax header (`x`, or the global `g` that `git archive`
+ * writes), a GNU long name (`L`) or long link target (`K`). A pax header holds a name and a link
+ * target of MAX_NAME_BYTES each and a few short records; more is refused before it is decoded — a
+ * 4 MiB one costs the parser half a second, and each later pax header copies every record of the
+ * global one.
+ */
+export const MAX_META_HEADER_BYTES = 2 * MAX_NAME_BYTES + 1024;
+/** tar-stream's extended-header types, as its headers name them */
+const META_TYPES: ReadonlySet<string> = new Set(["pax-header", "pax-global-header", "gnu-long-path", "gnu-long-link-path"]);
+
 /** gunzip's output chunks: fewer, larger chunks through the counter and the tar parser */
 const GUNZIP_CHUNK_BYTES = 64 * 1024;
 
@@ -162,6 +173,7 @@ export async function unpack(body: AsyncIterable<Uint8Array>, dest: string, limi
   };
 
   const ex = extract();
+  guardMetaHeaders(ex, limits.maxEntries);
   ex.on("entry", (header: Header, stream, next) => {
     // A refused archive destroys the extractor, which errors the entry's stream: the error is ours, already reported.
     stream.on("error", () => undefined);
@@ -225,6 +237,27 @@ export async function unpack(body: AsyncIterable<Uint8Array>, dest: string, limi
   }
   await checkLinks(await readTree(rootReal));
   return { digest: `sha256:${hash.digest("hex")}`, files, bytes, folders: made, charged };
+}
+
+/**
+ * Every extended header is judged before tar-stream decodes it: one past MAX_META_HEADER_BYTES, or
+ * more of them than an archive of `maxEntries` entries needs (one each, and one global), is refused.
+ * tar-stream reads such a header whole (up to 4 MiB) and then decodes it in one step; this is the
+ * step it takes each one through (`_decodeLongHeader`, tar-stream 3.2, pinned), and an error thrown
+ * there ends the archive as invalid input does.
+ */
+function guardMetaHeaders(ex: ReturnType<typeof extract>, maxEntries: number): void {
+  const inner = ex as unknown as { _header: Header | null; _decodeLongHeader: (buf: Buffer) => void };
+  if (typeof inner._decodeLongHeader !== "function") throw new Error("tar-stream's extended-header step is missing: hookbox cannot bound it");
+  const decode = inner._decodeLongHeader.bind(inner);
+  let seen = 0;
+  inner._decodeLongHeader = (buf: Buffer) => {
+    const type = inner._header?.type ?? "extended header";
+    if (!META_TYPES.has(type)) return decode(buf);
+    if (buf.length > MAX_META_HEADER_BYTES) throw refuse(inner._header?.name ?? "", `${type} of ${buf.length} bytes: more than ${MAX_META_HEADER_BYTES} are not accepted`);
+    if (++seen > maxEntries + 1) throw new BadRequestError(`the archive has more than ${maxEntries + 1} extended headers`, "body", "archive_too_many_entries");
+    decode(buf);
+  };
 }
 
 /** A path inside the archive, normalised; refused when absolute or when it climbs out. */

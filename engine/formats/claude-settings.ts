@@ -13,7 +13,7 @@ import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import { claudeCondition } from "./claude-if.js";
 import { formatPath } from "./locate.js";
-import { type Answer, clip, configError, countHook, defined, describeFailure, eventOf, type FormatModule, haltVerdict, knownKeys, type LoadContext, matcherProblem, originOf, type ParsedFile, readDecision, readOutput, schemaError, skippedType, str, warn, withHalt, CommandSchema } from "./shared.js";
+import { type Answer, clip, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, haltVerdict, knownKeys, type LoadContext, matcherProblem, originOf, type ParsedFile, readDecision, readOutput, schemaError, shown, skippedType, str, warn, withHalt, CommandSchema } from "./shared.js";
 
 /**
  * @default 600 s — Claude Code's (and Codex's) default command-hook timeout; `[sandbox] max_timeout`
@@ -169,7 +169,7 @@ export function loadMatcherGroups(parsed: ParsedFile, ctx: LoadContext, format: 
           ...(matcher && MATCH_FIELD[resolved.point] ? { matchOn: MATCH_FIELD[resolved.point] } : {}),
           ...(condition ? { condition } : {}),
           command: handler.command,
-          timeoutMs: Math.min(handler.timeout !== undefined ? handler.timeout * 1000 : CLAUDE_DEFAULT_TIMEOUT_MS, ctx.maxTimeoutMs),
+          ...hookTimeout(handler.timeout !== undefined ? handler.timeout * 1000 : CLAUDE_DEFAULT_TIMEOUT_MS, ctx),
           env: {},
           failOpen: true,
           limits: {},
@@ -261,7 +261,7 @@ export function interpretClaude(run: RunResult, hook: HookDef): Verdict {
   // `defer` hands the call back to the agent's own permission flow: no decision.
   if (raw === "defer") raw = undefined;
   const decision = readDecision(raw, words);
-  if (decision === "invalid") return { decision: null, error: `unknown decision ${JSON.stringify(raw)}`, rule: "claude: an unknown decision is an error of the hook" };
+  if (decision === "invalid") return { decision: null, error: `unknown decision ${shown(raw)}`, rule: "claude: an unknown decision is an error of the hook" };
   const rule = decision ? `claude: ${field} "${String(raw)}"` : `claude: no decision${specific.permissionDecision === "defer" ? " (defer)" : ""}`;
   // Claude Code: `"continue": false` stops the agent, with `stopReason`, whatever the decision says.
   const halt = o.continue === false

@@ -14,7 +14,7 @@ import type { HookDef, HookSet } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import {
-  CommandSchema, configError, countHook, defined, describeFailure, eventOf, haltVerdict, HookEnvSchema, isStopPoint, knownKeys, NoNulSchema, originOf, readDecision, readOutput, schemaError, skipOtherType, str, withHalt,
+  CommandSchema, configError, hookTimeout, countHook, defined, describeFailure, eventOf, haltVerdict, HookEnvSchema, isStopPoint, knownKeys, NoNulSchema, originOf, readDecision, readOutput, schemaError, shown, skipOtherType, str, withHalt,
   type Answer, type FormatModule, type LoadContext, type ParsedFile, warn,
 } from "./shared.js";
 
@@ -115,7 +115,7 @@ function loadHookMap(parsed: ParsedFile, hooks: Record<string, unknown>, ctx: Lo
         // copilot-hooks.md: "preToolUse receives toolName and toolArgs … PreToolUse receives snake_case fields"
         dialect: resolved.dialect,
         command,
-        timeoutMs: Math.min(seconds !== undefined ? seconds * 1000 : COPILOT_DEFAULT_TIMEOUT_MS, ctx.maxTimeoutMs),
+        ...hookTimeout(seconds !== undefined ? seconds * 1000 : COPILOT_DEFAULT_TIMEOUT_MS, ctx),
         env: e.env ?? {},
         failOpen: true,
         limits: {},
@@ -176,7 +176,7 @@ export function interpretCopilot(run: RunResult, hook: HookDef): Verdict {
   const raw = strongest?.value;
   let decision = strongest?.decision ?? null;
   // An exit 0 answer Copilot cannot read is logged, no effect: only crashes and non-zero exits fail closed.
-  if (decision === "invalid") return { decision: null, error: `unknown decision ${JSON.stringify(raw)}`, rule: "copilot: an unknown permissionDecision at exit 0 is logged, no effect; only crashes and non-zero exits fail closed" };
+  if (decision === "invalid") return { decision: null, error: `unknown decision ${shown(raw)}`, rule: "copilot: an unknown permissionDecision at exit 0 is logged, no effect; only crashes and non-zero exits fail closed" };
   const field = isStopPoint(hook.point) ? "decision" : "permissionDecision";
   let rule = decision ? `copilot: ${field} "${String(raw)}" from stdout` : `copilot: no ${field}`;
   let reason = str(o.permissionDecisionReason) ?? str(specific.permissionDecisionReason) ?? str(o.reason) ?? (hook.point === "PermissionRequest" ? str(o.message) : undefined);

@@ -12,7 +12,7 @@ import { compileRegex, type HookDef, type HookSet, type Matcher } from "../hooks
 import { DEFAULT_TIMEOUT_MS, MIN_LIMITS } from "../names.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
-import { type Answer, configError, countHook, defined, describeFailure, eventOf, type FormatModule, HookEnvSchema, knownKeys, type LoadContext, matcherProblem, originOf, parseBytes, type ParsedFile, readDecision, readOutput, schemaError, str, warn, CommandSchema } from "./shared.js";
+import { type Answer, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, HookEnvSchema, knownKeys, type LoadContext, matcherProblem, originOf, parseBytes, type ParsedFile, readDecision, readOutput, schemaError, shown, str, warn, CommandSchema } from "./shared.js";
 import type { Path } from "./locate.js";
 
 const BytesSchema = z.union([z.string(), z.number()]).refine((v) => parseBytes(v) !== undefined, 'expected a size such as "256m" or a number of bytes, more than zero');
@@ -118,7 +118,7 @@ export function coshHookDef(
     dialect: ctx.dialect,
     matcher,
     command: entry.command,
-    timeoutMs: Math.min(entry.timeout ?? DEFAULT_TIMEOUT_MS, ctx.maxTimeoutMs),
+    ...hookTimeout(entry.timeout ?? DEFAULT_TIMEOUT_MS, ctx),
     env: entry.env ?? {},
     failOpen: entry.fail_open ?? true,
     image: entry.image,
@@ -170,7 +170,7 @@ export function interpretCosh(run: RunResult, hook: HookDef): Verdict {
   if (out.kind === "invalid") return failure(out.error, "cosh: output that is not a JSON object is an error of the hook");
   const o = out.value;
   const decision = readDecision(o.decision);
-  if (decision === "invalid") return failure(`unknown decision ${JSON.stringify(o.decision)}`, "cosh: an unknown decision is an error of the hook");
+  if (decision === "invalid") return failure(`unknown decision ${shown(o.decision)}`, "cosh: an unknown decision is an error of the hook");
   const specific = o.hookSpecificOutput as Record<string, unknown> | undefined;
   return {
     decision,
@@ -220,13 +220,14 @@ function loadRepositoryConfig(parsed: ParsedFile, ctx: LoadContext): HookSet {
 
 /** `patch` merged into `base` as cosh-ng merges a hook's tool_input: objects key by key, all the way down; anything else replaced. */
 function deepMerge(base: Record<string, unknown>, patch: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  const set = (k: string, v: unknown) => Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+  // No prototype: a key named "__proto__" is a key like any other, set by plain assignment (one
+  // defineProperty per key costs twice as much over a hook's hundred thousand keys).
+  const out = Object.create(null) as Record<string, unknown>;
   const plain = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
-  for (const [k, v] of Object.entries(base)) set(k, v);
+  for (const [k, v] of Object.entries(base)) out[k] = v;
   for (const [k, v] of Object.entries(patch)) {
     const was = Object.hasOwn(out, k) ? out[k] : undefined;
-    set(k, plain(was) && plain(v) ? deepMerge(was, v) : v);
+    out[k] = plain(was) && plain(v) ? deepMerge(was, v) : v;
   }
   return out;
 }

@@ -13,7 +13,7 @@ import { ALL, ALLOW_BLOCK, NONE, type Decision, type EventPoint } from "../event
 import { compileRegex, type HookDef, type HookSet, type Matcher } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
-import { type Answer, askDenyReason, configError, countHook, defined, describeFailure, eventOf, type FormatModule, isStopPoint, knownKeys, type LoadContext, matcherProblem, originOf, type ParsedFile, readDecision, readOutput, schemaError, skipOtherType, str, warn, CommandSchema } from "./shared.js";
+import { type Answer, askDenyReason, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, isStopPoint, knownKeys, type LoadContext, matcherProblem, originOf, type ParsedFile, readDecision, readOutput, schemaError, shown, skipOtherType, str, warn, CommandSchema } from "./shared.js";
 
 /** @default 30 s — hookbox's choice, as Copilot's: the Cursor document leaves it to the agent */
 export const CURSOR_DEFAULT_TIMEOUT_MS = 30_000;
@@ -109,7 +109,7 @@ function loadCursorHooks(parsed: ParsedFile, ctx: LoadContext): HookSet {
         matcher,
         ...(matcher && MATCH_FIELD[resolved.point] ? { matchOn: MATCH_FIELD[resolved.point] } : {}),
         command: e.command,
-        timeoutMs: Math.min(e.timeout !== undefined ? e.timeout * 1000 : CURSOR_DEFAULT_TIMEOUT_MS, ctx.maxTimeoutMs),
+        ...hookTimeout(e.timeout !== undefined ? e.timeout * 1000 : CURSOR_DEFAULT_TIMEOUT_MS, ctx),
         env: {},
         failOpen: e.failClosed !== true,
         limits: {},
@@ -144,7 +144,7 @@ export function interpretCursor(run: RunResult, hook: HookDef): Verdict {
   const o = out.value;
   const raw = stopPoint ? undefined : (o.permission ?? o.decision);
   let decision = readDecision(raw);
-  if (decision === "invalid") return failure(`unknown permission ${JSON.stringify(raw)}`, "cursor: unknown permission");
+  if (decision === "invalid") return failure(`unknown permission ${shown(raw)}`, "cursor: unknown permission");
   let rule = decision ? `cursor: permission "${String(raw)}"` : "cursor: no permission";
   const userMessage = str(o.user_message) ?? str(o.userMessage);
   let reason = str(o.agent_message) ?? str(o.agentMessage) ?? str(o.reason) ?? userMessage;

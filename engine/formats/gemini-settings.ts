@@ -15,7 +15,7 @@ import { compileRegex, MAX_MATCHER_CHARS, type HookDef, type HookSet, type Match
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import { MAX_HOOK_NAME_CHARS } from "./cosh-toml.js";
-import { type Answer, askDenyReason, clip, configError, countHook, defined, describeFailure, eventOf, type FormatModule, haltVerdict, knownKeys, type LoadContext, matcherProblem, originOf, type ParsedFile, readDecision, readOutput, schemaError, skipOtherType, str, warn, withHalt, CommandSchema } from "./shared.js";
+import { type Answer, askDenyReason, clip, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, haltVerdict, knownKeys, type LoadContext, matcherProblem, originOf, type ParsedFile, readDecision, readOutput, schemaError, shown, skipOtherType, str, warn, withHalt, CommandSchema } from "./shared.js";
 
 /** @default 60 s — Gemini CLI's default hook timeout */
 export const GEMINI_DEFAULT_TIMEOUT_MS = 60_000;
@@ -127,7 +127,7 @@ function loadGeminiSettings(parsed: ParsedFile, ctx: LoadContext): HookSet {
           matcher,
           ...(matcher && MATCH_FIELD[resolved.point] ? { matchOn: MATCH_FIELD[resolved.point] } : {}),
           command: e.command,
-          timeoutMs: Math.min(e.timeout ?? GEMINI_DEFAULT_TIMEOUT_MS, ctx.maxTimeoutMs),
+          ...hookTimeout(e.timeout ?? GEMINI_DEFAULT_TIMEOUT_MS, ctx),
           env: {},
           failOpen: true,
           limits: {},
@@ -156,7 +156,7 @@ export function interpretGemini(run: RunResult, hook: HookDef): Verdict {
   const o = out.value;
   // decision: allow | deny | block | ask | approve
   let decision = readDecision(o.decision, { approve: "allow" });
-  if (decision === "invalid") return { decision: null, error: `unknown decision ${JSON.stringify(o.decision)}`, rule: "gemini: an unknown decision is an error of the hook" };
+  if (decision === "invalid") return { decision: null, error: `unknown decision ${shown(o.decision)}`, rule: "gemini: an unknown decision is an error of the hook" };
   let reason = str(o.reason);
   let rule = decision ? `gemini: decision "${String(o.decision)}"` : "gemini: no decision";
   let halt: string | undefined;

@@ -164,6 +164,20 @@ export function clip(text: string, max: number): string {
   return text.length > max ? `${detached(text.slice(0, max))}…` : text;
 }
 
+/** A hook's timeout as run: at most `[sandbox] max_timeout`, and the time its agent gives it where that is longer. */
+export function hookTimeout(ms: number, ctx: Pick<LoadContext, "maxTimeoutMs">): { timeoutMs: number; agentTimeoutMs?: number } {
+  return ms > ctx.maxTimeoutMs ? { timeoutMs: ctx.maxTimeoutMs, agentTimeoutMs: ms } : { timeoutMs: ms };
+}
+
+/** @default 120 — characters of a value a hook gave that an error shows */
+export const SHOWN_VALUE_CHARS = 120;
+
+/** A value a hook gave, as an error shows it: JSON, clipped (the hook may have printed a megabyte of it). */
+export function shown(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(clip(value, SHOWN_VALUE_CHARS));
+  return clip(JSON.stringify(value) ?? String(value), SHOWN_VALUE_CHARS);
+}
+
 /** One line on why a run failed, for the hook's `error`. */
 export function describeFailure(run: RunResult): string {
   switch (run.outcome) {

@@ -24,6 +24,8 @@ const SECRET_NAME = RE2JS.compile(
     String.raw`|(^|[_.\s-])(key|token|auth|authorization|cookie|signature)[_.\s-]?[0-9]*$`,
   RE2JS.CASE_INSENSITIVE,
 );
+/** A word every secret's name holds (fixed literals only: a linear scan): most names are passed on this alone. */
+const SECRET_WORD = /pass|pwd|secret|credential|key|token|auth|cookie|signature/i;
 /** The cap on a name tested: a name is tested by its first and last characters this many. */
 const NAME_TESTED_CHARS = 128;
 /** camelCase to snake at each lower-to-upper step: `accessToken` → `access_Token` (linear). */
@@ -42,24 +44,39 @@ const KEY_LIKE: { literal: string | RegExp; re: RE2JS; scheme?: boolean }[] = (
     [/authorization/i, String.raw`(?i)(\bauthorization["']?\s*[:=]\s*["']?[A-Za-z]+)\s+[^\s"',;]{4,}`, true],
     [/bearer/i, String.raw`(?i)(\bBearer)\s+[A-Za-z0-9._~+/=-]{8,}`, true],
     ["sk-", String.raw`\bsk-[A-Za-z0-9_-]{16,}`], // OpenAI / Anthropic style
+    [/[rs]k_(live|test)_/, String.raw`\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}`], // Stripe secret and restricted keys
+    ["glpat-", String.raw`\bglpat-[A-Za-z0-9_-]{20,}`], // GitLab
+    ["npm_", String.raw`\bnpm_[A-Za-z0-9]{36,}`],
+    ["hf_", String.raw`\bhf_[A-Za-z0-9]{30,}`], // Hugging Face
     [/gh[pousr]_/, String.raw`\bgh[pousr]_[A-Za-z0-9]{20,}`],
     ["github_pat_", String.raw`\bgithub_pat_[A-Za-z0-9_]{20,}`],
     ["AKIA", String.raw`\bAKIA[0-9A-Z]{16}\b`],
     ["xox", String.raw`\bxox[baprs]-[A-Za-z0-9-]{10,}`],
+    ["xapp-", String.raw`\bxapp-[A-Za-z0-9-]{10,}`], // Slack app-level
     ["AIza", String.raw`\bAIza[0-9A-Za-z_-]{30,}`],
     ["eyJ", String.raw`\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}`], // JWT
   ] as [string | RegExp, string, boolean?][]
 ).map(([literal, p, scheme]) => ({ literal, re: RE2JS.compile(p), scheme }));
-/** A private key in PEM, to its END line or, cut, to the end of the text. */
-const PEM = RE2JS.compile(String.raw`-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----(?s:.*?)(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)`);
+/** A private key in PEM (or an armoured PGP one), to its END line or, cut, to the end of the text. */
+const PEM = RE2JS.compile(String.raw`-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY( BLOCK)?-----(?s:.*?)(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)`);
 /** A password in a URL: `postgres://user:password@host` — the user stays; the password runs to the last `@` (it may hold `@` and `/`). */
 const URL_PASSWORD = RE2JS.compile(String.raw`\b([A-Za-z][A-Za-z0-9+.-]*://[^\s/:@"']+:)[^\s"']*@`);
 /** A secret given as a command-line option's next word: `--password hunter2`, `--api-key x`. */
 const SECRET_OPTION = RE2JS.compile(String.raw`(?i)((?:^|\s)--?[a-z0-9-]*(?:password|passwd|passphrase|secret|token|api-?key))(\s+)("[^"\r\n]*"|'[^'\r\n]*'|[^\s"'-][^\s"']*)`);
 /** Fixed literals only (no quantifier): a linear scan in any engine. */
 const holds = (text: string, literal: string | RegExp) => (typeof literal === "string" ? text.includes(literal) : literal.test(text));
-/** KEY=value, KEY: value, KEY="value with spaces", KEY='value': group 1 the name, 2 the separator, 3 a double-quoted value, 4 a single-quoted one, 5 a bare one */
-const ASSIGNMENT = RE2JS.compile(String.raw`\b([A-Za-z_][A-Za-z0-9_-]*)(\s*[=:]\s*)(?:"([^"\r\n]+)"|'([^'\r\n]+)'|([^\s"',;]+))`);
+/**
+ * `KEY=value`, `KEY: value` where the name holds a word of a secret's name: the name and its
+ * separator (spaces and tabs around it, never a line break). Only the name and the separator are
+ * taken, and only names that may be a secret's: a value is read, and passed over, only after a
+ * secret's name, so a value never hides the assignment inside it (`Error: API_KEY=x`, `a=b&token=x`,
+ * `https://host/?api_key=x`, a YAML parent line), and text of other names costs no match at all.
+ */
+const ASSIGNMENT = RE2JS.compile(
+  String.raw`\b([A-Za-z_][A-Za-z0-9_-]*(?i:pass|pwd|secret|credential|key|token|auth|cookie|signature)[A-Za-z0-9_-]*|(?i:pass|pwd|secret|credential|key|token|auth|cookie|signature)[A-Za-z0-9_-]*)([ \t]*[=:][ \t]*)`,
+);
+/** A secret's value after its name: group 1 double-quoted, 2 single-quoted, 3 bare. Sticky, one run of one class each: linear. */
+const ASSIGNED_VALUE = /"([^"\r\n]+)"|'([^'\r\n]+)'|([^\s"',;]+)/y;
 /** "name": "value" (any name: `"db.password"` too) */
 const JSON_MEMBER = RE2JS.compile(String.raw`"([^"\\\r\n]+)"(\s*:\s*)"((?:[^"\\]|\\.)*)"`);
 /** \"name\": \"value\" — JSON inside a JSON string (a Copilot `toolArgs` a hook echoes) */
@@ -71,6 +88,7 @@ const KEPT_VALUES = new Set(["bearer", "basic", "token", "digest", REDACTED]);
 
 export function isSecretName(name: string): boolean {
   const tested = name.length > 2 * NAME_TESTED_CHARS ? `${name.slice(0, NAME_TESTED_CHARS)}_${name.slice(-NAME_TESTED_CHARS)}` : name;
+  if (!SECRET_WORD.test(tested)) return false;
   return SECRET_NAME.matcher(tested.replace(CAMEL_STEP, "$1_$2").replace(ACRONYM_STEP, "$1_$2")).find();
 }
 
@@ -88,6 +106,32 @@ function replaceEach(re: RE2JS, text: string, fn: (m: Match) => string): string 
   return at === 0 ? text : out + text.slice(at);
 }
 
+/**
+ * Every `name=value` / `name: value` whose name is a secret's, its value redacted (quotes kept).
+ * One pass: a search resumes after a secret's value, or right after any other name's separator, so
+ * each character is scanned at most twice.
+ */
+function redactAssignments(text: string): string {
+  const m = ASSIGNMENT.matcher(text);
+  let out = "";
+  let copied = 0;
+  let from = 0;
+  while (from < text.length && m.find(from)) {
+    from = m.end();
+    if (!isSecretName(m.group(1)!)) continue;
+    ASSIGNED_VALUE.lastIndex = from;
+    const v = ASSIGNED_VALUE.exec(text);
+    if (!v) continue;
+    const value = v[1] ?? v[2] ?? v[3]!;
+    from = ASSIGNED_VALUE.lastIndex;
+    if (KEPT_VALUES.has(value.toLowerCase())) continue;
+    const quote = v[1] !== undefined ? '"' : v[2] !== undefined ? "'" : "";
+    out += `${text.slice(copied, m.end())}${quote}${REDACTED}${quote}`;
+    copied = from;
+  }
+  return copied === 0 ? text : out + text.slice(copied);
+}
+
 /** Redacts key-like values anywhere in a string. The caller caps it first (see `keep`). */
 export function redactText(text: string): string {
   let out = text;
@@ -95,21 +139,17 @@ export function redactText(text: string): string {
     if (!holds(out, literal)) continue;
     out = replaceEach(re, out, (m) => (scheme ? `${m.group(1)!} ${REDACTED}` : REDACTED));
   }
-  if (out.includes("PRIVATE KEY-----")) out = replaceEach(PEM, out, (m) => `-----BEGIN ${m.group(1)!}PRIVATE KEY-----${REDACTED}-----END ${m.group(1)!}PRIVATE KEY-----`);
+  if (out.includes("PRIVATE KEY")) {
+    out = replaceEach(PEM, out, (m) => {
+      const kind = `${m.group(1)!}PRIVATE KEY${m.group(2) ?? ""}-----`;
+      return `-----BEGIN ${kind}${REDACTED}-----END ${kind}`;
+    });
+  }
   if (out.includes("://")) out = replaceEach(URL_PASSWORD, out, (m) => `${m.group(1)!}${REDACTED}@`);
   if (out.includes("-")) out = replaceEach(SECRET_OPTION, out, (m) => `${m.group(1)!}${m.group(2)!}${REDACTED}`);
   // An assignment needs its separator, a JSON member a quote and a colon.
   if (!out.includes(":") && !out.includes("=")) return out;
-  out = replaceEach(ASSIGNMENT, out, (m) => {
-    const [name, sep, double, single] = [m.group(1)!, m.group(2)!, m.group(3) ?? undefined, m.group(4) ?? undefined];
-    const quote = double !== undefined ? '"' : single !== undefined ? "'" : "";
-    const value = double ?? single ?? m.group(5) ?? "";
-    if (KEPT_VALUES.has(value.toLowerCase())) return m.group()!;
-    if (isSecretName(name)) return `${name}${sep}${quote}${REDACTED}${quote}`;
-    // A quoted value may hold assignments of its own (`CMD="export API_TOKEN=x && …"`): they are
-    // looked at too. Quotes alternate, so this goes at most three levels deep.
-    return quote ? `${name}${sep}${quote}${redactText(value)}${quote}` : m.group()!;
-  });
+  out = redactAssignments(out);
   if (!out.includes('"')) return out;
   if (out.includes(":")) out = replaceEach(JSON_MEMBER, out, (m) => (isSecretName(m.group(1)!) ? `"${m.group(1)!}"${m.group(2)!}"${REDACTED}"` : m.group()!));
   if (out.includes('\\"')) out = replaceEach(ESCAPED_MEMBER, out, (m) => (isSecretName(m.group(1)!) ? `\\"${m.group(1)!}\\"${m.group(2)!}\\"${REDACTED}\\"` : m.group()!));

@@ -3,14 +3,14 @@
  * wired"): per tenant, the last event and the last `hookbox doctor` canary of every session. Kept in
  * memory, at most `MAX_SESSIONS_PER_TENANT` per tenant (the least recently heard go first).
  */
-import { head } from "../../engine/index.js";
+import { keep } from "./redact.js";
+import { SUMMARY_FIELD_BYTES } from "./trace-content.js";
 
 /** @default 1000 sessions per tenant */
 export const MAX_SESSIONS_PER_TENANT = 1000;
-/** session ids longer than this are kept clipped */
-const MAX_SESSION_ID_CHARS = 256;
 
 export interface SessionSeen {
+  /** as traces keep it (redacted, capped at `SUMMARY_FIELD_BYTES`): the filter of `GET /v1/events` finds its events by it */
   session_id: string;
   /** ISO time of the last event or canary */
   last_seen: string;
@@ -27,7 +27,7 @@ export class Sessions {
   private readonly byTenant = new Map<string, Map<string, SessionSeen>>();
 
   heard(tenant: string, sessionId: unknown, event: string, format: string | undefined, canary = false): void {
-    const id = typeof sessionId === "string" && sessionId !== "" ? head(sessionId, MAX_SESSION_ID_CHARS) : "(no session id)";
+    const id = typeof sessionId === "string" && sessionId !== "" ? keep(sessionId, SUMMARY_FIELD_BYTES) : "(no session id)";
     let sessions = this.byTenant.get(tenant);
     if (!sessions) this.byTenant.set(tenant, (sessions = new Map()));
     const now = new Date().toISOString();

@@ -13,9 +13,10 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { leftovers } from "../helpers/engine.js";
 import { TENANT_UPLOADS_IN_FLIGHT } from "../../service/routes/workspaces.js";
+import { MAX_META_HEADER_BYTES } from "../../engine/workspace-unpack.js";
 import { underProbe, WORST_HEALTH_MS } from "../helpers/probe.js";
 import { startService, tenantsToml, TOKEN_A, TOKEN_B, type Service } from "../helpers/service.js";
-import { sparseTarGz, tarOf, zerosGzip, type Entry } from "../helpers/tar.js";
+import { paxRecords, rawMember, sparseTarGz, TAR_END, tarOf, zerosGzip, type Entry } from "../helpers/tar.js";
 
 const MiB = 1024 * 1024;
 const auth = { authorization: `Bearer ${TOKEN_A}` };
@@ -435,6 +436,38 @@ describe("workspaces cannot read the host", () => {
     const { status, text } = await attack(svc, () => put(svc, "bomb", bomb), 10_000);
     expect(status).toBe(413);
     expect(errorOf(text)).toMatchObject({ code: "archive_too_large", message: expect.stringMatching(/times its size \(server\.max_unpack_ratio\)/) });
+  });
+
+  it("refuses a 4 MiB pax global header of half a million records before it is decoded, with a 400 naming it, however many pax headers follow", async () => {
+    // Decoded, each later pax header would copy every record of the global one: seconds of one thread.
+    const records = paxRecords(Array.from({ length: 530_000 }, (_, i) => [i.toString(36), ""] as [string, string]));
+    const locals = Array.from({ length: 64 }, () => rawMember("x", "x", paxRecords([["a", "bcde"]])));
+    const body = Buffer.concat([rawMember("pax_global_header", "g", records), ...locals, rawMember("ok.txt", "0", Buffer.from("hi\n")), TAR_END]);
+    const { status, text } = await attack(svc, () => put(svc, "pax-global", body));
+    expect(status).toBe(400);
+    expect(errorOf(text)).toMatchObject({ code: "archive_refused", message: expect.stringMatching(new RegExp(`pax_global_header.*pax-global-header of \\d+ bytes: more than ${MAX_META_HEADER_BYTES}`)) });
+    expect((await get(svc, "pax-global")).status).toBe(404);
+  });
+
+  it("refuses a pax header of MAX_META_HEADER_BYTES + 1, and takes one of exactly that beside the small global header git archive writes", async () => {
+    const pathRecord = paxRecords([["path", `${"long/".repeat(40)}name.txt`]]);
+    /** pax records of exactly `bytes`: the path and a comment that fills the rest */
+    const sized = (bytes: number): Buffer => {
+      for (let pad = bytes - pathRecord.length - 20; pad < bytes; pad++) {
+        const records = Buffer.concat([pathRecord, paxRecords([["comment", "c".repeat(pad)]])]);
+        if (records.length === bytes) return records;
+      }
+      throw new Error(`no pax records of ${bytes} bytes`);
+    };
+    const [exact, over] = [sized(MAX_META_HEADER_BYTES), sized(MAX_META_HEADER_BYTES + 1)];
+    const git = rawMember("pax_global_header", "g", paxRecords([["comment", "0123456789abcdef0123456789abcdef01234567"]]));
+    const archive = (pax: Buffer) => Buffer.concat([git, rawMember("PaxHeader/name.txt", "x", pax), rawMember("short.txt", "0", Buffer.from("hi\n")), TAR_END]);
+    const ok = await attack(svc, () => put(svc, "pax-exact", archive(exact)));
+    expect(ok.status, ok.text).toBe(200);
+    expect(JSON.parse(ok.text)).toMatchObject({ files: 1, bytes: 3 });
+    const refused = await attack(svc, () => put(svc, "pax-over", archive(over)));
+    expect(refused.status).toBe(400);
+    expect(errorOf(refused.text)).toMatchObject({ code: "archive_refused", message: expect.stringMatching(/pax-header of \d+ bytes/) });
   });
 
   it("judges a stored workspace again after a restart: a link chain planted on disk is refused", async () => {

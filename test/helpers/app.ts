@@ -40,6 +40,10 @@ function fakeRunner(kind: Runner["kind"], held: Set<() => void>, ran: RunRequest
       }
       // `prep-timeout`: timed out after hookbox's preparation took 500 ms of its time.
       if (request.command === "prep-timeout") return { ...base, outcome: "timed_out", exitCode: null, stdout: "", preparedMs: 500 };
+      // `timeout`: ran out of its own time (the timeout it was given).
+      if (request.command === "timeout") return { ...base, outcome: "timed_out", exitCode: null, stdout: "" };
+      // `unknown-decision <n>`: a decision no format knows, n characters of backslashes long.
+      if (request.command.startsWith("unknown-decision ")) return { ...base, outcome: "exited", exitCode: 0, stdout: JSON.stringify({ decision: "\\".repeat(Number(request.command.slice(17))) }) };
       // `say <json>`: prints the JSON, whatever the event.
       if (request.command.startsWith("say ")) return { ...base, outcome: "exited", exitCode: 0, stdout: request.command.slice(4) };
       const stdin = Buffer.from(request.stdin).toString();

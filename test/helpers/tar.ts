@@ -70,3 +70,39 @@ export async function zerosGzip(totalBytes: number, memberBytes = 64 * MiB): Pro
   const one = Buffer.concat(member);
   return Buffer.concat(Array.from({ length: Math.ceil(totalBytes / memberBytes) }, () => one));
 }
+
+/** One raw tar member — a ustar header of `typeflag` and its data, padded to whole blocks — for headers `pack` does not write (a pax global header, say). */
+export function rawMember(name: string, typeflag: string, data: Buffer): Buffer {
+  const header = Buffer.alloc(512);
+  header.write(name, 0, 100, "utf8");
+  header.write("0000644\0", 100);
+  header.write("0000000\0", 108);
+  header.write("0000000\0", 116);
+  header.write(`${data.length.toString(8).padStart(11, "0")}\0`, 124);
+  header.write("00000000000\0", 136);
+  header.write(typeflag, 156);
+  header.write("ustar\0", 257);
+  header.write("00", 263);
+  header.fill(" ", 148, 156);
+  let sum = 0;
+  for (const b of header) sum += b;
+  header.write(`${sum.toString(8).padStart(6, "0")}\0 `, 148);
+  return Buffer.concat([header, data, Buffer.alloc((512 - (data.length % 512)) % 512)]);
+}
+
+/** pax records (`LEN key=value\n`, LEN counting itself) of `pairs`. */
+export function paxRecords(pairs: [string, string][]): Buffer {
+  return Buffer.from(
+    pairs
+      .map(([k, v]) => {
+        const body = ` ${k}=${v}\n`;
+        let len = Buffer.byteLength(body) + 1;
+        while (String(len).length + Buffer.byteLength(body) !== len) len = String(len).length + Buffer.byteLength(body);
+        return `${len}${body}`;
+      })
+      .join(""),
+  );
+}
+
+/** The two zero blocks that end a tar archive. */
+export const TAR_END = Buffer.alloc(1024);

@@ -10,6 +10,7 @@ import { DecisionSchema, ErrorSchema, SessionsSchema, TraceListSchema, TraceSche
 import { LIVE_FOLLOWERS_PER_TENANT, LIVE_KEEPALIVE_MS, TRACE_READS_PER_TENANT } from "../../service/routes/traces.js";
 import { TENANT_BODY_BYTES_IN_FLIGHT } from "../../service/read-body.js";
 import { TENANT_UPLOADS_IN_FLIGHT } from "../../service/routes/workspaces.js";
+import { MAX_HOOK_ERROR_CHARS } from "../../engine/execute.js";
 import { edgeApp } from "../helpers/app.js";
 import { TOKEN_B } from "../helpers/service.js";
 import { tarOf } from "../helpers/tar.js";
@@ -230,6 +231,34 @@ describe("a hook hookbox's own preparation left no time", () => {
     const edge = edgeApp({ config: '[[hooks.PreToolUse]]\nname = "late"\ncommand = "prep-timeout"\n' });
     const blocked = DecisionSchema.parse(await (await edge.request("/v1/events", { ...post(rmEvent), token: TOKEN_B })).json());
     expect(blocked).toMatchObject({ decision: "block", reason: expect.stringMatching(/^hook late timed out after hookbox took 500 ms of its time to prepare its workspace/) });
+  });
+});
+
+describe("a hook its max_timeout cut short of the time its agent gives it", () => {
+  it("is hookbox not deciding: a block for a tenant whose on_failure is block; a hook within max_timeout times out by its own rule", async () => {
+    const edge = edgeApp({ config: '[sandbox]\nmax_timeout = 60000\n\n[[hooks.PreToolUse]]\nname = "slow"\ncommand = "timeout"\ntimeout = 90000\n' });
+    const cut = DecisionSchema.parse(await (await edge.request("/v1/events", { ...post(rmEvent), token: TOKEN_B })).json());
+    expect(cut).toMatchObject({ decision: "block", reason: expect.stringMatching(/^hook slow timed out at \[sandbox\] max_timeout \(60000 ms\), short of the 90000 ms its agent gives it: the tenant's failure mode \(block\) applies/) });
+    expect(edge.ran.at(-1)?.timeoutMs).toBe(60_000);
+    const own = edgeApp({ config: '[[hooks.PreToolUse]]\nname = "slow"\ncommand = "timeout"\ntimeout = 30000\n' });
+    const passed = DecisionSchema.parse(await (await own.request("/v1/events", { ...post(rmEvent), token: TOKEN_B })).json());
+    expect(passed).toMatchObject({ decision: null });
+    expect(passed.hooks[0]).toMatchObject({ outcome: "timed_out", error: "timed out" });
+  });
+});
+
+describe("a hook's error", () => {
+  it(`is cut at MAX_HOOK_ERROR_CHARS in the answer: a megabyte-long unknown decision of each of 20 hooks stays out of it`, async () => {
+    const hooks = Array.from({ length: 20 }, (_, i) => `[[hooks.PreToolUse]]\nname = "h${i}"\ncommand = "unknown-decision 500000"\n`).join("\n");
+    const edge = edgeApp({ config: hooks });
+    const res = await edge.request("/v1/events", post(rmEvent));
+    const text = await res.text();
+    expect(res.status).toBe(200);
+    expect(text.length).toBeLessThan(200_000);
+    const answer = DecisionSchema.parse(JSON.parse(text));
+    expect(answer.hooks).toHaveLength(20);
+    for (const h of answer.hooks) expect(h.error).toMatch(/^unknown decision "\\\\{2,}/);
+    for (const h of answer.hooks) expect(h.error!.length).toBeLessThanOrEqual(MAX_HOOK_ERROR_CHARS + 1);
   });
 });
 
@@ -544,6 +573,23 @@ describe("uploads", () => {
     const put = await edge.request("/v1/workspaces/split", { method: "PUT", body, duplex: "half" } as RequestInit);
     expect(put.status, await put.clone().text()).toBe(200);
     expect(WorkspaceInfoSchema.parse(await put.json())).toMatchObject({ id: "split", files: 1 });
+  });
+});
+
+describe("sessions", () => {
+  it("are listed by their session_id as traces keep it — redacted and capped — and find their events by it", async () => {
+    const edge = edgeApp();
+    const secretId = "sk-abcdefghijklmnopqrstuvwx";
+    const longId = `s-${"x".repeat(3000)}`;
+    for (const session_id of [secretId, longId]) expect((await edge.request("/v1/events", post({ ...rmEvent, session_id }))).status).toBe(200);
+    const listed = SessionsSchema.parse(await (await edge.request("/v1/sessions")).json()).sessions.map((s) => s.session_id);
+    expect(listed).toHaveLength(2);
+    expect(listed.join("\n")).not.toContain(secretId);
+    expect(listed).toContain("[redacted]");
+    for (const id of listed) {
+      const found = TraceListSchema.parse(await (await edge.request(`/v1/events?session_id=${encodeURIComponent(id)}`)).json()).events;
+      expect(found.map((e) => e.session_id)).toEqual([id]);
+    }
   });
 });
 

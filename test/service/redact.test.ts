@@ -51,6 +51,22 @@ describe("redactText", () => {
     ["a JSON value cut before its end", '{"command": "ls", "client_secret": "0123456789abcdef', '{"command": "ls", "client_secret": "[redacted]'],
     ["a quoted assignment cut before its end", 'export DB_PASSWORD="0123456789abcdef', 'export DB_PASSWORD="[redacted]'],
     ["a PEM private key cut short", "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0B", "-----BEGIN PRIVATE KEY-----[redacted]-----END PRIVATE KEY-----"],
+    ["an assignment behind another name's separator", "Error: API_KEY=abc123secret rejected", "Error: API_KEY=[redacted] rejected"],
+    ["an env dump line", "env: AWS_SESSION_TOKEN=abc123secret", "env: AWS_SESSION_TOKEN=[redacted]"],
+    ["a query string's secret", "a=b&password=SECRETVALUE123", "a=b&password=[redacted]"],
+    ["an API key in a URL", "curl https://api.example.com/v1?api_key=SECRETVALUE123", "curl https://api.example.com/v1?api_key=[redacted]"],
+    ["the first child of a YAML parent", "env:\n  API_KEY: abc123secret\n  DB_PASSWORD: hunter2", "env:\n  API_KEY: [redacted]\n  DB_PASSWORD: [redacted]"],
+    ["a nested YAML secret", "services:\n  db:\n    environment:\n      POSTGRES_PASSWORD: hunter2", "services:\n  db:\n    environment:\n      POSTGRES_PASSWORD: [redacted]"],
+    ["a Stripe secret key", "charge with sk_live_51HabcdefghijklmnopqrstuV", "charge with [redacted]"],
+    ["a GitLab token", "glpat-abcdefghijklmnopqrstu", "[redacted]"],
+    ["an npm token", "//registry.npmjs.org/:_authToken npm_abcdefghijklmnopqrstuvwxyz0123456789", "//registry.npmjs.org/:_authToken [redacted]"],
+    ["a Hugging Face token", "hf_abcdefghijklmnopqrstuvwxyzABCDEFGH", "[redacted]"],
+    ["a Slack app token", "xapp-1-A0123456789-abcdef", "[redacted]"],
+    [
+      "an armoured PGP private key",
+      "-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQOYBF\n-----END PGP PRIVATE KEY BLOCK-----",
+      "-----BEGIN PGP PRIVATE KEY BLOCK-----[redacted]-----END PGP PRIVATE KEY BLOCK-----",
+    ],
   ])("redacts %s", (_what, text, expected) => {
     expect(redactText(text)).toBe(expected);
   });
@@ -67,6 +83,8 @@ describe("redactText", () => {
     ["names that only contain a secret word's letters", "bypass=1 passage=2 tokenizer=3 keyboard=4 monkey_see=5"],
     ["a public key", "-----BEGIN PUBLIC KEY-----\nMIIBIjAN\n-----END PUBLIC KEY-----"],
     ["an AKIA too short", "AKIA1234"],
+    ["a separator at a line's end: the next line is not its value", "password:\n  - one\ntoken =\n"],
+    ["names holding a secret word that are not secret", "monkey_business: 1 xkeyx: 2 author: me"],
     ["an event", '{"session_id":"s-1","hook_event_name":"PreToolUse","tool_name":"shell","tool_input":{"command":"ls"}}'],
   ])("keeps %s as it is", (_what, text) => {
     expect(redactText(text)).toBe(text);
@@ -80,6 +98,16 @@ describe("redactText", () => {
     expect(out === `Authorization:${" ".repeat(200_000)}Basic [redacted]`).toBe(true);
     // a quadratic search over 400 000 blanks takes minutes; linear work is a few ms
     expect(performance.now() - t0).toBeLessThan(5_000);
+  });
+
+  it("stays linear on runs of assignments, secret-named or not (a value never makes the search start over)", () => {
+    const t0 = performance.now();
+    for (const unit of ["a:", "a=", "key: a ", "key=key=", "Error: token="]) {
+      const text = unit.repeat(Math.ceil(200_000 / unit.length));
+      expect(redactText(text).length).toBeGreaterThan(0);
+    }
+    // a quadratic search over 200 000 characters takes minutes; linear work is well under a second each
+    expect(performance.now() - t0).toBeLessThan(10_000);
   });
 
   it("redacts a secret value that starts before the cap and runs past the margin redacted with it", () => {
