@@ -88,7 +88,7 @@ export async function doctor(argv: string[], env: NodeJS.ProcessEnv): Promise<{ 
           problems.push(`${c.file}: a link out of ${c.root}: not read`);
           return [];
         }
-        return entriesOf(c.agent, c.file);
+        return entriesOf(c.agent, c.file, problems);
       } catch (err) {
         // The parser's own message may quote the file: only where it failed.
         problems.push(`${c.file}: cannot read: ${parseProblem(err)}`);
@@ -130,7 +130,13 @@ function configsIn(root: string, scope: "repository" | "home"): { agent: Agent; 
   add("gemini", ".gemini", "settings.json");
   add("cursor", ".cursor", "hooks.json");
   const copilot = join(root, scope === "repository" ? ".github/hooks" : ".copilot/hooks");
-  if (existsSync(copilot)) for (const f of readdirSync(copilot).filter((n) => n.endsWith(".json")).sort()) out.push({ agent: "copilot", file: join(copilot, f), root, scope });
+  let names: string[] = [];
+  try {
+    names = readdirSync(copilot);
+  } catch {
+    // none there, or not a folder (a file, a FIFO): no hook files for Copilot to read either
+  }
+  for (const f of names.filter((n) => n.endsWith(".json")).sort()) out.push({ agent: "copilot", file: join(copilot, f), root, scope });
   return out;
 }
 
@@ -146,7 +152,7 @@ const num = (v: unknown): number | undefined => (typeof v === "number" && v > 0 
  * the agent's files at once: Claude Code's settings.local.json and its other files are weighed in
  * `switchedOff`.)
  */
-function entriesOf(agent: Agent, file: string): Entry[] {
+function entriesOf(agent: Agent, file: string, problems: string[]): Entry[] {
   const text = readBounded(file, MAX_CONFIG_BYTES);
   const out: Entry[] = [];
   if (agent === "cosh") {
@@ -162,6 +168,13 @@ function entriesOf(agent: Agent, file: string): Entry[] {
     return out;
   }
   const doc = obj(JSON.parse(text));
+  // Claude Code gives a settings file's "env" to every session, and so to every hook it runs: one
+  // that says where a forwarder sends events, with whose token, or through what, decides that for
+  // every hookbox line, whatever the line says.
+  if (agent === "claude") {
+    const redirecting = Object.keys(obj(doc.env)).filter((k) => REDIRECTING_ENV.test(k));
+    if (redirecting.length > 0) problems.push(`${file}: "env" sets ${redirecting.slice(0, 8).join(", ")}: Claude Code gives it to every hook, so it decides where hookbox lines send events and with whose token: drop it`);
+  }
   // Gemini CLI: `enabled: false` under hooksConfig or hooks switches all off; the two `disabled` lists together.
   const switches = [obj(doc.hooksConfig), obj(doc.hooks)];
   const fileOff =
@@ -203,6 +216,9 @@ function entriesOf(agent: Agent, file: string): Entry[] {
   }
   return out;
 }
+
+/** Variables that change where, how or as whom a forwarder sends an event (curl reads the proxies, its home's .curlrc, the cache's place). */
+const REDIRECTING_ENV = /^(?:HOOKBOX_\w*|PATH|HOME|CURL_HOME|XDG_CACHE_HOME|XDG_CONFIG_HOME|(?:https?|all|no)_proxy)$/i;
 
 /** The agents whose hook files take `disableAllHooks`. */
 const SAYS_DISABLE_ALL: ReadonlySet<Agent> = new Set(["claude", "codex", "copilot"]);
@@ -319,6 +335,9 @@ function urlProblem(url: string): string | undefined {
   return undefined;
 }
 
+/** @default 1 s — the least a line may give hookbox (`--deadline`, `--timeout`) to answer an event */
+export const MIN_GUARD_WAIT_S = 1;
+
 /** Which `--format` each agent's line must ask for. */
 const FORMAT_OF: Record<Agent, string> = { claude: "claude", copilot: "copilot", cosh: "cosh", codex: "codex", gemini: "gemini", cursor: "cursor" };
 
@@ -337,7 +356,7 @@ async function check(entry: Entry, dir: string, env: NodeJS.ProcessEnv, lineEnv:
   // runs something else is never run by the check, and cannot be proven) of `hookbox forward …`, or
   // of `sh …/forward.sh …` whose script is byte for byte the one this hookbox prints.
   const argv = plainArgv(command);
-  const script = argv && forwardScriptOf(argv, dir);
+  const script = argv && forwardScriptOf(argv, dir, lineEnv);
   if (typeof script === "string") return fail(`${script}: ${command}`);
   if (!script && !/\bhookbox\s+forward\b/.test(command)) return fail(`the line runs hookbox but not "hookbox forward": ${command}`);
   if (!script && (!argv || !/(^|\/)hookbox$/.test(argv[0]!) || argv[1] !== "forward"))
@@ -345,6 +364,9 @@ async function check(entry: Entry, dir: string, env: NodeJS.ProcessEnv, lineEnv:
   const flags = lineFlags(script ? script.args : argv!.slice(2));
   if (typeof flags === "string") return fail(`${flags}: hookbox doctor cannot prove what the line does: ${command}`);
   const flag = (name: string) => flags.get(name);
+  // A token written in the line sends the events to that token's tenant — whoever's it is — with
+  // its policy and its failure mode, and the canary is answered there just the same.
+  if (flag("token") !== undefined) return fail(`the line gives its own --token: its events would go to that token's tenant, not to the one HOOKBOX_TOKEN names: drop --token (and set HOOKBOX_TOKEN where the agent runs)`);
   const url = flag("url");
   const event = flag("event");
   const format = flag("format") ?? "cosh";
@@ -364,6 +386,10 @@ async function check(entry: Entry, dir: string, env: NodeJS.ProcessEnv, lineEnv:
   if (!(deadlineS <= agentS)) return fail(`${givesUp}, but the forwarder waits up to ${flag("deadline") ?? deadlineS} s: add --deadline ${agentS}`);
   const timeoutMs = flag("timeout");
   if (timeoutMs !== undefined && !(Number(timeoutMs) <= agentS * 1000)) return fail(`${givesUp}, but --timeout ${timeoutMs} lets the request wait longer: drop it, or lower it`);
+  // A canary needs no time; a real event's hooks do. Too short a wait answers every slower event
+  // with a failure mode the forwarder may not even know yet (it learns it from answers): an allow.
+  const shortS = deadlineS < MIN_GUARD_WAIT_S ? `--deadline ${flag("deadline")!}` : timeoutMs !== undefined && Number(timeoutMs) < MIN_GUARD_WAIT_S * 1000 ? `--timeout ${timeoutMs}` : undefined;
+  if (shortS) return fail(`${shortS} leaves hookbox less than ${MIN_GUARD_WAIT_S} s to run the event's hooks: a slower one is answered with the failure mode, which the forwarder may not know yet (then an allow): give at least ${MIN_GUARD_WAIT_S} s`);
   let runArgv: string[];
   let note = "";
   if (script) runArgv = script.argv;
@@ -394,6 +420,10 @@ async function check(entry: Entry, dir: string, env: NodeJS.ProcessEnv, lineEnv:
 async function checkHttp(entry: Entry, env: NodeJS.ProcessEnv): Promise<Finding> {
   const { url } = entry.http!;
   const { allowed } = entry.http!;
+  // A token written in the file (not a variable of the user's): the events go to that token's tenant.
+  const auth = Object.entries(entry.http!.headers).find(([k]) => k.toLowerCase() === "authorization")?.[1];
+  if (auth !== undefined && /\S/.test(auth.replace(/^\s*Bearer\s+/i, "").replace(/\$\{?[A-Za-z_][A-Za-z0-9_]*\}?/g, "")))
+    return { entry, ok: false, message: `its Authorization header holds a token written in ${entry.file}: the events would go to that token's tenant, not yours: write "Bearer $HOOKBOX_TOKEN" and list HOOKBOX_TOKEN in allowedEnvVars` };
   const headers = Object.fromEntries(
     Object.entries(entry.http!.headers).map(([k, v]) => [k, v.replace(/\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?/g, (_m, name: string) => (allowed.includes(name) ? (env[name] ?? "") : ""))]),
   );
@@ -482,10 +512,14 @@ function hookboxOf(word: string, dir: string, env: NodeJS.ProcessEnv): { path: s
  * script this hookbox prints, and on a match the doctor runs its own copy of that text (never the
  * file, which could change in between); an older hookbox's or an edited one is named instead.
  */
-function forwardScriptOf(argv: string[], dir: string): { argv: string[]; args: string[] } | string | undefined {
-  const shell = /^(\/usr)?(\/bin\/)?(sh|dash|bash)$/.test(argv[0]!) ? 1 : 0;
+function forwardScriptOf(argv: string[], dir: string, env: NodeJS.ProcessEnv): { argv: string[]; args: string[] } | string | undefined {
+  const shell = /^(?:\/usr\/bin\/|\/bin\/)?(?:sh|dash|bash)$/.test(argv[0]!) ? 1 : 0;
   const path = argv[shell];
   if (!path || !/(^|\/)forward\.sh$/.test(path)) return undefined;
+  // The shell the agent would run, found as it would find it: a missing one fails the line (exit 127, a silent allow).
+  const sh = shell ? hookboxOf(argv[0]!, dir, env) : undefined;
+  if (shell && !sh) return `the agent would not find ${argv[0]!} (on PATH, or at that path): the line fails, a silent allow`;
+  if (sh?.inside) return `${argv[0]!} is found in the repository (${sh.path}), not the system's shell: the repository's own program would run`;
   // The agent's kernel follows links before "..", the doctor's join() would not: no ".." at all.
   if (path.split("/").includes("..")) return `${path} climbs out with "..": give the script's path from the repository's root`;
   if (!shell && !path.includes("/")) return `${path} without sh is looked up on PATH, not in the repository: write "sh ${path}"`;
@@ -505,7 +539,7 @@ function forwardScriptOf(argv: string[], dir: string): { argv: string[]; args: s
       return `${path} is not executable, and the line runs it without sh: the agent cannot run it`;
     }
   }
-  return { argv: ["/bin/sh", "-c", FORWARD_SCRIPT, path, ...argv.slice(shell + 1)], args: argv.slice(shell + 1) };
+  return { argv: [sh?.path ?? "/bin/sh", "-c", FORWARD_SCRIPT, path, ...argv.slice(shell + 1)], args: argv.slice(shell + 1) };
 }
 
 /** The event as the agent would pipe it, marked as the doctor's. */

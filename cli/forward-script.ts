@@ -6,11 +6,17 @@
  * test/service/failure-mode.test.ts run both through the same tables.
  */
 import { AGENT_DEADLINE_S } from "../engine/agents.js";
-import { FORWARD_USAGE } from "./forward.js";
+import { FORWARD_USAGE, MAX_SAID_BYTES } from "./forward.js";
 
 /** The JSON the forwarder reads and writes, in awk: the answer's fields, the agent's deny, terminal-safe text. */
 const AWK = String.raw`
 function chr(n) { return sprintf("%c", n) }
+# The first n bytes of t and "…", cut before a character (never inside one); t when it fits.
+function clipb(t, n) {
+  if (length(t) <= n) return t
+  while (n > 0 && ORD[substr(t, n + 1, 1)] >= 128 && ORD[substr(t, n + 1, 1)] < 192) n--
+  return substr(t, 1, n) "…"
+}
 function hex(h,  i, v, c) { v = 0; h = tolower(h); if (length(h) != 4) BAD = 1; for (i = 1; i <= length(h); i++) { c = index("0123456789abcdef", substr(h, i, 1)); if (!c) { BAD = 1; return 63 } v = v * 16 + c - 1 } return v }
 function utf8(c) {
   if (c < 128) return chr(c)
@@ -279,7 +285,8 @@ END {
     # Headers cut off before the empty line that ends them (the connection closed) say nothing.
     if (i >= n) { told = ""; break }
     i++
-    if (status >= 200 || L[i] !~ /^HTTP\//) break
+    # 101 switches protocols: what follows is no answer of hookbox's, whatever it looks like
+    if (status >= 200 || status == 101 || L[i] !~ /^HTTP\//) break
   }
   # an interim answer's headers (100–199 but 101, which switches protocols: the last answer there
   # is) say nothing about the final one
@@ -305,7 +312,7 @@ END {
     if (blocked) print (("reason" in V) ? V["reason"] : "blocked by hookbox") > "/dev/stderr"
     exit code
   }
-  print "!Ahookbox answered " status ": " ((ok && ("error.message" in V)) ? V["error.message"] : "no decision")
+  print "!Ahookbox answered " status ": " ((ok && ("error.message" in V)) ? clipb(V["error.message"], ${MAX_SAID_BYTES}) : "no decision")
 }
 `;
 
@@ -405,7 +412,9 @@ enc "$event"; path="$base/v1/events/$e?format=$q"
 if [ -n "$workspace" ]; then enc "$workspace"; path="$path&workspace=$e"; fi
 if [ -n "$interactive" ]; then enc "$interactive"; path="$path&interactive=$e"; fi
 AWK='${AWK.replace(/'/g, `'\\''`)}'
-set -- -sS --globoff --proto =http,https --suppress-connect-headers -X POST --data-binary @- -H 'content-type: application/json' -H 'Expect:' -D - -w '\n%{http_code} %{exitcode} %{errormsg}' --max-time "$mt"
+# -q first: no .curlrc (a repository can point CURL_HOME at its own); no proxy: the token and the
+# event go to --url and nowhere else, as hookbox forward sends them.
+set -- -q -sS --noproxy '*' --globoff --proto =http,https --suppress-connect-headers -X POST --data-binary @- -H 'content-type: application/json' -H 'Expect:' -D - -w '\n%{http_code} %{exitcode} %{errormsg}' --max-time "$mt"
 # hookbox answers by then with what is decided so far, a little before curl gives up.
 if [ "$tms" -ge 400 ]; then
   aby=$(( tms - 300 ))
@@ -491,7 +500,8 @@ case $(printf %s "$event" | tr '[:upper:]' '[:lower:]') in
 esac
 # Exit 2 with the reason on stderr blocks in every one of these agents; the agent's own deny JSON is printed too.
 reason="$problem (blocking: $why)"
-HOOKBOX_REASON=$reason HOOKBOX_EVENT=$event LC_ALL=C awk -v mode=deny -v fmt="$format" "$AWK" </dev/null
+# Should awk fail, a block all the same: cosh reads this JSON, the others exit 2.
+HOOKBOX_REASON=$reason HOOKBOX_EVENT=$event LC_ALL=C awk -v mode=deny -v fmt="$format" "$AWK" </dev/null || printf '{"decision":"block","reason":"blocked by hookbox"}\n'
 printf '%s\n' "$reason" >&2
 # cosh: a non-zero exit does not affect its main flow; its block is the JSON at exit 0.
 [ "$format" = cosh ] && exit 0

@@ -29,6 +29,21 @@ type Mode = "allow" | "block";
 const MAX_TIMER_MS = 2 ** 31 - 1;
 /** @default 16 MiB — an answer larger than this is no answer (hookbox's own are far smaller). */
 export const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
+/**
+ * @default 4 KiB — of an error answer's message, what the forwarders pass on (cut before a
+ * character, never inside one): forward.sh hands it to awk in its environment, where a few hundred
+ * KiB would fail the exec.
+ */
+export const MAX_SAID_BYTES = 4096;
+
+/** The first `maxBytes` of `text`'s UTF-8 and "…", cut before a character; as it is when it fits. */
+function clipBytes(text: string, maxBytes: number): string {
+  const buf = Buffer.from(text);
+  if (buf.length <= maxBytes) return text;
+  let end = maxBytes;
+  while (end > 0 && (buf[end]! & 0xc0) === 0x80) end--;
+  return `${buf.subarray(0, end).toString()}…`;
+}
 
 
 export const FORWARD_USAGE = `usage: hookbox forward --url URL --event NAME [--format cosh|copilot|claude|codex|gemini|cursor]
@@ -61,7 +76,7 @@ export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Ar
   const deadlineS = values.deadline === undefined ? AGENT_DEADLINE_S[format] : /^(?:\d+\.?\d*|\.\d+)$/.test(values.deadline) ? Number(values.deadline) : NaN;
   // --timeout: whole milliseconds, at least 1 (as forward.sh reads it)
   const badTimeout = values.timeout !== undefined && !(/^[0-9.]+$/.test(values.timeout) && parseInt(values.timeout, 10) > 0);
-  if (!values.url || !/^https?:\/\//i.test(values.url) || !values.event || !(format in FORMATS) || (override !== undefined && override !== "allow" && override !== "block") || !(Math.floor(deadlineS * 1000) > 0) || badTimeout)
+  if (!values.url || !/^https?:\/\//i.test(values.url) || !values.event || !Object.hasOwn(FORMATS, format) || (override !== undefined && override !== "allow" && override !== "block") || !(Math.floor(deadlineS * 1000) > 0) || badTimeout)
     return usage;
   const token = values.token ?? io.env.HOOKBOX_TOKEN;
   // Answer before the agent's deadline, counted from this process's start: 90 %, and at least 0.5 s early.
@@ -108,7 +123,7 @@ export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Ar
       };
     }
     const message = answer.error?.message;
-    problem = `hookbox answered ${res.status}: ${block(typeof message === "string" ? message : "no decision")}`;
+    problem = `hookbox answered ${res.status}: ${block(typeof message === "string" ? clipBytes(message, MAX_SAID_BYTES) : "no decision")}`;
   } catch (err) {
     const e = err as Error;
     problem = signal.aborted ? `hookbox did not answer within ${Math.round(timeoutMs)} ms (the agent's ${deadlineS} s deadline is near)` : `hookbox unreachable at ${block(values.url)}: ${block(e.message)}`;

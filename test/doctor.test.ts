@@ -303,6 +303,59 @@ describe("hookbox doctor", () => {
     expect(r.out).toMatch(/FAIL +Claude Code .*settings\.local\.json.*\n.*gives up on this HTTP hook after 30 s, but hookbox answers it by 540 s: add the header "Hookbox-Answer-By-Ms": "27000"/);
   });
 
+  it("vouches for no line that sends events to another tenant: its own --token, a token written in an HTTP hook, a Claude env that sets the token or a proxy", () => {
+    const { repo, home } = workspaceOf(svc.url, (file, text) =>
+      file.endsWith(join(".codex", "hooks.json")) ? text.replace("--format codex", `--format codex --token ${TOKEN_A}`)
+      : file.endsWith("settings.local.json") ? text.replace("Bearer $HOOKBOX_TOKEN", `Bearer ${TOKEN_A}`)
+      : file.endsWith(join(".claude", "settings.json")) ? text.replace(/^\{/, `{"env": {"HOOKBOX_TOKEN": "${TOKEN_A}", "https_proxy": "http://127.0.0.1:9"},`)
+      : text,
+    );
+    // The token is this tenant's own: the service would answer every canary. Only the lines are at fault.
+    const r = doctor(repo, home);
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/FAIL +Codex +PreToolUse .*\n.*the line gives its own --token: its events would go to that token's tenant/);
+    expect(r.out).toMatch(/FAIL +Claude Code .*settings\.local\.json.*\n.*its Authorization header holds a token written in/);
+    expect(r.out).toMatch(/FAIL +.*settings\.json: "env" sets HOOKBOX_TOKEN, https_proxy: Claude Code gives it to every hook/);
+    expect(r.out).not.toContain(TOKEN_A);
+  });
+
+  it("names a shell the agent cannot find, and a wait too short for any hook", () => {
+    const script = spawnSync(process.execPath, ["dist/cli/hookbox.cjs", "forward", "--print-script"], { encoding: "utf8" }).stdout;
+    const lineWith = (shell: string, extra = "") => workspaceOf(svc.url, (file, text) =>
+      file.endsWith(join(".codex", "hooks.json")) ? text.replace("hookbox forward --url", `${shell} .hookbox/forward.sh --url`).replace("--format codex", `--format codex${extra}`) : text,
+    );
+    const place = (repo: string) => {
+      mkdirSync(join(repo, ".hookbox"));
+      writeFileSync(join(repo, ".hookbox/forward.sh"), script);
+    };
+    const missing = lineWith("/usrsh");
+    place(missing.repo);
+    const r1 = doctor(missing.repo, missing.home);
+    expect(r1.code).toBe(1);
+    // not a shell's path (once /usr/bin/sh, /bin/sh, sh): a program the agent would not find
+    expect(r1.out).toMatch(/FAIL +Codex +PreToolUse .*\n.*not "hookbox forward": \/usrsh \.hookbox\/forward\.sh/);
+    const short = lineWith("sh", " --deadline 0.2");
+    place(short.repo);
+    const r2 = doctor(short.repo, short.home);
+    expect(r2.code).toBe(1);
+    expect(r2.out).toMatch(/FAIL +Codex +PreToolUse .*\n.*--deadline 0.2 leaves hookbox less than 1 s to run the event's hooks/);
+    const ok = lineWith("/bin/sh");
+    place(ok.repo);
+    const r3 = doctor(ok.repo, ok.home);
+    expect(r3.out).toMatch(/^ok +Codex +PreToolUse .*\n.*a block from hookbox at .* reaches Codex/m);
+    expect(r3.code).toBe(0);
+  });
+
+  it("reads a .github/hooks that is a file, not a folder, as no Copilot hook files", () => {
+    const { repo, home } = workspaceOf(svc.url);
+    spawnSync("rm", ["-rf", join(repo, ".github/hooks")]);
+    writeFileSync(join(repo, ".github/hooks"), "not a folder");
+    const r = doctor(repo, home);
+    expect(r.out).not.toMatch(/ENOTDIR/);
+    expect(r.out).not.toMatch(/Copilot/);
+    expect(r.code).toBe(0);
+  });
+
   it("says when nothing reaches hookbox at all", () => {
     const empty = mkdtempSync(join(tmpdir(), "hookbox-doctor-empty-"));
     const r = doctor(empty, empty);

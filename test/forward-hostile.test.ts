@@ -12,6 +12,7 @@ import { createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MAX_SAID_BYTES } from "../cli/forward.js";
 
 const dir = mkdtempSync(join(tmpdir(), "hookbox-forward-hostile-"));
 const script = join(dir, "forward.sh");
@@ -63,6 +64,11 @@ Object.assign(CASES, {
   "codex-block": answer(JSON.stringify({ decision: "block", reason: "stop here", output: { decision: "block", reason: "stop here", continue: false, stopReason: "budget spent" }, exit_code: 0 })),
   "partial-headers-allow": (sock: Socket) => sock.end(head("200 OK", ["Hookbox-On-Failure: allow"])),
   "echo-answer-by": (sock: Socket, got: string) => answer(JSON.stringify({ decision: "block", reason: "r", output: { permissionDecision: "deny", permissionDecisionReason: `answer-by ${/hookbox-answer-by-ms: (\d+)/i.exec(got)?.[1] ?? "none"}` }, exit_code: 0 }))(sock),
+  "upgrade-then-allow": (sock: Socket) => {
+    const body = '{"decision":null,"output":{},"exit_code":0}';
+    sock.end(`${head("101 Switching Protocols", ["Upgrade: websocket", "Connection: Upgrade", "Hookbox-On-Failure: block"])}\r\n${head("200 OK", ["Hookbox-On-Failure: allow", `Content-Length: ${body.length}`])}\r\n${body}`);
+  },
+  "huge-error": answer(JSON.stringify({ error: { code: "x", message: `${"é".repeat(70_000)}tail` } }), "500 Internal Server Error"),
   "big-unicode": answer(JSON.stringify({ decision: null, output: { systemMessage: `${"日本語".repeat(100_000)}\u202e` }, exit_code: 0 })),
 });
 
@@ -109,7 +115,7 @@ describe("a hostile hookbox, failure mode block", () => {
   it.each([
     "empty-value", "bare-word", "trailing-garbage", "raw-escape-in-string", "raw-escape-in-error", "upgrade", "early-close",
     "duplicate-headers", "uppercase-header", "listed-header", "nested-closer-mismatch", "nested-missing-comma", "nested-bare-word",
-    "interim-allow",
+    "interim-allow", "upgrade-then-allow",
   ])("%s: both forwarders deny (exit 2), alike, with nothing raw for the terminal", async (name) => {
     const [node, sh] = await Promise.all([run("node", args(name)), run("sh", args(name))]);
     expect(node.code, node.stderr).toBe(2);
@@ -119,7 +125,7 @@ describe("a hostile hookbox, failure mode block", () => {
     expect(JSON.parse(sh.stdout)).toMatchObject({ permissionDecision: "deny" });
     for (const out of [node.stdout, node.stderr, sh.stdout, sh.stderr]) expect(out).not.toMatch(RAW_CONTROL);
     // Messages about the transport may differ (Node's and curl's words); the rest may not.
-    if (!["upgrade", "early-close"].includes(name)) {
+    if (!["upgrade", "early-close", "upgrade-then-allow"].includes(name)) {
       expect(sh.stdout).toBe(node.stdout);
       expect(sh.stderr).toBe(node.stderr);
     }
@@ -132,6 +138,45 @@ describe("a hostile hookbox, failure mode block", () => {
     const [node, sh] = await Promise.all([run("node", args(name)), run("sh", args(name))]);
     expect(node).toMatchObject({ code, stdout: "{}\n" });
     expect(sh).toMatchObject({ code, stdout: "{}\n" });
+  });
+
+  it("an error message of 140 KB is cut at MAX_SAID_BYTES before a character, alike in both, and cosh still gets its block", async () => {
+    const cosh = (name: string) => ["--url", url, "--event", "PreToolUse", "--format", "cosh", "--workspace", name, "--timeout", "8000"];
+    const [node, sh] = await Promise.all([run("node", cosh("huge-error")), run("sh", cosh("huge-error"))]);
+    for (const r of [node, sh]) {
+      expect(r.code, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout)).toMatchObject({ decision: "block" });
+      const said = Buffer.from(r.stderr, "latin1").toString("utf8");
+      expect(said).toMatch(/hookbox answered 500: (é)+…/);
+      expect(said).not.toContain("tail");
+      expect(said).not.toContain("\ufffd");
+      expect(r.stderr.length).toBeLessThan(3 * MAX_SAID_BYTES);
+    }
+    expect(sh.stdout).toBe(node.stdout);
+    expect(sh.stderr).toBe(node.stderr);
+  });
+
+  it("forward.sh sends the token through no proxy and reads no .curlrc, as hookbox forward does not", async () => {
+    let trapped = 0;
+    const trap = createServer((sock) => {
+      trapped++;
+      sock.destroy();
+    });
+    await new Promise<void>((r) => trap.listen(0, "127.0.0.1", () => r()));
+    const proxy = `http://127.0.0.1:${(trap.address() as { port: number }).port}`;
+    const curlHome = mkdtempSync(join(dir, "curlhome-"));
+    writeFileSync(join(curlHome, ".curlrc"), `proxy = "${proxy}"\n`);
+    try {
+      for (const env of [{ http_proxy: proxy, HTTP_PROXY: proxy, all_proxy: proxy }, { CURL_HOME: curlHome }]) {
+        const sh = await run("sh", args("proxied"), env);
+        // hookbox's own deny, from --url: not a proxy's answer, not a failure to reach it
+        expect(sh.code, sh.stderr).toBe(0);
+        expect(JSON.parse(sh.stdout)).toMatchObject({ permissionDecision: "deny", permissionDecisionReason: "no" });
+      }
+      expect(trapped).toBe(0);
+    } finally {
+      await new Promise<void>((r) => trap.close(() => r()));
+    }
   });
 
   it("a reason that is not a string is no reason, in both", async () => {
