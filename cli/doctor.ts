@@ -16,7 +16,7 @@ import { delimiter, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { parseArgs } from "node:util";
 import { parse as parseToml } from "smol-toml";
 import { resolveEventName } from "../engine/events.js";
-import { AGENT_DEADLINE_S } from "../engine/agents.js";
+import { agentDeadlineS } from "../engine/agents.js";
 import { mapLimited } from "../engine/map-limited.js";
 import { FORWARD_OPTIONS } from "./forward.js";
 import { FORWARD_SCRIPT } from "./forward-script.js";
@@ -380,9 +380,9 @@ async function check(entry: Entry, dir: string, env: NodeJS.ProcessEnv, lineEnv:
   if (format !== FORMAT_OF[entry.agent]) return fail(`--format ${format}, but ${AGENT_NAME[entry.agent]} reads --format ${FORMAT_OF[entry.agent]} answers`);
   if (resolveEventName(event)?.point !== resolveEventName(entry.event)?.point) return fail(`registered under ${entry.event} but forwards --event ${event}: hookbox would judge another event`);
   // The agent gives up on the hook after its `timeout`, or its own default: a silent allow.
-  const agentS = entry.timeoutS ?? AGENT_DEADLINE_S[entry.agent];
+  const agentS = entry.timeoutS ?? agentDeadlineS(entry.agent, entry.event);
   const givesUp = `${AGENT_NAME[entry.agent]} gives up on this hook after ${agentS} s`;
-  const deadlineS = Number(flag("deadline") ?? AGENT_DEADLINE_S[entry.agent]);
+  const deadlineS = Number(flag("deadline") ?? agentDeadlineS(entry.agent, event));
   if (!(deadlineS <= agentS)) return fail(`${givesUp}, but the forwarder waits up to ${flag("deadline") ?? deadlineS} s: add --deadline ${agentS}`);
   const timeoutMs = flag("timeout");
   if (timeoutMs !== undefined && !(Number(timeoutMs) <= agentS * 1000)) return fail(`${givesUp}, but --timeout ${timeoutMs} lets the request wait longer: drop it, or lower it`);
@@ -436,7 +436,8 @@ async function checkHttp(entry: Entry, env: NodeJS.ProcessEnv): Promise<Finding>
   // a hook with a shorter timeout of its own must say so, or the agent gives up first (a silent allow).
   if (entry.timeoutS !== undefined) {
     const header = Object.entries(headers).find(([k]) => k.toLowerCase() === "hookbox-answer-by-ms")?.[1];
-    const defaultMs = Math.min(AGENT_DEADLINE_S[entry.agent] * 1000 - 500, AGENT_DEADLINE_S[entry.agent] * 900);
+    const agentMs = agentDeadlineS(entry.agent, entry.event) * 1000;
+    const defaultMs = Math.min(agentMs - 500, agentMs * 0.9);
     const byMs = Math.min(defaultMs, header !== undefined && /^[0-9]+$/.test(header) ? Number(header) : Infinity);
     if (byMs >= entry.timeoutS * 1000)
       return { entry, ok: false, message: `${AGENT_NAME[entry.agent]} gives up on this HTTP hook after ${entry.timeoutS} s, but hookbox answers it by ${byMs / 1000} s: add the header "Hookbox-Answer-By-Ms": "${Math.round(entry.timeoutS * 900)}"` };

@@ -5,7 +5,7 @@
  * forward.ts, the same cache file per URL + token + event; test/examples.test.ts and
  * test/service/failure-mode.test.ts run both through the same tables.
  */
-import { AGENT_DEADLINE_S } from "../engine/agents.js";
+import { AGENT_DEADLINE_S, CLAUDE_EVENT_DEADLINE_S } from "../engine/agents.js";
 import { FORWARD_USAGE, MAX_SAID_BYTES } from "./forward.js";
 
 /** The JSON the forwarder reads and writes, in awk: the answer's fields, the agent's deny, terminal-safe text. */
@@ -317,6 +317,10 @@ END {
 `;
 
 const d = AGENT_DEADLINE_S;
+/** `case` arms setting Claude Code's shorter deadlines by event, in any letter case, without a process: `[Uu][Ss]…) d=30 ;;` */
+const claudeEventDeadlines = Object.entries(CLAUDE_EVENT_DEADLINE_S)
+  .map(([name, s]) => `    ${[...name].map((c) => `[${c.toUpperCase()}${c}]`).join("")}) d=${s} ;;`)
+  .join("\n");
 
 /** The script `hookbox forward --print-script` prints. */
 export const FORWARD_SCRIPT = String.raw`#!/bin/sh
@@ -366,6 +370,12 @@ case $format in
   cursor) q=cursor d=${d.cursor} ;;
   *) usage ;;
 esac
+# Claude Code gives a hook less time at a few events.
+if [ "$format" = claude ]; then
+  case $event in
+${claudeEventDeadlines}
+  esac
+fi
 [ -n "$url" ] && [ -n "$event" ] || usage
 # hookbox speaks HTTP: curl would speak gopher, dict, smtp or file to whatever --url names.
 case $url in [Hh][Tt][Tt][Pp]://*|[Hh][Tt][Tt][Pp][Ss]://*) ;; *) usage ;; esac

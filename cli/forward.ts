@@ -9,7 +9,7 @@ import { createHash } from "node:crypto";
 import { closeSync, constants, existsSync, fstatSync, ftruncateSync, lstatSync, mkdirSync, openSync, readSync, writeSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import { parseArgs } from "node:util";
-import { AGENT_DEADLINE_S } from "../engine/agents.js";
+import { agentDeadlineS } from "../engine/agents.js";
 import { block, safeJson } from "./terminal.js";
 
 /**
@@ -73,7 +73,7 @@ export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Ar
   const override = values["on-unreachable"];
   // --deadline: seconds in decimal digits with at most one point, at least 1 ms, as forward.sh reads
   // it (no 0x1e, 1e10, Infinity; 010 is ten)
-  const deadlineS = values.deadline === undefined ? AGENT_DEADLINE_S[format] : /^(?:\d+\.?\d*|\.\d+)$/.test(values.deadline) ? Number(values.deadline) : NaN;
+  const deadlineS = values.deadline === undefined ? agentDeadlineS(format, values.event ?? "") : /^(?:\d+\.?\d*|\.\d+)$/.test(values.deadline) ? Number(values.deadline) : NaN;
   // --timeout: whole milliseconds, at least 1 (as forward.sh reads it)
   const badTimeout = values.timeout !== undefined && !(/^[0-9.]+$/.test(values.timeout) && parseInt(values.timeout, 10) > 0);
   if (!values.url || !/^https?:\/\//i.test(values.url) || !values.event || !Object.hasOwn(FORMATS, format) || (override !== undefined && override !== "allow" && override !== "block") || !(Math.floor(deadlineS * 1000) > 0) || badTimeout)

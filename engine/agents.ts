@@ -2,9 +2,23 @@
  * @module Each agent's own deadline for one hook, in seconds: past it the agent gives up on the hook
  * and goes on — a silent allow. The forwarders (`hookbox forward`, forward.sh) and the native HTTP
  * hook endpoints answer with the tenant's failure mode before it; `hookbox doctor` checks a line's
- * `--deadline` against it. Claude Code and Codex 600 s, Copilot CLI and Cursor 30 s, cosh 5 s per
+ * `--deadline` against it. Claude Code and Codex 600 s (Claude Code: less at a few events, below), Copilot CLI and Cursor 30 s, cosh 5 s per
  * hook (cosh-hooks.md: "Hook timeout (default 5000ms) is treated as pass-through"), Gemini CLI 60 s.
  */
 export const AGENT_DEADLINE_S = { claude: 600, codex: 600, copilot: 30, cursor: 30, cosh: 5, gemini: 60 } as const;
 
 export type Agent = keyof typeof AGENT_DEADLINE_S;
+
+/**
+ * Claude Code's shorter defaults at some events (hooks reference, "Common fields"): 30 s at
+ * `UserPromptSubmit` and `PreModelSwitch`, 10 s at `MessageDisplay`. By the event's name in lower
+ * case, however the caller spells it.
+ */
+export const CLAUDE_EVENT_DEADLINE_S: Readonly<Record<string, number>> = { userpromptsubmit: 30, premodelswitch: 30, messagedisplay: 10 };
+
+/** The agent's own deadline for one hook of `event`, in seconds. */
+export function agentDeadlineS(agent: Agent, event: string): number {
+  const key = event.toLowerCase();
+  const own = agent === "claude" && Object.hasOwn(CLAUDE_EVENT_DEADLINE_S, key) ? CLAUDE_EVENT_DEADLINE_S[key] : undefined;
+  return own ?? AGENT_DEADLINE_S[agent];
+}

@@ -63,6 +63,12 @@ const POINTS: readonly PointSpec[] = [
   { pascal: "CwdChanged", tool: false },
   { pascal: "FileChanged", tool: false },
   { pascal: "InstructionsLoaded", tool: false },
+  { pascal: "PostToolBatch", tool: false },
+  { pascal: "UserPromptExpansion", tool: false },
+  { pascal: "Setup", tool: false },
+  { pascal: "MessageDisplay", tool: false },
+  { pascal: "PreModelSwitch", tool: false },
+  { pascal: "PostModelSwitch", tool: false },
   // Cursor only (.cursor/hooks.json); its payloads are snake_case
   { pascal: "BeforeShellExecution", tool: false, aliases: ["beforeShellExecution"] },
   { pascal: "AfterShellExecution", tool: false, aliases: ["afterShellExecution"] },

@@ -19,7 +19,7 @@ export { detached, head } from "./detached.js";
 export { failureModeFor, loadConfig, strictestFailureMode, parseConfig, type Config, type FailureMode, type Tenant, type SandboxConfig } from "./config.js";
 export * from "./errors.js";
 export { FORMATS, EVENT_NAMES, resolveEventName, type Decision, type Format } from "./events.js";
-export { AGENT_DEADLINE_S, type Agent } from "./agents.js";
+export { AGENT_DEADLINE_S, agentDeadlineS, type Agent } from "./agents.js";
 export type { HookRecord, HookTrace, Runners } from "./execute.js";
 export { DEFAULT_TRACE_LIMITS, type TraceLimits } from "./trace-limits.js";
 export type { Notification } from "./aggregate.js";

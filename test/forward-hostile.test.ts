@@ -167,7 +167,7 @@ describe("a hostile hookbox, failure mode block", () => {
     const curlHome = mkdtempSync(join(dir, "curlhome-"));
     writeFileSync(join(curlHome, ".curlrc"), `proxy = "${proxy}"\n`);
     try {
-      for (const env of [{ http_proxy: proxy, HTTP_PROXY: proxy, all_proxy: proxy }, { CURL_HOME: curlHome }]) {
+      for (const env of [{ http_proxy: proxy, HTTP_PROXY: proxy, all_proxy: proxy }, { CURL_HOME: curlHome }] as Record<string, string>[]) {
         const sh = await run("sh", args("proxied"), env);
         // hookbox's own deny, from --url: not a proxy's answer, not a failure to reach it
         expect(sh.code, sh.stderr).toBe(0);
@@ -302,6 +302,19 @@ describe("both forwarders read what they are given alike", () => {
       expect(r.code, `${via}: ${r.stderr}`).toBe(2);
       expect(r.stderr, via).toMatch(/blocking: on_failure = block \(the tenant's, as hookbox last said/);
       expect(readFileSync(file, "utf8"), via).toBe("block\n");
+    }
+  });
+
+  it("waits no longer than Claude Code's shorter deadline at UserPromptSubmit (30 s) and MessageDisplay (10 s), in any letter case, in both", async () => {
+    const by = (r: Run) => Number(/answer-by (\d+)/.exec(r.stdout)?.[1]);
+    for (const [event, agentS] of [["UserPromptSubmit", 30], ["userpromptsubmit", 30], ["MessageDisplay", 10], ["PreToolUse", 600]] as const) {
+      const a = ["--url", url, "--event", event, "--format", "claude", "--workspace", "echo-answer-by"];
+      const [node, sh] = await Promise.all([run("node", a), run("sh", a)]);
+      for (const r of [node, sh]) {
+        // 90 % of the agent's deadline, less 300 ms and the forwarder's start-up
+        expect(by(r), `${event}: ${r.stdout}`).toBeLessThanOrEqual(agentS * 900 - 300);
+        expect(by(r), `${event}: ${r.stdout}`).toBeGreaterThan(agentS * 900 - 3_000);
+      }
     }
   });
 

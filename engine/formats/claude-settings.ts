@@ -11,6 +11,7 @@ import { ALL, ALLOW_BLOCK, BLOCK, NONE, pointName, type Decision, type EventPoin
 import { CompileBudgetError, compileRegex, type HookDef, type HookSet, type Matcher } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
+import { CLAUDE_EVENT_DEADLINE_S } from "../agents.js";
 import { claudeCondition } from "./claude-if.js";
 import { formatPath } from "./locate.js";
 import { type Answer, clip, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, haltVerdict, knownKeys, type LoadContext, matcherProblem, originOf, type ParsedFile, readDecision, readOutput, schemaError, shown, skippedType, str, warn, withHalt, CommandSchema } from "./shared.js";
@@ -20,10 +21,50 @@ import { type Answer, clip, configError, hookTimeout, countHook, defined, descri
  * still bounds every hook.
  */
 export const CLAUDE_DEFAULT_TIMEOUT_MS = 600_000;
+/** Claude Code's shorter defaults at a few events (hooks reference, "Common fields"), as its agent's deadline says them. */
+const CLAUDE_EVENT_TIMEOUT_MS: Partial<Record<string, number>> = Object.fromEntries(
+  Object.entries(CLAUDE_EVENT_DEADLINE_S).map(([lower, seconds]) => [lower, seconds * 1000]),
+);
+
+/** Claude Code's exec-form path placeholders: substituted as plain text into `command` and each of `args` (here: the variables, which hold the same). */
+const PLACEHOLDER = /\$\{(CLAUDE_PROJECT_DIR|CLAUDE_PLUGIN_ROOT|CLAUDE_PLUGIN_DATA)\}/g;
+
+/** A word for sh exactly as written, but for the placeholders, which the shell fills in from their variables. */
+function shellWord(word: string): string {
+  const parts: string[] = [];
+  let at = 0;
+  for (const m of word.matchAll(PLACEHOLDER)) {
+    if (m.index > at) parts.push(`'${word.slice(at, m.index).replaceAll("'", `'\\''`)}'`);
+    parts.push(`"\${${m[1]!}}"`);
+    at = m.index + m[0].length;
+  }
+  if (at < word.length || parts.length === 0) parts.push(`'${word.slice(at).replaceAll("'", `'\\''`)}'`);
+  return parts.join("");
+}
+
+/** The exec form as one command for sh: the program found on PATH (`exec`: never a shell builtin or function), its arguments as they are. */
+export function execFormCommand(command: string, args: readonly string[]): string {
+  return ["exec", shellWord(command), ...args.map(shellWord)].join(" ");
+}
+
+/** Claude Code: `onFailure` has no effect at these events (nor on async hooks, which are skipped here). */
+const ON_FAILURE_IGNORED: ReadonlySet<string> = new Set(["Stop", "SubagentStop", "TaskCompleted", "TeammateIdle"]);
+
+/** The events Claude Code fires, by the names its settings use: any other name there never runs (another agent's name included). */
+export const CLAUDE_EVENTS: ReadonlySet<string> = new Set([
+  "PreToolUse", "PostToolUse", "PostToolUseFailure", "PostToolBatch", "PermissionRequest", "PermissionDenied", "UserPromptSubmit",
+  "UserPromptExpansion", "SessionStart", "SessionEnd", "Setup", "Stop", "StopFailure", "SubagentStart", "SubagentStop", "PreCompact",
+  "PostCompact", "Notification", "MessageDisplay", "PreModelSwitch", "PostModelSwitch", "TaskCreated", "TaskCompleted", "TeammateIdle",
+  "ConfigChange", "Elicitation", "ElicitationResult", "WorktreeCreate", "WorktreeRemove", "CwdChanged", "FileChanged", "InstructionsLoaded",
+]);
 
 const HandlerSchema = z.looseObject({
   type: z.string(),
   command: CommandSchema.optional(),
+  /** Claude Code's exec form: `command` is the program (looked up on PATH), these its arguments, no shell */
+  args: z.array(z.string().refine((a) => !a.includes("\0"), "an argument cannot hold a NUL byte")).optional(),
+  /** Claude Code: "block" — a hook that cannot start, times out, exits other than 0 or 2, or answers invalid JSON blocks */
+  onFailure: z.enum(["continue", "block"]).optional(),
   /** seconds */
   timeout: z.number().positive().optional(),
   /** Claude Code: a permission rule (`Bash(git *)`) the tool call must match for the hook to run */
@@ -59,6 +100,12 @@ const MATCH_FIELD: Partial<Record<string, HookDef["matchOn"]>> = {
   Elicitation: { field: "mcp_server_name" },
   ElicitationResult: { field: "mcp_server_name" },
   FileChanged: { field: "file_path", basename: true }, // the changed file's name
+  UserPromptExpansion: { field: "command_name" }, // the slash command or MCP prompt expanded
+  Setup: { field: "trigger" }, // init | maintenance
+  PreModelSwitch: { field: "to_model" }, // the model switched to
+  PostModelSwitch: { field: "to_model" },
+  PostToolBatch: "none",
+  MessageDisplay: "none",
   UserPromptSubmit: "none",
   Stop: "none",
   TeammateIdle: "none",
@@ -93,7 +140,10 @@ export function claudeMatcher(pattern: string | undefined, point?: EventPoint): 
  * Loads Claude-shaped hook settings; `format` says whose rules the hooks follow (Claude Code's, or
  * Codex's), `matcherOf` how that agent reads a matcher.
  */
-export function loadMatcherGroups(parsed: ParsedFile, ctx: LoadContext, format: Format, matcherOf: (pattern: string | undefined, point: EventPoint) => Matcher | undefined = claudeMatcher): HookSet {
+export function loadMatcherGroups(
+  parsed: ParsedFile, ctx: LoadContext, format: Format, matcherOf: (pattern: string | undefined, point: EventPoint) => Matcher | undefined = claudeMatcher,
+  fires?: { agent: string; names: ReadonlySet<string> },
+): HookSet {
   const warnings: string[] = [];
   // Unknown events are warned about and dropped before the schema walks the file: one of 45 000
   // unknown events (1 MiB) then costs a pass over its keys, not a schema check of each.
@@ -103,7 +153,7 @@ export function loadMatcherGroups(parsed: ParsedFile, ctx: LoadContext, format: 
   if (value && typeof value === "object" && typeof value.hooks === "object" && value.hooks !== null && !Array.isArray(value.hooks)) {
     const known: Record<string, unknown> = {};
     for (const [event, groups] of Object.entries(value.hooks)) {
-      const resolved = eventOf(parsed, ["hooks", event], event, ctx, warnings);
+      const resolved = eventOf(parsed, ["hooks", event], event, ctx, warnings, fires);
       if (resolved) resolvedOf.set(event, resolved);
       if (resolved) known[event] = groups;
     }
@@ -113,7 +163,7 @@ export function loadMatcherGroups(parsed: ParsedFile, ctx: LoadContext, format: 
   if (!settings.success) throw schemaError(parsed, settings.error);
   const set: HookSet = { hooks: [], warnings, disableAll: settings.data.disableAllHooks === true, ...(settings.data.disableAllHooks !== undefined ? { disableAllSaid: settings.data.disableAllHooks } : {}) };
   for (const [event, groups] of Object.entries(settings.data.hooks ?? {})) {
-    const resolved = resolvedOf.get(event) ?? eventOf(parsed, ["hooks", event], event, ctx, set.warnings);
+    const resolved = resolvedOf.get(event) ?? eventOf(parsed, ["hooks", event], event, ctx, set.warnings, fires);
     if (!resolved) continue;
     groups.forEach((raw, g) => {
       const group = GroupSchema.safeParse(knownKeys(parsed, ["hooks", event, g], raw, GROUP_KEYS, ctx, set.warnings));
@@ -134,6 +184,12 @@ export function loadMatcherGroups(parsed: ParsedFile, ctx: LoadContext, format: 
           return;
         }
         if (!handler.command) throw configError(parsed, path, 'a "command" hook needs "command"');
+        const claude = format === "claude";
+        if (!claude && (handler.args !== undefined || handler.onFailure !== undefined))
+          warn(set.warnings, () => `${originOf(parsed, path)}: ${formatPath(path)}: ${handler.args !== undefined ? '"args"' : '"onFailure"'} is Claude Code's, not read by Codex; ignored`);
+        // Exec form: the program and its arguments, run without a shell's reading of them.
+        const command = claude && handler.args !== undefined ? execFormCommand(handler.command, handler.args) : handler.command;
+        if (command.length > MAX_EXEC_COMMAND_CHARS) throw configError(parsed, [...path, "args"], `the command and its arguments are longer than ${MAX_EXEC_COMMAND_CHARS} characters`);
         // Claude Code: an async hook's "decision, permissionDecision, and continue have no effect";
         // Codex skips it. Either way it can decide nothing, and its side effects would stay in the sandbox.
         if (handler.async === true) {
@@ -168,10 +224,11 @@ export function loadMatcherGroups(parsed: ParsedFile, ctx: LoadContext, format: 
           matcher,
           ...(matcher && MATCH_FIELD[resolved.point] ? { matchOn: MATCH_FIELD[resolved.point] } : {}),
           ...(condition ? { condition } : {}),
-          command: handler.command,
-          ...hookTimeout(handler.timeout !== undefined ? handler.timeout * 1000 : CLAUDE_DEFAULT_TIMEOUT_MS, ctx),
+          command,
+          ...hookTimeout(handler.timeout !== undefined ? handler.timeout * 1000 : defaultTimeoutMs(format, resolved.point), ctx),
           env: {},
-          failOpen: true,
+          // Claude Code's onFailure "block": its failure blocks (interpretClaude), where Claude Code reads it.
+          failOpen: !(claude && handler.onFailure === "block"),
           limits: {},
           mounts: [],
           origin: originOf(parsed, path),
@@ -182,16 +239,27 @@ export function loadMatcherGroups(parsed: ParsedFile, ctx: LoadContext, format: 
   return set;
 }
 
+/** @default 128 KiB — an exec-form command and its arguments together, as one shell command */
+const MAX_EXEC_COMMAND_CHARS = 128 * 1024;
+
+/** A hook's default timeout: Claude Code's shorter one at a few events, else 600 s (Codex: 600 s everywhere). */
+function defaultTimeoutMs(format: Format, point: EventPoint): number {
+  const lower = point.toLowerCase();
+  return (format === "claude" && Object.hasOwn(CLAUDE_EVENT_TIMEOUT_MS, lower) ? CLAUDE_EVENT_TIMEOUT_MS[lower] : undefined) ?? CLAUDE_DEFAULT_TIMEOUT_MS;
+}
+
 /** Claude Code: plain stdout of these events (exit 0) is added as context. */
-const STDOUT_IS_CONTEXT = new Set(["SessionStart", "UserPromptSubmit"]);
+const STDOUT_IS_CONTEXT = new Set(["SessionStart", "UserPromptSubmit", "UserPromptExpansion", "PostModelSwitch"]);
 /** Longest plain stdout taken as context. */
 const MAX_CONTEXT_CHARS = 10_000;
 
 /**
- * Claude Code: these events act on exit 2 only (the task is not created or completed, the teammate
- * works on, the reason fed back); a JSON `decision` there is not read.
+ * Claude Code: a block at these events is answered as exit 2 (the task is not created or completed,
+ * the teammate works on, the reason fed back) — the answer every version reads there.
  */
 export const EXIT_2_ONLY: ReadonlySet<string> = new Set(["TaskCreated", "TaskCompleted", "TeammateIdle"]);
+/** …and at these a hook's JSON `decision` is not read (TaskCreated reads `decision: "block"` as well). */
+const JSON_DECISION_IGNORED: ReadonlySet<string> = new Set(["TaskCompleted", "TeammateIdle"]);
 
 /**
  * Claude Code: an MCP server's request for input (Elicitation) and the user's answer to it
@@ -203,9 +271,36 @@ const ELICITATION_POINTS: ReadonlySet<string> = new Set(["Elicitation", "Elicita
  * Claude Code's rules (hooks reference, "Exit code output"): exit 2 blocks, whatever JSON says — its
  * reason if it gives one, else stderr — except on PermissionRequest, which ignores exit 2; on any
  * other exit code a JSON object alone decides, and without one the hook is a non-blocking error;
- * exit 0 reads JSON per event.
+ * exit 0 reads JSON per event. A hook with `onFailure: "block"` that fails (`claudeFailure`) blocks,
+ * but where Claude Code ignores the key.
  */
 export function interpretClaude(run: RunResult, hook: HookDef): Verdict {
+  const verdict = interpretRun(run, hook);
+  if (hook.failOpen || ON_FAILURE_IGNORED.has(hook.point) || verdict.decision === "block") return verdict;
+  const failed = claudeFailure(run, verdict);
+  if (failed === undefined) return verdict;
+  // hooks reference, "Block the action when a hook fails": whatever exit 2 does at the event.
+  const { modifiedArgs: _dropped, ...rest } = verdict;
+  return { ...rest, decision: "block", reason: `hook ${hook.name} failed (${failed}), and its onFailure is "block"`, rule: `${verdict.rule}; claude: onFailure "block" — a failed hook blocks` };
+}
+
+/**
+ * A failure as Claude Code's onFailure counts one: it could not start or was killed, it timed out,
+ * it exited other than 0 or 2 (its JSON then does not count), or at exit 0 its JSON could not be
+ * read or said what Claude Code does not take. Plain text is no failure.
+ */
+function claudeFailure(run: RunResult, verdict: Verdict): string | undefined {
+  if (run.outcome === "cancelled") return undefined;
+  if (run.outcome !== "exited") return describeFailure(run);
+  if (run.exitCode !== 0 && run.exitCode !== 2) return describeFailure(run);
+  if (run.exitCode === 0 && verdict.error !== null && /^[[{]/.test(run.stdout.trim())) return verdict.error;
+  return undefined;
+}
+
+function interpretRun(run: RunResult, hook: HookDef): Verdict {
+  // PreModelSwitch: "a timeout blocks the switch".
+  if (run.outcome === "timed_out" && hook.point === "PreModelSwitch")
+    return { decision: "block", reason: `hook ${hook.name} timed out: the model switch is cancelled`, error: "timed out", rule: "claude: a timeout at PreModelSwitch blocks the switch" };
   if (run.outcome === "timed_out") return { decision: null, error: "timed out", rule: "claude: a timeout does not block" };
   if (run.outcome !== "exited") return { decision: null, error: describeFailure(run), rule: "claude: a failed hook does not block" };
   if (run.exitCode === 2 && hook.point !== "PermissionRequest") {
@@ -229,7 +324,12 @@ export function interpretClaude(run: RunResult, hook: HookDef): Verdict {
   let modifiedArgs: unknown;
   let interrupt = false;
   let words: Record<string, Decision> = { approve: "allow" };
-  if (hook.point === "PreToolUse") {
+  if (hook.point === "PreModelSwitch") {
+    // hookSpecificOutput.permissionDecision allow | deny | ask, or decision "block": the switch is cancelled
+    raw = specific.permissionDecision ?? o.decision;
+    field = specific.permissionDecision !== undefined ? "hookSpecificOutput.permissionDecision" : "decision";
+    reason = str(specific.permissionDecisionReason) ?? str(o.reason);
+  } else if (hook.point === "PreToolUse") {
     // hookSpecificOutput.permissionDecision allow | deny | ask | defer; the older top-level decision approve | block
     raw = specific.permissionDecision ?? o.decision;
     field = specific.permissionDecision !== undefined ? "hookSpecificOutput.permissionDecision" : "decision";
@@ -254,7 +354,7 @@ export function interpretClaude(run: RunResult, hook: HookDef): Verdict {
   } else {
     // Elsewhere only the top-level decision: "block" counts (PostToolUse ignores permissionDecision);
     // where exit 2 alone acts, not even that.
-    raw = EXIT_2_ONLY.has(hook.point) ? undefined : o.decision;
+    raw = JSON_DECISION_IGNORED.has(hook.point) ? undefined : o.decision;
     field = "decision";
     reason = str(o.reason);
   }
@@ -295,7 +395,10 @@ export function claudeEffective(point: EventPoint): ReadonlySet<Decision> {
     case "TaskCreated": // exit 2 keeps the task from being created
     case "TaskCompleted": // exit 2 keeps the task from being marked complete
     case "TeammateIdle": // exit 2 keeps the teammate working
+    case "PostToolBatch": // exit 2, decision "block" or continue: false stops the agentic loop
+    case "UserPromptExpansion": // exit 2 or decision "block" keeps the command from expanding
     case "SubagentStop": return ALLOW_BLOCK;
+    case "PreModelSwitch": return ALL; // permissionDecision allow | deny | ask, or decision "block": the switch is cancelled
     case "Elicitation": // exit 2 or action "decline" denies the MCP server's request
     case "ElicitationResult": return BLOCK; // makes the user's answer a decline
     default: return NONE;
@@ -318,6 +421,7 @@ export function claudeAnswer(point: EventPoint, f: Folded): Answer {
  */
 const CLAUDE_SPECIFIC_POINTS: ReadonlySet<string> = new Set([
   "PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "SessionStart", "SubagentStart", "Notification",
+  "PostToolBatch", "UserPromptExpansion", "PostModelSwitch",
 ]);
 
 /** A message and the context that has no place of its own at this event, one after the other. */
@@ -335,6 +439,12 @@ export function claudeDecision(point: EventPoint, f: Folded, specificPoints: Rea
       additionalContext: f.additionalContext,
     });
     return { output: defined({ hookSpecificOutput: Object.keys(specific).length > 1 ? specific : undefined, systemMessage: f.systemMessage }), exit_code: 0 };
+  }
+  if (point === "PreModelSwitch") {
+    // its permissionDecision, as PreToolUse's (no changed arguments, no context of its own)
+    const permissionDecision = f.decision === "block" ? "deny" : (f.decision ?? undefined);
+    const specific = permissionDecision && defined({ hookEventName, permissionDecision, permissionDecisionReason: f.reason });
+    return { output: defined({ hookSpecificOutput: specific || undefined, systemMessage: withContext(f.systemMessage, f.additionalContext) }), exit_code: 0 };
   }
   if (point === "PermissionRequest") {
     const behavior = f.decision === "block" ? "deny" : f.decision === "allow" ? "allow" : undefined;
@@ -357,6 +467,8 @@ export function claudeDecision(point: EventPoint, f: Folded, specificPoints: Rea
   return { output, exit_code: 0 };
 }
 
+const CLAUDE_FIRES = { agent: "Claude Code", names: CLAUDE_EVENTS };
+
 export const claudeFormat: FormatModule = {
   format: "claude",
   interpret: interpretClaude,
@@ -368,7 +480,7 @@ export const claudeFormat: FormatModule = {
   blockAnyEvent: (reason) => ({ output: { decision: "block", reason }, exit_code: 2 }),
   // Claude Code runs the hooks of both project files (settings.local.json is the developer's own, usually not committed).
   repository: [
-    { path: ".claude/settings.json", syntax: "json", load: (parsed, ctx) => loadMatcherGroups(parsed, ctx, "claude") },
-    { path: ".claude/settings.local.json", syntax: "json", load: (parsed, ctx) => loadMatcherGroups(parsed, ctx, "claude") },
+    { path: ".claude/settings.json", syntax: "json", load: (parsed, ctx) => loadMatcherGroups(parsed, ctx, "claude", claudeMatcher, CLAUDE_FIRES) },
+    { path: ".claude/settings.local.json", syntax: "json", load: (parsed, ctx) => loadMatcherGroups(parsed, ctx, "claude", claudeMatcher, CLAUDE_FIRES) },
   ],
 };

@@ -3,8 +3,11 @@
  * matcher groups → command handlers, `timeout` in seconds) and with Claude Code's exit-code and
  * output rules (Codex hooks documentation), but one difference that decides outcomes: Codex has no
  * `ask` — it refuses `permissionDecision: "ask"` as unsupported — so a Codex hook's ask is a block
- * (the call stops, as hookbox can offer no prompt in Codex's place); and its matcher is a regular
- * expression found anywhere, with `Edit` and `Write` standing for `apply_patch`.
+ * (the call stops, as hookbox can offer no prompt in Codex's place); its matcher is one exact name
+ * or a `|` list of them when it holds only letters, digits, `_` and `|`, else a regular expression
+ * found anywhere, with `Edit` and `Write` standing for `apply_patch`; it reads a hook's JSON at exit
+ * 0 only; exit 2 blocks only with a reason on stderr (without one it is a failed hook), and that
+ * holds at `PermissionRequest` too, where Claude Code ignores exit 2.
  */
 import type { Folded } from "../aggregate.js";
 import type { EventPoint } from "../events.js";
@@ -13,23 +16,36 @@ import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import { compileRegex, type Matcher } from "../hooks.js";
 import { claudeDecision, claudeEffective, interpretClaude, loadMatcherGroups, withContext } from "./claude-settings.js";
-import { type Answer, askDenyReason, type FormatModule, withHalt } from "./shared.js";
+import { type Answer, askDenyReason, describeFailure, type FormatModule, withHalt } from "./shared.js";
 
 /** Codex: "`apply_patch` matchers may also use `Edit` or `Write`". */
 const APPLY_PATCH_ALIASES = ["Edit", "Write"];
 
 /**
- * Codex's matcher: a regular expression found anywhere in the tool name ("", "*" or none match
- * all); a matcher that finds `Edit` or `Write` also fires for `apply_patch`, Codex's one file-edit
- * tool. Linear: RE2 underneath.
+ * Codex's matcher: "", "*" or none match all; letters, digits, `_` and `|` only: one exact name or a
+ * list of exact names (`Bash` does not fire for `BashOutput`); anything else a regular expression
+ * found anywhere in the tool name. A matcher that takes `Edit` or `Write` also fires for
+ * `apply_patch`, Codex's one file-edit tool. Linear: RE2 underneath.
  */
 export function codexMatcher(pattern: string | undefined): Matcher | undefined {
   if (pattern === undefined || pattern === "" || pattern === "*") return undefined;
-  const test = compileRegex(pattern, { anchored: false });
+  let test: (name: string) => boolean;
+  if (/^[A-Za-z0-9_|]+$/.test(pattern)) {
+    const names = new Set(pattern.split("|"));
+    test = (name) => names.has(name);
+  } else test = compileRegex(pattern, { anchored: false });
   return { source: pattern, test: (name) => test(name) || (name === "apply_patch" && APPLY_PATCH_ALIASES.some(test)) };
 }
 
 export function interpretCodex(run: RunResult, hook: HookDef): Verdict {
+  if (run.outcome === "exited" && run.exitCode === 2) {
+    // Codex: exit 2 is a block with stderr as its reason — at PermissionRequest too — and without one a failed hook.
+    const said = run.stderr.trim();
+    if (!said) return { decision: null, error: "exit 2 with nothing on stderr", rule: "codex: exit 2 blocks only with a reason on stderr; without one the hook failed" };
+    return { decision: "block", reason: said, error: null, rule: "codex: exit 2 blocks, stderr the reason" };
+  }
+  // Codex reads a hook's JSON at exit 0 only: another exit is a failed hook, whatever it printed.
+  if (run.outcome === "exited" && run.exitCode !== 0) return { decision: null, error: describeFailure(run), rule: "codex: a non-zero exit other than 2 is a failed hook (its JSON is not read)" };
   const verdict = interpretClaude(run, hook);
   const rule = verdict.rule.replace(/^claude:/, "codex:");
   if (verdict.decision !== "ask") return { ...verdict, rule };

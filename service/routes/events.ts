@@ -6,7 +6,7 @@
 import type { ServerResponse } from "node:http";
 import { Hono, type Context } from "hono";
 import { stream } from "hono/streaming";
-import { AGENT_DEADLINE_S, BadRequestError, blockAnswer, HookboxError, ShuttingDownError, failureModeFor, newEventId, NotDecidedInTimeError, NotFoundError, parseEventBody, resolveEventName, toolArgsMemoryBytes, weighEventBody, type EventResult, type Tenant, type Format, type Notification } from "../../engine/index.js";
+import { agentDeadlineS, BadRequestError, blockAnswer, HookboxError, ShuttingDownError, failureModeFor, newEventId, NotDecidedInTimeError, NotFoundError, parseEventBody, resolveEventName, toolArgsMemoryBytes, weighEventBody, type EventResult, type Tenant, type Format, type Notification } from "../../engine/index.js";
 import { auditEntry } from "../records/audit-log.js";
 import { EventQuerySchema, queryOf, type EventQuery } from "../schemas.js";
 import type { AppDeps, Env } from "../context.js";
@@ -65,7 +65,7 @@ async function handleRead(
   // SERVICE.md §8: answer before the client's agent gives up — a native endpoint knows its agent's
   // default deadline (and an HTTP hook with a shorter timeout of its own says so in the header), a
   // forwarder says its own (Hookbox-Answer-By-Ms).
-  const answerByMs = native ? Math.min(agentAnswerByMs(native), answerByHeader(c) ?? Infinity) : answerByHeader(c);
+  const answerByMs = native ? Math.min(agentAnswerByMs(native, named ?? ""), answerByHeader(c) ?? Infinity) : answerByHeader(c);
 
   // The client going away cancels the event, unless it already got its answer (a native early answer).
   // Both listeners go when the event is done (`settle`): the service's shutdown signal lives as long
@@ -232,8 +232,8 @@ async function canary(c: Context<Env>, deps: AppDeps, req: { eventName: string |
  * When a native endpoint answers at the latest: the agent's own deadline for one hook, less a
  * margin (an HTTP hook that answers later is a silent pass in that agent).
  */
-const agentAnswerByMs = (format: Format) => {
-  const deadlineMs = AGENT_DEADLINE_S[format] * 1000;
+const agentAnswerByMs = (format: Format, event: string) => {
+  const deadlineMs = agentDeadlineS(format, event) * 1000;
   return Math.min(deadlineMs - 500, Math.round(deadlineMs * 0.9));
 };
 

@@ -2,6 +2,7 @@
  * Loading hook configurations of every format from real files: the source documents' own examples
  * load unchanged; a malformed file of each format fails with the file, the line and the reason.
  */
+import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,7 +14,7 @@ import { jsonLocator, MAX_TOML_NAME_CHARS, tomlLocator } from "../../engine/form
 import { parseTomlOffThread, TomlSyntaxError } from "../../engine/formats/toml-off-thread.js";
 import { loadRepositoryHooks, loadRepositoryHooksSync } from "../../engine/repository.js";
 import { REPOSITORY_SOURCES } from "../../engine/formats/registry.js";
-import { claudeMatcher } from "../../engine/formats/claude-settings.js";
+import { claudeMatcher, execFormCommand } from "../../engine/formats/claude-settings.js";
 import { HOOK_PATHS } from "../../cli/workspace-push.js";
 
 function tree(files: Record<string, string>): string {
@@ -526,10 +527,10 @@ describe("each agent's own switch turns off that agent's hooks only", () => {
       expect.stringMatching(/^\.claude\/settings\.json: switches off this repository's claude hooks \(disableAllHooks\)/),
       expect.stringMatching(/^\.codex\/hooks\.json:\d+: .*"async": true hooks decide nothing in Codex; skipped$/),
     ]));
-    // Codex: a matcher is a regex found anywhere, and Edit stands for apply_patch.
+    // Codex: a matcher of names only is exact, and Edit stands for apply_patch.
     const codex = set.hooks.find((h) => h.command === "codex.sh")!;
     expect(codex.matcher!.test("apply_patch")).toBe(true);
-    expect(codex.matcher!.test("MultiEdit")).toBe(true);
+    expect(codex.matcher!.test("MultiEdit")).toBe(false);
     expect(codex.matcher!.test("Bash")).toBe(false);
     expect(codex.timeoutMs).toBe(60_000); // 600 s by default, bounded by max_timeout
   });
@@ -696,6 +697,42 @@ describe("Copilot and cosh repository files read as their agents read them", () 
     expect(set.warnings).toEqual(expect.arrayContaining([
       expect.stringMatching(/hook without a name skipped/),
       expect.stringMatching(/"BeforeTool" is not an event cosh fires/),
+    ]));
+  });
+});
+
+describe("Claude Code's handler keys", () => {
+  it("runs an exec-form hook as its program and arguments, each word as written, the path placeholders filled in — checked by a real sh", () => {
+    const hostile = ["a b", "it's", "$(touch /tmp/pwned)", "`id`", "*", "${CLAUDE_PROJECT_DIR}/.claude/guard.js", "x${CLAUDE_PLUGIN_ROOT}y", ""];
+    const command = execFormCommand("printf", ["%s\\n", ...hostile]);
+    const r = spawnSync("/bin/sh", ["-c", command], { env: { PATH: process.env.PATH ?? "", CLAUDE_PROJECT_DIR: "/workspace" }, encoding: "utf8" });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe(["a b", "it's", "$(touch /tmp/pwned)", "`id`", "*", "/workspace/.claude/guard.js", "xy", ""].map((w) => `${w}\n`).join(""));
+    // the program is looked up on PATH, never a shell builtin or function
+    expect(command.startsWith("exec 'printf' ")).toBe(true);
+  });
+
+  it("reads args, onFailure and Claude Code's shorter default timeouts; skips another agent's event names, warned; Codex reads neither key", async () => {
+    const set = await loadRepositoryHooks(tree({
+      ".claude/settings.json": JSON.stringify({
+        hooks: {
+          PreToolUse: [{ hooks: [{ type: "command", command: "node", args: ["${CLAUDE_PROJECT_DIR}/.claude/guard.js"], onFailure: "block" }] }],
+          UserPromptSubmit: [{ hooks: [{ type: "command", command: "prompt.sh" }] }],
+          preToolUse: [{ hooks: [{ type: "command", command: "copilot-name.sh" }] }],
+          PostToolBatch: [{ hooks: [{ type: "command", command: "batch.sh" }] }],
+        },
+      }),
+      ".codex/hooks.json": JSON.stringify({ hooks: { PreToolUse: [{ hooks: [{ type: "command", command: "codex.sh", args: ["x"], onFailure: "block" }] }] } }),
+    }), 600_000);
+    const by = (c: string) => set.hooks.find((h) => h.command === c || h.command.includes(c))!;
+    expect(by("guard.js")).toMatchObject({ command: `exec 'node' "\${CLAUDE_PROJECT_DIR}"'/.claude/guard.js'`, failOpen: false, timeoutMs: 600_000 });
+    expect(by("prompt.sh")).toMatchObject({ failOpen: true, timeoutMs: 30_000 });
+    expect(by("batch.sh").point).toBe("PostToolBatch");
+    expect(set.hooks.some((h) => h.command === "copilot-name.sh")).toBe(false);
+    expect(by("codex.sh")).toMatchObject({ command: "codex.sh", failOpen: true });
+    expect(set.warnings).toEqual(expect.arrayContaining([
+      expect.stringMatching(/^\.claude\/settings\.json:\d+: .*"preToolUse" is not an event Claude Code fires/),
+      expect.stringMatching(/^\.codex\/hooks\.json:\d+: .*"args" is Claude Code's, not read by Codex; ignored/),
     ]));
   });
 });

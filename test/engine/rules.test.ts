@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { interpretCosh } from "../../engine/formats/cosh-toml.js";
 import { interpretCopilot } from "../../engine/formats/copilot-json.js";
 import { claudeMatcher, interpretClaude } from "../../engine/formats/claude-settings.js";
-import { interpretCodex } from "../../engine/formats/codex-hooks.js";
+import { codexMatcher, interpretCodex } from "../../engine/formats/codex-hooks.js";
 import { coshMatcher } from "../../engine/formats/cosh-toml.js";
 import { interpretCursor } from "../../engine/formats/cursor-hooks.js";
 import { claudeCondition } from "../../engine/formats/claude-if.js";
@@ -165,10 +165,11 @@ describe("Claude Code rules per event (Claude Code hooks reference, decision con
     expect(interpretClaude(exited(1, '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no"}}'), pre)).toMatchObject({ decision: "block", reason: "no" });
     expect(interpretClaude(exited(1, "oops"), pre)).toMatchObject({ decision: null, error: expect.any(String) });
   });
-  it("TaskCreated, TaskCompleted, TeammateIdle act on exit 2 only: a JSON decision there is none, and hookbox's block is exit 2", () => {
+  it("TaskCompleted, TeammateIdle act on exit 2 only (a JSON decision there is none), TaskCreated on decision block too; hookbox's block is exit 2 at all three", () => {
+    expect(interpretClaude(exited(0, '{"decision":"block","reason":"no"}'), hook("claude", "TaskCreated"))).toMatchObject({ decision: "block", reason: "no" });
     for (const name of ["TaskCreated", "TaskCompleted", "TeammateIdle"]) {
       const h = hook("claude", name);
-      expect(interpretClaude(exited(0, '{"decision":"block","reason":"no"}'), h).decision, name).toBeNull();
+      if (name !== "TaskCreated") expect(interpretClaude(exited(0, '{"decision":"block","reason":"no"}'), h).decision, name).toBeNull();
       expect(interpretClaude(exited(2, "", "tests fail"), h), name).toMatchObject({ decision: "block", reason: "tests fail" });
       expect(answerFor("claude", resolveEventName(name)!.point, { decision: "block", reason: "tests fail", notifications: [] }), name).toEqual({ output: {}, exit_code: 2 });
     }
@@ -232,7 +233,52 @@ describe("Codex rules (Codex hooks documentation: Claude Code's shape, no ask)",
     ["a Codex hook's ask is a block", exited(0, '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask","permissionDecisionReason":"needs a human"}}'), pre, { decision: "block", reason: "needs a human", rule: /codex: no ask/ }],
     ["deny blocks", exited(0, '{"hookSpecificOutput":{"permissionDecision":"deny","permissionDecisionReason":"no"}}'), pre, { decision: "block", reason: "no", rule: /^codex: hookSpecificOutput\.permissionDecision "deny"/ }],
     ["exit 2 blocks with stderr", exited(2, "", "stop"), pre, { decision: "block", reason: "stop", rule: /codex: exit 2/ }],
+    ["exit 2 without a reason on stderr is a failed hook", exited(2, '{"decision":"block","reason":"json"}', " \n"), pre, { decision: null, error: true, rule: /codex: exit 2 blocks only with a reason on stderr/ }],
+    ["exit 2 denies a PermissionRequest (Claude Code ignores it there; Codex does not)", exited(2, "", "no network"), hook("codex", "PermissionRequest"), { decision: "block", reason: "no network", rule: /codex: exit 2 blocks/ }],
+    ["JSON is read at exit 0 only: a deny at exit 1 is a failed hook", exited(1, '{"hookSpecificOutput":{"permissionDecision":"deny","permissionDecisionReason":"no"}}'), pre, { decision: null, error: true, rule: /codex: a non-zero exit other than 2/ }],
   ]);
+});
+
+describe("Claude Code's onFailure: \"block\" (hooks reference, \"Block the action when a hook fails\")", () => {
+  const strict = (event = "PreToolUse") => hook("claude", event, { failOpen: false });
+  table(interpretClaude, [
+    ["a timeout blocks", timedOut, strict(), { decision: "block", reason: 'hook h failed (timed out), and its onFailure is "block"', rule: /claude: onFailure "block"/ }],
+    ["exit 1 blocks", exited(1, "", "python3: not found"), strict(), { decision: "block", rule: /onFailure "block"/ }],
+    ["exit 127 blocks", exited(127), strict(), { decision: "block", rule: /onFailure "block"/ }],
+    ["exit 1 with a JSON allow blocks: its JSON does not count then", exited(1, '{"hookSpecificOutput":{"permissionDecision":"allow"}}'), strict(), { decision: "block", rule: /onFailure "block"/ }],
+    ["an unknown decision at exit 0 blocks", exited(0, '{"hookSpecificOutput":{"permissionDecision":"perhaps"}}'), strict(), { decision: "block", rule: /onFailure "block"/ }],
+    ["JSON that cannot be parsed blocks", exited(0, '{"decision":'), strict(), { decision: "block", rule: /onFailure "block"/ }],
+    ["a crash (out of memory) blocks", oom, strict(), { decision: "block", rule: /onFailure "block"/ }],
+    ["plain text at exit 0 is no failure", exited(0, "all good"), strict(), { decision: null, rule: /not a JSON object/ }],
+    ["exit 0 with an allow is no failure", exited(0, '{"hookSpecificOutput":{"permissionDecision":"allow"}}'), strict(), { decision: "allow", rule: /permissionDecision "allow"/ }],
+    ["a PermissionRequest hook that fails denies", exited(1), strict("PermissionRequest"), { decision: "block", rule: /onFailure "block"/ }],
+    ["at Stop it has no effect", exited(1), strict("Stop"), { decision: null, rule: /does not block/ }],
+    ["at TeammateIdle it has no effect", timedOut, strict("TeammateIdle"), { decision: null, rule: /timeout does not block/ }],
+    ["without it a failure does not block", exited(1), hook("claude", "PreToolUse"), { decision: null, rule: /does not block/ }],
+  ]);
+});
+
+describe("Claude Code's newer events (hooks reference)", () => {
+  it("PostToolBatch: decision block stops the loop; UserPromptExpansion: block keeps the command from expanding, plain stdout is context", () => {
+    expect(interpretClaude(exited(0, '{"decision":"block","reason":"tests fail"}'), hook("claude", "PostToolBatch"))).toMatchObject({ decision: "block", reason: "tests fail" });
+    expect(interpretClaude(exited(2, "", "no /deploy here"), hook("claude", "UserPromptExpansion"))).toMatchObject({ decision: "block", reason: "no /deploy here" });
+    expect(interpretClaude(exited(0, "remember the style guide"), hook("claude", "UserPromptExpansion"))).toMatchObject({ decision: null, additionalContext: "remember the style guide" });
+    for (const name of ["PostToolBatch", "UserPromptExpansion"]) expect(effectiveDecisions(resolveEventName(name)!.point, "claude").has("block"), name).toBe(true);
+    expect(answerFor("claude", resolveEventName("PostToolBatch")!.point, { decision: "block", reason: "tests fail", additionalContext: "see log", notifications: [] }))
+      .toEqual({ output: { decision: "block", reason: "tests fail", hookSpecificOutput: { hookEventName: "PostToolBatch", additionalContext: "see log" } }, exit_code: 0 });
+  });
+  it("PreModelSwitch: permissionDecision deny or ask, or decision block, decides; a timeout cancels the switch; the answer is a permissionDecision", () => {
+    const h = hook("claude", "PreModelSwitch");
+    const point = h.point;
+    expect(interpretClaude(exited(0, '{"hookSpecificOutput":{"hookEventName":"PreModelSwitch","permissionDecision":"ask","permissionDecisionReason":"costly"}}'), h)).toMatchObject({ decision: "ask", reason: "costly" });
+    expect(interpretClaude(exited(0, '{"decision":"block","reason":"cache is warm"}'), h)).toMatchObject({ decision: "block", reason: "cache is warm" });
+    expect(interpretClaude(timedOut, h)).toMatchObject({ decision: "block", rule: /a timeout at PreModelSwitch blocks the switch/ });
+    expect([...effectiveDecisions(point, "claude")].sort()).toEqual(["allow", "ask", "block"]);
+    expect(answerFor("claude", point, { decision: "block", reason: "no", notifications: [] })).toEqual({ output: { hookSpecificOutput: { hookEventName: "PreModelSwitch", permissionDecision: "deny", permissionDecisionReason: "no" } }, exit_code: 0 });
+  });
+  it.each(["Setup", "MessageDisplay", "PostModelSwitch"])("%s decides nothing", (name) => {
+    expect(effectiveDecisions(resolveEventName(name)!.point, "claude").size).toBe(0);
+  });
 });
 
 describe("matchers, each agent's own (linear: RE2 underneath)", () => {
@@ -252,6 +298,9 @@ describe("matchers, each agent's own (linear: RE2 underneath)", () => {
     ["cosh-ng: a regex found anywhere", coshMatcher("file", "cosh-ng")!, "write_file", true],
     ["hookbox's own TOML: a regex over the whole name (SERVICE.md §4)", coshMatcher("shell|bash", "hookbox")!, "shellcheck", false],
     ["hookbox's own TOML: aliases too", coshMatcher("shell", "hookbox")!, "run_shell_command", true],
+    ["Codex: a plain name matches exactly — Bash does not fire for BashOutput", codexMatcher("Bash")!, "BashOutput", false],
+    ["Codex: A|B are exact alternatives, Edit standing for apply_patch", codexMatcher("Edit|Write")!, "apply_patch", true],
+    ["Codex: other patterns are a regex found anywhere", codexMatcher("Edit.*")!, "MultiEdit", true],
   ])("%s", (_what, matcher, tool, expected) => {
     expect(matcher.test(tool)).toBe(expected);
   });
