@@ -5,7 +5,7 @@
  * most the text's own characters, a line and column come from a binary search over line starts,
  * and no regex runs over the text.
  */
-import { parse as parseJsonc, parseTree, printParseErrorCode, visit, type Node } from "jsonc-parser";
+import { parse as parseJsonc, printParseErrorCode, visit } from "jsonc-parser";
 
 export type Path = readonly (string | number)[];
 
@@ -253,65 +253,86 @@ export function jsonSyntaxError(text: string, refused: unknown, options: typeof 
   return Object.assign(new SyntaxError(message), lineIndex(text)(offset));
 }
 
+/** @default 2048 — children of one object or array whose places are kept: more than any file has hooks (a hostile one's rest is located by its parent) */
+export const MAX_LOCATED_CHILDREN = 2048;
+/** @default 100 000 — places kept for one JSON text */
+export const MAX_LOCATED_VALUES = 100_000;
+
+type JsonVisitor = Parameters<typeof visit>[1];
+
 /**
- * Finds where the deepest prefix of a path stands in a valid JSON text. The tree is built once, on
- * first use, and each object's keys are indexed once (the last of duplicate keys wins, as in
- * JSON.parse); undefined when nesting is too deep to build it.
+ * Keeps where each value of a JSON text starts, by its path: one pass of the parser's visitor, no
+ * tree (a tree of a megabyte of `0,` takes ten times as long and as much memory as the text). At
+ * most MAX_LOCATED_CHILDREN children of each object or array and MAX_LOCATED_VALUES in all; the
+ * last of duplicate keys wins, as in JSON.parse. `also`: callbacks of the same pass.
  */
-export function jsonLocator(text: string, options: typeof STRICT | typeof LENIENT = STRICT): Locator {
-  let root: Node | null | undefined;
-  let position: ((offset: number) => Position) | undefined;
-  const keys = new WeakMap<Node, Map<string, Node>>();
-  const child = (node: Node, step: string | number): Node | undefined => {
-    if (node.type === "array") return typeof step === "number" ? node.children?.[step] : undefined;
-    if (node.type !== "object") return undefined;
-    let map = keys.get(node);
-    if (!map) {
-      map = new Map();
-      for (const prop of node.children ?? []) {
-        const [key, value] = prop.children ?? [];
-        if (key && value) map.set(String(key.value), value);
-      }
-      keys.set(node, map);
-    }
-    return map.get(String(step));
+function jsonPlaces(text: string, options: typeof STRICT | typeof LENIENT, also: JsonVisitor = {}): Map<string, number> {
+  const places = new Map<string, number>();
+  // children seen so far of each open container, innermost last
+  const counts: number[] = [];
+  const value = (offset: number, path: () => (string | number)[]) => {
+    const n = counts.length > 0 ? ++counts[counts.length - 1]! : 1;
+    if (n <= MAX_LOCATED_CHILDREN && places.size < MAX_LOCATED_VALUES) places.set(JSON.stringify(path()), offset);
   };
+  visit(text, {
+    ...also,
+    onObjectBegin: (offset, _l, _sl, _sc, path) => {
+      value(offset, path);
+      counts.push(0);
+    },
+    onArrayBegin: (offset, _l, _sl, _sc, path) => {
+      value(offset, path);
+      counts.push(0);
+    },
+    onObjectEnd: () => void counts.pop(),
+    onArrayEnd: () => void counts.pop(),
+    onLiteralValue: (_v, offset, _l, _sl, _sc, path) => value(offset, path),
+  }, options);
+  return places;
+}
+
+/**
+ * Finds where the deepest prefix of a path stands in a valid JSON text. The places are found once,
+ * on first use (`jsonPlaces`); undefined when nesting is too deep to walk.
+ */
+export function jsonLocator(text: string, options: typeof STRICT | typeof LENIENT = STRICT, found?: Map<string, number>): Locator {
+  let places: Map<string, number> | null | undefined = found;
+  let position: ((offset: number) => Position) | undefined;
   return (path) => {
-    if (root === undefined) {
+    if (places === undefined) {
       try {
-        root = parseTree(text, [], options) ?? null;
+        places = jsonPlaces(text, options);
       } catch (err) {
         if (!(err instanceof RangeError)) throw err;
-        root = null;
+        places = null;
       }
     }
-    if (root === null) return undefined;
+    if (places === null) return undefined;
     position ??= lineIndex(text);
-    let node = root;
-    for (const step of path) {
-      const next = child(node, step);
-      if (!next) break;
-      node = next;
+    for (let n = path.length; n >= 0; n--) {
+      const offset = places.get(JSON.stringify(path.slice(0, n)));
+      if (offset !== undefined) return position(offset);
     }
-    return position(node.offset);
+    return undefined;
   };
 }
 
 /** Parses JSON with comments and trailing commas (Gemini CLI's settings.json); errors as parseJsonLocated's. */
 export function parseJsoncLocated(text: string): { value: unknown; locate: Locator } {
   let value: unknown;
+  let places: Map<string, number>;
   try {
-    // A first pass that stops at the first error: the parser collects every error of a file before
-    // it returns (a 1 MiB of commas holds two million of them, and over a hundred MiB).
-    let bad = false;
-    visit(text, { onError: () => { bad = true; throw FIRST_ERROR; } }, LENIENT);
-    if (!bad) value = parseJsonc(text, undefined, LENIENT);
+    // A first pass that stops at the first error — the parser collects every error of a file before
+    // it returns (a 1 MiB of commas holds two million of them, and over a hundred MiB) — and keeps
+    // where each value stands, for the locator.
+    places = jsonPlaces(text, LENIENT, { onError: () => { throw FIRST_ERROR; } });
+    value = parseJsonc(text, undefined, LENIENT);
   } catch (err) {
     if (err === FIRST_ERROR) throw jsonSyntaxError(text, undefined, LENIENT);
     if (!(err instanceof RangeError)) throw err;
     throw Object.assign(new SyntaxError("nested too deeply"), lineIndex(text)(0));
   }
-  return { value, locate: jsonLocator(text, LENIENT) };
+  return { value, locate: jsonLocator(text, LENIENT, places) };
 }
 
 /** Thrown out of a parser's error callback: the first error is enough. */

@@ -78,8 +78,11 @@ export class ContainerRunner implements Runner {
     let timeoutMs = request.timeoutMs;
     if (this.pool && request.poolable !== false && !request.signal?.aborted) {
       // The workspace goes in the container's /workspace, a tmpfs of tmp_size that also takes what
-      // the hook writes: one that fills more than half of it runs cold, on its overlay.
-      const archive = request.workspaceDir ? await this.archives.get(request.workspaceDir, request.limits.tmpBytes / 2).catch(() => null) : undefined;
+      // the hook writes — and whose pages count against the container's memory: one that fills more
+      // than half of the tmpfs, or a quarter of the memory, runs cold, on its overlay (unpacked
+      // there, it could leave the hook too little memory, or run out of it before the hook starts).
+      const fits = Math.min(request.limits.tmpBytes / 2, request.limits.memoryBytes / 4);
+      const archive = request.workspaceDir ? await this.archives.get(request.workspaceDir, fits).catch(() => null) : undefined;
       // Building the workspace's archive (not when it is cached) takes from the hook's time: the
       // hook gets what is left, and a timeout then is hookbox's doing (`preparedMs`), not the hook's.
       const spentMs = performance.now() - t0;

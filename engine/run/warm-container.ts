@@ -131,12 +131,13 @@ export class WarmContainer {
         // The stream went while the hook still runs (the engine's connection closed): its answer
         // can no longer be read — hookbox could not run it, whatever its exit code will be.
         if (state.running) return result({ outcome: "failed_to_start", exitCode: null, error: "the connection to the pre-started container closed while its hook ran: its answer could not be read" });
-        if (state.oomKilled) return result({ outcome: "oom_killed", exitCode: state.exitCode });
-        // The wrapper's own exits before the hook ran. The wrapper also ends with its hook's exit
-        // code, so a hook's own 95–97 whose markers were both lost reads as one of these: it is run
-        // again cold, never taken as a pass.
+        // The wrapper's own exits before the hook ran — looked at before an out-of-memory mark, which
+        // the engine sets on any kill in the container: an unpack that ran out of memory is no crash
+        // of the hook's. The wrapper also ends with its hook's exit code, so a hook's own 95–97 whose
+        // markers were both lost reads as one of these: it is run again cold, never taken as a pass.
         const setup = state.exitCode === null ? undefined : WRAPPER_EXITS[state.exitCode];
         if (setup) return { ...result({ outcome: "failed_to_start", exitCode: null, error: setup }), beforeHook: true };
+        if (state.oomKilled) return result({ outcome: "oom_killed", exitCode: state.exitCode });
         // Killed by a signal before its wrapper said how the hook ended (the engine stopped it, or
         // something in it killed the wrapper): the hook's answer is not known — hookbox's failure,
         // never the hook's crash judged by its agent's rules.

@@ -58,6 +58,8 @@ interface Slot<T> {
 export class WarmPool<T extends Pooled> {
   private readonly slots = new Map<string, Slot<T>>();
   private starting = 0;
+  /** where the next round of starts begins among the shapes (fill) */
+  private turn = 0;
   private closed = false;
   private readonly discarding = new Set<Promise<void>>();
   private readonly timer: NodeJS.Timeout;
@@ -167,17 +169,29 @@ export class WarmPool<T extends Pooled> {
     return this.stats().ready + this.starting;
   }
 
+  /**
+   * Starts what the shapes lack, one start per shape in turn: a flooded shape never takes every
+   * start (`maxStarting`) and every place (`maxTotal`) while another shape waits for one.
+   */
   private fill(): void {
     if (this.closed) return;
     const now = Date.now();
-    for (const slot of this.slots.values()) {
-      const target = this.target(slot, now);
-      while (
-        slot.ready.length + slot.starting < target &&
-        this.total() < this.options.maxTotal &&
-        this.starting < this.options.maxStarting &&
-        now >= slot.retryAt
-      ) this.start(slot);
+    const wanting = [...this.slots.values()].map((slot) => ({ slot, target: this.target(slot, now) }));
+    const n = wanting.length;
+    // Each round goes through every shape once, from the one after the shape last started.
+    for (let started = true; started; ) {
+      started = false;
+      const base = this.turn;
+      for (let k = 0; k < n; k++) {
+        if (this.total() >= this.options.maxTotal || this.starting >= this.options.maxStarting) return;
+        const i = (base + k) % n;
+        const { slot, target } = wanting[i]!;
+        if (slot.ready.length + slot.starting < target && now >= slot.retryAt) {
+          this.start(slot);
+          this.turn = (i + 1) % n;
+          started = true;
+        }
+      }
     }
   }
 

@@ -209,6 +209,23 @@ describe("workspaces cannot read the host", () => {
     expect(info.hooks[999]!.origin).toBe(`.claude/settings.json:${7 + 999 * 4}`);
   });
 
+  it("loads four JSON hook files of a megabyte of other values each, beside one hook each, without holding the event loop, and locates each hook", async () => {
+    const junk = `[${"0,".repeat(450_000)}0]`;
+    const claude = (n: string) => JSON.stringify({ junk: JSON.parse(junk) as unknown, hooks: { PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: n }] }] } }, null, 0).replace('"hooks"', '\n"hooks"');
+    const entries: Entry[] = [
+      { name: ".claude/settings.json", content: claude("project.sh") },
+      { name: ".claude/settings.local.json", content: claude("local.sh") },
+      { name: ".codex/hooks.json", content: claude("codex.sh") },
+      { name: ".gemini/settings.json", content: `// comments and trailing commas: Gemini's own reading\n{"junk": ${junk},\n"hooks": {"BeforeTool": [{"matcher": "x", "hooks": [{"type": "command", "command": "gemini.sh",},],},],},}` },
+    ];
+    for (const e of entries) expect(Buffer.byteLength((e as { content: string }).content)).toBeGreaterThan(900_000);
+    // as a plain tar: gzip would make it a "bomb" (max_unpack_ratio)
+    const { status, text } = await attack(svc, async () => put(svc, "big-json", await tarOf(entries)));
+    expect(status, text).toBe(200);
+    const hooks = (JSON.parse(text) as { hooks: { origin: string; command: string }[] }).hooks;
+    expect(hooks.map((h) => h.origin).sort()).toEqual([".claude/settings.json:2", ".claude/settings.local.json:2", ".codex/hooks.json:2", ".gemini/settings.json:3"]);
+  });
+
   it("loads 500 Copilot hook files without holding the event loop", async () => {
     const entries: Entry[] = Array.from({ length: 500 }, (_, i) => ({
       name: `.github/hooks/h${i}.json`,

@@ -107,3 +107,20 @@ describe("a warm pool shared between tenants", () => {
     await pool.close();
   });
 });
+
+describe("shapes share the pool's starts", () => {
+  it("a shape flooded with misses takes one start in turn with another shape that misses once, not all of them", async () => {
+    const pool = new WarmPool<Item>({ size: 1, maxTotal: 8, idleMs: 60_000, maxStarting: 2 });
+    const make = () => new Promise<Item>((r) => setTimeout(() => r(new Item()), START_MS));
+    // the flood: many misses on "busy" within one start's time, so its target rises to maxTotal
+    for (let i = 0; i < 50; i++) pool.take("busy", make, "flooder");
+    // both start slots went to "busy" while it was the only shape; now "quiet" misses once
+    expect(pool.take("quiet", make, "other")).toBeUndefined();
+    // as each start ends, the next start goes round the shapes: "quiet" gets the first free one
+    await sleep(START_MS * 1.5);
+    expect(pool.readyCount("quiet") + pool.stats().starting).toBeGreaterThan(0);
+    await sleep(START_MS * 1.5);
+    expect(pool.readyCount("quiet")).toBeGreaterThanOrEqual(1);
+    await pool.close();
+  });
+});
