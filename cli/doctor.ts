@@ -217,8 +217,12 @@ function entriesOf(agent: Agent, file: string, problems: string[]): Entry[] {
   return out;
 }
 
-/** Variables that change where, how or as whom a forwarder sends an event (curl reads the proxies, its home's .curlrc, the cache's place). */
-const REDIRECTING_ENV = /^(?:HOOKBOX_\w*|PATH|HOME|CURL_HOME|XDG_CACHE_HOME|XDG_CONFIG_HOME|(?:https?|all|no)_proxy)$/i;
+/**
+ * Variables that change where, how or as whom a forwarder sends an event, or what runs in it: its
+ * own settings, the proxies, curl's and the TLS library's, what the dynamic loader preloads, what
+ * Node, sh and bash run first, where names resolve, where the cache and the home are.
+ */
+const REDIRECTING_ENV = /^(?:HOOKBOX_\w*|PATH|HOME|ENV|BASH_ENV|SHELLOPTS|BASHOPTS|IFS|HOSTALIASES|RES_OPTIONS|LOCALDOMAIN|XDG_\w*|CURL_\w*|SSL_\w*|NODE_\w*|LD_\w*|DYLD_\w*|GCONV_PATH|LOCPATH|\w*_proxy)$/i;
 
 /** The agents whose hook files take `disableAllHooks`. */
 const SAYS_DISABLE_ALL: ReadonlySet<Agent> = new Set(["claude", "codex", "copilot"]);

@@ -241,7 +241,8 @@ export async function unpack(body: AsyncIterable<Uint8Array>, dest: string, limi
 
 /**
  * Every extended header is judged before tar-stream decodes it: one past MAX_META_HEADER_BYTES, or
- * more of them than an archive of `maxEntries` entries needs (one each, and one global), is refused.
+ * more of them than an archive of `maxEntries` entries needs (two each — a GNU long name and long
+ * link target, or a pax header and one of those — and one global), is refused.
  * tar-stream reads such a header whole (up to 4 MiB) and then decodes it in one step; this is the
  * step it takes each one through (`_decodeLongHeader`, tar-stream 3.2, pinned), and an error thrown
  * there ends the archive as invalid input does.
@@ -255,7 +256,7 @@ function guardMetaHeaders(ex: ReturnType<typeof extract>, maxEntries: number): v
     const type = inner._header?.type ?? "extended header";
     if (!META_TYPES.has(type)) return decode(buf);
     if (buf.length > MAX_META_HEADER_BYTES) throw refuse(inner._header?.name ?? "", `${type} of ${buf.length} bytes: more than ${MAX_META_HEADER_BYTES} are not accepted`);
-    if (++seen > maxEntries + 1) throw new BadRequestError(`the archive has more than ${maxEntries + 1} extended headers`, "body", "archive_too_many_entries");
+    if (++seen > 2 * maxEntries + 1) throw new BadRequestError(`the archive has more than ${2 * maxEntries + 1} extended headers`, "body", "archive_too_many_entries");
     decode(buf);
   };
 }

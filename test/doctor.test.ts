@@ -307,7 +307,7 @@ describe("hookbox doctor", () => {
     const { repo, home } = workspaceOf(svc.url, (file, text) =>
       file.endsWith(join(".codex", "hooks.json")) ? text.replace("--format codex", `--format codex --token ${TOKEN_A}`)
       : file.endsWith("settings.local.json") ? text.replace("Bearer $HOOKBOX_TOKEN", `Bearer ${TOKEN_A}`)
-      : file.endsWith(join(".claude", "settings.json")) ? text.replace(/^\{/, `{"env": {"HOOKBOX_TOKEN": "${TOKEN_A}", "https_proxy": "http://127.0.0.1:9"},`)
+      : file.endsWith(join(".claude", "settings.json")) ? text.replace(/^\{/, `{"env": {"HOOKBOX_TOKEN": "${TOKEN_A}", "https_proxy": "http://127.0.0.1:9", "NODE_OPTIONS": "--require ./x.js", "LD_PRELOAD": "./x.so", "ANTHROPIC_MODEL": "fine"},`)
       : text,
     );
     // The token is this tenant's own: the service would answer every canary. Only the lines are at fault.
@@ -315,7 +315,7 @@ describe("hookbox doctor", () => {
     expect(r.code).toBe(1);
     expect(r.out).toMatch(/FAIL +Codex +PreToolUse .*\n.*the line gives its own --token: its events would go to that token's tenant/);
     expect(r.out).toMatch(/FAIL +Claude Code .*settings\.local\.json.*\n.*its Authorization header holds a token written in/);
-    expect(r.out).toMatch(/FAIL +.*settings\.json: "env" sets HOOKBOX_TOKEN, https_proxy: Claude Code gives it to every hook/);
+    expect(r.out).toMatch(/FAIL +.*settings\.json: "env" sets HOOKBOX_TOKEN, https_proxy, NODE_OPTIONS, LD_PRELOAD: Claude Code gives it to every hook/);
     expect(r.out).not.toContain(TOKEN_A);
   });
 

@@ -42,8 +42,13 @@ function shellWord(word: string): string {
   return parts.join("");
 }
 
-/** The exec form as one command for sh: the program found on PATH (`exec`: never a shell builtin or function), its arguments as they are. */
+/**
+ * The exec form as one command for sh: the program found on PATH (`exec`: never a shell builtin or
+ * function), its arguments as they are. A program named like an option (`-a`) is no program Claude
+ * Code could start — and `exec` would read it as its own option: the hook fails as a missing program does.
+ */
 export function execFormCommand(command: string, args: readonly string[]): string {
+  if (command.startsWith("-") || command === "") return `echo ${shellWord(`${command}: not found`)} >&2; exit 127`;
   return ["exec", shellWord(command), ...args.map(shellWord)].join(" ");
 }
 
@@ -188,8 +193,9 @@ export function loadMatcherGroups(
         if (!claude && (handler.args !== undefined || handler.onFailure !== undefined))
           warn(set.warnings, () => `${originOf(parsed, path)}: ${formatPath(path)}: ${handler.args !== undefined ? '"args"' : '"onFailure"'} is Claude Code's, not read by Codex; ignored`);
         // Exec form: the program and its arguments, run without a shell's reading of them.
-        const command = claude && handler.args !== undefined ? execFormCommand(handler.command, handler.args) : handler.command;
-        if (command.length > MAX_EXEC_COMMAND_CHARS) throw configError(parsed, [...path, "args"], `the command and its arguments are longer than ${MAX_EXEC_COMMAND_CHARS} characters`);
+        const exec = claude && handler.args !== undefined;
+        const command = exec ? execFormCommand(handler.command, handler.args!) : handler.command;
+        if (exec && Buffer.byteLength(command) > MAX_EXEC_COMMAND_BYTES) throw configError(parsed, [...path, "args"], `the program and its arguments, quoted for sh, are longer than ${MAX_EXEC_COMMAND_BYTES} bytes`);
         // Claude Code: an async hook's "decision, permissionDecision, and continue have no effect";
         // Codex skips it. Either way it can decide nothing, and its side effects would stay in the sandbox.
         if (handler.async === true) {
@@ -239,8 +245,8 @@ export function loadMatcherGroups(
   return set;
 }
 
-/** @default 128 KiB — an exec-form command and its arguments together, as one shell command */
-const MAX_EXEC_COMMAND_CHARS = 128 * 1024;
+/** @default 96 KiB — an exec-form program and its arguments, quoted for sh as one command: within what one argument to sh -c may be (128 KiB) */
+export const MAX_EXEC_COMMAND_BYTES = 96 * 1024;
 
 /** A hook's default timeout: Claude Code's shorter one at a few events, else 600 s (Codex: 600 s everywhere). */
 function defaultTimeoutMs(format: Format, point: EventPoint): number {

@@ -260,67 +260,84 @@ export const MAX_LOCATED_VALUES = 100_000;
 
 type JsonVisitor = Parameters<typeof visit>[1];
 
+/** Where a value starts; an object's or array's kept children by key or index. */
+interface Place {
+  offset: number;
+  array?: boolean;
+  children?: Map<string | number, Place>;
+}
+
 /**
- * Keeps where each value of a JSON text starts, by its path: one pass of the parser's visitor, no
- * tree (a tree of a megabyte of `0,` takes ten times as long and as much memory as the text). At
- * most MAX_LOCATED_CHILDREN children of each object or array and MAX_LOCATED_VALUES in all; the
- * last of duplicate keys wins, as in JSON.parse. `also`: callbacks of the same pass.
+ * Keeps where each value of a JSON text starts, as a tree of places built from the parser's visitor
+ * in one pass — a place and a map entry per value, the key held once (a tree of jsonc-parser's nodes
+ * for a megabyte of `0,` takes ten times as long and as much memory as the text). At most
+ * MAX_LOCATED_CHILDREN children of each object or array and MAX_LOCATED_VALUES in all; the last of
+ * duplicate keys wins, as in JSON.parse. `also`: callbacks of the same pass.
  */
-function jsonPlaces(text: string, options: typeof STRICT | typeof LENIENT, also: JsonVisitor = {}): Map<string, number> {
-  const places = new Map<string, number>();
-  // children seen so far of each open container, innermost last
-  const counts: number[] = [];
-  const value = (offset: number, path: () => (string | number)[]) => {
-    const n = counts.length > 0 ? ++counts[counts.length - 1]! : 1;
-    if (n <= MAX_LOCATED_CHILDREN && places.size < MAX_LOCATED_VALUES) places.set(JSON.stringify(path()), offset);
+function jsonPlaces(text: string, options: typeof STRICT | typeof LENIENT, also: JsonVisitor = {}): Place | undefined {
+  let root: Place | undefined;
+  let kept = 0;
+  // the open objects and arrays, innermost last: the place kept for each (if any), its children so far, the key of its next member
+  const open: { place: Place | undefined; count: number; key: string }[] = [];
+  const value = (offset: number, container?: "object" | "array"): Place | undefined => {
+    const parent = open[open.length - 1];
+    const place: Place = { offset, ...(container === "array" ? { array: true } : {}) };
+    if (!parent) root = place;
+    else {
+      const n = parent.count++;
+      if (!parent.place || n >= MAX_LOCATED_CHILDREN || kept >= MAX_LOCATED_VALUES) return undefined;
+      (parent.place.children ??= new Map()).set(parent.place.array ? n : parent.key, place);
+      kept++;
+    }
+    return place;
   };
   visit(text, {
     ...also,
-    onObjectBegin: (offset, _l, _sl, _sc, path) => {
-      value(offset, path);
-      counts.push(0);
+    onObjectBegin: (offset) => void open.push({ place: value(offset, "object"), count: 0, key: "" }),
+    onArrayBegin: (offset) => void open.push({ place: value(offset, "array"), count: 0, key: "" }),
+    onObjectProperty: (property) => {
+      open[open.length - 1]!.key = property;
     },
-    onArrayBegin: (offset, _l, _sl, _sc, path) => {
-      value(offset, path);
-      counts.push(0);
-    },
-    onObjectEnd: () => void counts.pop(),
-    onArrayEnd: () => void counts.pop(),
-    onLiteralValue: (_v, offset, _l, _sl, _sc, path) => value(offset, path),
+    onObjectEnd: () => void open.pop(),
+    onArrayEnd: () => void open.pop(),
+    onLiteralValue: (_v, offset) => void value(offset),
   }, options);
-  return places;
+  return root;
 }
 
 /**
  * Finds where the deepest prefix of a path stands in a valid JSON text. The places are found once,
  * on first use (`jsonPlaces`); undefined when nesting is too deep to walk.
  */
-export function jsonLocator(text: string, options: typeof STRICT | typeof LENIENT = STRICT, found?: Map<string, number>): Locator {
-  let places: Map<string, number> | null | undefined = found;
+export function jsonLocator(text: string, options: typeof STRICT | typeof LENIENT = STRICT, found?: Place): Locator {
+  let root: Place | null | undefined = found;
   let position: ((offset: number) => Position) | undefined;
   return (path) => {
-    if (places === undefined) {
+    if (root === undefined) {
       try {
-        places = jsonPlaces(text, options);
+        root = jsonPlaces(text, options) ?? null;
       } catch (err) {
         if (!(err instanceof RangeError)) throw err;
-        places = null;
+        root = null;
       }
     }
-    if (places === null) return undefined;
+    if (root === null) return undefined;
     position ??= lineIndex(text);
-    for (let n = path.length; n >= 0; n--) {
-      const offset = places.get(JSON.stringify(path.slice(0, n)));
-      if (offset !== undefined) return position(offset);
+    let place = root;
+    for (const step of path) {
+      // an array's children by index only; an object's by name
+      const next = place.array ? (typeof step === "number" ? place.children?.get(step) : undefined) : place.children?.get(String(step));
+      if (!next) break;
+      place = next;
     }
-    return undefined;
+    return position(place.offset);
   };
 }
 
 /** Parses JSON with comments and trailing commas (Gemini CLI's settings.json); errors as parseJsonLocated's. */
 export function parseJsoncLocated(text: string): { value: unknown; locate: Locator } {
   let value: unknown;
-  let places: Map<string, number>;
+  let places: Place | undefined;
   try {
     // A first pass that stops at the first error — the parser collects every error of a file before
     // it returns (a 1 MiB of commas holds two million of them, and over a hundred MiB) — and keeps
@@ -332,7 +349,7 @@ export function parseJsoncLocated(text: string): { value: unknown; locate: Locat
     if (!(err instanceof RangeError)) throw err;
     throw Object.assign(new SyntaxError("nested too deeply"), lineIndex(text)(0));
   }
-  return { value, locate: jsonLocator(text, LENIENT, places) };
+  return { value, locate: places ? jsonLocator(text, LENIENT, places) : () => undefined };
 }
 
 /** Thrown out of a parser's error callback: the first error is enough. */

@@ -106,6 +106,26 @@ function replaceEach(re: RE2JS, text: string, fn: (m: Match) => string): string 
   return at === 0 ? text : out + text.slice(at);
 }
 
+/** Blanks at a line's start, and at its end before the line break (sticky: one run of one class). */
+const LINE_START = /\r?\n[ \t]*/y;
+const LINE_END = /[ \t]*(?:\r?\n|$)/y;
+
+/**
+ * The value on the line after `at` (a line break there), when it stands alone on that line and
+ * names nothing itself (`key:`, `- item`, `a: b` are not values): `password:\n  hunter2`.
+ */
+function nextLineValue(text: string, at: number): RegExpExecArray | null {
+  LINE_START.lastIndex = at;
+  if (!LINE_START.exec(text)) return null;
+  ASSIGNED_VALUE.lastIndex = LINE_START.lastIndex;
+  const v = ASSIGNED_VALUE.exec(text);
+  if (!v) return null;
+  LINE_END.lastIndex = ASSIGNED_VALUE.lastIndex;
+  const bare = v[3];
+  if (!LINE_END.exec(text) || (bare !== undefined && (bare.endsWith(":") || bare === "-" || bare.includes("=")))) return null;
+  return v;
+}
+
 /**
  * Every `name=value` / `name: value` whose name is a secret's, its value redacted (quotes kept).
  * One pass: a search resumes after a secret's value, or right after any other name's separator, so
@@ -120,13 +140,16 @@ function redactAssignments(text: string): string {
     from = m.end();
     if (!isSecretName(m.group(1)!)) continue;
     ASSIGNED_VALUE.lastIndex = from;
-    const v = ASSIGNED_VALUE.exec(text);
+    let v = ASSIGNED_VALUE.exec(text);
+    // `password:` at the end of its line: a YAML value on the next line, alone on it, is its value.
+    if (!v && (text[from] === "\n" || text[from] === "\r")) v = nextLineValue(text, from);
     if (!v) continue;
     const value = v[1] ?? v[2] ?? v[3]!;
-    from = ASSIGNED_VALUE.lastIndex;
+    const at = v.index;
+    from = at + v[0].length;
     if (KEPT_VALUES.has(value.toLowerCase())) continue;
     const quote = v[1] !== undefined ? '"' : v[2] !== undefined ? "'" : "";
-    out += `${text.slice(copied, m.end())}${quote}${REDACTED}${quote}`;
+    out += `${text.slice(copied, at)}${quote}${REDACTED}${quote}`;
     copied = from;
   }
   return copied === 0 ? text : out + text.slice(copied);

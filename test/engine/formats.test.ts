@@ -508,6 +508,23 @@ describe("repository hook files are hostile input", () => {
     expect(order).toEqual(["a0", "a1", "b", "a2", "a3", "a4", "a5"]);
   });
 
+  it("locates by the kept one of duplicate keys, and an array's children by index only", () => {
+    expect(jsonLocator('{\n"a":\n{"b":1},\n"a":\n{"c":2}}')(["a", "b"])).toEqual({ line: 5, column: 1 });
+    expect(jsonLocator('{"0": {"x": 1}}')([0, "x"])).toEqual({ line: 1, column: 13 });
+    expect(jsonLocator('{"a": [{"x": 1}]}')(["a", "0", "x"])).toEqual({ line: 1, column: 7 });
+  });
+
+  it("keeps each key once, however deep its values: a 100 000-character key over half a million values costs a moment", () => {
+    const inner = `[${Array(2048).fill(0).join(",")}]`;
+    const text = `{"${"k".repeat(100_000)}": [${Array(200).fill(inner).join(",")}],\n"hooks": {"PreToolUse": [{"hooks": [{"type": "command"}]}]}}`;
+    const t0 = performance.now();
+    // past MAX_LOCATED_VALUES the rest is located by what was kept: here, the top level
+    expect(jsonLocator(text)(["hooks", "PreToolUse", 0, "hooks", 0])).toEqual({ line: 1, column: 1 });
+    expect(jsonLocator(`{"${"k".repeat(100_000)}": 1,\n"hooks": {"x": [1]}}`)(["hooks", "x", 0])).toEqual({ line: 2, column: 17 });
+    // one string per value of the whole path would take minutes and gigabytes
+    expect(performance.now() - t0).toBeLessThan(5_000);
+  });
+
   it("gives up locating in JSON nested too deep for the tree, without throwing", () => {
     const deep = `{"a": ${"[".repeat(100_000)}${"]".repeat(100_000)}}`;
     expect(jsonLocator(deep)(["a"])).toBeUndefined();
@@ -730,6 +747,13 @@ describe("Claude Code's handler keys", () => {
     expect(by("batch.sh").point).toBe("PostToolBatch");
     expect(set.hooks.some((h) => h.command === "copilot-name.sh")).toBe(false);
     expect(by("codex.sh")).toMatchObject({ command: "codex.sh", failOpen: true });
+    // a program named like an option is no program: the hook fails as a missing one does, never runs exec's option
+    const dash = execFormCommand("-a", ["x", "echo", "RAN"]);
+    for (const sh of ["/bin/sh", "/bin/bash"]) {
+      const r = spawnSync(sh, ["-c", dash], { encoding: "utf8" });
+      expect(r.status, sh).toBe(127);
+      expect(r.stdout, sh).toBe("");
+    }
     expect(set.warnings).toEqual(expect.arrayContaining([
       expect.stringMatching(/^\.claude\/settings\.json:\d+: .*"preToolUse" is not an event Claude Code fires/),
       expect.stringMatching(/^\.codex\/hooks\.json:\d+: .*"args" is Claude Code's, not read by Codex; ignored/),

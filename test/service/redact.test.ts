@@ -56,6 +56,8 @@ describe("redactText", () => {
     ["a query string's secret", "a=b&password=SECRETVALUE123", "a=b&password=[redacted]"],
     ["an API key in a URL", "curl https://api.example.com/v1?api_key=SECRETVALUE123", "curl https://api.example.com/v1?api_key=[redacted]"],
     ["the first child of a YAML parent", "env:\n  API_KEY: abc123secret\n  DB_PASSWORD: hunter2", "env:\n  API_KEY: [redacted]\n  DB_PASSWORD: [redacted]"],
+    ["a YAML secret whose value is on the next line, alone", "db:\n  password:\n    hunter2\n  user: app", "db:\n  password:\n    [redacted]\n  user: app"],
+    ["a secret's value on the next line, CRLF", "Password:\r\nhunter2\r\n", "Password:\r\n[redacted]\r\n"],
     ["a nested YAML secret", "services:\n  db:\n    environment:\n      POSTGRES_PASSWORD: hunter2", "services:\n  db:\n    environment:\n      POSTGRES_PASSWORD: [redacted]"],
     ["a Stripe secret key", "charge with sk_live_51HabcdefghijklmnopqrstuV", "charge with [redacted]"],
     ["a GitLab token", "glpat-abcdefghijklmnopqrstu", "[redacted]"],
@@ -85,6 +87,7 @@ describe("redactText", () => {
     ["an AKIA too short", "AKIA1234"],
     ["a separator at a line's end: the next line is not its value", "password:\n  - one\ntoken =\n"],
     ["names holding a secret word that are not secret", "monkey_business: 1 xkeyx: 2 author: me"],
+    ["a secret's name ending its line over a YAML mapping or list, not a value", "secrets:\n  token: [redacted]\npasswords:\n  - [redacted]\ntoken:\n  nested: x"],
     ["an event", '{"session_id":"s-1","hook_event_name":"PreToolUse","tool_name":"shell","tool_input":{"command":"ls"}}'],
   ])("keeps %s as it is", (_what, text) => {
     expect(redactText(text)).toBe(text);
