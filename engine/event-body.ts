@@ -23,6 +23,17 @@ export const EventBodySchema = z.looseObject({
   prompt: z.string().optional(),
 });
 
+/** A JSON object, checked as one without a copy of its members (a zod record copies every key of a 100 000-key tool_input). */
+const PlainObject = z.custom<Record<string, unknown>>((v) => typeof v === "object" && v !== null && !Array.isArray(v), { error: "expected an object" });
+
+/**
+ * What a body is checked against: the fields EventBodySchema names, each checked as it says, but
+ * the objects as objects (EventBodySchema, which the OpenAPI document shows, says record) — and only
+ * those fields taken from the body, whatever else it holds.
+ */
+const CheckedFieldsSchema = z.object({ ...EventBodySchema.shape, tool_input: PlainObject.optional(), toolArgs: z.union([z.string(), PlainObject]).optional() });
+const CHECKED_FIELDS = Object.keys(CheckedFieldsSchema.shape);
+
 /** @default 64 — deepest nesting of an event body; deeper is refused by a byte pass, before JSON.parse or anything else walks it */
 export const MAX_EVENT_DEPTH = 64;
 
@@ -52,7 +63,9 @@ export function parseEventBody(raw: Uint8Array, opts: { weighed?: boolean } = {}
     throw new BadRequestError(`the body is not valid JSON: ${e.message} at line ${e.line}, column ${e.column}`, "body", "bad_json");
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw new BadRequestError("the body must be a JSON object", "body", "bad_json");
-  const checked = EventBodySchema.safeParse(value);
+  const fields: Record<string, unknown> = {};
+  for (const k of CHECKED_FIELDS) if (Object.hasOwn(value, k)) fields[k] = (value as Record<string, unknown>)[k];
+  const checked = CheckedFieldsSchema.safeParse(fields);
   if (!checked.success) {
     const issue = checked.error.issues[0]!;
     const field = formatPath(issue.path as (string | number)[]);

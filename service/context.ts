@@ -26,8 +26,8 @@ export interface AppDeps {
   metrics: Metrics;
   logger: Logger;
   readiness: () => Promise<Readiness>;
-  /** eventBodyReadMs: EVENT_BODY_READ_MS unless given; uploadIdleMs: UPLOAD_IDLE_MS unless given */
-  limits: { maxEventBytes: number; maxUploadBytes: number; eventBodyReadMs?: number; uploadIdleMs?: number };
+  /** eventBodyReadMs: EVENT_BODY_READ_MS unless given; uploadIdleMs: UPLOAD_IDLE_MS unless given; uploadMaxMs: UPLOAD_MAX_MS unless given */
+  limits: { maxEventBytes: number; maxUploadBytes: number; eventBodyReadMs?: number; uploadIdleMs?: number; uploadMaxMs?: number };
   /** event bodies arriving, per tenant (createApp makes one when none is given) */
   bodies?: BodyBudget;
   /** what events being handled hold, per tenant (createApp makes one when none is given) */

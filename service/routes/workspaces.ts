@@ -16,6 +16,12 @@ import { tooLarge, type AppDeps, type Env } from "../context.js";
 export const TENANT_UPLOADS_IN_FLIGHT = 4;
 /** @default 30 s — an upload that sends nothing for this long is answered 408 (`body_timeout`) */
 export const UPLOAD_IDLE_MS = 30_000;
+/**
+ * @default 10 min — an upload not in whole by then is answered 408 (`body_timeout`): one that sends a
+ * byte every few seconds holds its place, its staging folder and (replacing a workspace) the old
+ * copy beside the new for no longer. 64 MiB (max_body_bytes) arrive in it at 110 KB/s.
+ */
+export const UPLOAD_MAX_MS = 600_000;
 
 export function workspaceRoutes(deps: AppDeps): Hono<Env> {
   const app = new Hono<Env>();
@@ -40,7 +46,7 @@ export function workspaceRoutes(deps: AppDeps): Hono<Env> {
     let body: ReturnType<typeof counted> | undefined;
     let info;
     try {
-      body = counted(raw, max, overMessage, idleMs);
+      body = counted(raw, max, overMessage, idleMs, deps.limits.uploadMaxMs ?? UPLOAD_MAX_MS);
       info = await deps.workspaces.put(tenant, c.req.param("id"), body.chunks);
     } catch (err) {
       // Refused before the whole archive came: read the rest first, so the client, still sending,
@@ -79,14 +85,19 @@ const DRAIN_MS = 5_000;
  * 408 once nothing came for `idleMs`. Stopping early does not cancel the stream: `drain` reads and
  * discards what is left, up to `maxBytes` in all; `cancel` lets go of it.
  */
-function counted(body: ReadableStream<Uint8Array>, maxBytes: number, message: string, idleMs: number): { chunks: AsyncIterable<Uint8Array>; drain(): Promise<void>; cancel(): void } {
+function counted(body: ReadableStream<Uint8Array>, maxBytes: number, message: string, idleMs: number, maxMs: number): { chunks: AsyncIterable<Uint8Array>; drain(): Promise<void>; cancel(): void } {
   const reader = body.getReader();
   let seen = 0;
-  /** The next chunk, or a 408 when none comes within `idleMs`: a stalled upload holds nothing for long. */
+  const endBy = Date.now() + maxMs;
+  /** The next chunk, or a 408 when none comes within `idleMs`, or the upload's time is up: a stalled or trickling upload holds nothing for long. */
   const next = async () => {
     let timer: NodeJS.Timeout | undefined;
+    const leftMs = endBy - Date.now();
     const idle = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new HookboxError(`the upload sent nothing for ${idleMs} ms${idleMs === UPLOAD_IDLE_MS ? " (UPLOAD_IDLE_MS)" : ""}`, "body_timeout")), idleMs);
+      const why = leftMs < idleMs
+        ? `the upload was not in whole within ${maxMs} ms${maxMs === UPLOAD_MAX_MS ? " (UPLOAD_MAX_MS)" : ""}`
+        : `the upload sent nothing for ${idleMs} ms${idleMs === UPLOAD_IDLE_MS ? " (UPLOAD_IDLE_MS)" : ""}`;
+      timer = setTimeout(() => reject(new HookboxError(why, "body_timeout")), Math.max(0, Math.min(idleMs, leftMs)));
     });
     try {
       return await Promise.race([reader.read(), idle]);

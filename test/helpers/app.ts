@@ -83,7 +83,7 @@ export interface EdgeApp {
 }
 
 export function edgeApp(opts: {
-  config?: string; publicMetrics?: boolean; maxEventBytes?: number; maxUploadBytes?: number; eventBodyReadMs?: number; uploadIdleMs?: number;
+  config?: string; publicMetrics?: boolean; maxEventBytes?: number; maxUploadBytes?: number; eventBodyReadMs?: number; uploadIdleMs?: number; uploadMaxMs?: number;
   /** team-b's on_failure, as TOML (default "block") */
   onFailureB?: string;
   /** where the audit log goes (default: the data folder) */
@@ -120,7 +120,7 @@ export function edgeApp(opts: {
     metrics,
     logger: pino({ level: "silent" }),
     readiness: async () => ({ ready: (opts.problems ?? []).length === 0, problems: opts.problems ?? [] }),
-    limits: { maxEventBytes: opts.maxEventBytes ?? 1024 * 1024, maxUploadBytes: opts.maxUploadBytes ?? config.server.maxBodyBytes, eventBodyReadMs: opts.eventBodyReadMs, uploadIdleMs: opts.uploadIdleMs },
+    limits: { maxEventBytes: opts.maxEventBytes ?? 1024 * 1024, maxUploadBytes: opts.maxUploadBytes ?? config.server.maxBodyBytes, eventBodyReadMs: opts.eventBodyReadMs, uploadIdleMs: opts.uploadIdleMs, uploadMaxMs: opts.uploadMaxMs },
     auditToolInput: false,
     publicMetrics: opts.publicMetrics ?? false,
     shutdown: shutdownSignal,
