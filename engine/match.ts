@@ -50,8 +50,12 @@ function matches(hook: HookDef, point: EventPoint, tool: string | undefined, bod
     const value = body[hook.matchOn.field];
     subject = typeof value === "string" ? (hook.matchOn.basename ? lastPathPart(value) : value) : hook.matchOn.otherwise;
   }
-  else if (pointHasTool(point)) subject = tool;
-  else return true; // no tool, no field named: the matcher does not apply here
+  else if (pointHasTool(point)) {
+    // A tool event that names no tool: the matcher cannot say the hook is not for it — it runs (a
+    // guard is never skipped by leaving the name out).
+    if (typeof tool !== "string") return true;
+    subject = tool;
+  } else return true; // no tool, no field named: the matcher does not apply here
   if (typeof subject !== "string") return false;
   // Too long to test cheaply: run the hook rather than let padding skip a guard.
   if (subject.length > MAX_SUBJECT_CHARS) return true;

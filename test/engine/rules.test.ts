@@ -314,6 +314,16 @@ describe("matchers, each agent's own (linear: RE2 underneath)", () => {
   ])("Claude Code: a SessionStart matcher is compared with the event's source (%s)", (source, n) => {
     expect(selectHooks(sources, start, undefined, on, source ? { hook_event_name: "SessionStart", source } : {})).toHaveLength(n);
   });
+  it("a tool event that names no tool runs every matcher's hook rather than skip a guard", () => {
+    const pre = resolveEventName("PreToolUse")!.point;
+    const guard = hook("cosh", "PreToolUse", { matcher: coshMatcher("shell", "hookbox") });
+    const set = { hooks: [guard], warnings: [], disableAll: false };
+    const empty = { hooks: [], warnings: [], disableAll: false };
+    const sources = { policy: set, service: empty, extension: empty, repository: empty };
+    expect(selectHooks(sources, pre, undefined, { hooksEnabled: true, repositoryHooks: true }, { tool_input: { command: "rm -rf /" } })).toHaveLength(1);
+    expect(selectHooks(sources, pre, "read_file", { hooksEnabled: true, repositoryHooks: true }, {})).toHaveLength(0);
+  });
+
   it("a subject longer than the cap runs the hook rather than skip a guard", () => {
     const shellHook = hook("cursor", "beforeShellExecution", { matcher: claudeMatcher("rm.*-rf"), matchOn: { field: "command" } });
     const s = { ...sources, repository: { hooks: [shellHook], warnings: [], disableAll: false } };
