@@ -70,6 +70,8 @@ export interface ExecuteOptions {
   sandbox: SandboxConfig;
   payloads: PayloadCache;
   workspaceDir?: string;
+  /** whether `workspaceDir` still holds the workspace whose hooks these are: no container runs a replaced one */
+  workspaceCurrent?: () => boolean;
   signal?: AbortSignal;
   eventId?: string;
   /** the tenant: its share of the warm pool */
@@ -147,6 +149,15 @@ export async function executeHooks(hooks: HookDef[], opts: ExecuteOptions): Prom
 
 /** What a hook that the event's deadline left no time for "ran": a timeout, judged by its format's rule. */
 const NO_TIME: RunResult = { outcome: "timed_out", exitCode: null, stdout: "", stderr: "", durationMs: 0, startMs: 0 };
+/**
+ * The workspace was replaced (or deleted) after the event read its hooks: its folder holds another
+ * tree than the one those hooks were written for — hookbox's failure to run them, never a run of
+ * them over files they do not know.
+ */
+const STALE_WORKSPACE: RunResult = {
+  outcome: "failed_to_start", exitCode: null, stdout: "", stderr: "", durationMs: 0, startMs: 0,
+  error: "the workspace was replaced or deleted while the event waited: its hooks were read from the one before",
+};
 const NO_TIME_ERROR = "not run: the event's max_event_ms had passed";
 
 async function runOne(hook: HookDef, opts: ExecuteOptions, t0: number): Promise<[Judged, HookRecord, HookTrace, Undecided | undefined]> {
@@ -156,7 +167,8 @@ async function runOne(hook: HookDef, opts: ExecuteOptions, t0: number): Promise<
   const leftMs = opts.deadline === undefined ? Infinity : Math.floor(opts.deadline - performance.now());
   const ownTimeoutMs = request.timeoutMs;
   request.timeoutMs = Math.min(request.timeoutMs, leftMs);
-  const run = leftMs <= 0 ? NO_TIME : await (onHost ? opts.runners.host : opts.runners.container).run(request);
+  const stale = !onHost && opts.workspaceDir !== undefined && opts.workspaceCurrent !== undefined && !opts.workspaceCurrent();
+  const run = leftMs <= 0 ? NO_TIME : stale ? STALE_WORKSPACE : await (onHost ? opts.runners.host : opts.runners.container).run(request);
   // Ended by the event's deadline, not by its own timeout, or by the output cap: it never got to decide.
   // Cut by max_timeout short of the time its agent would have given it: it never got its time either.
   const agentTimeoutMs = hook.agentTimeoutMs ?? (hook.timeoutMs > opts.sandbox.maxTimeoutMs ? hook.timeoutMs : undefined);

@@ -46,8 +46,11 @@ export interface EventRequest {
   /** from the path (`/v1/events/{event}`); else the body names it */
   eventName?: string;
   tenant: Pick<Tenant, "name" | "repositoryHooks"> & Partial<Pick<Tenant, "repositoryMayRewrite" | "onFailure">>;
-  /** an uploaded workspace: its folder (seen at /workspace) and its repository hooks */
-  workspace?: { dir: string; hooks: HookSet };
+  /**
+   * an uploaded workspace: its folder (seen at /workspace) and its repository hooks; `current`: whether
+   * that is still the stored workspace (an upload of its id, or a delete, may come while the event waits)
+   */
+  workspace?: { dir: string; hooks: HookSet; current?: () => boolean };
   /** false: no one can answer an `ask` (copilot-hooks.md autopilot) */
   interactive: boolean;
   /** dialect of `output`; default: the body's */
@@ -241,6 +244,7 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
             ...common,
             payloads: new PayloadCache(req.raw, req.body, dialect, point),
             workspaceDir: req.workspace?.dir,
+            ...(req.workspace?.current ? { workspaceCurrent: req.workspace.current } : {}),
             repositoryMayRewrite: req.tenant.repositoryMayRewrite === true,
           });
           let folded = fold(judged, { interactive: req.interactive });

@@ -40,6 +40,8 @@ interface Stored {
   dir: string;
   hooks: HookSet;
   info: WorkspaceInfo;
+  /** whether this is still the stored workspace of its id (not replaced by an upload, nor deleted since) */
+  current: () => boolean;
 }
 
 const META_DIR = "_meta";
@@ -109,7 +111,9 @@ export class WorkspaceStore {
       await chmod(incoming, 0o755);
       const hooks = await this.loadHooks(tenant, incoming);
       const final = join(base, id);
-      const trash = join(base, `.trash-${randomUUID()}`);
+      // Named for its id: should the service end between the two renames below, the next start
+      // puts it back (loadUsage) rather than lose the workspace.
+      const trash = join(base, `${REPLACED}${randomUUID()}-${id}`);
       // One swap of an id at a time: two uploads of one id (or an upload and a delete) interleaved
       // here could leave one tree on disk and the other's size counted against the quota.
       const info = await this.exclusive(`${base}/${id}`, async () => {
@@ -125,7 +129,7 @@ export class WorkspaceStore {
         }
         usage.commit(upload, bytes);
         const stored: WorkspaceInfo = { id, digest, files, bytes, hooks: summary(hooks), warnings: hooks.warnings };
-        this.cache.set(`${base}/${id}`, { dir: final, hooks, info: stored });
+        this.remember(`${base}/${id}`, { dir: final, hooks, info: stored });
         // The tree is in place and counted: a meta file that cannot be written (a full disk) is
         // counted again from the tree at the next start, never a tree and a count that disagree.
         await writeFile(metaFile(base, id), JSON.stringify({ digest, files, bytes, charged } satisfies Meta)).catch(() => undefined);
@@ -139,6 +143,15 @@ export class WorkspaceStore {
       await rm(incoming, { recursive: true, force: true });
       throw err;
     }
+  }
+
+  /**
+   * Every tenant's folder put right after a restart — leftovers of a crash removed, a workspace
+   * being replaced put back — without waiting for that tenant's next upload.
+   */
+  async sweep(): Promise<void> {
+    const names = await readdir(this.root).catch(() => [] as string[]);
+    for (const name of names) if (/^[0-9a-f]{16}$/.test(name)) await this.usageOf(join(this.root, name)).catch(() => undefined);
   }
 
   /** Runs `fn` after every earlier one of `key` has ended (however it ended). */
@@ -171,6 +184,8 @@ export class WorkspaceStore {
   private async load(tenant: string, base: string, id: string, key: string): Promise<Stored | undefined> {
     const hit = this.cache.get(key);
     if (hit) return hit;
+    // The tenant's folder as the last run left it, put right first (a workspace being replaced when it ended is put back).
+    await this.usageOf(base).catch(() => undefined);
     const dir = join(base, id);
     if (!(await lstat(dir).catch(() => undefined))?.isDirectory()) return undefined;
     // After a restart: the stored tree and hook files are judged again, as an upload is.
@@ -178,7 +193,12 @@ export class WorkspaceStore {
     await checkLinks(tree);
     const hooks = await this.loadHooks(tenant, dir);
     const digest = (await readMeta(base, id))?.digest ?? (await readFile(join(base, `${id}.digest`), "utf8").catch(() => ""));
-    const stored = { dir, hooks, info: { id, digest, files: tree.files, bytes: tree.bytes, hooks: summary(hooks), warnings: hooks.warnings } };
+    return this.remember(key, { dir, hooks, info: { id, digest, files: tree.files, bytes: tree.bytes, hooks: summary(hooks), warnings: hooks.warnings } });
+  }
+
+  /** The workspace of `key` as stored now; it stays current until an upload replaces it or a delete removes it. */
+  private remember(key: string, entry: Omit<Stored, "current">): Stored {
+    const stored: Stored = { ...entry, current: () => this.cache.get(key) === stored };
     this.cache.set(key, stored);
     return stored;
   }
@@ -224,12 +244,24 @@ async function readMeta(base: string, id: string): Promise<Meta | undefined> {
   }
 }
 
-/** Each stored workspace's size, from `_meta/` or, where that is missing, from disk; leftovers of a crash are removed. */
+/** The prefix of a workspace an upload is replacing, while it does: `.replaced-<uuid>-<id>`. */
+const REPLACED = ".replaced-";
+const REPLACED_NAME = new RegExp(`^\\${REPLACED}[0-9a-f-]{36}-(.+)$`);
+
+/**
+ * Each stored workspace's size, from `_meta/` or, where that is missing, from disk. Leftovers of a
+ * crash are removed — but a workspace an upload was replacing when the service ended, whose id holds
+ * nothing, is put back under it.
+ */
 async function loadUsage(base: string): Promise<TenantUsage> {
   await mkdir(join(base, META_DIR), { recursive: true });
   const stored: [string, number][] = [];
+  for (const name of await readdir(base)) {
+    const replaced = REPLACED_NAME.exec(name)?.[1];
+    if (replaced !== undefined && WORKSPACE_ID.test(replaced) && !(await lstat(join(base, replaced)).catch(() => undefined))) await rename(join(base, name), join(base, replaced));
+  }
   for (const entry of await readdir(base, { withFileTypes: true })) {
-    if (entry.name.startsWith(".incoming-") || entry.name.startsWith(".trash-")) {
+    if (entry.name.startsWith(".incoming-") || entry.name.startsWith(".trash-") || entry.name.startsWith(REPLACED)) {
       await rm(join(base, entry.name), { recursive: true, force: true });
       continue;
     }

@@ -144,12 +144,15 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
   const traces = new TraceStore(join(dataDir, "traces"), config.traces, (err) => logger.error({ err }, "trace not written"));
   await traces.load();
   setInterval(() => void traces.sweep().catch((err: unknown) => logger.error({ err }, "trace sweep failed")), 60_000).unref();
+  const workspaces = new WorkspaceStore(join(dataDir, "workspaces"), {
+    maxEntries: config.server.maxWorkspaceEntries, maxUnpackedBytes: 4 * config.server.maxBodyBytes, maxUnpackRatio: config.server.maxUnpackRatio,
+    maxHookFileBytes: config.server.maxHookFileBytes, maxHooks: config.server.maxRepositoryHooks, maxTimeoutMs: config.sandbox.maxTimeoutMs, tenants: config.tenants,
+  });
+  // What a crash left in the tenants' folders is put right now, not at each one's next upload.
+  void workspaces.sweep().catch((err: unknown) => logger.error({ err }, "workspace sweep failed"));
   const app = createApp({
     engine,
-    workspaces: new WorkspaceStore(join(dataDir, "workspaces"), {
-      maxEntries: config.server.maxWorkspaceEntries, maxUnpackedBytes: 4 * config.server.maxBodyBytes, maxUnpackRatio: config.server.maxUnpackRatio,
-      maxHookFileBytes: config.server.maxHookFileBytes, maxHooks: config.server.maxRepositoryHooks, maxTimeoutMs: config.sandbox.maxTimeoutMs, tenants: config.tenants,
-    }),
+    workspaces,
     tenants: config.tenants,
     audit,
     traces,

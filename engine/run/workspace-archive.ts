@@ -14,6 +14,8 @@ import { pack } from "tar-stream";
 export const MAX_ARCHIVE_BYTES = 16 * 1024 * 1024;
 /** 256 MiB: the archives kept together; the least recently used go first. */
 export const ARCHIVE_CACHE_BYTES = 256 * 1024 * 1024;
+/** 4096: the workspaces whose archive (or that it is too large) is kept, whatever their bytes — a deleted one's entry goes with time */
+export const ARCHIVE_CACHE_ENTRIES = 4096;
 
 /** A workspace's tar, and what it takes unpacked on tmpfs (whole pages). */
 export interface Built {
@@ -67,7 +69,7 @@ export class WorkspaceArchives {
     this.cache.set(dir, entry);
     this.cachedBytes += entry.archive?.tar.length ?? 0;
     for (const [k, e] of this.cache) {
-      if (this.cachedBytes <= this.maxCacheBytes) break;
+      if (this.cachedBytes <= this.maxCacheBytes && this.cache.size <= ARCHIVE_CACHE_ENTRIES) break;
       this.cache.delete(k);
       this.cachedBytes -= e.archive?.tar.length ?? 0;
     }

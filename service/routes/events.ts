@@ -93,7 +93,7 @@ async function handleRead(
     prepared = deps.engine.prepare({
       body, raw, eventName, signal,
       tenant,
-      workspace: workspace && { dir: workspace.dir, hooks: workspace.hooks },
+      workspace: workspace && { dir: workspace.dir, hooks: workspace.hooks, current: workspace.current },
       interactive: interactiveParam !== "false",
       format: format as Format | undefined,
       onHook: (record, notification) => {

@@ -47,3 +47,20 @@ describe("an audit file that takes no more bytes (a full disk, a file size limit
     expect(lines.length).toBe(results.filter((r) => r === "ok").length);
   });
 });
+
+describe("an audit file whose last line a crash cut off", () => {
+  it("gets the next line on a line of its own: a whole decision is never swallowed by the cut one", async () => {
+    const { mkdtempSync, readFileSync, writeFileSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const { AuditLog } = await import("../../service/records/audit-log.js");
+    const file = join(mkdtempSync(join(tmpdir(), "hookbox-audit-cut-")), "audit.jsonl");
+    writeFileSync(file, '{"time":"t0","decision":null}\n{"time":"t1","reason":"cut by a crash he');
+    const log = new AuditLog(file);
+    await log.write("t", { time: "t2", event_id: "evt_2", decision: "block" } as never);
+    await log.close();
+    const lines = readFileSync(file, "utf8").split("\n").filter(Boolean);
+    expect(lines).toHaveLength(3);
+    expect(JSON.parse(lines[2]!)).toMatchObject({ event_id: "evt_2", decision: "block" });
+  });
+});

@@ -247,6 +247,29 @@ describe("a hook its max_timeout cut short of the time its agent gives it", () =
   });
 });
 
+describe("a workspace replaced while an event waits", () => {
+  it("never has the hooks read from the old one run over the new: hookbox could not run them, the tenant's failure mode applies", async () => {
+    const edge = edgeApp({ config: '[sandbox]\nmax_concurrency = 1\nmax_tenant_concurrency = 1\nmax_queue = 4\n\n[[hooks.Stop]]\nname = "slow"\ncommand = "hang"\n' });
+    const guard = (command: string) => tarOf([{ name: ".github/hooks/guard.json", content: JSON.stringify({ version: 1, hooks: { preToolUse: [{ type: "command", bash: command }] } }) }]);
+    const upload = async (command: string) => expect((await edge.request("/v1/workspaces/w", { method: "PUT", body: new Uint8Array(await guard(command)), token: TOKEN_B })).status).toBe(200);
+    await upload("say {}");
+    // the one run slot taken; the event waits in the queue with the hooks of the first upload
+    const busy = edge.request("/v1/events", { ...post({ hook_event_name: "Stop" }), token: TOKEN_B });
+    await new Promise((r) => setTimeout(r, 20));
+    const waiting = edge.request("/v1/events?workspace=w", { ...post(rmEvent), token: TOKEN_B });
+    await new Promise((r) => setTimeout(r, 20));
+    await upload("say {\"permissionDecision\":\"deny\",\"permissionDecisionReason\":\"new guard\"}");
+    edge.release();
+    await busy;
+    const answer = DecisionSchema.parse(await (await waiting).json());
+    // (a Copilot preToolUse hook that could not run denies by its own rule; the tenant's failure mode would too)
+    expect(answer).toMatchObject({ decision: "block", reason: expect.stringMatching(/the workspace was replaced or deleted while the event waited/) });
+    expect(answer.hooks.find((h) => h.source === "repository")).toMatchObject({ outcome: "failed_to_start", error: expect.stringMatching(/replaced or deleted while the event waited/) });
+    // the next event runs the new hooks
+    expect(DecisionSchema.parse(await (await edge.request("/v1/events?workspace=w", { ...post(rmEvent), token: TOKEN_B })).json())).toMatchObject({ decision: "block", reason: "new guard" });
+  });
+});
+
 describe("a hook's error", () => {
   it(`is cut at MAX_HOOK_ERROR_CHARS in the answer: a 200 000-character unknown decision (400 KB as JSON) of each of 5 hooks stays out of it`, async () => {
     const hooks = Array.from({ length: 5 }, (_, i) => `[[hooks.PreToolUse]]\nname = "h${i}"\ncommand = "unknown-decision 200000"\n`).join("\n");
