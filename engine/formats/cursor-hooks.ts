@@ -122,8 +122,8 @@ function loadCursorHooks(parsed: ParsedFile, ctx: LoadContext): HookSet {
 }
 
 /**
- * Cursor's rules: exit 0 reads `permission`; exit 2 denies; other failures let the action through
- * unless `failClosed`. At `stop` and `subagentStop` only a `followup_message` does anything: there
+ * Cursor's rules: exit 0 reads `permission`; exit 2 denies; other failures — and, with
+ * `failClosed`, no output at all — let the action through unless `failClosed`. At `stop` and `subagentStop` only a `followup_message` does anything: there
  * is no action for a deny, an exit 2 or a failure to hold back.
  */
 export function interpretCursor(run: RunResult, hook: HookDef): Verdict {
@@ -139,6 +139,8 @@ export function interpretCursor(run: RunResult, hook: HookDef): Verdict {
     return { decision: "block", reason: run.stderr.trim() || `blocked by hook ${hook.name} (exit 2)`, error: null, rule: "cursor: exit 2 blocks, as permission deny" };
   if (run.exitCode !== 0) return failure(describeFailure(run), "cursor: non-zero exit");
   const out = readOutput(run.stdout);
+  // Nothing at all from a failClosed hook is a failure, as Cursor reads it ("returned no output"); `{}` is an answer.
+  if (out.kind === "empty" && run.stdout.trim() === "" && !hook.failOpen) return failure("returned no output", "cursor: a failClosed hook printed nothing");
   if (out.kind === "empty") return { decision: null, error: null, rule: "cursor: no output makes no decision" };
   if (out.kind === "invalid") return failure(out.error, "cursor: output that is not a JSON object");
   const o = out.value;

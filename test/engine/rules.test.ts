@@ -220,6 +220,8 @@ describe("Cursor rules (Cursor hooks documentation)", () => {
     ["failClosed: a crash blocks", exited(1, "", "bug"), closed, { decision: "block", error: true, rule: /failClosed = true/ }],
     ["failClosed: a timeout blocks", timedOut, closed, { decision: "block", error: true, rule: /failClosed = true/ }],
     ["failClosed: output that is not JSON blocks", exited(0, "oops"), closed, { decision: "block", error: true, rule: /failClosed = true/ }],
+    ["failClosed: no output at all blocks (Cursor: \"returned no output\")", exited(0, "  \n"), closed, { decision: "block", error: true, rule: /printed nothing; cursor: failClosed = true/ }],
+    ["failClosed: {} is an answer, no decision", exited(0, "{}"), closed, { decision: null, error: false, rule: /no output makes no decision/ }],
     ["stop: followup_message sends the agent on", exited(0, '{"followup_message":"run the tests first"}'), stop, { decision: "block", reason: "run the tests first", rule: /followup_message/ }],
   ]);
   it("user_message is the hook's message to the user; updated_input an argument change", () => {
