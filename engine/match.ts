@@ -53,7 +53,7 @@ function matches(hook: HookDef, point: EventPoint, tool: string | undefined, bod
   else if (pointHasTool(point)) {
     // A tool event that names no tool: the matcher cannot say the hook is not for it — it runs (a
     // guard is never skipped by leaving the name out).
-    if (typeof tool !== "string") return true;
+    if (typeof tool !== "string" || tool === "") return true;
     subject = tool;
   } else return true; // no tool, no field named: the matcher does not apply here
   if (typeof subject !== "string") return false;

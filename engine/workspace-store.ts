@@ -111,14 +111,18 @@ export class WorkspaceStore {
       await chmod(incoming, 0o755);
       const hooks = await this.loadHooks(tenant, incoming);
       const final = join(base, id);
-      // Named for its id: should the service end between the two renames below, the next start
-      // puts it back (loadUsage) rather than lose the workspace.
-      const trash = join(base, `${REPLACED}${randomUUID()}-${id}`);
+      // Marked with its id (`_meta/`): should the service end between the two renames below, the
+      // next start puts it back (loadUsage) rather than lose the workspace. The folder's own name is
+      // short: every path of the tree fits under it as under the staging name.
+      const swap = randomUUID();
+      const trash = join(base, `${REPLACED}${swap}`);
+      const marker = join(base, META_DIR, `${REPLACING}${swap}.json`);
       // One swap of an id at a time: two uploads of one id (or an upload and a delete) interleaved
       // here could leave one tree on disk and the other's size counted against the quota.
       const info = await this.exclusive(`${base}/${id}`, async () => {
         // No meta while the folder changes: after a crash here, the size is counted again from disk.
         await rm(metaFile(base, id), { force: true });
+        await writeFile(marker, JSON.stringify({ id }));
         const replaced = await rename(final, trash).then(() => true, () => false);
         try {
           await rename(incoming, final);
@@ -126,6 +130,8 @@ export class WorkspaceStore {
           // The old tree goes back where it was: a failed upload changes nothing.
           if (replaced) await rename(trash, final).catch(() => undefined);
           throw err;
+        } finally {
+          await rm(marker, { force: true }).catch(() => undefined);
         }
         usage.commit(upload, bytes);
         const stored: WorkspaceInfo = { id, digest, files, bytes, hooks: summary(hooks), warnings: hooks.warnings };
@@ -149,9 +155,9 @@ export class WorkspaceStore {
    * Every tenant's folder put right after a restart — leftovers of a crash removed, a workspace
    * being replaced put back — without waiting for that tenant's next upload.
    */
-  async sweep(): Promise<void> {
+  async sweep(onError: (tenantFolder: string, err: unknown) => void = () => undefined): Promise<void> {
     const names = await readdir(this.root).catch(() => [] as string[]);
-    for (const name of names) if (/^[0-9a-f]{16}$/.test(name)) await this.usageOf(join(this.root, name)).catch(() => undefined);
+    for (const name of names) if (/^[0-9a-f]{16}$/.test(name)) await this.usageOf(join(this.root, name)).catch((err: unknown) => onError(name, err));
   }
 
   /** Runs `fn` after every earlier one of `key` has ended (however it ended). */
@@ -244,9 +250,10 @@ async function readMeta(base: string, id: string): Promise<Meta | undefined> {
   }
 }
 
-/** The prefix of a workspace an upload is replacing, while it does: `.replaced-<uuid>-<id>`. */
+/** A workspace an upload is replacing, while it does: `.replaced-<uuid>`, its id in `_meta/replacing-<uuid>.json`. */
 const REPLACED = ".replaced-";
-const REPLACED_NAME = new RegExp(`^\\${REPLACED}[0-9a-f-]{36}-(.+)$`);
+const REPLACING = "replacing-";
+const SWAP_ID = /^[0-9a-f-]{36}$/;
 
 /**
  * Each stored workspace's size, from `_meta/` or, where that is missing, from disk. Leftovers of a
@@ -256,9 +263,15 @@ const REPLACED_NAME = new RegExp(`^\\${REPLACED}[0-9a-f-]{36}-(.+)$`);
 async function loadUsage(base: string): Promise<TenantUsage> {
   await mkdir(join(base, META_DIR), { recursive: true });
   const stored: [string, number][] = [];
-  for (const name of await readdir(base)) {
-    const replaced = REPLACED_NAME.exec(name)?.[1];
-    if (replaced !== undefined && WORKSPACE_ID.test(replaced) && !(await lstat(join(base, replaced)).catch(() => undefined))) await rename(join(base, name), join(base, replaced));
+  // Swaps a stop cut short: the replaced workspace goes back under its id where that holds nothing.
+  for (const name of await readdir(join(base, META_DIR))) {
+    if (!name.startsWith(REPLACING) || !name.endsWith(".json")) continue;
+    const swap = name.slice(REPLACING.length, -".json".length);
+    const id = SWAP_ID.test(swap) ? await readFile(join(base, META_DIR, name), "utf8").then((t) => (JSON.parse(t) as { id?: unknown }).id, () => undefined) : undefined;
+    const aside = join(base, `${REPLACED}${swap}`);
+    if (typeof id === "string" && WORKSPACE_ID.test(id) && (await lstat(aside).catch(() => undefined))?.isDirectory() && !(await lstat(join(base, id)).catch(() => undefined)))
+      await rename(aside, join(base, id));
+    await rm(join(base, META_DIR, name), { force: true });
   }
   for (const entry of await readdir(base, { withFileTypes: true })) {
     if (entry.name.startsWith(".incoming-") || entry.name.startsWith(".trash-") || entry.name.startsWith(REPLACED)) {

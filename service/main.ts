@@ -149,7 +149,7 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
     maxHookFileBytes: config.server.maxHookFileBytes, maxHooks: config.server.maxRepositoryHooks, maxTimeoutMs: config.sandbox.maxTimeoutMs, tenants: config.tenants,
   });
   // What a crash left in the tenants' folders is put right now, not at each one's next upload.
-  void workspaces.sweep().catch((err: unknown) => logger.error({ err }, "workspace sweep failed"));
+  void workspaces.sweep((folder, err) => logger.error({ err, folder }, "a tenant's workspaces could not be put right")).catch((err: unknown) => logger.error({ err }, "workspace sweep failed"));
   const app = createApp({
     engine,
     workspaces,

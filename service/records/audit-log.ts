@@ -154,18 +154,24 @@ export class AuditLog implements AuditSink {
 
   private opened(): Promise<FileHandle> {
     const handle = (this.handle ??= open(this.file, "a+", 0o600).then(async (h) => {
-      this.size = (await h.stat()).size;
-      // A last line cut off (a crash mid-write, a take-back that failed) ends here, so the next
-      // line starts a line of its own rather than be swallowed by the cut one.
-      if (this.size > 0) {
-        const last = Buffer.alloc(1);
-        await h.read(last, 0, 1, this.size - 1);
-        if (last[0] !== 0x0a) {
-          await h.write("\n");
-          this.size += 1;
+      try {
+        this.size = (await h.stat()).size;
+        // A last line cut off (a crash mid-write, a take-back that failed) ends here, so the next
+        // line starts a line of its own rather than be swallowed by the cut one.
+        if (this.size > 0) {
+          const last = Buffer.alloc(1);
+          await h.read(last, 0, 1, this.size - 1);
+          if (last[0] !== 0x0a) {
+            await h.write("\n");
+            this.size += 1;
+          }
         }
+        return h;
+      } catch (err) {
+        // Not kept: closed here, opened again with the next line (never one descriptor per try).
+        await h.close().catch(() => undefined);
+        throw err;
       }
-      return h;
     }));
     // One that could not be opened is tried again with the next line, not kept as a failure.
     handle.catch(() => {

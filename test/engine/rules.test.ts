@@ -323,6 +323,7 @@ describe("matchers, each agent's own (linear: RE2 underneath)", () => {
     const empty = { hooks: [], warnings: [], disableAll: false };
     const sources = { policy: set, service: empty, extension: empty, repository: empty };
     expect(selectHooks(sources, pre, undefined, { hooksEnabled: true, repositoryHooks: true }, { tool_input: { command: "rm -rf /" } })).toHaveLength(1);
+    expect(selectHooks(sources, pre, "", { hooksEnabled: true, repositoryHooks: true }, {})).toHaveLength(1);
     expect(selectHooks(sources, pre, "read_file", { hooksEnabled: true, repositoryHooks: true }, {})).toHaveLength(0);
   });
 

@@ -3,7 +3,7 @@
  * a workspace an upload was replacing is put back under its id, crash leftovers go.
  */
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -22,15 +22,18 @@ describe("a stop between an upload's two renames", () => {
     const first = new WorkspaceStore(root, options);
     await first.put("team-a", "w", chunks(await tarOf([{ name: ".github/hooks/g.json", content: JSON.stringify({ version: 1, hooks: { preToolUse: [{ type: "command", bash: "guard.sh" }] } }) }])));
     const base = tenantDir(root, "team-a");
-    // the moment between the renames: the old tree moved aside, the new one not yet in its place
-    renameSync(join(base, "w"), join(base, `.replaced-${"0".repeat(8)}-0000-0000-0000-${"0".repeat(12)}-w`));
-    mkdirSync(join(base, ".incoming-00000000-0000-0000-0000-000000000000"));
+    // the moment between the renames: the old tree moved aside (its id marked), the new one not yet in its place
+    const swap = "00000000-0000-0000-0000-000000000000";
+    writeFileSync(join(base, "_meta", `replacing-${swap}.json`), JSON.stringify({ id: "w" }));
+    renameSync(join(base, "w"), join(base, `.replaced-${swap}`));
+    mkdirSync(join(base, `.incoming-${swap}`));
     // the next start
     const second = new WorkspaceStore(root, options);
     await second.sweep();
     const back = await second.get("team-a", "w");
     expect(back?.hooks.hooks.map((h) => h.command)).toEqual(["guard.sh"]);
     expect(readdirSync(base).filter((n) => n.startsWith("."))).toEqual([]);
+    expect(readdirSync(join(base, "_meta")).filter((n) => n.startsWith("replacing-"))).toEqual([]);
     expect(existsSync(join(base, "w", ".github/hooks/g.json"))).toBe(true);
   });
 
@@ -39,9 +42,30 @@ describe("a stop between an upload's two renames", () => {
     const first = new WorkspaceStore(root, options);
     await first.put("team-a", "w", chunks(await tarOf([{ name: "a.txt", content: "new" }])));
     const base = tenantDir(root, "team-a");
-    mkdirSync(join(base, `.replaced-${"1".repeat(8)}-1111-1111-1111-${"1".repeat(12)}-w`));
+    const swap = "11111111-1111-1111-1111-111111111111";
+    writeFileSync(join(base, "_meta", `replacing-${swap}.json`), JSON.stringify({ id: "w" }));
+    mkdirSync(join(base, `.replaced-${swap}`));
     await new WorkspaceStore(root, options).sweep();
     expect(readdirSync(base).filter((n) => n.startsWith("."))).toEqual([]);
     expect((await new WorkspaceStore(root, options).get("team-a", "w"))?.info.files).toBe(1);
+  });
+});
+
+describe("re-uploading a workspace of the longest id and the deepest paths that fit", () => {
+  it("leaves no copy behind and counts only the one stored: the replaced copy's name is no longer than the staging one", async () => {
+    const root = mkdtempSync(join(tmpdir(), "hookbox-store-"));
+    const id = "a".repeat(128);
+    // a path that just fits under <tenant>/<128-character name>/ (PATH_MAX 4096)
+    const room = 4095 - (root.length + 1 + 16 + 1 + 128 + 1);
+    const part = "d".repeat(60);
+    const dirs = Math.min(62, Math.floor((room - 10) / (part.length + 1)));
+    const name = `${`${part}/`.repeat(dirs)}${"f".repeat(Math.max(1, room - dirs * (part.length + 1)))}`.slice(0, room);
+    const store = new WorkspaceStore(root, options);
+    for (let i = 0; i < 3; i++) await store.put("team-a", id, chunks(await tarOf([{ name, content: `v${i}` }])));
+    const base = tenantDir(root, "team-a");
+    expect(readdirSync(base).sort()).toEqual(["_meta", id]);
+    await new WorkspaceStore(root, options).sweep();
+    expect(readdirSync(base).sort()).toEqual(["_meta", id]);
+    expect(await store.delete("team-a", id)).toBe(true);
   });
 });

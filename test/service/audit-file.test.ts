@@ -64,3 +64,29 @@ describe("an audit file whose last line a crash cut off", () => {
     expect(JSON.parse(lines[2]!)).toMatchObject({ event_id: "evt_2", decision: "block" });
   });
 });
+
+describe("an audit file whose cut last line cannot be ended (the disk still full)", () => {
+  it("holds no file descriptor per line it could not write", async () => {
+    const { execFileSync } = await import("node:child_process");
+    const { mkdtempSync, writeFileSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const file = join(mkdtempSync(join(tmpdir(), "hookbox-audit-fd-")), "audit.jsonl");
+    // 4 KiB exactly, the last line cut: ending it would pass `ulimit -f 4`
+    writeFileSync(file, `{"pad":"${"x".repeat(4096 - 10)}"`.slice(0, 4096));
+    const module = join(process.cwd(), "dist/service/records/audit-log.js");
+    const script = `import(${JSON.stringify(module)}).then(async ({ AuditLog }) => {
+      const { readdirSync } = await import("node:fs");
+      const fds = () => readdirSync("/proc/self/fd").length;
+      const log = new AuditLog(${JSON.stringify(file)});
+      const before = fds();
+      for (let i = 0; i < 50; i++) await log.write("t", { n: i }).catch(() => undefined);
+      const after = fds();
+      await log.close().catch(() => undefined);
+      console.log(JSON.stringify({ before, after }));
+    })`;
+    const out = execFileSync("sh", ["-c", `ulimit -f 4 && ${JSON.stringify(process.execPath)} --input-type=module -e '${script}'`], { encoding: "utf8" });
+    const { before, after } = JSON.parse(out) as { before: number; after: number };
+    expect(after - before).toBeLessThanOrEqual(2);
+  });
+});

@@ -249,7 +249,7 @@ describe("a hook its max_timeout cut short of the time its agent gives it", () =
 
 describe("a workspace replaced while an event waits", () => {
   it("never has the hooks read from the old one run over the new: hookbox could not run them, the tenant's failure mode applies", async () => {
-    const edge = edgeApp({ config: '[sandbox]\nmax_concurrency = 1\nmax_tenant_concurrency = 1\nmax_queue = 4\n\n[[hooks.Stop]]\nname = "slow"\ncommand = "hang"\n' });
+    const edge = edgeApp({ config: '[sandbox]\nmax_concurrency = 1\nmax_tenant_concurrency = 1\nmax_queue = 4\n\n[[hooks.Stop]]\nname = "slow"\ncommand = "hang"\n\n[[hooks.PreToolUse]]\nname = "operator"\ncommand = "say {\\"systemMessage\\":\\"operator looked\\"}"\n' });
     const guard = (command: string) => tarOf([{ name: ".github/hooks/guard.json", content: JSON.stringify({ version: 1, hooks: { preToolUse: [{ type: "command", bash: command }] } }) }]);
     const upload = async (command: string) => expect((await edge.request("/v1/workspaces/w", { method: "PUT", body: new Uint8Array(await guard(command)), token: TOKEN_B })).status).toBe(200);
     await upload("say {}");
@@ -265,6 +265,8 @@ describe("a workspace replaced while an event waits", () => {
     // (a Copilot preToolUse hook that could not run denies by its own rule; the tenant's failure mode would too)
     expect(answer).toMatchObject({ decision: "block", reason: expect.stringMatching(/the workspace was replaced or deleted while the event waited/) });
     expect(answer.hooks.find((h) => h.source === "repository")).toMatchObject({ outcome: "failed_to_start", error: expect.stringMatching(/replaced or deleted while the event waited/) });
+    // the operator's hook was not read from the workspace: it runs as ever
+    expect(answer.hooks.find((h) => h.name === "operator")).toMatchObject({ source: "service", outcome: "exited" });
     // the next event runs the new hooks
     expect(DecisionSchema.parse(await (await edge.request("/v1/events?workspace=w", { ...post(rmEvent), token: TOKEN_B })).json())).toMatchObject({ decision: "block", reason: "new guard" });
   });
