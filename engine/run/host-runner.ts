@@ -25,6 +25,43 @@ export type HostIsolation = "pid-namespace" | "process-group";
 const UNSHARE = ["/usr/bin/unshare", "/bin/unshare"].find((p) => existsSync(p));
 /** --kill-child: the namespace's init dies with unshare, so a kill of the group reaches it all. */
 const UNSHARE_ARGS = ["--pid", "--fork", "--kill-child", "--"];
+const BASH = existsSync("/bin/bash") ? "/bin/bash" : undefined;
+
+/**
+ * The namespace's first process while it waits for its hook (bash, builtins only; `--norc`: its
+ * stdin is a socket, which bash would otherwise take for a remote shell's and read ~/.bashrc): it reads on
+ * stdin the lengths, then the working directory, the command and the hook's environment (`export
+ * NAME='value'` lines), goes there, and becomes `sh -c <command>` — the namespace's init — with the
+ * rest of stdin (the event) as the hook's stdin. Started ahead (host-spawner.ts), so that making
+ * the namespace — unshare and a fork, ≈ 4 ms here — is not on the hook's path. Positional
+ * parameters hold the command and the environment, so a variable the hook declares (`c`, `e`) cannot
+ * change what runs.
+ */
+const WAITER = [
+  "IFS=' ' read -r ld lc le || exit 97",
+  "d=; c=; e=",
+  "if [ \"$ld\" -gt 0 ]; then IFS= read -r -N \"$ld\" d; fi",
+  "IFS= read -r -N \"$lc\" c",
+  "if [ \"$le\" -gt 0 ]; then IFS= read -r -N \"$le\" e; fi",
+  "cd -- \"$d\" || exit 96",
+  "set -- \"$c\" \"$e\"",
+  "unset ld lc le d c e",
+  "eval \"$2\"",
+  "exec /bin/sh -c \"$1\"",
+].join("\n");
+
+const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const shellQuote = (v: string) => `'${v.replace(/'/g, "'\\''")}'`;
+
+/** What the waiter reads before the event: `<lengths>\n<cwd><command><exports>`, lengths in bytes. */
+function waiterPrefix(cwd: string, command: string, env: NodeJS.ProcessEnv): Uint8Array {
+  const exports = Object.entries(env)
+    .filter((kv): kv is [string, string] => typeof kv[1] === "string" && NAME.test(kv[0]))
+    .map(([k, v]) => `export ${k}=${shellQuote(v)}`)
+    .join("\n");
+  const [d, c, e] = [cwd, command, exports].map((t) => Buffer.from(t));
+  return Buffer.concat([Buffer.from(`${d!.length} ${c!.length} ${e!.length}\n`), d!, c!, e!]);
+}
 
 let detected: HostIsolation | undefined;
 /** Whether this process may make PID namespaces (root, or a seccomp profile that allows it); tried once. */
@@ -66,16 +103,22 @@ export class HostRunner implements Runner {
     const cwd = request.cwd ?? tmpdir();
     const env = hookEnv({ declared: request.env, projectDir: cwd, runtime: "host", home: cwd, inherit: this.inheritEnv });
     return new Promise<RunResult>((resolve) => {
-      const [file, args] = this.isolation === "pid-namespace" && UNSHARE
-        ? [UNSHARE, [...UNSHARE_ARGS, "/bin/sh", "-c", request.command]]
-        : ["/bin/sh", ["-c", request.command]];
+      // In a PID namespace: one made ahead, waiting (with bash; a working directory that is not
+      // there is found here, so the waiter's own exits never stand for the hook's).
+      // (A NUL anywhere is no command a process can be given: the spawn below refuses it, a failed start.)
+      const ahead = this.isolation === "pid-namespace" && UNSHARE && BASH && existsSync(cwd) && ![request.command, cwd, ...Object.values(env)].some((v) => v?.includes("\0"));
+      const [file, args] = ahead
+        ? [UNSHARE!, [...UNSHARE_ARGS, BASH!, "--norc", "--noprofile", "-c", WAITER]]
+        : this.isolation === "pid-namespace" && UNSHARE
+          ? [UNSHARE, [...UNSHARE_ARGS, "/bin/sh", "-c", request.command]]
+          : ["/bin/sh", ["-c", request.command]];
       // The hook's timeout, the cancellation and the output cap: one signal that kills the group.
       const guard = new RunGuard({ timeoutMs: request.timeoutMs, maxOutputBytes: request.limits.maxOutputBytes, cancel: request.signal });
       const { capture } = guard;
       // The helper starts it in a process group of its own (and, with unshare, a PID namespace) and
       // kills that group when the command ends; a kill from here reaches the same group.
       const spawned = this.spawner.run(
-        { file, args, cwd, env, stdin: request.stdin, maxOutputBytes: request.limits.maxOutputBytes },
+        { file, args, cwd, env, stdin: request.stdin, maxOutputBytes: request.limits.maxOutputBytes, ...(ahead ? { prestart: { prefix: waiterPrefix(cwd, request.command, env) } } : {}) },
         {
           onError: (message) => finish({ outcome: "failed_to_start", exitCode: null, error: message }),
           onClose: ({ code, signal, stdout, stderr }) => {

@@ -27,6 +27,13 @@ export interface SpawnRequest {
   stdin: Uint8Array;
   /** per stream: past it the helper kills the run, and returns one byte more than this, so the caller sees the overflow */
   maxOutputBytes: number;
+  /**
+   * Run in a process of `file` `args` started before the run asked for it (with no environment, in
+   * `/`), one kept ready per such argv: its program reads `prefix` from stdin (what to run, where,
+   * with which environment), then the run's stdin follows. `cwd` and `env` are then the run's own
+   * only as the prefix says them.
+   */
+  prestart?: { prefix: Uint8Array };
 }
 
 export interface SpawnHandlers {
@@ -172,6 +179,42 @@ function helperMain(): void {
   const { spawn: spawnChild } = require("node:child_process") as typeof childProcess;
   type Entry = { pid: number | undefined; closed: boolean; release?: () => void };
   const running = new Map<number, Entry>();
+  /**
+   * per argv: processes started ahead, waiting on their stdin for a run — two, so that the next run
+   * finds one whose start (a few ms) is over even when it comes right after the last
+   */
+  const ready = new Map<string, ChildProcessWithoutNullStreams[]>();
+  const AHEAD = 2;
+  const startAhead = (file: string, args: string[]): ChildProcessWithoutNullStreams | undefined => {
+    try {
+      const c = spawnChild(file, args, { cwd: "/", env: {}, detached: true, stdio: ["pipe", "pipe", "pipe"] });
+      // ended before it was used (killed from outside, say): not used; a failed start is no run's error
+      c.on("error", () => undefined);
+      return c.pid === undefined ? undefined : c;
+    } catch {
+      return undefined;
+    }
+  };
+  /** A ready process of this argv that is still waiting, if there is one. */
+  const takeAhead = (file: string, args: string[]): ChildProcessWithoutNullStreams | undefined => {
+    const waiting = ready.get(JSON.stringify([file, args])) ?? [];
+    for (let c = waiting.shift(); c; c = waiting.shift()) {
+      if (c.exitCode === null && c.signalCode === null) return c;
+      if (c.pid !== undefined) try { process.kill(-c.pid, "SIGKILL"); } catch { /* already gone */ }
+    }
+    return undefined;
+  };
+  /** AHEAD ready for the next runs of this argv — started once a run is over, not beside it. */
+  const refill = (file: string, args: string[]) => {
+    const key = JSON.stringify([file, args]);
+    const waiting = ready.get(key) ?? [];
+    ready.set(key, waiting);
+    while (waiting.length < AHEAD) {
+      const next = startAhead(file, args);
+      if (!next) return;
+      waiting.push(next);
+    }
+  };
   const send = (m: unknown) => {
     if (process.connected) process.send?.(m);
   };
@@ -204,7 +247,8 @@ function helperMain(): void {
     const { id } = m;
     let child: ChildProcessWithoutNullStreams;
     try {
-      child = spawnChild(m.file, m.args, { cwd: m.cwd, env: m.env, detached: true, stdio: ["pipe", "pipe", "pipe"] });
+      const ahead = m.prestart ? takeAhead(m.file, m.args) : undefined;
+      child = ahead ?? spawnChild(m.file, m.args, m.prestart ? { cwd: "/", env: {}, detached: true, stdio: ["pipe", "pipe", "pipe"] } : { cwd: m.cwd, env: m.env, detached: true, stdio: ["pipe", "pipe", "pipe"] });
     } catch (err) {
       // Refused before any process existed (a NUL byte in an argument, say).
       send({ type: "error", id, message: (err as Error).message });
@@ -241,7 +285,7 @@ function helperMain(): void {
     child.stdout.on("data", keep(0));
     child.stderr.on("data", keep(1));
     child.stdin.on("error", () => undefined); // the hook need not read its stdin
-    child.stdin.end(Buffer.from(m.stdin));
+    child.stdin.end(m.prestart ? Buffer.concat([Buffer.from(m.prestart.prefix), Buffer.from(m.stdin)]) : Buffer.from(m.stdin));
     // The command is done: whatever it left running in its group goes too, so its pipes close.
     child.on("exit", () => killGroup(entry));
     child.on("close", (code, signal) => {
@@ -250,11 +294,14 @@ function helperMain(): void {
       clearTimeout(releasing);
       running.delete(id);
       send({ type: "close", id, code, signal, stdout: Buffer.concat(kept[0]!), stderr: Buffer.concat(kept[1]!) });
+      // After the answer is on its way (a spawn holds this loop for a few ms): the run's answer never waits for its replacement.
+      if (m.prestart) setTimeout(() => refill(m.file, m.args), 0);
     });
   }
   // The service is gone: nothing it started may outlive it.
   process.on("disconnect", () => {
     for (const entry of running.values()) killGroup(entry);
+    for (const c of [...ready.values()].flat()) if (c.pid !== undefined) try { process.kill(-c.pid, "SIGKILL"); } catch { /* already gone */ }
     process.exit(0);
   });
 }
