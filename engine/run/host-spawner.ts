@@ -10,7 +10,9 @@
  * same code runs from the build and from the sources under test). It speaks over the IPC channel:
  * `run` → `started` (the pid), then `close` with the output — at most the cap + 1 byte of each
  * stream: the helper kills the group as soon as a stream passes the cap — or `error`; `kill`
- * signals a run's whole process group. One message back per run on the answer's path. The helper
+ * signals a run's whole process group. A run may ask for a process started ahead (`prestart`: a
+ * policy hook's PID namespace, host-runner.ts): the helper keeps two of each such argv waiting,
+ * replaced once a run is over. One message back per run on the answer's path. The helper
  * has a process group of its own (a signal to the service's group misses it). When the service
  * goes, the channel closes and the helper kills every group it started and exits; when the helper
  * goes, the service kills every group it was told of, ends those runs as errors, and the next run
@@ -29,7 +31,7 @@ export interface SpawnRequest {
   maxOutputBytes: number;
   /**
    * Run in a process of `file` `args` started before the run asked for it (with no environment, in
-   * `/`), one kept ready per such argv: its program reads `prefix` from stdin (what to run, where,
+   * `/`), two kept ready per such argv: its program reads `prefix` from stdin (what to run, where,
    * with which environment), then the run's stdin follows. `cwd` and `env` are then the run's own
    * only as the prefix says them.
    */
