@@ -10,7 +10,14 @@ import { closeSync, constants, existsSync, fstatSync, ftruncateSync, lstatSync, 
 import { isAbsolute } from "node:path";
 import { parseArgs } from "node:util";
 import { agentDeadlineS } from "../engine/agents.js";
+import { headBytes } from "../engine/detached.js";
 import { block, safeJson } from "./terminal.js";
+
+/** An error answer's message as the forwarders pass it on: its first MAX_SAID_BYTES, and "…" when cut. */
+function said(message: string): string {
+  const kept = headBytes(message, MAX_SAID_BYTES);
+  return kept.length < message.length ? `${kept}…` : message;
+}
 
 /**
  * Where a block keeps the agent going (each agent's name, lower case): its stops, and Claude Code's
@@ -36,14 +43,6 @@ export const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
  */
 export const MAX_SAID_BYTES = 4096;
 
-/** The first `maxBytes` of `text`'s UTF-8 and "…", cut before a character; as it is when it fits. */
-function clipBytes(text: string, maxBytes: number): string {
-  const buf = Buffer.from(text);
-  if (buf.length <= maxBytes) return text;
-  let end = maxBytes;
-  while (end > 0 && (buf[end]! & 0xc0) === 0x80) end--;
-  return `${buf.subarray(0, end).toString()}…`;
-}
 
 
 export const FORWARD_USAGE = `usage: hookbox forward --url URL --event NAME [--format cosh|copilot|claude|codex|gemini|cursor]
@@ -123,7 +122,7 @@ export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Ar
       };
     }
     const message = answer.error?.message;
-    problem = `hookbox answered ${res.status}: ${block(typeof message === "string" ? clipBytes(message, MAX_SAID_BYTES) : "no decision")}`;
+    problem = `hookbox answered ${res.status}: ${block(typeof message === "string" ? said(message) : "no decision")}`;
   } catch (err) {
     const e = err as Error;
     problem = signal.aborted ? `hookbox did not answer within ${Math.round(timeoutMs)} ms (the agent's ${deadlineS} s deadline is near)` : `hookbox unreachable at ${block(values.url)}: ${block(e.message)}`;

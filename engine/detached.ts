@@ -13,3 +13,14 @@ export function detached(text: string): string {
 export function head(text: string, max: number): string {
   return text.length > max ? detached(text.slice(0, max)) : text;
 }
+
+/** The first `maxBytes` of `text`'s UTF-8, cut before a character, never inside one. */
+export function headBytes(text: string, maxBytes: number): string {
+  if (text.length * 3 <= maxBytes) return text;
+  const head = text.slice(0, maxBytes); // characters: each is at least one byte
+  const buf = Buffer.from(head);
+  if (buf.length <= maxBytes) return head;
+  let end = maxBytes;
+  while (end > 0 && (buf[end]! & 0xc0) === 0x80) end--; // a continuation byte: back to the character's start
+  return buf.subarray(0, end).toString("utf8");
+}

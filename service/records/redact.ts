@@ -5,7 +5,9 @@
  * cannot make it backtrack), and only ever over capped text: `keep` cuts before it redacts. Pure.
  */
 import { RE2JS } from "re2js";
-import { detached } from "../../engine/index.js";
+import { detached, headBytes } from "../../engine/detached.js";
+
+export { headBytes };
 
 export const REDACTED = "[redacted]";
 /** Room past a cap that is redacted too, so a secret straddling the cut is still recognised. */
@@ -25,7 +27,8 @@ const SECRET_NAME = RE2JS.compile(
   RE2JS.CASE_INSENSITIVE,
 );
 /** A word every secret's name holds (fixed literals only: a linear scan): most names are passed on this alone. */
-const SECRET_WORD = /pass|pwd|secret|credential|key|token|auth|cookie|signature/i;
+const SECRET_WORDS = "pass|pwd|secret|credential|key|token|auth|cookie|signature";
+const SECRET_WORD = new RegExp(SECRET_WORDS, "i");
 /** The cap on a name tested: a name is tested by its first and last characters this many. */
 const NAME_TESTED_CHARS = 128;
 /** camelCase to snake at each lower-to-upper step: `accessToken` → `access_Token` (linear). */
@@ -73,7 +76,7 @@ const holds = (text: string, literal: string | RegExp) => (typeof literal === "s
  * `https://host/?api_key=x`, a YAML parent line), and text of other names costs no match at all.
  */
 const ASSIGNMENT = RE2JS.compile(
-  String.raw`\b([A-Za-z_][A-Za-z0-9_-]*(?i:pass|pwd|secret|credential|key|token|auth|cookie|signature)[A-Za-z0-9_-]*|(?i:pass|pwd|secret|credential|key|token|auth|cookie|signature)[A-Za-z0-9_-]*)([ \t]*[=:][ \t]*)`,
+  String.raw`\b((?:[A-Za-z_][A-Za-z0-9_-]*)?(?i:${SECRET_WORDS})[A-Za-z0-9_-]*)([ \t]*[=:][ \t]*)`,
 );
 /** A secret's value after its name: group 1 double-quoted, 2 single-quoted, 3 bare. Sticky, one run of one class each: linear. */
 const ASSIGNED_VALUE = /"([^"\r\n]+)"|'([^'\r\n]+)'|([^\s"',;]+)/y;
@@ -181,17 +184,6 @@ export function redactText(text: string): string {
     if (!isSecretName(name)) return m.group()!;
     return `${m.group(1) !== null && m.group(1) !== undefined ? `"${name}"` : name}${m.group(3)!}"${REDACTED}`;
   });
-}
-
-/** The first `maxBytes` of `text`'s UTF-8, cut before a character, never inside one. */
-export function headBytes(text: string, maxBytes: number): string {
-  if (text.length * 3 <= maxBytes) return text;
-  const head = text.slice(0, maxBytes); // characters: each is at least one byte
-  const buf = Buffer.from(head);
-  if (buf.length <= maxBytes) return head;
-  let end = maxBytes;
-  while (end > 0 && (buf[end]! & 0xc0) === 0x80) end--; // a continuation byte: back to the character's start
-  return buf.subarray(0, end).toString("utf8");
 }
 
 /**
