@@ -11,20 +11,11 @@ import { ALL, ALLOW_BLOCK, BLOCK, NONE, pointName, type Decision, type EventPoin
 import { CompileBudgetError, compileRegex, type HookDef, type HookSet, type Matcher } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
-import { CLAUDE_EVENT_DEADLINE_S } from "../agents.js";
+import { agentDeadlineS } from "../agents.js";
 import { claudeCondition } from "./claude-if.js";
 import { formatPath } from "./locate.js";
 import { type Answer, clip, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, haltVerdict, knownKeys, type LoadContext, matcherProblem, originOf, type ParsedFile, readDecision, readOutput, schemaError, shown, skippedType, str, warn, withHalt, CommandSchema } from "./shared.js";
 
-/**
- * @default 600 s — Claude Code's (and Codex's) default command-hook timeout; `[sandbox] max_timeout`
- * still bounds every hook.
- */
-export const CLAUDE_DEFAULT_TIMEOUT_MS = 600_000;
-/** Claude Code's shorter defaults at a few events (hooks reference, "Common fields"), as its agent's deadline says them. */
-const CLAUDE_EVENT_TIMEOUT_MS: Partial<Record<string, number>> = Object.fromEntries(
-  Object.entries(CLAUDE_EVENT_DEADLINE_S).map(([lower, seconds]) => [lower, seconds * 1000]),
-);
 
 /** Claude Code's exec-form path placeholders: substituted as plain text into `command` and each of `args` (here: the variables, which hold the same). */
 const PLACEHOLDER = /\$\{(CLAUDE_PROJECT_DIR|CLAUDE_PLUGIN_ROOT|CLAUDE_PLUGIN_DATA)\}/g;
@@ -231,7 +222,7 @@ export function loadMatcherGroups(
           ...(matcher && MATCH_FIELD[resolved.point] ? { matchOn: MATCH_FIELD[resolved.point] } : {}),
           ...(condition ? { condition } : {}),
           command,
-          ...hookTimeout(handler.timeout !== undefined ? handler.timeout * 1000 : defaultTimeoutMs(format, resolved.point), ctx),
+          ...hookTimeout(handler.timeout !== undefined ? handler.timeout * 1000 : agentDeadlineS(format === "codex" ? "codex" : "claude", resolved.point) * 1000, ctx),
           env: {},
           // Claude Code's onFailure "block": its failure blocks (interpretClaude), where Claude Code reads it.
           failOpen: !(claude && handler.onFailure === "block"),
@@ -248,11 +239,6 @@ export function loadMatcherGroups(
 /** @default 96 KiB — an exec-form program and its arguments, quoted for sh as one command: within what one argument to sh -c may be (128 KiB) */
 export const MAX_EXEC_COMMAND_BYTES = 96 * 1024;
 
-/** A hook's default timeout: Claude Code's shorter one at a few events, else 600 s (Codex: 600 s everywhere). */
-function defaultTimeoutMs(format: Format, point: EventPoint): number {
-  const lower = point.toLowerCase();
-  return (format === "claude" && Object.hasOwn(CLAUDE_EVENT_TIMEOUT_MS, lower) ? CLAUDE_EVENT_TIMEOUT_MS[lower] : undefined) ?? CLAUDE_DEFAULT_TIMEOUT_MS;
-}
 
 /** Claude Code: plain stdout of these events (exit 0) is added as context. */
 const STDOUT_IS_CONTEXT = new Set(["SessionStart", "UserPromptSubmit", "UserPromptExpansion", "PostModelSwitch"]);
