@@ -86,18 +86,24 @@ const b64 = (s: string) => Buffer.from(s).toString("base64");
 const quote = (v: string) => `'${v.replace(/'/g, "'\\''")}'`;
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
+/** `env` as `export NAME='value'` lines, for a shell to eval: each value quoted, each name a shell name (else an error). */
+export function exportLines(env: Readonly<Record<string, string | undefined>>): string {
+  return Object.entries(env)
+    .filter((kv): kv is [string, string] => kv[1] !== undefined)
+    .map(([k, v]) => {
+      if (!NAME.test(k)) throw new Error(`environment variable name ${JSON.stringify(k)} is not valid`);
+      return `export ${k}=${quote(v)}`;
+    })
+    .join("\n");
+}
+
 /**
  * The bytes written to a pre-started container's stdin for `request`, in its wrapper's format, as
  * chunks in order: the workspace's archive (megabytes, shared by every run of the workspace) is
  * passed as it is, never copied per run.
  */
 export function handover(nonce: string, request: RunRequest, wrapper: "bash" | "sh", archive: Uint8Array = new Uint8Array()): Uint8Array[] {
-  const exports = Object.entries(request.env)
-    .map(([k, v]) => {
-      if (!NAME.test(k)) throw new Error(`environment variable name ${JSON.stringify(k)} is not valid`);
-      return `export ${k}=${quote(v)}`;
-    })
-    .join("\n");
+  const exports = exportLines(request.env);
   const dir = request.cwd ? `/workspace/${request.cwd}` : "";
   let head: Buffer;
   if (wrapper === "bash") {

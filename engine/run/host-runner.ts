@@ -10,6 +10,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { constants, tmpdir } from "node:os";
 import { stoppedEnd } from "./container-parts.js";
+import { exportLines } from "./handover.js";
 import { hookEnv } from "./hook-env.js";
 import { sharedHostSpawner, type HostSpawner } from "./host-spawner.js";
 import { RunGuard } from "./run-guard.js";
@@ -50,16 +51,9 @@ const WAITER = [
   "exec /bin/sh -c \"$1\"",
 ].join("\n");
 
-const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const shellQuote = (v: string) => `'${v.replace(/'/g, "'\\''")}'`;
-
 /** What the waiter reads before the event: `<lengths>\n<cwd><command><exports>`, lengths in bytes. */
 function waiterPrefix(cwd: string, command: string, env: NodeJS.ProcessEnv): Uint8Array {
-  const exports = Object.entries(env)
-    .filter((kv): kv is [string, string] => typeof kv[1] === "string" && NAME.test(kv[0]))
-    .map(([k, v]) => `export ${k}=${shellQuote(v)}`)
-    .join("\n");
-  const [d, c, e] = [cwd, command, exports].map((t) => Buffer.from(t));
+  const [d, c, e] = [cwd, command, exportLines(env)].map((t) => Buffer.from(t));
   return Buffer.concat([Buffer.from(`${d!.length} ${c!.length} ${e!.length}\n`), d!, c!, e!]);
 }
 
@@ -103,10 +97,10 @@ export class HostRunner implements Runner {
     const cwd = request.cwd ?? tmpdir();
     const env = hookEnv({ declared: request.env, projectDir: cwd, runtime: "host", home: cwd, inherit: this.inheritEnv });
     return new Promise<RunResult>((resolve) => {
-      // In a PID namespace: one made ahead, waiting (with bash; a working directory that is not
-      // there is found here, so the waiter's own exits never stand for the hook's).
-      // (A NUL anywhere is no command a process can be given: the spawn below refuses it, a failed start.)
-      const ahead = this.isolation === "pid-namespace" && UNSHARE && BASH && existsSync(cwd) && ![request.command, cwd, ...Object.values(env)].some((v) => v?.includes("\0"));
+      // In a PID namespace: one made ahead, waiting (with bash; the helper refuses a working
+      // directory that is not there, so the waiter's own exits never stand for the hook's). A NUL
+      // anywhere is no command a process can be given: the spawn below refuses it, a failed start.
+      const ahead = this.isolation === "pid-namespace" && UNSHARE && BASH && ![request.command, cwd, ...Object.values(env)].some((v) => v?.includes("\0"));
       const [file, args] = ahead
         ? [UNSHARE!, [...UNSHARE_ARGS, BASH!, "--norc", "--noprofile", "-c", WAITER]]
         : this.isolation === "pid-namespace" && UNSHARE

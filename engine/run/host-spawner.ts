@@ -20,6 +20,7 @@
  */
 import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from "node:child_process";
 import type * as childProcess from "node:child_process";
+import type * as fs from "node:fs";
 
 export interface SpawnRequest {
   file: string;
@@ -32,8 +33,8 @@ export interface SpawnRequest {
   /**
    * Run in a process of `file` `args` started before the run asked for it (with no environment, in
    * `/`), two kept ready per such argv: its program reads `prefix` from stdin (what to run, where,
-   * with which environment), then the run's stdin follows. `cwd` and `env` are then the run's own
-   * only as the prefix says them.
+   * with which environment), then the run's stdin follows. `cwd` is checked to be there (the prefix
+   * goes there); `env` is the run's only as the prefix says it.
    */
   prestart?: { prefix: Uint8Array };
 }
@@ -179,6 +180,8 @@ export function sharedHostSpawner(): HostSpawner {
 function helperMain(): void {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { spawn: spawnChild } = require("node:child_process") as typeof childProcess;
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { existsSync } = require("node:fs") as typeof fs;
   type Entry = { pid: number | undefined; closed: boolean; release?: () => void };
   const running = new Map<number, Entry>();
   /**
@@ -248,6 +251,12 @@ function helperMain(): void {
     }
     const { id } = m;
     let child: ChildProcessWithoutNullStreams;
+    // A process started ahead was started in `/`: a working directory that is not there is
+    // refused here as a spawn into it would be, never left to the waiter's own exit.
+    if (m.prestart && !existsSync(m.cwd)) {
+      send({ type: "error", id, message: `the working directory ${m.cwd} is not there (ENOENT)` });
+      return;
+    }
     try {
       const ahead = m.prestart ? takeAhead(m.file, m.args) : undefined;
       child = ahead ?? spawnChild(m.file, m.args, m.prestart ? { cwd: "/", env: {}, detached: true, stdio: ["pipe", "pipe", "pipe"] } : { cwd: m.cwd, env: m.env, detached: true, stdio: ["pipe", "pipe", "pipe"] });
