@@ -1,6 +1,10 @@
 /** A tenant's audit file name: its own where that is a plain file name, else a hash no plain name can be. */
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { auditFileName } from "../../service/records/audit-log.js";
+import { AuditLog, auditFileName } from "../../service/records/audit-log.js";
 
 describe("auditFileName", () => {
   it.each([
@@ -22,10 +26,6 @@ describe("auditFileName", () => {
 
 describe("an audit file that takes no more bytes (a full disk, a file size limit)", () => {
   it("is left with whole lines only: a line it could not take whole is taken back and counted as not written", async () => {
-    const { execFileSync } = await import("node:child_process");
-    const { mkdtempSync, readFileSync } = await import("node:fs");
-    const { tmpdir } = await import("node:os");
-    const { join } = await import("node:path");
     const dir = mkdtempSync(join(tmpdir(), "hookbox-audit-full-"));
     const file = join(dir, "audit.jsonl");
     const module = join(process.cwd(), "dist/service/records/audit-log.js");
@@ -50,10 +50,6 @@ describe("an audit file that takes no more bytes (a full disk, a file size limit
 
 describe("an audit file whose last line a crash cut off", () => {
   it("gets the next line on a line of its own: a whole decision is never swallowed by the cut one", async () => {
-    const { mkdtempSync, readFileSync, writeFileSync } = await import("node:fs");
-    const { tmpdir } = await import("node:os");
-    const { join } = await import("node:path");
-    const { AuditLog } = await import("../../service/records/audit-log.js");
     const file = join(mkdtempSync(join(tmpdir(), "hookbox-audit-cut-")), "audit.jsonl");
     writeFileSync(file, '{"time":"t0","decision":null}\n{"time":"t1","reason":"cut by a crash he');
     const log = new AuditLog(file);
@@ -67,10 +63,6 @@ describe("an audit file whose last line a crash cut off", () => {
 
 describe("an audit file whose cut last line cannot be ended (the disk still full)", () => {
   it("holds no file descriptor per line it could not write", async () => {
-    const { execFileSync } = await import("node:child_process");
-    const { mkdtempSync, writeFileSync } = await import("node:fs");
-    const { tmpdir } = await import("node:os");
-    const { join } = await import("node:path");
     const file = join(mkdtempSync(join(tmpdir(), "hookbox-audit-fd-")), "audit.jsonl");
     // 4 KiB exactly, the last line cut: ending it would pass `ulimit -f 4`
     writeFileSync(file, `{"pad":"${"x".repeat(4096 - 10)}"`.slice(0, 4096));
