@@ -11,10 +11,10 @@ export type Agent = keyof typeof AGENT_DEADLINE_S;
 
 /**
  * Claude Code's shorter defaults at some events (hooks reference, "Common fields"): 30 s at
- * `UserPromptSubmit` and `PreModelSwitch`, 10 s at `MessageDisplay`. By the event's name in lower
- * case, however the caller spells it.
+ * `UserPromptSubmit`, `PreModelSwitch` and `PostModelSwitch`, 10 s at `MessageDisplay`, and 1.5 s
+ * that `SessionEnd` hooks share. By the event's name in lower case, however the caller spells it.
  */
-export const CLAUDE_EVENT_DEADLINE_S: Readonly<Record<string, number>> = { userpromptsubmit: 30, premodelswitch: 30, messagedisplay: 10 };
+export const CLAUDE_EVENT_DEADLINE_S: Readonly<Record<string, number>> = { userpromptsubmit: 30, premodelswitch: 30, postmodelswitch: 30, messagedisplay: 10, sessionend: 1.5 };
 
 /** The agent's own deadline for one hook of `event`, in seconds. */
 export function agentDeadlineS(agent: Agent, event: string): number {

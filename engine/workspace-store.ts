@@ -57,6 +57,12 @@ export class WorkspaceStore {
   /** Per stored id: the reading of it from disk under way, shared by every event that waits for it. */
   private readonly loading = new Map<string, Promise<Stored | undefined>>();
   private readonly usage = new Map<string, Promise<TenantUsage>>();
+  /**
+   * Per stored id: why it was refused when read from disk (after a restart), until an upload
+   * replaces it or a delete removes it — every event naming it would otherwise walk and judge the
+   * whole tree again, on the thread that serves everyone.
+   */
+  private readonly refused = new Map<string, BadRequestError>();
 
   constructor(
     private readonly root: string,
@@ -178,6 +184,8 @@ export class WorkspaceStore {
     const key = `${base}/${id}`;
     const hit = this.cache.get(key);
     if (hit) return hit;
+    const refused = this.refused.get(key);
+    if (refused) throw refused;
     // Events naming one stored workspace after a restart share one reading of it.
     let loading = this.loading.get(key);
     if (!loading) {
@@ -190,6 +198,16 @@ export class WorkspaceStore {
   private async load(tenant: string, base: string, id: string, key: string): Promise<Stored | undefined> {
     const hit = this.cache.get(key);
     if (hit) return hit;
+    try {
+      return await this.judge(tenant, base, id, key);
+    } catch (err) {
+      // Judged and refused (not a passing failure of the disk): so it stays, until it is replaced or removed.
+      if (err instanceof BadRequestError && this.refused.get(key) === undefined) this.refused.set(key, err);
+      throw err;
+    }
+  }
+
+  private async judge(tenant: string, base: string, id: string, key: string): Promise<Stored | undefined> {
     // The tenant's folder as the last run left it, put right first (a workspace being replaced when it ended is put back).
     await this.usageOf(base).catch(() => undefined);
     const dir = join(base, id);
@@ -206,6 +224,7 @@ export class WorkspaceStore {
   private remember(key: string, entry: Omit<Stored, "current">): Stored {
     const stored: Stored = { ...entry, current: () => this.cache.get(key) === stored };
     this.cache.set(key, stored);
+    this.refused.delete(key);
     return stored;
   }
 
@@ -218,6 +237,7 @@ export class WorkspaceStore {
     return this.exclusive(`${base}/${id}`, async () => {
       if (!(await lstat(dir).catch(() => undefined))?.isDirectory()) return false;
       this.cache.delete(`${base}/${id}`);
+      this.refused.delete(`${base}/${id}`);
       // Out of the way at once, then removed: a crash half-way leaves a `.trash-` folder (removed
       // when the tenant's workspaces are next counted), never a partial workspace under its id.
       const trash = join(base, `.trash-${randomUUID()}`);

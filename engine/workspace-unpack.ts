@@ -43,6 +43,13 @@ export const MAX_ENTRY_DEPTH = 64;
  * global one.
  */
 export const MAX_META_HEADER_BYTES = 2 * MAX_NAME_BYTES + 1024;
+/**
+ * @default 64 — records in one pax header (path, linkpath, size, times, owner, a few extended
+ * attributes): tar-stream decodes each, and copies every record of the global header into each
+ * later pax header, so ten thousand headers of a thousand records cost the shared thread many
+ * seconds. More is refused (400 archive_refused).
+ */
+export const MAX_PAX_RECORDS = 64;
 /** tar-stream's extended-header types, as its headers name them */
 const META_TYPES: ReadonlySet<string> = new Set(["pax-header", "pax-global-header", "gnu-long-path", "gnu-long-link-path"]);
 
@@ -76,9 +83,10 @@ export async function unpack(body: AsyncIterable<Uint8Array>, dest: string, limi
     reserve(n);
     charged += n;
   };
+  /** entries' paths, as digests (`nameKey`): ten thousand 4 KiB names would hold 40 MB for as long as an upload lasts */
   const seen = new Set<string>();
-  /** folders (relative paths) made here or checked to be real folders: nothing in an unpack removes one or puts a link in its place */
-  const folders = new Set<string>([""]);
+  /** folders (relative paths, as digests) made here or checked to be real folders: nothing in an unpack removes one or puts a link in its place */
+  const folders = new Set<string>([nameKey("")]);
   let files = 0;
   let made = 0;
   let bytes = 0;
@@ -149,10 +157,10 @@ export async function unpack(body: AsyncIterable<Uint8Array>, dest: string, limi
       const st = await lstat(target);
       if (st.isSymbolicLink()) throw refuse(entry, `${rel} is a symbolic link: nothing is unpacked through a link`);
       if (!st.isDirectory()) throw refuse(entry, `${rel} is not a directory`);
-      folders.add(rel);
+      folders.add(nameKey(rel));
       return;
     }
-    folders.add(rel);
+    folders.add(nameKey(rel));
     made++;
     if (!named) countEntry();
     charge(FOLDER_BYTES);
@@ -167,28 +175,37 @@ export async function unpack(body: AsyncIterable<Uint8Array>, dest: string, limi
   const parentFolder = async (entry: string, rel: string): Promise<string> => {
     if (rel === "." || rel === "") return rootReal;
     const missing: number[] = [];
-    for (let end = rel.length; end > 0 && !folders.has(rel.slice(0, end)); end = rel.lastIndexOf("/", end - 1)) missing.push(end);
+    for (let end = rel.length; end > 0 && !folders.has(nameKey(rel.slice(0, end))); end = rel.lastIndexOf("/", end - 1)) missing.push(end);
     for (let i = missing.length - 1; i >= 0; i--) await folder(entry, rel.slice(0, missing[i]), false);
     return join(rootReal, rel);
   };
 
   const ex = extract();
   guardMetaHeaders(ex, limits.maxEntries);
+  /**
+   * The current entry's work, and the first refusal of any: tar-stream may end (its pipeline
+   * resolved) while the last entry is still being written — an archive without its end blocks
+   * ends right after that entry's header — so the work is awaited, and its refusal thrown, before
+   * the tree is judged.
+   */
+  let entryWork: Promise<void> = Promise.resolve();
+  let refused: Error | undefined;
   ex.on("entry", (header: Header, stream, next) => {
     // A refused archive destroys the extractor, which errors the entry's stream: the error is ours, already reported.
     stream.on("error", () => undefined);
-    void (async () => {
+    entryWork = (async () => {
       countEntry();
       const path = entryPath(header.name);
       if (path === "") return stream.resume();
-      if (seen.has(path)) throw refuse(header.name, "duplicate entry");
-      seen.add(path);
+      const key = nameKey(path);
+      if (seen.has(key)) throw refuse(header.name, "duplicate entry");
+      seen.add(key);
       const parent = await parentFolder(header.name, posix.dirname(path));
       const target = join(parent, posix.basename(path));
       switch (header.type) {
         case "directory":
           // Already counted as an entry; charged when made here, not when a file's name made it first.
-          if (!folders.has(path)) await folder(header.name, path, true);
+          if (!folders.has(nameKey(path))) await folder(header.name, path, true);
           return stream.resume();
         case "file":
         case "contiguous-file": {
@@ -221,20 +238,30 @@ export async function unpack(body: AsyncIterable<Uint8Array>, dest: string, limi
       }
     })().then(
       () => next(),
-      (err: unknown) => ex.destroy(err instanceof Error ? err : new Error(String(err))),
+      (err: unknown) => {
+        const e = err instanceof Error ? err : new Error(String(err));
+        refused ??= e;
+        ex.destroy(e);
+      },
     );
   });
 
+  const asBadArchive = (err: unknown): Error => {
+    if (err instanceof HookboxError) return err;
+    // A file system error's message names the host path it failed on: only its code is said.
+    const fsErr = err as NodeJS.ErrnoException;
+    const why = fsErr.syscall !== undefined ? `an entry could not be written (${fsErr.code ?? fsErr.syscall})` : fsErr.message.replaceAll(rootReal, "…");
+    return new BadRequestError(`the body is not a tar or tar.gz archive: ${why}`, "body", "archive_invalid");
+  };
   try {
     if (gzip) await pipeline(Readable.from(chunks), intake, createGunzip({ chunkSize: GUNZIP_CHUNK_BYTES }), counter, ex);
     else await pipeline(Readable.from(chunks), intake, counter, ex);
   } catch (err) {
-    if (err instanceof HookboxError) throw err;
-    // A file system error's message names the host path it failed on: only its code is said.
-    const fsErr = err as NodeJS.ErrnoException;
-    const why = fsErr.syscall !== undefined ? `an entry could not be written (${fsErr.code ?? fsErr.syscall})` : fsErr.message.replaceAll(rootReal, "…");
-    throw new BadRequestError(`the body is not a tar or tar.gz archive: ${why}`, "body", "archive_invalid");
+    await entryWork;
+    throw asBadArchive(refused ?? err);
   }
+  await entryWork;
+  if (refused) throw asBadArchive(refused);
   await checkLinks(await readTree(rootReal));
   return { digest: `sha256:${hash.digest("hex")}`, files, bytes, folders: made, charged };
 }
@@ -256,10 +283,21 @@ function guardMetaHeaders(ex: ReturnType<typeof extract>, maxEntries: number): v
     const type = inner._header?.type ?? "extended header";
     if (!META_TYPES.has(type)) return decode(buf);
     if (buf.length > MAX_META_HEADER_BYTES) throw refuse(inner._header?.name ?? "", `${type} of ${buf.length} bytes: more than ${MAX_META_HEADER_BYTES} are not accepted`);
+    if (type.startsWith("pax") && recordsIn(buf) > MAX_PAX_RECORDS) throw refuse(inner._header?.name ?? "", `${type} of more than ${MAX_PAX_RECORDS} records is not accepted`);
     if (++seen > 2 * maxEntries + 1) throw new BadRequestError(`the archive has more than ${2 * maxEntries + 1} extended headers`, "body", "archive_too_many_entries");
     decode(buf);
   };
 }
+
+/** Lines of a pax header: one record each (linear, no copy). */
+function recordsIn(buf: Buffer): number {
+  let n = 0;
+  for (let i = buf.indexOf(10); i !== -1; i = buf.indexOf(10, i + 1)) n++;
+  return n;
+}
+
+/** A name as the sets of one unpack keep it: a fixed-size digest, whatever the name's length. */
+const nameKey = (name: string) => createHash("sha256").update(name).digest("base64");
 
 /** A path inside the archive, normalised; refused when absolute or when it climbs out. */
 function entryPath(name: string): string {

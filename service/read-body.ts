@@ -12,10 +12,16 @@ import type { Env } from "./context.js";
 /**
  * Bytes of event bodies one tenant may have arriving at once: a body is held in memory until it is
  * whole, and a client that sends all but its last byte holds its part for as long as it likes — up
- * to `EVENT_BODY_READ_MS`. Past it, 429. A body that declares its length is charged that, one that
- * does not the most a body may be. @default 16 MiB (sixteen bodies of the 1 MiB maximum)
+ * to `EVENT_BODY_READ_MS`. Past it, 429. A body that declares its length is charged that (at least
+ * MIN_BODY_CHARGE_BYTES), one that does not the most a body may be. @default 16 MiB (sixteen bodies of the 1 MiB maximum)
  */
 export const TENANT_BODY_BYTES_IN_FLIGHT = 16 * 1024 * 1024;
+/**
+ * The least a body arriving is charged, whatever length it declares: a request holds a socket and
+ * its state (about 20 KiB) while its body arrives, so a thousand that declare one byte and send
+ * nothing would hold 20 MB for a charge of 1 KB. @default 64 KiB (256 bodies arriving at once)
+ */
+export const MIN_BODY_CHARGE_BYTES = 64 * 1024;
 /** How long an event's body may take to arrive once its headers are in; past it, 408. @default 10 s */
 export const EVENT_BODY_READ_MS = 10_000;
 
@@ -103,7 +109,8 @@ export async function readBody(
     throw tooLarge();
   }
   if (incoming?.readableEnded) return new Uint8Array(0);
-  const give = opts.budget && opts.tenant !== undefined ? opts.budget.take(opts.tenant, length !== undefined && Number.isFinite(declared) ? declared : maxBytes) : undefined;
+  const charge = length !== undefined && Number.isFinite(declared) ? Math.max(declared, MIN_BODY_CHARGE_BYTES) : maxBytes;
+  const give = opts.budget && opts.tenant !== undefined ? opts.budget.take(opts.tenant, charge) : undefined;
   const readMs = opts.readMs ?? EVENT_BODY_READ_MS;
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {

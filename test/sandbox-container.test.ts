@@ -3,6 +3,7 @@
  * the container runner against the real Docker engine, under runc and under gVisor's runsc. Each test
  * asserts the attack was stopped, reported with the right outcome, and left no container behind.
  */
+import { spawnSync } from "node:child_process";
 import { createServer, type Server } from "node:net";
 import type { Duplex } from "node:stream";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
@@ -12,7 +13,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } 
 import { HostSpawner } from "../engine/run/host-spawner.js";
 import { ContainerRunner } from "../engine/run/container-runner.js";
 import { DockerClient } from "../engine/run/docker-client.js";
-import { DEFAULT_LIMITS, LABEL_MANAGED, type Runtime } from "../engine/names.js";
+import { DEFAULT_IMAGE, DEFAULT_LIMITS, LABEL_MANAGED, type Runtime } from "../engine/names.js";
 import type { RunRequest } from "../engine/run/types.js";
 import { docker, leftovers, makeWorkspace } from "./helpers/engine.js";
 
@@ -388,4 +389,38 @@ describe("a pre-started container stopped from outside while its hook runs", () 
     }
     expect(await leftovers()).toEqual({ containers: [], volumes: [] });
   }, 60_000);
+});
+
+describe("a pre-started container of an image without bash, given a workspace", () => {
+  // The sh wrapper reads the workspace's archive with `head -c`, and a head that reads through
+  // stdio (BusyBox's) takes more than it was asked for: the event behind the archive. Here a head
+  // that does just that, in an image without bash.
+  const IMAGE = "hookbox-test/no-bash:latest";
+  beforeAll(() => {
+    const dockerfile = [
+      `FROM ${DEFAULT_IMAGE}`,
+      "USER root",
+      "RUN rm -f /bin/bash /usr/bin/bash && mv /usr/bin/head /usr/bin/head.real && printf '%s\\n' '#!/bin/sh' 'dd bs=65536 count=1 2>/dev/null | head.real \"$@\"' > /usr/bin/head && chmod 755 /usr/bin/head",
+      "USER 1000:1000",
+    ].join("\n");
+    const built = spawnSync("docker", ["build", "-q", "-t", IMAGE, "-"], { input: dockerfile });
+    expect(built.status, built.stderr.toString()).toBe(0);
+  }, 120_000);
+
+  it("runs it cold, the event whole on the hook's stdin; without a workspace it still runs warm", async () => {
+    const runner = new ContainerRunner({ scratchDir: SCRATCH, pool: POOL });
+    try {
+      const dir = await makeWorkspace({ "a.txt": "from the workspace\n" });
+      const request: RunRequest = { command: "cat a.txt; cat", stdin: Buffer.from('{"hook_event_name":"PreToolUse"}'), env: {}, timeoutMs: 20_000, limits: DEFAULT_LIMITS, runtime: "runc", image: IMAGE };
+      expect(await runner.warmFor(request)).toBe(true);
+      const result = await runner.run({ ...request, workspaceDir: dir });
+      expect(result).toMatchObject({ outcome: "exited", exitCode: 0, stdout: 'from the workspace\n{"hook_event_name":"PreToolUse"}', warm: false });
+      expect(await runner.warmFor(request)).toBe(true);
+      const bare = await runner.run({ ...request, command: "cat" });
+      expect(bare).toMatchObject({ outcome: "exited", exitCode: 0, stdout: '{"hook_event_name":"PreToolUse"}', warm: true });
+    } finally {
+      await runner.drain({ close: true });
+    }
+    expect(await leftovers()).toEqual({ containers: [], volumes: [] });
+  }, 90_000);
 });

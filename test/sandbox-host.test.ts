@@ -3,7 +3,7 @@
  * kills the whole process group, output is capped, the server's environment stays out.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -109,6 +109,16 @@ describe("host runner", () => {
     expect(result).toMatchObject({ outcome: "output_truncated", stream });
     expect(result[stream].length).toBe(64 * 1024);
     expect(process.memoryUsage().rss - rssBefore).toBeLessThan(64 * 1024 * 1024);
+  });
+
+  it("takes a working directory that is a file, or is not there, as a failed start: never the waiter's exit as the hook's own", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hookbox-host-cwd-"));
+    writeFileSync(join(dir, "file"), "x");
+    for (const [cwd, why] of [[join(dir, "file"), /not a folder/], [join(dir, "gone"), /cannot be entered \(ENOENT\)/]] as const) {
+      const result = await run("echo ran", { cwd });
+      expect(result, cwd).toMatchObject({ outcome: "failed_to_start", stdout: "" });
+      expect(result.outcome === "failed_to_start" && result.error).toMatch(why);
+    }
   });
 
   it("does not show the service's environment, only the allow-list and the hook's own", async () => {

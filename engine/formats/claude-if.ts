@@ -6,7 +6,8 @@
  * the argument Claude Code names for the tool:
  * - Bash's `command`, as Claude Code reads it: each subcommand on its own (`a && b`, `a; b`, `a | b`,
  *   the commands inside `$( )` and backticks), leading `VAR=value` assignments left out, and the
- *   whole command too. A command whose quotes do not close cannot be read: the hook runs.
+ *   whole command too. A command whose quotes do not close cannot be read: the hook runs; and a
+ *   rule that names more than the command (`git push *`) runs it on any `$( )`, backtick or `$VAR`.
  * - the file tools' path: a specifier not starting with `//` is relative (to the project or the
  *   working directory), so it is found at any folder boundary of the path; `//` is absolute.
  * For other tools the specifier is not read and the hook runs. Every doubt resolves to running the
@@ -474,6 +475,16 @@ function partsOf(command: string): string[] | undefined {
   return parts;
 }
 
+/** An expansion a rule cannot see through: `$( )`, backticks, `$VAR`, `${…}`, `$1`, `$@` … (`$'…'` is a quote, read as one). */
+const EXPANSION = /\$[A-Za-z0-9_{(@*#?$!-]|`/;
+
+/**
+ * Whether a Bash specifier says more than the command's name (`git push *`, `npm test`; not
+ * `git *` nor `git`): Claude Code runs such a rule's hook whenever the command holds `$( )`,
+ * backticks or `$VAR` ("patterns that specify more than the command name run the hook anyway").
+ */
+const moreThanName = (spec: string) => /[ \t]/.test(spec.replace(/(?: \*|:\*|\*)$/, "").trim());
+
 export function claudeCondition(rule: string): Condition {
   const text = rule.trim();
   const open = text.indexOf("(");
@@ -484,6 +495,7 @@ export function claudeCondition(rule: string): Condition {
   const spec = open === -1 ? undefined : text.slice(open + 1, -1);
   const specified = spec !== undefined && spec !== "*" && SPECIFIER_FIELD[tool] !== undefined;
   const test = specified ? (tool === "Bash" ? commandGlob(spec) : pathGlob(spec)) : undefined;
+  const runsOnExpansion = specified && tool === "Bash" && moreThanName(spec);
   return {
     source: rule,
     test(body) {
@@ -499,6 +511,7 @@ export function claudeCondition(rule: string): Condition {
       if (typeof value !== "string") return false;
       if (value.length > MAX_SUBJECT_CHARS) return true;
       if (name !== "Bash") return test(posix.normalize(value)) || test(value);
+      if (runsOnExpansion && EXPANSION.test(value)) return true;
       if (test(value)) return true;
       const parts = partsOf(value);
       return parts === undefined || parts.some(test);

@@ -14,7 +14,7 @@ import type { Verdict } from "../verdict.js";
 import { agentDeadlineS } from "../agents.js";
 import { claudeCondition } from "./claude-if.js";
 import { formatPath } from "./locate.js";
-import { type Answer, clip, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, haltVerdict, knownKeys, type LoadContext, matcherProblem, originOf, type ParsedFile, readDecision, readOutput, schemaError, shown, skippedType, str, warn, withHalt, CommandSchema } from "./shared.js";
+import { type Answer, clip, configError, type Output, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, haltVerdict, knownKeys, type LoadContext, matcherProblem, originOf, type ParsedFile, readDecision, readOutput, schemaError, shown, skippedType, str, warn, withHalt, CommandSchema } from "./shared.js";
 
 
 /** Claude Code's exec-form path placeholders: substituted as plain text into `command` and each of `args` (here: the variables, which hold the same). */
@@ -242,6 +242,47 @@ export const MAX_EXEC_COMMAND_BYTES = 96 * 1024;
 
 /** Claude Code: plain stdout of these events (exit 0) is added as context. */
 const STDOUT_IS_CONTEXT = new Set(["SessionStart", "UserPromptSubmit", "UserPromptExpansion", "PostModelSwitch"]);
+
+/** The fields of Claude Code's JSON output: a line of several that sets one makes the whole stdout a failed parse. */
+const OUTPUT_FIELDS = ["continue", "stopReason", "suppressOutput", "systemMessage", "decision", "reason", "hookSpecificOutput", "terminalSequence"];
+
+/**
+ * A hook's stdout as Claude Code reads it (hooks reference, "Exit code 0"): only text that starts
+ * with `{` and ends with `}` (blanks around it aside) is read as JSON — and when that fails, it is
+ * a failed parse, never text; anything else is plain text, a JSON array or a quoted string
+ * included, and so is a `{`…`}` of two or more lines that each parse on their own, none setting a
+ * field of the answer (a log in JSON lines). Codex reads stdout as before (`readOutput`).
+ */
+function claudeOutput(stdout: string, format: Format): Output | { kind: "text" } {
+  if (format !== "claude") return readOutput(stdout);
+  const text = stdout.trim();
+  if (text === "") return { kind: "empty" };
+  if (!text.startsWith("{") || !text.endsWith("}")) return { kind: "text" };
+  const out = readOutput(text);
+  if (out.kind !== "invalid" || !text.includes("\n")) return out;
+  const lines = text.split("\n").map((l) => l.trim()).filter((l) => l !== "");
+  if (lines.length < 2) return out;
+  let setsField = false;
+  for (const line of lines) {
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      return out;
+    }
+    if (typeof value === "object" && value !== null && !Array.isArray(value) && OUTPUT_FIELDS.some((f) => Object.hasOwn(value, f))) setsField = true;
+  }
+  return setsField ? { kind: "invalid", error: "output is several JSON lines, one of them an answer: Claude Code reads none of it" } : { kind: "text" };
+}
+
+/**
+ * Claude Code discards `continue` (and `systemMessage`) from hooks of these events (hooks
+ * reference, each event's "decision control"): a `continue: false` there stops nothing.
+ */
+const CONTINUE_DISCARDED: ReadonlySet<string> = new Set([
+  "PreCompact", "PostCompact", "ConfigChange", "Notification", "MessageDisplay", "Elicitation", "ElicitationResult", "TaskCreated",
+  "SessionEnd", "StopFailure", "Setup", "InstructionsLoaded", "WorktreeCreate", "WorktreeRemove",
+]);
 /** Longest plain stdout taken as context. */
 const MAX_CONTEXT_CHARS = 10_000;
 
@@ -285,7 +326,8 @@ function claudeFailure(run: RunResult, verdict: Verdict): string | undefined {
   if (run.outcome === "cancelled") return undefined;
   if (run.outcome !== "exited") return describeFailure(run);
   if (run.exitCode !== 0 && run.exitCode !== 2) return describeFailure(run);
-  if (run.exitCode === 0 && verdict.error !== null && /^[[{]/.test(run.stdout.trim())) return verdict.error;
+  // At exit 0 an error is JSON that could not be read, or said what Claude Code does not take (plain text never is one).
+  if (run.exitCode === 0 && verdict.error !== null) return verdict.error;
   return undefined;
 }
 
@@ -296,17 +338,23 @@ function interpretRun(run: RunResult, hook: HookDef): Verdict {
   if (run.outcome === "timed_out") return { decision: null, error: "timed out", rule: "claude: a timeout does not block" };
   if (run.outcome !== "exited") return { decision: null, error: describeFailure(run), rule: "claude: a failed hook does not block" };
   if (run.exitCode === 2 && hook.point !== "PermissionRequest") {
-    const out = readOutput(run.stdout);
+    const out = claudeOutput(run.stdout, hook.format);
     const said = out.kind === "object" ? (str(out.value.reason) ?? str((out.value.hookSpecificOutput as Record<string, unknown> | undefined)?.permissionDecisionReason)) : undefined;
     return { decision: "block", reason: said ?? (run.stderr.trim() || `blocked by hook ${hook.name} (exit 2)`), error: null, rule: "claude: exit 2 blocks (the JSON's reason, else stderr)" };
   }
-  const out = readOutput(run.stdout);
+  const out = claudeOutput(run.stdout, hook.format);
   if (run.exitCode !== 0 && out.kind !== "object") return { decision: null, error: describeFailure(run), rule: "claude: a non-zero exit without a JSON answer does not block" };
   if (out.kind === "empty") return { decision: null, error: null, rule: "claude: no JSON output makes no decision" };
-  if (out.kind === "invalid") {
+  if (out.kind === "text") {
     if (STDOUT_IS_CONTEXT.has(hook.point))
       return { decision: null, additionalContext: clip(run.stdout.trim(), MAX_CONTEXT_CHARS), error: null, rule: `claude: plain stdout of ${hook.point} is added as context` };
-    return { decision: null, error: out.error, rule: "claude: output that is not a JSON object is an error of the hook" };
+    return { decision: null, error: null, rule: "claude: plain text on stdout makes no decision (it goes to the debug log)" };
+  }
+  if (out.kind === "invalid") {
+    // Codex: plain text at its context events is context (readOutput calls any non-object invalid).
+    if (hook.format !== "claude" && STDOUT_IS_CONTEXT.has(hook.point))
+      return { decision: null, additionalContext: clip(run.stdout.trim(), MAX_CONTEXT_CHARS), error: null, rule: `claude: plain stdout of ${hook.point} is added as context` };
+    return { decision: null, error: out.error, rule: hook.format === "claude" ? "claude: stdout in braces that is no JSON answer is an error of the hook (not added as context)" : "claude: output that is not a JSON object is an error of the hook" };
   }
   const o = out.value;
   const specific = (typeof o.hookSpecificOutput === "object" && o.hookSpecificOutput !== null ? o.hookSpecificOutput : {}) as Record<string, unknown>;
@@ -356,7 +404,7 @@ function interpretRun(run: RunResult, hook: HookDef): Verdict {
   if (decision === "invalid") return { decision: null, error: `unknown decision ${shown(raw)}`, rule: "claude: an unknown decision is an error of the hook" };
   const rule = decision ? `claude: ${field} "${String(raw)}"` : `claude: no decision${specific.permissionDecision === "defer" ? " (defer)" : ""}`;
   // Claude Code: `"continue": false` stops the agent, with `stopReason`, whatever the decision says.
-  const halt = o.continue === false
+  const halt = o.continue === false && !(hook.format === "claude" && CONTINUE_DISCARDED.has(hook.point))
     ? haltVerdict(o, hook.point, hook.name, reason, "claude")
     : interrupt
       ? { halt: reason ?? `hook ${hook.name} denied and stopped Claude (interrupt)`, rule: `${rule}; claude: decision.interrupt stops Claude` }
@@ -407,13 +455,14 @@ export function claudeAnswer(point: EventPoint, f: Folded): Answer {
 }
 
 /**
- * The events whose answer Claude Code reads a `hookSpecificOutput` of (its output schema has a
- * variant for each); on any other — Stop, SubagentStop, PreCompact, … — one fails the answer's
+ * The events whose answer Claude Code reads a `hookSpecificOutput.additionalContext` of (its output
+ * schema has a variant for each; at Stop and SubagentStop it is "non-error feedback that continues
+ * the conversation"); on any other — PreCompact, ConfigChange, … — one fails the answer's
  * validation, and the block it came with is lost. There the context goes in `systemMessage`.
  */
 const CLAUDE_SPECIFIC_POINTS: ReadonlySet<string> = new Set([
   "PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "SessionStart", "SubagentStart", "Notification",
-  "PostToolBatch", "UserPromptExpansion", "PostModelSwitch",
+  "PostToolBatch", "UserPromptExpansion", "PostModelSwitch", "Stop", "SubagentStop",
 ]);
 
 /** A message and the context that has no place of its own at this event, one after the other. */

@@ -9,12 +9,12 @@
 import { basename, dirname, posix, resolve } from "node:path";
 import { z } from "zod";
 import type { Folded } from "../aggregate.js";
-import { ALL, ALLOW_BLOCK, NONE, type Decision, type EventPoint } from "../events.js";
-import type { HookDef, HookSet } from "../hooks.js";
+import { ALL, ALLOW_BLOCK, NONE, type Decision, type Dialect, type EventPoint } from "../events.js";
+import { compileRegex, type HookDef, type HookSet } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import {
-  CommandSchema, configError, hookTimeout, countHook, defined, describeFailure, eventOf, haltVerdict, HookEnvSchema, isStopPoint, knownKeys, NoNulSchema, originOf, readDecision, readOutput, schemaError, shown, skipOtherType, str, withHalt,
+  CommandSchema, configError, hookTimeout, matcherProblem, countHook, defined, describeFailure, eventOf, haltVerdict, HookEnvSchema, isStopPoint, knownKeys, NoNulSchema, originOf, readDecision, readOutput, schemaError, shown, skipOtherType, str, withHalt,
   type Answer, type FormatModule, type LoadContext, type ParsedFile, warn,
 } from "./shared.js";
 
@@ -38,6 +38,8 @@ const CopilotHookSchema = z
     /** seconds (VS Code) */
     timeout: z.number().positive().optional(),
     comment: z.string().optional(),
+    /** the CLI's: a regular expression the whole tool name (notification type) must match */
+    matcher: z.string().optional(),
   });
 const HOOK_KEYS = Object.keys(CopilotHookSchema.shape);
 
@@ -106,6 +108,7 @@ function loadHookMap(parsed: ParsedFile, hooks: Record<string, unknown>, ctx: Lo
         return;
       }
       const seconds = e.timeoutSec ?? e.timeout;
+      const matcher = copilotMatcher(parsed, path, e.matcher, resolved, set.warnings);
       countHook(parsed, path, ctx);
       set.hooks.push({
         name: `${basename(parsed.file)}:${event}[${i}]`,
@@ -114,6 +117,7 @@ function loadHookMap(parsed: ParsedFile, hooks: Record<string, unknown>, ctx: Lo
         point: resolved.point,
         // copilot-hooks.md: "preToolUse receives toolName and toolArgs … PreToolUse receives snake_case fields"
         dialect: resolved.dialect,
+        ...matcher,
         command,
         ...hookTimeout(seconds !== undefined ? seconds * 1000 : COPILOT_DEFAULT_TIMEOUT_MS, ctx),
         env: e.env ?? {},
@@ -124,6 +128,38 @@ function loadHookMap(parsed: ParsedFile, hooks: Record<string, unknown>, ctx: Lo
         origin: originOf(parsed, path),
       });
     });
+  }
+}
+
+/**
+ * Where the Copilot CLI reads a hook's `matcher` (its hooks reference), and against what: the tool
+ * name at the tool events and permissionRequest, the notification's type at notification.
+ */
+const MATCHED_AT: Partial<Record<string, HookDef["matchOn"] | "tool">> = {
+  PreToolUse: "tool",
+  PostToolUse: "tool",
+  PostToolUseFailure: "tool",
+  PermissionRequest: "tool",
+  Notification: { field: "notification_type" },
+};
+
+/**
+ * A hook's `matcher`, as the Copilot CLI reads it: a regular expression the whole name must match
+ * (`bash` does not fire for `github-bash`), at the events above, under their CLI names. VS Code
+ * ignores matchers, and so does the CLI elsewhere: there the hook runs for every call, warned.
+ */
+function copilotMatcher(parsed: ParsedFile, path: (string | number)[], pattern: string | undefined, at: { point: EventPoint; dialect: Dialect }, warnings: string[]): Pick<HookDef, "matcher" | "matchOn"> {
+  if (pattern === undefined || pattern === "" || pattern === "*") return {};
+  const on = MATCHED_AT[at.point];
+  if (on === undefined || at.dialect !== "camel") {
+    warn(warnings, () => `${originOf(parsed, [...path, "matcher"])}: ${path.join(".").replace(/\.(\d+)/g, "[$1]")}.matcher: read by the Copilot CLI at preToolUse, postToolUse, postToolUseFailure, permissionRequest and notification only; ignored here (the hook runs for every call)`);
+    return {};
+  }
+  try {
+    const test = compileRegex(pattern, { anchored: true });
+    return { matcher: { source: pattern, test }, ...(on === "tool" ? {} : { matchOn: on }) };
+  } catch (err) {
+    throw configError(parsed, [...path, "matcher"], matcherProblem(err));
   }
 }
 

@@ -50,6 +50,12 @@ export class ContainerRunner implements Runner {
   private readonly pool: WarmPool<WarmContainer> | undefined;
   private readonly removals = new Set<Promise<unknown>>();
   private readonly archives = new WorkspaceArchives();
+  /**
+   * Shapes whose image has no bash: their pre-started containers take no workspace (the sh
+   * wrapper's `head -c` may read past the archive, into the event — BusyBox's does), so a run with
+   * one goes cold there.
+   */
+  private readonly noWorkspaceShapes = new Set<string>();
   private statusInFlight: Promise<EngineStatus> | undefined;
 
   constructor(private readonly options: ContainerRunnerOptions) {
@@ -91,9 +97,17 @@ export class ContainerRunner implements Runner {
         if (timeoutMs <= 0) return { outcome: "failed_to_start", exitCode: null, error: `the workspace was not ready within the hook's ${request.timeoutMs} ms`, stdout: "", stderr: "", startMs: 0, durationMs: spentMs, preparedMs: Math.round(spentMs) };
       }
       const prepared = <R extends RunResult>(r: R): R => (spentMs > PREPARE_GRACE_MS ? { ...r, preparedMs: Math.round(spentMs) } : r);
-      if (archive !== null && !request.signal?.aborted) {
-        const pooled = { ...shape, workspaceDir: undefined };
-        const warm = this.pool.take(shapeKey(pooled), () => this.prestart(pooled), request.party);
+      const pooled = { ...shape, workspaceDir: undefined };
+      const key = shapeKey(pooled);
+      const withWorkspace = archive !== undefined && archive !== null && archive.length > 0;
+      if (archive !== null && !request.signal?.aborted && !(withWorkspace && this.noWorkspaceShapes.has(key))) {
+        let warm = this.pool.take(key, () => this.prestart(pooled), request.party);
+        if (warm && withWorkspace && warm.wrapperKind === "sh") {
+          this.noWorkspaceShapes.add(key);
+          this.fleet.track(warm.discard());
+          this.pool.refill();
+          warm = undefined;
+        }
         if (warm) {
           const pool = this.pool;
           const { beforeHook, ...claimed } = await warm.claim({ ...request, timeoutMs }, (p) => this.fleet.track(p), archive).finally(() => pool.refill());

@@ -4,7 +4,7 @@
  * deadline or its cancellation) when given — so a hung or paused engine holds nothing past it.
  */
 import Docker from "dockerode";
-import type { Duplex, Writable } from "node:stream";
+import type { Duplex, Readable, Writable } from "node:stream";
 
 export type ContainerSpec = Docker.ContainerCreateOptions;
 export type MountSpec = Docker.MountSettings;
@@ -114,7 +114,7 @@ export class DockerClient {
 
   /** Splits an attach stream into stdout and stderr (no engine call). */
   demux(stream: Duplex, stdout: Writable, stderr: Writable): void {
-    this.docker.modem.demuxStream(stream, stdout, stderr);
+    demuxFrames(stream, stdout, stderr);
   }
 
   /**
@@ -148,4 +148,56 @@ export class DockerClient {
       );
     });
   }
+}
+
+/**
+ * Splits the engine's multiplexed attach stream (not a TTY): frames of an 8-byte header — the
+ * stream at byte 0 (1 stdout, 2 stderr), the payload's length big-endian at bytes 4–7 — and the
+ * payload. A hook decides how its output is framed (one frame a write: a hook writing a byte at a
+ * time sends 9 bytes a byte), so one pass over each chunk, a header split across chunks kept in 8
+ * bytes, and each stream's payloads of a chunk written once — never a copy of what is left per frame,
+ * nor a call per frame on the stack (docker-modem's demuxStream recurses once a frame: a 64 KiB read
+ * of 1-byte frames overflows the stack of the thread that serves everyone).
+ */
+export function demuxFrames(stream: Readable, stdout: Writable, stderr: Writable): void {
+  const header = Buffer.alloc(8);
+  let headerFill = 0;
+  /** payload bytes of the current frame not read yet; its stream */
+  let left = 0;
+  let kind = 0;
+  /** a header that is none of the three streams: the rest is passed on as stdout, as the engine's own client does */
+  let raw = false;
+  stream.on("data", (chunk: Buffer) => {
+    if (raw) {
+      stdout.write(chunk);
+      return;
+    }
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let i = 0;
+    while (i < chunk.length) {
+      if (left === 0) {
+        const n = Math.min(8 - headerFill, chunk.length - i);
+        chunk.copy(header, headerFill, i, i + n);
+        headerFill += n;
+        i += n;
+        if (headerFill < 8) break;
+        headerFill = 0;
+        kind = header[0]!;
+        left = header.readUInt32BE(4);
+        if (kind > 2) {
+          raw = true;
+          out.push(Buffer.from(header), chunk.subarray(i));
+          break;
+        }
+        continue;
+      }
+      const n = Math.min(left, chunk.length - i);
+      (kind === 1 ? out : err).push(chunk.subarray(i, i + n));
+      left -= n;
+      i += n;
+    }
+    if (out.length > 0) stdout.write(out.length === 1 ? out[0] : Buffer.concat(out));
+    if (err.length > 0) stderr.write(err.length === 1 ? err[0] : Buffer.concat(err));
+  });
 }

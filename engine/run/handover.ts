@@ -10,7 +10,8 @@
 import type { RunRequest } from "./types.js";
 
 /**
- * The workspace's tar, exactly `$la` bytes of stdin (head reads no further: the event follows),
+ * The workspace's tar, exactly `$la` bytes of stdin (GNU head reads no further — the event follows;
+ * BusyBox's may, so the sh wrapper is never handed a workspace: container-runner.ts),
  * unpacked into /workspace — a tmpfs of tmp_size: the workspace and what the hook writes share it.
  */
 const UNPACK = [

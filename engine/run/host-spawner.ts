@@ -181,7 +181,17 @@ function helperMain(): void {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { spawn: spawnChild } = require("node:child_process") as typeof childProcess;
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { existsSync } = require("node:fs") as typeof fs;
+  const { accessSync, constants: fsConstants, statSync } = require("node:fs") as typeof fs;
+  /** Why a working directory cannot be entered, or undefined: checked here, so a waiter's `cd` never fails as if it were the hook's exit. */
+  const cwdProblem = (dir: string): string | undefined => {
+    try {
+      if (!statSync(dir).isDirectory()) return `the working directory ${dir} is not a folder (ENOTDIR)`;
+      accessSync(dir, fsConstants.X_OK);
+      return undefined;
+    } catch (err) {
+      return `the working directory ${dir} cannot be entered (${(err as NodeJS.ErrnoException).code ?? "error"})`;
+    }
+  };
   type Entry = { pid: number | undefined; closed: boolean; release?: () => void };
   const running = new Map<number, Entry>();
   /**
@@ -251,10 +261,12 @@ function helperMain(): void {
     }
     const { id } = m;
     let child: ChildProcessWithoutNullStreams;
-    // A process started ahead was started in `/`: a working directory that is not there is
-    // refused here as a spawn into it would be, never left to the waiter's own exit.
-    if (m.prestart && !existsSync(m.cwd)) {
-      send({ type: "error", id, message: `the working directory ${m.cwd} is not there (ENOENT)` });
+    // A process started ahead was started in `/`: a working directory that is not there, not a
+    // folder or not to be entered is refused here as a spawn into it would be, never left to the
+    // waiter's own exit.
+    const problem = m.prestart ? cwdProblem(m.cwd) : undefined;
+    if (problem) {
+      send({ type: "error", id, message: problem });
       return;
     }
     try {

@@ -53,6 +53,11 @@ export class WarmContainer {
     });
   }
 
+  /** The wrapper it runs: bash, or POSIX sh where the image has no bash (handover.ts); undefined before it is up. */
+  get wrapperKind(): "bash" | "sh" | undefined {
+    return this.wrapper;
+  }
+
   /** Waiting for its hook: its wrapper is up, it is not claimed, its container is not gone. */
   get alive(): boolean {
     return this.wrapper !== undefined && !this.ended && !this.claimed;

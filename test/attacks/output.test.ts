@@ -5,7 +5,7 @@
  * print terminal escapes for `hookbox trace`, `tail` and `forward` to pass on (and a repository's
  * names, matchers and warnings for `hookbox check` and `workspace push`), one tenant's flood of
  * no-hook events (against other tenants' traces, and a live follower that never reads), and a large
- * event read by hundreds of hooks.
+ * event read by hundreds of hooks; a container hook writing its output a byte at a time.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { connect } from "node:net";
@@ -59,6 +59,11 @@ command = '''cat >/dev/null; head -c 1000000 /dev/zero | tr '\\0' e >&2; printf 
 name = "leaky-box"
 matcher = "secret-box"
 command = '''echo "API_KEY=${SECRETS.password} ${SECRETS.github}" >&2; exit 1'''
+
+[[hooks.PreToolUse]]
+name = "dribble-box"
+matcher = "dribble"
+command = '''cat >/dev/null; i=0; while [ $i -lt 30000 ]; do printf ' '; printf e >&2; i=$((i+1)); done; printf '{"decision":"block","reason":"dribbled"}' '''
 
 [[hooks.PreToolUse]]
 name = "escape-box"
@@ -117,6 +122,21 @@ describe("redaction costs linear time over capped text", () => {
     expect(Buffer.byteLength(long!.systemMessage!)).toBeLessThan(4096 + 64);
     expect(Buffer.byteLength(t.reason)).toBeLessThan(1024 + 64);
     expect(value.length).toBeLessThan(64 * 1024);
+  });
+});
+
+describe("a container hook's output a byte a write", () => {
+  // The engine sends one frame a write it reads: thousands of 9-byte frames a socket read, which
+  // the splitter must take in one pass (docker-client.ts demuxFrames), whatever piles up.
+  it("is split in one pass: the answer read whole, the service answering throughout", async () => {
+    const { value: res, ms, health } = await underProbe(svc.url, () => svc.event(pre("dribble")));
+    expect(health.worstMs).toBeLessThanOrEqual(WORST_HEALTH_MS);
+    expect(ms).toBeLessThan(30_000);
+    expect(res.status).toBe(200);
+    const answer = (await res.json()) as { decision: string; reason: string; hooks: Array<{ name: string; outcome: string }> };
+    expect(answer).toMatchObject({ decision: "block", reason: "dribbled" });
+    expect(answer.hooks).toEqual([expect.objectContaining({ name: "dribble-box", outcome: "exited" })]);
+    expect((await fetch(`${svc.url}/healthz`)).status).toBe(200);
   });
 });
 

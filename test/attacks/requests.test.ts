@@ -26,10 +26,22 @@ const put = (svc: Service, id: string, body: Buffer) =>
 describe("names and matchers cost linear time", () => {
   let svc: Service;
   beforeAll(async () => {
-    svc = await startService(`[sandbox]\npool_size = 0\n`);
+    // An administrator's guard written for snake_case events: a Copilot event reaches it translated.
+    svc = await startService(`[sandbox]\npool_size = 0\n\n[[policy.PreToolUse]]\nname = "no-rm"\nmatcher = "bash"\ncommand = '''grep -q 'rm -rf' && echo '{"decision":"block","reason":"policy: no rm -rf"}' || true'''\n`);
   });
   afterAll(async () => {
     await svc.stop();
+  });
+
+  it("translates a Copilot event whose timestamp no Date can hold for the policy guard, and the guard still blocks", async () => {
+    // new Date(1e20).toISOString() throws: the event once ended in a 500 before any hook ran — an allow under on_failure = "allow".
+    for (const timestamp of [1e20, -1e300, 1]) {
+      const res = await svc.event({ toolName: "bash", toolArgs: JSON.stringify({ command: "rm -rf /" }), timestamp }, { path: "/v1/events/preToolUse" });
+      expect(res.status, String(timestamp)).toBe(200);
+      expect(await res.json()).toMatchObject({ decision: "block", reason: "policy: no rm -rf" });
+    }
+    const native = await fetch(`${svc.url}/v1/hooks/copilot/preToolUse`, { method: "POST", headers: { authorization: `Bearer ${TOKEN_A}`, "content-type": "application/json" }, body: JSON.stringify({ toolName: "bash", toolArgs: '{"command":"rm -rf /"}', timestamp: 1e20 }) });
+    expect(await native.json()).toMatchObject({ permissionDecision: "deny" });
   });
 
   it("takes a client that goes away halfway through its body as a 400, never a 500", async () => {

@@ -7,13 +7,13 @@
  */
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { leftovers } from "../helpers/engine.js";
 import { TENANT_UPLOADS_IN_FLIGHT } from "../../service/routes/workspaces.js";
-import { MAX_META_HEADER_BYTES } from "../../engine/workspace-unpack.js";
+import { MAX_META_HEADER_BYTES, MAX_PAX_RECORDS } from "../../engine/workspace-unpack.js";
 import { underProbe, WORST_HEALTH_MS } from "../helpers/probe.js";
 import { startService, tenantsToml, TOKEN_A, TOKEN_B, type Service } from "../helpers/service.js";
 import { paxRecords, rawMember, sparseTarGz, TAR_END, tarOf, zerosGzip, type Entry } from "../helpers/tar.js";
@@ -100,6 +100,28 @@ describe("workspaces cannot read the host", () => {
     expect(err.message).toContain(`archive entry "${entry}": link passes through another link (${DEEP}/s)`);
     expect(text).not.toContain("service-marker-hook");
     expect((await get(svc, "chain")).status).toBe(404);
+  });
+
+  it("refuses a chain whose last link ends an archive without its end blocks (60 folders to make first), and every refusal of a last entry", async () => {
+    // tar-stream ends its stream right after the last entry's header when no end blocks follow: the
+    // entry's own work (its 60 folders, its link) once went on after the tree had been judged.
+    const withoutEnd = (tar: Buffer) => {
+      let end = tar.length;
+      while (end >= 512 && tar.subarray(end - 512, end).every((b) => b === 0)) end -= 512;
+      return tar.subarray(0, end);
+    };
+    const deep = `${Array.from({ length: 60 }, (_, i) => `x${i}`).join("/")}/q`;
+    for (let i = 0; i < 5; i++) {
+      const { status, text } = await attack(svc, async () => put(svc, "chain-end", withoutEnd(await tarOf([ROOT_LINK, chainTo(deep, "/etc/hostname")]))));
+      answers.push(text);
+      expect(status, text).toBe(400);
+      expect(errorOf(text)).toMatchObject({ code: "archive_refused", message: expect.stringContaining(`link passes through another link (${DEEP}/s)`) });
+      expect((await get(svc, "chain-end")).status).toBe(404);
+    }
+    const hardLinkLast = withoutEnd(await tarOf([{ name: "a", content: "x" }, { name: "b", type: "link", linkname: "a" }]));
+    const { status, text } = await attack(svc, async () => put(svc, "link-end", hardLinkLast));
+    expect(status, text).toBe(400);
+    expect(errorOf(text)).toMatchObject({ code: "archive_refused", message: expect.stringContaining("hard links are not accepted") });
   });
 
   it("keeps links that stay inside and point at no other link", async () => {
@@ -487,6 +509,21 @@ describe("workspaces cannot read the host", () => {
     expect(errorOf(refused.text)).toMatchObject({ code: "archive_refused", message: expect.stringMatching(/pax-header of \d+ bytes/) });
   });
 
+  it("takes a pax header of MAX_PAX_RECORDS records and refuses one of a record more, global or not, with 400 naming it", async () => {
+    // Each record is decoded, and each of the global header's copied into every later pax header:
+    // ten thousand 9 KiB headers of a thousand records each once cost the shared thread 26 s.
+    const records = (n: number) => paxRecords(Array.from({ length: n }, (_, i) => [`k${i}`, "v"] as [string, string]));
+    const archive = (global: number, local: number) =>
+      Buffer.concat([rawMember("pax_global_header", "g", records(global)), rawMember("PaxHeader/a.txt", "x", records(local)), rawMember("a.txt", "0", Buffer.from("hi\n")), TAR_END]);
+    const ok = await attack(svc, () => put(svc, "pax-records", archive(MAX_PAX_RECORDS, MAX_PAX_RECORDS)));
+    expect(ok.status, ok.text).toBe(200);
+    for (const [global, local, kind] of [[MAX_PAX_RECORDS + 1, 1, "pax-global-header"], [1, MAX_PAX_RECORDS + 1, "pax-header"]] as const) {
+      const refused = await attack(svc, () => put(svc, "pax-records-over", archive(global, local)));
+      expect(refused.status).toBe(400);
+      expect(errorOf(refused.text)).toMatchObject({ code: "archive_refused", message: expect.stringContaining(`${kind} of more than ${MAX_PAX_RECORDS} records is not accepted`) });
+    }
+  });
+
   it("judges a stored workspace again after a restart: a link chain planted on disk is refused", async () => {
     expect((await put(svc, "planted", await tarOf([{ name: "a.txt", content: "a" }]))).status).toBe(200);
     const tenant = readdirSync(join(svc.dataDir, "workspaces")).map((t) => join(svc.dataDir, "workspaces", t)).find((t) => existsSync(join(t, "planted")))!;
@@ -498,6 +535,14 @@ describe("workspaces cannot read the host", () => {
     answers.push(text);
     expect(status).toBe(400);
     expect(errorOf(text)).toMatchObject({ code: "archive_refused", message: expect.stringMatching(/^archive entry "x": link passes through another link \(s\)/) });
+    // The judgement is kept: no event or read naming it walks the tree again (the planted link
+    // removed behind the service's back changes nothing), until an upload replaces it.
+    rmSync(join(tenant, "planted", "x"));
+    const again = await attack(svc, () => svc.event({ session_id: "s", hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: {} }, { query: "workspace=planted" }));
+    expect(again.status).toBe(400);
+    expect(errorOf(again.text)).toMatchObject({ code: "archive_refused", message: expect.stringMatching(/^archive entry "x"/) });
+    expect((await put(svc, "planted", await tarOf([{ name: "a.txt", content: "b" }]))).status).toBe(200);
+    expect((await get(svc, "planted")).status).toBe(200);
   });
 });
 

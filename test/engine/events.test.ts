@@ -194,8 +194,11 @@ describe("answers in each dialect (SERVICE.md §3 output / exit_code)", () => {
 describe("answers an agent accepts whole (an answer it refuses loses the block with it)", () => {
   const n = (f: Partial<Folded>): Folded => ({ decision: null, notifications: [], ...f });
   it.each([
-    // Claude Code's output schema has no hookSpecificOutput for Stop, SubagentStop, PreCompact: context goes in systemMessage
-    ["claude", "Stop", n({ decision: "block", reason: "tests fail", additionalContext: "ctx" }), { decision: "block", reason: "tests fail", systemMessage: "ctx" }],
+    // Stop and SubagentStop take additionalContext: feedback that keeps the conversation going (hooks reference, Stop decision control)
+    ["claude", "Stop", n({ decision: "block", reason: "tests fail", additionalContext: "ctx" }), { decision: "block", reason: "tests fail", hookSpecificOutput: { hookEventName: "Stop", additionalContext: "ctx" } }],
+    ["claude", "SubagentStop", n({ additionalContext: "run the tests first" }), { hookSpecificOutput: { hookEventName: "SubagentStop", additionalContext: "run the tests first" } }],
+    // Claude Code's output schema has no hookSpecificOutput for PreCompact: context goes in systemMessage
+    ["claude", "PreCompact", n({ decision: "block", reason: "not now", additionalContext: "ctx" }), { decision: "block", reason: "not now", systemMessage: "ctx" }],
     ["claude", "PreCompact", n({ additionalContext: "ctx", systemMessage: "note" }), { systemMessage: "note\nctx" }],
     ["claude", "PostToolUse", n({ additionalContext: "ctx" }), { hookSpecificOutput: { hookEventName: "PostToolUse", additionalContext: "ctx" } }],
     // Codex: no hookSpecificOutput on Stop (it denies unknown fields)

@@ -168,6 +168,38 @@ describe("repository files are read tolerantly, reported strictly (SERVICE.md §
     ]);
   });
 
+  it("reads the Copilot CLI's matcher: a regex the whole tool name (notification type) must match; VS Code's form and other events ignore it, warned", async () => {
+    const { selectHooks } = await import("../../engine/match.js");
+    const { emptyHookSet } = await import("../../engine/hooks.js");
+    const file = { version: 1, hooks: {
+      preToolUse: [{ type: "command", bash: "bash-only.sh", matcher: "bash" }, { type: "command", bash: "edits.sh", matcher: "edit|create" }],
+      permissionRequest: [{ type: "command", bash: "perm.sh", matcher: "^bash$" }],
+      notification: [{ type: "command", bash: "idle.sh", matcher: "idle_.*" }],
+      sessionStart: [{ type: "command", bash: "start.sh", matcher: "new" }],
+      PreToolUse: [{ type: "command", command: "vscode.sh", matcher: "Write" }],
+    } };
+    const set = await loadRepositoryHooks(tree({ ".github/hooks/m.json": JSON.stringify(file, null, 2) }), 60_000);
+    expect(set.warnings).toEqual([
+      expect.stringMatching(/^\.github\/hooks\/m\.json:\d+: hooks\.sessionStart\[0\]\.matcher: read by the Copilot CLI at preToolUse, postToolUse, postToolUseFailure, permissionRequest and notification only; ignored here \(the hook runs for every call\)$/),
+      expect.stringMatching(/^\.github\/hooks\/m\.json:\d+: hooks\.PreToolUse\[0\]\.matcher: read by the Copilot CLI/),
+    ]);
+    const run = (event: string, tool: string | undefined, body: Record<string, unknown> = {}) =>
+      selectHooks({ policy: emptyHookSet(), service: emptyHookSet(), extension: emptyHookSet(), repository: set }, resolveEventName(event)!.point, tool, { hooksEnabled: true, repositoryHooks: true }, body).map((h) => h.command);
+    expect(run("preToolUse", "bash")).toEqual(["bash-only.sh", "vscode.sh"]);
+    expect(run("preToolUse", "github-bash")).toEqual(["vscode.sh"]);
+    expect(run("preToolUse", "create")).toEqual(["edits.sh", "vscode.sh"]);
+    expect(run("preToolUse", "create_file")).toEqual(["vscode.sh"]);
+    expect(run("permissionRequest", "bash")).toEqual(["perm.sh"]);
+    expect(run("permissionRequest", "view")).toEqual([]);
+    expect(run("notification", undefined, { notification_type: "idle_prompt" })).toEqual(["idle.sh"]);
+    expect(run("notification", undefined, { notification_type: "shell_done" })).toEqual([]);
+    expect(run("sessionStart", undefined, { source: "resume" })).toEqual(["start.sh"]);
+    // A tool event that names no tool runs the hook (a guard is never skipped by leaving it out).
+    expect(run("preToolUse", undefined)).toEqual(["bash-only.sh", "edits.sh", "vscode.sh"]);
+    const bad = tree({ ".github/hooks/m.json": JSON.stringify({ version: 1, hooks: { preToolUse: [{ type: "command", bash: "x.sh", matcher: "(a" }] } }) });
+    expect((await configErrorOfAsync(() => loadRepositoryHooks(bad, 60_000))).message).toMatch(/m\.json:1:\d+: hooks\.preToolUse\[0\]\.matcher: matcher is not a valid regular expression/);
+  });
+
   it("reads the inline hooks of .github/copilot/settings.json and settings.local.json (copilot-hooks.md Where hooks live)", async () => {
     const set = await loadRepositoryHooks(tree({
       ".github/copilot/settings.json": JSON.stringify({ model: "x", hooks: { preToolUse: [{ type: "command", bash: "a.sh" }] } }),

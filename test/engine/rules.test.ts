@@ -121,8 +121,43 @@ describe("Claude Code rules (SERVICE.md §4)", () => {
     ['continue: false outranks a Stop block in the same answer', exited(0, '{"decision":"block","reason":"keep going","continue":false,"stopReason":"halt"}'), stop, { decision: null, rule: /continue = false/ }],
     ['continue: false on PreToolUse stops the agent and blocks the call, stopReason the reason', exited(0, '{"continue":false,"stopReason":"halt"}'), pre, { decision: "block", reason: "halt", rule: /continue = false stops the agent \(and blocks/ }],
     ["empty output makes no decision", exited(0, ""), pre, { decision: null, error: false, rule: /no JSON output/ }],
-    ["SERVICE.md §4: output that is not a JSON object is an error", exited(0, "hello"), pre, { decision: null, error: true, rule: /not a JSON object/ }],
+    // hooks reference, "Exit code 0": only `{`…`}` is read as JSON; anything else is plain text, a JSON array or a quoted string included
+    ["plain text makes no decision and is no error", exited(0, "hello"), pre, { decision: null, error: false, rule: /plain text/ }],
+    ["a JSON array is plain text", exited(0, '[{"decision":"block"}]'), pre, { decision: null, error: false, rule: /plain text/ }],
+    ["a quoted JSON string is plain text", exited(0, '"{\\"decision\\":\\"block\\"}"'), pre, { decision: null, error: false, rule: /plain text/ }],
+    ["a `{` without its `}` (a cut answer) is plain text", exited(0, '{"decision":'), pre, { decision: null, error: false, rule: /plain text/ }],
+    ["braces that do not parse are an error of the hook", exited(0, "{not json}"), pre, { decision: null, error: true, rule: /in braces that is no JSON answer/ }],
+    ["JSON lines that set no field are plain text", exited(0, '{"level":"info"}\n{"level":"debug"}'), pre, { decision: null, error: false, rule: /plain text/ }],
+    ["JSON lines one of which sets a field are read as none", exited(0, '{"level":"info"}\n{"decision":"block","reason":"x"}'), stop, { decision: null, error: true, rule: /in braces/ }],
+    ["text after the answer makes it plain text", exited(0, '{"decision":"block","reason":"x"}\ndone'), stop, { decision: null, error: false, rule: /plain text/ }],
   ]);
+});
+
+describe("Claude Code's plain stdout as context (UserPromptSubmit, UserPromptExpansion, SessionStart, PostModelSwitch)", () => {
+  const prompt = hook("claude", "UserPromptSubmit");
+  table(interpretClaude, [
+    ["text is added", exited(0, "branch: main"), prompt, { decision: null, error: false, rule: /added as context/ }],
+    ["a JSON array is text, added", exited(0, "[1, 2]"), prompt, { decision: null, error: false, rule: /added as context/ }],
+    ["braces that do not parse are not added: an error", exited(0, "{branch: main}"), prompt, { decision: null, error: true, rule: /not added as context/ }],
+  ]);
+  it("the text, as it was printed", () => {
+    expect(interpretClaude(exited(0, "  [1, 2]\n"), prompt).additionalContext).toBe("[1, 2]");
+    expect(interpretClaude(exited(0, "{branch: main}"), prompt).additionalContext).toBeUndefined();
+  });
+});
+
+describe("Claude Code discards continue at events that cannot stop the agent (hooks reference, each event's decision control)", () => {
+  it.each(["PreCompact", "PostCompact", "ConfigChange", "Notification", "TaskCreated", "SessionEnd", "MessageDisplay"])("continue: false at %s stops nothing", (event) => {
+    const v = interpretClaude(exited(0, '{"continue":false,"stopReason":"halt"}'), hook("claude", event));
+    expect(v.halt).toBeUndefined();
+    expect(v.decision).toBeNull();
+  });
+  it("a decision there still counts (PreCompact's block)", () => {
+    expect(interpretClaude(exited(0, '{"decision":"block","reason":"no","continue":false}'), hook("claude", "PreCompact"))).toMatchObject({ decision: "block", reason: "no" });
+  });
+  it.each(["PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "PostToolBatch"])("and still stops the agent at %s", (event) => {
+    expect(interpretClaude(exited(0, '{"continue":false,"stopReason":"halt"}'), hook("claude", event)).halt).toBe("halt");
+  });
 });
 
 // ---------------------------------------------------------------- real hook files from the wild (issue 12)
@@ -249,9 +284,11 @@ describe("Claude Code's onFailure: \"block\" (hooks reference, \"Block the actio
     ["exit 127 blocks", exited(127), strict(), { decision: "block", rule: /onFailure "block"/ }],
     ["exit 1 with a JSON allow blocks: its JSON does not count then", exited(1, '{"hookSpecificOutput":{"permissionDecision":"allow"}}'), strict(), { decision: "block", rule: /onFailure "block"/ }],
     ["an unknown decision at exit 0 blocks", exited(0, '{"hookSpecificOutput":{"permissionDecision":"perhaps"}}'), strict(), { decision: "block", rule: /onFailure "block"/ }],
-    ["JSON that cannot be parsed blocks", exited(0, '{"decision":'), strict(), { decision: "block", rule: /onFailure "block"/ }],
+    ["JSON that cannot be parsed blocks", exited(0, '{"decision": }'), strict(), { decision: "block", rule: /onFailure "block"/ }],
+    ["a cut answer (no closing brace) is plain text: no failure", exited(0, '{"decision":'), strict(), { decision: null, rule: /plain text/ }],
+    ["a JSON array is plain text: no failure", exited(0, "[1, 2]"), strict(), { decision: null, rule: /plain text/ }],
     ["a crash (out of memory) blocks", oom, strict(), { decision: "block", rule: /onFailure "block"/ }],
-    ["plain text at exit 0 is no failure", exited(0, "all good"), strict(), { decision: null, rule: /not a JSON object/ }],
+    ["plain text at exit 0 is no failure", exited(0, "all good"), strict(), { decision: null, rule: /plain text/ }],
     ["exit 0 with an allow is no failure", exited(0, '{"hookSpecificOutput":{"permissionDecision":"allow"}}'), strict(), { decision: "allow", rule: /permissionDecision "allow"/ }],
     ["a PermissionRequest hook that fails denies", exited(1), strict("PermissionRequest"), { decision: "block", rule: /onFailure "block"/ }],
     ["at Stop it has no effect", exited(1), strict("Stop"), { decision: null, rule: /does not block/ }],
@@ -719,6 +756,26 @@ describe("Claude's if: commands hidden by shell syntax still fire the hook (a se
   });
   it.each(["git push", "git push;", "(git push)", "git push  "])("Bash(git push *) fires for the bare command too: %j", (command) => {
     expect(runs("Bash(git push *)", command)).toBe(true);
+  });
+  // Claude Code hooks reference, "if": "patterns that specify more than the command name run the
+  // hook anyway on $(), backticks, or $VAR".
+  it.each([
+    ["Bash(git push *)", "echo $(date)"],
+    ["Bash(git push *)", "git $SUB origin"],
+    ["Bash(git push *)", "echo `date`"],
+    ["Bash(git push *)", "echo ${HOME}"],
+    ["Bash(git push*)", "git $1 origin"],
+    ["Bash(npm publish)", "npm $@"],
+  ])("%s fires for %j (it names more than the command)", (rule, command) => {
+    expect(runs(rule, command)).toBe(true);
+  });
+  it.each([
+    ["Bash(rm *)", "echo $(date)"],
+    ["Bash(git *)", "echo $HOME"],
+    ["Bash(git:*)", "echo `date`"],
+    ["Bash(git push *)", "echo $'x'"],
+  ])("%s still not for %j", (rule, command) => {
+    expect(runs(rule, command)).toBe(false);
   });
   it.each(["git pushx", "git status"])("Bash(git push *) still not for %j", (command) => {
     expect(runs("Bash(git push *)", command)).toBe(false);

@@ -26,7 +26,10 @@ const vscode = {
   },
 };
 /** The CLI form: a guard in warn mode that prints a text table and exits 0. */
-const cli = { version: 1, hooks: { preToolUse: [{ type: "command", bash: "cat >/dev/null; printf 'RULE     STATUS\\nno-rm    WARN\\n'", timeoutSec: 10 }] } };
+const cli = { version: 1, hooks: { preToolUse: [
+  { type: "command", bash: "cat >/dev/null; printf 'RULE     STATUS\\nno-rm    WARN\\n'", timeoutSec: 10 },
+  { type: "command", bash: say({ permissionDecision: "deny", permissionDecisionReason: "copilot: not the bash tool" }), matcher: "bash" },
+] } };
 const claude = {
   permissions: { allow: ["Bash(ls)"] },
   hooks: {
@@ -45,6 +48,7 @@ const claude = {
     ],
     PermissionRequest: [{ matcher: "Bash", hooks: [{ type: "command", command: say({ hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "deny", message: "claude: not on prod" } } }) }] }],
     SessionStart: [{ matcher: "startup|resume", hooks: [{ type: "command", command: "echo 'branch: main'" }] }],
+    SubagentStop: [{ hooks: [{ type: "command", command: say({ hookSpecificOutput: { hookEventName: "SubagentStop", additionalContext: "claude: run the tests first" } }) }] }],
   },
 };
 const cosh = [
@@ -107,7 +111,7 @@ describe("a repository of every agent's real hook files", () => {
       expect.stringMatching(/^\.github\/hooks\/schema\.json: no "hooks" object: not a hook file; skipped$/),
       expect.stringMatching(/^\.copilot-shell\/config\.toml:5: hooks\.PreToolUse\[0\]\.sequential: unknown key "sequential"; skipped$/),
     ]));
-    expect((upload.hooks as unknown[]).length).toBe(16);
+    expect((upload.hooks as unknown[]).length).toBe(18);
   });
 
   it("a VS Code-form hook's hookSpecificOutput deny blocks", async () => {
@@ -159,6 +163,21 @@ describe("a repository of every agent's real hook files", () => {
     expect(await post(pre("Bash", { command: "cd infra && TF_LOG=1 terraform destroy -auto-approve" }))).toMatchObject({ decision: "block", reason: "claude: no destroy" });
     const plan = await post(pre("Bash", { command: "cd infra && terraform plan" }));
     expect(plan.decision).toBeNull();
+    // A rule naming more than the command runs its hook on any $VAR, $( ) or backticks, as Claude Code does.
+    expect(await post(pre("Bash", { command: "cd infra && terraform $ACTION -auto-approve" }))).toMatchObject({ decision: "block", reason: "claude: no destroy" });
+  });
+
+  it("a Copilot CLI matcher must match the whole tool name", async () => {
+    expect(await post(pre("bash", { command: "ls" }))).toMatchObject({ decision: "block", reason: "copilot: not the bash tool" });
+    const other = await post(pre("github-bash", { command: "ls" }));
+    expect(other.decision).toBeNull();
+    expect(ran(other).map((h) => h.name)).not.toContain("warn-mode.json:preToolUse[1]");
+  });
+
+  it("Claude SubagentStop: additionalContext is feedback that keeps the conversation going, answered in hookSpecificOutput", async () => {
+    const body = await post({ session_id: "s-1", hook_event_name: "SubagentStop", stop_hook_active: false, agent_type: "reviewer" }, `${ws.query}&format=claude`);
+    expect(body.decision).toBeNull();
+    expect(body.output).toEqual({ hookSpecificOutput: { hookEventName: "SubagentStop", additionalContext: "claude: run the tests first" } });
   });
 
   it("a Gemini BeforeTool hook's deny blocks, answered in Gemini's words", async () => {

@@ -8,7 +8,7 @@ import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { describe, expect, it, vi } from "vitest";
 import { DecisionSchema, ErrorSchema, SessionsSchema, TraceListSchema, TraceSchema, WorkspaceInfoSchema } from "../../service/schemas.js";
 import { LIVE_FOLLOWERS_PER_TENANT, LIVE_KEEPALIVE_MS, TRACE_READS_PER_TENANT } from "../../service/routes/traces.js";
-import { TENANT_BODY_BYTES_IN_FLIGHT } from "../../service/read-body.js";
+import { MIN_BODY_CHARGE_BYTES, TENANT_BODY_BYTES_IN_FLIGHT } from "../../service/read-body.js";
 import { TENANT_UPLOADS_IN_FLIGHT } from "../../service/routes/workspaces.js";
 import { MAX_HOOK_ERROR_CHARS } from "../../engine/execute.js";
 import { edgeApp } from "../helpers/app.js";
@@ -319,6 +319,17 @@ describe("event bodies arriving", () => {
     const small = await Promise.all(Array.from({ length: 50 }, () => edge.request("/v1/events/SessionEnd", sized)));
     expect(small.map((r) => r.status)).toEqual(small.map(() => 200));
     expect((await big).status).toBe(408);
+  });
+
+  it("charge a body at least MIN_BODY_CHARGE_BYTES, whatever it declares: 256 stalled bodies of a declared byte fill the budget (each holds a socket and its state)", async () => {
+    const edge = edgeApp({ eventBodyReadMs: 100 });
+    const oneByte = () => ({ ...chunked(stalled(" ")), headers: { "content-length": "1" } });
+    const pending = Array.from({ length: TENANT_BODY_BYTES_IN_FLIGHT / MIN_BODY_CHARGE_BYTES }, () => edge.request("/v1/events/SessionEnd", oneByte()));
+    await new Promise((r) => setTimeout(r, 20));
+    const more = await edge.request("/v1/events/SessionEnd", oneByte());
+    expect(more.status).toBe(429);
+    expect(await errorOf(more)).toMatchObject({ code: "overloaded", message: expect.stringMatching(/TENANT_BODY_BYTES_IN_FLIGHT/) });
+    expect((await Promise.all(pending)).map((r) => r.status)).toEqual(pending.map(() => 408));
   });
 
   it(`uploads: one that trickles a byte every 20 ms is 408 once its whole time (UPLOAD_MAX_MS, here 60 ms) is up, and holds nothing after`, async () => {
