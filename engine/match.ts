@@ -49,6 +49,9 @@ function matches(hook: HookDef, point: EventPoint, tool: string | undefined, bod
   else if (hook.matchOn) {
     const value = body[hook.matchOn.field];
     subject = typeof value === "string" ? (hook.matchOn.basename ? lastPathPart(value) : value) : hook.matchOn.otherwise;
+    // The field the matcher reads is not there (nor a word that stands for it): the matcher cannot
+    // say the hook is not for this event — it runs, as on a tool event that names no tool.
+    if (subject === undefined) return true;
   }
   else if (pointHasTool(point)) {
     // A tool event that names no tool: the matcher cannot say the hook is not for it — it runs (a

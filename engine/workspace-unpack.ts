@@ -258,7 +258,8 @@ export async function unpack(body: AsyncIterable<Uint8Array>, dest: string, limi
     else await pipeline(Readable.from(chunks), intake, counter, ex);
   } catch (err) {
     await entryWork;
-    throw asBadArchive(refused ?? err);
+    // The archive's own refusal (its size, its ratio) first: an entry cut short by it fails too, after it.
+    throw asBadArchive(err instanceof HookboxError ? err : (refused ?? err));
   }
   await entryWork;
   if (refused) throw asBadArchive(refused);

@@ -144,7 +144,8 @@ export function interpretCursor(run: RunResult, hook: HookDef): Verdict {
   if (out.kind === "empty") return { decision: null, error: null, rule: "cursor: no output makes no decision" };
   if (out.kind === "invalid") return failure(out.error, "cursor: output that is not a JSON object");
   const o = out.value;
-  const raw = stopPoint ? undefined : (o.permission ?? o.decision);
+  // beforeSubmitPrompt reads `continue` (and `user_message`) only; the stops `followup_message`.
+  const raw = stopPoint || hook.point === "UserPromptSubmit" ? undefined : (o.permission ?? o.decision);
   let decision = readDecision(raw);
   if (decision === "invalid") return failure(`unknown permission ${shown(raw)}`, "cursor: unknown permission");
   let rule = decision ? `cursor: permission "${String(raw)}"` : "cursor: no permission";

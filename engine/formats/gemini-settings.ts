@@ -141,6 +141,13 @@ function loadGeminiSettings(parsed: ParsedFile, ctx: LoadContext): HookSet {
   return set;
 }
 
+/**
+ * Gemini CLI reads `continue: false` at these events only (hooks reference: SessionStart's
+ * "`continue` and `decision` fields are ignored", PreCompress's, SessionEnd's and Notification's
+ * "flow-control fields are ignored", BeforeToolSelection takes no `continue`).
+ */
+const GEMINI_CONTINUE_READ: ReadonlySet<string> = new Set(["PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "BeforeModel", "AfterModel"]);
+
 /** Gemini CLI's rules (hooks reference, "Exit codes" and "Common output fields"). */
 export function interpretGemini(run: RunResult, hook: HookDef): Verdict {
   // "Other: Warning. A non-fatal failure occurred; the CLI continues with a warning."
@@ -160,8 +167,9 @@ export function interpretGemini(run: RunResult, hook: HookDef): Verdict {
   let reason = str(o.reason);
   let rule = decision ? `gemini: decision "${String(o.decision)}"` : "gemini: no decision";
   let halt: string | undefined;
-  // "continue: If false, immediately terminates the agent loop for this turn."
-  if (o.continue === false) ({ decision, reason, rule, halt } = haltVerdict(o, hook.point, hook.name, reason, "gemini"));
+  // "continue: If false, immediately terminates the agent loop for this turn." — read where the
+  // loop runs; SessionStart, SessionEnd, PreCompress, Notification and BeforeToolSelection ignore it.
+  if (o.continue === false && GEMINI_CONTINUE_READ.has(hook.point)) ({ decision, reason, rule, halt } = haltVerdict(o, hook.point, hook.name, reason, "gemini"));
   const specific = (typeof o.hookSpecificOutput === "object" && o.hookSpecificOutput !== null ? o.hookSpecificOutput : {}) as Record<string, unknown>;
   // BeforeTool: `hookSpecificOutput.tool_input` is merged over the tool's arguments (an argument
   // change, under the trust tiers like any other).

@@ -230,6 +230,17 @@ describe("Claude Code rules per event (Claude Code hooks reference, decision con
   });
 });
 
+describe("Gemini CLI reads continue: false where the agent loop runs (hooks reference)", () => {
+  it.each(["SessionStart", "SessionEnd", "PreCompress", "Notification", "BeforeToolSelection"])("at %s it stops nothing", (event) => {
+    const v = interpretGemini(exited(0, '{"continue":false,"stopReason":"nope"}'), hook("gemini", event));
+    expect(v.halt).toBeUndefined();
+    expect(v.decision).toBeNull();
+  });
+  it.each(["BeforeTool", "AfterTool", "BeforeAgent", "AfterAgent", "BeforeModel", "AfterModel"])("at %s it stops the agent", (event) => {
+    expect(interpretGemini(exited(0, '{"continue":false,"stopReason":"nope"}'), hook("gemini", event)).halt).toBe("nope");
+  });
+});
+
 describe("cosh-ng rules", () => {
   it('the sandbox guard\'s rewrite: decision "allow" with hookSpecificOutput.tool_input is an argument change', () => {
     expect(interpretCosh(exited(0, '{"decision":"allow","hookSpecificOutput":{"tool_input":{"command":"sandbox ls"}}}'), hook("cosh", "PreToolUse"))).toMatchObject({ decision: "allow", modifiedArgs: { command: "sandbox ls" } });
@@ -246,6 +257,11 @@ describe("Cursor rules (Cursor hooks documentation)", () => {
     expect(interpretCursor(exited(2, "", "no"), stop).decision).toBeNull();
     expect(interpretCursor(exited(1, "", "boom"), closedStop).decision).toBeNull();
     expect(interpretCursor(exited(0, '{"followup_message":"run the tests"}'), stop)).toMatchObject({ decision: "block", reason: "run the tests" });
+  });
+  it("beforeSubmitPrompt reads continue only: a permission or a decision there stops no prompt", () => {
+    const prompt = hook("cursor", "beforeSubmitPrompt");
+    expect(interpretCursor(exited(0, '{"permission":"deny","decision":"block"}'), prompt).decision).toBeNull();
+    expect(interpretCursor(exited(0, '{"continue":false,"user_message":"not that"}'), prompt)).toMatchObject({ decision: "block", systemMessage: "not that" });
   });
   table(interpretCursor, [
     ['permission "deny" blocks, agent_message is the reason', exited(0, '{"permission":"deny","user_message":"rm -rf is blocked here","agent_message":"Do not delete the tree; ask the user."}'), shell, { decision: "block", reason: "Do not delete the tree; ask the user.", rule: /permission "deny"/ }],
@@ -349,7 +365,8 @@ describe("matchers, each agent's own (linear: RE2 underneath)", () => {
   const sources = { policy: { hooks: [], warnings: [], disableAll: false }, service: { hooks: [], warnings: [], disableAll: false }, extension: { hooks: [], warnings: [], disableAll: false }, repository: { hooks: [claudeStart], warnings: [], disableAll: false } };
   const on = { hooksEnabled: true, repositoryHooks: true };
   it.each([
-    ["startup", 1], ["resume", 1], ["compact", 0], [undefined, 0],
+    // no source at all: the matcher cannot say the hook is not for this event — it runs (a guard is never skipped by leaving a field out)
+    ["startup", 1], ["resume", 1], ["compact", 0], [undefined, 1],
   ])("Claude Code: a SessionStart matcher is compared with the event's source (%s)", (source, n) => {
     expect(selectHooks(sources, start, undefined, on, source ? { hook_event_name: "SessionStart", source } : {})).toHaveLength(n);
   });
@@ -362,6 +379,16 @@ describe("matchers, each agent's own (linear: RE2 underneath)", () => {
     expect(selectHooks(sources, pre, undefined, { hooksEnabled: true, repositoryHooks: true }, { tool_input: { command: "rm -rf /" } })).toHaveLength(1);
     expect(selectHooks(sources, pre, "", { hooksEnabled: true, repositoryHooks: true }, {})).toHaveLength(1);
     expect(selectHooks(sources, pre, "read_file", { hooksEnabled: true, repositoryHooks: true }, {})).toHaveLength(0);
+  });
+
+  it("a Cursor gate's matcher whose field the event leaves out, or gives as no string, runs the hook rather than skip a guard", () => {
+    const shell = resolveEventName("beforeShellExecution")!.point;
+    const guard = hook("cursor", "BeforeShellExecution", { matcher: { source: "rm", test: (s: string) => s.includes("rm") }, matchOn: { field: "command" } });
+    const set = { hooks: [guard], warnings: [], disableAll: false };
+    const empty = { hooks: [], warnings: [], disableAll: false };
+    const sources = { policy: empty, service: empty, extension: empty, repository: set };
+    for (const body of [{}, { command: ["rm", "-rf", "/"] }, { command: null }]) expect(selectHooks(sources, shell, undefined, on, body), JSON.stringify(body)).toHaveLength(1);
+    expect(selectHooks(sources, shell, undefined, on, { command: "ls" })).toHaveLength(0);
   });
 
   it("a subject longer than the cap runs the hook rather than skip a guard", () => {
