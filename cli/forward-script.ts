@@ -6,7 +6,7 @@
  * test/service/failure-mode.test.ts run both through the same tables.
  */
 import { AGENT_DEADLINE_S, CLAUDE_EVENT_DEADLINE_S } from "../engine/agents.js";
-import { FORWARD_USAGE, MAX_SAID_BYTES } from "./forward.js";
+import { FORWARD_USAGE, MAX_SAID_BYTES, USAGE_BLOCK_EXIT } from "./forward.js";
 
 /** The JSON the forwarder reads and writes, in awk: the answer's fields, the agent's deny, terminal-safe text. */
 const AWK = String.raw`
@@ -329,12 +329,28 @@ export const FORWARD_SCRIPT = String.raw`#!/bin/sh
 # codes and failure-mode handling as 'hookbox forward'. Needs sh, curl >= 7.75, awk, and sha256sum
 # or shasum. Keep it next to the agent's config, e.g. .hookbox/forward.sh.
 umask 077
+# A line whose flags are wrong is a guard that never reaches hookbox: it blocks — exit 2 with the
+# problem on stderr, every agent's block — but where a block would keep the agent going (a stop).
 usage() {
   cat >&2 <<'USAGE'
 ${FORWARD_USAGE.replace("usage: hookbox forward", "usage: forward.sh")}
 USAGE
-  exit 64
+  case $(printf %s "\${event:-$ev0}" | LC_ALL=C tr '[:upper:]' '[:lower:]') in
+    stop|agentstop|subagentstop|afteragent|teammateidle|taskcompleted)
+      echo "forward.sh: \${1:-the command line is wrong} (at this stop a block would keep the agent going: it goes on)" >&2
+      echo '{}'
+      exit 0 ;;
+  esac
+  echo "forward.sh: \${1:-the command line is wrong}: blocking (a guard whose line is wrong lets nothing through; 'hookbox doctor' checks each line)" >&2
+  exit ${USAGE_BLOCK_EXIT}
 }
+# The event, read ahead of the flags: a usage error at a stop lets the agent stop.
+ev0= prev=
+for a in "$@"; do
+  case $prev in --event) ev0=$a ;; esac
+  case $a in --event=*) ev0=\${a#--event=} ;; esac
+  prev=$a
+done
 nl='
 '
 url= event= format=cosh workspace= token=\${HOOKBOX_TOKEN-} onu= deadline= timeout= interactive=
@@ -352,11 +368,11 @@ while [ $# -gt 0 ]; do
     --format) format=$2 ;;
     --workspace) workspace=$2 ;;
     --token) token=$2 ;;
-    --on-unreachable) onu=$2 ;;
-    --deadline) deadline=$2 ;;
-    --timeout) timeout=$2 ;;
-    --interactive) interactive=$2 ;;
-    *) usage ;;
+    --on-unreachable) onu=$2; [ -n "$2" ] || usage "--on-unreachable must be allow or block" ;;
+    --deadline) deadline=$2; [ -n "$2" ] || usage "--deadline must be a number of seconds, at least 0.001" ;;
+    --timeout) timeout=$2; [ -n "$2" ] || usage "--timeout must be a whole number of milliseconds, at least 1" ;;
+    --interactive) interactive=$2; case $2 in true|false) ;; *) usage "--interactive must be true or false" ;; esac ;;
+    *) usage "unknown flag $1" ;;
   esac
   shift 2
 done
@@ -376,7 +392,9 @@ if [ "$format" = claude ]; then
 ${claudeEventDeadlines}
   esac
 fi
-[ -n "$url" ] && [ -n "$event" ] || usage
+[ -n "$url" ] && [ -n "$event" ] || usage "--url and --event are needed"
+# Every tenant has a token: a line without one is refused by hookbox on every call.
+[ -n "$token" ] || usage "no token: set HOOKBOX_TOKEN (or --token)"
 # hookbox speaks HTTP: curl would speak gopher, dict, smtp or file to whatever --url names.
 case $url in [Hh][Tt][Tt][Pp]://*|[Hh][Tt][Tt][Pp][Ss]://*) ;; *) usage ;; esac
 case $onu in ''|allow|block) ;; *) usage ;; esac

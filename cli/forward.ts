@@ -58,14 +58,40 @@ export const FORWARD_OPTIONS = {
   "print-script": { type: "boolean" },
 } as const;
 
+/**
+ * A line whose flags are wrong is a guard that never reaches hookbox: it blocks — exit 2 with the
+ * problem on stderr, which every agent reads as a block (Claude Code, Codex, Gemini CLI, Cursor,
+ * cosh; Copilot before a tool) — never the non-blocking error an agent lets the call through on.
+ * Where a block would keep the agent going (its stops), it lets it stop. `hookbox doctor` names it.
+ */
+function usageError(problem: string, event: string | undefined, usage = true): { stdout: string; stderr: string; code: number } {
+  const text = `${usage ? `${FORWARD_USAGE}\n` : ""}hookbox forward: ${block(problem)}`;
+  if (event !== undefined && STOP_EVENTS.has(event.toLowerCase())) return { stdout: "{}\n", stderr: `${text} (at ${block(event)} a block would keep the agent going: it goes on)\n`, code: 0 };
+  return { stdout: "", stderr: `${text}: blocking (a guard whose line is wrong lets nothing through; \`hookbox doctor\` checks each line)\n`, code: USAGE_BLOCK_EXIT };
+}
+
+/** What a usage error exits with: 2, a block to every agent. */
+export const USAGE_BLOCK_EXIT = 2;
+
+/** The event a command line names, however written: whether a failure lets a stop go on. */
+function eventIn(argv: string[]): string | undefined {
+  const at = argv.indexOf("--event");
+  return argv.find((a) => a.startsWith("--event="))?.slice("--event=".length) ?? (at !== -1 ? argv[at + 1] : undefined);
+}
+
+/** A failure of the forwarder itself (no answer could be made): a block, as a usage error is. */
+export function forwardFailed(err: unknown, argv: string[]): { stdout: string; stderr: string; code: number } {
+  return usageError(`failed: ${String((err as Error)?.message ?? err)}`, eventIn(argv), false);
+}
+
 export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Array>; env: NodeJS.ProcessEnv; cacheDir?: string }): Promise<{ stdout: string; stderr: string; code: number }> {
-  const usage = { stdout: "", stderr: `${FORWARD_USAGE}\n`, code: 64 };
   const options = FORWARD_OPTIONS;
   let values: ReturnType<typeof parseArgs<{ args: string[]; options: typeof options }>>["values"];
   try {
     ({ values } = parseArgs({ args: argv, options }));
-  } catch {
-    return usage; // an unknown flag, or one without its value
+  } catch (err) {
+    // an unknown flag, or one without its value: the event, if it can be read, says whether this is a stop
+    return usageError((err as Error).message.split("\n")[0]!, eventIn(argv));
   }
   if (values["print-script"]) return { stdout: (await import("./forward-script.js")).FORWARD_SCRIPT, stderr: "", code: 0 };
   const format = values.format as AgentFormat;
@@ -75,9 +101,27 @@ export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Ar
   const deadlineS = values.deadline === undefined ? agentDeadlineS(format, values.event ?? "") : /^(?:\d+\.?\d*|\.\d+)$/.test(values.deadline) ? Number(values.deadline) : NaN;
   // --timeout: whole milliseconds, at least 1 (as forward.sh reads it)
   const badTimeout = values.timeout !== undefined && !(/^[0-9.]+$/.test(values.timeout) && parseInt(values.timeout, 10) > 0);
-  if (!values.url || !/^https?:\/\//i.test(values.url) || !values.event || !Object.hasOwn(FORMATS, format) || (override !== undefined && override !== "allow" && override !== "block") || !(Math.floor(deadlineS * 1000) > 0) || badTimeout)
-    return usage;
+  const problem0 = !values.url
+    ? "--url is missing"
+    : !/^https?:\/\//i.test(values.url)
+      ? "--url must be http:// or https://"
+      : !values.event
+        ? "--event is missing"
+        : !Object.hasOwn(FORMATS, format)
+          ? `--format ${format} is not one of cosh, copilot, claude, codex, gemini, cursor`
+          : override !== undefined && override !== "allow" && override !== "block"
+            ? "--on-unreachable must be allow or block"
+            : !(Math.floor(deadlineS * 1000) > 0)
+              ? "--deadline must be a number of seconds, at least 0.001"
+              : badTimeout
+                ? "--timeout must be a whole number of milliseconds, at least 1"
+                : values.interactive !== undefined && values.interactive !== "true" && values.interactive !== "false"
+                  ? "--interactive must be true or false"
+                  : undefined;
+  if (problem0 !== undefined || !values.url || !values.event) return usageError(problem0 ?? "--url and --event are needed", values.event);
   const token = values.token ?? io.env.HOOKBOX_TOKEN;
+  // Every tenant has a token: a line without one is refused by hookbox on every call.
+  if (!token) return usageError("no token: set HOOKBOX_TOKEN (or --token)", values.event);
   // Answer before the agent's deadline, counted from this process's start: 90 %, and at least 0.5 s early.
   const answerByMs = Math.min(deadlineS * 1000 - 500, deadlineS * 900) - process.uptime() * 1000;
   // A timer takes at most 2^31 − 1 ms (longer ones fire at once): more than any agent waits.

@@ -335,10 +335,11 @@ describe("both forwarders read what they are given alike", () => {
   it.each([
     ["a flag's value given apart that starts with -", ["--url", "http://127.0.0.1:1", "--event", "-x"]],
     ["a deadline under a millisecond", ["--url", "http://127.0.0.1:1", "--event", "preToolUse", "--deadline", "0.0001"]],
-  ])("refuses %s as a usage error (64), in both", async (_what, a) => {
+  ])("refuses %s as a usage error — a block (exit 2), in both", async (_what, a) => {
     const [node, sh] = await Promise.all([run("node", a), run("sh", a)]);
-    expect(node.code).toBe(64);
-    expect(sh.code).toBe(64);
+    expect(node.code).toBe(2);
+    expect(sh.code).toBe(2);
+    for (const r of [node, sh]) expect(r.stderr).toMatch(/: blocking \(a guard whose line is wrong/);
   });
 
   it("takes an unreadable cache folder (a file in its path) as no cache, never as a crash", async () => {
@@ -394,7 +395,7 @@ describe("both forwarders read what they are given alike", () => {
     const resolv = join(dir, "resolv-search.conf");
     writeFileSync(resolv, "nameserver 127.0.0.1\nsearch ns.svc.cluster.local\noptions ndots:5 timeout:2 attempts:1\n");
     const servers = join(process.cwd(), "test/fixtures/dns-and-hookbox.cjs");
-    const a = "--url http://hookbox.tools:18080 --event preToolUse --format copilot --timeout 3000 --on-unreachable allow </dev/null";
+    const a = "--url http://hookbox.tools:18080 --event preToolUse --format copilot --timeout 3000 --on-unreachable allow --token t </dev/null";
     const node = `${JSON.stringify(process.execPath)} ${JSON.stringify(join(process.cwd(), "dist/cli/hookbox.cjs"))} forward ${a}`;
     const out = execFileSync("unshare", ["-mn", "sh", "-c", `ip link set lo up && mount --bind ${resolv} /etc/resolv.conf && { ${JSON.stringify(process.execPath)} ${servers} hookbox.tools.ns.svc.cluster.local=127.0.0.1 hookbox.tools=127.0.0.3 & s=$!; sleep 0.5; echo "node: $(${node} 2>/dev/null)"; echo "sh: $(sh ${script} ${a} 2>/dev/null)"; kill $s; }`], { encoding: "utf8" });
     expect(out).toMatch(/^node: .*"permissionDecisionReason":"reached"/m);
@@ -406,7 +407,7 @@ describe("both forwarders read what they are given alike", () => {
     const resolv = join(dir, "resolv.conf");
     writeFileSync(resolv, "nameserver 127.0.0.1\noptions timeout:15 attempts:1\n");
     const sink = `require("dgram").createSocket("udp4").bind(53, "127.0.0.1")`;
-    const line = `${JSON.stringify(process.execPath)} ${JSON.stringify(join(process.cwd(), "dist/cli/hookbox.cjs"))} forward --url http://hookbox.example.invalid:8080 --event preToolUse --format copilot --timeout 1000 --on-unreachable block </dev/null`;
+    const line = `${JSON.stringify(process.execPath)} ${JSON.stringify(join(process.cwd(), "dist/cli/hookbox.cjs"))} forward --url http://hookbox.example.invalid:8080 --event preToolUse --format copilot --timeout 1000 --on-unreachable block --token t </dev/null`;
     const t0 = performance.now();
     const out = execFileSync("unshare", ["-mn", "sh", "-c", `ip link set lo up && mount --bind ${resolv} /etc/resolv.conf && { ${JSON.stringify(process.execPath)} -e '${sink}' & s=$!; sleep 0.5; ${line}; echo "exit=$?"; kill $s; }`], { encoding: "utf8" });
     const ms = performance.now() - t0;

@@ -5,7 +5,7 @@
  * told once, when hookbox is gone; an "allow" tenant passes through with a warning in each case.
  * Both forwarders go through every case: `hookbox forward` and the shell script it prints.
  */
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -80,11 +80,32 @@ describe("usage errors", () => {
     ["a timeout under 1 ms", ["--timeout", "0.5"]],
     ["a gopher:// URL (curl would speak it)", ["--url", "gopher://127.0.0.1:6379/_FLUSHALL"]],
     ["a file:// URL", ["--url", "file:///etc/hostname"]],
-  ])("exit 64 with the usage, the same from both forwarders: %s", async (_what, extra) => {
+    ["an empty --on-unreachable", ["--on-unreachable="]],
+    ["an empty --deadline", ["--deadline="]],
+    ["an --interactive that is neither true nor false", ["--interactive", "yes"]],
+  ])("block (exit 2, the usage and the problem on stderr), the same from both forwarders — a wrong line lets nothing through: %s", async (_what, extra) => {
     for (const via of VIAS) {
       const r = await forward(via, TOKEN_A, extra);
-      expect({ via, code: r.code, stdout: r.stdout }).toEqual({ via, code: 64, stdout: "" });
+      expect({ via, code: r.code, stdout: r.stdout }).toEqual({ via, code: 2, stdout: "" });
       expect(r.stderr).toMatch(/usage: (hookbox forward|forward\.sh)/);
+      expect(r.stderr).toMatch(/: blocking \(a guard whose line is wrong lets nothing through/);
+    }
+  });
+
+  it("block without a token, the same from both forwarders: hookbox would refuse every call", async () => {
+    for (const via of VIAS) {
+      const r = await forward(via, "", []);
+      expect({ via, code: r.code, stdout: r.stdout }).toEqual({ via, code: 2, stdout: "" });
+      expect(r.stderr).toMatch(/no token: set HOOKBOX_TOKEN \(or --token\): blocking/);
+    }
+  });
+
+  it("let the agent stop at a stop event, where a block would keep it going", async () => {
+    for (const via of VIAS) {
+      const [file, args] = forwarder(via, ["--url", svc.url, "--event", "agentStop", "--format", "copilot", "--bogus", "x"]);
+      const r = spawnSync(file, args, { input: "{}", env: { PATH: process.env.PATH ?? "", HOOKBOX_TOKEN: TOKEN_A } });
+      expect({ via, code: r.status, stdout: r.stdout.toString() }).toEqual({ via, code: 0, stdout: "{}\n" });
+      expect(r.stderr.toString()).toMatch(/a block would keep the agent going/);
     }
   });
 });
