@@ -569,6 +569,8 @@ function blocks(agent: Agent, run: { code: number | null; stdout: string; stderr
   const specific = obj(out.hookSpecificOutput);
   if (agent === "copilot" && out.permissionDecision === "deny") return "permissionDecision deny";
   if ((agent === "claude" || agent === "codex") && specific.permissionDecision === "deny") return "hookSpecificOutput.permissionDecision deny";
+  // PermissionRequest: the deny is its decision object (exit 2 is not read there by Claude Code).
+  if ((agent === "claude" || agent === "codex") && obj(specific.decision).behavior === "deny") return "hookSpecificOutput.decision.behavior deny";
   if (agent === "cursor") return out.permission === "deny" ? "permission deny" : out.continue === false ? "continue false" : undefined;
   if (out.decision === "block") return "decision block";
   return undefined;

@@ -27,6 +27,19 @@ import { DEFAULT_IMAGE, DEFAULT_LIMITS, DEFAULT_MAX_TIMEOUT_MS, MIN_LIMITS, RUNT
 export const MAX_TIMER_SETTING_MS = 1_036_800_000;
 const TimerMs = z.number().int().max(MAX_TIMER_SETTING_MS, `at most ${MAX_TIMER_SETTING_MS} ms (12 days): a longer timer would fire at once`);
 
+/**
+ * `HOST:PORT` or `[IPv6]:PORT`, the host never empty (`:8080` would listen on every interface) and
+ * the port 0–65535; undefined for anything else. The config's `listen` and `--listen` alike.
+ */
+export function parseListen(text: string): { hostname: string; port: number } | undefined {
+  const m = /^([^\s:[\]]+|\[[0-9a-fA-F:.]+\]):(\d{1,5})$/.exec(text);
+  if (!m || Number(m[2]) > 65535) return undefined;
+  return { hostname: m[1]!.replace(/^\[|\]$/g, ""), port: Number(m[2]) };
+}
+
+/** @default 64 KiB — the most `[traces] capture_bytes` may keep of each stream */
+export const MAX_CAPTURE_BYTES = 64 * 1024;
+
 /** Where container engines listen: never mounted into a hook's container. */
 const ENGINE_SOCKETS = ["/var/run/docker.sock", "/run/docker.sock", "/run/containerd/containerd.sock", "/var/run/containerd/containerd.sock", "/run/podman/podman.sock"];
 
@@ -34,7 +47,7 @@ const Bytes = z.union([z.string(), z.number()]).refine((v) => parseBytes(v) !== 
 
 const ServerSchema = z.strictObject({
   /** @default "127.0.0.1:8080" */
-  listen: z.string().regex(/^[^\s:]+:\d{1,5}$|^\[[0-9a-fA-F:]+\]:\d{1,5}$/, 'expected "HOST:PORT"').default("127.0.0.1:8080"),
+  listen: z.string().refine((v) => parseListen(v) !== undefined, 'expected "HOST:PORT" (a host, or [IPv6], and a port of 0–65535)').default("127.0.0.1:8080"),
   /** @default "./data" — workspaces, audit log; relative to the config file */
   data_dir: z.string().default("./data"),
   /** @default false — SERVICE.md §7: tool inputs and prompts are left out of the audit log unless asked for */
@@ -133,7 +146,8 @@ const TracesSchema = z.strictObject({
   /** @default "256m" */
   max_bytes: Bytes.default(DEFAULT_TRACE_LIMITS.maxBytes),
   /** of each hook's stdin, stdout and stderr; @default 4096 */
-  capture_bytes: z.number().int().positive().default(DEFAULT_TRACE_LIMITS.captureBytes),
+  // Each kept stream is redacted in one piece on the shared thread: 64 KiB of hostile text is about 60 ms.
+  capture_bytes: z.number().int().positive().max(MAX_CAPTURE_BYTES, `at most ${MAX_CAPTURE_BYTES} bytes (MAX_CAPTURE_BYTES)`).default(DEFAULT_TRACE_LIMITS.captureBytes),
 });
 
 const TOP_KEYS = ["server", "tenants", "sandbox", "policy", "extensions", "hooks", "traces"];
@@ -260,12 +274,12 @@ export function parseConfig(file: string, text: string, env: Record<string, stri
   const hooks = loadCoshTable(parsed, ["hooks"], doc.hooks, { source: "service", maxTimeoutMs }, ["enabled", "parallel", "sequential"]);
   // Policy hooks run on the host, in the config file's folder, so relative commands work as written.
   const policyTable = loadCoshTable(parsed, ["policy"], doc.policy, { source: "policy", maxTimeoutMs, cwd: base }, ["dirs", "parallel", "sequential"]);
-  const policyFiles = policyTable.dirs.map((d) => resolve(base, d)).flatMap((dir) => jsonFilesIn(parsed, dir));
-  const policy = mergeHookSets([policyTable, ...policyFiles.map((f) => loadCopilotFile(readJson(f, readFileSync(f, "utf8")), { source: "policy", maxTimeoutMs }))]);
+  const policyFiles = policyTable.dirs.flatMap((d, i) => jsonFilesIn(parsed, ["policy", "dirs", i], resolve(base, d)));
+  const policy = mergeHookSets([policyTable, ...policyFiles.map(({ file: f, at }) => loadCopilotFile(readJson(f, readText(parsed, at, f)), { source: "policy", maxTimeoutMs }))]);
   const extension = mergeHookSets(
-    extensions.dirs.map((d) => resolve(base, d)).flatMap((dir) => extensionDirs(parsed, dir)).map((dir) => {
+    extensions.dirs.flatMap((d, i) => extensionDirs(parsed, ["extensions", "dirs", i], resolve(base, d))).map(({ file: dir, at }) => {
       const f = join(dir, EXTENSION_FILE);
-      return loadExtension(readJson(f, readFileSync(f, "utf8")), dir, { source: "extension", maxTimeoutMs });
+      return loadExtension(readJson(f, readText(parsed, at, f)), dir, { source: "extension", maxTimeoutMs });
     }),
   );
   return {
@@ -320,6 +334,9 @@ function tenantOf(parsed: ParsedFile, t: z.infer<typeof TenantSchema>, i: number
   if (t.token_env !== undefined) {
     const token = env[t.token_env];
     if (!token) throw configError(parsed, ["tenants", i, "token_env"], `environment variable ${t.token_env} is not set`);
+    // A client sends a token as one word after "Bearer ": one with a blank or a control character in
+    // it (a secret file's trailing newline) could never be sent, and every call would be refused.
+    if (/\s/.test(token) || [...token].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f)) throw configError(parsed, ["tenants", i, "token_env"], `environment variable ${t.token_env} holds a blank or a control character (a trailing newline?): no client can send it as a token`);
     sha = sha256Hex(token);
   }
   return {
@@ -344,6 +361,10 @@ function failureModes(parsed: ParsedFile, i: number, value: FailureMode | Record
     // Where a block keeps the agent going, hookbox's failure lets it go on as it would: said here, not found out later.
     if (mode === "block" && blockKeepsGoing(resolved.point))
       warnings.push(`${originOf(parsed, ["tenants", i, "on_failure", name])}: tenants[${i}].on_failure.${name} = "block" has no effect: at ${name} a block would keep the agent going, and when hookbox cannot decide the agent goes on as it would`);
+    // Two spellings of one event (PreToolUse and preToolUse): which one holds would depend on the order of the keys.
+    const earlier = Object.keys(value).find((other) => other !== name && other !== "*" && resolveEventName(other)?.point === resolved.point);
+    if (earlier !== undefined && Object.hasOwn(out, resolved.point))
+      throw configError(parsed, ["tenants", i, "on_failure", name], `${name} and ${earlier} name the same event (${resolved.point}): set it once`);
     out[resolved.point] = mode;
   }
   return out;
@@ -364,17 +385,55 @@ export function strictestFailureMode(tenant: Partial<Pick<Tenant, "onFailure">>)
   return Object.values(tenant.onFailure ?? {}).includes("block") ? "block" : "allow";
 }
 
-function jsonFilesIn(parsed: ParsedFile, dir: string): string[] {
-  if (!existsSync(dir)) throw configError(parsed, ["policy", "dirs"], `policy directory ${dir} does not exist`);
-  return readdirSync(dir).filter((f) => f.endsWith(".json")).sort().map((f) => join(dir, f));
+type Path = (string | number)[];
+
+/** What the file system said, as a config error at the key that named the path (never a stack trace). */
+function fsProblem(parsed: ParsedFile, at: Path, what: string, err: unknown): ConfigError {
+  return configError(parsed, at, `${what}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
 }
 
-function extensionDirs(parsed: ParsedFile, dir: string): string[] {
-  if (!existsSync(dir)) throw configError(parsed, ["extensions", "dirs"], `extensions directory ${dir} does not exist`);
-  return readdirSync(dir)
-    .sort()
-    .map((name) => join(dir, name))
-    .filter((d) => statSync(d).isDirectory() && existsSync(join(d, EXTENSION_FILE)));
+function readText(parsed: ParsedFile, at: Path, file: string): string {
+  try {
+    return readFileSync(file, "utf8");
+  } catch (err) {
+    throw fsProblem(parsed, at, `cannot read ${file}`, err);
+  }
+}
+
+/** A policy folder's `*.json` files (regular files, in name order), each with the key that named its folder. */
+function jsonFilesIn(parsed: ParsedFile, at: Path, dir: string): { file: string; at: Path }[] {
+  if (!existsSync(dir)) throw configError(parsed, at, `policy directory ${dir} does not exist`);
+  try {
+    if (!statSync(dir).isDirectory()) throw configError(parsed, at, `policy directory ${dir} is not a folder`);
+    return readdirSync(dir, { withFileTypes: true })
+      .filter((e) => e.name.endsWith(".json"))
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+      .map((e) => {
+        const file = join(dir, e.name);
+        if (!statSync(file).isFile()) throw configError(parsed, at, `${file} in the policy directory is not a file`);
+        return { file, at };
+      });
+  } catch (err) {
+    if (err instanceof ConfigError) throw err;
+    throw fsProblem(parsed, at, `cannot read policy directory ${dir}`, err);
+  }
+}
+
+/** An extensions folder's extensions: its subfolders that hold an extension file. */
+function extensionDirs(parsed: ParsedFile, at: Path, dir: string): { file: string; at: Path }[] {
+  if (!existsSync(dir)) throw configError(parsed, at, `extensions directory ${dir} does not exist`);
+  try {
+    if (!statSync(dir).isDirectory()) throw configError(parsed, at, `extensions directory ${dir} is not a folder`);
+    return readdirSync(dir)
+      .sort()
+      .map((name) => join(dir, name))
+      // a link whose target is gone is no extension
+      .filter((d) => statSync(d, { throwIfNoEntry: false })?.isDirectory() === true && existsSync(join(d, EXTENSION_FILE)))
+      .map((file) => ({ file, at }));
+  } catch (err) {
+    if (err instanceof ConfigError) throw err;
+    throw fsProblem(parsed, at, `cannot read extensions directory ${dir}`, err);
+  }
 }
 
 

@@ -16,7 +16,7 @@ import { selectHooks } from "./match.js";
 import { bodyEventName, detectDialect, PayloadCache, toolArgumentsOf, toolName, type JsonObject } from "./payload.js";
 
 export { detached, head } from "./detached.js";
-export { failureModeFor, loadConfig, strictestFailureMode, parseConfig, type Config, type FailureMode, type Tenant, type SandboxConfig } from "./config.js";
+export { failureModeFor, loadConfig, strictestFailureMode, parseConfig, parseListen, type Config, type FailureMode, type Tenant, type SandboxConfig } from "./config.js";
 export * from "./errors.js";
 export { FORMATS, EVENT_NAMES, resolveEventName, type Decision, type Format } from "./events.js";
 export { AGENT_DEADLINE_S, agentDeadlineS, type Agent } from "./agents.js";

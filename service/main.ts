@@ -13,7 +13,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import pino from "pino";
 import {
-  ConfigError, ContainerRunner, createEngine, HostRunner, loadConfig, startReaper, WorkspaceStore, type Config,
+  ConfigError, ContainerRunner, createEngine, HostRunner, loadConfig, parseListen, startReaper, WorkspaceStore, type Config,
 } from "../engine/index.js";
 import { TenantAuditLogs } from "./records/audit-log.js";
 import { TraceStore } from "./records/trace-store.js";
@@ -60,19 +60,23 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
     throw err;
   }
   const listen = args.listen ?? config.server.listen;
-  const m = /^(.*):(\d+)$/.exec(listen);
-  if (!m) {
-    console.error(`hookbox: --listen wants HOST:PORT, got "${listen}"`);
+  const where = parseListen(listen);
+  if (!where) {
+    console.error(`hookbox: --listen wants HOST:PORT (a host, or [IPv6], and a port of 0–65535), got ${JSON.stringify(listen)}`);
     process.exit(2);
   }
-  const hostname = m[1]!.replace(/^\[|\]$/g, "");
-  const port = Number(m[2]);
+  const { hostname, port } = where;
 
   // Log lines go out asynchronously: a synchronous write per line held the event loop on every
   // request. What is still buffered is written before any exit (`exit` below).
+  const level = process.env.HOOKBOX_LOG_LEVEL ?? "info";
+  if (!LOG_LEVELS.includes(level)) {
+    console.error(`hookbox: HOOKBOX_LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got ${JSON.stringify(level.slice(0, 64))}`);
+    process.exit(2);
+  }
   const logOut = pino.destination({ sync: false });
   const logger = pino({
-    level: process.env.HOOKBOX_LOG_LEVEL ?? "info",
+    level,
     redact: { paths: ["req.headers.authorization", "*.tool_input", "*.toolArgs", "*.prompt"], censor: "[redacted]" },
   }, logOut);
   process.on("exit", () => {
@@ -228,9 +232,14 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
   process.on("SIGINT", () => void stop("SIGINT"));
 }
 
+/** pino's levels, as HOOKBOX_LOG_LEVEL may name them. */
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   main().catch((err: unknown) => {
-    console.error("hookbox: fatal:", err);
+    // What went wrong, in a line; the stack only when asked for (HOOKBOX_LOG_LEVEL=debug or trace).
+    const debug = process.env.HOOKBOX_LOG_LEVEL === "debug" || process.env.HOOKBOX_LOG_LEVEL === "trace";
+    console.error(`hookbox: fatal: ${debug ? String((err as Error)?.stack ?? err) : String((err as Error)?.message ?? err)}`);
     process.exit(1);
   });
 }

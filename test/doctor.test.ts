@@ -83,6 +83,16 @@ describe("hookbox doctor", () => {
     expect(sessions.sessions.find((s) => s.session_id === "hookbox-doctor")).toMatchObject({ last_canary: expect.any(String), events: 0 });
   });
 
+  it("proves a Claude Code PermissionRequest line by its decision object's deny (Claude Code reads no exit 2 there)", () => {
+    const { repo, home } = workspaceOf(svc.url, (file, text) =>
+      file.endsWith(join(".claude", "settings.json"))
+        ? JSON.stringify({ hooks: { PermissionRequest: [{ matcher: "*", hooks: [{ type: "command", command: `hookbox forward --url ${svc.url} --event PermissionRequest --format claude` }] }] } })
+        : text,
+    );
+    const r = doctor(repo, home);
+    expect(r.out).toMatch(/^ok +Claude Code +PermissionRequest .*\n.*decision\.behavior deny/m);
+  });
+
   it("names a wrong token", () => {
     const { repo, home } = workspaceOf(svc.url);
     const r = doctor(repo, home, "not-the-token");

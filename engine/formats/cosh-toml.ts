@@ -81,6 +81,9 @@ export function loadCoshTable(parsed: ParsedFile, at: Path, table: unknown, ctx:
       // cosh-hooks.md: "Hook definitions without a name field are skipped" — before anything else of
       // theirs is read, as cosh skips them.
       if (typeof v === "object" && v !== null && !Array.isArray(v) && !(v as { name?: unknown }).name) {
+        // hookbox's own config is strict: an administrator's guard left without a name would not run
+        // (an extension is read as cosh reads it).
+        if (ctx.source === "policy" || ctx.source === "service") throw configError(parsed, path, 'a hook needs a "name" (cosh skips hooks without one: this one would never run)');
         warn(result.warnings, () => `${originOf(parsed, path)}: hook without a name skipped (cosh-hooks.md: "Hook definitions without a name field are skipped")`);
         return;
       }

@@ -26,8 +26,15 @@ export const ENV_FIELDS_KEPT = 16;
 export const MAX_TRACE_EVENT_BYTES = 8 * 1024 * 1024;
 /** @default 64 — each string field of a hook past MAX_TRACE_EVENT_BYTES */
 export const OMITTED_FIELD_BYTES = 64;
-/** what stands for a stream of a hook past MAX_TRACE_EVENT_BYTES */
-export const TRACE_FULL = `[omitted: this event's trace passed ${MAX_TRACE_EVENT_BYTES / (1024 * 1024)} MiB]`;
+/**
+ * @default 2 Mi — characters one event's trace may redact (each hook's kept streams and fields,
+ * counted before they are redacted). Redaction is linear, but text made of its patterns' trigger
+ * words costs about a microsecond a character: a thousand hooks printing such text would cost the
+ * shared thread ten seconds. Past it, each further hook is kept as past MAX_TRACE_EVENT_BYTES.
+ */
+export const MAX_TRACE_REDACT_CHARS = 2 * 1024 * 1024;
+/** what stands for a stream of a hook past MAX_TRACE_EVENT_BYTES or MAX_TRACE_REDACT_CHARS */
+export const TRACE_FULL = `[omitted: this event's trace passed ${MAX_TRACE_EVENT_BYTES / (1024 * 1024)} MiB, or ${MAX_TRACE_REDACT_CHARS / (1024 * 1024)} Mi characters to redact]`;
 /** what an operator-configured hook's env values show as: they may hold the operator's secrets */
 export const HIDDEN = "[hidden]";
 
@@ -113,11 +120,13 @@ export const BUILD_SLICE_MS = 10;
 export async function traceText(summary: TraceSummary, tenant: string, result: EventResult, keepInputs: boolean, captureBytes: number): Promise<string> {
   const stdins = new Map<Uint8Array, Kept>();
   let written = 0; // bytes of JSON so far
+  let redacted = 0; // characters redacted so far
   const hooks = await mapInSlices(result.hooks, (record, i) => {
     const t = result.trace.hooks[i]!;
     let hook: StoredHook;
-    if (written > MAX_TRACE_EVENT_BYTES) hook = omittedHookOf(record, t);
+    if (written > MAX_TRACE_EVENT_BYTES || redacted > MAX_TRACE_REDACT_CHARS) hook = omittedHookOf(record, t);
     else {
+      redacted += toRedact(record, t, captureBytes);
       let stdin = stdins.get(t.stdin);
       if (!stdin) stdins.set(t.stdin, (stdin = stdinOf(t.stdin, keepInputs, captureBytes)));
       hook = hookOf(record, t, stdin, captureBytes);
@@ -128,6 +137,14 @@ export async function traceText(summary: TraceSummary, tenant: string, result: E
   });
   const head = JSON.stringify({ ...summary, tenant } satisfies Omit<StoredTrace, "hooks">);
   return `${head.slice(0, -1)},"hooks":[${hooks.join(",")}]}`;
+}
+
+/** The characters `hookOf` redacts of one hook (its stdin is counted once per trace, as it is redacted once). */
+function toRedact(record: HookRecord, t: HookTrace, captureBytes: number): number {
+  const room = (text: string, cap: number) => Math.min(text.length, cap + REDACT_MARGIN_CHARS);
+  let n = room(t.stdout, captureBytes) + room(t.stderr, captureBytes);
+  for (const v of Object.values(record)) if (typeof v === "string") n += room(v, HOOK_FIELD_BYTES);
+  return n;
 }
 
 /** `items.map(fn)`, letting the event loop in every `BUILD_SLICE_MS`: for per-hook work on a thousand hooks. */

@@ -222,6 +222,10 @@ async function canary(c: Context<Env>, deps: AppDeps, req: { eventName: string |
       tenant: tenant.name, workspace: req.workspaceId, durationMs: 0, cancelled: false, body: req.body, includeInputs: false,
     })),
     canary: true,
+  }).catch((err: unknown) => {
+    // Answered as any event is when its audit line cannot be written: the guard is live all the same.
+    deps.metrics.auditErrors.inc();
+    c.get("log").error({ err, event: { id: eventId, canary: true } }, "audit line not written");
   });
   c.get("log").info({ event: { id: eventId, name: resolved.point, canary: true } }, "canary");
   if (req.native) return c.json(answer.output);

@@ -35,18 +35,22 @@ export const LIVE_KEEPALIVE_MS = 15_000;
 const CHUNK_SIZE = 64 * 1024;
 
 /** `text` as UTF-8, a chunk a pull, never splitting a surrogate pair. */
-function textChunks(text: string): ReadableStream<Uint8Array> {
+function textChunks(text: string, done: () => void = () => undefined): ReadableStream<Uint8Array> {
   const utf8 = new TextEncoder();
   let at = 0;
   return new ReadableStream({
     pull(ctrl) {
-      if (at >= text.length) return ctrl.close();
+      if (at >= text.length) {
+        done();
+        return ctrl.close();
+      }
       let end = Math.min(at + CHUNK_SIZE, text.length);
       const last = text.charCodeAt(end - 1);
       if (end < text.length && last >= 0xd800 && last <= 0xdbff) end--;
       ctrl.enqueue(utf8.encode(text.slice(at, end)));
       at = end;
     },
+    cancel: done,
   });
 }
 
@@ -236,8 +240,10 @@ export function traceRoutes(deps: AppDeps): Hono<Env> {
       }
       // Read as the client reads: a client that never does holds a chunk, not the trace — and its
       // file, until it has read it or goes: counted against its tenant until then.
-      if ("text" in trace) return c.body(textChunks(trace.text), 200, { "Content-Type": "application/json" });
+      // A trace not on disk yet is its text, held for the client until it has read it or goes:
+      // counted against its tenant as a file is.
       keptFile = true;
+      if ("text" in trace) return c.body(textChunks(trace.text, done), 200, { "Content-Type": "application/json" });
       return c.body(fileChunks(trace.file, done), 200, { "Content-Type": "application/json" });
     } finally {
       if (!keptFile) done();

@@ -537,6 +537,40 @@ describe("an event of two thousand hooks with hostile names", () => {
   });
 });
 
+// Hooks printing nothing but the redactor's trigger words, which cost it about a microsecond a
+// character: one event's trace redacts at most MAX_TRACE_REDACT_CHARS, the rest listed without streams.
+describe("an event of four hundred hooks printing what redaction works hardest on", () => {
+  const HOOKS = 400;
+  let red: Service;
+  beforeAll(async () => {
+    const text = `$(yes 'password=a "token":"x",--secret y ' | head -c 4096 | tr -d '\\n')`;
+    const command = `cat >/dev/null; t="${text}"; printf '%s' "$t" >&2; printf '%s' "$t"`;
+    const policy = Array.from({ length: HOOKS }, (_, i) => `[[policy.PreToolUse]]\nname = "red-${i}"\nmatcher = "red"\ncommand = '''${command}'''\n`).join("\n");
+    red = await startService(`[sandbox]\nmax_event_ms = 60000\n\n${policy}`, { tenants: KEEPING });
+  });
+  afterAll(() => red.stop());
+
+  it("redacts the first hooks' streams, lists the rest without them, and the service answers throughout", async () => {
+    const { MAX_TRACE_REDACT_CHARS, TRACE_FULL } = await import("../../service/records/trace-content.js");
+    const { value: id, health } = await underProbe(red.url, async () => {
+      const res = await red.event(pre("red"));
+      expect(res.status).toBe(200);
+      const { event_id } = (await res.json()) as { event_id: string };
+      await settle();
+      return event_id;
+    });
+    expect(health.worstMs).toBeLessThanOrEqual(WORST_HEALTH_MS);
+    const t = JSON.parse(await (await getTrace(red, id)).text()) as { hooks: Array<{ name: string; stdout: string; stderr: string }> };
+    expect(t.hooks).toHaveLength(HOOKS);
+    const kept = t.hooks.filter((h) => h.stdout !== TRACE_FULL);
+    expect(kept[0]!.stdout).toContain("password=[redacted]");
+    // each kept hook redacted about 9 KiB (two 4 KiB streams and the margin, its fields): the budget, and one hook past it
+    expect(kept.length).toBeGreaterThan(MAX_TRACE_REDACT_CHARS / 12_000);
+    expect(kept.length).toBeLessThan(MAX_TRACE_REDACT_CHARS / 8_000 + 2);
+    expect(t.hooks.at(-1)).toMatchObject({ name: "red-399", stdout: TRACE_FULL, stderr: TRACE_FULL });
+  });
+});
+
 // Hooks whose every field and stream is control characters, which JSON escaping makes six times
 // longer: one event's trace is capped (MAX_TRACE_EVENT_BYTES), and it is sent as the client reads.
 describe("an event of three hundred hooks printing control characters", () => {
@@ -550,7 +584,7 @@ describe("an event of three hundred hooks printing control characters", () => {
   });
   afterAll(() => ctl.stop());
 
-  it("keeps a trace of about MAX_TRACE_EVENT_BYTES, and holds no copy of it for clients that never read", async () => {
+  it("keeps a trace of at most about MAX_TRACE_EVENT_BYTES, and holds no copy of it for clients that never read", async () => {
     const { MAX_TRACE_EVENT_BYTES, TRACE_FULL } = await import("../../service/records/trace-content.js");
     const res = await ctl.event(pre("ctl"));
     expect(res.status).toBe(200);
@@ -559,7 +593,8 @@ describe("an event of three hundred hooks printing control characters", () => {
     const { event_id } = answer;
     await settle();
     const text = await (await getTrace(ctl, event_id)).text();
-    expect(text.length).toBeGreaterThan(MAX_TRACE_EVENT_BYTES);
+    // whichever comes first, MAX_TRACE_EVENT_BYTES of JSON or MAX_TRACE_REDACT_CHARS redacted (here: the characters, at about 7 MiB)
+    expect(text.length).toBeGreaterThan(MAX_TRACE_EVENT_BYTES / 2);
     expect(text.length).toBeLessThan(MAX_TRACE_EVENT_BYTES + 512 * 1024);
     const t = JSON.parse(text) as { hooks: Array<{ name: string; stdout: string; stderr: string }> };
     expect(t.hooks).toHaveLength(HOOKS);

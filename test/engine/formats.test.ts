@@ -56,10 +56,11 @@ describe("cosh TOML", () => {
     ]);
   });
 
-  it("skips a hook without a name, with a warning (cosh-hooks.md Execution Model 5)", () => {
-    const config = parseConfig("c.toml", '[[hooks.PreToolUse]]\ncommand = "a"\n\n[[hooks.PreToolUse]]\nname = "b"\ncommand = "b"\n');
-    expect(config.service.hooks.map((h) => h.name)).toEqual(["b"]);
-    expect(config.warnings).toEqual([expect.stringMatching(/^c\.toml:1: hook without a name skipped/)]);
+  it("refuses a service or policy hook without a name at its line: cosh would skip it, and the guard would never run", () => {
+    for (const table of ["hooks", "policy"]) {
+      const err = configErrorOf(() => parseConfig("c.toml", `[[${table}.PreToolUse]]\ncommand = "a"\n\n[[${table}.PreToolUse]]\nname = "b"\ncommand = "b"\n`));
+      expect(err.message).toMatch(new RegExp(`^c\\.toml:1:\\d+: ${table}\\.PreToolUse\\[0\\]: a hook needs a "name"`));
+    }
   });
 
   it("clamps timeouts to max_timeout, defaults to 5000 ms, reads hookbox's extra fields", () => {
@@ -96,8 +97,20 @@ describe("cosh TOML", () => {
     ["a mount that shows the data_dir", '[server]\ndata_dir = "/srv/hookbox/data"\n\n[sandbox]\nmounts = ["/srv/hookbox"]\n', /^c\.toml:5:1: sandbox\.mounts\[0\]: mount "\/srv\/hookbox" would show hookbox's data_dir/],
     ["a mount that hands over the engine's socket", '[sandbox]\nmounts = ["/var/run"]\n', /^c\.toml:2:1: sandbox\.mounts\[0\]: mount "\/var\/run" would hand every hook the container engine's socket/],
     ["a mount that will hold the data_dir made at start-up", '[server]\ndata_dir = "/tmp/hookbox-not-made-yet/x/data"\n\n[sandbox]\nmounts = ["/tmp/hookbox-not-made-yet"]\n', /^c\.toml:5:1: sandbox\.mounts\[0\]: mount .* would show hookbox's data_dir/],
+    ["two spellings of one event in on_failure", `[[tenants]]\nname = "a"\ntoken_sha256 = "${"a".repeat(64)}"\non_failure = { PreToolUse = "block", preToolUse = "allow" }\n`, /^c\.toml:\d+:\d+: tenants\[0\]\.on_failure\.preToolUse: preToolUse and PreToolUse name the same event \(PreToolUse\): set it once/],
+    ["a listen address without a host (every interface)", '[server]\nlisten = ":8080"\n', /^c\.toml:2:1: server\.listen: expected "HOST:PORT"/],
+    ["a listen port past 65535", '[server]\nlisten = "127.0.0.1:99999"\n', /^c\.toml:2:1: server\.listen: expected "HOST:PORT"/],
+    ["a policy directory that is a file", '[policy]\ndirs = ["package.json"]\n', /^c\.toml:2:1: policy\.dirs\[0\]: policy directory .* is not a folder/],
   ])("fails on %s with file, line and reason", (_what, text, message) => {
     expect(configErrorOf(() => parseConfig("c.toml", text)).message).toMatch(message);
+  });
+
+  it("fails on a token_env whose value holds a blank or a control character (a secret file's newline): no client could send it", () => {
+    for (const token of ["abc\n", "abc def", " ", "Bearer x", "a\tb"]) {
+      const err = configErrorOf(() => parseConfig("c.toml", '[[tenants]]\nname = "a"\ntoken_env = "T"\n', { T: token }));
+      expect(err.message, JSON.stringify(token)).toMatch(/^c\.toml:3:1: tenants\[0\]\.token_env: environment variable T holds a blank or a control character/);
+    }
+    expect(parseConfig("c.toml", '[[tenants]]\nname = "a"\ntoken_env = "T"\n', { T: "abc" }).tenants[0]!.name).toBe("a");
   });
 
   it("warns of an on_failure block where a block would keep the agent going (a stop, TeammateIdle, TaskCompleted): it has no effect there", () => {

@@ -441,6 +441,11 @@ describe("admission and shutdown", () => {
     expect(res.status).toBe(200);
     expect(DecisionSchema.parse(await res.json())).toMatchObject({ decision: "block" });
     expect(await (await edge.request("/metrics")).text()).toMatch(/^hookbox_audit_errors_total 1$/m);
+    // a canary too: the doctor proves a guard live even when the disk is full
+    const canary = await edge.request("/v1/events/PreToolUse", { ...post(rmEvent), headers: { "hookbox-canary": "block" } });
+    expect(canary.status).toBe(200);
+    expect(await canary.json()).toMatchObject({ decision: "block", canary: true });
+    expect(await (await edge.request("/metrics")).text()).toMatch(/^hookbox_audit_errors_total 2$/m);
   });
 
   it("ends a stream that could not decide with an error line carrying the failure mode", async () => {
