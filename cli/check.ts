@@ -2,6 +2,7 @@
  * @module `hookbox check CONFIG [--workspace DIR]`: validates a configuration (and a repository's hook
  * files) and lists, per event, the hooks it would run in order.
  */
+import { statSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { ConfigError, EVENT_NAMES, loadConfig, loadRepositoryHooksSync, resolveEventName, type HookDef } from "../engine/index.js";
 import { oneLine } from "./terminal.js";
@@ -10,6 +11,9 @@ export function check(argv: string[], env: NodeJS.ProcessEnv): { stdout: string;
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { workspace: { type: "string" } } });
   const file = positionals[0];
   if (!file) return { stdout: "", stderr: "usage: hookbox check CONFIG [--workspace DIR]\n", code: 64 };
+  // A folder that is not there holds no hooks: said, never an "ok" for a repository never read.
+  if (values.workspace !== undefined && !statSync(values.workspace, { throwIfNoEntry: false })?.isDirectory())
+    return { stdout: "", stderr: `hookbox: --workspace ${oneLine(values.workspace)} is not a folder\n`, code: 66 };
   try {
     const config = loadConfig(file, env);
     const repositorySet = values.workspace ? loadRepositoryHooksSync(values.workspace, config.sandbox.maxTimeoutMs) : undefined;

@@ -128,18 +128,17 @@ export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Ar
   const timeoutMs = Math.min(MAX_TIMER_MS, values.timeout !== undefined ? parseInt(values.timeout, 10) : Math.round(Math.max(100, answerByMs)));
   const cache = modeCache(io.cacheDir ?? cacheDirOf(io.env), values.url, token, values.event);
 
-  const chunks: Buffer[] = [];
-  for await (const c of io.stdin) chunks.push(Buffer.from(c));
-  const body = Buffer.concat(chunks);
-
+  // One clock for the whole call, the event's arrival on stdin included: an agent that is slow to
+  // write it (or never ends it) is answered by the deadline all the same.
+  const signal = AbortSignal.timeout(timeoutMs);
   const query = new URLSearchParams({ format: FORMATS[format] });
   if (values.workspace) query.set("workspace", values.workspace);
   if (values.interactive) query.set("interactive", values.interactive);
   const url = `${values.url.replace(/\/+$/, "")}/v1/events/${encodeURIComponent(values.event)}?${query}`;
   let problem: string;
   let told: Mode | undefined;
-  const signal = AbortSignal.timeout(timeoutMs);
   try {
+    const body = await readAll(io.stdin, signal);
     const res = await post(url, body, (mode) => {
       // Told before the body arrives: a body that then fails still knows the tenant's failure mode.
       told = mode;
@@ -169,7 +168,11 @@ export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Ar
     problem = `hookbox answered ${res.status}: ${block(typeof message === "string" ? said(message) : "no decision")}`;
   } catch (err) {
     const e = err as Error;
-    problem = signal.aborted ? `hookbox did not answer within ${Math.round(timeoutMs)} ms (the agent's ${deadlineS} s deadline is near)` : `hookbox unreachable at ${block(values.url)}: ${block(e.message)}`;
+    problem = e instanceof StdinTooSlow
+      ? `the event did not arrive on stdin within ${Math.round(timeoutMs)} ms (the agent's ${deadlineS} s deadline is near)`
+      : signal.aborted
+        ? `hookbox did not answer within ${Math.round(timeoutMs)} ms (the agent's ${deadlineS} s deadline is near)`
+        : `hookbox unreachable at ${block(withoutUserinfo(values.url))}: ${block(e.message)}`;
   }
   // Who decides what a failure means: --on-unreachable, else what hookbox said (now or last time), else allow.
   const known = override !== undefined ? { mode: override as Mode, from: "--on-unreachable" } : told ? { mode: told, from: "on_failure (the tenant's, from hookbox)" } : cache.load();
@@ -187,6 +190,37 @@ export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Ar
   const reason = `${problem} (${why})`;
   // cosh-hooks.md: a "non-zero exit code … does not affect main flow" — cosh's block is its JSON at exit 0.
   return { stdout: `${safeJson(denyOutput(format, values.event, reason))}\n`, stderr: `${reason}\n`, code: format === "cosh" ? 0 : 2 };
+}
+
+/** The event did not arrive on stdin before the deadline. */
+class StdinTooSlow extends Error {}
+
+/** All of stdin, or StdinTooSlow once `signal` aborts first. */
+function readAll(stdin: AsyncIterable<Uint8Array>, signal: AbortSignal): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(new StdinTooSlow());
+    if (signal.aborted) return onAbort();
+    signal.addEventListener("abort", onAbort, { once: true });
+    (async () => {
+      const chunks: Buffer[] = [];
+      for await (const c of stdin) chunks.push(Buffer.from(c));
+      return Buffer.concat(chunks);
+    })().then(
+      (body) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(body);
+      },
+      (err: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(err instanceof Error ? err : new Error(String(err)));
+      },
+    );
+  });
+}
+
+/** A URL as it may be shown: without a user name and password in it. */
+function withoutUserinfo(url: string): string {
+  return url.replace(/^([a-z]+:\/\/)[^/@]*@/i, "$1");
 }
 
 /**

@@ -10,11 +10,15 @@
 const USAGE = `usage: hookbox <command>
   serve [--config FILE] [--listen HOST:PORT]   run the service
   forward --url URL --event NAME ...            post stdin's event, print the agent-native answer
-  workspace push DIR [--id ID] [--all]          upload a repository's hook files, print the id
+  workspace push DIR [--id ID] [--all] [--url URL] [--token T]
+                                                upload a repository's hook files, print the id
   check CONFIG [--workspace DIR]                validate a configuration, list the hooks per event
-  trace EVENT_ID [--json]                       one event's hooks: what they got, printed, decided
-  tail                                          follow decisions live
-  doctor [DIR] [--home DIR]                     prove every agent's hookbox line is live: a block reaches the agent
+  trace EVENT_ID [--json] [--url URL] [--token T]
+                                                one event's hooks: what they got, printed, decided
+  tail [--url URL] [--token T]                  follow decisions live
+  doctor [DIR] [--home DIR] [--url URL] [--json]
+                                                prove every agent's hookbox line is live: a block reaches the agent
+  (--url: else HOOKBOX_URL, else http://127.0.0.1:8080; --token: else HOOKBOX_TOKEN)
 `;
 
 async function run(argv: string[]): Promise<number> {
@@ -31,8 +35,9 @@ async function run(argv: string[]): Promise<number> {
       return -1; // keeps running
     }
     case "forward": {
-      const { forward } = await import("./forward.js");
-      return print(await forward(rest, { stdin: process.stdin, env: process.env }));
+      // A failure of its own is a block, as from the bundled command (hookbox.ts).
+      const { forward, forwardFailed } = await import("./forward.js");
+      return print(await forward(rest, { stdin: process.stdin, env: process.env }).catch((err: unknown) => forwardFailed(err, rest)));
     }
     case "workspace": {
       if (rest[0] !== "push") break;
@@ -74,6 +79,9 @@ run(process.argv.slice(2)).then(
     // an error's message may quote what a server or a file held: escaped, never raw
     const { oneLine } = await import("./terminal.js");
     process.stderr.write(`hookbox: ${oneLine(String((err as Error)?.message ?? err))}\n`);
-    process.exitCode = 70;
+    // A flag a command does not take, or one without its value, is a usage error (64), with the usage.
+    const usage = String((err as NodeJS.ErrnoException)?.code ?? "").startsWith("ERR_PARSE_ARGS");
+    if (usage) process.stderr.write(USAGE);
+    process.exitCode = usage ? 64 : 70;
   },
 );

@@ -12,9 +12,14 @@ import { oneLine } from "./terminal.js";
 
 /**
  * What a repository's hooks are declared in (the engine's format registry reads these), and the
- * folders their scripts usually sit in.
+ * folders their scripts usually sit in — never the rest of an agent's folder, which holds its other
+ * settings and, often, keys (`.cursor/mcp.json`, `.codex/config.toml`).
  */
-export const HOOK_PATHS = [".github/hooks", ".github/copilot", ".copilot-shell", ".claude/settings.json", ".claude/settings.local.json", ".claude/hooks", ".cursor", ".codex", ".gemini/settings.json", ".gemini/hooks"];
+export const HOOK_PATHS = [
+  ".github/hooks", ".github/copilot/settings.json", ".github/copilot/settings.local.json", ".copilot-shell",
+  ".claude/settings.json", ".claude/settings.local.json", ".claude/hooks",
+  ".cursor/hooks.json", ".cursor/hooks", ".codex/hooks.json", ".codex/hooks", ".gemini/settings.json", ".gemini/hooks",
+];
 const SKIP = new Set([".git", "node_modules"]);
 /** A name that is one of SKIP on a file system that ignores case (`.GIT` is `.git` on macOS and Windows). */
 const isSkipped = (name: string) => SKIP.has(name.toLowerCase());

@@ -14,7 +14,7 @@ import { loadCoshTable } from "./formats/cosh-toml.js";
 import { loadCopilotFile } from "./formats/copilot-json.js";
 import { EXTENSION_FILE, loadExtension } from "./formats/cosh-extension.js";
 import { blockKeepsGoing, configError, originOf, parseBytes, readJson, readToml, schemaError, type ParsedFile } from "./formats/shared.js";
-import { mergeHookSets, type HookSet } from "./hooks.js";
+import { mergeHookSets, type HookDef, type HookSet } from "./hooks.js";
 import { DEFAULT_POOL, type PoolOptions } from "./run/warm-pool.js";
 import { DEFAULT_TRACE_LIMITS, type TraceLimits } from "./trace-limits.js";
 import { DEFAULT_IMAGE, DEFAULT_LIMITS, DEFAULT_MAX_TIMEOUT_MS, MIN_LIMITS, RUNTIMES, type Limits, type Runtime } from "./names.js";
@@ -263,12 +263,14 @@ export function parseConfig(file: string, text: string, env: Record<string, stri
   const dockerHost = env.DOCKER_HOST?.startsWith("unix://") ? [env.DOCKER_HOST.slice("unix://".length)] : [];
   const sockets = [...new Set([...ENGINE_SOCKETS, ...dockerHost].flatMap((sock) => [sock, real(sock)]))];
   const dataDir = real(resolve(base, server.data_dir));
-  sandbox.mounts.forEach((m, i) => {
+  /** A folder mounted into containers (a `[sandbox] mounts` entry, an extension's folder), judged at the key that names it. */
+  const mountable = (at: Path, m: string, who: string) => {
     const path = real(resolve(base, m));
     const inside = (a: string, b: string) => a === b || a.startsWith(b.endsWith("/") ? b : `${b}/`);
-    if (inside(dataDir, path) || inside(path, dataDir)) throw configError(parsed, ["sandbox", "mounts", i], `mount ${JSON.stringify(m)} would show hookbox's data_dir (${dataDir}) to every hook`);
-    for (const socket of sockets) if (inside(socket, path)) throw configError(parsed, ["sandbox", "mounts", i], `mount ${JSON.stringify(m)} would hand every hook the container engine's socket (${socket})`);
-  });
+    if (inside(dataDir, path) || inside(path, dataDir)) throw configError(parsed, at, `mount ${JSON.stringify(m)} would show hookbox's data_dir (${dataDir}) to ${who}`);
+    for (const socket of sockets) if (inside(socket, path)) throw configError(parsed, at, `mount ${JSON.stringify(m)} would hand ${who} the container engine's socket (${socket})`);
+  };
+  sandbox.mounts.forEach((m, i) => mountable(["sandbox", "mounts", i], m, "every hook"));
 
   const maxTimeoutMs = sandbox.max_timeout;
   const hooks = loadCoshTable(parsed, ["hooks"], doc.hooks, { source: "service", maxTimeoutMs }, ["enabled", "parallel", "sequential"]);
@@ -278,6 +280,8 @@ export function parseConfig(file: string, text: string, env: Record<string, stri
   const policy = mergeHookSets([policyTable, ...policyFiles.map(({ file: f, at }) => loadCopilotFile(readJson(f, readText(parsed, at, f)), { source: "policy", maxTimeoutMs }))]);
   const extension = mergeHookSets(
     extensions.dirs.flatMap((d, i) => extensionDirs(parsed, ["extensions", "dirs", i], resolve(base, d))).map(({ file: dir, at }) => {
+      // Its folder is mounted into each of its hooks' containers: judged as a [sandbox] mount is.
+      mountable(at, dir, "its hooks");
       const f = join(dir, EXTENSION_FILE);
       return loadExtension(readJson(f, readText(parsed, at, f)), dir, { source: "extension", maxTimeoutMs });
     }),
@@ -325,8 +329,36 @@ export function parseConfig(file: string, text: string, env: Record<string, stri
     policy: { ...policy, disableAll: false },
     service: hooks,
     extension,
-    warnings: [...tenantWarnings, ...hooks.warnings, ...policy.warnings, ...extension.warnings],
+    warnings: [...tenantWarnings, ...settingWarnings(parsed, sandbox, [...policy.hooks, ...hooks.hooks, ...extension.hooks]), ...hooks.warnings, ...policy.warnings, ...extension.warnings],
   };
+}
+
+/**
+ * Settings that load but do not do what they say, each at its line: limits that cannot hold
+ * together, and a hook's own limits the sandbox's override (a hook may lower them, never raise them)
+ * or that mean nothing on the host.
+ */
+function settingWarnings(parsed: ParsedFile, sandbox: z.infer<typeof SandboxSchema>, all: HookDef[]): string[] {
+  const out: string[] = [];
+  const at = (path: Path, text: string) => out.push(`${originOf(parsed, path)}: ${path.join(".")}: ${text}`);
+  if (sandbox.max_tenant_concurrency !== undefined && sandbox.max_tenant_concurrency > sandbox.max_concurrency)
+    at(["sandbox", "max_tenant_concurrency"], `${sandbox.max_tenant_concurrency} is more than max_concurrency (${sandbox.max_concurrency}): a tenant runs at most ${sandbox.max_concurrency} events at once`);
+  if (sandbox.max_event_ms < sandbox.max_timeout)
+    at(["sandbox", "max_event_ms"], `${sandbox.max_event_ms} ms is less than max_timeout (${sandbox.max_timeout} ms): a hook given more than max_event_ms is cut by it, and the tenant's on_failure answers`);
+  if (sandbox.pool_max < sandbox.pool_size)
+    at(["sandbox", "pool_max"], `${sandbox.pool_max} is less than pool_size (${sandbox.pool_size}): the pool keeps at most ${sandbox.pool_max} containers`);
+  const memory = parseBytes(sandbox.memory)!;
+  for (const h of all) {
+    if (h.source === "policy") {
+      const unused = (["memoryBytes", "cpus", "pids"] as const).filter((k) => h.limits[k] !== undefined);
+      if (h.image !== undefined || unused.length > 0) out.push(`${h.origin}: policy hook ${JSON.stringify(h.name)}: ${[...(h.image !== undefined ? ["image"] : []), ...unused.map((k) => (k === "memoryBytes" ? "memory" : k))].join(", ")} mean nothing for a hook that runs on the host: ignored`);
+    } else {
+      if (h.limits.memoryBytes !== undefined && h.limits.memoryBytes > memory) out.push(`${h.origin}: hook ${JSON.stringify(h.name)}: memory is more than [sandbox] memory (${sandbox.memory}): a hook may lower the sandbox's limits, never raise them — it gets ${sandbox.memory}`);
+      if (h.limits.cpus !== undefined && h.limits.cpus > sandbox.cpus) out.push(`${h.origin}: hook ${JSON.stringify(h.name)}: cpus is more than [sandbox] cpus (${sandbox.cpus}): it gets ${sandbox.cpus}`);
+      if (h.limits.pids !== undefined && h.limits.pids > sandbox.pids) out.push(`${h.origin}: hook ${JSON.stringify(h.name)}: pids is more than [sandbox] pids (${sandbox.pids}): it gets ${sandbox.pids}`);
+    }
+  }
+  return out;
 }
 
 function tenantOf(parsed: ParsedFile, t: z.infer<typeof TenantSchema>, i: number, env: Record<string, string | undefined>, server: z.infer<typeof ServerSchema>, warnings: string[]): Tenant {

@@ -56,7 +56,11 @@ register_runsc() {
   local runsc; runsc=$(command -v runsc)
   node -e '
     const fs = require("node:fs"); const f = "/etc/docker/daemon.json";
-    let c = {}; try { c = JSON.parse(fs.readFileSync(f, "utf8")); } catch {}
+    let c = {};
+    let text;
+    try { text = fs.readFileSync(f, "utf8"); } catch {}
+    // An administrator'"'"'s daemon.json that does not parse is never overwritten: said, and left as it is.
+    if (text !== undefined) try { c = JSON.parse(text); } catch (e) { console.error(`${f} is not valid JSON (${e.message}): fix it, or register runsc in it yourself`); process.exit(4); }
     c.runtimes = c.runtimes || {};
     const want = { path: process.argv[1], runtimeArgs: ["--network=none"] };
     if (JSON.stringify(c.runtimes.runsc) === JSON.stringify(want)) process.exit(0);
@@ -94,12 +98,14 @@ if docker info --format '{{json .Runtimes}}' 2>/dev/null | grep -q '"runsc"'; th
 elif can_apt && pidof dockerd >/dev/null 2>&1; then
   command -v runsc >/dev/null 2>&1 || apt_install runsc
   rc=0; register_runsc || rc=$?
-  kill -HUP "$(pidof dockerd)"   # dockerd reloads its runtimes on SIGHUP
+  [ "$rc" -ne 4 ] || die "/etc/docker/daemon.json is not valid JSON: not touched; fix it and run set-up again"
+  # shellcheck disable=SC2046 # every dockerd running reloads its runtimes on SIGHUP
+  kill -HUP $(pidof dockerd)
   for _ in $(seq 1 20); do docker info --format '{{json .Runtimes}}' | grep -q '"runsc"' && break; sleep 0.5; done
   docker info --format '{{json .Runtimes}}' | grep -q '"runsc"' || die "runsc did not register (daemon.json rc=$rc); see $DOCKERD_LOG"
   done_step "runsc registered"
 else
-  done_step "runsc not available: hooks can run under runc only (runtime = \"runsc\" will be refused)"
+  done_step "runsc not available: hooks can run under runc only (with runtime = \"runsc\", /readyz answers 503 and container hooks fail to start)"
 fi
 
 # --- 3. the hook runtime image -------------------------------------------------------------------

@@ -5,9 +5,9 @@
  * `hookbox forward` and through the shell forwarder it prints (`hookbox forward --print-script`).
  */
 import { spawnSync } from "node:child_process";
-import { readFileSync, writeFileSync, mkdtempSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { parse as parseToml } from "smol-toml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, startService, TOKEN_A, type Service } from "./helpers/service.js";
@@ -219,6 +219,19 @@ describe("hookbox check", () => {
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(/bad\.toml:3:1: hooks\.PreToolUse\[0\]\.comand: Unrecognized key/);
   });
+  it("says a --workspace that is no folder, never an ok for hooks it never read", () => {
+    const r = spawnSync(process.execPath, ["dist/cli/main.js", "check", "hookbox.example.toml", "--workspace", join(dir, "no-such-repo")], { encoding: "utf8" });
+    expect(r.status).toBe(66);
+    expect(r.stderr).toMatch(/--workspace .*no-such-repo is not a folder/);
+  });
+  it("names a policy folder that is a file at its key, never a stack trace", () => {
+    const bad = join(dir, "bad-dirs.toml");
+    writeFileSync(bad, `[policy]\ndirs = [${JSON.stringify(bad)}]\n`);
+    const r = spawnSync(process.execPath, ["dist/cli/main.js", "check", bad], { encoding: "utf8" });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/bad-dirs\.toml:2:1: policy\.dirs\[0\]: policy directory .* is not a folder/);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
 });
 
 describe("the README's repository example (examples/repository)", () => {
@@ -247,5 +260,22 @@ describe("hookbox workspace push", () => {
     expect(info.hooks).toHaveLength(1);
     const res = (await (await svc.event(snakePayload("shell")("ls"), { query: "workspace=copilot-demo" })).json()) as { hooks: Array<{ source: string; outcome: string; exit_code: number }> };
     expect(res.hooks.find((h) => h.source === "repository")).toMatchObject({ outcome: "exited", exit_code: 0 });
+  });
+
+  it("sends an agent's hook files and hook folders, never the rest of its folder (.cursor/mcp.json holds keys)", async () => {
+    const repo = mkdtempSync(join(tmpdir(), "hookbox-push-"));
+    const put = (name: string, text: string) => {
+      mkdirSync(dirname(join(repo, name)), { recursive: true });
+      writeFileSync(join(repo, name), text);
+    };
+    put(".cursor/hooks.json", JSON.stringify({ version: 1, hooks: { beforeShellExecution: [{ command: ".cursor/hooks/guard.sh" }] } }));
+    put(".cursor/hooks/guard.sh", "echo '{}'\n");
+    put(".cursor/mcp.json", JSON.stringify({ mcpServers: { x: { env: { API_KEY: "sk-secret" } } } }));
+    put(".codex/config.toml", 'api_key = "sk-secret"\n');
+    put(".github/copilot/instructions.md", "be nice\n");
+    const r = spawnSync(process.execPath, ["dist/cli/main.js", "workspace", "push", repo, "--url", svc.url, "--id", "narrow"], { encoding: "utf8", env: { PATH: process.env.PATH, HOOKBOX_TOKEN: TOKEN_A } });
+    expect(r.status, r.stderr).toBe(0);
+    const info = (await (await fetch(`${svc.url}/v1/workspaces/narrow`, { headers: { authorization: `Bearer ${TOKEN_A}` } })).json()) as { files: number; hooks: unknown[] };
+    expect(info).toMatchObject({ files: 2, hooks: [expect.objectContaining({ format: "cursor" })] });
   });
 });

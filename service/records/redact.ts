@@ -66,6 +66,8 @@ const PEM = RE2JS.compile(String.raw`-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY( BLOCK)?
 const URL_PASSWORD = RE2JS.compile(String.raw`\b([A-Za-z][A-Za-z0-9+.-]*://[^\s/:@"']+:)[^\s"']*@`);
 /** A secret given as a command-line option's next word: `--password hunter2`, `--api-key x`. */
 const SECRET_OPTION = RE2JS.compile(String.raw`(?i)((?:^|\s)--?[a-z0-9-]*(?:password|passwd|passphrase|secret|token|api-?key))(\s+)("[^"\r\n]*"|'[^'\r\n]*'|[^\s"'-][^\s"']*)`);
+/** A user and password given as one option's word: `curl -u admin:hunter2`, `--user admin:hunter2` — the user stays. */
+const USER_OPTION = RE2JS.compile(String.raw`((?:^|\s)(?:-u|--user|--proxy-user)(?:\s+|=)["']?[^\s:"']+:)([^\s"']+)`);
 /** Fixed literals only (no quantifier): a linear scan in any engine. */
 const holds = (text: string, literal: string | RegExp) => (typeof literal === "string" ? text.includes(literal) : literal.test(text));
 /**
@@ -76,12 +78,14 @@ const holds = (text: string, literal: string | RegExp) => (typeof literal === "s
  * `https://host/?api_key=x`, a YAML parent line), and text of other names costs no match at all.
  */
 const ASSIGNMENT = RE2JS.compile(
-  String.raw`\b((?:[A-Za-z_][A-Za-z0-9_-]*)?(?i:${SECRET_WORDS})[A-Za-z0-9_-]*)([ \t]*[=:][ \t]*)`,
+  String.raw`\b((?:[A-Za-z_][A-Za-z0-9_-]*)?(?i:${SECRET_WORDS})[A-Za-z0-9_-]*)('?[ \t]*[=:][ \t]*)`,
 );
 /** A secret's value after its name: group 1 double-quoted, 2 single-quoted, 3 bare. Sticky, one run of one class each: linear. */
 const ASSIGNED_VALUE = /"([^"\r\n]+)"|'([^'\r\n]+)'|([^\s"',;]+)/y;
 /** "name": "value" (any name: `"db.password"` too) */
 const JSON_MEMBER = RE2JS.compile(String.raw`"([^"\\\r\n]+)"(\s*:\s*)"((?:[^"\\]|\\.)*)"`);
+/** "name": 123456 — a secret given as a JSON number (a PIN, a numeric key): group 3 the number */
+const JSON_NUMBER_MEMBER = RE2JS.compile(String.raw`"([^"\\\r\n]+)"(\s*:\s*)(-?[0-9][0-9.eE+-]*)`);
 /** \"name\": \"value\" — JSON inside a JSON string (a Copilot `toolArgs` a hook echoes) */
 const ESCAPED_MEMBER = RE2JS.compile(String.raw`\\"([^"\\\r\n]+)\\"(\s*:\s*)\\"((?:[^"\\]|\\[^"])*)\\"`);
 /** A member or a quoted assignment whose value runs to the end of the text (cut there): redacted to the end. */
@@ -172,12 +176,18 @@ export function redactText(text: string): string {
     });
   }
   if (out.includes("://")) out = replaceEach(URL_PASSWORD, out, (m) => `${m.group(1)!}${REDACTED}@`);
-  if (out.includes("-")) out = replaceEach(SECRET_OPTION, out, (m) => `${m.group(1)!}${m.group(2)!}${REDACTED}`);
+  if (out.includes("-")) {
+    out = replaceEach(SECRET_OPTION, out, (m) => `${m.group(1)!}${m.group(2)!}${REDACTED}`);
+    if (out.includes("-u") || out.includes("-user")) out = replaceEach(USER_OPTION, out, (m) => `${m.group(1)!}${REDACTED}`);
+  }
   // An assignment needs its separator, a JSON member a quote and a colon.
   if (!out.includes(":") && !out.includes("=")) return out;
   out = redactAssignments(out);
   if (!out.includes('"')) return out;
-  if (out.includes(":")) out = replaceEach(JSON_MEMBER, out, (m) => (isSecretName(m.group(1)!) ? `"${m.group(1)!}"${m.group(2)!}"${REDACTED}"` : m.group()!));
+  if (out.includes(":")) {
+    out = replaceEach(JSON_MEMBER, out, (m) => (isSecretName(m.group(1)!) ? `"${m.group(1)!}"${m.group(2)!}"${REDACTED}"` : m.group()!));
+    out = replaceEach(JSON_NUMBER_MEMBER, out, (m) => (isSecretName(m.group(1)!) ? `"${m.group(1)!}"${m.group(2)!}"${REDACTED}"` : m.group()!));
+  }
   if (out.includes('\\"')) out = replaceEach(ESCAPED_MEMBER, out, (m) => (isSecretName(m.group(1)!) ? `\\"${m.group(1)!}\\"${m.group(2)!}\\"${REDACTED}\\"` : m.group()!));
   return replaceEach(OPEN_AT_END, out, (m) => {
     const name = m.group(1) ?? m.group(2)!;

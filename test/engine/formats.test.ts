@@ -379,6 +379,29 @@ describe("cosh-extension.json", () => {
     expect(config.warnings).toEqual([expect.stringMatching(/cosh-extension\.json:\d+: hook without a name skipped/)]);
   });
 
+  it("refuses an extension whose folder, mounted into its hooks' containers, would show the data_dir", () => {
+    const dir = tree({
+      "ext/guard/cosh-extension.json": JSON.stringify({ name: "guard", hooks: { PreToolUse: [{ hooks: [{ type: "command", name: "a", command: "true" }] }] } }),
+      "hookbox.toml": '[server]\ndata_dir = "ext/guard/data"\n\n[extensions]\ndirs = ["ext"]\n',
+    });
+    expect(configErrorOf(() => loadConfig(join(dir, "hookbox.toml"))).message).toMatch(/hookbox\.toml:5:1: extensions\.dirs\[0\]: mount ".*ext\/guard" would show hookbox's data_dir/);
+  });
+
+  it("warns of settings that load but do not do what they say, each at its line", () => {
+    const config = parseConfig("c.toml", [
+      "[sandbox]", "max_concurrency = 2", "max_tenant_concurrency = 4", "max_timeout = 60000", "max_event_ms = 30000", "pool_size = 4", "pool_max = 2", 'memory = "256m"', "",
+      "[[policy.PreToolUse]]", 'name = "p"', 'command = "true"', 'memory = "64m"', "",
+      "[[hooks.PreToolUse]]", 'name = "big"', 'command = "true"', 'memory = "1g"', "",
+    ].join("\n"));
+    expect(config.warnings).toEqual([
+      expect.stringMatching(/^c\.toml:3: sandbox\.max_tenant_concurrency: 4 is more than max_concurrency \(2\)/),
+      expect.stringMatching(/^c\.toml:5: sandbox\.max_event_ms: 30000 ms is less than max_timeout/),
+      expect.stringMatching(/^c\.toml:7: sandbox\.pool_max: 2 is less than pool_size \(4\)/),
+      expect.stringMatching(/^c\.toml:10: policy hook "p": memory mean nothing for a hook that runs on the host/),
+      expect.stringMatching(/^c\.toml:15: hook "big": memory is more than \[sandbox\] memory \(256m\): a hook may lower the sandbox's limits, never raise them/),
+    ]);
+  });
+
   it("fails on a malformed manifest with file, line and reason", () => {
     const dir = tree({
       "ext/bad/cosh-extension.json": '{\n  "name": "bad",\n  "hooks": {\n    "PreToolUse": [\n      { "hooks": [ { "name": "a", "command": 5 } ] }\n    ]\n  }\n}\n',

@@ -178,6 +178,27 @@ async function slotFree(token: string): Promise<void> {
   throw new Error("the tenant's slot stayed taken");
 }
 
+describe("an event that never ends on stdin", () => {
+  it("is answered by hookbox forward by its deadline, with the failure mode: the agent's wait is never the answer", async () => {
+    const [file, args, cacheDir] = forwarder("node", ["--url", svc.url, "--event", "preToolUse", "--format", "copilot", "--timeout", "1500", "--on-unreachable", "block"]);
+    const t0 = performance.now();
+    const child = spawn(file, args, { env: { PATH: process.env.PATH ?? "", HOOKBOX_TOKEN: TOKEN_A, XDG_CACHE_HOME: cacheDir } });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+    child.stdin.on("error", () => undefined);
+    child.stdin.write('{"toolName":"bash"'); // and never more, never ended
+    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+    const ms = performance.now() - t0;
+    child.stdin.destroy();
+    expect(code).toBe(2);
+    expect(ms).toBeLessThan(4_000);
+    expect(JSON.parse(stdout)).toMatchObject({ permissionDecision: "deny" });
+    expect(stderr).toMatch(/the event did not arrive on stdin within 1500 ms/);
+  });
+});
+
 describe("hookbox stops", () => {
   it("503 while draining, then unreachable: the remembered failure mode applies", async () => {
     // Slow events are in flight, so SIGTERM leaves the service draining (503) for a few seconds.
