@@ -329,26 +329,37 @@ export const FORWARD_SCRIPT = String.raw`#!/bin/sh
 # codes and failure-mode handling as 'hookbox forward'. Needs sh, curl >= 7.75, awk, and sha256sum
 # or shasum. Keep it next to the agent's config, e.g. .hookbox/forward.sh.
 umask 077
+AWK='${AWK.replace(/'/g, `'\\''`)}'
 # A line whose flags are wrong is a guard that never reaches hookbox: it blocks — exit 2 with the
 # problem on stderr, every agent's block — but where a block would keep the agent going (a stop).
 usage() {
   cat >&2 <<'USAGE'
 ${FORWARD_USAGE.replace("usage: hookbox forward", "usage: forward.sh")}
 USAGE
-  case $(printf %s "\${event:-$ev0}" | LC_ALL=C tr '[:upper:]' '[:lower:]') in
+  ue=\${event:-$ev0}
+  # what the line said, its control characters out (a flag's text may hold any byte)
+  said=$(printf '%s' "forward.sh: \${1:-the command line is wrong}" | LC_ALL=C tr -d '\000-\010\013-\037\177')
+  case $(printf %s "$ue" | LC_ALL=C tr '[:upper:]' '[:lower:]') in
     stop|agentstop|subagentstop|afteragent|teammateidle|taskcompleted)
-      echo "forward.sh: \${1:-the command line is wrong} (at this stop a block would keep the agent going: it goes on)" >&2
-      echo '{}'
+      printf '%s (at this stop a block would keep the agent going: it goes on)\n' "$said" >&2
+      printf '{}\n'
       exit 0 ;;
   esac
-  echo "forward.sh: \${1:-the command line is wrong}: blocking (a guard whose line is wrong lets nothing through; 'hookbox doctor' checks each line)" >&2
+  reason="$said: blocking (a guard whose line is wrong lets nothing through; 'hookbox doctor' checks each line)"
+  # The block the failure mode gives, in the line's own format where it names one (cosh unless told).
+  uf=\${fm0:-cosh}
+  case $uf in cosh|copilot|claude|codex|gemini|cursor) ;; *) uf=unknown ;; esac
+  HOOKBOX_REASON=$reason HOOKBOX_EVENT=$ue LC_ALL=C awk -v mode=deny -v fmt="$uf" "$AWK" </dev/null || printf '{"decision":"block","reason":"blocked by hookbox"}\n'
+  printf '%s\n' "$reason" >&2
+  [ "$uf" = cosh ] && exit 0
   exit ${USAGE_BLOCK_EXIT}
 }
-# The event, read ahead of the flags: a usage error at a stop lets the agent stop.
-ev0= prev=
+# The event and format, read ahead of the flags (the last of each, as the flags are read): a usage
+# error at a stop lets the agent stop, and elsewhere blocks in the line's own format.
+ev0= fm0= prev=
 for a in "$@"; do
-  case $prev in --event) ev0=$a ;; esac
-  case $a in --event=*) ev0=\${a#--event=} ;; esac
+  case $prev in --event) ev0=$a ;; --format) fm0=$a ;; esac
+  case $a in --event=*) ev0=\${a#--event=} ;; --format=*) fm0=\${a#--format=} ;; esac
   prev=$a
 done
 nl='
@@ -439,7 +450,6 @@ while :; do case $base in */) base=\${base%/} ;; *) break ;; esac; done
 enc "$event"; path="$base/v1/events/$e?format=$q"
 if [ -n "$workspace" ]; then enc "$workspace"; path="$path&workspace=$e"; fi
 if [ -n "$interactive" ]; then enc "$interactive"; path="$path&interactive=$e"; fi
-AWK='${AWK.replace(/'/g, `'\\''`)}'
 # -q first: no .curlrc (a repository can point CURL_HOME at its own); no proxy: the token and the
 # event go to --url and nowhere else, as hookbox forward sends them.
 set -- -q -sS --noproxy '*' --globoff --proto =http,https --suppress-connect-headers -X POST --data-binary @- -H 'content-type: application/json' -H 'Expect:' -D - -w '\n%{http_code} %{exitcode} %{errormsg}' --max-time "$mt"

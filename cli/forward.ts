@@ -64,24 +64,35 @@ export const FORWARD_OPTIONS = {
  * cosh; Copilot before a tool) — never the non-blocking error an agent lets the call through on.
  * Where a block would keep the agent going (its stops), it lets it stop. `hookbox doctor` names it.
  */
-function usageError(problem: string, event: string | undefined, usage = true): { stdout: string; stderr: string; code: number } {
-  const text = `${usage ? `${FORWARD_USAGE}\n` : ""}hookbox forward: ${block(problem)}`;
-  if (event !== undefined && STOP_EVENTS.has(event.toLowerCase())) return { stdout: "{}\n", stderr: `${text} (at ${block(event)} a block would keep the agent going: it goes on)\n`, code: 0 };
-  return { stdout: "", stderr: `${text}: blocking (a guard whose line is wrong lets nothing through; \`hookbox doctor\` checks each line)\n`, code: USAGE_BLOCK_EXIT };
+function usageError(problem: string, argv: string[], usage = true): { stdout: string; stderr: string; code: number } {
+  const head = usage ? `${FORWARD_USAGE}\n` : "";
+  const text = `hookbox forward: ${block(problem)}`;
+  const event = lastFlag(argv, "event");
+  if (event !== undefined && STOP_EVENTS.has(event.toLowerCase())) return { stdout: "{}\n", stderr: `${head}${text} (at ${block(event)} a block would keep the agent going: it goes on)\n`, code: 0 };
+  const reason = `${text}: blocking (a guard whose line is wrong lets nothing through; \`hookbox doctor\` checks each line)`;
+  // The block the failure mode gives, in the line's own format where it names one (cosh unless told).
+  const named = lastFlag(argv, "format") ?? "cosh";
+  const format = Object.hasOwn(FORMATS, named) ? (named as AgentFormat) : undefined;
+  const output = format ? denyOutput(format, event ?? "", reason) : { decision: "block", reason };
+  return { stdout: `${safeJson(output)}\n`, stderr: `${head}${reason}\n`, code: format === "cosh" ? 0 : USAGE_BLOCK_EXIT };
 }
 
-/** What a usage error exits with: 2, a block to every agent. */
+/** What a usage error exits with, but for cosh (whose block is its JSON at exit 0): 2, a block to every other agent. */
 export const USAGE_BLOCK_EXIT = 2;
 
-/** The event a command line names, however written: whether a failure lets a stop go on. */
-function eventIn(argv: string[]): string | undefined {
-  const at = argv.indexOf("--event");
-  return argv.find((a) => a.startsWith("--event="))?.slice("--event=".length) ?? (at !== -1 ? argv[at + 1] : undefined);
+/** A flag's value as a command line gives it last (`--name v` or `--name=v`), as the parsers read it. */
+function lastFlag(argv: string[], name: string): string | undefined {
+  let value: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === `--${name}` && i + 1 < argv.length) value = argv[++i];
+    else if (argv[i]!.startsWith(`--${name}=`)) value = argv[i]!.slice(name.length + 3);
+  }
+  return value;
 }
 
 /** A failure of the forwarder itself (no answer could be made): a block, as a usage error is. */
 export function forwardFailed(err: unknown, argv: string[]): { stdout: string; stderr: string; code: number } {
-  return usageError(`failed: ${String((err as Error)?.message ?? err)}`, eventIn(argv), false);
+  return usageError(`failed: ${String((err as Error)?.message ?? err)}`, argv, false);
 }
 
 export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Array>; env: NodeJS.ProcessEnv; cacheDir?: string }): Promise<{ stdout: string; stderr: string; code: number }> {
@@ -91,7 +102,7 @@ export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Ar
     ({ values } = parseArgs({ args: argv, options }));
   } catch (err) {
     // an unknown flag, or one without its value: the event, if it can be read, says whether this is a stop
-    return usageError((err as Error).message.split("\n")[0]!, eventIn(argv));
+    return usageError((err as Error).message.split("\n")[0]!, argv);
   }
   if (values["print-script"]) return { stdout: (await import("./forward-script.js")).FORWARD_SCRIPT, stderr: "", code: 0 };
   const format = values.format as AgentFormat;
@@ -118,10 +129,10 @@ export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Ar
                 : values.interactive !== undefined && values.interactive !== "true" && values.interactive !== "false"
                   ? "--interactive must be true or false"
                   : undefined;
-  if (problem0 !== undefined || !values.url || !values.event) return usageError(problem0 ?? "--url and --event are needed", values.event);
+  if (problem0 !== undefined || !values.url || !values.event) return usageError(problem0 ?? "--url and --event are needed", argv);
   const token = values.token ?? io.env.HOOKBOX_TOKEN;
   // Every tenant has a token: a line without one is refused by hookbox on every call.
-  if (!token) return usageError("no token: set HOOKBOX_TOKEN (or --token)", values.event);
+  if (!token) return usageError("no token: set HOOKBOX_TOKEN (or --token)", argv);
   // Answer before the agent's deadline, counted from this process's start: 90 %, and at least 0.5 s early.
   const answerByMs = Math.min(deadlineS * 1000 - 500, deadlineS * 900) - process.uptime() * 1000;
   // A timer takes at most 2^31 − 1 ms (longer ones fire at once): more than any agent waits.

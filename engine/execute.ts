@@ -18,6 +18,7 @@ import type { RunRequest, RunResult, Runner, Outcome } from "./run/types.js";
 import type { SandboxConfig } from "./config.js";
 import { mapLimited } from "./map-limited.js";
 import { detached, head } from "./detached.js";
+import { MAX_EVENT_DEPTH, nestedDeeperThan } from "./event-body.js";
 
 /** One hook's line in a response and in the audit log. */
 export interface HookRecord {
@@ -124,6 +125,8 @@ export async function executeHooks(hooks: HookDef[], opts: ExecuteOptions): Prom
   let undecided: Undecided | undefined;
   // What streams to the client as hooks finish: the same cap on an event's messages as its answer.
   const budget = new MessageBudget();
+  /** the last change an allowing or undecided hook made: the one the fold answers (each earlier one is let go as a later one comes) */
+  let lastChange: Judged | undefined;
   for (const step of planSteps(hooks)) {
     // `[sandbox] max_containers_per_event`: a parallel step runs this many at once, whatever its config says.
     // Each hook is told as it finishes (its notification streams, an early answer sees it), even
@@ -134,6 +137,11 @@ export async function executeHooks(hooks: HookDef[], opts: ExecuteOptions): Prom
       return out;
     });
     for (const [j, record, trace, cut] of done) {
+      if (j.verdict.modifiedArgs !== undefined && j.verdict.decision !== "block") {
+        // A thousand hooks each changing a megabyte of arguments would otherwise all be held.
+        if (lastChange) delete lastChange.verdict.modifiedArgs;
+        lastChange = j;
+      }
       judged.push(j);
       records.push(record);
       traces.push(trace);
@@ -144,6 +152,9 @@ export async function executeHooks(hooks: HookDef[], opts: ExecuteOptions): Prom
     if (done.some(([j]) => (isEffective(j) && j.verdict.decision === "block") || j.verdict.halt !== undefined)) break;
     if (opts.signal?.aborted) break;
   }
+  // Merged into the arguments as its agent merges them (cosh-ng and Gemini CLI deeply or over them):
+  // once, for the one change answered.
+  if (lastChange?.verdict.modifiedArgs !== undefined) lastChange.verdict = asRun(lastChange.verdict, lastChange.hook, opts);
   return { judged, records, traces, ...(undecided !== undefined ? { undecided } : {}) };
 }
 
@@ -183,7 +194,7 @@ async function runOne(hook: HookDef, opts: ExecuteOptions, t0: number): Promise<
     ...(why === "max_timeout" ? { timeoutMs: request.timeoutMs, agentTimeoutMs } : {}),
   };
   // Trust first: a change it drops is never merged into the arguments (a megabyte of keys would cost the merge).
-  const verdict = capMessages(asRun(applyTrust(interpret(run, hook), hook.source, { repositoryMayRewrite: opts.repositoryMayRewrite === true }), hook, opts));
+  const verdict = capMessages(checkedChange(applyTrust(interpret(run, hook), hook.source, { repositoryMayRewrite: opts.repositoryMayRewrite === true })));
   if (run === NO_TIME) verdict.error = NO_TIME_ERROR;
   const j: Judged = { hook, verdict };
   // What the trace can show of each stream, not all of it: an event's hooks together printed up to
@@ -196,6 +207,37 @@ async function runOne(hook: HookDef, opts: ExecuteOptions, t0: number): Promise<
     env: hook.env, offset_ms: Math.round(offset), warm: run.warm === true,
   };
   return [j, { ...record(hook, onHost, run, j), ...(opts.pass ? { pass: opts.pass } : {}) }, trace, undecided];
+}
+
+/**
+ * A change is the tool's arguments as a JSON object; Copilot's hooks may give one as a JSON string
+ * of it (as its events carry them), read here once — no deeper than MAX_EVENT_DEPTH. Anything else
+ * (an array, a number, a string that is no such object) is no arguments a policy hook could look at:
+ * an error of the hook, its change dropped and the allow given with it.
+ */
+function checkedChange(verdict: Verdict): Verdict {
+  const change = verdict.modifiedArgs;
+  if (change === undefined) return verdict;
+  let value: unknown = change;
+  if (typeof change === "string") {
+    const bytes = Buffer.from(change);
+    value = undefined;
+    if (!nestedDeeperThan(bytes, MAX_EVENT_DEPTH)) {
+      try {
+        value = JSON.parse(change) as unknown;
+      } catch {
+        // not JSON: no arguments
+      }
+    }
+  }
+  if (typeof value === "object" && value !== null && !Array.isArray(value)) return value === change ? verdict : { ...verdict, modifiedArgs: value };
+  const { modifiedArgs: _dropped, ...rest } = verdict;
+  return {
+    ...rest,
+    decision: rest.decision === "allow" ? null : rest.decision,
+    error: rest.error ?? "changed arguments that are not a JSON object (nor a JSON string of one): the change is dropped, and an allow given with it",
+    rule: `${rest.rule}; a change that is not a JSON object of arguments is dropped`,
+  };
 }
 
 /** A verdict's argument change as its agent runs it (its format's rule): what the policy hooks look at again. */

@@ -240,13 +240,14 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
           });
           const queuedMs = Math.round(performance.now() - tQueued);
           const common = { runners, sandbox: config.sandbox, traceCaptureBytes: config.traces.captureBytes, signal: req.signal, eventId, deadline, onHook, party: req.tenant.name };
-          const { judged, records, traces, undecided: cut } = await executeHooks(hooks, {
+          const { judged, records, traces, undecided: firstCut } = await executeHooks(hooks, {
             ...common,
             payloads: new PayloadCache(req.raw, req.body, dialect, point),
             workspaceDir: req.workspace?.dir,
             ...(req.workspace?.current ? { workspaceCurrent: req.workspace.current } : {}),
             repositoryMayRewrite: req.tenant.repositoryMayRewrite === true,
           });
+          let cut = firstCut;
           let folded = fold(judged, { interactive: req.interactive });
           // An event that carries no tool arguments (Cursor's beforeShellExecution has its command at
           // the top, beforeReadFile its path) has none to change: the policy hooks could not look at
@@ -268,18 +269,26 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
             const judgedAgain: Judged[] = [];
             let looked = false;
             let unchecked = req.signal?.aborted === true;
-            for (const look of looks) {
-              const policy = selectHooks({ ...NO_SOURCES, policy: config.policy }, look.at, toolName(look.body), { hooksEnabled: false, repositoryHooks: false }, look.body);
-              if (policy.length === 0 || req.signal?.aborted) continue;
-              // The second pass runs within what the event has left (max_event_ms holds for all of an
-              // event's hooks): a policy hook it cuts has not checked the change, which is then dropped.
-              const second = await executeHooks(policy, { ...common, payloads: new PayloadCache(Buffer.from(JSON.stringify(look.body)), look.body, dialect, look.at), pass: "rewritten" });
-              looked = true;
-              records.push(...second.records);
-              traces.push(...second.traces);
-              judgedAgain.push(...(look.at === point ? second.judged : second.judged.map(withoutAllow)));
-              // Only a changed event that every policy hook saw through to a normal end, without an error, may go out.
-              if (req.signal?.aborted || second.records.some((r) => r.outcome !== "exited" || r.error !== null)) unchecked = true;
+            try {
+              for (const look of looks) {
+                const policy = selectHooks({ ...NO_SOURCES, policy: config.policy }, look.at, toolName(look.body), { hooksEnabled: false, repositoryHooks: false }, look.body);
+                if (policy.length === 0 || req.signal?.aborted) continue;
+                // The second pass runs within what the event has left (max_event_ms holds for all of an
+                // event's hooks): a policy hook it cuts has not checked the change, which is then
+                // dropped — and is a hook hookbox's limits kept from deciding (the tenant's on_failure).
+                const second = await executeHooks(policy, { ...common, payloads: new PayloadCache(Buffer.from(JSON.stringify(look.body)), look.body, dialect, look.at), pass: "rewritten" });
+                looked = true;
+                records.push(...second.records);
+                traces.push(...second.traces);
+                judgedAgain.push(...(look.at === point ? second.judged : second.judged.map(withoutAllow)));
+                cut ??= second.undecided;
+                // Only a changed event that every policy hook saw through to a normal end, without an error, may go out.
+                if (req.signal?.aborted || second.records.some((r) => r.outcome !== "exited" || r.error !== null)) unchecked = true;
+              }
+            } catch {
+              // The changed event could not be looked at (it could not be written for the hooks, say):
+              // unchecked, so it never goes out — the first pass's blocks and asks stand.
+              unchecked = true;
             }
             folded = afterPolicyLook(folded, looked ? fold(judgedAgain, { interactive: req.interactive }) : undefined, unchecked);
           }
@@ -308,6 +317,9 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
               };
             } else if (folded.decision === "allow") {
               folded = { ...folded, decision: null, note: `hook ${cut.hook} ${what}: the allow the other hooks gave is not answered for it` };
+            } else if (folded.decision !== "block" && folded.note === undefined) {
+              // Said, never silent: a guard hookbox's limits kept from deciding did not decide.
+              folded = { ...folded, note: `hook ${cut.hook} ${what}: it made no decision, and the tenant's failure mode (allow) applies` };
             }
           }
           const answer = answerFor(format, point, folded);

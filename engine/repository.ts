@@ -111,7 +111,7 @@ function* loadSteps(dir: string, maxTimeoutMs: number, limits: RepositoryLimits)
     }
   } catch (err) {
     if (err instanceof ConfigError) throw err;
-    throw new ConfigError(".", `cannot read the repository's hook files: ${(err as Error).message}`);
+    throw new ConfigError(".", `cannot read the repository's hook files (${(err as NodeJS.ErrnoException).code ?? (err as Error).message.replaceAll(dir, "…")})`);
   }
   const merged = mergeHookSets(sets);
   const off = [...switchedOff].map(([format, file]) => `${file}: switches off this repository's ${format} hooks (${format === "cosh" ? "[hooks] enabled = false" : "disableAllHooks"}); its other agents' hooks still run`);
@@ -177,7 +177,8 @@ function readHookFile(root: string, rel: string, maxBytes: number): { text: stri
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (err) {
-    throw new ConfigError(rel, `cannot read: ${(err as Error).message}`);
+    // Its code only: the message names the host path under data_dir.
+    throw new ConfigError(rel, `cannot read (${(err as NodeJS.ErrnoException).code ?? "error"})`);
   }
   try {
     const st = fstatSync(fd);

@@ -17,6 +17,9 @@ import { TenantUsage, type Quota } from "./workspace-quota.js";
 import { checkLinks, readTree } from "./workspace-tree.js";
 import { unpack, type UnpackLimits } from "./workspace-unpack.js";
 
+/** @default 60 s — how long a stored workspace refused for anything but its links is refused before it is judged again */
+export const REFUSAL_RETRY_MS = 60_000;
+
 /** the longest workspace id */
 const MAX_WORKSPACE_ID_CHARS = 128;
 export const WORKSPACE_ID = new RegExp(`^[A-Za-z0-9][A-Za-z0-9._-]{0,${MAX_WORKSPACE_ID_CHARS - 1}}$`);
@@ -62,7 +65,7 @@ export class WorkspaceStore {
    * replaces it or a delete removes it — every event naming it would otherwise walk and judge the
    * whole tree again, on the thread that serves everyone.
    */
-  private readonly refused = new Map<string, BadRequestError>();
+  private readonly refused = new Map<string, { err: BadRequestError; until: number }>();
 
   constructor(
     private readonly root: string,
@@ -185,7 +188,7 @@ export class WorkspaceStore {
     const hit = this.cache.get(key);
     if (hit) return hit;
     const refused = this.refused.get(key);
-    if (refused) throw refused;
+    if (refused && refused.until > Date.now()) throw refused.err;
     // Events naming one stored workspace after a restart share one reading of it.
     let loading = this.loading.get(key);
     if (!loading) {
@@ -201,8 +204,10 @@ export class WorkspaceStore {
     try {
       return await this.judge(tenant, base, id, key);
     } catch (err) {
-      // Judged and refused (not a passing failure of the disk): so it stays, until it is replaced or removed.
-      if (err instanceof BadRequestError && this.refused.get(key) === undefined) this.refused.set(key, err);
+      // Judged and refused: a link that leads out stays refused until the workspace is replaced or
+      // removed; any other refusal (a hook file that could not be read — the disk, the file table —
+      // as much as one that does not parse) is judged again after REFUSAL_RETRY_MS.
+      if (err instanceof BadRequestError) this.refused.set(key, { err, until: err.code === "archive_refused" ? Infinity : Date.now() + REFUSAL_RETRY_MS });
       throw err;
     }
   }

@@ -290,10 +290,21 @@ function guardMetaHeaders(ex: ReturnType<typeof extract>, maxEntries: number): v
   };
 }
 
-/** Lines of a pax header: one record each (linear, no copy). */
+/**
+ * The records of a pax header as tar-stream's decoder walks them — `<length> key=value`, each
+ * `length` bytes long, whether or not it ends in a newline — counted up to one past MAX_PAX_RECORDS
+ * (linear, no copy).
+ */
 function recordsIn(buf: Buffer): number {
   let n = 0;
-  for (let i = buf.indexOf(10); i !== -1; i = buf.indexOf(10, i + 1)) n++;
+  for (let at = 0; at < buf.length && n <= MAX_PAX_RECORDS; ) {
+    let space = at;
+    while (space < buf.length && buf[space] !== 32 && space - at < 16) space++;
+    const len = parseInt(buf.toString("latin1", at, space), 10);
+    if (!(len > 0)) break; // where the decoder stops, or would walk backwards
+    n++;
+    at += len;
+  }
   return n;
 }
 

@@ -335,11 +335,13 @@ describe("both forwarders read what they are given alike", () => {
   it.each([
     ["a flag's value given apart that starts with -", ["--url", "http://127.0.0.1:1", "--event", "-x"]],
     ["a deadline under a millisecond", ["--url", "http://127.0.0.1:1", "--event", "preToolUse", "--deadline", "0.0001"]],
-  ])("refuses %s as a usage error — a block (exit 2), in both", async (_what, a) => {
+  ])("refuses %s as a usage error — a block (cosh's: its JSON at exit 0), in both", async (_what, a) => {
     const [node, sh] = await Promise.all([run("node", a), run("sh", a)]);
-    expect(node.code).toBe(2);
-    expect(sh.code).toBe(2);
-    for (const r of [node, sh]) expect(r.stderr).toMatch(/: blocking \(a guard whose line is wrong/);
+    for (const r of [node, sh]) {
+      expect(r.code).toBe(0);
+      expect(JSON.parse(r.stdout)).toMatchObject({ decision: "block" });
+      expect(r.stderr).toMatch(/: blocking \(a guard whose line is wrong/);
+    }
   });
 
   it("takes an unreadable cache folder (a file in its path) as no cache, never as a crash", async () => {

@@ -66,8 +66,15 @@ const PEM = RE2JS.compile(String.raw`-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY( BLOCK)?
 const URL_PASSWORD = RE2JS.compile(String.raw`\b([A-Za-z][A-Za-z0-9+.-]*://[^\s/:@"']+:)[^\s"']*@`);
 /** A secret given as a command-line option's next word: `--password hunter2`, `--api-key x`. */
 const SECRET_OPTION = RE2JS.compile(String.raw`(?i)((?:^|\s)--?[a-z0-9-]*(?:password|passwd|passphrase|secret|token|api-?key))(\s+)("[^"\r\n]*"|'[^'\r\n]*'|[^\s"'-][^\s"']*)`);
-/** A user and password given as one option's word: `curl -u admin:hunter2`, `--user admin:hunter2` — the user stays. */
-const USER_OPTION = RE2JS.compile(String.raw`((?:^|\s)(?:-u|--user|--proxy-user)(?:\s+|=)["']?[^\s:"']+:)([^\s"']+)`);
+/**
+ * A user and password given as one option's word — `--user admin:hunter2`, `--proxy-user=a:b`, and
+ * after curl `-u admin:hunter2` or `-uadmin:hunter2` (`-u` is another option of sort, git, python) —
+ * the user stays; quoted, the password runs to the closing quote.
+ */
+const USER_OPTION_AT = String.raw`(?:(?:^|\s)--(?:proxy-)?user(?:\s+|=)|\bcurl\b[^\r\n]*?\s-[uU]\s*)`;
+const USER_OPTION = RE2JS.compile(
+  String.raw`(${USER_OPTION_AT}"[^":]*:)[^"]*|(${USER_OPTION_AT}'[^':]*:)[^']*|(${USER_OPTION_AT}[^\s:"']+:)[^\s"']+`,
+);
 /** Fixed literals only (no quantifier): a linear scan in any engine. */
 const holds = (text: string, literal: string | RegExp) => (typeof literal === "string" ? text.includes(literal) : literal.test(text));
 /**
@@ -178,7 +185,7 @@ export function redactText(text: string): string {
   if (out.includes("://")) out = replaceEach(URL_PASSWORD, out, (m) => `${m.group(1)!}${REDACTED}@`);
   if (out.includes("-")) {
     out = replaceEach(SECRET_OPTION, out, (m) => `${m.group(1)!}${m.group(2)!}${REDACTED}`);
-    if (out.includes("-u") || out.includes("-user")) out = replaceEach(USER_OPTION, out, (m) => `${m.group(1)!}${REDACTED}`);
+    if (out.includes("-user") || (out.includes("curl") && (out.includes("-u") || out.includes("-U")))) out = replaceEach(USER_OPTION, out, (m) => `${m.group(1) ?? m.group(2) ?? m.group(3)!}${REDACTED}`);
   }
   // An assignment needs its separator, a JSON member a quote and a colon.
   if (!out.includes(":") && !out.includes("=")) return out;

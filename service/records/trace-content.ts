@@ -29,8 +29,8 @@ export const OMITTED_FIELD_BYTES = 64;
 /**
  * @default 2 Mi — characters one event's trace may redact (each hook's kept streams and fields,
  * counted before they are redacted). Redaction is linear, but text made of its patterns' trigger
- * words costs about a microsecond a character: a thousand hooks printing such text would cost the
- * shared thread ten seconds. Past it, each further hook is kept as past MAX_TRACE_EVENT_BYTES.
+ * words costs one to a few microseconds a character: a thousand hooks printing such text would
+ * cost the shared thread tens of seconds; this, a few seconds, in slices. Past it, each further hook is kept as past MAX_TRACE_EVENT_BYTES.
  */
 export const MAX_TRACE_REDACT_CHARS = 2 * 1024 * 1024;
 /** what stands for a stream of a hook past MAX_TRACE_EVENT_BYTES or MAX_TRACE_REDACT_CHARS */
@@ -139,7 +139,7 @@ export async function traceText(summary: TraceSummary, tenant: string, result: E
   return `${head.slice(0, -1)},"hooks":[${hooks.join(",")}]}`;
 }
 
-/** The characters `hookOf` redacts of one hook (its stdin is counted once per trace, as it is redacted once). */
+/** The characters `hookOf` redacts of one hook: its streams and string fields (stdin is redacted once per trace, capped; env values are capped at 256 bytes each). */
 function toRedact(record: HookRecord, t: HookTrace, captureBytes: number): number {
   const room = (text: string, cap: number) => Math.min(text.length, cap + REDACT_MARGIN_CHARS);
   let n = room(t.stdout, captureBytes) + room(t.stderr, captureBytes);

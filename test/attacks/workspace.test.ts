@@ -178,7 +178,7 @@ describe("workspaces cannot read the host", () => {
       expect(pushed.status, stderr).toBe(0);
       expect(stderr).toContain(args.length ? "warning: .claude is a link out of" : "warning: .claude is a link: nothing under it is sent");
       expect(stderr).toContain(".github/hooks/key.json is a link out of");
-      expect(stderr).toContain(".cursor is a link out of");
+      expect(stderr).toMatch(/\.cursor is a link( out of|: nothing under it is sent)/);
       expect(stderr).toContain(".github/hooks/gitcfg is a link to .git/config, which is not sent: skipped");
       expect(stderr).toContain(".github/hooks/gitcfg2 is a link to .GIT/config, which is not sent: skipped");
       expect(stderr).toContain(".github/hooks/gitcfg3 is a link to .github/hooks/.git/config, which is not sent: skipped");
@@ -310,7 +310,10 @@ describe("workspaces cannot read the host", () => {
     const content = JSON.stringify({ hooks: { PreToolUse: groups } });
     const { status, text } = await attack(svc, async () => put(svc, "matcher-flood", await tarOf([{ name: ".claude/settings.json", content }], { gzip: true })));
     expect(status, text).toBe(400);
-    expect(errorOf(text).message).toMatch(/hooks\.PreToolUse\[1\d\d\]\.matcher: matcher not compiled: the repository.s matchers and conditions together pass 40000 RE2 instructions \(MAX_REPOSITORY_MATCHER_PROGRAM\)/);
+    // the instruction budget, or — on a machine busy enough — the time budget first: either well before the 2 000th
+    const m = /hooks\.PreToolUse\[(\d+)\]\.matcher: matcher not compiled: the repository.s matchers and conditions (together pass 40000 RE2 instructions \(MAX_REPOSITORY_MATCHER_PROGRAM\)|took more than 100 ms to compile \(MAX_REPOSITORY_COMPILE_MS\))/.exec(errorOf(text).message);
+    expect(m, errorOf(text).message).not.toBeNull();
+    expect(Number(m![1])).toBeLessThan(200);
   });
 
   it.each([
@@ -517,6 +520,12 @@ describe("workspaces cannot read the host", () => {
       Buffer.concat([rawMember("pax_global_header", "g", records(global)), rawMember("PaxHeader/a.txt", "x", records(local)), rawMember("a.txt", "0", Buffer.from("hi\n")), TAR_END]);
     const ok = await attack(svc, () => put(svc, "pax-records", archive(MAX_PAX_RECORDS, MAX_PAX_RECORDS)));
     expect(ok.status, ok.text).toBe(200);
+    // records as the decoder walks them, by their length: without their newlines too
+    const unended = (n: number) => Buffer.concat(Array.from({ length: n }, (_, i) => Buffer.from(`${`k${i}=v`.length + 1 + String(`k${i}=v`.length + 1 + 2).length} k${i}=v`)));
+    const bare = Buffer.concat([rawMember("PaxHeader/a.txt", "x", unended(MAX_PAX_RECORDS + 1)), rawMember("a.txt", "0", Buffer.from("hi\n")), TAR_END]);
+    const refusedBare = await attack(svc, () => put(svc, "pax-records-bare", bare));
+    expect(refusedBare.status).toBe(400);
+    expect(errorOf(refusedBare.text)).toMatchObject({ code: "archive_refused", message: expect.stringContaining(`pax-header of more than ${MAX_PAX_RECORDS} records is not accepted`) });
     for (const [global, local, kind] of [[MAX_PAX_RECORDS + 1, 1, "pax-global-header"], [1, MAX_PAX_RECORDS + 1, "pax-header"]] as const) {
       const refused = await attack(svc, () => put(svc, "pax-records-over", archive(global, local)));
       expect(refused.status).toBe(400);

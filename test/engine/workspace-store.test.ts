@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { WorkspaceStore } from "../../engine/workspace-store.js";
 import { tarOf } from "../helpers/tar.js";
 
@@ -67,5 +67,27 @@ describe("re-uploading a workspace of the longest id and the deepest paths that 
     await new WorkspaceStore(root, options).sweep();
     expect(readdirSync(base).sort()).toEqual(["_meta", id]);
     expect(await store.delete("team-a", id)).toBe(true);
+  });
+});
+
+describe("a stored workspace refused when read after a restart", () => {
+  it("is judged once per REFUSAL_RETRY_MS for a hook file that cannot be read (it may heal), and kept refused for a link that leads out", async () => {
+    const { REFUSAL_RETRY_MS } = await import("../../engine/workspace-store.js");
+    const root = mkdtempSync(join(tmpdir(), "hookbox-store-"));
+    await new WorkspaceStore(root, options).put("team-a", "w", chunks(await tarOf([{ name: ".github/hooks/g.json", content: JSON.stringify({ version: 1, hooks: { preToolUse: [{ type: "command", bash: "guard.sh" }] } }) }])));
+    const file = join(tenantDir(root, "team-a"), "w", ".github/hooks/g.json");
+    writeFileSync(file, "{ not json");
+    const store = new WorkspaceStore(root, options);
+    await expect(store.get("team-a", "w")).rejects.toMatchObject({ code: "workspace_hooks_invalid" });
+    // healed on disk: still the kept refusal, until its time is up — then judged again, and served
+    writeFileSync(file, JSON.stringify({ version: 1, hooks: { preToolUse: [{ type: "command", bash: "guard.sh" }] } }));
+    await expect(store.get("team-a", "w")).rejects.toMatchObject({ code: "workspace_hooks_invalid" });
+    const now = Date.now();
+    const clock = vi.spyOn(Date, "now").mockReturnValue(now + REFUSAL_RETRY_MS + 1);
+    try {
+      expect((await store.get("team-a", "w"))?.hooks.hooks.map((h) => h.command)).toEqual(["guard.sh"]);
+    } finally {
+      clock.mockRestore();
+    }
   });
 });

@@ -83,10 +83,11 @@ describe("usage errors", () => {
     ["an empty --on-unreachable", ["--on-unreachable="]],
     ["an empty --deadline", ["--deadline="]],
     ["an --interactive that is neither true nor false", ["--interactive", "yes"]],
-  ])("block (exit 2, the usage and the problem on stderr), the same from both forwarders — a wrong line lets nothing through: %s", async (_what, extra) => {
+  ])("block as the failure mode does — the line's own deny, exit 2, the usage and the problem on stderr — the same from both forwarders: %s", async (_what, extra) => {
     for (const via of VIAS) {
       const r = await forward(via, TOKEN_A, extra);
-      expect({ via, code: r.code, stdout: r.stdout }).toEqual({ via, code: 2, stdout: "" });
+      expect({ via, code: r.code }).toEqual({ via, code: 2 });
+      expect(JSON.parse(r.stdout)).toMatchObject({ permissionDecision: "deny", permissionDecisionReason: expect.stringMatching(/: blocking \(a guard whose line is wrong lets nothing through/) });
       expect(r.stderr).toMatch(/usage: (hookbox forward|forward\.sh)/);
       expect(r.stderr).toMatch(/: blocking \(a guard whose line is wrong lets nothing through/);
     }
@@ -95,8 +96,31 @@ describe("usage errors", () => {
   it("block without a token, the same from both forwarders: hookbox would refuse every call", async () => {
     for (const via of VIAS) {
       const r = await forward(via, "", []);
-      expect({ via, code: r.code, stdout: r.stdout }).toEqual({ via, code: 2, stdout: "" });
+      expect({ via, code: r.code }).toEqual({ via, code: 2 });
+      expect(JSON.parse(r.stdout)).toMatchObject({ permissionDecision: "deny" });
       expect(r.stderr).toMatch(/no token: set HOOKBOX_TOKEN \(or --token\): blocking/);
+    }
+  });
+
+  it("block in cosh's way for a cosh line (its JSON at exit 0), and by exit 2 with a plain block where the format is no agent's", async () => {
+    for (const via of VIAS) {
+      const [file, args] = forwarder(via, ["--url", svc.url, "--event", "PreToolUse", "--bogus", "x"]);
+      const cosh = spawnSync(file, args, { input: "{}", env: { PATH: process.env.PATH ?? "", HOOKBOX_TOKEN: TOKEN_A } });
+      expect({ via, code: cosh.status }).toEqual({ via, code: 0 });
+      expect(JSON.parse(cosh.stdout.toString())).toMatchObject({ decision: "block" });
+      const [file2, args2] = forwarder(via, ["--url", svc.url, "--event", "PreToolUse", "--format", "claud"]);
+      const typo = spawnSync(file2, args2, { input: "{}", env: { PATH: process.env.PATH ?? "", HOOKBOX_TOKEN: TOKEN_A } });
+      expect({ via, code: typo.status }).toEqual({ via, code: 2 });
+      expect(JSON.parse(typo.stdout.toString())).toMatchObject({ decision: "block" });
+    }
+  });
+
+  it("never pass a flag's control characters to the terminal, in both", async () => {
+    for (const via of VIAS) {
+      const [file, args] = forwarder(via, ["--url", svc.url, "--event", "preToolUse", "--format", "copilot", "--x\u001b]0;pwned\u0007", "v"]);
+      const r = spawnSync(file, args, { input: "{}", env: { PATH: process.env.PATH ?? "", HOOKBOX_TOKEN: TOKEN_A } });
+      expect(r.status).toBe(2);
+      expect([...r.stderr].filter((b) => b === 0x1b || b === 0x07)).toEqual([]);
     }
   });
 

@@ -4,6 +4,9 @@
  * /metrics. No Docker, no port, no build: milliseconds. The same checks against the real process
  * and engine stay in e2e.test.ts, security.test.ts and traces.test.ts.
  */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { describe, expect, it, vi } from "vitest";
 import { DecisionSchema, ErrorSchema, SessionsSchema, TraceListSchema, TraceSchema, WorkspaceInfoSchema } from "../../service/schemas.js";
@@ -272,6 +275,34 @@ describe("a workspace replaced while an event waits", () => {
   });
 });
 
+describe("a hook's changed arguments", () => {
+  /** A folder of one Copilot-format policy file whose hook prints `answer` (Copilot hooks may give arguments as a JSON string). */
+  const policyDir = (answer: unknown) => {
+    const dir = mkdtempSync(join(tmpdir(), "hookbox-edge-policy-"));
+    writeFileSync(join(dir, "rewrite.json"), JSON.stringify({ version: 1, hooks: { preToolUse: [{ type: "command", bash: `say ${JSON.stringify(answer)}` }] } }));
+    return dir;
+  };
+  const copilotEvent = { toolName: "bash", toolArgs: JSON.stringify({ command: "ls" }) };
+  it("as a string nested past every parser's stack: dropped as the hook's error, and the policy hook's ask stands (no 500)", async () => {
+    const deep = `${"[".repeat(100_000)}${"]".repeat(100_000)}`;
+    const config = `[policy]\ndirs = [${JSON.stringify(policyDir({ permissionDecision: "allow", modifiedArgs: deep }))}]\n\n[[policy.PreToolUse]]\nname = "asker"\ncommand = '''say {"decision":"ask","reason":"a human should look"}'''\n`;
+    const edge = edgeApp({ config });
+    const res = await edge.request("/v1/events/preToolUse", post(copilotEvent));
+    expect(res.status).toBe(200);
+    const answer = DecisionSchema.parse(await res.json());
+    expect(answer).toMatchObject({ decision: "ask", reason: "a human should look" });
+    expect(answer.modifiedArgs).toBeUndefined();
+    expect(answer.hooks.find((h) => h.name.startsWith("rewrite.json"))).toMatchObject({ decision: null, error: expect.stringMatching(/not a JSON object/) });
+  });
+  it("as a JSON string of an object: read as the object, which the policy hooks' second look sees", async () => {
+    const config = `[policy]\ndirs = [${JSON.stringify(policyDir({ permissionDecision: "allow", modifiedArgs: JSON.stringify({ command: "rm -rf /tmp/x" }) }))}]\n\n[[policy.PreToolUse]]\nname = "guard"\ncommand = "guard"\n`;
+    const edge = edgeApp({ config });
+    const answer = DecisionSchema.parse(await (await edge.request("/v1/events/preToolUse", post(copilotEvent))).json());
+    expect(answer).toMatchObject({ decision: "block", reason: "Dangerous rm -rf command" });
+    expect(answer.hooks.find((h) => h.name === "guard" && h.pass === "rewritten")).toMatchObject({ decision: "block" });
+  });
+});
+
 describe("a hook's error", () => {
   it(`is cut at MAX_HOOK_ERROR_CHARS in the answer: a 200 000-character unknown decision (400 KB as JSON) of each of 5 hooks stays out of it`, async () => {
     const hooks = Array.from({ length: 5 }, (_, i) => `[[hooks.PreToolUse]]\nname = "h${i}"\ncommand = "unknown-decision 200000"\n`).join("\n");
@@ -322,14 +353,22 @@ describe("event bodies arriving", () => {
   });
 
   it("charge a body at least MIN_BODY_CHARGE_BYTES, whatever it declares: 256 stalled bodies of a declared byte fill the budget (each holds a socket and its state)", async () => {
-    const edge = edgeApp({ eventBodyReadMs: 100 });
-    const oneByte = () => ({ ...chunked(stalled(" ")), headers: { "content-length": "1" } });
+    const edge = edgeApp();
+    // Each sends nothing until the test ends it: no timing decides what is still arriving.
+    const ends: (() => void)[] = [];
+    const oneByte = () => {
+      const body = new ReadableStream<Uint8Array>({ start: (ctl) => void ends.push(() => ctl.close()) });
+      return { ...chunked(body), headers: { "content-length": "1" } };
+    };
     const pending = Array.from({ length: TENANT_BODY_BYTES_IN_FLIGHT / MIN_BODY_CHARGE_BYTES }, () => edge.request("/v1/events/SessionEnd", oneByte()));
+    await expect.poll(() => ends.length).toBe(pending.length);
     await new Promise((r) => setTimeout(r, 20));
     const more = await edge.request("/v1/events/SessionEnd", oneByte());
     expect(more.status).toBe(429);
     expect(await errorOf(more)).toMatchObject({ code: "overloaded", message: expect.stringMatching(/TENANT_BODY_BYTES_IN_FLIGHT/) });
-    expect((await Promise.all(pending)).map((r) => r.status)).toEqual(pending.map(() => 408));
+    for (const end of ends) end();
+    // ended without their byte: each answered on its own (a 400), none refused for the budget
+    expect((await Promise.all(pending)).map((r) => r.status)).not.toContain(429);
   });
 
   it(`uploads: one that trickles a byte every 20 ms is 408 once its whole time (UPLOAD_MAX_MS, here 60 ms) is up, and holds nothing after`, async () => {

@@ -68,6 +68,8 @@ describe("redactText", () => {
     ["a secret as a JSON number", '{"password": 123456789, "port": 5432}', '{"password": "[redacted]", "port": 5432}'],
     ["curl's user and password", "curl -u admin:S3cretPass https://x", "curl -u admin:[redacted] https://x"],
     ["a --user option's password", "curl --user=admin:S3cretPass --proxy-user p:Q5ecret x", "curl --user=admin:[redacted] --proxy-user p:[redacted] x"],
+    ["curl's -u glued to its value", "curl -uadmin:S3cretPass https://x", "curl -uadmin:[redacted] https://x"],
+    ["a quoted user and password holding a space", "curl --user 'admin:pass word' https://x", "curl --user 'admin:[redacted]' https://x"],
     [
       "an armoured PGP private key",
       "-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQOYBF\n-----END PGP PRIVATE KEY BLOCK-----",
@@ -87,6 +89,7 @@ describe("redactText", () => {
     ["a URL without a password", "https://github.com/a/b:c@d and git@github.com:x/y"],
     ["an option that is not secret", "ls --color auto --sort time"],
     ["a user without a password", "mysql -u root -h db"],
+    ["-u of tools that are not curl", "sort -u a:b; python -u x:y; git diff -u HEAD:a.txt"],
     ["a count named like a secret's word but not one", '{"token_count": 12, "keyboard": 3}'],
     ["names that only contain a secret word's letters", "bypass=1 passage=2 tokenizer=3 keyboard=4 monkey_see=5"],
     ["a public key", "-----BEGIN PUBLIC KEY-----\nMIIBIjAN\n-----END PUBLIC KEY-----"],
