@@ -336,9 +336,9 @@ usage() {
   cat >&2 <<'USAGE'
 ${FORWARD_USAGE.replace("usage: hookbox forward", "usage: forward.sh")}
 USAGE
-  ue=\${event:-$ev0}
+  ue=$ev0
   # what the line said, its control characters out (a flag's text may hold any byte)
-  said=$(printf '%s' "forward.sh: \${1:-the command line is wrong}" | LC_ALL=C tr -d '\000-\010\013-\037\177')
+  said=$(HOOKBOX_TEXT="forward.sh: \${1:-the command line is wrong}" LC_ALL=C awk -v mode=text "$AWK" </dev/null)
   case $(printf %s "$ue" | LC_ALL=C tr '[:upper:]' '[:lower:]') in
     stop|agentstop|subagentstop|afteragent|teammateidle|taskcompleted)
       printf '%s (at this stop a block would keep the agent going: it goes on)\n' "$said" >&2
@@ -347,7 +347,8 @@ USAGE
   esac
   reason="$said: blocking (a guard whose line is wrong lets nothing through; 'hookbox doctor' checks each line)"
   # The block the failure mode gives, in the line's own format where it names one (cosh unless told).
-  uf=\${fm0:-cosh}
+  uf=cosh
+  [ -n "$fmset" ] && uf=$fm0
   case $uf in cosh|copilot|claude|codex|gemini|cursor) ;; *) uf=unknown ;; esac
   HOOKBOX_REASON=$reason HOOKBOX_EVENT=$ue LC_ALL=C awk -v mode=deny -v fmt="$uf" "$AWK" </dev/null || printf '{"decision":"block","reason":"blocked by hookbox"}\n'
   printf '%s\n' "$reason" >&2
@@ -356,11 +357,20 @@ USAGE
 }
 # The event and format, read ahead of the flags (the last of each, as the flags are read): a usage
 # error at a stop lets the agent stop, and elsewhere blocks in the line's own format.
-ev0= fm0= prev=
+# Left to right, each flag that takes a value taking the next word, up to '--' (as 'hookbox forward' reads it).
+ev0= fm0= fmset= take=
 for a in "$@"; do
-  case $prev in --event) ev0=$a ;; --format) fm0=$a ;; esac
-  case $a in --event=*) ev0=\${a#--event=} ;; --format=*) fm0=\${a#--format=} ;; esac
-  prev=$a
+  if [ -n "$take" ]; then
+    case $take in --event) ev0=$a ;; --format) fm0=$a; fmset=1 ;; esac
+    take=
+    continue
+  fi
+  case $a in
+    --) break ;;
+    --url|--event|--format|--workspace|--token|--on-unreachable|--deadline|--timeout|--interactive) take=$a ;;
+    --event=*) ev0=\${a#--event=} ;;
+    --format=*) fm0=\${a#--format=}; fmset=1 ;;
+  esac
 done
 nl='
 '

@@ -71,6 +71,7 @@ function usageError(problem: string, argv: string[], usage = true): { stdout: st
   if (event !== undefined && STOP_EVENTS.has(event.toLowerCase())) return { stdout: "{}\n", stderr: `${head}${text} (at ${block(event)} a block would keep the agent going: it goes on)\n`, code: 0 };
   const reason = `${text}: blocking (a guard whose line is wrong lets nothing through; \`hookbox doctor\` checks each line)`;
   // The block the failure mode gives, in the line's own format where it names one (cosh unless told).
+  // No --format: cosh, the default; an empty one is no agent's.
   const named = lastFlag(argv, "format") ?? "cosh";
   const format = Object.hasOwn(FORMATS, named) ? (named as AgentFormat) : undefined;
   const output = format ? denyOutput(format, event ?? "", reason) : { decision: "block", reason };
@@ -80,12 +81,23 @@ function usageError(problem: string, argv: string[], usage = true): { stdout: st
 /** What a usage error exits with, but for cosh (whose block is its JSON at exit 0): 2, a block to every other agent. */
 export const USAGE_BLOCK_EXIT = 2;
 
-/** A flag's value as a command line gives it last (`--name v` or `--name=v`), as the parsers read it. */
+/** The flags that take a value: each takes the word after it (`--name v`), or its own (`--name=v`). */
+const VALUE_FLAGS = new Set(Object.entries(FORWARD_OPTIONS).filter(([, o]) => o.type === "string").map(([name]) => `--${name}`));
+
+/**
+ * A flag's value as a command line gives it last, read as forward.sh reads it ahead of its flags:
+ * left to right, each flag that takes a value taking the next word, up to `--`.
+ */
 function lastFlag(argv: string[], name: string): string | undefined {
   let value: string | undefined;
   for (let i = 0; i < argv.length; i++) {
-    if (argv[i] === `--${name}` && i + 1 < argv.length) value = argv[++i];
-    else if (argv[i]!.startsWith(`--${name}=`)) value = argv[i]!.slice(name.length + 3);
+    const word = argv[i]!;
+    if (word === "--") break;
+    if (VALUE_FLAGS.has(word)) {
+      if (i + 1 >= argv.length) break;
+      if (word === `--${name}`) value = argv[i + 1];
+      i++;
+    } else if (word.startsWith(`--${name}=`)) value = word.slice(name.length + 3);
   }
   return value;
 }

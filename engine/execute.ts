@@ -117,6 +117,9 @@ export interface Undecided {
   preparedMs?: number;
 }
 
+/** Whose change is answered when several hooks change the arguments: the highest tier's last one. */
+const CHANGE_RANK: Record<HookDef["source"], number> = { policy: 3, service: 2, extension: 2, repository: 1 };
+
 export async function executeHooks(hooks: HookDef[], opts: ExecuteOptions): Promise<Executed> {
   const judged: Judged[] = [];
   const records: HookRecord[] = [];
@@ -138,9 +141,17 @@ export async function executeHooks(hooks: HookDef[], opts: ExecuteOptions): Prom
     });
     for (const [j, record, trace, cut] of done) {
       if (j.verdict.modifiedArgs !== undefined && j.verdict.decision !== "block") {
-        // A thousand hooks each changing a megabyte of arguments would otherwise all be held.
-        if (lastChange) delete lastChange.verdict.modifiedArgs;
-        lastChange = j;
+        // An operator's change (or an administrator's) outranks a repository's that comes after it,
+        // even a trusted one: the repository may not undo the wrapper an operator put around a command.
+        if (lastChange && CHANGE_RANK[j.hook.source] < CHANGE_RANK[lastChange.hook.source]) {
+          delete j.verdict.modifiedArgs;
+          j.verdict.rule = `${j.verdict.rule}; its change is dropped: ${lastChange.hook.source} hook ${lastChange.hook.name} changed the arguments first`;
+          record.rule = j.verdict.rule;
+        } else {
+          // A thousand hooks each changing a megabyte of arguments would otherwise all be held.
+          if (lastChange) delete lastChange.verdict.modifiedArgs;
+          lastChange = j;
+        }
       }
       judged.push(j);
       records.push(record);

@@ -287,8 +287,10 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
               }
             } catch {
               // The changed event could not be looked at (it could not be written for the hooks, say):
-              // unchecked, so it never goes out — the first pass's blocks and asks stand.
+              // unchecked, so it never goes out — the first pass's blocks and asks stand — and
+              // hookbox could not decide on it: the tenant's failure mode, as for a hook that could not run.
               unchecked = true;
+              cut ??= { hook: "(the policy hooks' second look)", why: "failed_to_start", capBytes: config.sandbox.limits.maxOutputBytes };
             }
             folded = afterPolicyLook(folded, looked ? fold(judgedAgain, { interactive: req.interactive }) : undefined, unchecked);
           }

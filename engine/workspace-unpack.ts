@@ -291,19 +291,22 @@ function guardMetaHeaders(ex: ReturnType<typeof extract>, maxEntries: number): v
 }
 
 /**
- * The records of a pax header as tar-stream's decoder walks them — `<length> key=value`, each
- * `length` bytes long, whether or not it ends in a newline — counted up to one past MAX_PAX_RECORDS
- * (linear, no copy).
+ * The records of a pax header exactly as tar-stream's decoder (`decodePax`, tar-stream 3.2, pinned)
+ * walks them — a length read as UTF-8 up to the first space, the record `length` bytes from its
+ * start (a negative one: the last bytes of what is left), stopping where it stops (no length, no
+ * `=`) — counted up to one past MAX_PAX_RECORDS. Its own steps, for the first records only.
  */
-function recordsIn(buf: Buffer): number {
+function recordsIn(header: Buffer): number {
+  let buf = header;
   let n = 0;
-  for (let at = 0; at < buf.length && n <= MAX_PAX_RECORDS; ) {
-    let space = at;
-    while (space < buf.length && buf[space] !== 32 && space - at < 16) space++;
-    const len = parseInt(buf.toString("latin1", at, space), 10);
-    if (!(len > 0)) break; // where the decoder stops, or would walk backwards
+  while (buf.length > 0 && n <= MAX_PAX_RECORDS) {
+    let i = 0;
+    while (i < buf.length && buf[i] !== 32) i++;
+    const len = parseInt(buf.subarray(0, i).toString("utf8"), 10);
+    if (!len) return n;
+    if (buf.subarray(i + 1, len - 1).indexOf(61) === -1) return n;
     n++;
-    at += len;
+    buf = buf.subarray(len);
   }
   return n;
 }

@@ -522,10 +522,18 @@ describe("workspaces cannot read the host", () => {
     expect(ok.status, ok.text).toBe(200);
     // records as the decoder walks them, by their length: without their newlines too
     const unended = (n: number) => Buffer.concat(Array.from({ length: n }, (_, i) => Buffer.from(`${`k${i}=v`.length + 1 + String(`k${i}=v`.length + 1 + 2).length} k${i}=v`)));
-    const bare = Buffer.concat([rawMember("PaxHeader/a.txt", "x", unended(MAX_PAX_RECORDS + 1)), rawMember("a.txt", "0", Buffer.from("hi\n")), TAR_END]);
-    const refusedBare = await attack(svc, () => put(svc, "pax-records-bare", bare));
-    expect(refusedBare.status).toBe(400);
-    expect(errorOf(refusedBare.text)).toMatchObject({ code: "archive_refused", message: expect.stringContaining(`pax-header of more than ${MAX_PAX_RECORDS} records is not accepted`) });
+    // …and with negative lengths, which the decoder follows to the last bytes of what is left (the innermost, "-0", ends the walk)
+    const backwards = (n: number) => {
+      let rest = Buffer.alloc(0);
+      for (let i = 0; i < n; i++) rest = Buffer.concat([Buffer.from(`-${rest.length} k${i}=vX`), rest]);
+      return rest;
+    };
+    for (const [id, records] of [["pax-records-bare", unended(MAX_PAX_RECORDS + 1)], ["pax-records-backwards", backwards(MAX_PAX_RECORDS + 2)]] as const) {
+      const body = Buffer.concat([rawMember("PaxHeader/a.txt", "x", records), rawMember("a.txt", "0", Buffer.from("hi\n")), TAR_END]);
+      const refused = await attack(svc, () => put(svc, id, body));
+      expect(refused.status, id).toBe(400);
+      expect(errorOf(refused.text)).toMatchObject({ code: "archive_refused", message: expect.stringContaining(`pax-header of more than ${MAX_PAX_RECORDS} records is not accepted`) });
+    }
     for (const [global, local, kind] of [[MAX_PAX_RECORDS + 1, 1, "pax-global-header"], [1, MAX_PAX_RECORDS + 1, "pax-header"]] as const) {
       const refused = await attack(svc, () => put(svc, "pax-records-over", archive(global, local)));
       expect(refused.status).toBe(400);

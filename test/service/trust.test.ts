@@ -148,6 +148,15 @@ describe("a repository hook can only tighten", () => {
 });
 
 describe("an operator's rewrite", () => {
+  it("is not replaced by a trusted repository's later one: an operator's wrapper stays round the command", async () => {
+    const a = await ask({ hook_event_name: "PreToolUse", tool_name: "svc", tool_input: { command: "ls" } }, { token: TOKEN_B, query: "workspace=b&format=claude" });
+    expect(a.modifiedArgs).toEqual({ command: "ls -la" });
+    expect(a.decision).toBeNull();
+    const repo = a.hooks.filter((h) => h.source === "repository");
+    expect(repo.length).toBe(3);
+    for (const h of repo) expect(h.rule).toMatch(/its change is dropped: service hook svc-rewrite changed the arguments first/);
+  });
+
   it("comes back rewritten after passing policy again", async () => {
     const a = await ask({ hook_event_name: "PreToolUse", tool_name: "svc", tool_input: { command: "ls" } }, { query: "format=claude" });
     expect(a.decision).toBeNull();
