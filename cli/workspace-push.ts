@@ -4,7 +4,7 @@
  */
 import { createHash } from "node:crypto";
 import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readFileSync, readdirSync, realpathSync, statSync } from "node:fs";
-import { basename, join, relative, resolve, sep } from "node:path";
+import { basename, join, posix, relative, resolve, sep } from "node:path";
 import { parseArgs } from "node:util";
 import { gzipSync } from "node:zlib";
 import { pack } from "tar-stream";
@@ -96,6 +96,37 @@ function hookPaths(root: string, warnings: string[]): string[] {
   return found;
 }
 
+/** A script a hook command names by a path inside the repository (`./x.sh`, `$CLAUDE_PROJECT_DIR/.cursor/scripts/g.py`). */
+const SCRIPT_PATH = /(?:\$\{?CLAUDE_PROJECT_DIR\}?\/|\.\/)?((?:[\w.-]+\/)*[\w.-]+\.(?:sh|bash|py|js|mjs|cjs|ts|rb|pl))\b/g;
+/** @default 20 — warnings of scripts a hook names that are not sent */
+const MAX_UNSENT_WARNINGS = 20;
+
+/**
+ * Warns of each script a sent hook file names that is in the folder but not sent (it lies outside
+ * every hook path): the hook would fail to start on hookbox. Read from the hook files' text, at most
+ * 1 MiB of each; a guess, never a refusal.
+ */
+function unsentScripts(dir: string, sent: Sent[], warnings: string[]): void {
+  const names = new Set(sent.map((f) => f.name.split(sep).join("/")));
+  const said = new Set<string>();
+  for (const f of sent) {
+    if (!/\.(json|toml)$/.test(f.name) || said.size >= MAX_UNSENT_WARNINGS) continue;
+    let text: string;
+    try {
+      text = readFileSync(f.from).subarray(0, 1024 * 1024).toString("utf8");
+    } catch {
+      continue;
+    }
+    for (const m of text.matchAll(SCRIPT_PATH)) {
+      const rel = posix.normalize(m[1]!);
+      if (rel.startsWith("..") || names.has(rel) || said.has(rel) || !lstatExists(join(dir, rel))) continue;
+      said.add(rel);
+      warnings.push(`warning: ${oneLine(f.name)} names ${oneLine(rel)}, which is not sent (it is under no hook path: send the whole folder with --all, or keep hook scripts under .claude/hooks, .github/hooks, .cursor/hooks, .codex/hooks or .gemini/hooks)\n`);
+      if (said.size >= MAX_UNSENT_WARNINGS) return;
+    }
+  }
+}
+
 function lstatExists(path: string): boolean {
   try {
     lstatSync(path);
@@ -156,6 +187,7 @@ export async function workspacePush(argv: string[], env: NodeJS.ProcessEnv): Pro
     for (const p of paths) files(dir, allowed, join(dir, p), sent, skipped);
   }
   if (sent.length === 0) return { stdout: "", stderr: `${skipped.join("")}hookbox: no hook files in ${dir} (looked for ${HOOK_PATHS.join(", ")}; --all sends the whole folder)\n`, code: 65 };
+  if (!values.all) unsentScripts(dir, sent, skipped);
   const { archive, count } = await tarGz(sent, skipped);
   const id = values.id ?? `${basename(given).replace(/[^A-Za-z0-9._-]/g, "-").replace(/^[^A-Za-z0-9]+/, "") || "ws"}-${createHash("sha256").update(archive).digest("hex").slice(0, 12)}`;
   const token = values.token ?? env.HOOKBOX_TOKEN;

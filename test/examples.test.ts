@@ -268,7 +268,8 @@ describe("hookbox workspace push", () => {
       mkdirSync(dirname(join(repo, name)), { recursive: true });
       writeFileSync(join(repo, name), text);
     };
-    put(".cursor/hooks.json", JSON.stringify({ version: 1, hooks: { beforeShellExecution: [{ command: ".cursor/hooks/guard.sh" }] } }));
+    put(".cursor/hooks.json", JSON.stringify({ version: 1, hooks: { beforeShellExecution: [{ command: ".cursor/hooks/guard.sh" }], afterFileEdit: [{ command: "python3 ./scripts/fmt.py" }] } }));
+    put("scripts/fmt.py", "print('{}')\n");
     put(".cursor/hooks/guard.sh", "echo '{}'\n");
     put(".cursor/mcp.json", JSON.stringify({ mcpServers: { x: { env: { API_KEY: "sk-secret" } } } }));
     put(".codex/config.toml", 'api_key = "sk-secret"\n');
@@ -276,6 +277,9 @@ describe("hookbox workspace push", () => {
     const r = spawnSync(process.execPath, ["dist/cli/main.js", "workspace", "push", repo, "--url", svc.url, "--id", "narrow"], { encoding: "utf8", env: { PATH: process.env.PATH, HOOKBOX_TOKEN: TOKEN_A } });
     expect(r.status, r.stderr).toBe(0);
     const info = (await (await fetch(`${svc.url}/v1/workspaces/narrow`, { headers: { authorization: `Bearer ${TOKEN_A}` } })).json()) as { files: number; hooks: unknown[] };
-    expect(info).toMatchObject({ files: 2, hooks: [expect.objectContaining({ format: "cursor" })] });
+    expect(info).toMatchObject({ files: 2, hooks: [expect.objectContaining({ format: "cursor" }), expect.objectContaining({ format: "cursor" })] });
+    // a script a hook names outside every hook path is said, never silently left out
+    expect(r.stderr).toMatch(/warning: \.cursor\/hooks\.json names scripts\/fmt\.py, which is not sent/);
+    expect(r.stderr).not.toMatch(/guard\.sh, which is not sent/);
   });
 });
