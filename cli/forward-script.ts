@@ -461,8 +461,10 @@ enc "$event"; path="$base/v1/events/$e?format=$q"
 if [ -n "$workspace" ]; then enc "$workspace"; path="$path&workspace=$e"; fi
 if [ -n "$interactive" ]; then enc "$interactive"; path="$path&interactive=$e"; fi
 # -q first: no .curlrc (a repository can point CURL_HOME at its own); no proxy: the token and the
-# event go to --url and nowhere else, as hookbox forward sends them.
-set -- -q -sS --noproxy '*' --globoff --proto =http,https --suppress-connect-headers -X POST --data-binary @- -H 'content-type: application/json' -H 'Expect:' -D - -w '\n%{http_code} %{exitcode} %{errormsg}' --max-time "$mt"
+# event go to --url and nowhere else, as hookbox forward sends them. The event is streamed from
+# stdin as it arrives (-T -, chunked), so --max-time covers its arrival too: an agent that never
+# ends it is answered by the deadline all the same.
+set -- -q -sS --noproxy '*' --globoff --proto =http,https --suppress-connect-headers -X POST -T - -H 'content-type: application/json' -H 'Expect:' -D - -w '\n%{http_code} %{exitcode} %{errormsg}' --max-time "$mt"
 # hookbox answers by then with what is decided so far, a little before curl gives up.
 if [ "$tms" -ge 400 ]; then
   aby=$(( tms - 300 ))
