@@ -77,12 +77,20 @@ let url: string;
 beforeAll(async () => {
   server = createServer((sock) => {
     let got = "";
+    let answered = false;
     sock.on("data", (c: Buffer) => {
+      if (answered) return;
       got += c.toString("latin1");
       const end = got.indexOf("\r\n\r\n");
       if (end === -1) return;
-      const length = Number(/content-length: (\d+)/i.exec(got)?.[1] ?? 0);
-      if (got.length < end + 4 + length) return;
+      // The whole body first: by its length, or (forward.sh streams it) to its last chunk.
+      if (/transfer-encoding: chunked/i.test(got.slice(0, end))) {
+        if (!got.slice(end + 4).includes("0\r\n\r\n")) return;
+      } else {
+        const length = Number(/content-length: (\d+)/i.exec(got)?.[1] ?? 0);
+        if (got.length < end + 4 + length) return;
+      }
+      answered = true;
       const name = /[?&]workspace=([^& ]+)/.exec(got)?.[1] ?? /GET \/v1\/events\/(?:evt_)?([a-z-]+)/.exec(got)?.[1] ?? "";
       (CASES[name] ?? answer(DENY))(sock, got);
     });

@@ -63,6 +63,7 @@ command = '''echo "API_KEY=${SECRETS.password} ${SECRETS.github}" >&2; exit 1'''
 [[hooks.PreToolUse]]
 name = "dribble-box"
 matcher = "dribble"
+timeout = 30000
 command = '''cat >/dev/null; i=0; while [ $i -lt 30000 ]; do printf ' '; printf e >&2; i=$((i+1)); done; printf '{"decision":"block","reason":"dribbled"}' '''
 
 [[hooks.PreToolUse]]

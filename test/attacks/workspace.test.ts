@@ -111,17 +111,24 @@ describe("workspaces cannot read the host", () => {
       return tar.subarray(0, end);
     };
     const deep = `${Array.from({ length: 60 }, (_, i) => `x${i}`).join("/")}/q`;
-    for (let i = 0; i < 5; i++) {
-      const { status, text } = await attack(svc, async () => put(svc, "chain-end", withoutEnd(await tarOf([ROOT_LINK, chainTo(deep, "/etc/hostname")]))));
-      answers.push(text);
-      expect(status, text).toBe(400);
-      expect(errorOf(text)).toMatchObject({ code: "archive_refused", message: expect.stringContaining(`link passes through another link (${DEEP}/s)`) });
-      expect((await get(svc, "chain-end")).status).toBe(404);
-    }
-    const hardLinkLast = withoutEnd(await tarOf([{ name: "a", content: "x" }, { name: "b", type: "link", linkname: "a" }]));
-    const { status, text } = await attack(svc, async () => put(svc, "link-end", hardLinkLast));
+    const archive = withoutEnd(await tarOf([ROOT_LINK, chainTo(deep, "/etc/hostname")]));
+    const { status, text } = await attack(svc, () => put(svc, "chain-end", archive));
+    answers.push(text);
     expect(status, text).toBe(400);
-    expect(errorOf(text)).toMatchObject({ code: "archive_refused", message: expect.stringContaining("hard links are not accepted") });
+    expect(errorOf(text)).toMatchObject({ code: "archive_refused", message: expect.stringContaining(`link passes through another link (${DEEP}/s)`) });
+    // the same again, each time: the race it once lost was the last entry's 60 folders against the judging of the tree
+    for (let i = 0; i < 4; i++) {
+      const again = await put(svc, "chain-end", archive);
+      const body = await again.text();
+      answers.push(body);
+      expect(again.status, body).toBe(400);
+    }
+    expect((await get(svc, "chain-end")).status).toBe(404);
+    const hardLinkLast = withoutEnd(await tarOf([{ name: "a", content: "x" }, { name: "b", type: "link", linkname: "a" }]));
+    const link = await put(svc, "link-end", hardLinkLast);
+    const linkText = await link.text();
+    expect(link.status, linkText).toBe(400);
+    expect(errorOf(linkText)).toMatchObject({ code: "archive_refused", message: expect.stringContaining("hard links are not accepted") });
   });
 
   it("keeps links that stay inside and point at no other link", async () => {

@@ -71,7 +71,7 @@ describe("re-uploading a workspace of the longest id and the deepest paths that 
 });
 
 describe("a stored workspace refused when read after a restart", () => {
-  it("is judged once per REFUSAL_RETRY_MS for a hook file that cannot be read (it may heal), and kept refused for a link that leads out", async () => {
+  it("is judged once per REFUSAL_RETRY_MS for a hook file that cannot be read (it may heal); a link that leads out stays refused (test/attacks/workspace.test.ts)", async () => {
     const { REFUSAL_RETRY_MS } = await import("../../engine/workspace-store.js");
     const root = mkdtempSync(join(tmpdir(), "hookbox-store-"));
     await new WorkspaceStore(root, options).put("team-a", "w", chunks(await tarOf([{ name: ".github/hooks/g.json", content: JSON.stringify({ version: 1, hooks: { preToolUse: [{ type: "command", bash: "guard.sh" }] } }) }])));
