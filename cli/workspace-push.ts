@@ -103,25 +103,19 @@ const MAX_UNSENT_WARNINGS = 20;
 
 /**
  * Warns of each script a sent hook file names that is in the folder but not sent (it lies outside
- * every hook path): the hook would fail to start on hookbox. Read from the hook files' text, at most
- * 1 MiB of each; a guess, never a refusal.
+ * every hook path): the hook would fail to start on hookbox. Read from the hook files' text as the
+ * archive read it (`configs`); a guess, never a refusal.
  */
-function unsentScripts(dir: string, sent: Sent[], warnings: string[]): void {
+function unsentScripts(dir: string, sent: Sent[], configs: Map<string, string>, warnings: string[]): void {
   const names = new Set(sent.map((f) => f.name.split(sep).join("/")));
   const said = new Set<string>();
-  for (const f of sent) {
-    if (!/\.(json|toml)$/.test(f.name) || said.size >= MAX_UNSENT_WARNINGS) continue;
-    let text: string;
-    try {
-      text = readFileSync(f.from).subarray(0, 1024 * 1024).toString("utf8");
-    } catch {
-      continue;
-    }
+  for (const [file, text] of configs) {
+    if (said.size >= MAX_UNSENT_WARNINGS) return;
     for (const m of text.matchAll(SCRIPT_PATH)) {
       const rel = posix.normalize(m[1]!);
       if (rel.startsWith("..") || names.has(rel) || said.has(rel) || !lstatExists(join(dir, rel))) continue;
       said.add(rel);
-      warnings.push(`warning: ${oneLine(f.name)} names ${oneLine(rel)}, which is not sent (it is under no hook path: send the whole folder with --all, or keep hook scripts under .claude/hooks, .github/hooks, .cursor/hooks, .codex/hooks or .gemini/hooks)\n`);
+      warnings.push(`warning: ${oneLine(file)} names ${oneLine(rel)}, which is not sent (it is under no hook path: send the whole folder with --all, or keep hook scripts under .claude/hooks, .github/hooks, .cursor/hooks, .codex/hooks or .gemini/hooks)\n`);
       if (said.size >= MAX_UNSENT_WARNINGS) return;
     }
   }
@@ -136,7 +130,9 @@ function lstatExists(path: string): boolean {
   }
 }
 
-async function tarGz(sent: Sent[], warnings: string[]): Promise<{ archive: Buffer; count: number }> {
+/** The archive of `sent`, and the text of each hook file in it (`.json`, `.toml`: at most 1 MiB each), as read for it. */
+async function tarGz(sent: Sent[], warnings: string[]): Promise<{ archive: Buffer; count: number; configs: Map<string, string> }> {
+  const configs = new Map<string, string>();
   const p = pack();
   const chunks: Buffer[] = [];
   p.on("data", (c: unknown) => chunks.push(c as Buffer));
@@ -151,6 +147,7 @@ async function tarGz(sent: Sent[], warnings: string[]): Promise<{ archive: Buffe
       const st = fstatSync(fd);
       if (!st.isFile()) throw new Error("not a regular file");
       const body = readFileSync(fd);
+      if (/\.(json|toml)$/.test(name)) configs.set(name, body.subarray(0, 1024 * 1024).toString("utf8"));
       await new Promise<void>((res, rej) => p.entry({ name, mode: st.mode & 0o777 }, body, (e) => (e ? rej(e) : res())));
       count++;
     } catch (err) {
@@ -161,7 +158,7 @@ async function tarGz(sent: Sent[], warnings: string[]): Promise<{ archive: Buffe
   }
   p.finalize();
   await ended;
-  return { archive: gzipSync(Buffer.concat(chunks)), count };
+  return { archive: gzipSync(Buffer.concat(chunks)), count, configs };
 }
 
 export async function workspacePush(argv: string[], env: NodeJS.ProcessEnv): Promise<{ stdout: string; stderr: string; code: number }> {
@@ -187,8 +184,8 @@ export async function workspacePush(argv: string[], env: NodeJS.ProcessEnv): Pro
     for (const p of paths) files(dir, allowed, join(dir, p), sent, skipped);
   }
   if (sent.length === 0) return { stdout: "", stderr: `${skipped.join("")}hookbox: no hook files in ${dir} (looked for ${HOOK_PATHS.join(", ")}; --all sends the whole folder)\n`, code: 65 };
-  if (!values.all) unsentScripts(dir, sent, skipped);
-  const { archive, count } = await tarGz(sent, skipped);
+  const { archive, count, configs } = await tarGz(sent, skipped);
+  if (!values.all) unsentScripts(dir, sent, configs, skipped);
   const id = values.id ?? `${basename(given).replace(/[^A-Za-z0-9._-]/g, "-").replace(/^[^A-Za-z0-9]+/, "") || "ws"}-${createHash("sha256").update(archive).digest("hex").slice(0, 12)}`;
   const token = values.token ?? env.HOOKBOX_TOKEN;
   const res = await fetch(`${values.url.replace(/\/+$/, "")}/v1/workspaces/${encodeURIComponent(id)}`, {

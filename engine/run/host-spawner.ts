@@ -200,9 +200,11 @@ function helperMain(): void {
    */
   const ready = new Map<string, ChildProcessWithoutNullStreams[]>();
   const AHEAD = 2;
+  /** A process of `file` `args` for a run not known yet: in `/`, with no environment (its prefix says both). */
+  const spawnAhead = (file: string, args: string[]) => spawnChild(file, args, { cwd: "/", env: {}, detached: true, stdio: ["pipe", "pipe", "pipe"] });
   const startAhead = (file: string, args: string[]): ChildProcessWithoutNullStreams | undefined => {
     try {
-      const c = spawnChild(file, args, { cwd: "/", env: {}, detached: true, stdio: ["pipe", "pipe", "pipe"] });
+      const c = spawnAhead(file, args);
       // ended before it was used (killed from outside, say): not used; a failed start is no run's error
       c.on("error", () => undefined);
       return c.pid === undefined ? undefined : c;
@@ -271,7 +273,7 @@ function helperMain(): void {
     }
     try {
       const ahead = m.prestart ? takeAhead(m.file, m.args) : undefined;
-      child = ahead ?? spawnChild(m.file, m.args, m.prestart ? { cwd: "/", env: {}, detached: true, stdio: ["pipe", "pipe", "pipe"] } : { cwd: m.cwd, env: m.env, detached: true, stdio: ["pipe", "pipe", "pipe"] });
+      child = ahead ?? (m.prestart ? spawnAhead(m.file, m.args) : spawnChild(m.file, m.args, { cwd: m.cwd, env: m.env, detached: true, stdio: ["pipe", "pipe", "pipe"] }));
     } catch (err) {
       // Refused before any process existed (a NUL byte in an argument, say).
       send({ type: "error", id, message: (err as Error).message });

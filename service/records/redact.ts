@@ -89,10 +89,8 @@ const ASSIGNMENT = RE2JS.compile(
 );
 /** A secret's value after its name: group 1 double-quoted, 2 single-quoted, 3 bare. Sticky, one run of one class each: linear. */
 const ASSIGNED_VALUE = /"([^"\r\n]+)"|'([^'\r\n]+)'|([^\s"',;]+)/y;
-/** "name": "value" (any name: `"db.password"` too) */
-const JSON_MEMBER = RE2JS.compile(String.raw`"([^"\\\r\n]+)"(\s*:\s*)"((?:[^"\\]|\\.)*)"`);
-/** "name": 123456 — a secret given as a JSON number (a PIN, a numeric key): group 3 the number */
-const JSON_NUMBER_MEMBER = RE2JS.compile(String.raw`"([^"\\\r\n]+)"(\s*:\s*)(-?[0-9][0-9.eE+-]*)`);
+/** "name": "value", or "name": 123456 (a PIN, a numeric key) — any name: `"db.password"` too; one pass for both */
+const JSON_MEMBER = RE2JS.compile(String.raw`"([^"\\\r\n]+)"(\s*:\s*)(?:"(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+-]*)`);
 /** \"name\": \"value\" — JSON inside a JSON string (a Copilot `toolArgs` a hook echoes) */
 const ESCAPED_MEMBER = RE2JS.compile(String.raw`\\"([^"\\\r\n]+)\\"(\s*:\s*)\\"((?:[^"\\]|\\[^"])*)\\"`);
 /** A member or a quoted assignment whose value runs to the end of the text (cut there): redacted to the end. */
@@ -193,7 +191,6 @@ export function redactText(text: string): string {
   if (!out.includes('"')) return out;
   if (out.includes(":")) {
     out = replaceEach(JSON_MEMBER, out, (m) => (isSecretName(m.group(1)!) ? `"${m.group(1)!}"${m.group(2)!}"${REDACTED}"` : m.group()!));
-    out = replaceEach(JSON_NUMBER_MEMBER, out, (m) => (isSecretName(m.group(1)!) ? `"${m.group(1)!}"${m.group(2)!}"${REDACTED}"` : m.group()!));
   }
   if (out.includes('\\"')) out = replaceEach(ESCAPED_MEMBER, out, (m) => (isSecretName(m.group(1)!) ? `\\"${m.group(1)!}\\"${m.group(2)!}\\"${REDACTED}\\"` : m.group()!));
   return replaceEach(OPEN_AT_END, out, (m) => {

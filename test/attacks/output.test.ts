@@ -126,6 +126,25 @@ describe("redaction costs linear time over capped text", () => {
   });
 });
 
+describe("redaction of JSON members, a secret's number too, costs linear time", () => {
+  it("a 700 KiB field of nothing but \"password\":1, (a megabyte once JSON escapes its quotes), echoed by a hook, stalls nothing and is redacted", async () => {
+    const member = '"password":1,';
+    const notes = member.repeat(Math.floor((700 * 1024) / member.length));
+    const { value, ms, health } = await underProbe(svc.url, async () => {
+      const res = await svc.event(pre("stall", { notes }));
+      expect(res.status).toBe(200);
+      const { event_id } = (await res.json()) as { event_id: string };
+      await settle();
+      return (await getTrace(svc, event_id)).text();
+    });
+    expect(health.worstMs).toBeLessThanOrEqual(WORST_HEALTH_MS);
+    expect(ms).toBeLessThan(10_000);
+    const t = JSON.parse(value) as { hooks: Array<{ stdin: string }> };
+    expect(t.hooks[0]!.stdin).toContain('\\"password\\":\\"[redacted]\\"');
+    expect(t.hooks[0]!.stdin).not.toContain('\\"password\\":1');
+  });
+});
+
 describe("a container hook's output a byte a write", () => {
   // The engine sends one frame a write it reads: thousands of 9-byte frames a socket read, which
   // the splitter must take in one pass (docker-client.ts demuxFrames), whatever piles up.
