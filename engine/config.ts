@@ -402,9 +402,14 @@ function failureModes(parsed: ParsedFile, i: number, value: FailureMode | Record
   return out;
 }
 
-/** The failure mode of a tenant for an event as a client names it (any dialect); "*" when the name is unknown. */
+/**
+ * The failure mode of a tenant for an event as a client names it (any dialect); "*" when no event is
+ * named. A name that is no known event (`pretooluse` on a native URL, say) may be any event: the
+ * strictest of the tenant's modes.
+ */
 export function failureModeFor(tenant: Partial<Pick<Tenant, "onFailure">>, eventName: string | undefined): FailureMode {
   const point = eventName !== undefined ? resolveEventName(eventName)?.point : undefined;
+  if (eventName !== undefined && point === undefined) return strictestFailureMode(tenant);
   const modes = tenant.onFailure ?? {};
   return (point !== undefined ? modes[point] : undefined) ?? modes["*"] ?? "allow";
 }

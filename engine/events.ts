@@ -112,25 +112,47 @@ export function unknownEventMessage(name: string): string {
  */
 const MAX_SUGGEST_CHARS = 64;
 
-/** For error messages: the known name closest to `name` (case and separators aside), if close. */
+const squash = (s: string) => s.toLowerCase().replace(/[^a-z]/g, "");
+/** The known names as compared: squashed once. */
+let squashedNames: [name: string, squashed: string][] | undefined;
+
+/** Farthest a name may be from a known one to be suggested. */
+const SUGGEST_DISTANCE = 2;
+
+/**
+ * For error messages: the known name closest to `name` (case and separators aside), if close. Only
+ * names within SUGGEST_DISTANCE in length are compared, each within that band: a repository's file
+ * of unknown keys costs a few cells per character, not the product of the lengths.
+ */
 function suggestEventName(name: string): string | undefined {
-  const squash = (s: string) => s.toLowerCase().replace(/[^a-z]/g, "");
+  squashedNames ??= EVENT_NAMES.map((n) => [n, squash(n)]);
+  const wanted = squash(name);
   let best: { name: string; distance: number } | undefined;
-  for (const known of EVENT_NAMES) {
-    const distance = editDistance(squash(known), squash(name));
-    if (distance <= 2 && (!best || distance < best.distance)) best = { name: known, distance };
+  for (const [known, squashed] of squashedNames) {
+    if (Math.abs(squashed.length - wanted.length) > SUGGEST_DISTANCE) continue;
+    const distance = boundedDistance(squashed, wanted, SUGGEST_DISTANCE);
+    if (distance <= SUGGEST_DISTANCE && (!best || distance < best.distance)) best = { name: known, distance };
   }
   return best?.name;
 }
 
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+/** The edit distance of `a` and `b` if at most `k`, else k + 1: only the cells within k of the diagonal. */
+export function boundedDistance(a: string, b: string, k: number): number {
+  const far = k + 1;
+  if (Math.abs(a.length - b.length) > k) return far;
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => (j <= k ? j : far));
   for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    const row = new Array<number>(b.length + 1).fill(far);
+    if (i <= k) row[0] = i;
+    let least = row[0]!;
+    for (let j = Math.max(1, i - k); j <= Math.min(b.length, i + k); j++) {
+      row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1), far);
+      least = Math.min(least, row[j]!);
+    }
+    if (least > k) return far;
     prev = row;
   }
-  return prev[b.length]!;
+  return Math.min(prev[b.length]!, far);
 }
 
 export function pointName(point: EventPoint, dialect: Dialect): string {

@@ -301,17 +301,26 @@ export class CompileBudgetError extends Error {
   override readonly name = "CompileBudgetError";
 }
 
+/** A pattern past hookbox's own limits for one matcher (its length, its program): refused, as a limit is, wherever it is written. */
+export class MatcherLimitError extends Error {
+  override readonly name = "MatcherLimitError";
+}
+
 export function compileRegex(pattern: string, opts: { anchored: boolean }): (text: string) => boolean {
-  if (pattern.length > MAX_MATCHER_CHARS) throw new Error(`longer than ${MAX_MATCHER_CHARS} characters`);
+  if (pattern.length > MAX_MATCHER_CHARS) throw new MatcherLimitError(`longer than ${MAX_MATCHER_CHARS} characters`);
   if (compiles && compiles.left-- <= 0) throw new CompileBudgetError(`more than ${compiles.limit} matchers and conditions in one repository (server.max_repository_hooks)`);
-  if (repeatWeight(pattern) > MAX_MATCHER_PROGRAM) throw new Error(`too complex (weighed before it is built: over ${MAX_MATCHER_PROGRAM} RE2 instructions)`);
+  if (repeatWeight(pattern) > MAX_MATCHER_PROGRAM) throw new MatcherLimitError(`too complex (weighed before it is built: over ${MAX_MATCHER_PROGRAM} RE2 instructions)`);
   const source = opts.anchored ? `^(?:${pattern})$` : pattern;
   let re = compiled.get(source);
   if (!re) {
     const t0 = performance.now();
-    re = RE2JS.compile(source);
-    if (compiles) compiles.ms += performance.now() - t0;
-    if (re.programSize() > MAX_MATCHER_PROGRAM) throw new Error(`too complex (over ${MAX_MATCHER_PROGRAM} RE2 instructions)`);
+    try {
+      re = RE2JS.compile(source);
+    } finally {
+      // A pattern RE2 refuses costs its time too.
+      if (compiles) compiles.ms += performance.now() - t0;
+    }
+    if (re.programSize() > MAX_MATCHER_PROGRAM) throw new MatcherLimitError(`too complex (over ${MAX_MATCHER_PROGRAM} RE2 instructions)`);
     if (compiled.size >= COMPILED_KEPT) compiled.delete(compiled.keys().next().value!);
     compiled.set(source, re);
   }

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { ConfigError } from "./errors.js";
 import { REPOSITORY_SOURCES } from "./formats/registry.js";
 import type { Format } from "./events.js";
-import { readJson, readToml, type LoadContext, type ParsedFile } from "./formats/shared.js";
+import { readJson, readToml, withWarningBudget, type LoadContext, type ParsedFile, type WarningBudget } from "./formats/shared.js";
 import { readTomlOffThread } from "./formats/toml-off-thread.js";
 import { MAX_REPOSITORY_MATCHER_PROGRAM, mergeHookSets, withCompileBudget, type HookSet } from "./hooks.js";
 
@@ -72,6 +72,8 @@ function* loadSteps(dir: string, maxTimeoutMs: number, limits: RepositoryLimits)
   const switchedOff = new Map<Format, string>();
   // Every matcher and condition compiled counts, before the hooks it belongs to are counted.
   const compileBudget = { left: limits.maxHooks, limit: limits.maxHooks, instructions: MAX_REPOSITORY_MATCHER_PROGRAM, ms: 0 };
+  // Warnings past what the answer lists are counted, not written: each costs a line's look-up and a suggestion.
+  const warningBudget: WarningBudget = { left: MAX_WORKSPACE_WARNINGS, skipped: 0 };
   let hooks = 0;
   let bytes = 0;
   let files = 0;
@@ -95,7 +97,7 @@ function* loadSteps(dir: string, maxTimeoutMs: number, limits: RepositoryLimits)
     const total = HOOK_FILES_TOTAL_FACTOR * limits.maxHookFileBytes;
     if (bytes > total) throw new ConfigError(name, `the repository's hook files together are larger than ${total} bytes (${HOOK_FILES_TOTAL_FACTOR} × server.max_hook_file_bytes)`);
     const parsed = source.syntax === "toml" ? yield { file: name, text } : readJson(name, text, source.syntax === "jsonc");
-    add(name, source.format, withCompileBudget(compileBudget, () => source.load(parsed!, ctx)));
+    add(name, source.format, withWarningBudget(warningBudget, () => withCompileBudget(compileBudget, () => source.load(parsed!, ctx))));
   }
   try {
     for (const source of REPOSITORY_SOURCES) {
@@ -115,7 +117,7 @@ function* loadSteps(dir: string, maxTimeoutMs: number, limits: RepositoryLimits)
   }
   const merged = mergeHookSets(sets);
   const off = [...switchedOff].map(([format, file]) => `${file}: switches off this repository's ${format} hooks (${format === "cosh" ? "[hooks] enabled = false" : "disableAllHooks"}); its other agents' hooks still run`);
-  return { hooks: merged.hooks.filter((h) => !switchedOff.has(h.format)), warnings: capWarnings([...off, ...merged.warnings]), disableAll: false };
+  return { hooks: merged.hooks.filter((h) => !switchedOff.has(h.format)), warnings: capWarnings([...off, ...merged.warnings], warningBudget.skipped), disableAll: false };
 }
 
 /**
@@ -132,9 +134,11 @@ export const MAX_REPOSITORY_HOOK_FILES = 512;
 export const MAX_WORKSPACE_WARNINGS = 500;
 export const MAX_WARNING_CHARS = 1024;
 
-function capWarnings(warnings: string[]): string[] {
+/** `unwritten`: warnings past the workspace's budget, counted while loading. */
+function capWarnings(warnings: string[], unwritten: number): string[] {
   const kept = warnings.slice(0, MAX_WORKSPACE_WARNINGS).map((w) => (w.length > MAX_WARNING_CHARS ? `${w.slice(0, MAX_WARNING_CHARS)}…` : w));
-  if (warnings.length > MAX_WORKSPACE_WARNINGS) kept.push(`… ${warnings.length - MAX_WORKSPACE_WARNINGS} more warnings left out (at most ${MAX_WORKSPACE_WARNINGS} are listed per workspace)`);
+  const more = Math.max(0, warnings.length - MAX_WORKSPACE_WARNINGS) + unwritten;
+  if (more > 0) kept.push(`… ${more} more warnings left out (at most ${MAX_WORKSPACE_WARNINGS} are listed per workspace)`);
   return kept;
 }
 

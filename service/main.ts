@@ -18,6 +18,7 @@ import {
 import { TenantAuditLogs } from "./records/audit-log.js";
 import { TraceStore } from "./records/trace-store.js";
 import { createApp } from "./app.js";
+import { UPLOAD_MAX_MS } from "./routes/workspaces.js";
 import { Sessions } from "./records/sessions.js";
 import { lockDataDir } from "./data-dir-lock.js";
 import type { Readiness } from "./context.js";
@@ -31,6 +32,8 @@ const DEFAULT_CONFIG = join(ROOT, "hookbox.example.toml");
 const MAX_EVENT_BYTES = 1024 * 1024;
 /** How long a client may take to send a request's headers. @default 10 s */
 const HEADERS_TIMEOUT_MS = 10_000;
+/** Past UPLOAD_MAX_MS, before Node ends a request still arriving: hookbox's own 408 comes first. @default 30 s */
+const REQUEST_TIMEOUT_MARGIN_MS = 30_000;
 /** After the grace period, how long killed events and late requests get to answer before the process exits. @default 5 s */
 const SHUTDOWN_AFTER_KILL_MS = 5_000;
 /** A connection idle longer than `max_event_ms` plus this is closed. @default 30 s */
@@ -185,8 +188,10 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
 
   // A client has HEADERS_TIMEOUT_MS to send its request's headers (Node's default is a minute),
   // checked every second (Node's default: every 30 s): a connection that trickles them holds a
-  // socket and a parser for no one.
-  const server = serve({ fetch: app.fetch, hostname, port, serverOptions: { headersTimeout: HEADERS_TIMEOUT_MS, connectionsCheckingInterval: 1_000 } }, (info) => {
+  // socket and a parser for no one. A whole request may take what an upload may (UPLOAD_MAX_MS; an
+  // event's body has EVENT_BODY_READ_MS): Node's own 5 minutes would cut an upload short with a bare 408.
+  const serverOptions = { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: UPLOAD_MAX_MS + REQUEST_TIMEOUT_MARGIN_MS, connectionsCheckingInterval: 1_000 };
+  const server = serve({ fetch: app.fetch, hostname, port, serverOptions }, (info) => {
     logger.info({ listen: `${info.address}:${info.port}`, config: configFile, runtime: config.sandbox.runtime }, "hookbox listening");
   });
   // A connection on which nothing moves for longer than any event can take (a client that never

@@ -14,7 +14,7 @@ import type { Verdict } from "../verdict.js";
 import { agentDeadlineS } from "../agents.js";
 import { claudeCondition } from "./claude-if.js";
 import { formatPath } from "./locate.js";
-import { type Answer, clip, configError, type Output, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, haltVerdict, knownKeys, type LoadContext, matcherProblem, originOf, type ParsedFile, readDecision, readOutput, schemaError, shown, skippedType, str, warn, withHalt, CommandSchema } from "./shared.js";
+import { type Answer, clip, configError, type Output, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, haltVerdict, knownKeys, type LoadContext, readMatcher, originOf, type ParsedFile, readDecision, readOutput, schemaError, shown, skippedType, str, warn, withHalt, CommandSchema } from "./shared.js";
 
 
 /** Claude Code's exec-form path placeholders: substituted as plain text into `command` and each of `args` (here: the variables, which hold the same). */
@@ -164,12 +164,10 @@ export function loadMatcherGroups(
     groups.forEach((raw, g) => {
       const group = GroupSchema.safeParse(knownKeys(parsed, ["hooks", event, g], raw, GROUP_KEYS, ctx, set.warnings));
       if (!group.success) throw schemaError(parsed, group.error, ["hooks", event, g]);
-      let matcher: Matcher | undefined;
-      try {
-        matcher = matcherOf(group.data.matcher, resolved.point);
-      } catch (err) {
-        throw configError(parsed, ["hooks", event, g, "matcher"], matcherProblem(err));
-      }
+      // Where the event takes no matcher, one written there is ignored, never compiled.
+      const matcher: Matcher | undefined = MATCH_FIELD[resolved.point] === "none"
+        ? undefined
+        : readMatcher(parsed, ["hooks", event, g, "matcher"], ctx, set.warnings, () => matcherOf(group.data.matcher, resolved.point));
       group.data.hooks.forEach((raw, h) => {
         const path = ["hooks", event, g, "hooks", h];
         const checked = HandlerSchema.safeParse(raw);
@@ -301,10 +299,9 @@ const JSON_DECISION_IGNORED: ReadonlySet<string> = new Set(["TaskCompleted", "Te
 const ELICITATION_POINTS: ReadonlySet<string> = new Set(["Elicitation", "ElicitationResult"]);
 
 /**
- * Claude Code's rules (hooks reference, "Exit code output"): exit 2 blocks, whatever JSON says — its
- * reason if it gives one, else stderr — except on PermissionRequest, which ignores exit 2; on any
- * other exit code a JSON object alone decides, and without one the hook is a non-blocking error;
- * exit 0 reads JSON per event. A hook with `onFailure: "block"` that fails (`claudeFailure`) blocks,
+ * Claude Code's rules (hooks reference, "Exit code output"): exit 2 blocks (denies a
+ * PermissionRequest), stderr its reason, whatever stdout says; any other non-zero exit is a
+ * non-blocking error whose JSON is not read; exit 0 reads JSON per event. A hook with `onFailure: "block"` that fails (`claudeFailure`) blocks,
  * but where Claude Code ignores the key.
  */
 export function interpretClaude(run: RunResult, hook: HookDef): Verdict {
@@ -337,13 +334,13 @@ function interpretRun(run: RunResult, hook: HookDef): Verdict {
     return { decision: "block", reason: `hook ${hook.name} timed out: the model switch is cancelled`, error: "timed out", rule: "claude: a timeout at PreModelSwitch blocks the switch" };
   if (run.outcome === "timed_out") return { decision: null, error: "timed out", rule: "claude: a timeout does not block" };
   if (run.outcome !== "exited") return { decision: null, error: describeFailure(run), rule: "claude: a failed hook does not block" };
-  if (run.exitCode === 2 && hook.point !== "PermissionRequest") {
-    const out = claudeOutput(run.stdout, hook.format);
-    const said = out.kind === "object" ? (str(out.value.reason) ?? str((out.value.hookSpecificOutput as Record<string, unknown> | undefined)?.permissionDecisionReason)) : undefined;
-    return { decision: "block", reason: said ?? (run.stderr.trim() || `blocked by hook ${hook.name} (exit 2)`), error: null, rule: "claude: exit 2 blocks (the JSON's reason, else stderr)" };
-  }
+  // hooks reference, "Exit code 2 behavior": a block at every event that can be blocked (a
+  // PermissionRequest's is a deny), stderr the reason; JSON on stdout is not read.
+  if (run.exitCode === 2)
+    return { decision: "block", reason: run.stderr.trim() || `blocked by hook ${hook.name} (exit 2)`, error: null, rule: "claude: exit 2 blocks (stderr the reason; its JSON is not read)" };
+  // "Claude Code only processes JSON on exit 0": any other exit is a non-blocking error.
+  if (run.exitCode !== 0) return { decision: null, error: describeFailure(run), rule: "claude: a non-zero exit other than 2 does not block (its JSON is not read)" };
   const out = claudeOutput(run.stdout, hook.format);
-  if (run.exitCode !== 0 && out.kind !== "object") return { decision: null, error: describeFailure(run), rule: "claude: a non-zero exit without a JSON answer does not block" };
   if (out.kind === "empty") return { decision: null, error: null, rule: "claude: no JSON output makes no decision" };
   if (out.kind === "text") {
     if (STDOUT_IS_CONTEXT.has(hook.point))

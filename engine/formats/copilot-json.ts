@@ -14,7 +14,7 @@ import { compileRegex, type HookDef, type HookSet } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import {
-  CommandSchema, configError, hookTimeout, matcherProblem, countHook, defined, describeFailure, eventOf, haltVerdict, HookEnvSchema, isStopPoint, knownKeys, NoNulSchema, originOf, readDecision, readOutput, schemaError, shown, skipOtherType, str, withHalt,
+  CommandSchema, configError, hookTimeout, readMatcher, countHook, defined, describeFailure, eventOf, haltVerdict, HookEnvSchema, isStopPoint, knownKeys, NoNulSchema, originOf, readDecision, readOutput, schemaError, shown, skipOtherType, str, withHalt,
   type Answer, type FormatModule, type LoadContext, type ParsedFile, warn,
 } from "./shared.js";
 
@@ -108,7 +108,7 @@ function loadHookMap(parsed: ParsedFile, hooks: Record<string, unknown>, ctx: Lo
         return;
       }
       const seconds = e.timeoutSec ?? e.timeout;
-      const matcher = copilotMatcher(parsed, path, e.matcher, resolved, set.warnings);
+      const matcher = copilotMatcher(parsed, path, e.matcher, resolved, ctx, set.warnings);
       countHook(parsed, path, ctx);
       set.hooks.push({
         name: `${basename(parsed.file)}:${event}[${i}]`,
@@ -148,19 +148,15 @@ const MATCHED_AT: Partial<Record<string, HookDef["matchOn"] | "tool">> = {
  * (`bash` does not fire for `github-bash`), at the events above, under their CLI names. VS Code
  * ignores matchers, and so does the CLI elsewhere: there the hook runs for every call, warned.
  */
-function copilotMatcher(parsed: ParsedFile, path: (string | number)[], pattern: string | undefined, at: { point: EventPoint; dialect: Dialect }, warnings: string[]): Pick<HookDef, "matcher" | "matchOn"> {
+function copilotMatcher(parsed: ParsedFile, path: (string | number)[], pattern: string | undefined, at: { point: EventPoint; dialect: Dialect }, ctx: LoadContext, warnings: string[]): Pick<HookDef, "matcher" | "matchOn"> {
   if (pattern === undefined || pattern === "" || pattern === "*") return {};
   const on = MATCHED_AT[at.point];
   if (on === undefined || at.dialect !== "camel") {
     warn(warnings, () => `${originOf(parsed, [...path, "matcher"])}: ${path.join(".").replace(/\.(\d+)/g, "[$1]")}.matcher: read by the Copilot CLI at preToolUse, postToolUse, postToolUseFailure, permissionRequest and notification only; ignored here (the hook runs for every call)`);
     return {};
   }
-  try {
-    const test = compileRegex(pattern, { anchored: true });
-    return { matcher: { source: pattern, test }, ...(on === "tool" ? {} : { matchOn: on }) };
-  } catch (err) {
-    throw configError(parsed, [...path, "matcher"], matcherProblem(err));
-  }
+  const test = readMatcher(parsed, [...path, "matcher"], ctx, warnings, () => compileRegex(pattern, { anchored: true }));
+  return test ? { matcher: { source: pattern, test }, ...(on === "tool" ? {} : { matchOn: on }) } : {};
 }
 
 /** Policy hooks run on the host beside their file; other hooks under /workspace, never outside it. */

@@ -48,6 +48,7 @@ export function loadExtension(parsed: ParsedFile, dir: string, ctx: LoadContext)
         const hook = coshHookDef(
           { ...cosh, matcher: cosh.matcher ?? group.matcher, command: substitute(cosh.command) },
           { ...ctx, point: resolved.point, dialect: resolved.dialect, origin: originOf(parsed, path), parsed, path },
+          set.warnings,
         );
         hook.name = `${manifest.data.name}/${hook.name}`;
         hook.env = Object.fromEntries(Object.entries(hook.env).map(([k, v]) => [k, substitute(v)]));

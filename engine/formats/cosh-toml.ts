@@ -12,7 +12,7 @@ import { compileRegex, type HookDef, type HookSet, type Matcher } from "../hooks
 import { DEFAULT_TIMEOUT_MS, MIN_LIMITS } from "../names.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
-import { type Answer, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, HookEnvSchema, knownKeys, type LoadContext, matcherProblem, originOf, parseBytes, type ParsedFile, readDecision, readOutput, schemaError, shown, str, warn, CommandSchema } from "./shared.js";
+import { type Answer, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, HookEnvSchema, knownKeys, type LoadContext, readMatcher, originOf, parseBytes, type ParsedFile, readDecision, readOutput, schemaError, shown, str, warn, CommandSchema } from "./shared.js";
 import type { Path } from "./locate.js";
 
 const BytesSchema = z.union([z.string(), z.number()]).refine((v) => parseBytes(v) !== undefined, 'expected a size such as "256m" or a number of bytes, more than zero');
@@ -91,7 +91,7 @@ export function loadCoshTable(parsed: ParsedFile, at: Path, table: unknown, ctx:
       if (!checked.success) throw schemaError(parsed, checked.error, path);
       const entry = checked.data;
       countHook(parsed, path, ctx);
-      result.hooks.push(coshHookDef(entry, { ...ctx, point: event.point, dialect: event.dialect, origin: originOf(parsed, path), parsed, path }));
+      result.hooks.push(coshHookDef(entry, { ...ctx, point: event.point, dialect: event.dialect, origin: originOf(parsed, path), parsed, path }, result.warnings));
     });
   }
   const s = SETTINGS.safeParse(own);
@@ -106,13 +106,10 @@ export function loadCoshTable(parsed: ParsedFile, at: Path, table: unknown, ctx:
 export function coshHookDef(
   entry: CoshHook,
   ctx: LoadContext & Pick<HookDef, "point" | "dialect" | "origin"> & { parsed: ParsedFile; path: Path },
+  warnings: string[],
 ): HookDef {
-  let matcher: Matcher | undefined;
-  try {
-    matcher = coshMatcher(entry.matcher, ctx.source === "repository" || ctx.source === "extension" ? "cosh-ng" : "hookbox");
-  } catch (err) {
-    throw configError(ctx.parsed, [...ctx.path, "matcher"], matcherProblem(err));
-  }
+  const matcher: Matcher | undefined = readMatcher(ctx.parsed, [...ctx.path, "matcher"], ctx, warnings, () =>
+    coshMatcher(entry.matcher, ctx.source === "repository" || ctx.source === "extension" ? "cosh-ng" : "hookbox"));
   return {
     name: entry.name ?? "",
     source: ctx.source,

@@ -13,7 +13,7 @@ import { ALL, ALLOW_BLOCK, NONE, type Decision, type EventPoint } from "../event
 import { compileRegex, type HookDef, type HookSet, type Matcher } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
-import { type Answer, askDenyReason, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, isStopPoint, knownKeys, type LoadContext, matcherProblem, originOf, type ParsedFile, readDecision, readOutput, schemaError, shown, skipOtherType, str, warn, CommandSchema } from "./shared.js";
+import { type Answer, askDenyReason, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, isStopPoint, knownKeys, type LoadContext, readMatcher, originOf, type ParsedFile, readDecision, readOutput, schemaError, shown, skipOtherType, str, warn, CommandSchema } from "./shared.js";
 
 /** @default 30 s — hookbox's choice, as Copilot's: the Cursor document leaves it to the agent */
 export const CURSOR_DEFAULT_TIMEOUT_MS = 30_000;
@@ -87,13 +87,11 @@ function loadCursorHooks(parsed: ParsedFile, ctx: LoadContext): HookSet {
       if (!entry.success) throw schemaError(parsed, entry.error, path);
       const e = entry.data;
       if (!e.command) throw configError(parsed, path, 'a command hook needs "command"');
-      let matcher: Matcher | undefined;
-      try {
-        // A regex found anywhere in what the event is matched on (MATCH_FIELD).
-        matcher = e.matcher === undefined || e.matcher === "" || e.matcher === "*" ? undefined : { source: e.matcher, test: compileRegex(e.matcher, { anchored: false }) };
-      } catch (err) {
-        throw configError(parsed, [...path, "matcher"], matcherProblem(err));
-      }
+      const pattern = e.matcher;
+      // A regex found anywhere in what the event is matched on (MATCH_FIELD).
+      const matcher: Matcher | undefined = pattern === undefined || pattern === "" || pattern === "*"
+        ? undefined
+        : readMatcher(parsed, [...path, "matcher"], ctx, set.warnings, () => ({ source: pattern, test: compileRegex(pattern, { anchored: false }) }));
       // A matcher tested against a fixed word (`Stop`) or a tool type (`Read`) that it cannot match:
       // the hook never runs, in Cursor as here — said, since a path or a prompt pattern was meant.
       const words = MATCH_WORDS[resolved.point];

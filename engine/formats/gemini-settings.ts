@@ -15,7 +15,7 @@ import { compileRegex, MAX_MATCHER_CHARS, type HookDef, type HookSet, type Match
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import { MAX_HOOK_NAME_CHARS } from "./cosh-toml.js";
-import { type Answer, askDenyReason, clip, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, haltVerdict, knownKeys, type LoadContext, matcherProblem, originOf, type ParsedFile, readDecision, readOutput, schemaError, shown, skipOtherType, str, warn, withHalt, CommandSchema } from "./shared.js";
+import { type Answer, askDenyReason, clip, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, haltVerdict, knownKeys, type LoadContext, readMatcher, originOf, type ParsedFile, readDecision, readOutput, schemaError, shown, skipOtherType, str, warn, withHalt, CommandSchema } from "./shared.js";
 
 /** @default 60 s — Gemini CLI's default hook timeout */
 export const GEMINI_DEFAULT_TIMEOUT_MS = 60_000;
@@ -102,12 +102,7 @@ function loadGeminiSettings(parsed: ParsedFile, ctx: LoadContext): HookSet {
     groups.forEach((raw, g) => {
       const group = GroupSchema.safeParse(knownKeys(parsed, ["hooks", event, g], raw, GROUP_KEYS, ctx, set.warnings));
       if (!group.success) throw schemaError(parsed, group.error, ["hooks", event, g]);
-      let matcher: Matcher | undefined;
-      try {
-        matcher = geminiMatcher(group.data.matcher, tool);
-      } catch (err) {
-        throw configError(parsed, ["hooks", event, g, "matcher"], matcherProblem(err));
-      }
+      const matcher: Matcher | undefined = readMatcher(parsed, ["hooks", event, g, "matcher"], ctx, set.warnings, () => geminiMatcher(group.data.matcher, tool));
       group.data.hooks.forEach((rawHandler, h) => {
         const path = ["hooks", event, g, "hooks", h];
         if (skipOtherType(parsed, path, rawHandler, ctx, set.warnings)) return;

@@ -30,14 +30,20 @@ const MODULES = Object.values(FORMAT_MODULES);
 /** Every hook file hookbox reads from a repository, in order (SERVICE.md §2). */
 export const REPOSITORY_SOURCES: readonly (RepositorySource & { format: Format })[] = MODULES.flatMap((m) => m.repository.map((r) => ({ ...r, format: m.format })));
 
-/** What a run means, under the rules of the format that declared the hook. */
-export function interpret(run: RunResult, hook: HookDef): Verdict {
-  return FORMAT_MODULES[hook.format].interpret(run, hook);
-}
-
 /** Cursor's own gates before a tool runs: events no other agent has. */
 const CURSOR_GATES = new Set(["BeforeShellExecution", "BeforeMCPExecution", "BeforeReadFile", "BeforeTabFileRead"]);
 const PRE_TOOL_USE = "PreToolUse" as EventPoint;
+
+/**
+ * What a run means, under the rules of the format that declared the hook. A hook of another format
+ * at one of Cursor's gates is read as its own agent reads it before a tool (a Copilot guard's crash
+ * or exit 2 denies there as at preToolUse), as `effectiveDecisions` counts it.
+ */
+export function interpret(run: RunResult, hook: HookDef): Verdict {
+  const module = FORMAT_MODULES[hook.format];
+  if (hook.format !== "cursor" && CURSOR_GATES.has(hook.point)) return module.interpret(run, { ...hook, point: PRE_TOOL_USE });
+  return module.interpret(run, hook);
+}
 /** What a hook of another format decides at Cursor's gates: what it decides before a tool, as far as Cursor takes it there. */
 const AT_CURSOR_GATES = new Map<string, ReadonlySet<Decision>>();
 

@@ -9,7 +9,7 @@ import type { Folded } from "../aggregate.js";
 import { ConfigError } from "../errors.js";
 import { MAX_EVENT_DEPTH, nestedDeeperThan } from "../event-body.js";
 import { resolveEventName, unknownEventMessage, type Decision, type Dialect, type EventPoint, type Format } from "../events.js";
-import { CompileBudgetError, type HookSet, type Source } from "../hooks.js";
+import { CompileBudgetError, MatcherLimitError, type HookSet, type Source } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
 import type { Interpret, Verdict } from "../verdict.js";
 import { deeperThanAt, formatPath, lineIndex, parseJsoncLocated, parseJsonLocated, tomlLocator, type Path, type Position } from "./locate.js";
@@ -287,10 +287,43 @@ export function skipOtherType(parsed: ParsedFile, path: Path, raw: unknown, ctx:
  */
 export const MAX_WARNINGS_PER_FILE = 100;
 
-/** Adds the warning `make` writes, while the file has fewer than MAX_WARNINGS_PER_FILE. */
+/** What may still be written of one workspace's warnings, all its files together, and how many were not. */
+export interface WarningBudget {
+  left: number;
+  skipped: number;
+}
+let warningBudget: WarningBudget | undefined;
+
+/**
+ * Runs `fn` (one of a workspace's hook files loading) writing its warnings from `budget`, shared by
+ * the workspace's files: past it a warning is counted, never written (five hundred files of unknown
+ * keys cost no more than the warnings the answer lists).
+ */
+export function withWarningBudget<T>(budget: WarningBudget, fn: () => T): T {
+  const outer = warningBudget;
+  warningBudget = budget;
+  try {
+    return fn();
+  } finally {
+    warningBudget = outer;
+  }
+}
+
+/** Adds the warning `make` writes, while the file has fewer than MAX_WARNINGS_PER_FILE and its workspace's budget lasts. */
 export function warn(warnings: string[], make: () => string): void {
-  if (warnings.length < MAX_WARNINGS_PER_FILE) warnings.push(make());
-  else if (warnings.length === MAX_WARNINGS_PER_FILE) warnings.push(`… and more warnings, left out (at most ${MAX_WARNINGS_PER_FILE} are listed per file)`);
+  if (warnings.length > MAX_WARNINGS_PER_FILE) return;
+  if (warnings.length === MAX_WARNINGS_PER_FILE) {
+    warnings.push(`… and more warnings, left out (at most ${MAX_WARNINGS_PER_FILE} are listed per file)`);
+    return;
+  }
+  if (warningBudget) {
+    if (warningBudget.left <= 0) {
+      warningBudget.skipped++;
+      return;
+    }
+    warningBudget.left--;
+  }
+  warnings.push(make());
 }
 
 /** An unknown key, event or hook type: a warning in a repository file, a ConfigError in the server's own config. */
@@ -328,6 +361,23 @@ export function configEvent(parsed: ParsedFile, path: Path, name: string): { poi
   const resolved = resolveEventName(name);
   if (resolved) return resolved;
   throw configError(parsed, path, unknownEventMessage(name));
+}
+
+/**
+ * A hook's matcher, compiled by `compile`. In a repository's file a pattern RE2 does not take (a
+ * lookahead the agent's own JavaScript engine reads, say) is a warning and no matcher — the hook runs
+ * for every call rather than a guard being skipped, and the file's other hooks still load; one past
+ * hookbox's limits (its length, its program, the workspace's compile budget), and any in the
+ * server's own config, is refused.
+ */
+export function readMatcher<T>(parsed: ParsedFile, path: Path, ctx: LoadContext, warnings: string[], compile: () => T): T | undefined {
+  try {
+    return compile();
+  } catch (err) {
+    if (!ctx.tolerant || err instanceof CompileBudgetError || err instanceof MatcherLimitError) throw configError(parsed, path, matcherProblem(err));
+    warn(warnings, () => `${originOf(parsed, path)}: ${formatPath(path)}: ${matcherProblem(err)}; the hook runs for every call`);
+    return undefined;
+  }
 }
 
 /** Why a matcher was refused: its own pattern, or the workspace's budget for all of them together. */

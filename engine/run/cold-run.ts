@@ -47,18 +47,24 @@ export async function runCold(fleet: Fleet, request: RunRequest, shape: Shape): 
     guard.hookStarted();
     stream.end(Buffer.from(request.stdin));
     const waited = await client.wait(id, signal);
+    // How the run ended is judged when the container ended: what the engine takes after that (the
+    // stream's tail, the look at its state) is no time of the hook's.
+    const atExit = guard.stopped;
     // The engine closes the attach stream once the container is gone; read what is left.
     await Promise.race([streamDone, new Promise((r) => setTimeout(r, STREAM_TAIL_MS))]);
-    if (guard.stopped) return result(stoppedEnd(guard.stopped, capture));
-    const state = await client.state(id, signal);
-    if (state.oomKilled) return result({ outcome: "oom_killed", exitCode: waited.exitCode });
+    const stopped = atExit ?? (guard.stopped === "output_truncated" ? "output_truncated" : null);
+    if (stopped) return result(stoppedEnd(stopped, capture));
+    // Its out-of-memory mark, within what is left of the run's deadline; without it, its exit code.
+    const state = await client.state(id, AbortSignal.timeout(Math.max(1, Math.ceil(guard.leftMs())))).catch(() => undefined);
+    if (state?.oomKilled) return result({ outcome: "oom_killed", exitCode: waited.exitCode });
     return result({ outcome: "exited", exitCode: waited.exitCode });
   } catch (err) {
     if (err instanceof EngineTimeoutError || guard.stopped === "deadline") silent = true;
     const reason = guard.stopped;
     if (reason && (started || reason !== "deadline")) return result(stoppedEnd(reason, capture));
-    // The hook had started when the engine stopped answering: its time is what ran out.
-    if (started) return result({ outcome: "timed_out", exitCode: null });
+    // The engine's connection went while the hook ran (the engine restarted, say): its answer can
+    // no longer be read — hookbox could not run it, never the hook's own timeout.
+    if (started) return result({ outcome: "failed_to_start", exitCode: null, error: `the connection to the engine was lost while the hook ran (${describeError(err)})` });
     return result({ outcome: "failed_to_start", exitCode: null, error: describeError(reason === "deadline" ? new EngineTimeoutError(client.timeoutMs) : err) });
   } finally {
     signal.removeEventListener("abort", onStop);

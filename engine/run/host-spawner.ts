@@ -8,7 +8,7 @@
  *
  * The helper is one function, `helperMain`, run by `node -e` with no import of the project (so the
  * same code runs from the build and from the sources under test). It speaks over the IPC channel:
- * `run` → `started` (the pid), then `close` with the output — at most the cap + 1 byte of each
+ * `run` → `started` (the pid), `exit` when the process itself ends, then `close` with the output — at most the cap + 1 byte of each
  * stream: the helper kills the group as soon as a stream passes the cap — or `error`; `kill`
  * signals a run's whole process group. A run may ask for a process started ahead (`prestart`: a
  * policy hook's PID namespace, host-runner.ts): the helper keeps two of each such argv waiting,
@@ -42,6 +42,11 @@ export interface SpawnRequest {
 export interface SpawnHandlers {
   /** the process could not be started, or the helper was lost while it ran */
   onError(message: string): void;
+  /**
+   * the process itself ended (its output may still be open in a process it left, which is then
+   * killed): how a run ended is judged at this moment, not at the streams' close
+   */
+  onExit?(): void;
   /** the process ended and its output streams closed: what it printed, capped */
   onClose(end: { code: number | null; signal: NodeJS.Signals | null; stdout: Buffer; stderr: Buffer }): void;
 }
@@ -55,6 +60,7 @@ export interface SpawnedRun {
 
 type HelperMessage =
   | { type: "started"; id: number; pid: number }
+  | { type: "exit"; id: number }
   | { type: "close"; id: number; code: number | null; signal: NodeJS.Signals | null; stdout: Uint8Array; stderr: Uint8Array }
   | { type: "error"; id: number; message: string };
 
@@ -129,6 +135,9 @@ export class HostSpawner {
     switch (m.type) {
       case "started":
         run.pid = m.pid;
+        return;
+      case "exit":
+        run.handlers.onExit?.();
         return;
       case "close":
         this.end(m.id)?.handlers.onClose({ code: m.code, signal: m.signal, stdout: asBuffer(m.stdout), stderr: asBuffer(m.stderr) });
@@ -312,7 +321,10 @@ function helperMain(): void {
     child.stdin.on("error", () => undefined); // the hook need not read its stdin
     child.stdin.end(m.prestart ? Buffer.concat([Buffer.from(m.prestart.prefix), Buffer.from(m.stdin)]) : Buffer.from(m.stdin));
     // The command is done: whatever it left running in its group goes too, so its pipes close.
-    child.on("exit", () => killGroup(entry));
+    child.on("exit", () => {
+      if (!entry.closed) send({ type: "exit", id });
+      killGroup(entry);
+    });
     child.on("close", (code, signal) => {
       if (entry.closed) return;
       entry.closed = true;

@@ -121,7 +121,7 @@ export class WarmContainer {
       guard.hookStarted();
       for (const chunk of handover(nonce, request, this.wrapper ?? "sh", archive)) if (chunk.length > 0) stream.write(chunk);
       stream.end();
-      await Promise.race([bothMarkers, streamDone, gaveUp]);
+      const ended = await Promise.race([bothMarkers, streamDone, gaveUp]);
       // Output past the cap, even within the marker's slack (which trips nothing), is
       // output_truncated, as in a cold run, whose capture stops the hook there before anything else.
       const over = (["stdout", "stderr"] as const).find((st) => streamBytes(st).length > cap);
@@ -132,7 +132,11 @@ export class WarmContainer {
       if (code === undefined) {
         // The container went before the hook's end: look at how it ended, within what is left.
         const state = await this.made.state(AbortSignal.timeout(Math.max(1, Math.ceil(guard.leftMs())))).catch(() => undefined);
-        if (!state) return result({ outcome: "timed_out", exitCode: null });
+        // Not to be read: past the run's deadline the hook's time ran out (a hung engine); a stream
+        // that closed early with the engine gone is hookbox not running it.
+        if (!state) return ended === "gave_up" || guard.stopped
+          ? result({ outcome: "timed_out", exitCode: null })
+          : result({ outcome: "failed_to_start", exitCode: null, error: "the connection to the pre-started container closed while its hook ran, and the engine did not say how it ended" });
         // The stream went while the hook still runs (the engine's connection closed): its answer
         // can no longer be read — hookbox could not run it, whatever its exit code will be.
         if (state.running) return result({ outcome: "failed_to_start", exitCode: null, error: "the connection to the pre-started container closed while its hook ran: its answer could not be read" });

@@ -85,12 +85,22 @@ const holds = (text: string, literal: string | RegExp) => (typeof literal === "s
  * `https://host/?api_key=x`, a YAML parent line), and text of other names costs no match at all.
  */
 const ASSIGNMENT = RE2JS.compile(
-  String.raw`\b((?:[A-Za-z_][A-Za-z0-9_-]*)?(?i:${SECRET_WORDS})[A-Za-z0-9_-]*)('?[ \t]*[=:][ \t]*)`,
+  String.raw`\b((?:[A-Za-z_][A-Za-z0-9_-]*)?(?i:${SECRET_WORDS})[A-Za-z0-9_-]*)('?[ \t]*(?:=>|[=:])[ \t]*)`,
 );
+/** `<password>hunter2</password>`: an element named like a secret, its text up to the next tag (XML, Maven settings, plists). */
+const XML_ELEMENT = RE2JS.compile(String.raw`<((?:[A-Za-z_][A-Za-z0-9_.-]*)?(?i:${SECRET_WORDS})[A-Za-z0-9_.-]*)>([^<]+)`);
+/** MySQL's clients take a password glued to `-p` (`mysql -u root -phunter2`); `-p` alone prompts. */
+const MYSQL_PASSWORD = RE2JS.compile(String.raw`(\bmysql(?:dump|admin|import|show|check|slap)?\b[^\r\n]*?\s-p)("[^"\r\n]*"|'[^'\r\n]*'|[^\s"']+)`);
 /** A secret's value after its name: group 1 double-quoted, 2 single-quoted, 3 bare. Sticky, one run of one class each: linear. */
 const ASSIGNED_VALUE = /"([^"\r\n]+)"|'([^'\r\n]+)'|([^\s"',;]+)/y;
-/** "name": "value", or "name": 123456 (a PIN, a numeric key) — any name: `"db.password"` too; one pass for both */
-const JSON_MEMBER = RE2JS.compile(String.raw`"([^"\\\r\n]+)"(\s*:\s*)(?:"(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+-]*)`);
+/**
+ * "name": "value", or "name": 123456 (a PIN, a numeric key) — any name: `"db.password"` too, or one
+ * spelt with `\u` escapes (`"pass\u0077ord"`, read as JSON reads it); one pass for both
+ */
+const JSON_MEMBER = RE2JS.compile(String.raw`"((?:[^"\\\r\n]|\\u[0-9A-Fa-f]{4})+)"(\s*:\s*)(?:"(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+-]*)`);
+/** A JSON member's name as JSON reads it: its `\uXXXX` escapes decoded. */
+const UNICODE_ESCAPE = /\\u([0-9A-Fa-f]{4})/g;
+const memberName = (raw: string) => (raw.includes("\\u") ? raw.replace(UNICODE_ESCAPE, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))) : raw);
 /** \"name\": \"value\" — JSON inside a JSON string (a Copilot `toolArgs` a hook echoes) */
 const ESCAPED_MEMBER = RE2JS.compile(String.raw`\\"([^"\\\r\n]+)\\"(\s*:\s*)\\"((?:[^"\\]|\\[^"])*)\\"`);
 /** A member or a quoted assignment whose value runs to the end of the text (cut there): redacted to the end. */
@@ -183,14 +193,16 @@ export function redactText(text: string): string {
   if (out.includes("://")) out = replaceEach(URL_PASSWORD, out, (m) => `${m.group(1)!}${REDACTED}@`);
   if (out.includes("-")) {
     out = replaceEach(SECRET_OPTION, out, (m) => `${m.group(1)!}${m.group(2)!}${REDACTED}`);
+    if (out.includes("mysql") && out.includes("-p")) out = replaceEach(MYSQL_PASSWORD, out, (m) => `${m.group(1)!}${REDACTED}`);
     if (out.includes("-user") || (out.includes("curl") && (out.includes("-u") || out.includes("-U")))) out = replaceEach(USER_OPTION, out, (m) => `${m.group(1) ?? m.group(2) ?? m.group(3)!}${REDACTED}`);
   }
+  if (out.includes("<")) out = replaceEach(XML_ELEMENT, out, (m) => (isSecretName(m.group(1)!) ? `<${m.group(1)!}>${REDACTED}` : m.group()!));
   // An assignment needs its separator, a JSON member a quote and a colon.
   if (!out.includes(":") && !out.includes("=")) return out;
   out = redactAssignments(out);
   if (!out.includes('"')) return out;
   if (out.includes(":")) {
-    out = replaceEach(JSON_MEMBER, out, (m) => (isSecretName(m.group(1)!) ? `"${m.group(1)!}"${m.group(2)!}"${REDACTED}"` : m.group()!));
+    out = replaceEach(JSON_MEMBER, out, (m) => (isSecretName(memberName(m.group(1)!)) ? `"${m.group(1)!}"${m.group(2)!}"${REDACTED}"` : m.group()!));
   }
   if (out.includes('\\"')) out = replaceEach(ESCAPED_MEMBER, out, (m) => (isSecretName(m.group(1)!) ? `\\"${m.group(1)!}\\"${m.group(2)!}\\"${REDACTED}\\"` : m.group()!));
   return replaceEach(OPEN_AT_END, out, (m) => {

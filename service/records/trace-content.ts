@@ -35,6 +35,41 @@ export const OMITTED_FIELD_BYTES = 64;
 export const MAX_TRACE_REDACT_CHARS = 2 * 1024 * 1024;
 /** what stands for a stream of a hook past MAX_TRACE_EVENT_BYTES or MAX_TRACE_REDACT_CHARS */
 export const TRACE_FULL = `[omitted: this event's trace passed ${MAX_TRACE_EVENT_BYTES / (1024 * 1024)} MiB, or ${MAX_TRACE_REDACT_CHARS / (1024 * 1024)} Mi characters to redact]`;
+/**
+ * @default 32 MiB — what one tenant's traces not yet written may hold of their events (the event each
+ * hook read, its kept output): a flood of large events outruns the writer, and each would hold its
+ * body until written. Past it, a further trace keeps each hook's outcome and decision only (as past
+ * MAX_TRACE_EVENT_BYTES), said by PENDING_FULL.
+ */
+export const MAX_PENDING_TRACE_BYTES = 32 * 1024 * 1024;
+/** what stands for a stream of a hook whose trace came past MAX_PENDING_TRACE_BYTES */
+export const PENDING_FULL = `[omitted: this tenant's traces waiting to be written held more than ${MAX_PENDING_TRACE_BYTES / (1024 * 1024)} MiB]`;
+
+/** What a trace still to be built holds of its event: its hooks' records and runs, nothing else of the result. */
+export interface TraceHooks {
+  records: EventResult["hooks"];
+  runs: HookTrace[];
+  /** set: every hook is kept as its outcome only, its streams this text */
+  omitted?: string;
+}
+
+/** The part of a result a trace is built from, and the bytes it holds (each distinct stdin once, the kept streams). */
+export function traceHooksOf(result: EventResult): { hooks: TraceHooks; bytes: number } {
+  const stdins = new Set<Uint8Array>();
+  let bytes = 0;
+  for (const t of result.trace.hooks) {
+    if (!stdins.has(t.stdin)) bytes += t.stdin.byteLength;
+    stdins.add(t.stdin);
+    bytes += 2 * (t.stdout.length + t.stderr.length);
+  }
+  return { hooks: { records: result.hooks, runs: result.trace.hooks }, bytes };
+}
+
+/** The same hooks with nothing of what they read or printed: what a trace past MAX_PENDING_TRACE_BYTES keeps. */
+export function outcomesOnly(hooks: TraceHooks): TraceHooks {
+  const empty = new Uint8Array(0);
+  return { records: hooks.records, runs: hooks.runs.map((t) => ({ ...t, stdin: empty, stdout: "", stderr: "", env: {} })), omitted: PENDING_FULL };
+}
 /** what an operator-configured hook's env values show as: they may hold the operator's secrets */
 export const HIDDEN = "[hidden]";
 
@@ -117,14 +152,15 @@ export const BUILD_SLICE_MS = 10;
  * parsed and redacted once per trace, not once per hook. Parses to the same `StoredTrace` as
  * stringifying it whole.
  */
-export async function traceText(summary: TraceSummary, tenant: string, result: EventResult, keepInputs: boolean, captureBytes: number): Promise<string> {
+export async function traceText(summary: TraceSummary, tenant: string, from: TraceHooks, keepInputs: boolean, captureBytes: number): Promise<string> {
   const stdins = new Map<Uint8Array, Kept>();
   let written = 0; // bytes of JSON so far
   let redacted = 0; // characters redacted so far
-  const hooks = await mapInSlices(result.hooks, (record, i) => {
-    const t = result.trace.hooks[i]!;
+  const hooks = await mapInSlices(from.records, (record, i) => {
+    const t = from.runs[i]!;
     let hook: StoredHook;
-    if (written > MAX_TRACE_EVENT_BYTES || redacted > MAX_TRACE_REDACT_CHARS) hook = omittedHookOf(record, t);
+    if (from.omitted !== undefined) hook = omittedHookOf(record, t, from.omitted);
+    else if (written > MAX_TRACE_EVENT_BYTES || redacted > MAX_TRACE_REDACT_CHARS) hook = omittedHookOf(record, t);
     else {
       redacted += toRedact(record, t, captureBytes);
       let stdin = stdins.get(t.stdin);
@@ -179,14 +215,14 @@ function hookOf(record: HookRecord, t: HookTrace, stdin: Kept, captureBytes: num
 }
 
 /** A hook past MAX_TRACE_EVENT_BYTES: what it decided and how it ended, without what it read or printed. */
-function omittedHookOf(record: HookRecord, t: HookTrace): StoredHook {
+function omittedHookOf(record: HookRecord, t: HookTrace, why = TRACE_FULL): StoredHook {
   return {
     ...keepStrings(record, OMITTED_FIELD_BYTES),
     warm: t.warm,
     offset_ms: t.offset_ms,
-    stdin: TRACE_FULL,
-    stdout: TRACE_FULL,
-    stderr: TRACE_FULL,
+    stdin: why,
+    stdout: why,
+    stderr: why,
     env: {},
     truncated: { stdin: true, stdout: true, stderr: true },
   };

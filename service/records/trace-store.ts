@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import { mkdir, open, readdir, readFile, rename, rm, unlink, writeFile, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { BadRequestError, DEFAULT_TRACE_LIMITS, type EventResult, type TraceLimits } from "../../engine/index.js";
-import { summaryOf, traceText, type StoredTrace, type TraceSummary } from "./trace-content.js";
+import { MAX_PENDING_TRACE_BYTES, outcomesOnly, summaryOf, traceHooksOf, traceText, type StoredTrace, type TraceSummary } from "./trace-content.js";
 
 export type { StoredHook, StoredTrace, TraceSummary } from "./trace-content.js";
 
@@ -49,6 +49,8 @@ interface Shelf {
 
 interface Pending {
   entry: Entry;
+  /** what its event's parts it keeps until written hold (traceHooksOf), counted in its tenant's pending bytes */
+  bytes: number;
   /** the trace's JSON, built once: for the writer and for every read until it is on disk */
   text: () => Promise<string>;
 }
@@ -73,6 +75,8 @@ export class TraceStore {
    */
   private readonly pending = new Map<string, Pending>();
   private writer: Promise<void> | undefined;
+  /** per tenant: bytes its pending traces hold, bounded by MAX_PENDING_TRACE_BYTES */
+  private readonly pendingBytes = new Map<string, number>();
   private readonly madeDirs = new Set<string>();
 
   constructor(
@@ -132,16 +136,23 @@ export class TraceStore {
    */
   async add(tenant: { name: string; traceToolInput: boolean }, result: EventResult, extra: { workspace?: string; durationMs: number; cancelled: boolean }): Promise<TraceSummary> {
     const summary = summaryOf(result, extra);
-    let built: Promise<string> | undefined;
-    const text = () =>
-      (built ??= traceText(summary, tenant.name, result, tenant.traceToolInput, this.limits.captureBytes));
     const tenantKey = this.key(tenant.name);
+    // Only the hooks' part of the result is kept until written (the summary holds capped copies of
+    // the rest: a 1 MiB session id is not kept whole); past the tenant's pending bytes, their outcomes only.
+    const held = traceHooksOf(result);
+    const waiting = this.pendingBytes.get(tenantKey) ?? 0;
+    const over = waiting > 0 && waiting + held.bytes > MAX_PENDING_TRACE_BYTES;
+    const hooks = over ? outcomesOnly(held.hooks) : held.hooks;
+    const bytes = over ? 0 : held.bytes;
+    this.pendingBytes.set(tenantKey, waiting + bytes);
+    let built: Promise<string> | undefined;
+    const text = () => (built ??= traceText(summary, tenant.name, hooks, tenant.traceToolInput, this.limits.captureBytes));
     const file = join(this.dir, tenantKey, `${summary.event_id}.json`);
     const shelf = this.shelf(tenantKey);
     const entry: Entry = { tenantKey, summary, timeMs: Date.parse(summary.time), bytes: 0, file, gone: false, seq: this.nextPlace(tenantKey) };
     shelf.entries.push(entry);
     shelf.byId.set(summary.event_id, entry);
-    this.pending.set(file, { entry, text });
+    this.pending.set(file, { entry, text, bytes });
     const gone = this.trim(shelf, Date.now());
     if (gone.length > 0) void removeFiles(gone).catch(this.onWriteError);
     this.kick();
@@ -187,9 +198,24 @@ export class TraceStore {
       } catch (err) {
         this.onWriteError(err);
       } finally {
-        if (this.pending.get(entry.file)?.entry === entry) this.pending.delete(entry.file);
+        if (this.pending.get(entry.file)?.entry === entry) this.unpend(entry.file);
       }
     }
+  }
+
+  /** A trace leaves the write queue: what it held is given back to its tenant's pending bytes. */
+  private unpend(file: string): void {
+    const p = this.pending.get(file);
+    if (!p) return;
+    this.pending.delete(file);
+    const left = (this.pendingBytes.get(p.entry.tenantKey) ?? 0) - p.bytes;
+    if (left > 0) this.pendingBytes.set(p.entry.tenantKey, left);
+    else this.pendingBytes.delete(p.entry.tenantKey);
+  }
+
+  /** Bytes a tenant's traces waiting to be written hold (MAX_PENDING_TRACE_BYTES bounds it). */
+  pendingBytesOf(tenant: string): number {
+    return this.pendingBytes.get(this.key(tenant)) ?? 0;
   }
 
   /** Resolves when every trace accepted so far is on disk. */
@@ -305,7 +331,7 @@ export class TraceStore {
     for (const e of gone) {
       e.gone = true;
       shelf.byId.delete(e.summary.event_id);
-      this.pending.delete(e.file);
+      this.unpend(e.file);
     }
     if (entries.length === 0) this.shelves.delete(gone[0]!.tenantKey);
     return gone;

@@ -153,11 +153,13 @@ describe("names and matchers cost linear time", () => {
     expect(hit.decision).toBe("block");
   });
 
-  it("refuses a matcher RE2 cannot run (backreference) with the file and line", async () => {
-    const settings = `{\n  "hooks": {\n    "PreToolUse": [\n      { "matcher": "(a)\\\\1", "hooks": [{ "type": "command", "command": "true" }] }\n    ]\n  }\n}\n`;
+  it("warns of a matcher RE2 cannot run (backreference) with the file and line, and runs its hook for every tool: no guard silently skipped", async () => {
+    const settings = `{\n  "hooks": {\n    "PreToolUse": [\n      { "matcher": "(a)\\\\1", "hooks": [{ "type": "command", "command": "echo '{\\"decision\\":\\"block\\",\\"reason\\":\\"backref\\"}'" }] }\n    ]\n  }\n}\n`;
     const res = await put(svc, "backref", await tarOf([{ name: ".claude/settings.json", content: settings }]));
-    expect(res.status).toBe(400);
-    expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/\.claude\/settings\.json:4:\d+: .*matcher is not a valid regular expression/);
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { warnings: string[] }).warnings).toEqual([expect.stringMatching(/^\.claude\/settings\.json:4: .*matcher is not a valid regular expression.*; the hook runs for every call$/)]);
+    const answer = (await (await svc.event(pre({ tool_name: "Read" }), { query: "workspace=backref" })).json()) as { decision: string };
+    expect(answer.decision).toBe("block");
   });
 });
 

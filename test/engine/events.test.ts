@@ -6,12 +6,35 @@ import { describe, expect, it } from "vitest";
 import { afterPolicyLook, applyTrust, fold, type Folded, type Judged } from "../../engine/aggregate.js";
 import { answerFor, effectiveDecisions } from "../../engine/formats/registry.js";
 import { nestedDeeperThan, parseEventBody, MAX_EVENT_DEPTH } from "../../engine/event-body.js";
-import { resolveEventName, type EventPoint } from "../../engine/events.js";
+import { boundedDistance, resolveEventName, unknownEventMessage, type EventPoint } from "../../engine/events.js";
 import type { HookDef } from "../../engine/hooks.js";
 import { detectDialect, PayloadCache, translate } from "../../engine/payload.js";
 import type { Verdict } from "../../engine/verdict.js";
 
 const point = (name: string) => resolveEventName(name)!.point;
+
+describe("suggesting an event name", () => {
+  it.each([
+    ["kitten", "sitting", 3],
+    ["pretooluse", "pretooluse", 0],
+    ["pretooluse", "pretoolused", 1],
+    ["pretooluse", "pretoluse", 1],
+    ["pretooluse", "perotooluse", 2],
+    ["stop", "post", 3],
+    ["", "ab", 2],
+    ["abc", "", 3],
+    ["a".repeat(40), "b".repeat(40), 3],
+  ])("the distance of %j and %j within 2 is %i (3: farther)", (a, b, d) => {
+    expect(boundedDistance(a, b, 2)).toBe(d);
+    expect(boundedDistance(b, a, 2)).toBe(d);
+  });
+  it("names the close one; a far or long name gets none", () => {
+    expect(unknownEventMessage("pre_tool_used")).toMatch(/did you mean "(PreToolUse|preToolUse)"/);
+    expect(unknownEventMessage("SesionStart")).toMatch(/did you mean "(SessionStart|sessionStart)"/);
+    expect(unknownEventMessage("x".repeat(60))).not.toMatch(/did you mean/);
+    expect(unknownEventMessage("y".repeat(100))).toBe(`unknown event "${"y".repeat(64)}…"`);
+  });
+});
 
 describe("event names", () => {
   it.each([

@@ -209,8 +209,10 @@ describe("repository files are read tolerantly, reported strictly (SERVICE.md §
     expect(run("sessionStart", undefined, { source: "resume" })).toEqual(["start.sh"]);
     // A tool event that names no tool runs the hook (a guard is never skipped by leaving it out).
     expect(run("preToolUse", undefined)).toEqual(["bash-only.sh", "edits.sh", "vscode.sh"]);
-    const bad = tree({ ".github/hooks/m.json": JSON.stringify({ version: 1, hooks: { preToolUse: [{ type: "command", bash: "x.sh", matcher: "(a" }] } }) });
-    expect((await configErrorOfAsync(() => loadRepositoryHooks(bad, 60_000))).message).toMatch(/m\.json:1:\d+: hooks\.preToolUse\[0\]\.matcher: matcher is not a valid regular expression/);
+    // A pattern RE2 does not take: warned, and the hook runs for every call; the file's other hooks load.
+    const bad = await loadRepositoryHooks(tree({ ".github/hooks/m.json": JSON.stringify({ version: 1, hooks: { preToolUse: [{ type: "command", bash: "x.sh", matcher: "(a" }, { type: "command", bash: "y.sh", matcher: "bash" }] } }) }), 60_000);
+    expect(bad.warnings).toEqual([expect.stringMatching(/^\.github\/hooks\/m\.json:1: hooks\.preToolUse\[0\]\.matcher: matcher is not a valid regular expression \(RE2 syntax\): .*; the hook runs for every call$/)]);
+    expect(bad.hooks.map((h) => [h.command, h.matcher?.source])).toEqual([["x.sh", undefined], ["y.sh", "bash"]]);
   });
 
   it("reads the inline hooks of .github/copilot/settings.json and settings.local.json (copilot-hooks.md Where hooks live)", async () => {
@@ -300,15 +302,38 @@ describe("Claude Code settings.json", () => {
     expect((await configErrorOfAsync(() => loadRepositoryHooks(copilot, 60_000))).message).toMatch(/NUL byte/);
   });
 
-  it("refuses a matcher RE2 cannot read (lookaround) with file, line and the reason, never a guard that silently never fires", async () => {
+  it("warns of a matcher RE2 cannot read (lookaround) with file, line and the reason, and runs its hook for every tool: never a guard that silently never fires", async () => {
     const dir = tree({ ".claude/settings.json": '{\n  "hooks": {\n    "PreToolUse": [\n      { "matcher": "^(?!Read).*", "hooks": [{ "type": "command", "command": "g.sh" }] }\n    ]\n  }\n}\n' });
-    expect((await configErrorOfAsync(() => loadRepositoryHooks(dir, 60_000))).message).toMatch(
-      /^\.claude\/settings\.json:4:\d+: hooks\.PreToolUse\[0\]\.matcher: .*RE2.*\(\?!/,
-    );
+    const set = await loadRepositoryHooks(dir, 60_000);
+    expect(set.warnings).toEqual([expect.stringMatching(/^\.claude\/settings\.json:4: hooks\.PreToolUse\[0\]\.matcher: .*RE2.*\(\?!.*; the hook runs for every call$/)]);
+    expect(set.hooks.map((h) => [h.command, h.matcher])).toEqual([["g.sh", undefined]]);
   });
 });
 
 describe("Claude Code matchers, per the field each event compares (hooks reference, Matchers)", () => {
+  it("a matcher where the event takes none is not even compiled; one RE2 does not take (a lookahead) is warned and runs the hook for every tool; the workspace's other hooks load", async () => {
+    const { selectHooks } = await import("../../engine/match.js");
+    const { emptyHookSet } = await import("../../engine/hooks.js");
+    const set = await loadRepositoryHooks(tree({
+      ".claude/settings.json": JSON.stringify({ hooks: {
+        Stop: [{ matcher: "*.py", hooks: [{ type: "command", command: "stop.sh" }] }],
+        UserPromptSubmit: [{ matcher: "(?!x)", hooks: [{ type: "command", command: "prompt.sh" }] }],
+        PreToolUse: [{ matcher: "^(?!Read$).*", hooks: [{ type: "command", command: "not-read.sh" }] }],
+      } }),
+      ".cursor/hooks.json": JSON.stringify({ version: 1, hooks: { beforeShellExecution: [{ command: "cur.sh", matcher: "(?<=a)b" }] } }),
+      ".gemini/settings.json": JSON.stringify({ hooks: { BeforeTool: [{ matcher: "(?=x)", hooks: [{ type: "command", command: "gem.sh" }] }] } }),
+      ".github/hooks/guard.json": JSON.stringify({ version: 1, hooks: { preToolUse: [{ type: "command", bash: "guard.sh" }] } }),
+    }), 60_000);
+    expect(set.hooks.map((h) => h.command).sort()).toEqual(["cur.sh", "gem.sh", "guard.sh", "not-read.sh", "prompt.sh", "stop.sh"]);
+    expect(set.warnings.filter((w) => /the hook runs for every call$/.test(w))).toHaveLength(3);
+    expect(set.warnings.join("\n")).toMatch(/^\.claude\/settings\.json:1: hooks\.PreToolUse\[0\]\.matcher: matcher is not a valid regular expression \(RE2 syntax\)/m);
+    const run = (event: string, tool: string | undefined, body: Record<string, unknown> = {}) =>
+      selectHooks({ policy: emptyHookSet(), service: emptyHookSet(), extension: emptyHookSet(), repository: set }, resolveEventName(event)!.point, tool, { hooksEnabled: true, repositoryHooks: true }, body).map((h) => h.command);
+    expect(run("PreToolUse", "Read")).toContain("not-read.sh");
+    expect(run("Stop", undefined)).toEqual(["stop.sh"]);
+    // A pattern past hookbox's own limit for one matcher is still refused, naming it.
+    await expect(loadRepositoryHooks(tree({ ".claude/settings.json": JSON.stringify({ hooks: { PreToolUse: [{ matcher: "\\pL{999}".repeat(50), hooks: [{ type: "command", command: "x" }] }] } }) }), 60_000)).rejects.toThrow(/too complex/);
+  });
   it("compares PostCompact, ConfigChange, InstructionsLoaded, StopFailure and Elicitation matchers with their own field, FileChanged with the file's name, and ignores one where the event takes none", async () => {
     const { selectHooks } = await import("../../engine/match.js");
     const { emptyHookSet } = await import("../../engine/hooks.js");
@@ -479,7 +504,8 @@ describe("repository hook files are hostile input", () => {
     const files = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`.github/hooks/${String(i).padStart(3, "0")}.json`, noisy]));
     const many = await loadRepositoryHooks(tree(files(MAX_REPOSITORY_HOOK_FILES)), 60_000);
     expect(many.warnings.length).toBeLessThanOrEqual(MAX_WORKSPACE_WARNINGS + 1);
-    expect(many.warnings.at(-1)).toMatch(/more warnings left out \(at most 500 are listed per workspace\)/);
+    // Past the budget each is counted, never written: the count is every one of them.
+    expect(many.warnings.at(-1)).toBe(`… ${MAX_REPOSITORY_HOOK_FILES * 20 - MAX_WORKSPACE_WARNINGS} more warnings left out (at most 500 are listed per workspace)`);
     expect((await configErrorOfAsync(() => loadRepositoryHooks(tree(files(MAX_REPOSITORY_HOOK_FILES + 1)), 60_000))).message).toMatch(/more than 512 hook files \(MAX_REPOSITORY_HOOK_FILES\)/);
   });
 

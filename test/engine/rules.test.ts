@@ -11,7 +11,7 @@ import { coshMatcher } from "../../engine/formats/cosh-toml.js";
 import { interpretCursor } from "../../engine/formats/cursor-hooks.js";
 import { claudeCondition } from "../../engine/formats/claude-if.js";
 import { geminiMatcher, interpretGemini } from "../../engine/formats/gemini-settings.js";
-import { answerFor, changeAsRun, effectiveDecisions } from "../../engine/formats/registry.js";
+import { answerFor, changeAsRun, effectiveDecisions, interpret } from "../../engine/formats/registry.js";
 import { fold } from "../../engine/aggregate.js";
 import { selectHooks } from "../../engine/match.js";
 import { readDecision } from "../../engine/formats/shared.js";
@@ -193,12 +193,25 @@ describe("Claude Code rules per event (Claude Code hooks reference, decision con
     ["SessionStart: plain stdout is context, not an error", exited(0, "branch: main\nopen issues: 3\n"), start, { decision: null, error: false, rule: /plain stdout of SessionStart is added as context/ }],
     ["UserPromptSubmit: plain stdout is context", exited(0, "today is Tuesday"), prompt, { decision: null, error: false, rule: /added as context/ }],
   ]);
-  it("exit codes: 2 blocks with the JSON's reason if it gives one (not on PermissionRequest, which ignores it); another exit's JSON alone decides", () => {
-    expect(interpretClaude(exited(2, '{"reason":"from json"}', "from stderr"), post)).toMatchObject({ decision: "block", reason: "from json" });
-    expect(interpretClaude(exited(2, "", "from stderr"), pre)).toMatchObject({ decision: "block", reason: "from stderr" });
-    expect(interpretClaude(exited(2, "", "no"), perm).decision).toBeNull();
-    expect(interpretClaude(exited(1, '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no"}}'), pre)).toMatchObject({ decision: "block", reason: "no" });
+  it("exit codes: 2 blocks with stderr as its reason, JSON unread (a PermissionRequest is denied); JSON is read at exit 0 only", () => {
+    expect(interpretClaude(exited(2, '{"reason":"from json"}', "from stderr"), post)).toMatchObject({ decision: "block", reason: "from stderr" });
+    expect(interpretClaude(exited(2, '{"hookSpecificOutput":{"permissionDecision":"allow"}}', "from stderr"), pre)).toMatchObject({ decision: "block", reason: "from stderr" });
+    expect(interpretClaude(exited(2, "", "no prod"), perm)).toMatchObject({ decision: "block", reason: "no prod" });
+    // "Claude Code only processes JSON on exit 0": exit 1 with a deny, a block or a stop is a non-blocking error.
+    expect(interpretClaude(exited(1, '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no"}}'), pre)).toMatchObject({ decision: null, error: expect.any(String) });
+    expect(interpretClaude(exited(1, '{"decision":"block","reason":"r","continue":false}'), post)).toMatchObject({ decision: null, error: expect.any(String) });
+    expect(interpretClaude(exited(1, '{"decision":"block","continue":false}'), post).halt).toBeUndefined();
+    expect(interpretClaude(exited(3, '{"hookSpecificOutput":{"permissionDecision":"allow","updatedInput":{"command":"x"}}}'), pre).modifiedArgs).toBeUndefined();
     expect(interpretClaude(exited(1, "oops"), pre)).toMatchObject({ decision: null, error: expect.any(String) });
+  });
+  it("a hook of another format at a Cursor gate is read as before a tool: a Copilot guard's crash, exit 2 or exit 1 denies; a Claude hook's permissionDecision counts", () => {
+    for (const gate of ["beforeShellExecution", "beforeMCPExecution", "beforeReadFile", "beforeTabFileRead"]) {
+      const copilot = hook("copilot", gate, { source: "policy" });
+      expect(interpret(exited(2, "", "no rm"), copilot), gate).toMatchObject({ decision: "block", reason: "no rm" });
+      expect(interpret(exited(1), copilot).decision, gate).toBe("block");
+      expect(interpret(oom, copilot).decision, gate).toBe("block");
+      expect(interpret(exited(0, '{"hookSpecificOutput":{"permissionDecision":"deny","permissionDecisionReason":"no"}}'), hook("claude", gate)), gate).toMatchObject({ decision: "block", reason: "no" });
+    }
   });
   it("TaskCompleted, TeammateIdle act on exit 2 only (a JSON decision there is none), TaskCreated on decision block too; hookbox's block is exit 2 at all three", () => {
     expect(interpretClaude(exited(0, '{"decision":"block","reason":"no"}'), hook("claude", "TaskCreated"))).toMatchObject({ decision: "block", reason: "no" });
@@ -287,7 +300,7 @@ describe("Codex rules (Codex hooks documentation: Claude Code's shape, no ask)",
     ["deny blocks", exited(0, '{"hookSpecificOutput":{"permissionDecision":"deny","permissionDecisionReason":"no"}}'), pre, { decision: "block", reason: "no", rule: /^codex: hookSpecificOutput\.permissionDecision "deny"/ }],
     ["exit 2 blocks with stderr", exited(2, "", "stop"), pre, { decision: "block", reason: "stop", rule: /codex: exit 2/ }],
     ["exit 2 without a reason on stderr is a failed hook", exited(2, '{"decision":"block","reason":"json"}', " \n"), pre, { decision: null, error: true, rule: /codex: exit 2 blocks only with a reason on stderr/ }],
-    ["exit 2 denies a PermissionRequest (Claude Code ignores it there; Codex does not)", exited(2, "", "no network"), hook("codex", "PermissionRequest"), { decision: "block", reason: "no network", rule: /codex: exit 2 blocks/ }],
+    ["exit 2 denies a PermissionRequest (as Claude Code does), with stderr its reason", exited(2, "", "no network"), hook("codex", "PermissionRequest"), { decision: "block", reason: "no network", rule: /codex: exit 2 blocks/ }],
     ["JSON is read at exit 0 only: a deny at exit 1 is a failed hook", exited(1, '{"hookSpecificOutput":{"permissionDecision":"deny","permissionDecisionReason":"no"}}'), pre, { decision: null, error: true, rule: /codex: a non-zero exit other than 2/ }],
   ]);
 });

@@ -474,6 +474,14 @@ describe("admission and shutdown", () => {
     await held;
   });
 
+  it("answers a native hook on a URL naming no known event with the strictest failure mode: the event may be any", async () => {
+    const edge = edgeApp({ onFailureB: '{ PreToolUse = "block", "*" = "allow" }' });
+    const native = await edge.request("/v1/hooks/claude/pretooluse", { ...post(rmEvent), token: TOKEN_B });
+    expect(native.status).toBe(200);
+    expect(native.headers.get("hookbox-on-failure")).toBe("block");
+    expect(await native.json()).toMatchObject({ decision: "block", reason: expect.stringMatching(/unknown_event/) });
+  });
+
   it("answers a decision whose audit line cannot be written, and counts it", async () => {
     const edge = edgeApp({ auditFile: "/nonexistent-hookbox-dir/audit.jsonl" });
     const res = await edge.request("/v1/events", post(rmEvent));

@@ -1,0 +1,55 @@
+/**
+ * Traces accepted faster than they are written hold only a bounded part of their events: one
+ * tenant's flood of 1 MiB events cannot fill the memory (and take the service down for every
+ * tenant) while the writer falls behind, nor cost another tenant its traces' contents.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import type { EventResult } from "../../engine/index.js";
+import { MAX_PENDING_TRACE_BYTES, PENDING_FULL } from "../../service/records/trace-content.js";
+import { TraceStore } from "../../service/records/trace-store.js";
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+/** An event of one hook that read a `bodyBytes` event (a huge session_id, say). */
+function event(n: number, bodyBytes: number): EventResult {
+  const body = Buffer.from(JSON.stringify({ hook_event_name: "PreToolUse", session_id: "s".repeat(bodyBytes), tool_name: "Bash" }));
+  return {
+    event_id: `e${n}`, event: "PreToolUse", decision: null, notifications: [], output: {}, exit_code: 0,
+    session_id: "s".repeat(bodyBytes), tool_name: "Bash",
+    hooks: [{ name: "h", source: "repository", sandbox: "container", format: "claude", origin: "x:1", decision: null, effective: true, rule: "r", outcome: "exited", exit_code: 0, timed_out: false, duration_ms: 1, start_ms: 1, remove_ms: null, error: null }],
+    trace: { queued_ms: 0, hooks: [{ stdin: body, stdout: "out", stderr: "", stdoutBytes: 3, stderrBytes: 0, env: {}, offset_ms: 0, warm: false }] },
+  };
+}
+
+describe("traces waiting to be written", () => {
+  it(`hold at most MAX_PENDING_TRACE_BYTES (${MAX_PENDING_TRACE_BYTES / 2 ** 20} MiB) of one tenant's events; past it a trace keeps its hooks' outcomes; another tenant's keep theirs`, async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hookbox-backlog-"));
+    dirs.push(dir);
+    const store = new TraceStore(dir);
+    const flooder = { name: "flooder", traceToolInput: true };
+    // Accepted at once, before the writer has written one: the flood outruns it.
+    const adds: Promise<unknown>[] = [];
+    for (let i = 0; i < 100; i++) adds.push(store.add(flooder, event(i, 1 << 20), { durationMs: 1, cancelled: false }));
+    await Promise.all(adds);
+    expect(store.pendingBytesOf("flooder")).toBeGreaterThan(0);
+    expect(store.pendingBytesOf("flooder")).toBeLessThanOrEqual(MAX_PENDING_TRACE_BYTES);
+    const other = { name: "other", traceToolInput: true };
+    await store.add(other, event(1000, 1 << 20), { durationMs: 1, cancelled: false });
+    await store.flush();
+    expect(store.pendingBytesOf("flooder")).toBe(0);
+    expect(store.pendingBytesOf("other")).toBe(0);
+    const first = (await store.get("flooder", "e0"))!;
+    const last = (await store.get("flooder", "e99"))!;
+    expect(first.hooks[0]!.stdout).toBe("out");
+    expect(last.hooks[0]).toMatchObject({ stdout: PENDING_FULL, stdin: PENDING_FULL, outcome: "exited" });
+    // Its summary still lists it, its session id capped.
+    expect(last.session_id!.length).toBeLessThan(2048);
+    expect((await store.get("other", "e1000"))!.hooks[0]!.stdout).toBe("out");
+  });
+});
