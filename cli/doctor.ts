@@ -20,7 +20,7 @@ import { agentDeadlineS } from "../engine/agents.js";
 import { mapLimited } from "../engine/map-limited.js";
 import { FORWARD_OPTIONS } from "./forward.js";
 import { FORWARD_SCRIPT } from "./forward-script.js";
-import { block as safe, oneLine, safeJson } from "./terminal.js";
+import { oneLine, safeJson } from "./terminal.js";
 
 type Agent = "claude" | "copilot" | "cosh" | "codex" | "gemini" | "cursor";
 
@@ -109,7 +109,7 @@ export async function doctor(argv: string[], env: NodeJS.ProcessEnv): Promise<{ 
   if (values.json) return { stdout: `${safeJson({ findings: findings.map((f) => ({ ...f.entry, file: show(f.entry.file), ok: f.ok, message: f.message })), problems }, 2)}\n`, stderr: "", code: findings.length > 0 && findings.every((f) => f.ok) && problems.length === 0 ? 0 : 1 };
   // Event names, places and messages come from the repository's files: escaped for the terminal.
   const lines = findings.map((f) => `${f.ok ? "ok  " : "FAIL"}  ${AGENT_NAME[f.entry.agent].padEnd(11)}  ${oneLine(f.entry.event).padEnd(17)}  ${oneLine(show(f.entry.file))} ${oneLine(f.entry.where)}\n      ${oneLine(f.message)}`);
-  for (const p of problems) lines.push(`FAIL  ${safe(p)}`);
+  for (const p of problems) lines.push(`FAIL  ${oneLine(p)}`);
   if (guards.length === 0) lines.push(`FAIL  no hookbox line in any agent's hook configuration under ${dir} or ${home}: nothing reaches hookbox`);
   const ok = guards.length > 0 && findings.every((f) => f.ok) && problems.length === 0;
   lines.push(ok ? `every guard is live (${findings.length})` : `${findings.filter((f) => !f.ok).length + problems.length + (guards.length === 0 ? 1 : 0)} problem(s): a block from hookbox would not reach the agent there`);

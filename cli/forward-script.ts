@@ -418,6 +418,10 @@ fi
 [ -n "$token" ] || usage "no token: set HOOKBOX_TOKEN (or --token)"
 # hookbox speaks HTTP: curl would speak gopher, dict, smtp or file to whatever --url names.
 case $url in [Hh][Tt][Tt][Pp]://*|[Hh][Tt][Tt][Pp][Ss]://*) ;; *) usage ;; esac
+# The URL as it may be shown: without a user name and password (through the last @ before the path).
+after=\${url#*://}
+authority=\${after%%[/?#\\]*}
+case $authority in *@*) shown="\${url%%://*}://\${authority##*@}\${after#"$authority"}" ;; *) shown=$url ;; esac
 case $onu in ''|allow|block) ;; *) usage ;; esac
 [ -n "$deadline" ] && d=$deadline
 case $d in ''|.|*[!0-9.]*|*.*.*) usage ;; esac
@@ -515,9 +519,9 @@ fi
 case $rest in
   =*) printf '%s\n' "\${rest#=}"; exit "$code" ;;
   !T) problem="hookbox did not answer within $tms ms (the agent's $d s deadline is near)" ;;
-  !U*) problem="hookbox unreachable at $(HOOKBOX_TEXT=$url LC_ALL=C awk -v mode=text "$AWK" </dev/null): \${rest#!U}" ;;
+  !U*) problem="hookbox unreachable at $(HOOKBOX_TEXT=$shown LC_ALL=C awk -v mode=text "$AWK" </dev/null): \${rest#!U}" ;;
   !A*) problem=\${rest#!A} ;;
-  *) problem="hookbox unreachable at $(HOOKBOX_TEXT=$url LC_ALL=C awk -v mode=text "$AWK" </dev/null): no answer" ;;
+  *) problem="hookbox unreachable at $(HOOKBOX_TEXT=$shown LC_ALL=C awk -v mode=text "$AWK" </dev/null): no answer" ;;
 esac
 # Who decides what a failure means: --on-unreachable, else what hookbox said (now or last time), else allow.
 mode= why=

@@ -11,7 +11,7 @@ import { isAbsolute } from "node:path";
 import { parseArgs } from "node:util";
 import { agentDeadlineS } from "../engine/agents.js";
 import { headBytes } from "../engine/detached.js";
-import { block, safeJson } from "./terminal.js";
+import { block, safeJson, shownUrl } from "./terminal.js";
 
 /** An error answer's message as the forwarders pass it on: its first MAX_SAID_BYTES, and "…" when cut. */
 function said(message: string): string {
@@ -111,12 +111,20 @@ export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Ar
   const options = FORWARD_OPTIONS;
   let values: ReturnType<typeof parseArgs<{ args: string[]; options: typeof options }>>["values"];
   try {
-    ({ values } = parseArgs({ args: argv, options }));
+    let tokens: { kind: string }[];
+    ({ values, tokens } = parseArgs({ args: argv, options, tokens: true }));
+    // `--` ends no flag list on a hook line (forward.sh refuses it too): a usage error, never a forward.
+    if (tokens.some((t) => t.kind === "option-terminator")) return usageError("-- is not a flag of hookbox forward", argv);
   } catch (err) {
     // an unknown flag, or one without its value: the event, if it can be read, says whether this is a stop
     return usageError((err as Error).message.split("\n")[0]!, argv);
   }
-  if (values["print-script"]) return { stdout: (await import("./forward-script.js")).FORWARD_SCRIPT, stderr: "", code: 0 };
+  // The script, only when asked for alone: on a hook line with other flags it would print a script
+  // and exit 0 — an allow for every agent — where a wrong line must block.
+  if (values["print-script"]) {
+    if (argv.length !== 1) return usageError("--print-script takes no other flag (it prints the shell forwarder, it forwards nothing)", argv);
+    return { stdout: (await import("./forward-script.js")).FORWARD_SCRIPT, stderr: "", code: 0 };
+  }
   const format = values.format as AgentFormat;
   const override = values["on-unreachable"];
   // --deadline: seconds in decimal digits with at most one point, at least 1 ms, as forward.sh reads
@@ -195,7 +203,7 @@ export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Ar
       ? `the event did not arrive on stdin within ${Math.round(timeoutMs)} ms (the agent's ${deadlineS} s deadline is near)`
       : signal.aborted
         ? `hookbox did not answer within ${Math.round(timeoutMs)} ms (the agent's ${deadlineS} s deadline is near)`
-        : `hookbox unreachable at ${block(withoutUserinfo(values.url))}: ${block(e.message)}`;
+        : `hookbox unreachable at ${shownUrl(values.url)}: ${block(e.message)}`;
   }
   // Who decides what a failure means: --on-unreachable, else what hookbox said (now or last time), else allow.
   const known = override !== undefined ? { mode: override as Mode, from: "--on-unreachable" } : told ? { mode: told, from: "on_failure (the tenant's, from hookbox)" } : cache.load();
@@ -239,11 +247,6 @@ function readAll(stdin: AsyncIterable<Uint8Array>, signal: AbortSignal): Promise
       },
     );
   });
-}
-
-/** A URL as it may be shown: without a user name and password in it. */
-function withoutUserinfo(url: string): string {
-  return url.replace(/^([a-z]+:\/\/)[^/@]*@/i, "$1");
 }
 
 /**

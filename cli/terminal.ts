@@ -31,6 +31,14 @@ export function block(text: string): string {
 }
 
 /**
+ * A URL as it may be shown: without the user name and password in it — through the last `@` before
+ * the path, as a URL parser splits it (`http://a:p@ss@host` is the host `host`) — on one line.
+ */
+export function shownUrl(url: string): string {
+  return oneLine(url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#\\]*@/i, "$1"));
+}
+
+/**
  * JSON for a terminal or an agent: JSON.stringify already escapes C0; DEL and C1 (legal raw in JSON
  * strings, and only found inside them) become `\u007f`…`\u009f`. Still the same JSON value.
  */

@@ -4,7 +4,7 @@
  * could have written passes through terminal.ts before it is printed.
  */
 import { parseArgs } from "node:util";
-import { block, oneLine as o, safeJson } from "./terminal.js";
+import { block, oneLine as o, safeJson, shownUrl } from "./terminal.js";
 
 interface Hook {
   name: string; source: string; sandbox: string; format: string; warm: boolean; decision: string | null; effective: boolean;
@@ -16,18 +16,21 @@ interface Trace {
   tenant: string; session_id: string | null; tool_name: string | null; workspace: string | null; blocked_by: string | null; hooks: Hook[];
 }
 
+/** A field the server says is a number, shown as one line whatever it holds (a hostile server's string). */
+const n = (v: unknown) => o(String(v));
+
 const options = { url: { type: "string" as const }, token: { type: "string" as const } };
 const base = (v: { url?: string }, env: NodeJS.ProcessEnv) => (v.url ?? env.HOOKBOX_URL ?? "http://127.0.0.1:8080").replace(/\/+$/, "");
 const auth = (v: { token?: string }, env: NodeJS.ProcessEnv) => ({ authorization: `Bearer ${v.token ?? env.HOOKBOX_TOKEN ?? ""}` });
 
 export function renderTrace(t: Trace): string {
-  const out = [`${o(t.event_id)}  ${o(t.event)}  decision: ${o(t.decision ?? "pass-through")}${t.reason ? `  (${o(t.reason)})` : ""}  ${t.duration_ms} ms${t.queued_ms ? ` (queued ${t.queued_ms} ms)` : ""}`];
+  const out = [`${o(t.event_id)}  ${o(t.event)}  decision: ${o(t.decision ?? "pass-through")}${t.reason ? `  (${o(t.reason)})` : ""}  ${n(t.duration_ms)} ms${t.queued_ms ? ` (queued ${n(t.queued_ms)} ms)` : ""}`];
   out.push(`  ${o(t.time)}  tenant ${o(t.tenant)}${t.session_id ? `  session ${o(t.session_id)}` : ""}${t.tool_name ? `  tool ${o(t.tool_name)}` : ""}${t.workspace ? `  workspace ${o(t.workspace)}` : ""}`);
   t.hooks.forEach((h, i) => {
     const last = i === t.hooks.length - 1;
     const [branch, pipe] = last ? ["└─", "   "] : ["├─", "│  "];
     const mark = t.blocked_by === h.name && h.decision === "block" && h.effective ? "  ⟵ blocked here" : "";
-    out.push(`${branch} ${o(h.name)}  ${o(h.source)}/${o(h.sandbox)}${h.warm ? " (warm)" : ""}  ${o(h.format)}  ${o(h.outcome)}${h.exit_code !== null ? ` ${h.exit_code}` : ""}  → ${o(h.decision ?? "none")}${h.effective ? "" : " (no effect)"}  +${h.offset_ms} ms, ${h.start_ms} ms set-up, ${h.duration_ms} ms${h.remove_ms !== null ? `, ${h.remove_ms} ms removal` : ""}${mark}`);
+    out.push(`${branch} ${o(h.name)}  ${o(h.source)}/${o(h.sandbox)}${h.warm ? " (warm)" : ""}  ${o(h.format)}  ${o(h.outcome)}${h.exit_code !== null ? ` ${n(h.exit_code)}` : ""}  → ${o(h.decision ?? "none")}${h.effective ? "" : " (no effect)"}  +${n(h.offset_ms)} ms, ${n(h.start_ms)} ms set-up, ${n(h.duration_ms)} ms${h.remove_ms !== null ? `, ${n(h.remove_ms)} ms removal` : ""}${mark}`);
     out.push(`${pipe}   rule: ${o(h.rule)}`);
     if (h.error) out.push(`${pipe}   error: ${o(h.error)}`);
     for (const stream of ["stdin", "stdout", "stderr"] as const) {
@@ -44,7 +47,7 @@ export async function trace(argv: string[], env: NodeJS.ProcessEnv): Promise<{ s
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { ...options, json: { type: "boolean", default: false } } });
   if (!positionals[0]) return { stdout: "", stderr: "usage: hookbox trace EVENT_ID [--url URL] [--token T] [--json]\n", code: 64 };
   const res = await fetch(`${base(values, env)}/v1/events/${encodeURIComponent(positionals[0])}`, { headers: auth(values, env) }).catch((e: Error) => e);
-  if (res instanceof Error) return { stdout: "", stderr: `hookbox: cannot reach ${base(values, env)}: ${res.message}\n`, code: 69 };
+  if (res instanceof Error) return { stdout: "", stderr: `hookbox: cannot reach ${shownUrl(base(values, env))}: ${o(res.message)}\n`, code: 69 };
   let body: Trace & { error?: { message: string } };
   try {
     body = (await res.json()) as Trace & { error?: { message: string } };
@@ -60,7 +63,7 @@ export async function tail(argv: string[], env: NodeJS.ProcessEnv, write: (s: st
   const { values } = parseArgs({ args: argv, options });
   const res = await fetch(`${base(values, env)}/v1/events/live`, { headers: auth(values, env) }).catch((e: Error) => e);
   if (res instanceof Error || !res.ok || !res.body) {
-    process.stderr.write(`hookbox: cannot follow ${base(values, env)}: ${res instanceof Error ? res.message : res.status}\n`);
+    process.stderr.write(`hookbox: cannot follow ${shownUrl(base(values, env))}: ${res instanceof Error ? o(res.message) : res.status}\n`);
     return 69;
   }
   let buf = "";
@@ -80,7 +83,7 @@ export async function tail(argv: string[], env: NodeJS.ProcessEnv, write: (s: st
       }
       if (msg.type !== "decision" || !msg.event) continue;
       const e = msg.event;
-      write(block(`${o(e.time)}  ${o(e.event_id)}  ${o(e.event).padEnd(17)} ${o(e.decision ?? "pass").padEnd(6)} ${o(e.tool_name ?? "").padEnd(12)} ${e.hooks} hook(s) ${e.duration_ms} ms${e.reason ? `  ${o(e.reason)}` : ""}`) + "\n");
+      write(block(`${o(e.time)}  ${o(e.event_id)}  ${o(e.event).padEnd(17)} ${o(e.decision ?? "pass").padEnd(6)} ${o(e.tool_name ?? "").padEnd(12)} ${n(e.hooks)} hook(s) ${n(e.duration_ms)} ms${e.reason ? `  ${o(e.reason)}` : ""}`) + "\n");
     }
   }
   return 0;

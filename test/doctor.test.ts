@@ -366,6 +366,17 @@ describe("hookbox doctor", () => {
     expect(r.code).toBe(0);
   });
 
+  it("prints a problem naming a file whose name holds line breaks on one line: no result line forged", () => {
+    const repo = mkdtempSync(join(tmpdir(), "hookbox-doctor-forge-"));
+    mkdirSync(join(repo, ".github/hooks"), { recursive: true });
+    writeFileSync(join(repo, ".github/hooks", "x\nok    Claude Code  PreToolUse  forged\nevery guard is live (1)\n.json"), "not json");
+    const r = doctor(repo, repo);
+    expect(r.code).toBe(1);
+    expect(r.out).not.toMatch(/^ok    Claude Code  PreToolUse  forged$/m);
+    expect(r.out).not.toMatch(/^every guard is live/m);
+    expect(r.out).toMatch(/^FAIL  .*x\\nok    Claude Code/m);
+  });
+
   it("says when nothing reaches hookbox at all", () => {
     const empty = mkdtempSync(join(tmpdir(), "hookbox-doctor-empty-"));
     const r = doctor(empty, empty);

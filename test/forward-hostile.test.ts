@@ -52,6 +52,11 @@ Object.assign(CASES, {
     sock.end(Buffer.concat([Buffer.from(`${head("200 OK", ["Hookbox-On-Failure: block", `Content-Length: ${body.length}`])}\r\n`), body]));
   },
   "escapes-everywhere": answer(JSON.stringify({ decision: null, output: { updatedInput: { content: "ab\n".repeat(250_000) } }, exit_code: 0 })),
+  "forged-trace": answer(JSON.stringify({
+    event_id: "evt_1", event: "PreToolUse", time: "t", decision: "allow", reason: null, duration_ms: "5\nFORGED  every hook passed", queued_ms: 0, tenant: "a",
+    session_id: null, tool_name: null, workspace: null, blocked_by: null,
+    hooks: [{ name: "h", source: "policy", sandbox: "host", format: "cosh", warm: false, decision: "allow", effective: true, rule: "r", outcome: "exited", exit_code: "0\nFORGED", offset_ms: 0, start_ms: 0, duration_ms: 1, remove_ms: null, error: null, stdin: "", stdout: "", stderr: "", env: {} }],
+  })),
   "raw-trace": (sock: Socket) => sock.end(`${head("200 OK", ["Content-Length: 20"])}\r\n\u001b]0;PWNED\u0007\u001b[2Jxxxxx`),
   "live": (sock: Socket) => sock.end(`${head("200 OK", ["Content-Type: application/x-ndjson"])}\r\n\u001b]0;PWNED\u0007\n`),
   "long-c1-reason": answer(JSON.stringify({ decision: "block", reason: "\u0085".repeat(12_000), output: { permissionDecision: "deny" } })),
@@ -240,6 +245,18 @@ describe("a hostile hookbox, failure mode block", () => {
     expect(sh.ms).toBeLessThan(8_000);
   });
 
+  it("shows a --url without its user name and password — a password holding @ too — in both, on stderr and in the reason the model reads", async () => {
+    for (const u of ["http://alice:s3cretpw@127.0.0.1:1", "http://alice:pa@ssw0rd@127.0.0.1:1/x?y=@z"]) {
+      const a = ["--url", u, "--event", "preToolUse", "--format", "copilot", "--on-unreachable", "block"];
+      const [node, sh] = await Promise.all([run("node", a), run("sh", a)]);
+      for (const r of [node, sh]) {
+        expect(r.stdout + r.stderr, u).not.toMatch(/alice|s3cret|ssw0rd/);
+        expect(r.stderr, u).toMatch(/unreachable at http:\/\/127\.0\.0\.1:1/);
+        expect(JSON.parse(r.stdout), u).toMatchObject({ permissionDecision: "deny" });
+      }
+    }
+  });
+
   it("prints a --url with control bytes escaped, in both", async () => {
     const evil = "http://127.0.0.1:1/\u001b]0;PWNED\u0007";
     const [node, sh] = await Promise.all([run("node", ["--url", evil, "--event", "preToolUse", "--format", "copilot"]), run("sh", ["--url", evil, "--event", "preToolUse", "--format", "copilot"])]);
@@ -343,6 +360,8 @@ describe("both forwarders read what they are given alike", () => {
   it.each([
     ["a flag's value given apart that starts with -", ["--url", "http://127.0.0.1:1", "--event", "-x"]],
     ["a deadline under a millisecond", ["--url", "http://127.0.0.1:1", "--event", "preToolUse", "--deadline", "0.0001"]],
+    ["a trailing --", ["--url", "http://127.0.0.1:1", "--event", "preToolUse", "--"]],
+    ["--print-script among a hook line's flags (alone it prints the script, exit 0: an allow)", ["--url", "http://127.0.0.1:1", "--event", "preToolUse", "--on-unreachable", "block", "--print-script"]],
   ])("refuses %s as a usage error — a block (cosh's: its JSON at exit 0), in both", async (_what, a) => {
     const [node, sh] = await Promise.all([run("node", a), run("sh", a)]);
     for (const r of [node, sh]) {
@@ -447,5 +466,12 @@ describe("trace and tail against a hostile server", () => {
     const tail = await cli(["tail"]);
     expect(tail.stderr).toMatch(/not JSON, left out/);
     for (const r of [trace, tail]) expect(r.stdout + r.stderr).not.toMatch(RAW_CONTROL);
+  });
+
+  it("print a field the server should send as a number on its own line, whatever it holds: no line forged", async () => {
+    const trace = await cli(["trace", "evt_forged-trace"]);
+    expect(trace.code).toBe(0);
+    expect(trace.stdout).toContain("5\\nFORGED");
+    expect(trace.stdout).not.toMatch(/^FORGED/m);
   });
 });
