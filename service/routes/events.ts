@@ -123,7 +123,8 @@ async function handleRead(
     return response;
   };
 
-  if ((c.req.header("accept") ?? "").includes("application/x-ndjson")) {
+  // A native endpoint answers in its agent's JSON whatever the client accepts.
+  if (!native && (c.req.header("accept") ?? "").includes("application/x-ndjson")) {
     c.header("Content-Type", "application/x-ndjson");
     return stream(c, async (s) => {
       const pending: Promise<unknown>[] = [];
@@ -132,10 +133,23 @@ async function handleRead(
       deps.inflight.add(run);
       // The status line is gone by now: what could not be decided ends the stream as an error line
       // with the tenant's failure mode, for the client to apply — never as a result that decides nothing.
-      const last = await run.then(
+      const decided = run.then(
         (response) => (deps.shutdown.aborted && !holds(response, mode) ? errorLine(new ShuttingDownError(), mode) : { type: "result" as const, ...response }),
         (err: unknown) => errorLine(err, mode),
       );
+      // Hookbox-Answer-By-Ms holds for a stream too: by then, what the finished hooks decided, or the
+      // failure mode as an error line (the late decision is still recorded).
+      let timer: NodeJS.Timeout | undefined;
+      const late = answerByMs === undefined ? undefined : new Promise<"late">((r) => (timer = setTimeout(() => r("late"), answerByMs)));
+      const first = await (late ? Promise.race([decided, late]) : decided).finally(() => clearTimeout(timer));
+      let last: Exclude<typeof first, "late">;
+      if (first === "late") {
+        answered = true;
+        const early = prepared.early(mode, `answered within ${answerByMs} ms, before the agent's hook deadline`);
+        last = early ? { type: "result" as const, ...early } : errorLine(new NotDecidedInTimeError(answerByMs!), mode);
+      } else last = first;
+      // The stream ends with this line: what the hooks still running say goes to their record only.
+      sink = undefined;
       if ("error" in last) c.get("log").warn({ error: last.error }, "stream ended without a decision: the client applies the failure mode");
       await Promise.all(pending);
       await s.write(line(last));

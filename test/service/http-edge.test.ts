@@ -506,6 +506,19 @@ describe("admission and shutdown", () => {
     await first;
   });
 
+  it("ends a stream by Hookbox-Answer-By-Ms too: an error line with the failure mode while its hook still runs; a native hook answers its agent's JSON whatever it accepts", async () => {
+    const edge = edgeApp({ config: "[[hooks.Stop]]\nname = \"slow\"\ncommand = \"hang\"\n" });
+    const t0 = performance.now();
+    const res = await edge.request("/v1/events/Stop", { ...post({ session_id: "b" }), token: TOKEN_B, headers: { accept: "application/x-ndjson", "hookbox-answer-by-ms": "150" } });
+    const lines = (await res.text()).trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.at(-1)).toMatchObject({ type: "error", error: { code: "not_decided_in_time" }, on_failure: "block" });
+    expect(performance.now() - t0).toBeLessThan(5_000);
+    const native = await edge.request("/v1/hooks/claude/Stop", { ...post({ session_id: "b", hook_event_name: "Stop" }), token: TOKEN_B, headers: { accept: "application/x-ndjson", "hookbox-answer-by-ms": "150" } });
+    expect(native.headers.get("content-type")).toMatch(/application\/json/);
+    expect(await native.json()).toEqual({});
+    edge.release();
+  });
+
   it("keeps a block its hooks gave when the service's shutdown ends the event's other hooks", async () => {
     const shutdown = new AbortController();
     const edge = edgeApp({ shutdown, config: "[hooks]\nparallel = true\n\n[[hooks.PreToolUse]]\nname = \"guard\"\ncommand = \"guard\"\n\n[[hooks.PreToolUse]]\nname = \"slow\"\ncommand = \"hang\"\n" });
