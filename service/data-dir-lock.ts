@@ -66,6 +66,8 @@ function holderAlive(holder: Holder | undefined, file: string, me: Holder): bool
   return false;
 }
 
+const sameHolder = (a: Holder | undefined, b: Holder | undefined) => a?.pid === b?.pid && a?.start === b?.start && a?.pidns === b?.pidns;
+
 export function lockDataDir(dataDir: string, opts: { onLost?: (by: number | undefined) => void } = {}): LockResult {
   const file = join(dataDir, DATA_DIR_LOCK);
   const pidns = ownPidNamespace();
@@ -113,7 +115,10 @@ export function lockDataDir(dataDir: string, opts: { onLost?: (by: number | unde
     if (!mine(holder) && holderAlive(holder, file, me)) {
       return { ok: false, heldBy: holder?.pid ?? 0, file };
     }
-    // Stale (its process is gone) or ours from an earlier life (pid 1 in a restarted container): take it over.
+    // Stale (its process is gone) or ours from an earlier life (pid 1 in a restarted container): take
+    // it over — only that lock: one another starter has taken over while it was judged (a lock from
+    // another pid namespace is watched for seconds) is judged again, never removed unseen.
+    if (!sameHolder(readHolder(file), holder)) continue;
     tookOverFrom = holder?.pid;
     try {
       unlinkSync(file);

@@ -129,7 +129,7 @@ export async function makeContainer(
     };
     if (shape.workspaceDir) {
       // The overlay's upper layer lives on a tmpfs of tmp_size: writes to /workspace are bounded.
-      dirs = await cowDirs(fleet.scratchDir, runId, limits.tmpBytes);
+      dirs = await cowDirs(fleet.scratchDir, runId, limits.tmpBytes, signal);
       volumeName = `hookbox-ws-${runId}`;
       await client.createVolume({
         Name: volumeName,

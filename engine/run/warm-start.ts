@@ -26,8 +26,11 @@ export interface PrestartTimes {
 /** A container of `shape`, started, its wrapper waiting on stdin for the one hook it will run. */
 export async function prestart(fleet: Fleet, shape: Shape, times: PrestartTimes): Promise<WarmContainer> {
   const { client } = fleet;
-  // Past this, nothing can still be using it: idle, then claimed for the longest hook, then the engine's time.
-  const deadline = Date.now() + times.idleMs + POOL_EXPIRE_SLACK_MS + times.maxTimeoutMs + client.timeoutMs + REAP_GRACE_MS;
+  // Past this, nothing can still be using it: its own start (three engine calls and its wrapper's
+  // coming up, each at most its time), idle, then claimed for the longest hook, then the engine's
+  // time — counted from now, since the label is written before the start.
+  const startMs = 3 * client.timeoutMs + WRAPPER_UP_MS;
+  const deadline = Date.now() + startMs + times.idleMs + POOL_EXPIRE_SLACK_MS + times.maxTimeoutMs + client.timeoutMs + REAP_GRACE_MS;
   const env = hookEnv({ declared: {}, projectDir: WORKSPACE_PATH, runtime: "container", home: HOOK_HOME });
   const made = await makeContainer(fleet, shape, ["/bin/sh", "-c", HANDOVER_SCRIPT], env, undefined, labelsFor(fleet, randomUUID(), deadline));
   try {

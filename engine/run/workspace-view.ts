@@ -31,11 +31,16 @@ const MOUNT_TIMEOUT_MS = 10_000;
  * a fork from the service itself would hold the event loop that serves every tenant for as long as
  * copying its page tables takes — twice per cold run with a workspace.
  */
-function exec(file: string, args: string[]): Promise<void> {
+function exec(file: string, args: string[], signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     const clock: { timer?: NodeJS.Timeout } = {};
+    const onAbort = () => {
+      run.kill();
+      done(new Error(`${file} was stopped: the run ended before it finished`));
+    };
     const done = (err?: Error) => {
       clearTimeout(clock.timer);
+      signal?.removeEventListener("abort", onAbort);
       if (err) reject(err);
       else resolve();
     };
@@ -51,11 +56,14 @@ function exec(file: string, args: string[]): Promise<void> {
       run.kill();
       done(new Error(`${file} did not finish within ${MOUNT_TIMEOUT_MS} ms`));
     }, MOUNT_TIMEOUT_MS);
+    // The run's deadline or cancellation: its set-up is not waited for past it.
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener("abort", onAbort, { once: true });
   });
 }
 
-async function mountTmpfs(dir: string, sizeBytes: number): Promise<void> {
-  await exec(MOUNT, ["-t", "tmpfs", "-o", `size=${sizeBytes},mode=0711,nosuid,nodev`, "hookbox-scratch", dir]);
+async function mountTmpfs(dir: string, sizeBytes: number, signal?: AbortSignal): Promise<void> {
+  await exec(MOUNT, ["-t", "tmpfs", "-o", `size=${sizeBytes},mode=0711,nosuid,nodev`, "hookbox-scratch", dir], signal);
 }
 
 async function unmount(dir: string): Promise<void> {
@@ -64,12 +72,15 @@ async function unmount(dir: string): Promise<void> {
   await exec(UMOUNT, [dir]).catch(() => exec(UMOUNT, ["-l", dir])).catch(() => undefined);
 }
 
-export async function cowDirs(scratchDir: string, runId: string, sizeBytes: number): Promise<CowDirs> {
+/** `signal`: the run's; at its abort the mount is given up (and undone, should it have happened). */
+export async function cowDirs(scratchDir: string, runId: string, sizeBytes: number, signal?: AbortSignal): Promise<CowDirs> {
   const root = join(scratchDir, runId);
   await mkdir(root, { recursive: true, mode: 0o711 });
   try {
-    await mountTmpfs(root, sizeBytes);
+    await mountTmpfs(root, sizeBytes, signal);
   } catch (err) {
+    // A mount killed at its deadline may have happened all the same: undone before the folder goes.
+    if (mountPointsUnder(scratchDir).includes(root)) await unmount(root);
     await rm(root, { recursive: true, force: true }).catch(() => undefined);
     throw new Error(`the size limit of /workspace could not be set up (a tmpfs on ${root}): ${(err as Error).message}`);
   }
