@@ -11,7 +11,7 @@ import { isAbsolute } from "node:path";
 import { parseArgs } from "node:util";
 import { agentDeadlineS } from "../engine/agents.js";
 import { headBytes } from "../engine/detached.js";
-import { block, safeJson, shownUrl } from "./terminal.js";
+import { block, safeJson, shownUrl, withoutUserinfo } from "./terminal.js";
 
 /** An error answer's message as the forwarders pass it on: its first MAX_SAID_BYTES, and "…" when cut. */
 function said(message: string): string {
@@ -203,7 +203,7 @@ export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Ar
       ? `the event did not arrive on stdin within ${Math.round(timeoutMs)} ms (the agent's ${deadlineS} s deadline is near)`
       : signal.aborted
         ? `hookbox did not answer within ${Math.round(timeoutMs)} ms (the agent's ${deadlineS} s deadline is near)`
-        : `hookbox unreachable at ${shownUrl(values.url)}: ${block(e.message)}`;
+        : `hookbox unreachable at ${shownUrl(values.url)}: ${block(withoutUserinfo(e.message))}`;
   }
   // Who decides what a failure means: --on-unreachable, else what hookbox said (now or last time), else allow.
   const known = override !== undefined ? { mode: override as Mode, from: "--on-unreachable" } : told ? { mode: told, from: "on_failure (the tenant's, from hookbox)" } : cache.load();

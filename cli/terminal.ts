@@ -35,7 +35,15 @@ export function block(text: string): string {
  * the path, as a URL parser splits it (`http://a:p@ss@host` is the host `host`) — on one line.
  */
 export function shownUrl(url: string): string {
-  return oneLine(url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#\\]*@/i, "$1"));
+  return oneLine(withoutUserinfo(url));
+}
+
+/**
+ * Text with every URL in it shown without its user name and password (an error message that
+ * repeats the URL it was given, as fetch's does). Each `…@` part holds no `@`: one pass.
+ */
+export function withoutUserinfo(text: string): string {
+  return text.replace(/\b([a-z][a-z0-9+.-]*:\/\/)(?:[^\s/?#\\@]*@)+/gi, "$1");
 }
 
 /**

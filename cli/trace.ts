@@ -4,7 +4,7 @@
  * could have written passes through terminal.ts before it is printed.
  */
 import { parseArgs } from "node:util";
-import { block, oneLine as o, safeJson, shownUrl } from "./terminal.js";
+import { block, oneLine as o, safeJson, shownUrl, withoutUserinfo } from "./terminal.js";
 
 interface Hook {
   name: string; source: string; sandbox: string; format: string; warm: boolean; decision: string | null; effective: boolean;
@@ -47,7 +47,7 @@ export async function trace(argv: string[], env: NodeJS.ProcessEnv): Promise<{ s
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { ...options, json: { type: "boolean", default: false } } });
   if (!positionals[0]) return { stdout: "", stderr: "usage: hookbox trace EVENT_ID [--url URL] [--token T] [--json]\n", code: 64 };
   const res = await fetch(`${base(values, env)}/v1/events/${encodeURIComponent(positionals[0])}`, { headers: auth(values, env) }).catch((e: Error) => e);
-  if (res instanceof Error) return { stdout: "", stderr: `hookbox: cannot reach ${shownUrl(base(values, env))}: ${o(res.message)}\n`, code: 69 };
+  if (res instanceof Error) return { stdout: "", stderr: `hookbox: cannot reach ${shownUrl(base(values, env))}: ${o(withoutUserinfo(res.message))}\n`, code: 69 };
   let body: Trace & { error?: { message: string } };
   try {
     body = (await res.json()) as Trace & { error?: { message: string } };
@@ -63,7 +63,7 @@ export async function tail(argv: string[], env: NodeJS.ProcessEnv, write: (s: st
   const { values } = parseArgs({ args: argv, options });
   const res = await fetch(`${base(values, env)}/v1/events/live`, { headers: auth(values, env) }).catch((e: Error) => e);
   if (res instanceof Error || !res.ok || !res.body) {
-    process.stderr.write(`hookbox: cannot follow ${shownUrl(base(values, env))}: ${res instanceof Error ? o(res.message) : res.status}\n`);
+    process.stderr.write(`hookbox: cannot follow ${shownUrl(base(values, env))}: ${res instanceof Error ? o(withoutUserinfo(res.message)) : res.status}\n`);
     return 69;
   }
   let buf = "";

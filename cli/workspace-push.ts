@@ -8,7 +8,7 @@ import { basename, join, posix, relative, resolve, sep } from "node:path";
 import { parseArgs } from "node:util";
 import { gzipSync } from "node:zlib";
 import { pack } from "tar-stream";
-import { oneLine, shownUrl } from "./terminal.js";
+import { oneLine, shownUrl, withoutUserinfo } from "./terminal.js";
 
 /**
  * What a repository's hooks are declared in (the engine's format registry reads these), and the
@@ -193,7 +193,7 @@ export async function workspacePush(argv: string[], env: NodeJS.ProcessEnv): Pro
     // the upload to the replica its events will go to.
     method: "PUT", body: archive, headers: { "content-type": "application/gzip", "hookbox-workspace": id, ...(token ? { authorization: `Bearer ${token}` } : {}) },
   }).catch((err: Error) => err);
-  if (res instanceof Error) return { stdout: "", stderr: `hookbox: cannot reach ${shownUrl(values.url)}: ${oneLine(res.message)}\n`, code: 69 };
+  if (res instanceof Error) return { stdout: "", stderr: `hookbox: cannot reach ${shownUrl(values.url)}: ${oneLine(withoutUserinfo(res.message))}\n`, code: 69 };
   const answer: unknown = await res.json().catch(() => undefined);
   const body = (typeof answer === "object" && answer !== null ? answer : {}) as { hooks?: unknown; warnings?: unknown; error?: { message?: unknown } };
   if (!res.ok) return { stdout: "", stderr: `${skipped.join("")}hookbox: upload refused (${res.status}): ${oneLine(String(body.error?.message ?? `${res.statusText}`))}\n`, code: 65 };

@@ -385,7 +385,9 @@ function tenantOf(parsed: ParsedFile, t: z.infer<typeof TenantSchema>, i: number
 
 function failureModes(parsed: ParsedFile, i: number, value: FailureMode | Record<string, FailureMode>, warnings: string[]): Record<string, FailureMode> {
   if (typeof value === "string") return { "*": value };
-  const out: Record<string, FailureMode> = { "*": value["*"] ?? "allow" };
+  // "*" only as the tenant says it (failureModeFor defaults to allow): a name that is no known event
+  // takes an explicit "*", else the strictest mode.
+  const out: Record<string, FailureMode> = value["*"] !== undefined ? { "*": value["*"] } : {};
   for (const [name, mode] of Object.entries(value)) {
     if (name === "*") continue;
     const resolved = resolveEventName(name);
@@ -405,12 +407,12 @@ function failureModes(parsed: ParsedFile, i: number, value: FailureMode | Record
 /**
  * The failure mode of a tenant for an event as a client names it (any dialect); "*" when no event is
  * named. A name that is no known event (`pretooluse` on a native URL, say) may be any event: the
- * strictest of the tenant's modes.
+ * tenant's own "*" if it set one, else the strictest of its modes.
  */
 export function failureModeFor(tenant: Partial<Pick<Tenant, "onFailure">>, eventName: string | undefined): FailureMode {
   const point = eventName !== undefined ? resolveEventName(eventName)?.point : undefined;
-  if (eventName !== undefined && point === undefined) return strictestFailureMode(tenant);
   const modes = tenant.onFailure ?? {};
+  if (eventName !== undefined && point === undefined) return modes["*"] ?? strictestFailureMode(tenant);
   return (point !== undefined ? modes[point] : undefined) ?? modes["*"] ?? "allow";
 }
 

@@ -44,8 +44,9 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
   try {
     args = parseArgs({ args: argv, options: { config: { type: "string" }, listen: { type: "string" }, help: { type: "boolean" } } }).values;
   } catch (err) {
+    // A flag it does not take: a usage error, as for every command (EX_USAGE).
     console.error(`hookbox: ${(err as Error).message}\nusage: hookbox serve [--config FILE] [--listen HOST:PORT]`);
-    process.exit(2);
+    process.exit(64);
   }
   if (args.help) {
     console.log("usage: hookbox serve [--config FILE] [--listen HOST:PORT]");
@@ -57,8 +58,9 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
     config = loadConfig(configFile, process.env);
   } catch (err) {
     if (err instanceof ConfigError) {
+      // EX_CONFIG: the configuration names the file, line and key at fault.
       console.error(`hookbox: configuration error: ${err.message}`);
-      process.exit(2);
+      process.exit(78);
     }
     throw err;
   }
@@ -66,7 +68,7 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
   const where = parseListen(listen);
   if (!where) {
     console.error(`hookbox: --listen wants HOST:PORT (a host, or [IPv6], and a port of 0–65535), got ${JSON.stringify(listen)}`);
-    process.exit(2);
+    process.exit(64);
   }
   const { hostname, port } = where;
 
@@ -75,7 +77,7 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
   const level = process.env.HOOKBOX_LOG_LEVEL ?? "info";
   if (!LOG_LEVELS.includes(level)) {
     console.error(`hookbox: HOOKBOX_LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got ${JSON.stringify(level.slice(0, 64))}`);
-    process.exit(2);
+    process.exit(78);
   }
   const logOut = pino.destination({ sync: false });
   const logger = pino({

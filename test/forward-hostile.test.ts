@@ -5,7 +5,7 @@
  * terminal raw.
  */
 import { spawn } from "node:child_process";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
@@ -466,6 +466,14 @@ describe("trace and tail against a hostile server", () => {
     const tail = await cli(["tail"]);
     expect(tail.stderr).toMatch(/not JSON, left out/);
     for (const r of [trace, tail]) expect(r.stdout + r.stderr).not.toMatch(RAW_CONTROL);
+  });
+
+  it("print a --url's user name and password nowhere, not even inside the error that repeats the URL", () => {
+    for (const args of [["trace", "abc"], ["tail"], ["workspace", "push", process.cwd(), "--id", "x"]]) {
+      const r = spawnSync(process.execPath, ["dist/cli/main.js", ...args, "--url", "http://admin:s3c@ret@127.0.0.1:1"], { encoding: "utf8", env: { PATH: process.env.PATH ?? "", HOOKBOX_TOKEN: "t" }, timeout: 30_000 });
+      expect(r.status, args.join(" ")).not.toBe(0);
+      expect(r.stdout + r.stderr, args.join(" ")).not.toMatch(/admin|s3c|ret@/);
+    }
   });
 
   it("print a field the server should send as a number on its own line, whatever it holds: no line forged", async () => {

@@ -87,10 +87,18 @@ const holds = (text: string, literal: string | RegExp) => (typeof literal === "s
 const ASSIGNMENT = RE2JS.compile(
   String.raw`\b((?:[A-Za-z_][A-Za-z0-9_-]*)?(?i:${SECRET_WORDS})[A-Za-z0-9_-]*)('?[ \t]*(?:=>|[=:])[ \t]*)`,
 );
-/** `<password>hunter2</password>`: an element named like a secret, its text up to the next tag (XML, Maven settings, plists). */
-const XML_ELEMENT = RE2JS.compile(String.raw`<((?:[A-Za-z_][A-Za-z0-9_.-]*)?(?i:${SECRET_WORDS})[A-Za-z0-9_.-]*)>([^<]+)`);
-/** MySQL's clients take a password glued to `-p` (`mysql -u root -phunter2`); `-p` alone prompts. */
-const MYSQL_PASSWORD = RE2JS.compile(String.raw`(\bmysql(?:dump|admin|import|show|check|slap)?\b[^\r\n]*?\s-p)("[^"\r\n]*"|'[^'\r\n]*'|[^\s"']+)`);
+/**
+ * `<password>hunter2</password>`: an element named like a secret, its text on one line, closed by
+ * its own tag (checked in code: RE2 has no backreference) — never a generic type (`Promise<Token>`).
+ */
+const XML_ELEMENT = RE2JS.compile(String.raw`<((?:[A-Za-z_][A-Za-z0-9_.-]*)?(?i:${SECRET_WORDS})[A-Za-z0-9_.-]*)>([^<\r\n]*)</([A-Za-z_][A-Za-z0-9_.-]*)>`);
+/**
+ * MySQL's and MariaDB's clients take a password glued to `-p` (`mysql -u root -phunter2`; `-p` alone
+ * prompts): after the client's name as a command word, within its own command (not past `;`, `&`, `|`).
+ */
+const MYSQL_PASSWORD = RE2JS.compile(
+  String.raw`((?:^|[\s;&|(])(?:[^\s;&|()]*/)?(?:mysql|mariadb)(?:-?(?:dump|admin|import|show|check|slap|sh))?(?:\s[^;&|\r\n]*?)?\s-p)("[^"\r\n]*"|'[^'\r\n]*'|[^\s"';&|]+)`,
+);
 /** A secret's value after its name: group 1 double-quoted, 2 single-quoted, 3 bare. Sticky, one run of one class each: linear. */
 const ASSIGNED_VALUE = /"([^"\r\n]+)"|'([^'\r\n]+)'|([^\s"',;]+)/y;
 /**
@@ -102,7 +110,7 @@ const JSON_MEMBER = RE2JS.compile(String.raw`"((?:[^"\\\r\n]|\\u[0-9A-Fa-f]{4})+
 const UNICODE_ESCAPE = /\\u([0-9A-Fa-f]{4})/g;
 const memberName = (raw: string) => (raw.includes("\\u") ? raw.replace(UNICODE_ESCAPE, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))) : raw);
 /** \"name\": \"value\" — JSON inside a JSON string (a Copilot `toolArgs` a hook echoes) */
-const ESCAPED_MEMBER = RE2JS.compile(String.raw`\\"([^"\\\r\n]+)\\"(\s*:\s*)\\"((?:[^"\\]|\\[^"])*)\\"`);
+const ESCAPED_MEMBER = RE2JS.compile(String.raw`\\"((?:[^"\\\r\n]|\\\\u[0-9A-Fa-f]{4})+)\\"(\s*:\s*)\\"((?:[^"\\]|\\[^"])*)\\"`);
 /** A member or a quoted assignment whose value runs to the end of the text (cut there): redacted to the end. */
 const OPEN_AT_END = RE2JS.compile(String.raw`(?:"([^"\\\r\n]+)"|\b([A-Za-z_][A-Za-z0-9_.-]*))(\s*[:=]\s*)"(?:[^"\\]|\\.)*$`);
 /** Values that name a scheme rather than hold a secret ("Authorization: Bearer [redacted]"), compared in lower case. */
@@ -169,6 +177,8 @@ function redactAssignments(text: string): string {
     const value = v[1] ?? v[2] ?? v[3]!;
     const at = v.index;
     from = at + v[0].length;
+    // `=>` takes a quoted value only (a Ruby or Perl hash): `token => token.trim()` is an arrow function.
+    if (v[3] !== undefined && m.group(2)!.includes("=>")) continue;
     if (KEPT_VALUES.has(value.toLowerCase())) continue;
     const quote = v[1] !== undefined ? '"' : v[2] !== undefined ? "'" : "";
     out += `${text.slice(copied, at)}${quote}${REDACTED}${quote}`;
@@ -193,10 +203,10 @@ export function redactText(text: string): string {
   if (out.includes("://")) out = replaceEach(URL_PASSWORD, out, (m) => `${m.group(1)!}${REDACTED}@`);
   if (out.includes("-")) {
     out = replaceEach(SECRET_OPTION, out, (m) => `${m.group(1)!}${m.group(2)!}${REDACTED}`);
-    if (out.includes("mysql") && out.includes("-p")) out = replaceEach(MYSQL_PASSWORD, out, (m) => `${m.group(1)!}${REDACTED}`);
+    if ((out.includes("mysql") || out.includes("mariadb")) && out.includes("-p")) out = replaceEach(MYSQL_PASSWORD, out, (m) => `${m.group(1)!}${REDACTED}`);
     if (out.includes("-user") || (out.includes("curl") && (out.includes("-u") || out.includes("-U")))) out = replaceEach(USER_OPTION, out, (m) => `${m.group(1) ?? m.group(2) ?? m.group(3)!}${REDACTED}`);
   }
-  if (out.includes("<")) out = replaceEach(XML_ELEMENT, out, (m) => (isSecretName(m.group(1)!) ? `<${m.group(1)!}>${REDACTED}` : m.group()!));
+  if (out.includes("</")) out = replaceEach(XML_ELEMENT, out, (m) => (m.group(1) === m.group(3) && m.group(2) !== "" && isSecretName(m.group(1)!) ? `<${m.group(1)!}>${REDACTED}</${m.group(3)!}>` : m.group()!));
   // An assignment needs its separator, a JSON member a quote and a colon.
   if (!out.includes(":") && !out.includes("=")) return out;
   out = redactAssignments(out);
@@ -204,7 +214,7 @@ export function redactText(text: string): string {
   if (out.includes(":")) {
     out = replaceEach(JSON_MEMBER, out, (m) => (isSecretName(memberName(m.group(1)!)) ? `"${m.group(1)!}"${m.group(2)!}"${REDACTED}"` : m.group()!));
   }
-  if (out.includes('\\"')) out = replaceEach(ESCAPED_MEMBER, out, (m) => (isSecretName(m.group(1)!) ? `\\"${m.group(1)!}\\"${m.group(2)!}\\"${REDACTED}\\"` : m.group()!));
+  if (out.includes('\\"')) out = replaceEach(ESCAPED_MEMBER, out, (m) => (isSecretName(memberName(m.group(1)!.replaceAll("\\\\", "\\"))) ? `\\"${m.group(1)!}\\"${m.group(2)!}\\"${REDACTED}\\"` : m.group()!));
   return replaceEach(OPEN_AT_END, out, (m) => {
     const name = m.group(1) ?? m.group(2)!;
     if (!isSecretName(name)) return m.group()!;

@@ -474,8 +474,11 @@ describe("admission and shutdown", () => {
     await held;
   });
 
-  it("answers a native hook on a URL naming no known event with the strictest failure mode: the event may be any", async () => {
-    const edge = edgeApp({ onFailureB: '{ PreToolUse = "block", "*" = "allow" }' });
+  it("answers a native hook on a URL naming no known event with the strictest failure mode (the event may be any), unless the tenant says what \"*\" is", async () => {
+    const explicit = edgeApp({ onFailureB: '{ PreToolUse = "block", "*" = "allow" }' });
+    const told = await explicit.request("/v1/hooks/claude/pretooluse", { ...post(rmEvent), token: TOKEN_B });
+    expect(told.headers.get("hookbox-on-failure")).toBe("allow");
+    const edge = edgeApp({ onFailureB: '{ PreToolUse = "block" }' });
     const native = await edge.request("/v1/hooks/claude/pretooluse", { ...post(rmEvent), token: TOKEN_B });
     expect(native.status).toBe(200);
     expect(native.headers.get("hookbox-on-failure")).toBe("block");

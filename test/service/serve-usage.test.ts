@@ -1,0 +1,34 @@
+/**
+ * `hookbox serve` refuses what it cannot start with before it touches anything: a flag it does
+ * not take or a bad --listen is a usage error (64, as for every command), a configuration error
+ * names its file, line and key (78).
+ */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+
+const serve = (args: string[], env: Record<string, string> = {}) =>
+  spawnSync(process.execPath, ["dist/service/main.js", ...args], { encoding: "utf8", timeout: 30_000, env: { PATH: process.env.PATH ?? "", ...env } });
+
+describe("hookbox serve", () => {
+  it("exits 64 on a flag it does not take, and on a --listen that is no HOST:PORT", () => {
+    const bogus = serve(["--bogus"]);
+    expect(bogus.status).toBe(64);
+    expect(bogus.stderr).toMatch(/usage: hookbox serve/);
+    const listen = serve(["--listen", ":8080"]);
+    expect(listen.status).toBe(64);
+    expect(listen.stderr).toMatch(/--listen wants HOST:PORT/);
+  });
+
+  it("exits 78 on a configuration error, naming the file, line and key", () => {
+    const dir = mkdtempSync(join(tmpdir(), "hookbox-serve-"));
+    const file = join(dir, "bad.toml");
+    writeFileSync(file, "[server]\nlisten = \"127.0.0.1:0\"\nmax_body_bytes = -1\n");
+    const bad = serve(["--config", file]);
+    expect(bad.status).toBe(78);
+    expect(bad.stderr).toMatch(new RegExp(`configuration error: ${file.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}:3:\\d+: server\\.max_body_bytes`));
+    expect(serve(["--config", file], { HOOKBOX_LOG_LEVEL: "loud" }).status).toBe(78);
+  });
+});
