@@ -12,7 +12,7 @@ import { LIVE_FOLLOWERS_PER_TENANT } from "./routes/traces.js";
 import { TENANT_UPLOADS_IN_FLIGHT, UPLOAD_IDLE_MS, UPLOAD_MAX_MS } from "./routes/workspaces.js";
 import {
   DecisionSchema, ErrorSchema, EventBodySchema, EventHeadersSchema, EventQuerySchema, HealthSchema, LiveLineSchema, NativeAnswerSchema,
-  NotificationSchema, ReadinessSchema, SessionsSchema, TraceListSchema, TraceQuerySchema, TraceSchema, WorkspaceInfoSchema,
+  NotificationSchema, ReadinessSchema, SessionsSchema, StreamErrorSchema, TraceListSchema, TraceQuerySchema, TraceSchema, WorkspaceInfoSchema,
 } from "./schemas.js";
 
 const json = (schema: z.ZodType) => ({ "application/json": { schema } });
@@ -32,9 +32,11 @@ const ERRORS: Record<number, string> = {
   413: "the body is too large (refused before it is read), or a tenant's workspace quota",
   429: `this tenant's queue is full, too many of its event bodies or uploads (${TENANT_UPLOADS_IN_FLIGHT}) are still arriving, its events being handled hold too much memory, or it already has ${LIVE_FOLLOWERS_PER_TENANT} live followers or traces being read`,
   503: "shutting down, or not decided in time (an event past max_event_ms in the queue, or past Hookbox-Answer-By-Ms)",
+  500: "internal: an error hookbox did not foresee (logged)",
 };
+/** The statuses given, and 500 with every one past the token: any answer may be an error hookbox did not foresee. */
 function errors(...statuses: number[]): RouteConfig["responses"] {
-  return Object.fromEntries(statuses.map((s) => [s, {
+  return Object.fromEntries([...statuses, ...(statuses.some((s) => s !== 401) ? [500] : [])].map((s) => [s, {
     description: ERRORS[s]!,
     content: json(ErrorSchema),
     headers: { ...(s === 401 ? {} : ON_FAILURE), ...(s === 429 || s === 503 ? RETRY_AFTER : {}) },
@@ -52,9 +54,9 @@ const eventParam = z.string().meta({ description: "the event name, in either dia
 const formatParam = z.enum(FORMATS).meta({ description: "the agent's dialect", examples: ["claude"] });
 const decisionContent = {
   "application/json": { schema: DecisionSchema },
-  "application/x-ndjson": { schema: z.union([NotificationSchema, z.object({ type: z.literal("result") }).and(DecisionSchema)]) },
+  "application/x-ndjson": { schema: z.union([NotificationSchema, z.object({ type: z.literal("result") }).and(DecisionSchema), StreamErrorSchema]) },
 };
-const DECIDED = "the decision; with Accept: application/x-ndjson, one line per notification as its hook finishes, then the result";
+const DECIDED = "the decision; with Accept: application/x-ndjson, one line per notification as its hook finishes, then the result — or, when nothing could be decided, an error line with the failure mode";
 
 function eventRoute(path: string, params: z.ZodObject | undefined, example: Record<string, unknown>, summary: string): RouteConfig {
   return {
@@ -71,9 +73,11 @@ function hookRoute(path: string, params: z.ZodObject, example: Record<string, un
   return {
     method: "post", path, summary, tags: ["hooks"],
     request: { params, query: EventQuerySchema.pick({ workspace: true, interactive: true }), headers: EventHeadersSchema, body: { required: true, content: { "application/json": { schema: EventBodySchema, examples: { example: { value: example } } } } } },
+    // Past the token every answer is 200: an agent's HTTP hook reads any other status as a
+    // non-blocking error (a silent allow), so what hookbox cannot decide is the failure mode in its JSON.
     responses: {
-      200: { description: "exactly the agent's hook JSON; the tenant's failure mode shortly before the agent's own deadline", headers: ON_FAILURE, content: json(NativeAnswerSchema) },
-      ...errors(...V1_ERRORS, 404, 408, 413, 429),
+      200: { description: "exactly the agent's hook JSON; the tenant's failure mode when hookbox cannot decide (a bad body, overload, shutting down, an error) and shortly before the agent's own deadline", headers: ON_FAILURE, content: json(NativeAnswerSchema) },
+      ...errors(401),
     },
   };
 }

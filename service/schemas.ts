@@ -62,6 +62,13 @@ export const ErrorSchema = z.object({
   }),
 }).meta({ id: "Error" });
 
+/** A stream's last line when nothing could be decided: the error, and the failure mode for the client to apply. */
+export const StreamErrorSchema = z.object({
+  type: z.literal("error"),
+  error: ErrorSchema.shape.error,
+  on_failure: z.enum(["allow", "block"]),
+}).meta({ id: "StreamError" });
+
 export const NotificationSchema = z.object({
   type: z.literal("stream_event"),
   event: z.object({ subtype: z.literal("hook_notification"), hook_name: z.string(), message: z.string(), decision: z.enum(DECISIONS).optional() }),
@@ -144,6 +151,7 @@ export const TraceSchema = z.object({
 export const LiveLineSchema = z.union([
   z.object({ type: z.literal("hello") }),
   z.object({ type: z.literal("decision"), event: TraceSummarySchema }),
+  z.object({ type: z.literal("dropped"), count: z.number().int().meta({ description: "decisions left out: the follower read too slowly" }) }),
 ]).meta({ id: "LiveLine", description: "one NDJSON line; an empty line now and then keeps proxies from closing an idle stream" });
 
 export const SessionsSchema = z.object({
