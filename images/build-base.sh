@@ -25,16 +25,20 @@ if ! docker image inspect "$TAG" >/dev/null 2>&1; then
   else
     if ! command -v debootstrap >/dev/null 2>&1; then
       [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 || die "debootstrap is missing and cannot be installed here"
-      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap >/var/tmp/hookbox-apt.log 2>&1 \
-        || { apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap >/var/tmp/hookbox-apt.log 2>&1; } \
-        || die "cannot install debootstrap; see /var/tmp/hookbox-apt.log"
+      log=$(mktemp /var/tmp/hookbox-apt.XXXXXX.log)
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap >"$log" 2>&1 \
+        || { apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap >"$log" 2>&1; } \
+        || die "cannot install debootstrap; see $log"
     fi
     m=$(mirror)
     dir=$(mktemp -d /var/tmp/hookbox-base.XXXXXX)
     trap 'rm -rf "$dir"' EXIT
     say "no registry answers: debootstrap $SUITE from $m (about a minute) ..."
-    debootstrap --variant=minbase "$SUITE" "$dir" "$m" >"/var/tmp/hookbox-debootstrap-$SUITE.log" 2>&1 \
-      || die "debootstrap failed; see /var/tmp/hookbox-debootstrap-$SUITE.log"
+    log=$(mktemp "/var/tmp/hookbox-debootstrap-$SUITE.XXXXXX.log")
+    # Release files checked against the Debian archive keyring, whatever the mirror's scheme: no
+    # unverified packages in the image every hook runs in.
+    debootstrap --force-check-gpg --variant=minbase "$SUITE" "$dir" "$m" >"$log" 2>&1 \
+      || die "debootstrap failed (its Release files must verify against debian-archive-keyring); see $log"
     rm -rf "$dir"/var/cache/apt/archives/*.deb "$dir"/var/lib/apt/lists/*
     tar -C "$dir" -c . | docker import - "$TAG" >/dev/null || die "docker import failed"
     say "base $TAG built with debootstrap"

@@ -33,8 +33,10 @@ apt_install() {
     apt-get update -qq >/dev/null || die "apt-get update failed"
     APT_UPDATED=1
   fi
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/var/tmp/hookbox-apt.log 2>&1 \
-    || { tail -n 20 /var/tmp/hookbox-apt.log >&2; die "apt-get install $* failed"; }
+  local log; log=$(mktemp /var/tmp/hookbox-apt.XXXXXX.log)
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >"$log" 2>&1 \
+    || { tail -n 20 "$log" >&2; die "apt-get install $* failed (log: $log)"; }
+  rm -f "$log"
 }
 
 # --- 1. npm dependencies -------------------------------------------------------------------------
@@ -120,15 +122,18 @@ else
 fi
 
 build_image() { # name dir
-  local name=$1 dir=$2 hash
-  hash=$( (cat "$dir"/*; echo "$BASE_IMAGE") | sha256sum | cut -c1-16)
+  local name=$1 dir=$2 hash log
+  # The base image's id, not its name: a rebuilt base rebuilds the hook image.
+  hash=$( (cat "$dir"/*; docker image inspect --format '{{.Id}}' "$BASE_IMAGE") | sha256sum | cut -c1-16)
   begin "hook image $name"
   if [ "$(image_label "$name" hookbox.source-hash)" = "$hash" ]; then
     done_step "hook image up to date"
     return
   fi
+  log=$(mktemp /var/tmp/hookbox-build.XXXXXX.log)
   docker build -q --build-arg "BASE=$BASE_IMAGE" --label "hookbox.source-hash=$hash" -t "$name" "$dir" \
-    >/var/tmp/hookbox-build.log 2>&1 || { tail -n 30 /var/tmp/hookbox-build.log >&2; die "docker build of $name failed"; }
+    >"$log" 2>&1 || { tail -n 30 "$log" >&2; die "docker build of $name failed (log: $log)"; }
+  rm -f "$log"
   done_step "hook image built"
 }
 build_image "$IMAGE" images/runtime

@@ -38,7 +38,8 @@ it("builds and starts with compose.yaml and decides an event", async () => {
       body: JSON.stringify({ session_id: "compose", hook_event_name: "PreToolUse", tool_name: "shell", tool_input: { command: "rm -rf /tmp/old" } }),
     });
     expect(res.status).toBe(200);
-    expect(res.headers.get("hookbox-on-failure")).toBe("allow");
+    // The shipped configuration refuses a tool call hookbox cannot decide.
+    expect(res.headers.get("hookbox-on-failure")).toBe("block");
     const body = (await res.json()) as { decision: string; reason: string; hooks: Array<{ name: string; sandbox: string; outcome: string }> };
     expect(body).toMatchObject({ decision: "block", reason: "Dangerous rm -rf command" });
     expect(body.hooks.map((h) => [h.name, h.sandbox, h.outcome])).toEqual([["org-guard", "host", "exited"], ["security-check", "container", "exited"]]);

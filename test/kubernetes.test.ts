@@ -46,9 +46,18 @@ describe("deploy/kubernetes", () => {
     expect(sts.spec.template.metadata.annotations).toMatchObject({ "prometheus.io/scrape": "true", "prometheus.io/path": "/metrics" });
   });
 
-  it("defines a gVisor RuntimeClass and routes a workspace to one replica", () => {
-    expect(find("RuntimeClass").handler).toBe("runsc");
-    expect(find("Ingress").metadata.annotations!["nginx.ingress.kubernetes.io/upstream-hash-by"]).toMatch(/hookbox_workspace/);
+  it("routes a workspace to one replica, and waits for an answer as long as an agent does", () => {
+    const annotations = find("Ingress").metadata.annotations!;
+    expect(annotations["nginx.ingress.kubernetes.io/upstream-hash-by"]).toMatch(/hookbox_workspace/);
+    expect(Number(annotations["nginx.ingress.kubernetes.io/proxy-read-timeout"])).toBeGreaterThanOrEqual(600);
+  });
+
+  it("pulls hookbox from the operator's registry only, and runs it without privileges or a cluster token", () => {
+    expect(hookbox.image).toMatch(/^registry\.example\.com\//);
+    expect(hookbox.image).not.toMatch(/:latest$/);
+    expect(engine.image).not.toMatch(/:dind$|:latest$/);
+    expect(hookbox.securityContext).toMatchObject({ allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } });
+    expect(pod.automountServiceAccountToken).toBe(false);
   });
 
   it("carries a configuration hookbox loads, with the data folder the pod mounts", () => {
@@ -56,5 +65,6 @@ describe("deploy/kubernetes", () => {
     expect(config.server.dataDir).toBe("/var/lib/hookbox");
     expect(config.server.publicMetrics).toBe(true);
     expect(config.server.shutdownGraceMs).toBeLessThan(pod.terminationGracePeriodSeconds * 1000);
+    expect(config.tenants[0]!.onFailure).toMatchObject({ PreToolUse: "block" });
   });
 });

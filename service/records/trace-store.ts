@@ -102,7 +102,8 @@ export class TraceStore {
 
   /** Reads what earlier runs stored, dropping what has expired since. */
   async load(): Promise<void> {
-    await mkdir(this.dir, { recursive: true });
+    // A tenant's traces are its own: no other user of the machine reads them (0700 folders, 0600 files).
+    await mkdir(this.dir, { recursive: true, mode: 0o700 });
     this.shelves.clear();
     for (const tenantKey of await readdir(this.dir)) {
       const loaded: Entry[] = [];
@@ -174,7 +175,7 @@ export class TraceStore {
       const { entry, text: textOf } = next;
       try {
         if (!this.madeDirs.has(entry.tenantKey)) {
-          await mkdir(join(this.dir, entry.tenantKey), { recursive: true });
+          await mkdir(join(this.dir, entry.tenantKey), { recursive: true, mode: 0o700 });
           this.madeDirs.add(entry.tenantKey);
         }
         if (entry.gone) continue; // dropped before it was written
@@ -182,7 +183,7 @@ export class TraceStore {
         if (entry.gone) continue;
         // Whole or not at all: a write cut short (a full disk) never leaves half a trace to serve.
         const part = `${entry.file}.part`;
-        await writeFile(part, text).catch(async (err: unknown) => {
+        await writeFile(part, text, { mode: 0o600 }).catch(async (err: unknown) => {
           await removeFile(part);
           throw err;
         });

@@ -3,7 +3,7 @@
  * tenant's flood of 1 MiB events cannot fill the memory (and take the service down for every
  * tenant) while the writer falls behind, nor cost another tenant its traces' contents.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -51,5 +51,19 @@ describe("traces waiting to be written", () => {
     // Its summary still lists it, its session id capped.
     expect(last.session_id!.length).toBeLessThan(2048);
     expect((await store.get("other", "e1000"))!.hooks[0]!.stdout).toBe("out");
+  });
+
+  it("are kept where no other user of the machine reads them: folders 0700, files 0600", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hookbox-modes-"));
+    dirs.push(dir);
+    const store = new TraceStore(join(dir, "traces"));
+    await store.load();
+    await store.add({ name: "t", traceToolInput: false }, event(1, 10), { durationMs: 1, cancelled: false });
+    await store.flush();
+    const mode = (p: string) => statSync(p).mode & 0o777;
+    expect(mode(join(dir, "traces"))).toBe(0o700);
+    const [tenantDir] = readdirSync(join(dir, "traces"));
+    expect(mode(join(dir, "traces", tenantDir!))).toBe(0o700);
+    expect(mode(join(dir, "traces", tenantDir!, "e1.json"))).toBe(0o600);
   });
 });
