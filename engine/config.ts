@@ -326,11 +326,23 @@ export function parseConfig(file: string, text: string, env: Record<string, stri
     },
     traces: { retentionMs: traces.retention_ms, maxEvents: traces.max_events, maxBytes: parseBytes(traces.max_bytes)!, captureBytes: traces.capture_bytes },
     hooksEnabled: !hooks.disableAll,
-    policy: { ...policy, disableAll: false },
-    service: hooks,
-    extension,
+    policy: { ...shownOrigins(base, policy), disableAll: false },
+    service: shownOrigins(base, hooks),
+    extension: shownOrigins(base, extension),
+    // For the operator's log: the files where they are.
     warnings: [...tenantWarnings, ...settingWarnings(parsed, sandbox, [...policy.hooks, ...hooks.hooks, ...extension.hooks]), ...hooks.warnings, ...policy.warnings, ...extension.warnings],
   };
+}
+
+/**
+ * The operator's hooks with their origin as every tenant sees it in decisions and traces: the file
+ * named from the config file's folder (`policy.d/guard.json:3`), or by its name alone when it lies
+ * elsewhere — never the host's paths.
+ */
+function shownOrigins<T extends HookSet>(base: string, set: T): T {
+  const prefix = base.endsWith("/") ? base : `${base}/`;
+  const shown = (origin: string) => (origin.startsWith(prefix) ? origin.slice(prefix.length) : basename(origin));
+  return { ...set, hooks: set.hooks.map((h) => ({ ...h, origin: shown(h.origin) })) };
 }
 
 /**

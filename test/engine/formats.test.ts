@@ -132,6 +132,8 @@ describe("cosh TOML", () => {
       ["10-guard.json:preToolUse[0]", "policy", "copilot", 2000],
     ]);
     expect(config.policy.hooks[1]!.cwd).toBe(join(dir, "policy.d"));
+    // What every tenant sees of where a hook comes from: named from the config's folder, no host path.
+    expect(config.policy.hooks.map((h) => h.origin)).toEqual(["hookbox.toml:4", "policy.d/10-guard.json:1"]);
   });
 });
 
