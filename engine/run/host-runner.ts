@@ -13,7 +13,7 @@ import { stoppedEnd } from "./container-parts.js";
 import { exportLines } from "./handover.js";
 import { hookEnv } from "./hook-env.js";
 import { sharedHostSpawner, type HostSpawner } from "./host-spawner.js";
-import { RunGuard, type StopReason } from "./run-guard.js";
+import { RunGuard } from "./run-guard.js";
 import type { RunEnd, RunRequest, RunResult, Runner } from "./types.js";
 
 /**
@@ -109,22 +109,20 @@ export class HostRunner implements Runner {
       // The hook's timeout, the cancellation and the output cap: one signal that kills the group.
       const guard = new RunGuard({ timeoutMs: request.timeoutMs, maxOutputBytes: request.limits.maxOutputBytes, cancel: request.signal });
       const { capture } = guard;
-      /** what had stopped the run when its process exited (null: nothing); undefined until then */
-      let exitedStopped: StopReason | null | undefined;
       // The helper starts it in a process group of its own (and, with unshare, a PID namespace) and
       // kills that group when the command ends; a kill from here reaches the same group.
       const spawned = this.spawner.run(
         { file, args, cwd, env, stdin: request.stdin, maxOutputBytes: request.limits.maxOutputBytes, ...(ahead ? { prestart: { prefix: waiterPrefix(cwd, request.command, env) } } : {}) },
         {
           onError: (message) => finish({ outcome: "failed_to_start", exitCode: null, error: message }),
-          // The hook ended by itself if nothing had stopped it when it exited: a process it left
-          // holding its output (after setsid) may keep the streams open past its timeout.
-          onExit: () => { exitedStopped ??= guard.stopped; },
-          onClose: ({ code, signal, stdout, stderr }) => {
+          onClose: ({ code, signal, stdout, stderr, afterExitMs }) => {
             // Past the cap the helper has killed it already; the capture says so to the guard.
             capture.stdout.push(stdout);
             capture.stderr.push(stderr);
-            const stopped = exitedStopped === undefined || guard.stopped === "output_truncated" ? guard.stopped : exitedStopped;
+            // The hook ended by itself if nothing had stopped it when it exited: a process it left
+            // holding its output (after setsid) may keep the streams open past its timeout.
+            const exitedAt = performance.now() - afterExitMs;
+            const stopped = guard.stopped === "output_truncated" || (guard.stoppedAtMs ?? Infinity) <= exitedAt ? guard.stopped : null;
             if (stopped) return finish(stoppedEnd(stopped, capture));
             finish({ outcome: "exited", exitCode: code ?? 128 + signalNumber(signal) });
           },

@@ -8,7 +8,7 @@
  *
  * The helper is one function, `helperMain`, run by `node -e` with no import of the project (so the
  * same code runs from the build and from the sources under test). It speaks over the IPC channel:
- * `run` → `started` (the pid), `exit` when the process itself ends, then `close` with the output — at most the cap + 1 byte of each
+ * `run` → `started` (the pid), then `close` with the output — at most the cap + 1 byte of each
  * stream: the helper kills the group as soon as a stream passes the cap — or `error`; `kill`
  * signals a run's whole process group. A run may ask for a process started ahead (`prestart`: a
  * policy hook's PID namespace, host-runner.ts): the helper keeps two of each such argv waiting,
@@ -43,12 +43,11 @@ export interface SpawnHandlers {
   /** the process could not be started, or the helper was lost while it ran */
   onError(message: string): void;
   /**
-   * the process itself ended (its output may still be open in a process it left, which is then
-   * killed): how a run ended is judged at this moment, not at the streams' close
+   * the process ended and its output streams closed: what it printed, capped; `afterExitMs`, how
+   * long the streams stayed open after the process itself ended (a process it left holding them,
+   * after setsid, is killed or let go): how a run ended is judged at its exit, not at the close
    */
-  onExit?(): void;
-  /** the process ended and its output streams closed: what it printed, capped */
-  onClose(end: { code: number | null; signal: NodeJS.Signals | null; stdout: Buffer; stderr: Buffer }): void;
+  onClose(end: { code: number | null; signal: NodeJS.Signals | null; stdout: Buffer; stderr: Buffer; afterExitMs: number }): void;
 }
 
 export interface SpawnedRun {
@@ -60,8 +59,7 @@ export interface SpawnedRun {
 
 type HelperMessage =
   | { type: "started"; id: number; pid: number }
-  | { type: "exit"; id: number }
-  | { type: "close"; id: number; code: number | null; signal: NodeJS.Signals | null; stdout: Uint8Array; stderr: Uint8Array }
+  | { type: "close"; id: number; code: number | null; signal: NodeJS.Signals | null; stdout: Uint8Array; stderr: Uint8Array; afterExitMs: number }
   | { type: "error"; id: number; message: string };
 
 interface Run {
@@ -136,11 +134,8 @@ export class HostSpawner {
       case "started":
         run.pid = m.pid;
         return;
-      case "exit":
-        run.handlers.onExit?.();
-        return;
       case "close":
-        this.end(m.id)?.handlers.onClose({ code: m.code, signal: m.signal, stdout: asBuffer(m.stdout), stderr: asBuffer(m.stderr) });
+        this.end(m.id)?.handlers.onClose({ code: m.code, signal: m.signal, stdout: asBuffer(m.stdout), stderr: asBuffer(m.stderr), afterExitMs: m.afterExitMs });
         return;
       case "error":
         this.end(m.id)?.handlers.onError(m.message);
@@ -321,8 +316,9 @@ function helperMain(): void {
     child.stdin.on("error", () => undefined); // the hook need not read its stdin
     child.stdin.end(m.prestart ? Buffer.concat([Buffer.from(m.prestart.prefix), Buffer.from(m.stdin)]) : Buffer.from(m.stdin));
     // The command is done: whatever it left running in its group goes too, so its pipes close.
+    let exitedAt: number | undefined;
     child.on("exit", () => {
-      if (!entry.closed) send({ type: "exit", id });
+      exitedAt = performance.now();
       killGroup(entry);
     });
     child.on("close", (code, signal) => {
@@ -330,7 +326,7 @@ function helperMain(): void {
       entry.closed = true;
       clearTimeout(releasing);
       running.delete(id);
-      send({ type: "close", id, code, signal, stdout: Buffer.concat(kept[0]!), stderr: Buffer.concat(kept[1]!) });
+      send({ type: "close", id, code, signal, stdout: Buffer.concat(kept[0]!), stderr: Buffer.concat(kept[1]!), afterExitMs: exitedAt === undefined ? 0 : performance.now() - exitedAt });
       // After the answer is on its way (a spawn holds this loop for a few ms): the run's answer never waits for its replacement.
       if (m.prestart) setTimeout(() => refill(m.file, m.args), 0);
     });

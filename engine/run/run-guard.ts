@@ -64,8 +64,13 @@ export class RunGuard {
     return Math.max(0, this.deadlineAt - performance.now());
   }
 
+  /** performance.now() at which the run was stopped (when `stopped` is set) */
+  stoppedAtMs: number | undefined;
+
   stop(why: StopReason): void {
-    if (!this.signal.aborted) this.controller.abort(new RunStopped(why));
+    if (this.signal.aborted) return;
+    this.stoppedAtMs = performance.now();
+    this.controller.abort(new RunStopped(why));
   }
 
   /** Clears its timers and listeners; the outcome (`stopped`) stays. */
