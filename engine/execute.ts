@@ -107,7 +107,7 @@ export interface Executed {
 
 export interface Undecided {
   hook: string;
-  why: "max_event_ms" | "max_timeout" | "max_output_bytes" | "failed_to_start" | "preparation";
+  why: "max_event_ms" | "max_timeout" | "max_output_bytes" | "memory" | "failed_to_start" | "preparation";
   /** the output cap the hook ran under (its own, where it lowers the sandbox's) */
   capBytes: number;
   /** `max_timeout`: the time it ran for, and the longer time its agent gives it */
@@ -198,7 +198,10 @@ async function runOne(hook: HookDef, opts: ExecuteOptions, t0: number): Promise<
   const why: Undecided["why"] | undefined = run === NO_TIME || (run.outcome === "timed_out" && leftMs < ownTimeoutMs) ? "max_event_ms"
     : run.outcome === "timed_out" && agentTimeoutMs !== undefined ? "max_timeout"
     : run.outcome === "timed_out" && (run.preparedMs ?? 0) > 0 ? "preparation"
-    : run.outcome === "output_truncated" ? "max_output_bytes" : run.outcome === "failed_to_start" ? "failed_to_start" : undefined;
+    : run.outcome === "output_truncated" ? "max_output_bytes"
+    // Killed at the sandbox's memory limit: a limit of hookbox's, which its agent does not set.
+    : run.outcome === "oom_killed" ? "memory"
+    : run.outcome === "failed_to_start" ? "failed_to_start" : undefined;
   const undecided: Undecided | undefined = why && {
     hook: hook.name, why, capBytes: request.limits.maxOutputBytes,
     ...(run.preparedMs !== undefined ? { preparedMs: run.preparedMs } : {}),

@@ -306,6 +306,8 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
                 ? `timed out at [sandbox] max_timeout (${cut.timeoutMs ?? 0} ms), short of the ${cut.agentTimeoutMs ?? 0} ms its agent gives it`
               : cut.why === "max_output_bytes"
                 ? `printed past max_output_bytes (${cut.capBytes} bytes) before it finished its answer`
+              : cut.why === "memory"
+                ? "was killed at the sandbox's memory limit ([sandbox] memory) before it finished"
                 : cut.why === "preparation"
                   ? `timed out after hookbox took ${cut.preparedMs ?? 0} ms of its time to prepare its workspace`
                   : "could not be run (failed_to_start)";

@@ -52,24 +52,51 @@ const setField = (out: JsonObject, key: string, value: unknown) => {
 /** The furthest from 1970 a JavaScript Date reaches, in milliseconds (ECMA-262 "Time Values"). */
 const MAX_DATE_MS = 8.64e15;
 
+/**
+ * The fields a hook decides on (the tool, its arguments, its result), in each dialect. A body that
+ * carries one of them twice — in both dialects (`tool_input` and `toolArgs`), or as another spelling
+ * (`tool_args`) — gives the translated view the body's own field, whatever the order of its keys:
+ * the one the agent runs, and hookbox reads (`toolArgumentsOf`), never a decoy beside it.
+ */
+const GUARDED: Record<Dialect, ReadonlySet<string>> = { camel: new Set(["toolArgs", "toolName", "toolResult"]), snake: new Set(["tool_input", "tool_name", "tool_response"]) };
+
+/** Whether a key, renamed to `name` with this rank (0: the field pair itself, 1: a pair of the table, 2: renamed, 3: kept), may set it. */
+function mayGuarded(to: Dialect, setBy: Map<string, number>, name: string, rank: number): boolean {
+  if (!GUARDED[to].has(name)) return true;
+  const earlier = setBy.get(name);
+  if (earlier !== undefined && earlier < rank) return false;
+  setBy.set(name, rank);
+  return true;
+}
+
 export function translate(body: JsonObject, point: EventPoint, to: Dialect): JsonObject {
   const out: JsonObject = {};
+  const setBy = new Map<string, number>();
   if (to === "camel") {
     for (const [key, value] of Object.entries(body)) {
       if (key === "hook_event_name") continue; // Copilot payloads do not carry the event name
-      if (key === "tool_input") out.toolArgs = typeof value === "string" ? value : JSON.stringify(value ?? {});
-      else if (key === "timestamp" && typeof value === "string" && !Number.isNaN(Date.parse(value))) out.timestamp = Date.parse(value);
-      else setField(out, renamed(SNAKE_TO_CAMEL, key, toCamel), value);
+      if (key === "tool_input") {
+        if (mayGuarded(to, setBy, "toolArgs", 0)) out.toolArgs = typeof value === "string" ? value : JSON.stringify(value ?? {});
+      } else if (key === "timestamp" && typeof value === "string" && !Number.isNaN(Date.parse(value))) out.timestamp = Date.parse(value);
+      else {
+        const name = renamed(SNAKE_TO_CAMEL, key, toCamel);
+        if (mayGuarded(to, setBy, name, Object.hasOwn(SNAKE_TO_CAMEL, key) ? 1 : name !== key ? 2 : 3)) setField(out, name, value);
+      }
     }
     return out;
   }
   out.hook_event_name = pointName(point, "snake");
   for (const [key, value] of Object.entries(body)) {
     if (key === "hookEventName") continue;
-    if (key === "toolArgs") out.tool_input = parseMaybe(value);
+    if (key === "toolArgs") {
+      if (mayGuarded(to, setBy, "tool_input", 0)) out.tool_input = parseMaybe(value);
+    }
     // Milliseconds a Date can hold (±8.64e15): any other number is passed on as it came, never a RangeError that ends the event.
     else if (key === "timestamp" && typeof value === "number" && Math.abs(value) <= MAX_DATE_MS) out.timestamp = new Date(value).toISOString();
-    else setField(out, renamed(CAMEL_TO_SNAKE, key, toSnake), value);
+    else {
+      const name = renamed(CAMEL_TO_SNAKE, key, toSnake);
+      if (mayGuarded(to, setBy, name, Object.hasOwn(CAMEL_TO_SNAKE, key) ? 1 : name !== key ? 2 : 3)) setField(out, name, value);
+    }
   }
   return out;
 }

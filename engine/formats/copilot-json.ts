@@ -202,7 +202,10 @@ export function interpretCopilot(run: RunResult, hook: HookDef): Verdict {
   // hookSpecificOutput (nor the other way round).
   // agentStop / subagentStop read `decision: "block"` only (copilot-hooks.md, "The main events").
   // permissionRequest: the CLI's own `behavior` (allow | deny) too.
-  const fields = isStopPoint(hook.point) ? [o.decision] : [o.permissionDecision, specific.permissionDecision, o.decision, ...(hook.point === "PermissionRequest" ? [o.behavior] : [])];
+  // Before a tool the document's field is permissionDecision: a top-level `decision` counts there only
+  // as a block (never an approval the document does not name).
+  const topBlock = readDecision(o.decision) === "block" ? o.decision : undefined;
+  const fields = isStopPoint(hook.point) ? [o.decision] : [o.permissionDecision, specific.permissionDecision, topBlock, ...(hook.point === "PermissionRequest" ? [o.behavior] : [])];
   const said = fields.map((value) => ({ value, decision: readDecision(value) }));
   const strongest = said.find((d) => d.decision === "block") ?? said.find((d) => d.decision === "ask") ?? said.find((d) => d.decision === "allow") ?? said.find((d) => d.decision === "invalid");
   const raw = strongest?.value;
@@ -213,16 +216,21 @@ export function interpretCopilot(run: RunResult, hook: HookDef): Verdict {
   let rule = decision ? `copilot: ${field} "${String(raw)}" from stdout` : `copilot: no ${field}`;
   let reason = str(o.permissionDecisionReason) ?? str(specific.permissionDecisionReason) ?? str(o.reason) ?? (hook.point === "PermissionRequest" ? str(o.message) : undefined);
   let halt: string | undefined;
+  // The CLI's form (camelCase events): copilot-hooks.md names no `continue`, and at
+  // userPromptSubmitted "Command-hook output is ignored" — messages too.
+  const cli = hook.dialect === "camel";
+  const ignored = cli && hook.point === "UserPromptSubmit";
   // VS Code: `"continue": false` stops the agent, with `stopReason`, whatever the decision says.
-  if (o.continue === false) ({ decision, reason, rule, halt } = haltVerdict(o, hook.point, hook.name, reason, "copilot"));
-  const modifiedArgs = o.modifiedArgs ?? specific.updatedInput;
+  if (o.continue === false && !cli) ({ decision, reason, rule, halt } = haltVerdict(o, hook.point, hook.name, reason, "copilot"));
+  // copilot-hooks.md: only preToolUse may "modify arguments" (postToolUse "cannot undo the action").
+  const modifiedArgs = hook.point === "PreToolUse" ? (o.modifiedArgs ?? specific.updatedInput) : undefined;
   const verdict: Verdict = {
     decision,
     reason,
     ...(halt !== undefined ? { halt } : {}),
-    systemMessage: str(o.systemMessage),
-    // copilot-hooks.md: userPromptSubmitted "Command-hook output is ignored".
-    additionalContext: hook.point === "UserPromptSubmit" ? undefined : (str(o.additionalContext) ?? str(specific.additionalContext)),
+    systemMessage: ignored ? undefined : str(o.systemMessage),
+    // copilot-hooks.md: userPromptSubmitted "Command-hook output is ignored" (VS Code's form adds its context).
+    additionalContext: ignored ? undefined : (str(o.additionalContext) ?? str(specific.additionalContext)),
     ...(modifiedArgs !== undefined ? { modifiedArgs } : {}),
     error: null,
     rule,

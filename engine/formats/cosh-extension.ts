@@ -21,7 +21,8 @@ const GroupSchema = z.strictObject({
   matcher: z.string().optional(),
   /** cosh-hooks.md: hooks run sequentially; `sequential = false` lets a group's hooks run at once */
   sequential: z.boolean().optional(),
-  hooks: z.array(ExtensionHookSchema),
+  /** each checked on its own (ExtensionHookSchema), once it is known to have a name */
+  hooks: z.array(z.unknown()),
 });
 // The manifest carries more than hooks (mcpServers, contextFileName …): only these keys are read.
 const ManifestSchema = z.looseObject({
@@ -38,12 +39,16 @@ export function loadExtension(parsed: ParsedFile, dir: string, ctx: LoadContext)
   for (const [event, groups] of Object.entries(manifest.data.hooks ?? {})) {
     const resolved = configEvent(parsed, ["hooks", event], event);
     groups.forEach((group, g) => {
-      group.hooks.forEach((entry, h) => {
+      group.hooks.forEach((raw, h) => {
         const path = ["hooks", event, g, "hooks", h];
-        if (!entry.name) {
-          warn(set.warnings, () => `${originOf(parsed, path)}: hook without a name skipped (cosh-hooks.md: "Hook definitions without a name field are skipped")`);
+        // cosh-hooks.md: "Hook definitions without a name field are skipped" — before anything else of theirs is read.
+        if (typeof raw === "object" && raw !== null && !Array.isArray(raw) && !(raw as { name?: unknown }).name) {
+          warn(set.warnings, () => `${originOf(parsed, path)}: hook without a name skipped (cosh-hooks.md: "Hook definitions without a name field are skipped"): it never runs`);
           return;
         }
+        const checked = ExtensionHookSchema.safeParse(raw);
+        if (!checked.success) throw schemaError(parsed, checked.error, path);
+        const entry = checked.data;
         const { type: _type, description: _description, ...cosh } = entry;
         const hook = coshHookDef(
           { ...cosh, matcher: cosh.matcher ?? group.matcher, command: substitute(cosh.command) },

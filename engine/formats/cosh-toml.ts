@@ -79,12 +79,10 @@ export function loadCoshTable(parsed: ParsedFile, at: Path, table: unknown, ctx:
     value.forEach((v, i) => {
       const path = [...at, key, i];
       // cosh-hooks.md: "Hook definitions without a name field are skipped" — before anything else of
-      // theirs is read, as cosh skips them.
+      // theirs is read, as cosh skips them; SERVICE.md §2: "skipped with a warning", in the server's
+      // own config too (a warning at start-up and in `hookbox check`: this guard does not run).
       if (typeof v === "object" && v !== null && !Array.isArray(v) && !(v as { name?: unknown }).name) {
-        // hookbox's own config is strict: an administrator's guard left without a name would not run
-        // (an extension is read as cosh reads it).
-        if (ctx.source === "policy" || ctx.source === "service") throw configError(parsed, path, 'a hook needs a "name" (cosh skips hooks without one: this one would never run)');
-        warn(result.warnings, () => `${originOf(parsed, path)}: hook without a name skipped (cosh-hooks.md: "Hook definitions without a name field are skipped")`);
+        warn(result.warnings, () => `${originOf(parsed, path)}: hook without a name skipped (cosh-hooks.md: "Hook definitions without a name field are skipped"): it never runs`);
         return;
       }
       const checked = CoshHookSchema.safeParse(knownKeys(parsed, path, v, HOOK_KEYS, ctx, result.warnings));

@@ -21,8 +21,10 @@ export function hookEnv(opts: {
     const value = opts.inherit?.[name];
     if (value !== undefined) env[name] = value;
   }
-  for (const name of PROJECT_DIR_VARS) env[name] = opts.projectDir;
-  env.COSH_RUNTIME = `hookbox-${opts.runtime}`;
-  // Declared variables come last: a hook may set its own PATH, say.
-  return { ...env, ...opts.declared };
+  // Declared variables come next: a hook may set its own PATH, say — but not where its project is or
+  // where it runs (SERVICE.md §5), which come last.
+  const out = { ...env, ...opts.declared };
+  for (const name of PROJECT_DIR_VARS) out[name] = opts.projectDir;
+  out.COSH_RUNTIME = `hookbox-${opts.runtime}`;
+  return out;
 }

@@ -111,6 +111,17 @@ describe("payloads", () => {
       hook_event_name: "PreToolUse", timestamp: "2024-01-07T08:00:00.000Z", cwd: "/p", tool_name: "bash", tool_input: { command: "ls" },
     });
   });
+  it("gives a hook of the other dialect the body's own tool and arguments, whatever decoys of the same name sit beside them, in any order", () => {
+    const rm = { command: "rm -rf ~" };
+    for (const body of [
+      { hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: rm, tool_args: '{"command":"ls"}', toolName: "Read" },
+      { toolName: "Read", tool_args: '{"command":"ls"}', hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: rm },
+    ]) expect(translate(body, point("PreToolUse"), "camel"), JSON.stringify(body)).toMatchObject({ toolName: "Bash", toolArgs: JSON.stringify(rm) });
+    for (const body of [
+      { toolName: "bash", toolArgs: JSON.stringify(rm), toolInput: { command: "ls" }, tool_input: { command: "ls" } },
+      { tool_input: { command: "ls" }, toolInput: { command: "ls" }, toolName: "bash", toolArgs: JSON.stringify(rm) },
+    ]) expect(translate(body, point("preToolUse"), "snake"), JSON.stringify(body)).toMatchObject({ tool_name: "bash", tool_input: rm });
+  });
   it("detects the dialect from the fields, else from the event name", () => {
     expect(detectDialect(snake, "camel")).toBe("snake");
     expect(detectDialect({ toolName: "x" }, "snake")).toBe("camel");

@@ -56,10 +56,11 @@ describe("cosh TOML", () => {
     ]);
   });
 
-  it("refuses a service or policy hook without a name at its line: cosh would skip it, and the guard would never run", () => {
-    for (const table of ["hooks", "policy"]) {
-      const err = configErrorOf(() => parseConfig("c.toml", `[[${table}.PreToolUse]]\ncommand = "a"\n\n[[${table}.PreToolUse]]\nname = "b"\ncommand = "b"\n`));
-      expect(err.message).toMatch(new RegExp(`^c\\.toml:1:\\d+: ${table}\\.PreToolUse\\[0\\]: a hook needs a "name"`));
+  it("skips a service or policy hook without a name with a warning at its line, as cosh skips it (SERVICE.md §2)", () => {
+    for (const table of ["hooks", "policy"] as const) {
+      const config = parseConfig("c.toml", `[[${table}.PreToolUse]]\ncommand = "a"\n\n[[${table}.PreToolUse]]\nname = "b"\ncommand = "b"\n`);
+      expect(config[table === "hooks" ? "service" : "policy"].hooks.map((h) => h.name)).toEqual(["b"]);
+      expect(config.warnings).toContainEqual(expect.stringMatching(/^c\.toml:1: hook without a name skipped .*: it never runs$/));
     }
   });
 
@@ -390,6 +391,8 @@ describe("cosh-extension.json", () => {
             { type: "command", name: "a", command: "${extensionPath}/a.sh ${workspacePath}", timeout: 1000 },
             { type: "command", name: "b", command: "${extensionPath}/b.sh" },
             { type: "command", command: "nameless" },
+            // a draft without a name: skipped before anything else of it is read, as cosh skips it
+            { type: "command", description: "draft" },
           ] }],
         },
       }),
@@ -403,7 +406,7 @@ describe("cosh-extension.json", () => {
     ]);
     expect(config.extension.hooks[0]!.batch).toBeDefined();
     expect(config.extension.hooks[0]!.batch).toBe(config.extension.hooks[1]!.batch);
-    expect(config.warnings).toEqual([expect.stringMatching(/cosh-extension\.json:\d+: hook without a name skipped/)]);
+    expect(config.warnings).toEqual([expect.stringMatching(/cosh-extension\.json:\d+: hook without a name skipped/), expect.stringMatching(/cosh-extension\.json:\d+: hook without a name skipped/)]);
   });
 
   it("refuses an extension whose folder, mounted into its hooks' containers, would show the data_dir", () => {

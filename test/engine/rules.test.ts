@@ -176,6 +176,21 @@ describe("Copilot rules, both forms (copilot-hooks.md; VS Code hooks reference)"
   it("VS Code: hookSpecificOutput.updatedInput is an argument change (modifiedArgs, subject to trust tiers)", () => {
     expect(interpretCopilot(exited(0, '{"hookSpecificOutput":{"permissionDecision":"allow","updatedInput":{"files":["a.ts"]}}}'), vscodePre)).toMatchObject({ decision: "allow", modifiedArgs: { files: ["a.ts"] } });
   });
+  it('"For preToolUse, return … permissionDecision": a top-level decision approves nothing there, and blocks', () => {
+    expect(interpretCopilot(exited(0, '{"decision":"allow"}'), pre).decision).toBeNull();
+    expect(interpretCopilot(exited(0, '{"decision":"approve"}'), hook("copilot", "permissionRequest", { dialect: "camel" })).decision).toBeNull();
+    expect(interpretCopilot(exited(0, '{"decision":"block","reason":"no"}'), pre)).toMatchObject({ decision: "block", reason: "no" });
+  });
+  it("the CLI's form: no continue (copilot-hooks.md names none); userPromptSubmitted output ignored, messages too; arguments changed before a tool only", () => {
+    expect(interpretCopilot(exited(0, '{"continue":false,"stopReason":"x"}'), pre)).toMatchObject({ decision: null });
+    expect(interpretCopilot(exited(0, '{"continue":false,"stopReason":"x"}'), pre).halt).toBeUndefined();
+    const prompt = hook("copilot", "userPromptSubmitted", { dialect: "camel" });
+    expect(interpretCopilot(exited(0, '{"continue":false,"systemMessage":"hello","additionalContext":"c"}'), prompt)).toMatchObject({ decision: null, systemMessage: undefined, additionalContext: undefined });
+    for (const event of ["postToolUse", "permissionRequest"]) {
+      expect(interpretCopilot(exited(0, '{"modifiedArgs":{"command":"ls"}}'), hook("copilot", event, { dialect: "camel" })).modifiedArgs, event).toBeUndefined();
+    }
+    expect(interpretCopilot(exited(0, '{"permissionDecision":"allow","modifiedArgs":{"command":"ls"}}'), pre).modifiedArgs).toEqual({ command: "ls" });
+  });
 });
 
 describe("Claude Code rules per event (Claude Code hooks reference, decision control)", () => {

@@ -40,6 +40,8 @@ function fakeRunner(kind: Runner["kind"], held: Set<() => void>, ran: RunRequest
       }
       // `prep-timeout`: timed out after hookbox's preparation took 500 ms of its time.
       if (request.command === "prep-timeout") return { ...base, outcome: "timed_out", exitCode: null, stdout: "", preparedMs: 500 };
+      // `oom`: killed at the sandbox's memory limit.
+      if (request.command === "oom") return { ...base, outcome: "oom_killed", exitCode: 137, stdout: "" };
       // `timeout`: ran out of its own time (the timeout it was given).
       if (request.command === "timeout") return { ...base, outcome: "timed_out", exitCode: null, stdout: "" };
       // `unknown-decision <n>`: a decision no format knows, n characters of backslashes long.

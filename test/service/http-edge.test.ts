@@ -237,6 +237,16 @@ describe("a hook hookbox's own preparation left no time", () => {
   });
 });
 
+describe("a hook killed at the sandbox's memory limit", () => {
+  it("is hookbox not deciding, never the hook's crash under its format's rules: the tenant's on_failure applies", async () => {
+    const edge = edgeApp({ config: '[[hooks.PreToolUse]]\nname = "hungry"\ncommand = "oom"\n' });
+    const blocked = (await (await edge.request("/v1/events", { ...post(rmEvent), token: TOKEN_B })).json()) as { decision: string; reason: string; note: string };
+    expect(blocked).toMatchObject({ decision: "block", reason: expect.stringMatching(/hungry was killed at the sandbox's memory limit/), note: expect.stringMatching(/cut by memory; on_failure = block/) });
+    const passed = (await (await edge.request("/v1/events", post(rmEvent))).json()) as { decision: string | null; note: string };
+    expect(passed).toMatchObject({ decision: null, note: expect.stringMatching(/memory limit .*failure mode \(allow\) applies/) });
+  });
+});
+
 describe("a hook its max_timeout cut short of the time its agent gives it", () => {
   it("is hookbox not deciding: a block for a tenant whose on_failure is block; a hook within max_timeout times out by its own rule", async () => {
     const edge = edgeApp({ config: '[sandbox]\nmax_timeout = 60000\n\n[[hooks.PreToolUse]]\nname = "slow"\ncommand = "timeout"\ntimeout = 90000\n' });
