@@ -289,7 +289,7 @@ function requestFor(hook: HookDef, onHost: boolean, opts: ExecuteOptions): RunRe
   const { sandbox } = opts;
   return {
     command: hook.command,
-    stdin: opts.payloads.for(hook.dialect),
+    stdin: opts.payloads.for(hook.dialect, hook.eventName),
     env: hook.env,
     timeoutMs: Math.min(hook.timeoutMs, sandbox.maxTimeoutMs),
     limits: lower(sandbox.limits, hook.limits),

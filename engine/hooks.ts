@@ -15,6 +15,12 @@ export interface HookDef {
   /** whose exit-code and output rules apply (SERVICE.md §4) */
   format: Format;
   point: EventPoint;
+  /**
+   * The event's name as the hook's file writes it (`BeforeTool`, `beforeShellExecution`,
+   * `PreToolUse`): a snake_case payload carries it as `hook_event_name`, whatever name the posting
+   * agent gave the event. Absent: the point's own name.
+   */
+  eventName?: string;
   /** the payload shape the registration expects (copilot-hooks.md: event names select it) */
   dialect: Dialect;
   /** the format's matcher (linear-time); absent: every event of its point */

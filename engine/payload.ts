@@ -69,7 +69,8 @@ function mayGuarded(to: Dialect, setBy: Map<string, number>, name: string, rank:
   return true;
 }
 
-export function translate(body: JsonObject, point: EventPoint, to: Dialect): JsonObject {
+/** `eventName`: the name a snake_case payload carries (the hook's own); else the point's. */
+export function translate(body: JsonObject, point: EventPoint, to: Dialect, eventName?: string): JsonObject {
   const out: JsonObject = {};
   const setBy = new Map<string, number>();
   if (to === "camel") {
@@ -85,7 +86,7 @@ export function translate(body: JsonObject, point: EventPoint, to: Dialect): Jso
     }
     return out;
   }
-  out.hook_event_name = pointName(point, "snake");
+  out.hook_event_name = eventName ?? pointName(point, "snake");
   for (const [key, value] of Object.entries(body)) {
     if (key === "hookEventName") continue;
     if (key === "toolArgs") {
@@ -137,7 +138,7 @@ function readArguments(body: Record<string, unknown>): Record<string, unknown> {
 }
 
 export class PayloadCache {
-  private readonly cache = new Map<Dialect, Uint8Array>();
+  private readonly cache = new Map<string, Uint8Array>();
   constructor(
     private readonly raw: Uint8Array,
     private readonly body: JsonObject,
@@ -150,13 +151,30 @@ export class PayloadCache {
     return toolArgumentsOf(this.body);
   }
 
-  for(dialect: Dialect): Uint8Array {
-    if (dialect === this.dialect) return this.raw;
-    let bytes = this.cache.get(dialect);
+  /**
+   * What a hook of `dialect` reads: the body's own bytes when it is of that dialect and names the
+   * event as the hook's file does (or names none); else a copy in that dialect carrying the hook's
+   * own name for the event — a cosh policy hook at PreToolUse is never handed Gemini's `BeforeTool`,
+   * nor a Gemini hook Claude's `PreToolUse`. One copy per dialect and name.
+   */
+  for(dialect: Dialect, eventName?: string): Uint8Array {
+    const name = dialect === "snake" ? (eventName ?? pointName(this.point, "snake")) : undefined;
+    const said = this.body.hook_event_name;
+    if (dialect === this.dialect && (name === undefined || typeof said !== "string" || said === name)) return this.raw;
+    const key = `${dialect}\u0000${name ?? ""}`;
+    let bytes = this.cache.get(key);
     if (!bytes) {
-      bytes = Buffer.from(JSON.stringify(translate(this.body, this.point, dialect)));
-      this.cache.set(dialect, bytes);
+      const shaped = dialect === this.dialect ? renameEvent(this.body, name!) : translate(this.body, this.point, dialect, name);
+      bytes = Buffer.from(JSON.stringify(shaped));
+      this.cache.set(key, bytes);
     }
     return bytes;
   }
+}
+
+/** The body with its `hook_event_name` replaced, every other field as it came, in its place. */
+function renameEvent(body: JsonObject, name: string): JsonObject {
+  const out: JsonObject = {};
+  for (const [key, value] of Object.entries(body)) setField(out, key, key === "hook_event_name" ? name : value);
+  return out;
 }

@@ -215,6 +215,7 @@ export function loadMatcherGroups(
           source: ctx.source,
           format,
           point: resolved.point,
+          eventName: event,
           dialect: "snake",
           matcher,
           ...(matcher && MATCH_FIELD[resolved.point] ? { matchOn: MATCH_FIELD[resolved.point] } : {}),

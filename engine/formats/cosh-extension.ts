@@ -52,7 +52,7 @@ export function loadExtension(parsed: ParsedFile, dir: string, ctx: LoadContext)
         const { type: _type, description: _description, ...cosh } = entry;
         const hook = coshHookDef(
           { ...cosh, matcher: cosh.matcher ?? group.matcher, command: substitute(cosh.command) },
-          { ...ctx, point: resolved.point, dialect: resolved.dialect, origin: originOf(parsed, path), parsed, path },
+          { ...ctx, point: resolved.point, eventName: event, dialect: resolved.dialect, origin: originOf(parsed, path), parsed, path },
           set.warnings,
         );
         hook.name = `${manifest.data.name}/${hook.name}`;

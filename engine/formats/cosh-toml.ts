@@ -89,7 +89,7 @@ export function loadCoshTable(parsed: ParsedFile, at: Path, table: unknown, ctx:
       if (!checked.success) throw schemaError(parsed, checked.error, path);
       const entry = checked.data;
       countHook(parsed, path, ctx);
-      result.hooks.push(coshHookDef(entry, { ...ctx, point: event.point, dialect: event.dialect, origin: originOf(parsed, path), parsed, path }, result.warnings));
+      result.hooks.push(coshHookDef(entry, { ...ctx, point: event.point, eventName: key, dialect: event.dialect, origin: originOf(parsed, path), parsed, path }, result.warnings));
     });
   }
   const s = SETTINGS.safeParse(own);
@@ -103,7 +103,7 @@ export function loadCoshTable(parsed: ParsedFile, at: Path, table: unknown, ctx:
 
 export function coshHookDef(
   entry: CoshHook,
-  ctx: LoadContext & Pick<HookDef, "point" | "dialect" | "origin"> & { parsed: ParsedFile; path: Path },
+  ctx: LoadContext & Pick<HookDef, "point" | "eventName" | "dialect" | "origin"> & { parsed: ParsedFile; path: Path },
   warnings: string[],
 ): HookDef {
   const matcher: Matcher | undefined = readMatcher(ctx.parsed, [...ctx.path, "matcher"], ctx, warnings, () =>
@@ -113,6 +113,7 @@ export function coshHookDef(
     source: ctx.source,
     format: "cosh",
     point: ctx.point,
+    ...(ctx.eventName !== undefined ? { eventName: ctx.eventName } : {}),
     dialect: ctx.dialect,
     matcher,
     command: entry.command,

@@ -118,6 +118,7 @@ function loadGeminiSettings(parsed: ParsedFile, ctx: LoadContext): HookSet {
           source: ctx.source,
           format: "gemini",
           point: resolved.point,
+          eventName: event,
           dialect: "snake",
           matcher,
           ...(matcher && MATCH_FIELD[resolved.point] ? { matchOn: MATCH_FIELD[resolved.point] } : {}),

@@ -40,6 +40,11 @@ function fakeRunner(kind: Runner["kind"], held: Set<() => void>, ran: RunRequest
       }
       // `prep-timeout`: timed out after hookbox's preparation took 500 ms of its time.
       if (request.command === "prep-timeout") return { ...base, outcome: "timed_out", exitCode: null, stdout: "", preparedMs: 500 };
+      // `expect-event <Name>`: blocks, saying what it read, unless its stdin names the event <Name>.
+      if (request.command.startsWith("expect-event ")) {
+        const said = (JSON.parse(Buffer.from(request.stdin).toString()) as { hook_event_name?: unknown }).hook_event_name;
+        return { ...base, outcome: "exited", exitCode: 0, stdout: said === request.command.slice(13) ? "{}" : JSON.stringify({ decision: "block", reason: `read ${String(said)}` }) };
+      }
       // `oom`: killed at the sandbox's memory limit.
       if (request.command === "oom") return { ...base, outcome: "oom_killed", exitCode: 137, stdout: "" };
       // `timeout`: ran out of its own time (the timeout it was given).

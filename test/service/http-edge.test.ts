@@ -237,6 +237,19 @@ describe("a hook hookbox's own preparation left no time", () => {
   });
 });
 
+describe("the event's name a hook reads", () => {
+  it("is the one its own file gives the event, whichever agent posted it", async () => {
+    const edge = edgeApp({ config: '[[policy.PreToolUse]]\nname = "cosh-policy"\ncommand = "expect-event PreToolUse"\n' });
+    const settings = { hooks: { BeforeTool: [{ matcher: "*", hooks: [{ type: "command", command: "expect-event BeforeTool" }] }] } };
+    expect((await edge.request("/v1/workspaces/gem", { method: "PUT", body: await tarOf([{ name: ".gemini/settings.json", content: JSON.stringify(settings) }]) })).status).toBe(200);
+    for (const [name, format] of [["BeforeTool", "gemini"], ["PreToolUse", "claude"], ["preToolUse", "cursor"]] as const) {
+      const res = await edge.request(`/v1/events?format=${format}&workspace=gem`, post({ ...rmEvent, tool_input: { command: "ls" }, hook_event_name: name }));
+      const answer = (await res.json()) as { decision: string | null; hooks: { name: string; reason?: string }[] };
+      expect(answer.decision, `${name}: ${JSON.stringify(answer.hooks)}`).toBeNull();
+    }
+  });
+});
+
 describe("a hook killed at the sandbox's memory limit", () => {
   it("is hookbox not deciding, never the hook's crash under its format's rules: the tenant's on_failure applies", async () => {
     const edge = edgeApp({ config: '[[hooks.PreToolUse]]\nname = "hungry"\ncommand = "oom"\n' });
