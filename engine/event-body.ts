@@ -63,6 +63,12 @@ export function parseEventBody(raw: Uint8Array, opts: { weighed?: boolean } = {}
     throw new BadRequestError(`the body is not valid JSON: ${e.message} at line ${e.line}, column ${e.column}`, "body", "bad_json");
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw new BadRequestError("the body must be a JSON object", "body", "bad_json");
+  // One tool, said once: a body that names it, or its arguments, in both dialects would let a hook of
+  // one read another tool call than the agent of the other runs.
+  for (const [snake, camel] of [["tool_name", "toolName"], ["tool_input", "toolArgs"]] as const) {
+    if (Object.hasOwn(value, snake) && Object.hasOwn(value, camel))
+      throw new BadRequestError(`${camel}: the body gives ${snake} too; an event names its tool and arguments in one dialect`, camel, "bad_field");
+  }
   const fields: Record<string, unknown> = {};
   for (const k of CHECKED_FIELDS) if (Object.hasOwn(value, k)) fields[k] = (value as Record<string, unknown>)[k];
   const checked = CheckedFieldsSchema.safeParse(fields);

@@ -12,9 +12,15 @@ export type JsonObject = Record<string, unknown>;
  * snake when the body uses cosh/Claude field names, camel for Copilot's; when its fields say
  * neither, the dialect of the event's name.
  */
+/**
+ * The body's dialect: by its tool fields first (parseEventBody refuses a body that gives them in
+ * both), then by its session and event-name fields, else by the event's name.
+ */
 export function detectDialect(body: JsonObject, byName: Dialect): Dialect {
-  if ("hook_event_name" in body || "tool_name" in body || "session_id" in body || "tool_input" in body) return "snake";
-  if ("toolName" in body || "toolArgs" in body || "sessionId" in body || "hookEventName" in body) return "camel";
+  if ("tool_name" in body || "tool_input" in body) return "snake";
+  if ("toolName" in body || "toolArgs" in body) return "camel";
+  if ("hook_event_name" in body || "session_id" in body) return "snake";
+  if ("sessionId" in body || "hookEventName" in body) return "camel";
   return byName;
 }
 
@@ -96,6 +102,8 @@ export function translate(body: JsonObject, point: EventPoint, to: Dialect, even
     else if (key === "timestamp" && typeof value === "number" && Math.abs(value) <= MAX_DATE_MS) out.timestamp = new Date(value).toISOString();
     else {
       const name = renamed(CAMEL_TO_SNAKE, key, toSnake);
+      // The event's name is the hook's own, set above: no field of the body becomes it (`hookEvent_name`).
+      if (name === "hook_event_name") continue;
       if (mayGuarded(to, setBy, name, Object.hasOwn(CAMEL_TO_SNAKE, key) ? 1 : name !== key ? 2 : 3)) setField(out, name, value);
     }
   }
@@ -159,8 +167,7 @@ export class PayloadCache {
    */
   for(dialect: Dialect, eventName?: string): Uint8Array {
     const name = dialect === "snake" ? (eventName ?? pointName(this.point, "snake")) : undefined;
-    const said = this.body.hook_event_name;
-    if (dialect === this.dialect && (name === undefined || typeof said !== "string" || said === name)) return this.raw;
+    if (dialect === this.dialect && (name === undefined || this.body.hook_event_name === name)) return this.raw;
     const key = `${dialect}\u0000${name ?? ""}`;
     let bytes = this.cache.get(key);
     if (!bytes) {
@@ -172,9 +179,9 @@ export class PayloadCache {
   }
 }
 
-/** The body with its `hook_event_name` replaced, every other field as it came, in its place. */
+/** The body naming the event `name` (first, when it named none), every other field as it came, in its place. */
 function renameEvent(body: JsonObject, name: string): JsonObject {
-  const out: JsonObject = {};
+  const out: JsonObject = Object.hasOwn(body, "hook_event_name") ? {} : { hook_event_name: name };
   for (const [key, value] of Object.entries(body)) setField(out, key, key === "hook_event_name" ? name : value);
   return out;
 }

@@ -118,6 +118,8 @@ describe("host runner", () => {
       const result = await run("echo ran", { cwd });
       expect(result, cwd).toMatchObject({ outcome: "failed_to_start", stdout: "" });
       expect(result.outcome === "failed_to_start" && result.error).toMatch(why);
+      // It reaches the tenant's records: the folder's last part, never the host's path to it.
+      expect(result.outcome === "failed_to_start" && result.error).not.toContain(dir);
     }
   });
 

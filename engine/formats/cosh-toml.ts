@@ -81,6 +81,12 @@ export function loadCoshTable(parsed: ParsedFile, at: Path, table: unknown, ctx:
       // cosh-hooks.md: "Hook definitions without a name field are skipped" — before anything else of
       // theirs is read, as cosh skips them; SERVICE.md §2: "skipped with a warning", in the server's
       // own config too (a warning at start-up and in `hookbox check`: this guard does not run).
+      // The server's own config is strict first: an unknown key (`nmae`, a misspelt name) is refused
+      // at its line before a hook without a name is skipped.
+      if (!ctx.tolerant) {
+        const strict = CoshHookSchema.safeParse(v);
+        if (!strict.success) throw schemaError(parsed, strict.error, path);
+      }
       if (typeof v === "object" && v !== null && !Array.isArray(v) && !(v as { name?: unknown }).name) {
         warn(result.warnings, () => `${originOf(parsed, path)}: hook without a name skipped (cosh-hooks.md: "Hook definitions without a name field are skipped"): it never runs`);
         return;

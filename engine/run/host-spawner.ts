@@ -188,12 +188,14 @@ function helperMain(): void {
   const { accessSync, constants: fsConstants, statSync } = require("node:fs") as typeof fs;
   /** Why a working directory cannot be entered, or undefined: checked here, so a waiter's `cd` never fails as if it were the hook's exit. */
   const cwdProblem = (dir: string): string | undefined => {
+    // Named by its last part only: the message reaches the tenant's records, the host's paths never.
+    const shown = dir.split("/").filter(Boolean).pop() ?? "/";
     try {
-      if (!statSync(dir).isDirectory()) return `the working directory ${dir} is not a folder (ENOTDIR)`;
+      if (!statSync(dir).isDirectory()) return `the hook's working directory (…/${shown}) is not a folder (ENOTDIR)`;
       accessSync(dir, fsConstants.X_OK);
       return undefined;
     } catch (err) {
-      return `the working directory ${dir} cannot be entered (${(err as NodeJS.ErrnoException).code ?? "error"})`;
+      return `the hook's working directory (…/${shown}) cannot be entered (${(err as NodeJS.ErrnoException).code ?? "error"})`;
     }
   };
   type Entry = { pid: number | undefined; closed: boolean; release?: () => void };

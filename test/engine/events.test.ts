@@ -127,11 +127,24 @@ describe("payloads", () => {
     expect(detectDialect({ toolName: "x" }, "snake")).toBe("camel");
     expect(detectDialect({ cwd: "/" }, "camel")).toBe("camel");
   });
-  it("hands the body's own bytes verbatim to hooks of its dialect", () => {
-    const raw = Buffer.from(' {"tool_name" : "x"} ');
-    const cache = new PayloadCache(raw, { tool_name: "x" }, "snake", point("PreToolUse"));
+  it("hands the body's own bytes verbatim to hooks of its dialect that name the event as it does; others get it under their own name", () => {
+    const raw = Buffer.from(' {"hook_event_name" : "PreToolUse", "tool_name" : "x"} ');
+    const cache = new PayloadCache(raw, { hook_event_name: "PreToolUse", tool_name: "x" }, "snake", point("PreToolUse"));
     expect(cache.for("snake")).toBe(raw);
+    expect(cache.for("snake", "PreToolUse")).toBe(raw);
+    expect(JSON.parse(Buffer.from(cache.for("snake", "BeforeTool")).toString())).toEqual({ hook_event_name: "BeforeTool", tool_name: "x" });
     expect(JSON.parse(Buffer.from(cache.for("camel")).toString())).toEqual({ toolName: "x" });
+    // A body that names no event (its name was in the path) still tells a snake_case hook which one it is.
+    const unnamed = new PayloadCache(Buffer.from('{"tool_name":"x"}'), { tool_name: "x" }, "snake", point("PreToolUse"));
+    expect(JSON.parse(Buffer.from(unnamed.for("snake")).toString())).toEqual({ hook_event_name: "PreToolUse", tool_name: "x" });
+    // No field of a camelCase body becomes the event's name (`hookEvent_name` → hook_event_name).
+    const camel = new PayloadCache(Buffer.from("{}"), { toolName: "bash", hookEvent_name: "Stop" }, "camel", point("preToolUse"));
+    expect(JSON.parse(Buffer.from(camel.for("snake", "PreToolUse")).toString())).toMatchObject({ hook_event_name: "PreToolUse", tool_name: "bash" });
+  });
+  it("refuses a body that names its tool or its arguments in both dialects", () => {
+    for (const body of ['{"tool_name":"Bash","toolName":"Read"}', '{"tool_input":{"command":"ls"},"toolArgs":"{\\"command\\":\\"rm -rf /\\"}"}']) {
+      expect(() => parseEventBody(Buffer.from(body)), body).toThrow(/an event names its tool and arguments in one dialect/);
+    }
   });
 });
 

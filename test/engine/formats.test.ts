@@ -61,6 +61,8 @@ describe("cosh TOML", () => {
       const config = parseConfig("c.toml", `[[${table}.PreToolUse]]\ncommand = "a"\n\n[[${table}.PreToolUse]]\nname = "b"\ncommand = "b"\n`);
       expect(config[table === "hooks" ? "service" : "policy"].hooks.map((h) => h.name)).toEqual(["b"]);
       expect(config.warnings).toContainEqual(expect.stringMatching(/^c\.toml:1: hook without a name skipped .*: it never runs$/));
+      // … but a misspelt name is an unknown key of the server's own config: refused at its line.
+      expect(configErrorOf(() => parseConfig("c.toml", `[[${table}.PreToolUse]]\nnmae = "guard"\ncommand = "a"\n`)).message).toMatch(/^c\.toml:2:\d+: .*nmae/);
     }
   });
 
