@@ -115,7 +115,7 @@ function loadHookMap(parsed: ParsedFile, hooks: Record<string, unknown>, ctx: Lo
         source: ctx.source,
         format: "copilot",
         point: resolved.point,
-          eventName: event,
+        eventName: event,
         // copilot-hooks.md: "preToolUse receives toolName and toolArgs … PreToolUse receives snake_case fields"
         dialect: resolved.dialect,
         ...matcher,

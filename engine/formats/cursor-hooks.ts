@@ -103,7 +103,7 @@ function loadCursorHooks(parsed: ParsedFile, ctx: LoadContext): HookSet {
         source: ctx.source,
         format: "cursor",
         point: resolved.point,
-          eventName: event,
+        eventName: event,
         dialect: "snake", // Cursor's payloads are snake_case whatever the event's spelling
         matcher,
         ...(matcher && MATCH_FIELD[resolved.point] ? { matchOn: MATCH_FIELD[resolved.point] } : {}),
