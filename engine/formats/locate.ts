@@ -344,12 +344,34 @@ export function parseJsoncLocated(text: string): { value: unknown; locate: Locat
     // where each value stands, for the locator.
     places = jsonPlaces(text, LENIENT, { onError: () => { throw FIRST_ERROR; } });
     value = parseJsonc(text, undefined, LENIENT);
+    // The parser assigns each member: a "__proto__" member would become the object's prototype (its
+    // fields then read as the object's own, `hooks` among them). As JSON.parse reads it, a field.
+    if (text.includes("__proto__")) value = protoAsField(value);
   } catch (err) {
     if (err === FIRST_ERROR) throw jsonSyntaxError(text, undefined, LENIENT);
     if (!(err instanceof RangeError)) throw err;
     throw Object.assign(new SyntaxError("nested too deeply"), lineIndex(text)(0));
   }
   return { value, locate: places ? jsonLocator(text, LENIENT, places) : () => undefined };
+}
+
+/** A parsed value whose objects hold a "__proto__" member as a field, as JSON.parse makes them, never as their prototype. */
+function protoAsField(value: unknown): unknown {
+  const stack: unknown[] = [value];
+  for (let v = stack.pop(); v !== undefined; v = stack.pop()) {
+    if (typeof v !== "object" || v === null) continue;
+    if (Array.isArray(v)) {
+      for (const item of v) stack.push(item);
+      continue;
+    }
+    const proto: unknown = Object.getPrototypeOf(v);
+    if (proto !== Object.prototype && proto !== null) {
+      Object.setPrototypeOf(v, Object.prototype);
+      Object.defineProperty(v, "__proto__", { value: proto, enumerable: true, writable: true, configurable: true });
+    }
+    for (const key of Object.keys(v)) stack.push((v as Record<string, unknown>)[key]);
+  }
+  return value;
 }
 
 /** Thrown out of a parser's error callback: the first error is enough. */

@@ -678,6 +678,10 @@ describe("a JSONC hook file of nothing but errors", () => {
 });
 
 describe("Gemini CLI settings.json", () => {
+  it("reads a \"__proto__\" member as a field, as Gemini CLI's JSON.parse does: never as the object's prototype, whose hooks would then run", async () => {
+    const set = await loadRepositoryHooks(tree({ ".gemini/settings.json": '{ "__proto__": { "hooks": { "BeforeTool": [ { "hooks": [ { "type": "command", "command": "hidden.sh" } ] } ] } }, // a comment\n}' }), 60_000);
+    expect(set.hooks).toEqual([]);
+  });
   it("reads a matcher as Gemini does: trimmed, and one JavaScript cannot read as a regex compared as the exact name", async () => {
     const set = await loadRepositoryHooks(tree({ ".gemini/settings.json": JSON.stringify({ hooks: { BeforeTool: [
       { matcher: "[", hooks: [{ type: "command", command: "a.sh" }] },
