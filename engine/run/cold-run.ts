@@ -47,8 +47,8 @@ export async function runCold(fleet: Fleet, request: RunRequest, shape: Shape): 
     guard.hookStarted();
     stream.end(Buffer.from(request.stdin));
     const waited = await client.wait(id, signal);
-    // How the run ended is judged when the container ended: what the engine takes after that (the
-    // stream's tail, the look at its state) is no time of the hook's.
+    // How the run ended is judged when the engine says the container ended: what it takes after
+    // that (the stream's tail, the look at its state) is no time of the hook's.
     const atExit = guard.stopped;
     // The engine closes the attach stream once the container is gone; read what is left.
     await Promise.race([streamDone, new Promise((r) => setTimeout(r, STREAM_TAIL_MS))]);
