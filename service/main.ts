@@ -30,6 +30,8 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const DEFAULT_CONFIG = join(ROOT, "hookbox.example.toml");
 /** @default 1 MiB — an event body is what a hook reads on stdin */
 const MAX_EVENT_BYTES = 1024 * 1024;
+/** Log lines waiting for stdout, at most; past it lines are dropped (and counted). @default 16 MiB */
+export const LOG_BUFFER_BYTES = 16 * 1024 * 1024;
 /** How long a client may take to send a request's headers. @default 10 s */
 const HEADERS_TIMEOUT_MS = 10_000;
 /** Past UPLOAD_MAX_MS, before Node ends a request still arriving: hookbox's own 408 comes first. @default 30 s */
@@ -79,7 +81,7 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
     console.error(`hookbox: HOOKBOX_LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got ${JSON.stringify(level.slice(0, 64))}`);
     process.exit(78);
   }
-  const logOut = pino.destination({ sync: false });
+  const logOut = logDestination();
   const logger = pino({
     level,
     redact: { paths: ["req.headers.authorization", "*.tool_input", "*.toolArgs", "*.prompt"], censor: "[redacted]" },
@@ -159,6 +161,8 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
   });
   // What a crash left in the tenants' folders is put right now, not at each one's next upload.
   void workspaces.sweep((folder, err) => logger.error({ err, folder }, "a tenant's workspaces could not be put right")).catch((err: unknown) => logger.error({ err }, "workspace sweep failed"));
+  const metrics = new Metrics(() => engine.stats());
+  logOut.on("drop", () => metrics.logDrops.inc());
   const app = createApp({
     engine,
     workspaces,
@@ -166,7 +170,7 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
     audit,
     traces,
     sessions: new Sessions(),
-    metrics: new Metrics(() => engine.stats()),
+    metrics,
     logger,
     readiness,
     limits: { maxEventBytes: MAX_EVENT_BYTES, maxUploadBytes: config.server.maxBodyBytes },
@@ -237,6 +241,16 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
+}
+
+/**
+ * Where log lines go: asynchronously (a synchronous write per line held the event loop on every
+ * request), and bounded — a stdout that does not drain (a stalled log shipper) drops lines past
+ * `maxBytes` waiting, each drop a "drop" event (counted in hookbox_log_lines_dropped_total),
+ * rather than hold them in memory without end.
+ */
+export function logDestination(maxBytes = LOG_BUFFER_BYTES, fd = 1): ReturnType<typeof pino.destination> {
+  return pino.destination({ fd, sync: false, maxLength: maxBytes });
 }
 
 /** pino's levels, as HOOKBOX_LOG_LEVEL may name them. */

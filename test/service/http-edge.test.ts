@@ -811,11 +811,11 @@ describe("/metrics", () => {
     const res = await edge.request("/metrics");
     expect(res.headers.get("content-type")).toBe("text/plain; version=0.0.4; charset=utf-8");
     const families = new Map(parsePrometheusTextFormat(await res.text()).map((f) => [f.name, f]));
-    expect(Object.fromEntries(["hookbox_events_total", "hookbox_hooks_total", "hookbox_rejected_total", "hookbox_event_duration_seconds", "hookbox_hook_duration_seconds",
+    expect(Object.fromEntries(["hookbox_events_total", "hookbox_hooks_total", "hookbox_rejected_total", "hookbox_log_lines_dropped_total", "hookbox_event_duration_seconds", "hookbox_hook_duration_seconds",
       "hookbox_queue_depth", "hookbox_events_running", "hookbox_containers_running", "hookbox_pool_ready", "hookbox_event_loop_lag_seconds",
       "process_cpu_user_seconds_total", "process_resident_memory_bytes", "nodejs_heap_size_used_bytes", "nodejs_eventloop_lag_seconds"].map((n) => [n, families.get(n)?.type])))
       .toEqual({
-        hookbox_events_total: "COUNTER", hookbox_hooks_total: "COUNTER", hookbox_rejected_total: "COUNTER",
+        hookbox_events_total: "COUNTER", hookbox_hooks_total: "COUNTER", hookbox_rejected_total: "COUNTER", hookbox_log_lines_dropped_total: "COUNTER",
         hookbox_event_duration_seconds: "HISTOGRAM", hookbox_hook_duration_seconds: "HISTOGRAM",
         hookbox_queue_depth: "GAUGE", hookbox_events_running: "GAUGE", hookbox_containers_running: "GAUGE", hookbox_pool_ready: "GAUGE",
         hookbox_event_loop_lag_seconds: "HISTOGRAM",
