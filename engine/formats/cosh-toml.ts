@@ -83,15 +83,14 @@ export function loadCoshTable(parsed: ParsedFile, at: Path, table: unknown, ctx:
       // own config too (a warning at start-up and in `hookbox check`: this guard does not run).
       // The server's own config is strict first: an unknown key (`nmae`, a misspelt name) is refused
       // at its line before a hook without a name is skipped.
-      if (!ctx.tolerant) {
-        const strict = CoshHookSchema.safeParse(v);
-        if (!strict.success) throw schemaError(parsed, strict.error, path);
-      }
+      const strict = ctx.tolerant ? undefined : CoshHookSchema.safeParse(v);
+      if (strict && !strict.success) throw schemaError(parsed, strict.error, path);
       if (typeof v === "object" && v !== null && !Array.isArray(v) && !(v as { name?: unknown }).name) {
         warn(result.warnings, () => `${originOf(parsed, path)}: hook without a name skipped (cosh-hooks.md: "Hook definitions without a name field are skipped"): it never runs`);
         return;
       }
-      const checked = CoshHookSchema.safeParse(knownKeys(parsed, path, v, HOOK_KEYS, ctx, result.warnings));
+      // A repository's file: its unknown keys warned about and left out first.
+      const checked = strict ?? CoshHookSchema.safeParse(knownKeys(parsed, path, v, HOOK_KEYS, ctx, result.warnings));
       if (!checked.success) throw schemaError(parsed, checked.error, path);
       const entry = checked.data;
       countHook(parsed, path, ctx);

@@ -8,10 +8,7 @@
  * command line.
  */
 import type { RunRequest } from "./types.js";
-import { PROJECT_DIR_VARS } from "../names.js";
-
-/** What a pre-started container's environment already says, and a hook's declared env does not change. */
-const FIXED_ENV: ReadonlySet<string> = new Set([...PROJECT_DIR_VARS, "COSH_RUNTIME"]);
+import { FIXED_ENV_NAMES } from "./hook-env.js";
 
 /**
  * The workspace's tar, exactly `$la` bytes of stdin (GNU head reads no further — the event follows;
@@ -109,7 +106,7 @@ export function exportLines(env: Readonly<Record<string, string | undefined>>): 
  */
 export function handover(nonce: string, request: RunRequest, wrapper: "bash" | "sh", archive: Uint8Array = new Uint8Array()): Uint8Array[] {
   // Where the project is and where it runs are the container's own (hookEnv): never a hook's to move.
-  const exports = exportLines(Object.fromEntries(Object.entries(request.env).filter(([k]) => !FIXED_ENV.has(k))));
+  const exports = exportLines(Object.fromEntries(Object.entries(request.env).filter(([k]) => !FIXED_ENV_NAMES.has(k))));
   const dir = request.cwd ? `/workspace/${request.cwd}` : "";
   let head: Buffer;
   if (wrapper === "bash") {

@@ -9,6 +9,9 @@ export const SAFE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbi
 /** Host variables a policy hook may inherit, by name. Nothing else of the server's environment. */
 export const HOST_ENV_ALLOW = ["LANG", "LC_ALL", "TZ"] as const;
 
+/** What the service sets and a hook's declared env never changes: where its project is, where it runs. */
+export const FIXED_ENV_NAMES: ReadonlySet<string> = new Set([...PROJECT_DIR_VARS, "COSH_RUNTIME"]);
+
 export function hookEnv(opts: {
   declared: Record<string, string>;
   projectDir: string;

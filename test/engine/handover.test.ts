@@ -48,6 +48,16 @@ describe.each([
     expect(watch.exitCode).toBe(4);
     expect(watch.strip("stdout", r.stdout).toString()).toBe("nonce?|echo hijacked|/|x|y|7|9|/nowhere|");
   });
+
+  it("keeps the container's project dir and COSH_RUNTIME over what the hook declares", () => {
+    const nonce = "00112233445566778899aabbccddeeff";
+    const env = { CLAUDE_PROJECT_DIR: "/etc", COSH_RUNTIME: "cosh", MINE: "1" };
+    const command = 'printf "%s|" "${CLAUDE_PROJECT_DIR-unset}" "${COSH_RUNTIME-unset}" "$MINE"';
+    const r = spawnSync(shell, ["-c", script], { input: Buffer.concat(handover(nonce, { ...request, env, command }, format)), env: { PATH: process.env.PATH ?? "", CLAUDE_PROJECT_DIR: "/workspace", COSH_RUNTIME: "hookbox-container" } });
+    const watch = new MarkerWatch(nonce);
+    watch.take("stdout", r.stdout);
+    expect(watch.strip("stdout", r.stdout).toString()).toBe("/workspace|hookbox-container|1|");
+  });
 });
 
 it("finds the marker followed by a background process's output, in any chunking, and keeps none of what follows it", () => {
