@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_SAID_BYTES } from "../cli/forward.js";
+import { withoutUserinfo } from "../cli/terminal.js";
 
 const dir = mkdtempSync(join(tmpdir(), "hookbox-forward-hostile-"));
 const script = join(dir, "forward.sh");
@@ -481,5 +482,16 @@ describe("trace and tail against a hostile server", () => {
     expect(trace.code).toBe(0);
     expect(trace.stdout).toContain("5\\nFORGED");
     expect(trace.stdout).not.toMatch(/^FORGED/m);
+  });
+});
+
+describe("a URL's user name and password left out of any text", () => {
+  it("whatever comes before the scheme: a megabyte that could all be one is one pass, and the password still goes", () => {
+    // `a.a.a.…`: a word starts at every other character; read from each to the end of the run, it
+    // cost the square of its length (a minute and more for this one).
+    const run = "a.".repeat(1 << 19);
+    expect(withoutUserinfo(`${run} and ${run}x://u:p@host/`)).toBe(`${run} and ${run}x://host/`);
+    expect(withoutUserinfo("9http://u:p@ss@h/ _https://a@b x+y://c@d")).toBe("9http://h/ _https://b x+y://d");
+    expect(withoutUserinfo("mail me@example.org or see https://example.org/a@b")).toBe("mail me@example.org or see https://example.org/a@b");
   });
 });

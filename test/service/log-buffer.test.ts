@@ -13,7 +13,8 @@ it(`drops lines past the buffer (LOG_BUFFER_BYTES, ${LOG_BUFFER_BYTES / 2 ** 20}
   const fifo = join(mkdtempSync(join(tmpdir(), "hookbox-log-")), "stdout");
   expect(spawnSync("mkfifo", [fifo]).status).toBe(0);
   // A reader that holds the pipe open and never reads: the kernel's pipe buffer fills, then ours.
-  const reader = spawn("sh", ["-c", `exec 3<"${fifo}"; sleep 30`], { stdio: "ignore" });
+  // `exec`: the process killed at the end is the one holding the pipe, no sleep left behind.
+  const reader = spawn("sh", ["-c", `exec 3<"${fifo}"; exec sleep 30`], { stdio: "ignore" });
   const out = logDestination(64 * 1024, openSync(fifo, "w"));
   // The reader goes at the end: what was still waiting then fails to be written, as it may.
   out.on("error", () => undefined);
