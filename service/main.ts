@@ -153,7 +153,9 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
   const inflight = new Set<Promise<unknown>>();
   const audit = new TenantAuditLogs(join(dataDir, "audit"), { maxBytes: config.server.auditMaxBytes, keep: config.server.auditKeep });
   const traces = new TraceStore(join(dataDir, "traces"), config.traces, (err) => logger.error({ err }, "trace not written"));
-  await traces.load();
+  // The names now, the files in the background: the port opens without waiting for them.
+  await traces.startLoading();
+  void traces.whenLoaded().then(() => logger.debug("stored traces read"));
   setInterval(() => void traces.sweep().catch((err: unknown) => logger.error({ err }, "trace sweep failed")), 60_000).unref();
   const workspaces = new WorkspaceStore(join(dataDir, "workspaces"), {
     maxEntries: config.server.maxWorkspaceEntries, maxUnpackedBytes: 4 * config.server.maxBodyBytes, maxUnpackRatio: config.server.maxUnpackRatio,

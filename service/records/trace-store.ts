@@ -7,9 +7,13 @@ import { createHash } from "node:crypto";
 import { mkdir, open, readdir, readFile, rename, rm, unlink, writeFile, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { BadRequestError, DEFAULT_TRACE_LIMITS, type EventResult, type TraceLimits } from "../../engine/index.js";
+import { mapLimited } from "../../engine/map-limited.js";
 import { MAX_PENDING_TRACE_BYTES, outcomesOnly, summaryOf, traceHooksOf, traceText, type StoredTrace, type TraceSummary } from "./trace-content.js";
 
 export type { StoredHook, StoredTrace, TraceSummary } from "./trace-content.js";
+
+/** Stored trace files read at once at start-up (in the background: the service listens before). */
+export const STORED_READS_AT_ONCE = 16;
 
 export interface TraceQuery {
   session_id?: string;
@@ -100,32 +104,72 @@ export class TraceStore {
     return shelf;
   }
 
-  /** Reads what earlier runs stored, dropping what has expired since. */
+  /** What earlier runs stored, read (`startLoading`): until then, reads of traces wait for it. */
+  private loaded: Promise<void> = Promise.resolve();
+
+  /** Reads what earlier runs stored, dropping what has expired since; resolves when it is all read. */
   async load(): Promise<void> {
+    await this.startLoading();
+    await this.loaded;
+  }
+
+  /**
+   * Lists what earlier runs stored (names only: quick), then reads it in the background, at most
+   * STORED_READS_AT_ONCE files at once — so that the service listens at once after a restart,
+   * however many traces its tenants keep (10,000 of one tenant's took seconds). Events are
+   * recorded meanwhile; listing, reading and opening a trace wait until the files are read (so a
+   * cursor is only ever given over the whole shelf). Resolves once the names are listed: a file
+   * written after that is a new event's, never read twice.
+   */
+  async startLoading(): Promise<void> {
     // A tenant's traces are its own: no other user of the machine reads them (0700 folders, 0600 files).
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
     this.shelves.clear();
+    const stored: { tenantKey: string; files: string[] }[] = [];
     for (const tenantKey of await readdir(this.dir)) {
-      const loaded: Entry[] = [];
+      const files: string[] = [];
       for (const name of await readdir(join(this.dir, tenantKey)).catch(() => [] as string[])) {
         // A write a crash cut short: never a trace.
         if (name.endsWith(".json.part")) await removeFile(join(this.dir, tenantKey, name));
-        if (!name.endsWith(".json")) continue;
-        const file = join(this.dir, tenantKey, name);
+        else if (name.endsWith(".json")) files.push(join(this.dir, tenantKey, name));
+      }
+      if (files.length > 0) stored.push({ tenantKey, files });
+    }
+    // What cannot be read is said (onWriteError) and left out: reads never wait on a failure.
+    this.loaded = this.readStored(stored).catch((err: unknown) => this.onWriteError(err));
+  }
+
+  /** Resolves when the traces stored before the start are read (startLoading); never rejects. */
+  whenLoaded(): Promise<void> {
+    return this.loaded;
+  }
+
+  /** The files listed at start-up, read and put on their shelves before what arrived since. */
+  private async readStored(stored: { tenantKey: string; files: string[] }[]): Promise<void> {
+    for (const { tenantKey, files } of stored) {
+      const read = await mapLimited(files, STORED_READS_AT_ONCE, async (file): Promise<Entry | undefined> => {
         try {
           const text = await readFile(file, "utf8");
           const trace = JSON.parse(text) as StoredTrace;
-          loaded.push({ tenantKey, summary: summarize(trace), timeMs: Date.parse(trace.time), bytes: Buffer.byteLength(text), file, gone: false, seq: 0 });
+          return { tenantKey, summary: summarize(trace), timeMs: Date.parse(trace.time), bytes: Buffer.byteLength(text), file, gone: false, seq: 0 };
         } catch {
           await rm(file, { force: true });
+          return undefined;
         }
-      }
-      if (loaded.length === 0) continue;
+      });
       const shelf = this.shelf(tenantKey);
-      shelf.entries = loaded.sort((a, b) => a.timeMs - b.timeMs);
-      for (const e of loaded) e.seq = this.nextPlace(tenantKey);
+      const loaded = read.filter((e): e is Entry => e !== undefined && !shelf.byId.has(e.summary.event_id)).sort((a, b) => a.timeMs - b.timeMs);
+      if (loaded.length === 0) {
+        if (shelf.entries.length === 0) this.shelves.delete(tenantKey);
+        continue;
+      }
+      // Older than anything recorded since the start: first on the shelf. No cursor was given yet
+      // (listing waited for this), so the shelf's places are given again, in its order.
+      shelf.entries = [...loaded, ...shelf.entries];
+      this.places.delete(tenantKey);
+      for (const e of shelf.entries) e.seq = this.nextPlace(tenantKey);
       for (const e of loaded) shelf.byId.set(e.summary.event_id, e);
-      shelf.bytes = loaded.reduce((n, e) => n + e.bytes, 0);
+      shelf.bytes += loaded.reduce((n, e) => n + e.bytes, 0);
     }
     await this.sweep();
   }
@@ -238,6 +282,7 @@ export class TraceStore {
    * while it waits to be written, else its file, open (a sweep after this cannot take it away).
    */
   async open(tenant: string, eventId: string): Promise<{ text: string } | { file: FileHandle } | undefined> {
+    await this.loaded;
     const entry = this.shelves.get(this.key(tenant))?.byId.get(eventId);
     if (!entry || entry.gone || !this.live(entry)) return undefined;
     const pending = this.pending.get(entry.file);
@@ -254,6 +299,7 @@ export class TraceStore {
 
   /** The trace's JSON as stored, whole (the route streams it with `open` instead). */
   async getText(tenant: string, eventId: string): Promise<string | undefined> {
+    await this.loaded;
     const entry = this.shelves.get(this.key(tenant))?.byId.get(eventId);
     if (!entry || entry.gone || !this.live(entry)) return undefined;
     const pending = this.pending.get(entry.file);
@@ -266,7 +312,8 @@ export class TraceStore {
   }
 
   /** Newest first, `limit` at a time; `next_cursor` pages on. */
-  list(tenant: string, q: TraceQuery): { events: TraceSummary[]; next_cursor: string | null } {
+  async list(tenant: string, q: TraceQuery): Promise<{ events: TraceSummary[]; next_cursor: string | null }> {
+    await this.loaded;
     const entries = this.shelves.get(this.key(tenant))?.entries ?? [];
     const limit = Math.min(Math.max(q.limit ?? 50, 1), 500);
     // The cursor is the place of the page's last entry in the shelf's own order (the order the

@@ -111,7 +111,7 @@ function jsonChunks(head: string, items: readonly unknown[], tail: string): Read
 export function traceRoutes(deps: AppDeps): Hono<Env> {
   const app = new Hono<Env>();
 
-  app.get("/", (c) => {
+  app.get("/", async (c) => {
     const { session_id, decision, since, limit, cursor } = queryOf(c, TraceQuerySchema);
     const q: TraceQuery = {};
     if (session_id) q.session_id = session_id;
@@ -119,7 +119,7 @@ export function traceRoutes(deps: AppDeps): Hono<Env> {
     if (since !== undefined) q.since = /^\d+$/.test(since) ? Number(since) : Date.parse(since);
     if (limit !== undefined) q.limit = Number(limit);
     if (cursor) q.cursor = cursor;
-    const { events, next_cursor } = deps.traces.list(c.get("tenant").name, q);
+    const { events, next_cursor } = await deps.traces.list(c.get("tenant").name, q);
     // Up to 500 summaries, each field up to 1 KiB before JSON escaping: written as the client
     // reads, never held whole for a client that does not.
     return c.body(jsonChunks('{"events":[', events, `],"next_cursor":${JSON.stringify(next_cursor)}}`), 200, { "Content-Type": "application/json" });

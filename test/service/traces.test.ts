@@ -5,7 +5,8 @@
  */
 import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -188,6 +189,38 @@ it("keeps max_events per tenant: one tenant's newest never push out another's, a
     s = await startService(`[traces]\nmax_events = 2\n`, { dir: capped, tenants: TENANTS });
     expect(await listed(s, TOKEN_A)).toEqual(["a-5", "a-4"]);
     expect(await listed(s, TOKEN_B)).toEqual(["b-2", "b-1"]);
+  } finally {
+    await s.stop();
+  }
+});
+
+it("are read after the port opens at a restart: events are answered while stored traces are still being read; the listing waits for them, then holds them", async () => {
+  const kept = mkdtempSync(join(tmpdir(), "hookbox-traces-late-"));
+  const list = async (s: Service, query = "") =>
+    (await (await fetch(`${s.url}/v1/events${query}`, { headers: { authorization: `Bearer ${TOKEN_A}` } })).json()) as { events: Array<{ session_id: string }>; next_cursor: string | null };
+  let s = await startService("", { dir: kept, tenants: TENANTS });
+  const first = (await (await s.event({ hook_event_name: "Stop", session_id: "a-1" })).json()) as { event_id: string };
+  await s.event({ hook_event_name: "Stop", session_id: "a-2" });
+  await s.stop();
+  // A stored trace that takes as long to read as the test wants: a pipe nobody writes to yet.
+  const [tenantDir] = readdirSync(join(kept, "data", "traces"));
+  const folder = join(kept, "data", "traces", tenantDir!);
+  const stored = JSON.parse(readFileSync(join(folder, `${first.event_id}.json`), "utf8")) as { event_id: string; session_id: string; time: string };
+  const slow = join(folder, "evt_stored-slowly.json");
+  expect(spawnSync("mkfifo", [slow]).status).toBe(0);
+  // Read before listening, it held the port closed: the start never finished.
+  s = await startService("", { dir: kept, tenants: TENANTS });
+  try {
+    expect((await s.event({ hook_event_name: "Stop", session_id: "a-3" })).status).toBe(200);
+    const listing = list(s);
+    expect(await Promise.race([listing.then(() => "listed"), new Promise((r) => setTimeout(() => r("waiting"), 500))])).toBe("waiting");
+    const older = { ...stored, event_id: "evt_stored-slowly", session_id: "stored-slowly", time: new Date(Date.parse(stored.time) - 1_000).toISOString() };
+    await writeFile(slow, JSON.stringify(older));
+    expect((await listing).events.map((e) => e.session_id)).toEqual(["a-3", "a-2", "a-1", "stored-slowly"]);
+    // One order for the old and the new: pages neither skip nor repeat.
+    const page = await list(s, "?limit=2");
+    const rest = await list(s, `?limit=2&cursor=${page.next_cursor!}`);
+    expect([...page.events, ...rest.events].map((e) => e.session_id)).toEqual(["a-3", "a-2", "a-1", "stored-slowly"]);
   } finally {
     await s.stop();
   }
