@@ -7,6 +7,7 @@ import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readF
 import { basename, join, posix, relative, resolve, sep } from "node:path";
 import { parseArgs } from "node:util";
 import { gzipSync } from "node:zlib";
+import { parse as parseToml, stringify as stringifyToml } from "smol-toml";
 import { pack } from "tar-stream";
 import { oneLine, shownUrl, withoutUserinfo } from "./terminal.js";
 
@@ -20,6 +21,11 @@ export const HOOK_PATHS = [
   ".claude/settings.json", ".claude/settings.local.json", ".claude/hooks",
   ".cursor/hooks.json", ".cursor/hooks", ".codex/hooks.json", ".codex/hooks", ".gemini/settings.json", ".gemini/hooks",
 ];
+/**
+ * Files that hold hooks among other settings (and, often, keys): of these only the hooks table is
+ * sent, as a file of that name holding nothing else. Codex's `.codex/config.toml` (its `[hooks]`).
+ */
+export const HOOK_TABLES = [".codex/config.toml"];
 const SKIP = new Set([".git", "node_modules"]);
 /** A name that is one of SKIP on a file system that ignores case (`.GIT` is `.git` on macOS and Windows). */
 const isSkipped = (name: string) => SKIP.has(name.toLowerCase());
@@ -28,6 +34,8 @@ const isSkipped = (name: string) => SKIP.has(name.toLowerCase());
 interface Sent {
   name: string;
   from: string;
+  /** a HOOK_TABLES file: only its `hooks` table is sent */
+  hooksOnly?: boolean;
 }
 
 /** Whether `path` (already resolved through its links) lies inside the real folder `root`. */
@@ -72,10 +80,10 @@ function files(root: string, allowed: Allowed, at: string, out: Sent[], warnings
  * The hook paths present under `root`, each checked to be reached without passing through a link
  * (`.claude -> ~/.claude` would make `.claude/settings.json` the user's own file).
  */
-function hookPaths(root: string, warnings: string[]): string[] {
+function hookPaths(root: string, warnings: string[], paths: readonly string[] = HOOK_PATHS): string[] {
   const found: string[] = [];
   const links = new Set<string>();
-  for (const p of HOOK_PATHS) {
+  for (const p of paths) {
     const parts = p.split("/");
     let through: string | undefined;
     for (let i = 1; i < parts.length && through === undefined; i++) {
@@ -130,6 +138,18 @@ function lstatExists(path: string): boolean {
   }
 }
 
+/** A HOOK_TABLES file's `hooks` table alone, as TOML; undefined when it has none. A file TOML cannot read is an Error (warned of, not sent). */
+function hooksTableText(body: Buffer): Buffer | undefined {
+  let value: Record<string, unknown>;
+  try {
+    value = parseToml(body.toString("utf8"));
+  } catch (err) {
+    throw new Error(`not TOML: ${(err as Error).message.split("\n")[0]}`);
+  }
+  if (value.hooks === undefined) return undefined;
+  return Buffer.from(`# The [hooks] tables of this repository's file, as \`hookbox workspace push\` sends them: no other setting.\n${stringifyToml({ hooks: value.hooks })}`);
+}
+
 /** The archive of `sent`, and the text of each hook file in it (`.json`, `.toml`: at most 1 MiB each), as read for it. */
 async function tarGz(sent: Sent[], warnings: string[]): Promise<{ archive: Buffer; count: number; configs: Map<string, string> }> {
   const configs = new Map<string, string>();
@@ -138,7 +158,7 @@ async function tarGz(sent: Sent[], warnings: string[]): Promise<{ archive: Buffe
   p.on("data", (c: unknown) => chunks.push(c as Buffer));
   const ended = new Promise<void>((r) => p.on("end", () => r()));
   let count = 0;
-  for (const { name, from } of sent) {
+  for (const { name, from, hooksOnly } of sent) {
     // Opened without following a link and without waiting on a FIFO, then checked on the open
     // file: what was listed may have been swapped since.
     let fd: number | undefined;
@@ -146,7 +166,13 @@ async function tarGz(sent: Sent[], warnings: string[]): Promise<{ archive: Buffe
       fd = openSync(from, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
       const st = fstatSync(fd);
       if (!st.isFile()) throw new Error("not a regular file");
-      const body = readFileSync(fd);
+      let body: Buffer = readFileSync(fd);
+      if (hooksOnly) {
+        const table = hooksTableText(body);
+        if (table === undefined) continue; // no hooks in it: nothing of it is sent
+        body = table;
+        warnings.push(`warning: ${oneLine(name)}: only its [hooks] tables are sent (no other setting): line numbers the service gives for it are those of the copy sent\n`);
+      }
       if (/\.(json|toml)$/.test(name)) configs.set(name, body.subarray(0, 1024 * 1024).toString("utf8"));
       await new Promise<void>((res, rej) => p.entry({ name, mode: st.mode & 0o777 }, body, (e) => (e ? rej(e) : res())));
       count++;
@@ -182,6 +208,11 @@ export async function workspacePush(argv: string[], env: NodeJS.ProcessEnv): Pro
     // …and never into a .git or node_modules folder, wherever it lies (a hook folder's own too).
     const allowed: Allowed = (target) => roots.some((root) => inside(root, target)) && !relative(dir, target).split(sep).some(isSkipped);
     for (const p of paths) files(dir, allowed, join(dir, p), sent, skipped);
+    // A hooks table is read from the file itself, never through a link (which could lead anywhere).
+    for (const p of hookPaths(dir, skipped, HOOK_TABLES)) {
+      if (lstatSync(join(dir, p)).isFile()) sent.push({ name: p, from: join(dir, p), hooksOnly: true });
+      else skipped.push(`warning: ${oneLine(p)} is not a regular file: skipped\n`);
+    }
   }
   if (sent.length === 0) return { stdout: "", stderr: `${skipped.join("")}hookbox: no hook files in ${dir} (looked for ${HOOK_PATHS.join(", ")}; --all sends the whole folder)\n`, code: 65 };
   const { archive, count, configs } = await tarGz(sent, skipped);

@@ -272,12 +272,15 @@ describe("hookbox workspace push", () => {
     put("scripts/fmt.py", "print('{}')\n");
     put(".cursor/hooks/guard.sh", "echo '{}'\n");
     put(".cursor/mcp.json", JSON.stringify({ mcpServers: { x: { env: { API_KEY: "sk-secret" } } } }));
-    put(".codex/config.toml", 'api_key = "sk-secret"\n');
+    // Codex's settings and keys, and its inline hooks: the hooks table alone is sent.
+    put(".codex/config.toml", 'api_key = "sk-secret"\n[mcp_servers.x]\nenv = { TOKEN = "sk-secret" }\n[[hooks.PreToolUse]]\nmatcher = "Bash"\n[[hooks.PreToolUse.hooks]]\ntype = "command"\ncommand = "echo codex-inline"\n');
     put(".github/copilot/instructions.md", "be nice\n");
     const r = spawnSync(process.execPath, ["dist/cli/main.js", "workspace", "push", repo, "--url", svc.url, "--id", "narrow"], { encoding: "utf8", env: { PATH: process.env.PATH, HOOKBOX_TOKEN: TOKEN_A } });
     expect(r.status, r.stderr).toBe(0);
     const info = (await (await fetch(`${svc.url}/v1/workspaces/narrow`, { headers: { authorization: `Bearer ${TOKEN_A}` } })).json()) as { files: number; hooks: unknown[] };
-    expect(info).toMatchObject({ files: 2, hooks: [expect.objectContaining({ format: "cursor" }), expect.objectContaining({ format: "cursor" })] });
+    expect(info).toMatchObject({ files: 3, hooks: [expect.objectContaining({ format: "cursor" }), expect.objectContaining({ format: "cursor" }), expect.objectContaining({ format: "codex", origin: ".codex/config.toml:2" })] });
+    expect(r.stderr).toMatch(/warning: \.codex\/config\.toml: only its \[hooks\] tables are sent/);
+    expect(spawnSync("grep", ["-r", "sk-secret", svc.dataDir]).status).toBe(1);
     // a script a hook names outside every hook path is said, never silently left out
     expect(r.stderr).toMatch(/warning: \.cursor\/hooks\.json names scripts\/fmt\.py, which is not sent/);
     expect(r.stderr).not.toMatch(/guard\.sh, which is not sent/);

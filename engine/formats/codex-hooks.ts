@@ -1,13 +1,14 @@
 /**
- * @module The Codex format: a repository's `.codex/hooks.json`, in Claude Code's shape (event →
+ * @module The Codex format: a repository's `.codex/hooks.json` and the inline `[hooks]` of its
+ * `.codex/config.toml`, in Claude Code's shape (event →
  * matcher groups → command handlers, `timeout` in seconds) and with Claude Code's exit-code and
  * output rules (Codex hooks documentation), but one difference that decides outcomes: Codex has no
  * `ask` — it refuses `permissionDecision: "ask"` as unsupported — so a Codex hook's ask is a block
  * (the call stops, as hookbox can offer no prompt in Codex's place); its matcher is one exact name
  * or a `|` list of them when it holds only letters, digits, `_` and `|`, else a regular expression
  * found anywhere, with `Edit` and `Write` standing for `apply_patch`; it reads a hook's JSON at exit
- * 0 only; exit 2 blocks only with a reason on stderr (without one it is a failed hook), and that
- * holds at `PermissionRequest` too, where Claude Code ignores exit 2.
+ * 0 only; exit 2 blocks only with a reason on stderr (without one it is a failed hook), at
+ * `PermissionRequest` too.
  */
 import type { Folded } from "../aggregate.js";
 import type { EventPoint } from "../events.js";
@@ -16,7 +17,7 @@ import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import { compileRegex, type Matcher } from "../hooks.js";
 import { claudeDecision, claudeEffective, interpretClaude, loadMatcherGroups, withContext } from "./claude-settings.js";
-import { type Answer, askDenyReason, describeFailure, type FormatModule, withHalt } from "./shared.js";
+import { type Answer, askDenyReason, describeFailure, type FormatModule, type ParsedFile, withHalt } from "./shared.js";
 
 /** Codex: "`apply_patch` matchers may also use `Edit` or `Write`". */
 const APPLY_PATCH_ALIASES = ["Edit", "Write"];
@@ -98,5 +99,24 @@ export const codexFormat: FormatModule = {
   interpret: interpretCodex,
   effective: claudeEffective,
   answer: codexAnswer,
-  repository: [{ path: ".codex/hooks.json", syntax: "json", load: (parsed, ctx) => loadMatcherGroups(parsed, ctx, "codex", codexMatcher) }],
+  // Codex reads both, side by side: "If a single layer contains both hooks.json and inline [hooks], Codex loads both."
+  repository: [
+    { path: ".codex/hooks.json", syntax: "json", load: (parsed, ctx) => loadMatcherGroups(parsed, ctx, "codex", codexMatcher, CODEX_FIRES) },
+    { path: ".codex/config.toml", syntax: "toml", load: (parsed, ctx) => loadMatcherGroups(hooksTableOf(parsed), ctx, "codex", codexMatcher, CODEX_FIRES) },
+  ],
 };
+
+/** The events Codex fires (Codex hooks documentation): a hook under another name (Gemini's `BeforeTool`, Copilot's `preToolUse`) never runs there. */
+const CODEX_EVENTS: ReadonlySet<string> = new Set(["SessionStart", "UserPromptSubmit", "PreToolUse", "PermissionRequest", "PostToolUse", "PreCompact", "PostCompact", "Stop"]);
+const CODEX_FIRES = { agent: "Codex", names: CODEX_EVENTS };
+
+/**
+ * `.codex/config.toml` holds all of a project's Codex settings; only its inline `[hooks]` tables
+ * (`[[hooks.PreToolUse]]` groups of `[[hooks.PreToolUse.hooks]]` handlers, hooks.json's shape) are
+ * hooks. The rest is neither read nor warned about.
+ */
+function hooksTableOf(parsed: ParsedFile): ParsedFile {
+  const v = parsed.value;
+  const hooks = typeof v === "object" && v !== null && !Array.isArray(v) ? (v as { hooks?: unknown }).hooks : undefined;
+  return { ...parsed, value: hooks === undefined ? {} : { hooks } };
+}

@@ -9,7 +9,7 @@
 import { basename, dirname, posix, resolve } from "node:path";
 import { z } from "zod";
 import type { Folded } from "../aggregate.js";
-import { ALL, ALLOW_BLOCK, NONE, type Decision, type Dialect, type EventPoint } from "../events.js";
+import { ALL, ALLOW_BLOCK, EVENT_NAMES, NONE, resolveEventName, type Decision, type Dialect, type EventPoint } from "../events.js";
 import { compileRegex, type HookDef, type HookSet } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
@@ -78,9 +78,24 @@ function loadSettings(parsed: ParsedFile, ctx: LoadContext): HookSet {
   return set;
 }
 
+/**
+ * The events Copilot fires: its camelCase names (copilot-hooks.md, "The main events", and the rest
+ * its reference lists) and each one's PascalCase alias ("A compatible PascalCase alias,
+ * PreToolUse") — never another agent's name for a point (Gemini's `BeforeTool`, Cursor's `stop`),
+ * under which Copilot runs nothing. Read so in a repository's files.
+ */
+const COPILOT_EVENTS: ReadonlySet<string> = new Set(
+  EVENT_NAMES.flatMap((name) => {
+    const resolved = resolveEventName(name)!;
+    return resolved.dialect === "camel" ? [name, resolved.point] : [];
+  }),
+);
+const COPILOT_FIRES = { agent: "Copilot", names: COPILOT_EVENTS };
+
 function loadHookMap(parsed: ParsedFile, hooks: Record<string, unknown>, ctx: LoadContext, set: HookSet): void {
   for (const [event, entries] of Object.entries(hooks)) {
-    const resolved = eventOf(parsed, ["hooks", event], event, ctx, set.warnings);
+    // An administrator's policy file may guard any agent's event (Cursor's `beforeShellExecution`, say).
+    const resolved = eventOf(parsed, ["hooks", event], event, ctx, set.warnings, ctx.source === "repository" ? COPILOT_FIRES : undefined);
     if (!resolved) continue;
     if (!Array.isArray(entries)) {
       if (!ctx.tolerant) throw configError(parsed, ["hooks", event], "an event takes a list of hooks");

@@ -15,7 +15,7 @@ import { parseTomlOffThread, TomlSyntaxError } from "../../engine/formats/toml-o
 import { loadRepositoryHooks, loadRepositoryHooksSync } from "../../engine/repository.js";
 import { REPOSITORY_SOURCES } from "../../engine/formats/registry.js";
 import { claudeMatcher, execFormCommand } from "../../engine/formats/claude-settings.js";
-import { HOOK_PATHS } from "../../cli/workspace-push.js";
+import { HOOK_PATHS, HOOK_TABLES } from "../../cli/workspace-push.js";
 
 function tree(files: Record<string, string>): string {
   const dir = mkdtempSync(join(tmpdir(), "hookbox-formats-"));
@@ -269,6 +269,57 @@ describe("repository files are read tolerantly, reported strictly (SERVICE.md §
       ["codex", "PreToolUse", "snake", true, 10_000],
     ]);
     expect(set.warnings).toEqual([expect.stringMatching(/^\.cursor\/hooks\.json:1: hooks\.afterAgentThought\[0\]: "prompt" hooks are not run by hookbox; skipped$/)]);
+  });
+
+  it("reads the inline [hooks] of .codex/config.toml next to .codex/hooks.json (Codex loads both), and nothing else of that file", async () => {
+    const set = await loadRepositoryHooks(tree({
+      ".codex/hooks.json": JSON.stringify({ hooks: { PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: "from-json.sh" }] }] } }),
+      ".codex/config.toml": [
+        'model = "o4"',
+        'approval_policy = "on-request"',
+        "[mcp_servers.docs]",
+        'command = "docs-server"',
+        'env = { API_KEY = "not-a-hook" }',
+        "[[hooks.PreToolUse]]",
+        'matcher = "Bash"',
+        "[[hooks.PreToolUse.hooks]]",
+        'type = "command"',
+        'command = "echo no >&2; exit 2"',
+        "timeout = 5",
+        "[[hooks.BeforeTool]]",
+        "[[hooks.BeforeTool.hooks]]",
+        'type = "command"',
+        'command = "never.sh"',
+      ].join("\n"),
+    }), 60_000);
+    expect(set.hooks.map((h) => [h.format, h.point, h.command, h.timeoutMs, h.origin])).toEqual([
+      ["codex", "PreToolUse", "from-json.sh", 60_000, expect.stringMatching(/^\.codex\/hooks\.json:1/)],
+      ["codex", "PreToolUse", "echo no >&2; exit 2", 5_000, ".codex/config.toml:6"],
+    ]);
+    expect(set.hooks[1]!.matcher!.test("Bash")).toBe(true);
+    expect(set.warnings).toEqual([expect.stringMatching(/^\.codex\/config\.toml:12: .*"BeforeTool" is not an event Codex fires/)]);
+    // A config.toml with no [hooks] holds no hooks, and says nothing.
+    const none = await loadRepositoryHooks(tree({ ".codex/config.toml": 'model = "o4"\n[features]\nweb_search = true\n' }), 60_000);
+    expect([none.hooks, none.warnings]).toEqual([[], []]);
+  });
+
+  it("skips, with a warning, hooks a repository's Copilot or Codex file files under another agent's event name: that agent never runs them", async () => {
+    const set = await loadRepositoryHooks(tree({
+      ".github/hooks/a.json": JSON.stringify({ version: 1, hooks: { BeforeTool: [{ type: "command", bash: "gemini-name.sh" }], stop: [{ type: "command", bash: "cursor-name.sh" }], preToolUse: [{ type: "command", bash: "camel.sh" }], PreToolUse: [{ type: "command", bash: "pascal.sh" }], Stop: [{ type: "command", bash: "stop.sh" }] } }),
+      ".codex/hooks.json": JSON.stringify({ hooks: { preToolUse: [{ hooks: [{ type: "command", command: "copilot-name.sh" }] }], BeforeTool: [{ hooks: [{ type: "command", command: "gemini-name.sh" }] }], PostCompact: [{ hooks: [{ type: "command", command: "post-compact.sh" }] }] } }),
+    }), 60_000);
+    expect(set.hooks.map((h) => [h.format, h.point, h.command])).toEqual([
+      ["copilot", "PreToolUse", "camel.sh"],
+      ["copilot", "PreToolUse", "pascal.sh"],
+      ["copilot", "Stop", "stop.sh"],
+      ["codex", "PostCompact", "post-compact.sh"],
+    ]);
+    expect(set.warnings).toEqual([
+      expect.stringMatching(/^\.github\/hooks\/a\.json:1: .*"BeforeTool" is not an event Copilot fires/),
+      expect.stringMatching(/^\.github\/hooks\/a\.json:1: .*"stop" is not an event Copilot fires/),
+      expect.stringMatching(/^\.codex\/hooks\.json:1: .*"preToolUse" is not an event Codex fires/),
+      expect.stringMatching(/^\.codex\/hooks\.json:1: .*"BeforeTool" is not an event Codex fires/),
+    ]);
   });
 
   it("keeps the server's own Copilot policy files strict", () => {
@@ -736,7 +787,7 @@ describe("Gemini CLI settings.json", () => {
 
 describe("hookbox workspace push", () => {
   it("sends every repository hook file the formats read (a source it leaves out never reaches the service)", () => {
-    const sent = (path: string) => HOOK_PATHS.some((p) => path === p || path.startsWith(`${p}/`));
+    const sent = (path: string) => HOOK_TABLES.includes(path) || HOOK_PATHS.some((p) => path === p || path.startsWith(`${p}/`));
     const missing = REPOSITORY_SOURCES.map((s) => s.path).filter((p) => !sent(p));
     expect(missing).toEqual([]);
     expect(REPOSITORY_SOURCES.map((s) => s.path)).toContain(".gemini/settings.json");
