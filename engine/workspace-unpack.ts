@@ -190,6 +190,12 @@ export async function unpack(body: AsyncIterable<Uint8Array>, dest: string, limi
    */
   let entryWork: Promise<void> = Promise.resolve();
   let refused: Error | undefined;
+  /**
+   * Aborted once the archive has failed (cut short, too large, the client gone): the entry being
+   * written then stops too. Its stream, destroyed with the extractor — perhaps while its folder was
+   * being made, before it was piped — would otherwise hold its pipeline, and the upload, for ever.
+   */
+  const failed = new AbortController();
   ex.on("entry", (header: Header, stream, next) => {
     // A refused archive destroys the extractor, which errors the entry's stream: the error is ours, already reported.
     stream.on("error", () => undefined);
@@ -215,7 +221,7 @@ export async function unpack(body: AsyncIterable<Uint8Array>, dest: string, limi
           bytes += size;
           files++;
           // "wx": O_CREAT|O_EXCL — never opens what is already there, a link included.
-          await pipeline(stream, createWriteStream(target, { flags: "wx", mode: 0o644 }));
+          await pipeline(stream, createWriteStream(target, { flags: "wx", mode: 0o644 }), { signal: failed.signal });
           await chown(target, HOOK_UID, HOOK_GID);
           await chmod(target, (header.mode ?? 0o644) & 0o111 ? 0o755 : 0o644);
           return;
@@ -240,7 +246,8 @@ export async function unpack(body: AsyncIterable<Uint8Array>, dest: string, limi
       () => next(),
       (err: unknown) => {
         const e = err instanceof Error ? err : new Error(String(err));
-        refused ??= e;
+        // Stopped because the archive failed: that failure is the one to report.
+        if (!failed.signal.aborted) refused ??= e;
         ex.destroy(e);
       },
     );
@@ -257,6 +264,7 @@ export async function unpack(body: AsyncIterable<Uint8Array>, dest: string, limi
     if (gzip) await pipeline(Readable.from(chunks), intake, createGunzip({ chunkSize: GUNZIP_CHUNK_BYTES }), counter, ex);
     else await pipeline(Readable.from(chunks), intake, counter, ex);
   } catch (err) {
+    failed.abort();
     await entryWork;
     // The archive's own refusal (its size, its ratio) first: an entry cut short by it fails too, after it.
     throw asBadArchive(err instanceof HookboxError ? err : (refused ?? err));

@@ -131,6 +131,22 @@ describe("workspaces cannot read the host", () => {
     expect(errorOf(linkText)).toMatchObject({ code: "archive_refused", message: expect.stringContaining("hard links are not accepted") });
   });
 
+  it(`answers an archive cut short inside a file whose folder it makes first with 400, ${TENANT_UPLOADS_IN_FLIGHT + 1} times over, and then takes a whole one: no upload place, quota or file held`, async () => {
+    // The entry's stream died with the archive while its folder was being made; piped after, it
+    // never ended, and the upload never answered, holding one of the tenant's upload places for good.
+    const whole = await tarOf([{ name: "a/f", content: "x".repeat(1000) }]);
+    const gz = await tarOf([{ name: "a/f", content: "x".repeat(100_000) }], { gzip: true });
+    for (const [i, cut] of [whole.subarray(0, 700), gz.subarray(0, gz.length - 10), whole.subarray(0, 700), whole.subarray(0, 512), whole.subarray(0, 700)].entries()) {
+      const { status, text } = await attack(svc, () => put(svc, `cut-${i}`, cut));
+      expect(status, text).toBe(400);
+      expect(errorOf(text)).toMatchObject({ code: "archive_invalid", message: expect.stringMatching(/Unexpected end of data|unexpected end of file/) });
+    }
+    const ok = await put(svc, "cut-whole", whole);
+    expect(ok.status, await ok.text()).toBe(200);
+    const incoming = spawnSync("find", [join(svc.dataDir, "workspaces"), "-name", "*incoming*"], { encoding: "utf8" }).stdout;
+    expect(incoming).toBe("");
+  });
+
   it("keeps links that stay inside and point at no other link", async () => {
     const entries: Entry[] = [
       { name: "shared/settings.json", content: "{}" },
