@@ -5,6 +5,8 @@
 import { z } from "zod";
 import { BadRequestError } from "./errors.js";
 import { formatPath, jsonSyntaxError } from "./formats/locate.js";
+import { jsonSyntaxErrorOffThread } from "./formats/parse-off-thread.js";
+import { TURN_BODY_BYTES } from "./turns.js";
 import type { JsonObject } from "./payload.js";
 
 /** What hookbox reads of an event body; every other field passes to hooks untouched. */
@@ -49,8 +51,36 @@ export function weighEventBody(raw: Uint8Array): number {
   return memoryOf(raw.length, scan);
 }
 
-/** `weighed`: `weighEventBody` already passed over these bytes (their depth is checked). */
-export function parseEventBody(raw: Uint8Array, opts: { weighed?: boolean } = {}): JsonObject {
+/**
+ * `parseEventBody` for the service: a body JSON.parse refuses, when it is large (TURN_BODY_BYTES or
+ * more), is walked to its error in the worker (parse-off-thread.ts), by `party`'s turn — about
+ * 100 ms a mebibyte the thread that serves everyone does not spend.
+ */
+export async function parseEventBodyOffThread(raw: Uint8Array, party: string, opts: { weighed?: boolean } = {}): Promise<JsonObject> {
+  try {
+    return parseEventBody(raw, { ...opts, locateBelow: TURN_BODY_BYTES });
+  } catch (err) {
+    if (!(err instanceof UnlocatedJsonError)) throw err;
+    throw notJson(await jsonSyntaxErrorOffThread(err.text, err.refused, party));
+  }
+}
+
+/** A body JSON.parse refused, too large to be located here (`locateBelow`). */
+class UnlocatedJsonError extends Error {
+  constructor(readonly text: string, readonly refused: unknown) {
+    super("the body is not valid JSON");
+  }
+}
+
+const notJson = (e: SyntaxError & { line: number; column: number }) =>
+  new BadRequestError(`the body is not valid JSON: ${e.message} at line ${e.line}, column ${e.column}`, "body", "bad_json");
+
+/**
+ * `weighed`: `weighEventBody` already passed over these bytes (their depth is checked).
+ * `locateBelow`: a body of that many characters or more that is not JSON is not located here (an
+ * UnlocatedJsonError, for parseEventBodyOffThread).
+ */
+export function parseEventBody(raw: Uint8Array, opts: { weighed?: boolean; locateBelow?: number } = {}): JsonObject {
   const text = Buffer.from(raw).toString("utf8");
   if (text.trim() === "") throw new BadRequestError("the body is empty: post the event JSON a hook would read on stdin", "body", "bad_json");
   // Before JSON.parse, which would build (and the syntax error path walk) a million-deep value first.
@@ -59,8 +89,8 @@ export function parseEventBody(raw: Uint8Array, opts: { weighed?: boolean } = {}
   try {
     value = JSON.parse(text);
   } catch (err) {
-    const e = jsonSyntaxError(text, err);
-    throw new BadRequestError(`the body is not valid JSON: ${e.message} at line ${e.line}, column ${e.column}`, "body", "bad_json");
+    if (opts.locateBelow !== undefined && text.length >= opts.locateBelow) throw new UnlocatedJsonError(text, err);
+    throw notJson(jsonSyntaxError(text, err));
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw new BadRequestError("the body must be a JSON object", "body", "bad_json");
   // One tool, said once: a body that names it, or its arguments, in both dialects would let a hook of

@@ -25,6 +25,7 @@ export { DEFAULT_TRACE_LIMITS, type TraceLimits } from "./trace-limits.js";
 export type { Notification } from "./aggregate.js";
 export { SOURCES, type HookDef, type HookSet } from "./hooks.js";
 export { loadRepositoryHooks, loadRepositoryHooksSync } from "./repository.js";
+export { heavyTurns, TURN_BODY_BYTES } from "./turns.js";
 export { HostRunner } from "./run/host-runner.js";
 export { ContainerRunner } from "./run/container-runner.js";
 export { startReaper } from "./run/reaper.js";
@@ -33,7 +34,7 @@ export { DATA_DIR_LOCK } from "./names.js";
 export { DEFAULT_POOL, type PoolOptions } from "./run/warm-pool.js";
 export type { RunRequest, RunResult, Runner } from "./run/types.js";
 export { WorkspaceStore, type WorkspaceInfo } from "./workspace-store.js";
-export { EventBodySchema, parseEventBody, toolArgsMemoryBytes, weighEventBody } from "./event-body.js";
+export { EventBodySchema, parseEventBody, parseEventBodyOffThread, toolArgsMemoryBytes, weighEventBody } from "./event-body.js";
 
 /** Longest tool name matched against matchers; agents' tool names are far shorter (MCP's are ≤ 64). */
 export const MAX_TOOL_NAME_CHARS = 256;

@@ -14,8 +14,9 @@ import { ConfigError } from "./errors.js";
 import { REPOSITORY_SOURCES } from "./formats/registry.js";
 import type { Format } from "./events.js";
 import { readJson, readToml, withWarningBudget, type LoadContext, type ParsedFile, type WarningBudget } from "./formats/shared.js";
-import { readTomlOffThread } from "./formats/toml-off-thread.js";
+import { readTomlOffThread } from "./formats/parse-off-thread.js";
 import { MAX_REPOSITORY_MATCHER_PROGRAM, mergeHookSets, withCompileBudget, type HookSet } from "./hooks.js";
+import { heavyTurns } from "./turns.js";
 
 export interface RepositoryLimits {
   /** largest hook file read; @default 1 MiB ([server] max_hook_file_bytes) */
@@ -37,10 +38,14 @@ export const HOOK_FILES_TOTAL_FACTOR = 4;
 /** A TOML text the loader needs parsed (the service parses it off the main thread), or a pause. */
 type Need = { file: string; text: string } | undefined;
 
-/** For the service: one file at a time, TOML parsed in a worker, the event loop served between files. */
-/** `party`: whose upload it is (the tenant): TOML parses of different parties take turns. */
+/**
+ * For the service: one file at a time, each in a turn of its own (heavyTurns), TOML parsed in a
+ * worker. `party`: whose upload it is (the tenant): its files and TOML parses take turns with other parties'.
+ */
 export async function loadRepositoryHooks(dir: string, maxTimeoutMs: number, limits: RepositoryLimits = DEFAULT_REPOSITORY_LIMITS, party = ""): Promise<HookSet> {
   const steps = loadSteps(dir, maxTimeoutMs, limits);
+  // Each file is read and parsed in a turn of its own: concurrent uploads take turns, file by file.
+  await heavyTurns.take(party);
   for (let step = steps.next(); ; ) {
     if (step.done) return step.value;
     if (step.value) {
@@ -49,7 +54,7 @@ export async function loadRepositoryHooks(dir: string, maxTimeoutMs: number, lim
       const parsed = await readTomlOffThread(file, text, party, "hooks").then((p) => ({ p }), (err: unknown) => ({ err }));
       step = "err" in parsed ? steps.throw(parsed.err) : steps.next(parsed.p);
     } else {
-      await new Promise((resolve) => setImmediate(resolve));
+      await heavyTurns.take(party);
       step = steps.next();
     }
   }

@@ -216,15 +216,22 @@ const JSON_ERRORS: Record<ReturnType<typeof printParseErrorCode>, string> = {
   "<unknown ParseErrorCode>": "not JSON",
 };
 
+/** Where jsonc-parser's walk stopped on a text: its error's name, offset, and whether it stood in an array. */
+export interface JsonErrorFound {
+  name: ReturnType<typeof printParseErrorCode>;
+  offset: number;
+  inArray: boolean;
+}
+
 /**
- * For a text JSON.parse refused: a SyntaxError saying what is wrong, with the line and column
- * where the text stops being JSON. `refused` is JSON.parse's own error, used when jsonc-parser
- * (more lenient about whitespace) finds nothing or the nesting is too deep for it.
+ * The first error jsonc-parser's walk finds in `text`, if any (none when it is more lenient than
+ * JSON.parse about whitespace, or the nesting is too deep for it). parse-off-thread.ts walks the
+ * same way in its worker, for a large text.
  */
-export function jsonSyntaxError(text: string, refused: unknown, options: typeof STRICT | typeof LENIENT = STRICT): SyntaxError & Position {
+export function findJsonError(text: string, options: typeof STRICT | typeof LENIENT = STRICT): JsonErrorFound | undefined {
   const stop = new Error("first error found");
   const open: boolean[] = []; // true: an array
-  let found: { what?: string; offset: number } | undefined;
+  let found: JsonErrorFound | undefined;
   try {
     visit(text, {
       onObjectBegin: () => void open.push(false),
@@ -232,23 +239,38 @@ export function jsonSyntaxError(text: string, refused: unknown, options: typeof 
       onArrayBegin: () => void open.push(true),
       onArrayEnd: () => void open.pop(),
       onError: (code, offset) => {
-        const name = printParseErrorCode(code);
-        const what = name === "CommaExpected" ? (open[open.length - 1] ? "expected ',' or ']'" : "expected ',' or '}'") : JSON_ERRORS[name];
-        found = { what, offset };
+        found = { name: printParseErrorCode(code), offset, inArray: open[open.length - 1] === true };
         throw stop;
       },
     }, options);
   } catch (err) {
     if (err !== stop && !(err instanceof RangeError)) throw err;
   }
-  if (!found) {
+  return found;
+}
+
+/**
+ * For a text JSON.parse refused: a SyntaxError saying what is wrong, with the line and column
+ * where the text stops being JSON. `refused` is JSON.parse's own error, used when jsonc-parser
+ * (more lenient about whitespace) finds nothing or the nesting is too deep for it.
+ */
+export function jsonSyntaxError(text: string, refused: unknown, options: typeof STRICT | typeof LENIENT = STRICT): SyntaxError & Position {
+  return describeJsonError(text, refused, findJsonError(text, options));
+}
+
+/** jsonSyntaxError's message and place, from what the walk found (`findJsonError`, here or in a worker). */
+export function describeJsonError(text: string, refused: unknown, found: JsonErrorFound | undefined): SyntaxError & Position {
+  let offset: number;
+  let what: string | undefined;
+  if (found) {
+    offset = found.offset;
+    what = found.name === "CommaExpected" ? (found.inArray ? "expected ',' or ']'" : "expected ',' or '}'") : JSON_ERRORS[found.name];
+  } else {
     // V8 says "… in JSON at position N" for most errors, "Unexpected end of JSON input" at the end.
     const message = refused instanceof Error ? refused.message : "";
     const at = message.indexOf(" at position ");
-    const offset = at === -1 ? text.length : Number.parseInt(message.slice(at + 13), 10) || 0;
-    found = { offset: Math.min(offset, text.length) };
+    offset = Math.min(at === -1 ? text.length : Number.parseInt(message.slice(at + 13), 10) || 0, text.length);
   }
-  const { what, offset } = found;
   const message = offset >= text.length ? `unexpected end of JSON${what ? `, ${what}` : ""}` : `${what ?? "unexpected character"}, found ${JSON.stringify(text[offset])}`;
   return Object.assign(new SyntaxError(message), lineIndex(text)(offset));
 }

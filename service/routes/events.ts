@@ -6,7 +6,7 @@
 import type { ServerResponse } from "node:http";
 import { Hono, type Context } from "hono";
 import { stream } from "hono/streaming";
-import { agentDeadlineS, BadRequestError, blockAnswer, HookboxError, ShuttingDownError, failureModeFor, newEventId, NotDecidedInTimeError, NotFoundError, parseEventBody, resolveEventName, toolArgsMemoryBytes, weighEventBody, type EventResult, type Tenant, type Format, type Notification } from "../../engine/index.js";
+import { agentDeadlineS, BadRequestError, blockAnswer, HookboxError, ShuttingDownError, failureModeFor, newEventId, NotDecidedInTimeError, NotFoundError, heavyTurns, parseEventBodyOffThread, resolveEventName, TURN_BODY_BYTES, toolArgsMemoryBytes, weighEventBody, type EventResult, type Tenant, type Format, type Notification } from "../../engine/index.js";
 import { auditEntry } from "../records/audit-log.js";
 import { EventQuerySchema, queryOf, type EventQuery } from "../schemas.js";
 import type { AppDeps, Env } from "../context.js";
@@ -28,6 +28,9 @@ export async function handleEvent(c: Context<Env>, deps: AppDeps, eventName: str
   const tenant = c.get("tenant");
   const query = queryOf(c, EventQuerySchema);
   const raw = await readBody(c, deps.limits.maxEventBytes, { budget: deps.bodies, tenant: tenant.name, readMs: deps.limits.eventBodyReadMs });
+  // A large body is weighed and parsed in a turn of its own (its tenant's, round-robin): bodies
+  // that arrive together never hold the loop back to back.
+  if (raw.length >= TURN_BODY_BYTES) await heavyTurns.take(tenant.name);
   // What the event will hold while it waits and runs is charged before it is parsed, and given back
   // when it is done (its run's end; here, if it never gets one).
   // One pass over the bytes refuses a body nested too deep (400) and weighs the rest.
@@ -51,7 +54,7 @@ async function handleRead(
   const { t0, tenant, query, raw, memory } = read;
   const format = native ?? query.format;
   const interactiveParam = query.interactive;
-  const body = parseEventBody(raw, { weighed: true });
+  const body = await parseEventBodyOffThread(raw, tenant.name, { weighed: true });
   memory.charge(toolArgsMemoryBytes(body));
   const named = eventName ?? bodyEventName(body);
   if (named !== undefined) c.set("event", named);

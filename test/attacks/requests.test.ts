@@ -23,6 +23,27 @@ async function alive(svc: Service): Promise<void> {
 const put = (svc: Service, id: string, body: Buffer) =>
   fetch(`${svc.url}/v1/workspaces/${id}`, { method: "PUT", headers: { authorization: `Bearer ${TOKEN_A}` }, body });
 
+/**
+ * An event of `body` posted by hand as tenant A: all of it sent but its last byte (the caller sends
+ * that, or never does); `answer` is the whole HTTP answer once it has come, or what came before the close.
+ */
+async function sendAllButLast(url: URL, body: Buffer): Promise<{ socket: ReturnType<typeof connect>; answer: Promise<string> }> {
+  const socket = connect(Number(url.port), url.hostname);
+  await new Promise<void>((r) => socket.once("connect", () => r()));
+  let text = "";
+  const answer = new Promise<string>((resolve) => {
+    socket.on("data", (d: Buffer) => {
+      text += d.toString("latin1");
+      if (/\r\n\r\n[\s\S]*\}$/.test(text)) resolve(text);
+    });
+    socket.on("close", () => resolve(text));
+    socket.on("error", () => resolve(text));
+  });
+  socket.write(`POST /v1/events/PreToolUse HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${TOKEN_A}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`);
+  socket.write(body.subarray(0, body.length - 1));
+  return { socket, answer };
+}
+
 describe("names and matchers cost linear time", () => {
   let svc: Service;
   beforeAll(async () => {
@@ -60,22 +81,7 @@ describe("names and matchers cost linear time", () => {
   it("holds at most 16 MiB of one tenant's stalled bodies: the 17th 1 MiB body is 429, the other tenant is served, the stalled ones are 408 after EVENT_BODY_READ_MS", async () => {
     const url = new URL(svc.url);
     // each declares 1 MiB and sends all of it but the last byte, then waits
-    const stall = async (): Promise<{ socket: ReturnType<typeof connect>; answer: Promise<string> }> => {
-      const socket = connect(Number(url.port), url.hostname);
-      await new Promise<void>((r) => socket.once("connect", () => r()));
-      let text = "";
-      const answer = new Promise<string>((resolve) => {
-        socket.on("data", (d: Buffer) => {
-          text += d.toString("latin1");
-          if (/\r\n\r\n[\s\S]*\}$/.test(text)) resolve(text);
-        });
-        socket.on("close", () => resolve(text));
-        socket.on("error", () => resolve(text));
-      });
-      socket.write(`POST /v1/events/PreToolUse HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${TOKEN_A}\r\nContent-Type: application/json\r\nContent-Length: ${1024 * 1024}\r\n\r\n`);
-      socket.write(Buffer.alloc(1024 * 1024 - 1, 0x20));
-      return { socket, answer };
-    };
+    const stall = () => sendAllButLast(url, Buffer.alloc(1024 * 1024, 0x20));
     const t0 = performance.now();
     const held = await Promise.all(Array.from({ length: 16 }, () => stall()));
     await new Promise((r) => setTimeout(r, 300));
@@ -89,6 +95,28 @@ describe("names and matchers cost linear time", () => {
     for (const { socket } of [...held, extra]) socket.destroy();
     // every share was given back
     expect((await svc.event(pre({ tool_name: "nothing-matches" }))).status).toBe(200);
+  }, 30_000);
+
+  it("takes 16 bodies of 1 MiB of invalid JSON completed at once in turns: each gets its located 400, the loop answers throughout", async () => {
+    const url = new URL(svc.url);
+    const size = 1024 * 1024;
+    // Valid up to its last byte, which is not: locating the error reads the whole mebibyte.
+    const body = Buffer.concat([Buffer.from('{"a":'), Buffer.alloc(size - 6, 0x20), Buffer.from("x")]);
+    const held = await Promise.all(Array.from({ length: 16 }, () => sendAllButLast(url, body)));
+    await new Promise((r) => setTimeout(r, 1000));
+    // The probe's client is warm before the attack: its first call would time its own start-up.
+    await (await fetch(`${svc.url}/healthz`)).arrayBuffer();
+    const { value: answers, health } = await underProbe(svc.url, async () => {
+      for (const { socket } of held) socket.write(body.subarray(size - 1));
+      const other = svc.event(pre({ tool_name: "nothing-matches" }), { token: TOKEN_B });
+      const all = await Promise.all(held.map((h) => h.answer));
+      expect((await other).status).toBe(200);
+      return all;
+    });
+    for (const text of answers) expect(text).toMatch(/^HTTP\/1\.1 400 [\s\S]*expected a value, found \\"x\\" at line 1, column 1048576/);
+    expect(health.worstMs).toBeLessThanOrEqual(WORST_HEALTH_MS);
+    for (const { socket } of held) socket.destroy();
+    await alive(svc);
   }, 30_000);
 
   it("closes a connection that trickles its headers past 10 s (headers timeout checked every second)", async () => {

@@ -11,7 +11,7 @@ import { loadConfig, parseConfig } from "../../engine/config.js";
 import { ConfigError } from "../../engine/errors.js";
 import { resolveEventName } from "../../engine/events.js";
 import { jsonLocator, MAX_TOML_NAME_CHARS, tomlLocator } from "../../engine/formats/locate.js";
-import { parseTomlOffThread, TomlSyntaxError } from "../../engine/formats/toml-off-thread.js";
+import { parseTomlOffThread, TomlSyntaxError } from "../../engine/formats/parse-off-thread.js";
 import { loadRepositoryHooks, loadRepositoryHooksSync } from "../../engine/repository.js";
 import { REPOSITORY_SOURCES } from "../../engine/formats/registry.js";
 import { claudeMatcher, execFormCommand } from "../../engine/formats/claude-settings.js";

@@ -1,9 +1,10 @@
 /**
- * @module TOML from repositories, parsed off the main thread. smol-toml is linear, but a hostile
- * 1 MiB file (a dotted key of 300 000 parts, say) still costs it a few hundred milliseconds, and
- * the main thread serves every tenant. Parses wait on the main thread, in one queue per party (a
- * tenant), and the parties take turns: one tenant's flood of uploads delays another tenant's by
- * one parse at most, not by the whole flood. They go to one worker thread, started on first use,
+ * @module Parsing off the main thread: a repository's TOML, and where a large JSON text stops being
+ * JSON. smol-toml is linear, but a hostile 1 MiB file (a dotted key of 300 000 parts, say) still
+ * costs it a few hundred milliseconds; jsonc-parser's walk to a syntax error costs about 100 ms a
+ * mebibyte — and the main thread serves every tenant. Jobs wait on the main thread, in one queue
+ * per party (a tenant), and the parties take turns: one tenant's flood delays another tenant's job
+ * by one job at most, not by the whole flood. They go to one worker thread, started on first use,
  * one at a time; each job's clock starts when it is posted, so time spent waiting behind others
  * never counts against it. A job that takes longer than its timeout fails alone: its worker is
  * ended and a fresh one takes the rest.
@@ -11,7 +12,7 @@
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
 import { ConfigError } from "../errors.js";
-import { tomlLocator } from "./locate.js";
+import { describeJsonError, tomlLocator, type JsonErrorFound, type Position } from "./locate.js";
 import type { ParsedFile } from "./shared.js";
 
 /**
@@ -34,10 +35,41 @@ export class TomlSyntaxError extends Error {
 // The worker requires smol-toml's CommonJS build by path: it runs as eval'd CommonJS, whatever
 // loads this module (the built service, or vitest over the sources).
 const SMOL_TOML = createRequire(import.meta.url).resolve("smol-toml");
+const JSONC_PARSER = createRequire(import.meta.url).resolve("jsonc-parser");
 const SOURCE = `
 const { parentPort, workerData } = require("node:worker_threads");
 const { parse } = require(workerData.smolToml);
-parentPort.on("message", ({ text, keep }) => {
+const { visit, printParseErrorCode } = require(workerData.jsoncParser);
+// locate.ts's findJsonError, walked here: the first error's name, offset, and whether it stood in an array.
+function findJsonError(text) {
+  const stop = new Error("first error found");
+  const open = [];
+  let found = null;
+  try {
+    visit(text, {
+      onObjectBegin: () => void open.push(false),
+      onObjectEnd: () => void open.pop(),
+      onArrayBegin: () => void open.push(true),
+      onArrayEnd: () => void open.pop(),
+      onError: (code, offset) => {
+        found = { name: printParseErrorCode(code), offset, inArray: open[open.length - 1] === true };
+        throw stop;
+      },
+    }, { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false });
+  } catch (e) {
+    if (e !== stop && !(e instanceof RangeError)) throw e;
+  }
+  return found;
+}
+parentPort.on("message", ({ kind, text, keep }) => {
+  if (kind === "json") {
+    try {
+      parentPort.postMessage({ value: findJsonError(text) });
+    } catch (e) {
+      parentPort.postMessage({ error: { message: String(e && e.message) } });
+    }
+    return;
+  }
   try {
     const all = parse(text);
     // Only the table asked for goes back: the main thread rebuilds every value it is sent.
@@ -55,6 +87,8 @@ parentPort.on("message", ({ text, keep }) => {
 });`;
 
 interface Job {
+  /** TOML to parse, or a JSON text whose first error to find */
+  kind: "toml" | "json";
   text: string;
   /** the one top-level key the caller reads; the rest stays in the worker */
   keep?: string;
@@ -92,7 +126,7 @@ function finish(settle: (job: Job) => void): void {
 
 function started(): Worker {
   if (worker) return worker;
-  const w = new Worker(SOURCE, { eval: true, workerData: { smolToml: SMOL_TOML, maxValues: MAX_TOML_VALUES } });
+  const w = new Worker(SOURCE, { eval: true, workerData: { smolToml: SMOL_TOML, jsoncParser: JSONC_PARSER, maxValues: MAX_TOML_VALUES } });
   w.on("message", (m: Answer) => {
     if (running?.worker !== w) return;
     finish((job) => (m.error ? job.reject(new TomlSyntaxError(m.error.message, m.error.line, m.error.column)) : job.resolve(m.value)));
@@ -103,7 +137,7 @@ function started(): Worker {
     if (running?.worker === w) finish((job) => job.reject(err));
   };
   w.on("error", gone);
-  w.on("exit", (code) => gone(new Error(`the TOML worker stopped (exit ${code})`)));
+  w.on("exit", (code) => gone(new Error(`the parse worker stopped (exit ${code})`)));
   // After the listeners (a 'message' listener refs it again): an idle worker never keeps the process up.
   w.unref();
   worker = w;
@@ -152,7 +186,7 @@ function next(): void {
     // Kept up while a parse runs, so that the answer is awaited.
     w.ref();
     running = { job, worker: w, timer };
-    w.postMessage({ text: job.text, keep: job.keep });
+    w.postMessage({ kind: job.kind, text: job.text, keep: job.keep });
     return;
   }
   worker?.unref();
@@ -164,13 +198,27 @@ function next(): void {
  * from when the worker is given the text.
  */
 export function parseTomlOffThread(text: string, timeoutMs = TOML_PARSE_TIMEOUT_MS, party = "", keep?: string): Promise<unknown> {
+  return queued({ kind: "toml", text, timeoutMs, ...(keep !== undefined ? { keep } : {}) }, party);
+}
+
+/**
+ * jsonSyntaxError of locate.ts, its walk done in the worker (after `party`'s earlier jobs, by
+ * turns): for a text too large to walk on the main thread. `refused` is JSON.parse's error.
+ */
+export async function jsonSyntaxErrorOffThread(text: string, refused: unknown, party = ""): Promise<SyntaxError & Position> {
+  // A walk that fails or runs out of time leaves JSON.parse's own word on where it stopped.
+  const found = (await queued({ kind: "json", text, timeoutMs: TOML_PARSE_TIMEOUT_MS }, party).catch(() => null)) as JsonErrorFound | null;
+  return describeJsonError(text, refused, found ?? undefined);
+}
+
+function queued(job: Omit<Job, "resolve" | "reject">, party: string): Promise<unknown> {
   return new Promise((resolve, reject) => {
     let line = lines.get(party);
     if (!line) {
       lines.set(party, (line = { jobs: [], head: 0 }));
       turns.push(party);
     }
-    line.jobs.push({ text, timeoutMs, resolve, reject, ...(keep !== undefined ? { keep } : {}) });
+    line.jobs.push({ ...job, resolve, reject });
     next();
   });
 }

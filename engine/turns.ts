@@ -1,0 +1,59 @@
+/**
+ * @module Turns on the one thread that serves everyone. Work that holds it for a while — parsing a
+ * large event body, reading a repository's hook file — waits for a turn first: one turn a loop
+ * iteration (the loop answers what else arrived in between, `/healthz` and other tenants' events),
+ * handed out round-robin between parties (tenants), so one tenant's sixteen bodies cost another's
+ * one body a turn, not sixteen. A turn is the synchronous work done right after `take` resolves:
+ * the taker must not await before it has done the heavy part.
+ */
+
+export class Turns {
+  /** per party, its waiters in arrival order; the Map's order is the round-robin's */
+  private readonly queues = new Map<string, Array<() => void>>();
+  private scheduled = false;
+
+  /** Resolves when it is `party`'s turn. */
+  take(party: string): Promise<void> {
+    return new Promise((resolve) => {
+      let queue = this.queues.get(party);
+      if (!queue) this.queues.set(party, (queue = []));
+      queue.push(resolve);
+      this.schedule();
+    });
+  }
+
+  /** Parties waiting for a turn now. */
+  get waiting(): number {
+    let n = 0;
+    for (const q of this.queues.values()) n += q.length;
+    return n;
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    // setImmediate: the next turn comes after the loop has polled for I/O again.
+    setImmediate(() => {
+      this.scheduled = false;
+      const next = this.queues.entries().next();
+      if (next.done) return;
+      const [party, queue] = next.value;
+      const resolve = queue.shift()!;
+      // To the back of the round: the next turn is another party's, when one waits.
+      this.queues.delete(party);
+      if (queue.length > 0) this.queues.set(party, queue);
+      if (this.queues.size > 0) this.schedule();
+      resolve();
+    });
+  }
+}
+
+/** The service's one scheduler of heavy turns (one thread, one queue of turns). */
+export const heavyTurns = new Turns();
+
+/**
+ * @default 16 KiB — an event body this large or larger waits for a turn before it is weighed and
+ * parsed (a mebibyte of invalid JSON costs its located 400 over a hundred milliseconds); smaller
+ * ones, nearly every event, parse at once.
+ */
+export const TURN_BODY_BYTES = 16 * 1024;
