@@ -64,8 +64,10 @@ export function createApp(given: AppDeps): Hono<Env> {
     const tenant = tenantForToken(deps.tenants, c.req.header("authorization"));
     if (!tenant) throw new UnauthorizedError();
     // SERVICE.md §8: every answer tells the client what to do when hookbox cannot decide (the
-    // event routes refine it for the event's point).
-    c.header("Hookbox-On-Failure", failureModeFor(tenant, eventFromPath(c.req.path)));
+    // event routes refine it for the event's point, once its body names it). Until the event is
+    // known — a body too large or not JSON on `POST /v1/events` — it may be any: the strictest.
+    const event = eventFromPath(c.req.path);
+    c.header("Hookbox-On-Failure", event === undefined ? strictestFailureMode(tenant) : failureModeFor(tenant, event));
     // Decisions, traces and workspaces are a tenant's own: no cache keeps them.
     c.header("Cache-Control", "no-store");
     c.set("tenant", tenant);

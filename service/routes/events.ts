@@ -58,6 +58,10 @@ async function handleRead(
   memory.charge(toolArgsMemoryBytes(body));
   const named = eventName ?? bodyEventName(body);
   if (named !== undefined) c.set("event", named);
+  // The tenant's failure mode for this event: told in every answer from here (a missing workspace's
+  // 404 included), applied where nothing was decided.
+  const mode = failureModeFor(tenant, named);
+  c.header("Hookbox-On-Failure", mode);
   const workspaceId = query.workspace ?? c.req.header("hookbox-workspace");
   const workspace = workspaceId !== undefined ? await deps.workspaces.get(tenant.name, workspaceId) : undefined;
   // Another tenant's workspace is as absent as one that never was.
@@ -87,9 +91,6 @@ async function handleRead(
   memory.runOwnsIt = true;
   if (deps.shutdown.aborted) cancel.abort(deps.shutdown.reason);
   const signal = cancel.signal;
-  // The tenant's failure mode for this event: told in every answer, applied where nothing was decided.
-  const mode = failureModeFor(tenant, named);
-  c.header("Hookbox-On-Failure", mode);
   let sink: ((line: string) => void) | undefined;
   let prepared: ReturnType<AppDeps["engine"]["prepare"]>;
   try {

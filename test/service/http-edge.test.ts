@@ -497,6 +497,19 @@ describe.concurrent("admission and shutdown", () => {
     await held;
   });
 
+  it("tells the strictest failure mode on POST /v1/events until the body names its event (too large, not JSON), and that event's from then on (a missing workspace's 404 too)", async () => {
+    const edge = edgeApp({ onFailureB: '{ PreToolUse = "block" }' });
+    const asB = (body: string, query = "") => edge.request(`/v1/events${query}`, { method: "POST", headers: { "content-type": "application/json" }, body, token: TOKEN_B });
+    const padded = JSON.stringify({ ...rmEvent, tool_input: { command: `rm -rf / #${"A".repeat(1024 * 1024)}` } });
+    for (const [res, status] of [[await asB(padded), 413], [await asB('{"hook_event_name": "PreToolUse",'), 400], [await asB(JSON.stringify(rmEvent), "?workspace=gone"), 404]] as const) {
+      expect(res.status).toBe(status);
+      expect(res.headers.get("hookbox-on-failure")).toBe("block");
+    }
+    const stop = await asB(JSON.stringify({ hook_event_name: "Stop", session_id: "s" }), "?workspace=gone");
+    expect(stop.status).toBe(404);
+    expect(stop.headers.get("hookbox-on-failure")).toBe("allow");
+  });
+
   it("answers a native hook on a URL naming no known event with the strictest failure mode (the event may be any), unless the tenant says what \"*\" is", async () => {
     const explicit = edgeApp({ onFailureB: '{ PreToolUse = "block", "*" = "allow" }' });
     const told = await explicit.request("/v1/hooks/claude/pretooluse", { ...post(rmEvent), token: TOKEN_B });
@@ -601,8 +614,9 @@ describe.concurrent("admission and shutdown", () => {
   });
 });
 
-describe("traces being read", () => {
-  it(`hold at most TRACE_READS_PER_TENANT (${TRACE_READS_PER_TENANT}) open files of one tenant: one more is 429, another tenant's are not, and each is given back when its client goes`, async () => {
+// Each on an app of its own: they run at once.
+describe.concurrent("what a tenant's readers hold", () => {
+  it(`traces being read hold at most TRACE_READS_PER_TENANT (${TRACE_READS_PER_TENANT}) open files of one tenant: one more is 429, another tenant's are not, and each is given back when its client goes`, async ({ expect }) => {
     // A trace on disk is read a chunk at a time as its client reads: one never read holds its file.
     const edge = edgeApp();
     const idOf = async (token?: string) => DecisionSchema.parse(await (await edge.request("/v1/events", { ...post({ session_id: "s", hook_event_name: "SessionEnd" }), ...(token ? { token } : {}) })).json()).event_id;
@@ -631,10 +645,8 @@ describe("traces being read", () => {
     }).toBe(200);
     for (const res of held) await res.body!.cancel();
   });
-});
 
-describe("live followers", () => {
-  it(`answer HEAD with the headers alone, holding nothing; ${LIVE_FOLLOWERS_PER_TENANT} may follow per tenant, one more is 429`, async () => {
+  it(`live followers answer HEAD with the headers alone, holding nothing; ${LIVE_FOLLOWERS_PER_TENANT} may follow per tenant, one more is 429`, async ({ expect }) => {
     const edge = edgeApp();
     // HEADs hold no follower: hono drops a HEAD's body unread, and a stream would wait on it for ever.
     for (let i = 0; i < LIVE_FOLLOWERS_PER_TENANT + 4; i++) {
