@@ -494,8 +494,13 @@ export function claudeDecision(point: EventPoint, f: Folded, specificPoints: Rea
   // Exit 2 declines, and so does the JSON answer an HTTP hook gives.
   if (ELICITATION_POINTS.has(point) && f.decision === "block")
     return { output: defined({ hookSpecificOutput: { hookEventName, action: "decline" }, systemMessage: withContext(f.systemMessage, f.additionalContext) }), exit_code: 2 };
-  // Where exit 2 alone blocks, a block is exit 2 (the forwarder puts the reason on stderr).
-  if (EXIT_2_ONLY.has(point) && f.decision === "block") return { output: defined({ systemMessage: withContext(f.systemMessage, f.additionalContext) }), exit_code: 2 };
+  // Where exit 2 alone blocks, a block is exit 2 (the forwarder puts the reason on stderr). An HTTP
+  // hook has no exit code: at TaskCreated, whose JSON `decision` Claude Code reads too, the block is
+  // said in the JSON as well (the native endpoint answers the JSON alone).
+  if (EXIT_2_ONLY.has(point) && f.decision === "block") {
+    const said = JSON_DECISION_IGNORED.has(point) ? {} : { decision: "block", reason: f.reason };
+    return { output: defined({ ...said, systemMessage: withContext(f.systemMessage, f.additionalContext) }), exit_code: 2 };
+  }
   const specific = specificPoints.has(point);
   const output = defined({
     decision: f.decision === "block" ? "block" : undefined,

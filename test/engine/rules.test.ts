@@ -228,13 +228,14 @@ describe("Claude Code rules per event (Claude Code hooks reference, decision con
       expect(interpret(exited(0, '{"hookSpecificOutput":{"permissionDecision":"deny","permissionDecisionReason":"no"}}'), hook("claude", gate)), gate).toMatchObject({ decision: "block", reason: "no" });
     }
   });
-  it("TaskCompleted, TeammateIdle act on exit 2 only (a JSON decision there is none), TaskCreated on decision block too; hookbox's block is exit 2 at all three", () => {
+  it("TaskCompleted, TeammateIdle act on exit 2 only (a JSON decision there is none), TaskCreated on decision block too; hookbox's block is exit 2 at all three, and at TaskCreated its JSON too (an HTTP hook's only way)", () => {
     expect(interpretClaude(exited(0, '{"decision":"block","reason":"no"}'), hook("claude", "TaskCreated"))).toMatchObject({ decision: "block", reason: "no" });
     for (const name of ["TaskCreated", "TaskCompleted", "TeammateIdle"]) {
       const h = hook("claude", name);
       if (name !== "TaskCreated") expect(interpretClaude(exited(0, '{"decision":"block","reason":"no"}'), h).decision, name).toBeNull();
       expect(interpretClaude(exited(2, "", "tests fail"), h), name).toMatchObject({ decision: "block", reason: "tests fail" });
-      expect(answerFor("claude", resolveEventName(name)!.point, { decision: "block", reason: "tests fail", notifications: [] }), name).toEqual({ output: {}, exit_code: 2 });
+      const said = name === "TaskCreated" ? { decision: "block", reason: "tests fail" } : {};
+      expect(answerFor("claude", resolveEventName(name)!.point, { decision: "block", reason: "tests fail", notifications: [] }), name).toEqual({ output: said, exit_code: 2 });
     }
   });
   it("Elicitation, ElicitationResult: exit 2 or action decline/cancel refuses the MCP server's request; an accept decides nothing; hookbox's refusal is a decline, as exit 2 and as JSON", () => {

@@ -510,6 +510,13 @@ describe.concurrent("admission and shutdown", () => {
     expect(stop.headers.get("hookbox-on-failure")).toBe("allow");
   });
 
+  it("says a block at TaskCreated in the JSON a native hook answers (an HTTP hook has no exit 2), the failure mode's too", async () => {
+    const edge = edgeApp({ onFailureB: '{ TaskCreated = "block" }' });
+    const res = await edge.request("/v1/hooks/claude/TaskCreated", { method: "POST", headers: { "content-type": "application/json" }, body: "{not json", token: TOKEN_B });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ decision: "block", reason: expect.stringMatching(/hookbox could not decide \(bad_json\)/) });
+  });
+
   it("answers a native hook on a URL naming no known event with the strictest failure mode (the event may be any), unless the tenant says what \"*\" is", async () => {
     const explicit = edgeApp({ onFailureB: '{ PreToolUse = "block", "*" = "allow" }' });
     const told = await explicit.request("/v1/hooks/claude/pretooluse", { ...post(rmEvent), token: TOKEN_B });
