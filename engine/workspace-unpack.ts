@@ -229,6 +229,8 @@ export async function unpack(body: AsyncIterable<Uint8Array>, dest: string, limi
         case "symlink": {
           // Decided here by the text of the target; by where it physically resolves once the whole archive is unpacked.
           const link = header.linkname ?? "";
+          if (link === "") throw refuse(header.name, "link with an empty target");
+          if (link.includes("\0")) throw refuse(header.name, "NUL in the link target");
           if (Buffer.byteLength(link) > MAX_NAME_BYTES) throw refuse(header.name, `link target longer than ${MAX_NAME_BYTES} bytes`);
           if (posix.isAbsolute(link)) throw refuse(header.name, `link to an absolute path (${link}) is not accepted`);
           if (!inside(rootReal, resolve(parent, link))) throw refuse(header.name, `link points outside the workspace (${link})`);
@@ -245,7 +247,9 @@ export async function unpack(body: AsyncIterable<Uint8Array>, dest: string, limi
     })().then(
       () => next(),
       (err: unknown) => {
-        const e = err instanceof Error ? err : new Error(String(err));
+        // What the file system refused is said of the entry, never as an archive that is not tar.
+        const why = fsRefusal(err);
+        const e = why !== undefined ? refuse(header.name, why) : err instanceof Error ? err : new Error(String(err));
         // Stopped because the archive failed: that failure is the one to report.
         if (!failed.signal.aborted) refused ??= e;
         ex.destroy(e);
@@ -337,7 +341,29 @@ function entryPath(name: string): string {
   let depth = 1;
   for (let i = normal.indexOf("/"); i !== -1; i = normal.indexOf("/", i + 1)) depth++;
   if (depth > MAX_ENTRY_DEPTH) throw refuse(name, `more than ${MAX_ENTRY_DEPTH} levels deep`);
+  if (normal.split("/").some((part) => Buffer.byteLength(part) > MAX_PART_BYTES)) throw refuse(name, `a part of the name is longer than ${MAX_PART_BYTES} bytes (NAME_MAX)`);
   return normal;
+}
+
+/** Linux's NAME_MAX: the most one part of a path may be */
+const MAX_PART_BYTES = 255;
+
+/**
+ * Why the file system refused an entry for what the archive says (two entries of one name, a path
+ * too long for it), in words with its code — never the host path it names. Undefined for anything
+ * else (a full disk is the service's, said as before).
+ */
+function fsRefusal(err: unknown): string | undefined {
+  switch ((err as NodeJS.ErrnoException).code) {
+    case "EEXIST":
+      return "something of that name is already there: the archive names it twice, as a folder and as a file or link (EEXIST)";
+    case "ENOTDIR":
+      return "a part of its path is a file, not a folder (ENOTDIR)";
+    case "ENAMETOOLONG":
+      return `its path is too long for the file system under the workspace's folder (ENAMETOOLONG; paths of about ${MAX_NAME_BYTES - 256} bytes fit)`;
+    default:
+      return undefined;
+  }
 }
 
 function inside(root: string, path: string): boolean {

@@ -217,6 +217,21 @@ describe("workspaces cannot read the host", () => {
     }
   });
 
+  it.each<[string, Entry[], string, RegExp]>([
+    ["a file of a folder's name", [{ name: "a/b", content: "1" }, { name: "a", content: "2" }], "a", /archive names it twice, as a folder and as a file or link \(EEXIST\)/],
+    ["a link of a folder's name", [{ name: "d/x", content: "1" }, { name: "d", type: "symlink", linkname: "x" }], "d", /archive names it twice.*\(EEXIST\)/],
+    ["a name with a part of 256 bytes", [{ name: `x/${"n".repeat(256)}`, content: "1" }], "x/nnn", /a part of the name is longer than 255 bytes \(NAME_MAX\)/],
+    ["a link to nothing named", [{ name: "l", type: "symlink", linkname: "" }], "l", /link with an empty target/],
+  ])("refuses %s with 400 archive_refused naming the entry, never as an archive that is not tar", async (_what, entries, entry, why) => {
+    const { status, text } = await attack(svc, async () => put(svc, "fs-refused", await tarOf(entries)));
+    expect(status, text).toBe(400);
+    const err = errorOf(text);
+    expect(err.code).toBe("archive_refused");
+    expect(err.message).toContain(`archive entry "${entry}`);
+    expect(err.message).toMatch(why);
+    expect((await get(svc, "fs-refused")).status).toBe(404);
+  });
+
   it("refuses an entry whose path would pass PATH_MAX under the workspace's own name, so every stored workspace can be deleted", async () => {
     const id = "A".repeat(128);
     const base = join(svc.dataDir, "workspaces", createHash("sha256").update("team-a").digest("hex").slice(0, 16));
