@@ -117,15 +117,18 @@ export function parseEventBody(raw: Uint8Array, opts: { weighed?: boolean; locat
 /**
  * About what an event takes in memory once parsed and while it is handled, from its bytes alone
  * (one pass, before JSON.parse): the bytes and their text, and for each container and each `,` or
- * `:` outside strings what V8 spends on an object, an array, a property or an element. It errs
- * high: `[{},{},…]` parses to about 21 bytes a byte, and counts about 33. A Copilot `toolArgs` string
+ * `:` outside strings what V8 spends on an object, an array, a property or an element, and for each
+ * key (`:`) what a key of its own may cost besides (its string, a hidden class of its own when the
+ * object's keys are unlike any other's). It errs high: `[{},{},…]` parses to about 21 bytes a byte,
+ * and counts about 33; a mebibyte of `[{"k1":0},{"k2":0},…]`, distinct keys, parses to about 15 MB
+ * and counts about 17. A Copilot `toolArgs` string
  * is parsed again later, when a condition or another dialect reads it: it counts as 32 bytes a character.
  */
 export function eventMemoryBytes(bytes: Uint8Array): number {
   return memoryOf(bytes.length, scanJson(bytes, Infinity) as Counted);
 }
 
-const memoryOf = (length: number, counted: Counted) => 2 * length + 64 * counted.containers + 24 * counted.separators;
+const memoryOf = (length: number, counted: Counted) => 2 * length + 64 * counted.containers + 24 * counted.separators + 64 * counted.keys;
 
 /** What a parsed body's Copilot `toolArgs` string will take when it is parsed in turn (see eventMemoryBytes). */
 export const toolArgsMemoryBytes = (body: JsonObject): number => (typeof body.toolArgs === "string" ? 32 * body.toolArgs.length : 0);
@@ -139,18 +142,19 @@ const CLOSE_BRACKET = 0x5d;
 const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
 
-type Counted = { deeper: false; containers: number; separators: number };
+type Counted = { deeper: false; containers: number; separators: number; keys: number };
 
 /**
  * One pass over the bytes: whether `[` and `{` outside strings (a `\` escapes the next byte) ever
  * stand more than `max` deep — it stops there — and, when not, how many containers and `,` or `:`
- * separators stand outside strings. Exact for any text JSON.parse accepts — UTF-8 never puts these
+ * separators (and of them `:`, keys) stand outside strings. Exact for any text JSON.parse accepts — UTF-8 never puts these
  * ASCII bytes inside a multi-byte character — so no walk of the parsed value is needed after it.
  */
 function scanJson(bytes: Uint8Array, max: number): { deeper: true } | Counted {
   let depth = 0;
   let containers = 0;
   let separators = 0;
+  let keys = 0;
   let inString = false;
   for (let i = 0; i < bytes.length; i++) {
     const b = bytes[i];
@@ -166,9 +170,10 @@ function scanJson(bytes: Uint8Array, max: number): { deeper: true } | Counted {
       depth--;
     } else if (b === COMMA || b === COLON) {
       separators++;
+      if (b === COLON) keys++;
     }
   }
-  return { deeper: false, containers, separators };
+  return { deeper: false, containers, separators, keys };
 }
 
 /** Whether `[` and `{` outside strings ever stand more than `max` deep (see scanJson). */

@@ -227,6 +227,15 @@ describe("events being handled", () => {
     expect(eventMemoryBytes(Buffer.from(JSON.stringify({ s: "{}".repeat(1000) })))).toBeLessThan(5 * 2_010);
     expect(toolArgsMemoryBytes({ toolArgs: "x".repeat(1000) })).toBe(32_000);
   });
+
+  it("counts what objects of keys unlike any other's take: a hidden class and a string of their own each", async () => {
+    const { eventMemoryBytes } = await import("../../engine/event-body.js");
+    // Measured in V8 (heap after JSON.parse, 1 MiB bodies): distinct keys about 15 bytes a byte, one key repeated about 17.
+    const distinct = Buffer.from(`[${Array.from({ length: 80_000 }, (_, i) => `{"k${i}":0}`).join(",")}]`);
+    const same = Buffer.from(`[${Array.from({ length: 100_000 }, () => '{"key":0}').join(",")}]`);
+    expect(eventMemoryBytes(distinct)).toBeGreaterThan(15 * distinct.length);
+    expect(eventMemoryBytes(same)).toBeGreaterThan(17 * same.length);
+  });
 });
 
 describe("a hook hookbox's own preparation left no time", () => {
