@@ -127,6 +127,8 @@ function configsIn(root: string, scope: "repository" | "home"): { agent: Agent; 
   if (scope === "repository") add("claude", ".claude", "settings.local.json");
   add("cosh", ".copilot-shell", "config.toml");
   add("codex", ".codex", "hooks.json");
+  // Codex reads inline [hooks] tables of its config.toml too, beside hooks.json.
+  add("codex", ".codex", "config.toml");
   add("gemini", ".gemini", "settings.json");
   add("cursor", ".cursor", "hooks.json");
   const copilot = join(root, scope === "repository" ? ".github/hooks" : ".copilot/hooks");
@@ -167,7 +169,13 @@ function entriesOf(agent: Agent, file: string, problems: string[]): Entry[] {
     }
     return out;
   }
-  const doc = obj(JSON.parse(text));
+  const doc = obj(file.endsWith(".toml") ? parseToml(text) : JSON.parse(text));
+  // Codex: `[features] hooks = false` (or its older name `codex_hooks`) turns every hook off, hooks.json's too.
+  if (agent === "codex" && file.endsWith(".toml")) {
+    const features = obj(doc.features);
+    const said = features.hooks === false ? "hooks" : features.codex_hooks === false ? "codex_hooks" : undefined;
+    if (said) problems.push(`${file}: [features] ${said} = false: Codex runs none of its hooks`);
+  }
   // Claude Code gives a settings file's "env" to every session, and so to every hook it runs: one
   // that says where a forwarder sends events, with whose token, or through what, decides that for
   // every hookbox line, whatever the line says.

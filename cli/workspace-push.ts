@@ -7,6 +7,7 @@ import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readF
 import { basename, join, posix, relative, resolve, sep } from "node:path";
 import { parseArgs } from "node:util";
 import { gzipSync } from "node:zlib";
+import { parse as parseJsonc, printParseErrorCode, type ParseError } from "jsonc-parser";
 import { parse as parseToml, stringify as stringifyToml } from "smol-toml";
 import { pack } from "tar-stream";
 import { oneLine, shownUrl, withoutUserinfo } from "./terminal.js";
@@ -17,15 +18,23 @@ import { oneLine, shownUrl, withoutUserinfo } from "./terminal.js";
  * settings and, often, keys (`.cursor/mcp.json`, `.codex/config.toml`).
  */
 export const HOOK_PATHS = [
-  ".github/hooks", ".github/copilot/settings.json", ".github/copilot/settings.local.json", ".copilot-shell",
-  ".claude/settings.json", ".claude/settings.local.json", ".claude/hooks",
-  ".cursor/hooks.json", ".cursor/hooks", ".codex/hooks.json", ".codex/hooks", ".gemini/settings.json", ".gemini/hooks",
+  ".github/hooks", ".copilot-shell/hooks", ".claude/hooks", ".cursor/hooks.json", ".cursor/hooks", ".codex/hooks.json", ".codex/hooks", ".gemini/hooks",
 ];
 /**
- * Files that hold hooks among other settings (and, often, keys): of these only the hooks table is
- * sent, as a file of that name holding nothing else. Codex's `.codex/config.toml` (its `[hooks]`).
+ * Files that hold hooks among other settings (and, often, keys: a model's API key, an MCP server's
+ * token, an `env`): of these only what the service reads of them is sent — the keys named here — as
+ * a file of that name holding nothing else. A file with nothing else in it is sent as it is.
  */
-export const HOOK_TABLES = [".codex/config.toml"];
+export const HOOK_TABLES: Record<string, { syntax: "json" | "jsonc" | "toml"; keys: readonly string[] }> = {
+  ".github/copilot/settings.json": { syntax: "json", keys: ["hooks", "disableAllHooks"] },
+  ".github/copilot/settings.local.json": { syntax: "json", keys: ["hooks", "disableAllHooks"] },
+  ".copilot-shell/config.toml": { syntax: "toml", keys: ["hooks"] },
+  ".claude/settings.json": { syntax: "json", keys: ["hooks", "disableAllHooks"] },
+  ".claude/settings.local.json": { syntax: "json", keys: ["hooks", "disableAllHooks"] },
+  ".codex/config.toml": { syntax: "toml", keys: ["hooks"] },
+  // comments and trailing commas allowed, as Gemini CLI reads it
+  ".gemini/settings.json": { syntax: "jsonc", keys: ["hooks", "hooksConfig"] },
+};
 const SKIP = new Set([".git", "node_modules"]);
 /** A name that is one of SKIP on a file system that ignores case (`.GIT` is `.git` on macOS and Windows). */
 const isSkipped = (name: string) => SKIP.has(name.toLowerCase());
@@ -34,7 +43,7 @@ const isSkipped = (name: string) => SKIP.has(name.toLowerCase());
 interface Sent {
   name: string;
   from: string;
-  /** a HOOK_TABLES file: only its `hooks` table is sent */
+  /** a HOOK_TABLES file: only its hook settings are sent */
   hooksOnly?: boolean;
 }
 
@@ -123,7 +132,7 @@ function unsentScripts(dir: string, sent: Sent[], configs: Map<string, string>, 
       const rel = posix.normalize(m[1]!);
       if (rel.startsWith("..") || names.has(rel) || said.has(rel) || !lstatExists(join(dir, rel))) continue;
       said.add(rel);
-      warnings.push(`warning: ${oneLine(file)} names ${oneLine(rel)}, which is not sent (it is under no hook path: send the whole folder with --all, or keep hook scripts under .claude/hooks, .github/hooks, .cursor/hooks, .codex/hooks or .gemini/hooks)\n`);
+      warnings.push(`warning: ${oneLine(file)} names ${oneLine(rel)}, which is not sent (it is under no hook path: send the whole folder with --all, or keep hook scripts under .claude/hooks, .github/hooks, .copilot-shell/hooks, .cursor/hooks, .codex/hooks or .gemini/hooks)\n`);
       if (said.size >= MAX_UNSENT_WARNINGS) return;
     }
   }
@@ -138,16 +147,34 @@ function lstatExists(path: string): boolean {
   }
 }
 
-/** A HOOK_TABLES file's `hooks` table alone, as TOML; undefined when it has none. A file TOML cannot read is an Error (warned of, not sent). */
-function hooksTableText(body: Buffer): Buffer | undefined {
-  let value: Record<string, unknown>;
+/**
+ * A HOOK_TABLES file's hook settings alone (`keys`), in its own syntax; undefined when it holds none;
+ * the file's own bytes when it holds nothing else. A file that cannot be read in its syntax is an
+ * Error (warned of, not sent: it may hold anything).
+ */
+function hookSettingsText(body: Buffer, table: (typeof HOOK_TABLES)[string]): { text: Buffer; cut: boolean } | undefined {
+  let value: unknown;
+  const text = body.toString("utf8");
   try {
-    value = parseToml(body.toString("utf8"));
+    if (table.syntax === "toml") value = parseToml(text);
+    else if (table.syntax === "json") value = JSON.parse(text);
+    else {
+      const errors: ParseError[] = [];
+      value = parseJsonc(text, errors, { allowTrailingComma: true, disallowComments: false });
+      if (errors.length > 0) throw new Error(`${printParseErrorCode(errors[0]!.error)} at offset ${errors[0]!.offset}`);
+    }
   } catch (err) {
-    throw new Error(`not TOML: ${(err as Error).message.split("\n")[0]}`);
+    throw new Error(`not ${table.syntax === "toml" ? "TOML" : "JSON"}: ${(err as Error).message.split("\n")[0]}`);
   }
-  if (value.hooks === undefined) return undefined;
-  return Buffer.from(`# The [hooks] tables of this repository's file, as \`hookbox workspace push\` sends them: no other setting.\n${stringifyToml({ hooks: value.hooks })}`);
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new Error(`not a ${table.syntax === "toml" ? "TOML table" : "JSON object"}`);
+  const all = Object.keys(value);
+  const kept = Object.fromEntries(Object.entries(value).filter(([k]) => table.keys.includes(k)));
+  if (Object.keys(kept).length === 0) return undefined;
+  if (Object.keys(kept).length === all.length) return { text: body, cut: false };
+  const out = table.syntax === "toml"
+    ? `# This repository's hook settings, as \`hookbox workspace push\` sends them: no other setting.\n${stringifyToml(kept)}`
+    : `${JSON.stringify(kept, null, 2)}\n`;
+  return { text: Buffer.from(out), cut: true };
 }
 
 /** The archive of `sent`, and the text of each hook file in it (`.json`, `.toml`: at most 1 MiB each), as read for it. */
@@ -168,10 +195,11 @@ async function tarGz(sent: Sent[], warnings: string[]): Promise<{ archive: Buffe
       if (!st.isFile()) throw new Error("not a regular file");
       let body: Buffer = readFileSync(fd);
       if (hooksOnly) {
-        const table = hooksTableText(body);
-        if (table === undefined) continue; // no hooks in it: nothing of it is sent
-        body = table;
-        warnings.push(`warning: ${oneLine(name)}: only its [hooks] tables are sent (no other setting): line numbers the service gives for it are those of the copy sent\n`);
+        const table = HOOK_TABLES[name.split(sep).join("/")]!;
+        const settings = hookSettingsText(body, table);
+        if (settings === undefined) continue; // no hook settings in it: nothing of it is sent
+        body = settings.text;
+        if (settings.cut) warnings.push(`warning: ${oneLine(name)}: only its hook settings (${table.keys.join(", ")}) are sent, none of its other settings: line numbers the service gives for it are those of the copy sent\n`);
       }
       if (/\.(json|toml)$/.test(name)) configs.set(name, body.subarray(0, 1024 * 1024).toString("utf8"));
       await new Promise<void>((res, rej) => p.entry({ name, mode: st.mode & 0o777 }, body, (e) => (e ? rej(e) : res())));
@@ -209,12 +237,12 @@ export async function workspacePush(argv: string[], env: NodeJS.ProcessEnv): Pro
     const allowed: Allowed = (target) => roots.some((root) => inside(root, target)) && !relative(dir, target).split(sep).some(isSkipped);
     for (const p of paths) files(dir, allowed, join(dir, p), sent, skipped);
     // A hooks table is read from the file itself, never through a link (which could lead anywhere).
-    for (const p of hookPaths(dir, skipped, HOOK_TABLES)) {
+    for (const p of hookPaths(dir, skipped, Object.keys(HOOK_TABLES))) {
       if (lstatSync(join(dir, p)).isFile()) sent.push({ name: p, from: join(dir, p), hooksOnly: true });
       else skipped.push(`warning: ${oneLine(p)} is not a regular file: skipped\n`);
     }
   }
-  if (sent.length === 0) return { stdout: "", stderr: `${skipped.join("")}hookbox: no hook files in ${dir} (looked for ${HOOK_PATHS.join(", ")}; --all sends the whole folder)\n`, code: 65 };
+  if (sent.length === 0) return { stdout: "", stderr: `${skipped.join("")}hookbox: no hook files in ${dir} (looked for ${[...HOOK_PATHS, ...Object.keys(HOOK_TABLES)].join(", ")}; --all sends the whole folder)\n`, code: 65 };
   const { archive, count, configs } = await tarGz(sent, skipped);
   if (!values.all) unsentScripts(dir, sent, configs, skipped);
   const id = values.id ?? `${basename(given).replace(/[^A-Za-z0-9._-]/g, "-").replace(/^[^A-Za-z0-9]+/, "") || "ws"}-${createHash("sha256").update(archive).digest("hex").slice(0, 12)}`;

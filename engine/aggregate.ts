@@ -184,8 +184,8 @@ export function fold(judged: Judged[], opts: { interactive: boolean }): Folded {
  *   so the change stays with the question;
  * - unchecked: the change is dropped, and with it an allow, which only ever goes out with the
  *   change it was given for (see `fold`);
- * - a policy change of the changed event (a wrapper) goes out in its place, with the policy's
- *   decision on it (policy outranks every other hook's change);
+ * - a policy change of the changed event: looked at by no policy hook, it is dropped, and the
+ *   change it was made of with it (and the allow given with that);
  * - a policy allow of the changed event allows it when nothing else decided.
  * Every message and context of both looks reaches the agent.
  */
@@ -209,21 +209,16 @@ export function afterPolicyLook(first: Folded, again: Folded | undefined, unchec
       note: `a hook changed the arguments; the policy hooks ${blocked ? "blocked" : "asked about"} the changed event`,
     });
     delete out.modifiedArgs;
-    // Asked about with their own change, the question is about that one.
-    if (!blocked) out.modifiedArgs = again.modifiedArgs ?? first.modifiedArgs;
+    if (!blocked) out.modifiedArgs = first.modifiedArgs;
     if (first.halt !== undefined && out.halt === undefined) out.halt = first.halt;
     return out;
   }
   if (unchecked) return merged(withoutChange(first, "a hook changed the arguments, but the policy hooks could not check the changed event: the change is dropped"));
-  if (again?.modifiedArgs !== undefined) {
-    // The policy hooks changed the changed event (wrapped it in a sandbox, say): theirs is the change
-    // that goes out, with their decision on it — never their allow with another hook's arguments,
-    // never another's allow with theirs.
-    const out = merged({ ...first, decision: again.decision, modifiedArgs: again.modifiedArgs, note: "a hook changed the arguments; the policy hooks changed the changed event, and their change goes out" });
-    if (again.reason !== undefined) out.reason = again.reason;
-    else delete out.reason;
-    return out;
-  }
+  // The policy hooks changed the changed event in turn (wrapped it, say): no policy hook has looked
+  // at that change, so it never goes out — and the change it was made of goes too, with the allow
+  // given with it. (A policy hook that rewrites leaves its own rewrite as it is on a second look:
+  // then its first change passes.)
+  if (again?.modifiedArgs !== undefined) return merged(withoutChange(first, "a hook changed the arguments, and the policy hooks changed the changed event in turn — a change no policy hook has looked at: both are dropped"));
   if (again?.decision === "allow" && first.decision === null) {
     return merged({ ...first, decision: "allow", ...(again.reason !== undefined ? { reason: again.reason } : {}), note: "a hook changed the arguments; the policy hooks allowed the changed event" });
   }

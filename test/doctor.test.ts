@@ -93,6 +93,24 @@ describe("hookbox doctor", () => {
     expect(r.out).toMatch(/^ok +Claude Code +PermissionRequest .*\n.*decision\.behavior deny/m);
   });
 
+  it("finds a Codex guard in the inline [hooks] of .codex/config.toml, and names a [features] switch that turns Codex's hooks off", () => {
+    // hooks.json holds no hook: the guard is config.toml's alone.
+    const inline = (file: string, text: string) => (file.endsWith(join(".codex", "hooks.json")) ? JSON.stringify({ hooks: {} }) : text);
+    const toml = (features: string) =>
+      `model = "o4"\n${features}[[hooks.PreToolUse]]\nmatcher = "*"\n[[hooks.PreToolUse.hooks]]\ntype = "command"\ncommand = "hookbox forward --url ${svc.url} --event PreToolUse --format codex"\n`;
+    for (const [features, live] of [["", true], ["[features]\nhooks = false\n", false]] as const) {
+      const { repo, home } = workspaceOf(svc.url, inline);
+      writeFileSync(join(repo, ".codex/config.toml"), toml(features));
+      const r = doctor(repo, home);
+      expect(r.out).toMatch(/^ok +Codex +PreToolUse +\.codex\/config\.toml hooks\.PreToolUse\[0\]\.hooks\[0\]/m);
+      if (live) expect(r.code, r.out).toBe(0);
+      else {
+        expect(r.code).toBe(1);
+        expect(r.out).toMatch(/\[features\] hooks = false: Codex runs none of its hooks/);
+      }
+    }
+  });
+
   it("names a wrong token", () => {
     const { repo, home } = workspaceOf(svc.url);
     const r = doctor(repo, home, "not-the-token");

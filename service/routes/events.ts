@@ -28,23 +28,37 @@ export async function handleEvent(c: Context<Env>, deps: AppDeps, eventName: str
   const tenant = c.get("tenant");
   const query = queryOf(c, EventQuerySchema);
   const raw = await readBody(c, deps.limits.maxEventBytes, { budget: deps.bodies, tenant: tenant.name, readMs: deps.limits.eventBodyReadMs });
-  // A large body is weighed and parsed in a turn of its own (its tenant's, round-robin): bodies
-  // that arrive together never hold the loop back to back.
-  if (raw.length >= TURN_BODY_BYTES) await heavyTurns.take(tenant.name);
   // What the event will hold while it waits and runs is charged before it is parsed, and given back
   // when it is done (its run's end; here, if it never gets one).
-  // One pass over the bytes refuses a body nested too deep (400) and weighs the rest.
-  const charges = [deps.eventMemory!.take(tenant.name, weighEventBody(raw))];
+  const charges: (() => void)[] = [];
   const memory = {
     charge: (bytes: number) => void charges.push(deps.eventMemory!.take(tenant.name, bytes)),
     giveBack: () => charges.forEach((give) => give()),
     runOwnsIt: false,
   };
   try {
+    if (raw.length >= TURN_BODY_BYTES) {
+      // A large body is weighed and parsed in a turn of its own (its tenant's, round-robin): bodies
+      // that arrive together never hold the loop back to back. While it waits, its bytes count
+      // against its tenant's share: a tenant's queue of bodies is bounded (429 past it), as its
+      // bodies arriving were.
+      memory.charge(raw.length);
+      await heavyTurns.take(tenant.name);
+      // Gone while it waited: nothing of it is parsed, nothing run.
+      if (clientLeft(c)) throw new HookboxError("the client went away before its body was parsed", "body_incomplete");
+    }
+    // One pass over the bytes refuses a body nested too deep (400) and weighs the rest.
+    memory.charge(weighEventBody(raw));
     return await handleRead(c, deps, eventName, native, { t0, tenant, query, raw, memory });
   } finally {
     if (!memory.runOwnsIt) memory.giveBack();
   }
+}
+
+/** Whether the client's connection has closed without its answer. */
+function clientLeft(c: Context<Env>): boolean {
+  const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
+  return outgoing !== undefined && (outgoing.destroyed || outgoing.socket?.destroyed === true) && !outgoing.writableFinished;
 }
 
 async function handleRead(

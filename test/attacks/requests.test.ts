@@ -361,6 +361,32 @@ describe("what one tenant's events hold while they wait and run", () => {
     expect(flood.some((r) => r.status === 429 && /TENANT_EVENT_MEMORY_BYTES/.test(r.text))).toBe(true);
     await alive(svc);
   }, 60_000);
+
+  it("counts bodies waiting for their turn to be parsed against the tenant's share: 200 connections posting 1 MiB bodies back to back hold no more than it", async () => {
+    // Read whole, a body once left its arriving share and waited for its turn charged to nothing:
+    // bodies slow to parse (a mebibyte of `{}`s) arrive faster than turns come, and one tenant's
+    // connections queued any number of mebibytes.
+    const body = `{"session_id":"s","hook_event_name":"Stop","x":[${"{},".repeat(340_000)}{}]}`;
+    let peakKb = 0;
+    const sampler = setInterval(() => (peakKb = Math.max(peakKb, svc.rssKb())), 20);
+    const statuses: number[] = [];
+    try {
+      await Promise.all(Array.from({ length: 200 }, async () => {
+        for (let i = 0; i < 5; i++) {
+          const status = await fetch(`${svc.url}/v1/events`, { method: "POST", headers: { authorization: `Bearer ${TOKEN_A}`, "content-type": "application/json" }, body })
+            .then(async (r) => (await r.arrayBuffer(), r.status), () => 0);
+          statuses.push(status);
+        }
+      }));
+    } finally {
+      clearInterval(sampler);
+    }
+    expect(statuses.every((s) => s === 200 || s === 429)).toBe(true);
+    // The share (64 MiB) and what arrives (16 MiB) — about 260 MB all told here —, not hundreds of
+    // mebibytes of queued bodies (about 470 MB when they were charged to nothing).
+    expect(peakKb).toBeLessThan(350 * 1024);
+    await alive(svc);
+  }, 120_000);
 });
 
 // What a request leaves in memory is a copy of the part kept, never the request: V8 keeps a whole

@@ -281,6 +281,21 @@ describe("answers an agent accepts whole (an answer it refuses loses the block w
     expect(out.notifications).toEqual([note]);
   });
 
+  it.each([
+    ["an allow", { decision: "allow" as const, reason: "wrapped" }],
+    ["no decision", { decision: null }],
+  ])("drops a change the policy hooks change in turn, with %s of theirs on it: the other hooks' ask stands, no allow goes out, no arguments no policy hook saw", (_what, theirs) => {
+    const first: Folded = { decision: "ask", reason: "a human must confirm network access", modifiedArgs: { command: "npm install --registry https://npm.internal foo" }, notifications: [] };
+    const again: Folded = { ...theirs, modifiedArgs: { command: "sudo firejail --net=none npm install foo" }, notifications: [] };
+    const out = afterPolicyLook(first, again, false);
+    expect(out.decision).toBe("ask");
+    expect(out.reason).toBe("a human must confirm network access");
+    expect(out.modifiedArgs).toBeUndefined();
+    // With nothing else decided, nothing is: the agent asks as it would.
+    expect(afterPolicyLook({ ...first, decision: null }, again, false)).toMatchObject({ decision: null });
+    expect(afterPolicyLook({ ...first, decision: null }, again, false).modifiedArgs).toBeUndefined();
+  });
+
   it("gives a block without a reason one, so every agent takes it (Codex, Claude Code stop points, Cursor's follow-up)", () => {
     const f = fold([j("guard", { decision: "block" }, "Stop", "claude")], { interactive: true });
     expect(f.reason).toBe("blocked by hook guard");

@@ -787,7 +787,7 @@ describe("Gemini CLI settings.json", () => {
 
 describe("hookbox workspace push", () => {
   it("sends every repository hook file the formats read (a source it leaves out never reaches the service)", () => {
-    const sent = (path: string) => HOOK_TABLES.includes(path) || HOOK_PATHS.some((p) => path === p || path.startsWith(`${p}/`));
+    const sent = (path: string) => Object.hasOwn(HOOK_TABLES, path) || HOOK_PATHS.some((p) => path === p || path.startsWith(`${p}/`));
     const missing = REPOSITORY_SOURCES.map((s) => s.path).filter((p) => !sent(p));
     expect(missing).toEqual([]);
     expect(REPOSITORY_SOURCES.map((s) => s.path)).toContain(".gemini/settings.json");

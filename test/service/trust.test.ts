@@ -209,14 +209,15 @@ describe("an operator's rewrite", () => {
     expect(a.note).toMatch(/allowed the arguments as sent; hook swap changed them/);
   });
 
-  it("is wrapped when a policy hook wraps the changed event: the policy's change goes out with its allow, never its allow with the operator's change", async () => {
+  it("is dropped when a policy hook changes the changed event in turn — no policy hook looked at that change — and the policy's allow never goes out with the operator's arguments", async () => {
     const a = await ask({ hook_event_name: "PreToolUse", tool_name: "tocurl", tool_input: { command: "ls" } }, { query: "format=claude" });
-    expect(a.decision).toBe("allow");
-    expect(a.modifiedArgs).toEqual({ command: "firejail --net=none curl-evil" });
-    expect(a.output).toMatchObject({ hookSpecificOutput: { permissionDecision: "allow", updatedInput: { command: "firejail --net=none curl-evil" } } });
-    expect(a.note).toMatch(/the policy hooks changed the changed event/);
-    // The agent's own call of the same: wrapped the same way.
+    expect(a.decision).toBeNull();
+    expect(a.modifiedArgs).toBeUndefined();
+    expect(JSON.stringify(a.output)).not.toMatch(/curl-evil|firejail/);
+    expect(a.note).toMatch(/the policy hooks changed the changed event in turn .*both are dropped/);
+    // The agent's own call of the same: the policy's wrapper, which it leaves as it is on its second look, goes out.
     const direct = await ask({ hook_event_name: "PreToolUse", tool_name: "tocurl", tool_input: { command: "curl-evil | sh" } }, { query: "format=claude" });
+    expect(direct.decision).toBe("allow");
     expect(direct.modifiedArgs).toEqual({ command: "firejail --net=none curl-evil" });
   });
 
