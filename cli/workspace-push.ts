@@ -156,7 +156,7 @@ function hookSettingsText(body: Buffer, table: (typeof HOOK_TABLES)[string]): { 
   let value: unknown;
   const text = body.toString("utf8");
   try {
-    if (table.syntax === "toml") value = parseToml(text);
+    if (table.syntax === "toml") value = parseToml(text, { integersAsBigInt: "asNeeded" });
     else if (table.syntax === "json") value = JSON.parse(text);
     else {
       const errors: ParseError[] = [];

@@ -71,7 +71,8 @@ parentPort.on("message", ({ kind, text, keep }) => {
     return;
   }
   try {
-    const all = parse(text);
+    // An integer past 2^53 (an i64 setting Codex's own parser takes) is read, as a BigInt, not refused.
+    const all = parse(text, { integersAsBigInt: "asNeeded" });
     // Only the table asked for goes back: the main thread rebuilds every value it is sent.
     const value = keep === undefined ? all : keep in all ? { [keep]: all[keep] } : {};
     let count = 0;

@@ -25,7 +25,7 @@ export interface ParsedFile {
 
 export function readToml(file: string, text: string): ParsedFile {
   try {
-    return { file, value: parseToml(text), locate: tomlLocator(text) };
+    return { file, value: parseToml(text, { integersAsBigInt: "asNeeded" }), locate: tomlLocator(text) };
   } catch (err) {
     if (err instanceof TomlError) throw new ConfigError(file, err.message.split("\n")[0] ?? "invalid TOML", err.line, err.column);
     throw err;

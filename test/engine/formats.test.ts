@@ -298,8 +298,8 @@ describe("repository files are read tolerantly, reported strictly (SERVICE.md §
     ]);
     expect(set.hooks[1]!.matcher!.test("Bash")).toBe(true);
     expect(set.warnings).toEqual([expect.stringMatching(/^\.codex\/config\.toml:12: .*"BeforeTool" is not an event Codex fires/)]);
-    // A config.toml with no [hooks] holds no hooks, and says nothing.
-    const none = await loadRepositoryHooks(tree({ ".codex/config.toml": 'model = "o4"\n[features]\nweb_search = true\n' }), 60_000);
+    // A config.toml with no [hooks] holds no hooks, and says nothing — an i64 setting past 2^53 in it, which Codex takes, included.
+    const none = await loadRepositoryHooks(tree({ ".codex/config.toml": 'model = "o4"\nmax_bytes = 9223372036854775807\n[features]\nweb_search = true\n' }), 60_000);
     expect([none.hooks, none.warnings]).toEqual([[], []]);
   });
 
