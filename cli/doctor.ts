@@ -43,6 +43,8 @@ interface Entry {
   off?: string;
   /** the group's matcher: the agent runs the hook only for what it matches */
   matcher?: string;
+  /** what of the hook's own settings keeps the check from proving it (a Copilot hook's `cwd`, its `env`) */
+  unproven?: string;
 }
 
 interface Finding {
@@ -139,6 +141,11 @@ function configsIn(root: string, scope: "repository" | "home"): { agent: Agent; 
     // none there, or not a folder (a file, a FIFO): no hook files for Copilot to read either
   }
   for (const f of names.filter((n) => n.endsWith(".json")).sort()) out.push({ agent: "copilot", file: join(copilot, f), root, scope });
+  // Copilot's inline hooks and its disableAllHooks: in the repository's settings files, and the user's.
+  if (scope === "repository") {
+    add("copilot", ".github", "copilot", "settings.json");
+    add("copilot", ".github", "copilot", "settings.local.json");
+  } else add("copilot", ".copilot", "settings.json");
   return out;
 }
 
@@ -197,7 +204,8 @@ function entriesOf(agent: Agent, file: string, problems: string[]): Entry[] {
       if (agent === "copilot" || agent === "cursor") {
         const command = typeof group.bash === "string" ? group.bash : typeof group.command === "string" ? group.command : undefined;
         const off = fileOff ?? (group.type !== undefined && group.type !== "command" ? `its "type" is ${JSON.stringify(group.type)}, not "command": ${AGENT_NAME[agent]} does not run it as a command` : undefined);
-        if (command) out.push({ agent, file, event, where: `hooks.${event}[${i}]`, command, timeoutS: num(group.timeoutSec) ?? num(group.timeout), ...(off ? { off } : {}), ...matcherOf(group.matcher) });
+        const unproven = agent === "copilot" ? copilotUnproven(group) : undefined;
+        if (command) out.push({ agent, file, event, where: `hooks.${event}[${i}]`, command, timeoutS: num(group.timeoutSec) ?? num(group.timeout), ...(off ? { off } : {}), ...(unproven ? { unproven } : {}), ...matcherOf(group.matcher) });
         return;
       }
       arr(group.hooks).forEach((h, j) => {
@@ -231,6 +239,20 @@ function entriesOf(agent: Agent, file: string, problems: string[]): Entry[] {
  * Node, sh and bash run first, where names resolve, where the cache and the home are.
  */
 const REDIRECTING_ENV = /^(?:HOOKBOX_\w*|PATH|HOME|ENV|BASH_ENV|SHELLOPTS|BASHOPTS|IFS|HOSTALIASES|RES_OPTIONS|LOCALDOMAIN|XDG_\w*|CURL_\w*|SSL_\w*|NODE_\w*|LD_\w*|DYLD_\w*|GCONV_PATH|LOCPATH|\w*_proxy)$/i;
+
+/**
+ * A Copilot hook runs in its `cwd` (the repository's root, or a folder of it) with its `env` on top of
+ * the agent's: the doctor runs every line from the root with the user's own environment, so a line
+ * that says otherwise is not proven — one whose cwd holds another `.hookbox/forward.sh`, or whose env
+ * preloads a script into node, would answer what the doctor never saw.
+ */
+function copilotUnproven(group: Json): string | undefined {
+  const cwd = group.cwd;
+  if (cwd !== undefined && !(typeof cwd === "string" && (cwd === "" || cwd === "." || cwd === "./"))) return `its "cwd" ${JSON.stringify(cwd)}: Copilot runs the line there, the doctor checks it from the repository's root — drop the cwd`;
+  const redirecting = Object.keys(obj(group.env)).filter((k) => REDIRECTING_ENV.test(k));
+  if (redirecting.length > 0) return `its "env" sets ${redirecting.slice(0, 8).join(", ")}: it decides where and how the line sends events, or what runs in it — drop it`;
+  return undefined;
+}
 
 /** The agents whose hook files take `disableAllHooks`. */
 const SAYS_DISABLE_ALL: ReadonlySet<Agent> = new Set(["claude", "codex", "copilot"]);
@@ -356,6 +378,7 @@ const FORMAT_OF: Record<Agent, string> = { claude: "claude", copilot: "copilot",
 async function check(entry: Entry, dir: string, env: NodeJS.ProcessEnv, lineEnv: NodeJS.ProcessEnv, origin: string): Promise<Finding> {
   const fail = (message: string): Finding => ({ entry, ok: false, message });
   if (entry.off) return fail(`${entry.off}: a block from hookbox never reaches it`);
+  if (entry.unproven) return fail(entry.unproven);
   if (!resolveEventName(entry.event)) return fail(`"${entry.event}" is not an event hookbox knows: this hook never fires for hookbox`);
   const elsewhere = (url: string) => `the line sends events to ${url}, not to your hookbox at ${origin} (--url or HOOKBOX_URL): not contacted`;
   if (entry.http) {
@@ -397,7 +420,10 @@ async function check(entry: Entry, dir: string, env: NodeJS.ProcessEnv, lineEnv:
   const deadlineS = Number(flag("deadline") ?? agentDeadlineS(entry.agent, event));
   if (!(deadlineS <= agentS)) return fail(`${givesUp}, but the forwarder waits up to ${flag("deadline") ?? deadlineS} s: add --deadline ${agentS}`);
   const timeoutMs = flag("timeout");
-  if (timeoutMs !== undefined && !(Number(timeoutMs) <= agentS * 1000)) return fail(`${givesUp}, but --timeout ${timeoutMs} lets the request wait longer: drop it, or lower it`);
+  // The forwarder's own margin before a deadline (min(deadline − 0.5 s, 90 %)): a request that waits
+  // to the agent's last moment answers after it, whatever the answer.
+  const latestMs = Math.min(agentS * 1000 - 500, agentS * 900);
+  if (timeoutMs !== undefined && !(Number(timeoutMs) <= latestMs)) return fail(`${givesUp}, but --timeout ${timeoutMs} lets the request wait past ${latestMs} ms, too late for the forwarder to answer in time: drop it, or lower it`);
   // A canary needs no time; a real event's hooks do. Too short a wait answers every slower event
   // with a failure mode the forwarder may not even know yet (it learns it from answers): an allow.
   const shortS = deadlineS < MIN_GUARD_WAIT_S ? `--deadline ${flag("deadline")!}` : timeoutMs !== undefined && Number(timeoutMs) < MIN_GUARD_WAIT_S * 1000 ? `--timeout ${timeoutMs}` : undefined;

@@ -319,6 +319,42 @@ describe("hookbox doctor", () => {
     expect(r.out).toMatch(/FAIL +Gemini CLI .*\n.*--on-unreachable allow: whenever hookbox is slow or down/);
   });
 
+  it("reads Copilot's settings files: their disableAllHooks turns every Copilot hook off, and their inline hooks are lines too", () => {
+    const { repo, home } = workspaceOf(svc.url);
+    mkdirSync(join(repo, ".github/copilot"), { recursive: true });
+    writeFileSync(join(repo, ".github/copilot/settings.json"), JSON.stringify({ disableAllHooks: true }));
+    const off = doctor(repo, home);
+    expect(off.code).toBe(1);
+    expect(off.out).toMatch(/^FAIL +Copilot CLI .*hookbox\.json.*\n.*"disableAllHooks": true in .*copilot\/settings\.json: Copilot runs none of its hooks/m);
+    writeFileSync(join(repo, ".github/copilot/settings.json"), JSON.stringify({ hooks: { preToolUse: [{ type: "command", bash: `hookbox forward --url ${svc.url} --event preToolUse --format copilot`, timeoutSec: 30 }] } }));
+    const inline = doctor(repo, home);
+    expect(inline.out).toMatch(/^ok +Copilot CLI +preToolUse +\.github\/copilot\/settings\.json hooks\.preToolUse\[0\]/m);
+    expect(inline.code, inline.out).toBe(0);
+  });
+
+  it("vouches for no Copilot line whose own cwd or env the check would not run it with", () => {
+    for (const [extra, said] of [[{ cwd: "sub" }, /its "cwd" "sub": Copilot runs the line there/], [{ env: { NODE_OPTIONS: "--require ./x.cjs" } }, /its "env" sets NODE_OPTIONS/]] as const) {
+      const { repo, home } = workspaceOf(svc.url, (file, text) => {
+        if (!file.endsWith("hookbox.json")) return text;
+        const doc = JSON.parse(text) as { hooks: { preToolUse: Record<string, unknown>[] } };
+        doc.hooks.preToolUse[0] = { ...doc.hooks.preToolUse[0], ...extra };
+        return JSON.stringify(doc);
+      });
+      const r = doctor(repo, home);
+      expect(r.code).toBe(1);
+      expect(r.out).toMatch(new RegExp(`^FAIL +Copilot CLI +preToolUse .*\\n.*${said.source}`, "m"));
+    }
+  });
+
+  it("names a --timeout that leaves the forwarder no time to answer before the agent gives up", () => {
+    const { repo, home } = workspaceOf(svc.url);
+    const cosh = join(home, ".copilot-shell/config.toml");
+    writeFileSync(cosh, readFileSync(cosh, "utf8").replace("--deadline 30\"\ntimeout = 30000", "--deadline 30 --timeout 30000\"\ntimeout = 30000"));
+    const r = doctor(repo, home);
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/FAIL +cosh +PreToolUse .*\n.*--timeout 30000 lets the request wait past 27000 ms/);
+  });
+
   it("names a forwarder that waits longer than the agent does, and an HTTP hook whose timeout comes before hookbox's answer", () => {
     const { repo, home } = workspaceOf(svc.url, (file, text) =>
       file.endsWith(join(".codex", "hooks.json"))
