@@ -293,7 +293,9 @@ END {
   if (status < 200 && status != 101) told = ""
   print told
   if (f[2] == "28") { print "!T"; exit 0 }
-  if (f[2] != "0" || f[1] == "000") { print "!U" esc(em != "" ? em : "curl failed (exit " f[2] ")", 0); exit 0 }
+  # The last line is curl's word only when the answer was read to its end: else it is a piece of the
+  # answer (cut at the cap), said no longer than any message.
+  if (f[2] != "0" || f[1] == "000") { print "!U" esc(em != "" ? clipb(em, ${MAX_SAID_BYTES}) : "curl failed (exit " f[2] ")", 0); exit 0 }
   if (BIG) { print "!Ahookbox's answer is larger than " MAXBYTES " bytes or " MAXLINES " lines: no answer"; exit 0 }
   S = ""
   for (; i < n; i++) S = S L[i] (i < n - 1 ? "\n" : "")
@@ -479,15 +481,18 @@ fi
 [ -n "\${HOOKBOX_CANARY-}" ] && set -- "$@" -H 'hookbox-canary: block'
 exec 4<&0
 cr=$(printf '\r')
+# Read no further than an answer of hookbox's can be, and its headers: past that, head ends, curl
+# stops on its next write, and awk reads no more (what it got is no answer: the failure mode).
+cap=16842752
 case $token in
   *"$nl"*|*"$cr"*)
     # No header can carry it ('hookbox forward' refuses it too): hookbox is not asked.
     out="$nl!Uthe token holds a line break: it cannot be sent in a header" ;;
   ?*)
     # The token reaches curl on a pipe, never on its command line.
-    out=$(printf 'authorization: Bearer %s\n' "$token" | curl "$@" -H @/dev/fd/3 -- "$path" 3<&0 <&4 2>/dev/null | LC_ALL=C awk -v fmt="$format" -v ev="$event" "$AWK") ;;
+    out=$(printf 'authorization: Bearer %s\n' "$token" | curl "$@" -H @/dev/fd/3 -- "$path" 3<&0 <&4 2>/dev/null | head -c "$cap" | LC_ALL=C awk -v fmt="$format" -v ev="$event" "$AWK") ;;
   *)
-    out=$(curl "$@" -- "$path" <&4 2>/dev/null | LC_ALL=C awk -v fmt="$format" -v ev="$event" "$AWK") ;;
+    out=$(curl "$@" -- "$path" <&4 2>/dev/null | head -c "$cap" | LC_ALL=C awk -v fmt="$format" -v ev="$event" "$AWK") ;;
 esac
 code=$?
 told=\${out%%"$nl"*} rest=\${out#*"$nl"}

@@ -262,6 +262,11 @@ async function post(url: string, body: Buffer, onFailure: (mode: Mode) => void, 
       if (mode) onFailure(mode);
       const chunks: Buffer[] = [];
       let size = 0;
+      // One that says it is larger than hookbox's answers ever are is not waited for (as forward.sh's curl does not).
+      if (Number(res.headers["content-length"] ?? 0) > MAX_ANSWER_BYTES) {
+        req.destroy(new Error(`hookbox's answer is larger than ${MAX_ANSWER_BYTES} bytes`));
+        return;
+      }
       res.on("data", (c: Buffer) => {
         size += c.length;
         if (size > MAX_ANSWER_BYTES) {

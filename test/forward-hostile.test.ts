@@ -74,9 +74,28 @@ Object.assign(CASES, {
     const body = '{"decision":null,"output":{},"exit_code":0}';
     sock.end(`${head("101 Switching Protocols", ["Upgrade: websocket", "Connection: Upgrade", "Hookbox-On-Failure: block"])}\r\n${head("200 OK", ["Hookbox-On-Failure: allow", `Content-Length: ${body.length}`])}\r\n${body}`);
   },
+  // An answer that says it is 200 MB long and sends it as fast as it is read, and one without end.
+  "huge-declared": (sock: Socket) => {
+    sock.write(`${head("200 OK", ["Hookbox-On-Failure: block", "Content-Type: application/json", "Content-Length: 200000000"])}\r\n{"decision":null,"output":{"x":"`);
+    endless(sock, "a".repeat(65_536));
+  },
+  "endless": (sock: Socket) => {
+    sock.write(`${head("200 OK", ["Hookbox-On-Failure: block", "Content-Type: application/json", "Transfer-Encoding: chunked"])}\r\n`);
+    endless(sock, `10000\r\n${"\u0085".repeat(32_768)}\r\n`);
+  },
   "huge-error": answer(JSON.stringify({ error: { code: "x", message: `${"é".repeat(70_000)}tail` } }), "500 Internal Server Error"),
   "big-unicode": answer(JSON.stringify({ decision: null, output: { systemMessage: `${"日本語".repeat(100_000)}\u202e` }, exit_code: 0 })),
 });
+
+/** Writes `chunk` again and again, as fast as the client reads, until it goes. */
+function endless(sock: Socket, chunk: string): void {
+  const more = () => {
+    while (!sock.destroyed && sock.write(chunk));
+    if (!sock.destroyed) sock.once("drain", more);
+  };
+  sock.on("error", () => undefined);
+  more();
+}
 
 let server: Server;
 let url: string;
@@ -142,6 +161,17 @@ describe("a hostile hookbox, failure mode block", () => {
     if (!["upgrade", "early-close", "upgrade-then-allow"].includes(name)) {
       expect(sh.stdout).toBe(node.stdout);
       expect(sh.stderr).toBe(node.stderr);
+    }
+  });
+
+  it.each(["huge-declared", "endless"])("%s: an answer larger than hookbox's ever are is no answer in both, read no further than that — never to the deadline", async (name) => {
+    const long = ["--url", url, "--event", "preToolUse", "--format", "copilot", "--workspace", name, "--timeout", "20000"];
+    const [node, sh] = await Promise.all([run("node", long), run("sh", long)]);
+    for (const r of [node, sh]) {
+      expect(r.code, r.stderr).toBe(2);
+      expect(JSON.parse(r.stdout)).toMatchObject({ permissionDecision: "deny" });
+      // --timeout 20000: what is never coming is not waited for (about 2 s to read 16 MiB here).
+      expect(r.ms).toBeLessThan(10_000);
     }
   });
 
