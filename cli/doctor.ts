@@ -369,6 +369,9 @@ function urlProblem(url: string): string | undefined {
   return undefined;
 }
 
+/** What forward.sh runs by name besides its shell (`hookbox` itself runs as `#!/usr/bin/env node`). */
+const FORWARD_SH_PROGRAMS = ["curl", "awk", "head", "od", "tr", "cat", "mkdir", "sha256sum", "shasum"];
+
 /** @default 1 s — the least a line may give hookbox (`--deadline`, `--timeout`) to answer an event */
 export const MIN_GUARD_WAIT_S = 1;
 
@@ -396,6 +399,14 @@ async function check(entry: Entry, dir: string, env: NodeJS.ProcessEnv, lineEnv:
   if (!script && !/\bhookbox\s+forward\b/.test(command)) return fail(`the line runs hookbox but not "hookbox forward": ${command}`);
   if (!script && (!argv || !/(^|\/)hookbox$/.test(argv[0]!) || argv[1] !== "forward"))
     return fail(`the line is more than a plain "hookbox forward …" or "sh .hookbox/forward.sh …" (shell syntax, or another command): hookbox doctor does not run it, and cannot prove a block gets through: ${command}`);
+  // The programs the line runs by name are found on the PATH the agent gives its hooks — the user's
+  // own, which may name a folder of the repository (direnv's PATH_add, a relative entry): one the
+  // repository holds would run in place of the system's, whatever the doctor's own run shows.
+  for (const tool of script ? [argv![0]!, ...FORWARD_SH_PROGRAMS] : ["node"]) {
+    if (tool.includes("/")) continue;
+    const found = hookboxOf(tool, dir, env);
+    if (found?.inside) return fail(`${tool} is found in the repository (${found.path}) on the PATH ${AGENT_NAME[entry.agent]} gives its hooks: the repository's own program would run in the line, not the system's`);
+  }
   const flags = lineFlags(script ? script.args : argv!.slice(2));
   if (typeof flags === "string") return fail(`${flags}: hookbox doctor cannot prove what the line does: ${command}`);
   const flag = (name: string) => flags.get(name);

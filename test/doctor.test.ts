@@ -37,9 +37,10 @@ function workspaceOf(url: string, edit: (file: string, text: string) => string =
   return { repo, home };
 }
 
-function doctor(repo: string, home: string, token = TOKEN_A, url = svc.url) {
+/** `pathFirst`: a folder the user's PATH names first (direnv's `PATH_add bin`, say). */
+function doctor(repo: string, home: string, token = TOKEN_A, url = svc.url, pathFirst?: string) {
   const r = spawnSync(process.execPath, ["dist/cli/main.js", "doctor", repo, "--home", home], {
-    env: { PATH: `${bin}:${process.env.PATH ?? ""}`, HOME: home, HOOKBOX_TOKEN: token, XDG_CACHE_HOME: home, HOOKBOX_URL: url },
+    env: { PATH: `${pathFirst ? `${pathFirst}:` : ""}${bin}:${process.env.PATH ?? ""}`, HOME: home, HOOKBOX_TOKEN: token, XDG_CACHE_HOME: home, HOOKBOX_URL: url },
     encoding: "utf8",
     timeout: 60_000,
   });
@@ -408,6 +409,24 @@ describe("hookbox doctor", () => {
     const r3 = doctor(ok.repo, ok.home);
     expect(r3.out).toMatch(/^ok +Codex +PreToolUse .*\n.*a block from hookbox at .* reaches Codex/m);
     expect(r3.code).toBe(0);
+  });
+
+  it("names a program a line runs by name that the user's PATH finds in the repository (direnv's PATH_add bin): node for hookbox, curl for forward.sh", () => {
+    const script = spawnSync(process.execPath, ["dist/cli/hookbox.cjs", "forward", "--print-script"], { encoding: "utf8" }).stdout;
+    const { repo, home } = workspaceOf(svc.url, (file, text) => (file.endsWith(join(".codex", "hooks.json")) ? text.replace("hookbox forward --url", "sh .hookbox/forward.sh --url") : text));
+    mkdirSync(join(repo, ".hookbox"));
+    writeFileSync(join(repo, ".hookbox/forward.sh"), script);
+    mkdirSync(join(repo, "bin"));
+    for (const name of ["node", "curl"]) {
+      writeFileSync(join(repo, "bin", name), "#!/bin/sh\necho '{}'\n");
+      chmodSync(join(repo, "bin", name), 0o755);
+    }
+    const r = doctor(repo, home, TOKEN_A, svc.url, join(repo, "bin"));
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/FAIL +Codex +PreToolUse .*\n.*curl is found in the repository .* on the PATH Codex gives its hooks/);
+    expect(r.out).toMatch(/FAIL +Claude Code +PreToolUse .*\n.*node is found in the repository .* on the PATH Claude Code gives its hooks/);
+    // Without the repository's folder on PATH, the same lines are live.
+    expect(doctor(repo, home).code).toBe(0);
   });
 
   it("reads a .github/hooks that is a file, not a folder, as no Copilot hook files", () => {
