@@ -101,16 +101,19 @@ describe("redaction costs linear time over capped text", () => {
     ["64 KiB", 64 * 1024],
     ["1 MiB", 1024 * 1024 - 4096],
   ])("a %s a-a-a- field, echoed by a hook, stalls nothing", async (_label, bytes) => {
-    const { value, ms, health } = await underProbe(svc.url, async () => {
+    let answeredMs = Infinity;
+    const { value, health } = await underProbe(svc.url, async () => {
+      const t0 = performance.now();
       const res = await svc.event(pre("stall", { notes: aDash(bytes) }));
       expect(res.status).toBe(200);
       const { event_id } = (await res.json()) as { event_id: string };
+      answeredMs = performance.now() - t0;
       const trace = await (await getTrace(svc, event_id)).text();
       await settle();
       return trace;
     });
     expect(health.worstMs).toBeLessThanOrEqual(WORST_HEALTH_MS);
-    expect(ms).toBeLessThan(10_000);
+    expect(answeredMs).toBeLessThan(5_000);
     const t = JSON.parse(value) as { reason: string; hooks: Array<{ stdin: string; stdout: string; stderr: string; reason?: string; systemMessage?: string; truncated: Record<string, boolean> }> };
     const [echo, long] = t.hooks;
     // 4 KiB of each stream, marked cut; hook-controlled strings capped too.
@@ -233,14 +236,18 @@ describe("what is kept is bounded", () => {
     const audit = svc.auditFile();
     const before = existsSync(audit) ? statSync(audit).size : 0;
     const session = aDash(1_000_000);
+    let answeredMs = Infinity;
     const { value: id, health } = await underProbe(svc.url, async () => {
+      const t0 = performance.now();
       const res = await svc.event(pre("stall", { session_id: session }));
       expect(res.status).toBe(200);
       const { event_id } = (await res.json()) as { event_id: string };
+      answeredMs = performance.now() - t0;
       await settle();
       return event_id;
     });
     expect(health.worstMs).toBeLessThanOrEqual(WORST_HEALTH_MS);
+    expect(answeredMs).toBeLessThan(5_000);
     expect(statSync(audit).size - before).toBeLessThanOrEqual(64 * 1024);
     const line = svc.auditLines().find((l) => l.event_id === id)!;
     expect(line.session_id).toMatch(/^(a-)+…\[truncated 998976 bytes\]$/);

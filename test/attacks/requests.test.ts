@@ -194,7 +194,7 @@ describe("names and matchers cost linear time", () => {
 describe("one event's containers and time are bounded", () => {
   let svc: Service;
   beforeAll(async () => {
-    svc = await startService(`[sandbox]\npool_size = 0\nmax_event_ms = 4000\nmax_containers_per_event = 4\n`);
+    svc = await startService(`[sandbox]\npool_size = 0\nmax_event_ms = 3000\nmax_containers_per_event = 4\n`);
   });
   afterAll(async () => {
     await svc.stop();
@@ -226,7 +226,8 @@ describe("one event's containers and time are bounded", () => {
     expect(answer.hooks.some((h) => h.error === "not run: the event's max_event_ms had passed")).toBe(true);
     expect(most).toBeGreaterThan(0);
     expect(most).toBeLessThanOrEqual(4);
-    expect(ms).toBeLessThan(4_000 + 1_000 + 1_000);
+    // max_event_ms, and the answer within the 5 s every attack is answered in.
+    expect(ms).toBeLessThan(5_000);
     expect(health.worstMs).toBeLessThanOrEqual(WORST_HEALTH_MS);
     await alive(svc);
   });

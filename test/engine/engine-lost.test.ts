@@ -131,7 +131,9 @@ describe("a policy hook whose output is held open after it exited", () => {
     const spawner = new HostSpawner();
     const closed = new Promise<{ code: number | null; afterExitMs: number } | string>((resolve) => {
       spawner.run(
-        { file: "/bin/sh", args: ["-c", "setsid sleep 2 & exit 2"], cwd: "/", env: { PATH: process.env.PATH ?? "/usr/bin:/bin" }, stdin: new Uint8Array(), maxOutputBytes: 1024 },
+        // The shell exits only once its child is in a session of its own (it wrote the marker after
+        // setsid): exiting before, its process group's end could take the child along.
+        { file: "/bin/sh", args: ["-c", 'm=$(mktemp); setsid sh -c "echo up > $m; exec sleep 2" & while [ ! -s "$m" ]; do sleep 0.01; done; rm -f "$m"; exit 2'], cwd: "/", env: { PATH: process.env.PATH ?? "/usr/bin:/bin" }, stdin: new Uint8Array(), maxOutputBytes: 1024 },
         { onError: (m) => resolve(m), onClose: ({ code, afterExitMs }) => resolve({ code, afterExitMs }) },
       );
     });

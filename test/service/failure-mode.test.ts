@@ -241,10 +241,12 @@ describe("hookbox stops", () => {
       const gone = await forward(via, TOKEN_A);
       expect(gone.stderr).toMatch(/unreachable/);
       expect(gone.code).toBe(2);
+      expect(JSON.parse(gone.stdout)).toMatchObject({ permissionDecision: "deny", permissionDecisionReason: expect.stringMatching(/on_failure = block/) });
       expect(gone.stderr).toMatch(/as hookbox last said/);
       const goneB = await forward(via, TOKEN_B);
       expect(goneB.code).toBe(0);
-      expect(goneB.stderr).toMatch(/as hookbox last said/);
+      expect(JSON.parse(goneB.stdout)).toEqual({});
+      expect(goneB.stderr).toMatch(/passing through: on_failure = allow.*as hookbox last said|as hookbox last said.*passing through/s);
     }
     // Both keep the same file per URL + token + event.
     expect(execFileSync("ls", [join(cache, "node", "hookbox")], { encoding: "utf8" })).toBe(execFileSync("ls", [join(cache, "sh", "hookbox")], { encoding: "utf8" }));
