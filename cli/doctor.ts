@@ -10,7 +10,7 @@
  * an HTTP hook's headers only the variables it lists in `allowedEnvVars`, and escapes what it prints.
  */
 import { spawn } from "node:child_process";
-import { accessSync, closeSync, constants, existsSync, fstatSync, openSync, readdirSync, readSync, realpathSync } from "node:fs";
+import { accessSync, closeSync, constants, existsSync, fstatSync, openSync, readdirSync, readSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { delimiter, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { parseArgs } from "node:util";
@@ -165,7 +165,7 @@ function entriesOf(agent: Agent, file: string, problems: string[]): Entry[] {
   const text = readBounded(file, MAX_CONFIG_BYTES);
   const out: Entry[] = [];
   if (agent === "cosh") {
-    const doc = obj(parseToml(text));
+    const doc = obj(parseToml(text, { integersAsBigInt: "asNeeded" }));
     const hooks = obj(doc.hooks);
     const off = hooks.enabled === false ? `[hooks] enabled = false in ${file}: cosh runs none of its hooks` : undefined;
     for (const [event, list] of Object.entries(hooks)) {
@@ -176,7 +176,7 @@ function entriesOf(agent: Agent, file: string, problems: string[]): Entry[] {
     }
     return out;
   }
-  const doc = obj(file.endsWith(".toml") ? parseToml(text) : JSON.parse(text));
+  const doc = obj(file.endsWith(".toml") ? parseToml(text, { integersAsBigInt: "asNeeded" }) : JSON.parse(text));
   // Codex: `[features] hooks = false` (or its older name `codex_hooks`) turns every hook off, hooks.json's too.
   if (agent === "codex" && file.endsWith(".toml")) {
     const features = obj(doc.features);
@@ -187,7 +187,7 @@ function entriesOf(agent: Agent, file: string, problems: string[]): Entry[] {
   // that says where a forwarder sends events, with whose token, or through what, decides that for
   // every hookbox line, whatever the line says.
   if (agent === "claude") {
-    const redirecting = Object.keys(obj(doc.env)).filter((k) => REDIRECTING_ENV.test(k));
+    const redirecting = Object.keys(obj(doc.env)).filter(redirects);
     if (redirecting.length > 0) problems.push(`${file}: "env" sets ${redirecting.slice(0, 8).join(", ")}: Claude Code gives it to every hook, so it decides where hookbox lines send events and with whose token: drop it`);
   }
   // Gemini CLI: `enabled: false` under hooksConfig or hooks switches all off; the two `disabled` lists together.
@@ -249,10 +249,17 @@ const REDIRECTING_ENV = /^(?:HOOKBOX_\w*|PATH|HOME|ENV|BASH_ENV|SHELLOPTS|BASHOP
 function copilotUnproven(group: Json): string | undefined {
   const cwd = group.cwd;
   if (cwd !== undefined && !(typeof cwd === "string" && (cwd === "" || cwd === "." || cwd === "./"))) return `its "cwd" ${JSON.stringify(cwd)}: Copilot runs the line there, the doctor checks it from the repository's root — drop the cwd`;
-  const redirecting = Object.keys(obj(group.env)).filter((k) => REDIRECTING_ENV.test(k));
+  const redirecting = Object.keys(obj(group.env)).filter(redirects);
   if (redirecting.length > 0) return `its "env" sets ${redirecting.slice(0, 8).join(", ")}: it decides where and how the line sends events, or what runs in it — drop it`;
   return undefined;
 }
+
+/**
+ * Whether setting the variable `name` can change what a line runs or where it sends events: a
+ * REDIRECTING_ENV name, or any name that is not a plain identifier (bash reads `BASH_FUNC_sh%%` as
+ * a function named `sh`).
+ */
+const redirects = (name: string): boolean => REDIRECTING_ENV.test(name) || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) || name.startsWith("BASH_FUNC_");
 
 /** The agents whose hook files take `disableAllHooks`. */
 const SAYS_DISABLE_ALL: ReadonlySet<Agent> = new Set(["claude", "codex", "copilot"]);
@@ -543,6 +550,8 @@ function hookboxOf(word: string, dir: string, env: NodeJS.ProcessEnv): { path: s
   const candidates = word.includes("/") ? [isAbsolute(word) ? word : join(dir, word)] : (env.PATH ?? "").split(delimiter).map((p) => join(isAbsolute(p) ? p : join(dir, p), word));
   for (const path of candidates) {
     try {
+      // A folder is no program (a shell's search passes over it), whatever its mode says.
+      if (!statSync(path).isFile()) continue;
       accessSync(path, constants.X_OK);
       // Named by a path in the repository (or lying in it, or leading out of it by a link there):
       // the repository's own program, whatever it leads to.

@@ -305,6 +305,8 @@ type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | { ad
  * never answers would hold the process long past its answer (libuv waits for its threads as the
  * process exits). Elsewhere, or without getent, getaddrinfo it is.
  */
+const SYSTEM_GETENT = ["/usr/bin/getent", "/bin/getent"];
+
 function lookupWithin(signal: AbortSignal) {
   return (hostname: string, options: { family?: number | string; all?: boolean }, callback: LookupCallback): void => {
     const family = options.family === 4 || options.family === "IPv4" ? 4 : options.family === 6 || options.family === "IPv6" ? 6 : 0;
@@ -314,7 +316,10 @@ function lookupWithin(signal: AbortSignal) {
     if (process.platform !== "linux") return system();
     const { isIP } = process.getBuiltinModule("node:net");
     const database = family === 4 ? "ahostsv4" : family === 6 ? "ahostsv6" : "ahosts";
-    process.getBuiltinModule("node:child_process").execFile("getent", [database, "--", hostname], { signal, killSignal: "SIGKILL", maxBuffer: 64 * 1024, env: withoutToken(process.env) }, (err, stdout) => {
+    // The system's own getent, by its path: never one a folder on PATH (a repository's) puts first.
+    const getent = SYSTEM_GETENT.find((p) => process.getBuiltinModule("node:fs").existsSync(p));
+    if (getent === undefined) return system();
+    process.getBuiltinModule("node:child_process").execFile(getent, [database, "--", hostname], { signal, killSignal: "SIGKILL", maxBuffer: 64 * 1024, env: withoutToken(process.env) }, (err, stdout) => {
       if (err && (err as NodeJS.ErrnoException).code === "ENOENT") return system();
       if (signal.aborted) return fail(Object.assign(new Error(`lookup of ${hostname} given up`), { code: "ECANCELLED" }));
       // getent: exit 2 is "not found"

@@ -148,8 +148,8 @@ function lstatExists(path: string): boolean {
 }
 
 /**
- * A HOOK_TABLES file's hook settings alone (`keys`), in its own syntax; undefined when it holds none;
- * the file's own bytes when it holds nothing else. A file that cannot be read in its syntax is an
+ * A HOOK_TABLES file's hook settings alone (`keys`), in its own syntax (JSONC as JSON); undefined
+ * when it holds none; a JSON file's own bytes when it holds nothing else. A file that cannot be read in its syntax is an
  * Error (warned of, not sent: it may hold anything).
  */
 function hookSettingsText(body: Buffer, table: (typeof HOOK_TABLES)[string]): { text: Buffer; cut: boolean } | undefined {
@@ -170,11 +170,13 @@ function hookSettingsText(body: Buffer, table: (typeof HOOK_TABLES)[string]): { 
   const all = Object.keys(value);
   const kept = Object.fromEntries(Object.entries(value).filter(([k]) => table.keys.includes(k)));
   if (Object.keys(kept).length === 0) return undefined;
-  if (Object.keys(kept).length === all.length) return { text: body, cut: false };
+  // A JSON file holding nothing else goes as it is (JSON has no comments); TOML and JSONC are always
+  // written again: their comments (a key commented out, say) stay here.
+  if (Object.keys(kept).length === all.length && table.syntax === "json") return { text: body, cut: false };
   const out = table.syntax === "toml"
     ? `# This repository's hook settings, as \`hookbox workspace push\` sends them: no other setting.\n${stringifyToml(kept)}`
     : `${JSON.stringify(kept, null, 2)}\n`;
-  return { text: Buffer.from(out), cut: true };
+  return { text: Buffer.from(out), cut: Object.keys(kept).length < all.length || out !== text };
 }
 
 /** The archive of `sent`, and the text of each hook file in it (`.json`, `.toml`: at most 1 MiB each), as read for it. */
@@ -199,7 +201,7 @@ async function tarGz(sent: Sent[], warnings: string[]): Promise<{ archive: Buffe
         const settings = hookSettingsText(body, table);
         if (settings === undefined) continue; // no hook settings in it: nothing of it is sent
         body = settings.text;
-        if (settings.cut) warnings.push(`warning: ${oneLine(name)}: only its hook settings (${table.keys.join(", ")}) are sent, none of its other settings: line numbers the service gives for it are those of the copy sent\n`);
+        if (settings.cut) warnings.push(`warning: ${oneLine(name)}: only its hook settings (${table.keys.join(", ")}) are sent, written again — none of its other settings or comments: line numbers the service gives for it are those of the copy sent\n`);
       }
       if (/\.(json|toml)$/.test(name)) configs.set(name, body.subarray(0, 1024 * 1024).toString("utf8"));
       await new Promise<void>((res, rej) => p.entry({ name, mode: st.mode & 0o777 }, body, (e) => (e ? rej(e) : res())));

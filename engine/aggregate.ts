@@ -2,6 +2,7 @@
  * @module Folding hook verdicts into one decision (SERVICE.md §4, cosh-hooks.md "Execution Model").
  * Pure.
  */
+import { isDeepStrictEqual } from "node:util";
 import type { Decision } from "./events.js";
 import { effectiveDecisions } from "./formats/registry.js";
 import { isStopPoint } from "./formats/shared.js";
@@ -214,11 +215,12 @@ export function afterPolicyLook(first: Folded, again: Folded | undefined, unchec
     return out;
   }
   if (unchecked) return merged(withoutChange(first, "a hook changed the arguments, but the policy hooks could not check the changed event: the change is dropped"));
-  // The policy hooks changed the changed event in turn (wrapped it, say): no policy hook has looked
+  // The policy hooks changed the changed event in turn (wrapped it, say; saying again what they were
+  // shown is no change — a wrapper that always prints its wrapping, say): no policy hook has looked
   // at that change, so it never goes out — and the change it was made of goes too, with the allow
   // given with it. (A policy hook that rewrites leaves its own rewrite as it is on a second look:
   // then its first change passes.)
-  if (again?.modifiedArgs !== undefined) return merged(withoutChange(first, "a hook changed the arguments, and the policy hooks changed the changed event in turn — a change no policy hook has looked at: both are dropped"));
+  if (again?.modifiedArgs !== undefined && !isDeepStrictEqual(again.modifiedArgs, first.modifiedArgs)) return merged(withoutChange(first, "a hook changed the arguments, and the policy hooks changed the changed event in turn — a change no policy hook has looked at: both are dropped"));
   if (again?.decision === "allow" && first.decision === null) {
     return merged({ ...first, decision: "allow", ...(again.reason !== undefined ? { reason: again.reason } : {}), note: "a hook changed the arguments; the policy hooks allowed the changed event" });
   }

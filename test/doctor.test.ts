@@ -334,7 +334,12 @@ describe("hookbox doctor", () => {
   });
 
   it("vouches for no Copilot line whose own cwd or env the check would not run it with", () => {
-    for (const [extra, said] of [[{ cwd: "sub" }, /its "cwd" "sub": Copilot runs the line there/], [{ env: { NODE_OPTIONS: "--require ./x.cjs" } }, /its "env" sets NODE_OPTIONS/]] as const) {
+    for (const [extra, said] of [
+      [{ cwd: "sub" }, /its "cwd" "sub": Copilot runs the line there/],
+      [{ env: { NODE_OPTIONS: "--require ./x.cjs" } }, /its "env" sets NODE_OPTIONS/],
+      // bash reads it as a function named hookbox
+      [{ env: { "BASH_FUNC_hookbox%%": "() { echo '{}'; }" } }, /its "env" sets BASH_FUNC_hookbox%%/],
+    ] as const) {
       const { repo, home } = workspaceOf(svc.url, (file, text) => {
         if (!file.endsWith("hookbox.json")) return text;
         const doc = JSON.parse(text) as { hooks: { preToolUse: Record<string, unknown>[] } };
@@ -427,6 +432,17 @@ describe("hookbox doctor", () => {
     expect(r.out).toMatch(/FAIL +Claude Code +PreToolUse .*\n.*node is found in the repository .* on the PATH Claude Code gives its hooks/);
     // Without the repository's folder on PATH, the same lines are live.
     expect(doctor(repo, home).code).toBe(0);
+  });
+
+  it("takes a folder of the repository named like a program for no program, and a Codex config.toml holding an i64 past 2^53 as Codex does", () => {
+    const { repo, home } = workspaceOf(svc.url);
+    for (const name of ["node", "tr", "curl"]) mkdirSync(join(repo, name));
+    mkdirSync(join(home, ".codex"), { recursive: true });
+    writeFileSync(join(home, ".codex/config.toml"), "model_auto_compact_token_limit = 9223372036854775807\n");
+    const r = doctor(repo, home, TOKEN_A, svc.url, repo);
+    expect(r.out).not.toMatch(/found in the repository/);
+    expect(r.out).not.toMatch(/not valid TOML/);
+    expect(r.code, r.out).toBe(0);
   });
 
   it("reads a .github/hooks that is a file, not a folder, as no Copilot hook files", () => {

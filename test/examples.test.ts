@@ -273,24 +273,26 @@ describe("hookbox workspace push", () => {
     put(".cursor/hooks/guard.sh", "echo '{}'\n");
     put(".cursor/mcp.json", JSON.stringify({ mcpServers: { x: { env: { API_KEY: "sk-secret" } } } }));
     // Codex's settings and keys, and its inline hooks: the hooks table alone is sent.
-    put(".codex/config.toml", 'api_key = "sk-secret"\n[mcp_servers.x]\nenv = { TOKEN = "sk-secret" }\n[[hooks.PreToolUse]]\nmatcher = "Bash"\n[[hooks.PreToolUse.hooks]]\ntype = "command"\ncommand = "echo codex-inline"\n');
+    put(".codex/config.toml", '# env = { GITHUB_TOKEN = "sk-secret" }\napi_key = "sk-secret"\n[mcp_servers.x]\nenv = { TOKEN = "sk-secret" }\n[[hooks.PreToolUse]]\nmatcher = "Bash"\n[[hooks.PreToolUse.hooks]]\ntype = "command"\ncommand = "echo codex-inline"\n');
     put(".github/copilot/instructions.md", "be nice\n");
     // Settings files with hooks among keys: their hook settings alone are sent.
     put(".claude/settings.local.json", JSON.stringify({ env: { ANTHROPIC_API_KEY: "sk-secret" }, hooks: { Stop: [{ hooks: [{ type: "command", command: "echo claude-stop" }] }] } }));
-    put(".gemini/settings.json", '{ // comments, as Gemini CLI reads them\n "mcpServers": { "gh": { "env": { "GITHUB_TOKEN": "sk-secret" } } },\n "hooksConfig": { "enabled": true },\n}\n');
-    put(".copilot-shell/config.toml", '[model]\napi_key = "sk-secret"\n');
+    put(".gemini/settings.json", '{ // comments, as Gemini CLI reads them: "apiKey": "sk-secret"\n "mcpServers": { "gh": { "env": { "GITHUB_TOKEN": "sk-secret" } } },\n "hooksConfig": { "enabled": true },\n}\n');
+    // hooks alone, and a key commented out: written again, the comment stays here
+    put(".copilot-shell/config.toml", '# api_key = "sk-secret"\n[[hooks.PreToolUse]]\nname = "c"\ncommand = "echo cosh"\n');
     put(".copilot-shell/.env", "TOKEN=sk-secret\n");
     const r = spawnSync(process.execPath, ["dist/cli/main.js", "workspace", "push", repo, "--url", svc.url, "--id", "narrow"], { encoding: "utf8", env: { PATH: process.env.PATH, HOOKBOX_TOKEN: TOKEN_A } });
     expect(r.status, r.stderr).toBe(0);
     const info = (await (await fetch(`${svc.url}/v1/workspaces/narrow`, { headers: { authorization: `Bearer ${TOKEN_A}` } })).json()) as { files: number; hooks: { format: string; origin: string }[] };
-    expect(info.files).toBe(5);
+    expect(info.files).toBe(6);
     expect(info.hooks.map((h) => [h.format, h.origin])).toEqual([
+      ["cosh", ".copilot-shell/config.toml:2"],
       ["claude", expect.stringMatching(/^\.claude\/settings\.local\.json:\d+/)],
       ["cursor", expect.stringMatching(/^\.cursor\/hooks\.json/)],
       ["cursor", expect.stringMatching(/^\.cursor\/hooks\.json/)],
       ["codex", ".codex/config.toml:2"],
     ]);
-    for (const file of [".codex/config.toml", ".claude/settings.local.json", ".gemini/settings.json"]) expect(r.stderr).toContain(`warning: ${file}: only its hook settings`);
+    for (const file of [".codex/config.toml", ".claude/settings.local.json", ".gemini/settings.json", ".copilot-shell/config.toml"]) expect(r.stderr).toContain(`warning: ${file}: only its hook settings`);
     expect(spawnSync("grep", ["-r", "sk-secret", svc.dataDir]).status).toBe(1);
     // a script a hook names outside every hook path is said, never silently left out
     expect(r.stderr).toMatch(/warning: \.cursor\/hooks\.json names scripts\/fmt\.py, which is not sent/);

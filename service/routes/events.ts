@@ -37,18 +37,24 @@ export async function handleEvent(c: Context<Env>, deps: AppDeps, eventName: str
     runOwnsIt: false,
   };
   try {
-    if (raw.length >= TURN_BODY_BYTES) {
-      // A large body is weighed and parsed in a turn of its own (its tenant's, round-robin): bodies
-      // that arrive together never hold the loop back to back. While it waits, its bytes count
-      // against its tenant's share: a tenant's queue of bodies is bounded (429 past it), as its
-      // bodies arriving were.
-      memory.charge(raw.length);
-      await heavyTurns.take(tenant.name);
-      // Gone while it waited: nothing of it is parsed, nothing run.
-      if (clientLeft(c)) throw new HookboxError("the client went away before its body was parsed", "body_incomplete");
+    // A large body is weighed and parsed in a turn of its own (its tenant's, round-robin): bodies
+    // that arrive together never hold the loop back to back. While it waits, its bytes count
+    // against its tenant's share — a tenant's queue of bodies is bounded (429 past it), as its
+    // bodies arriving were — until its weight (which counts them) is charged in their place.
+    const waiting = raw.length >= TURN_BODY_BYTES ? deps.eventMemory!.take(tenant.name, raw.length) : undefined;
+    let weight: number;
+    try {
+      if (waiting) {
+        await heavyTurns.take(tenant.name);
+        // Gone while it waited: nothing of it is parsed, nothing run.
+        if (clientLeft(c)) throw new HookboxError("the client went away before its body was parsed", "body_incomplete");
+      }
+      // One pass over the bytes refuses a body nested too deep (400) and weighs the rest.
+      weight = weighEventBody(raw);
+    } finally {
+      waiting?.();
     }
-    // One pass over the bytes refuses a body nested too deep (400) and weighs the rest.
-    memory.charge(weighEventBody(raw));
+    memory.charge(weight);
     return await handleRead(c, deps, eventName, native, { t0, tenant, query, raw, memory });
   } finally {
     if (!memory.runOwnsIt) memory.giveBack();

@@ -296,6 +296,13 @@ describe("answers an agent accepts whole (an answer it refuses loses the block w
     expect(afterPolicyLook({ ...first, decision: null }, again, false).modifiedArgs).toBeUndefined();
   });
 
+  it("lets a change go out when the policy hooks, shown it, give back the same (a wrapper that always prints its wrapping)", () => {
+    const wrapped = { command: "firejail --net=none curl-evil" };
+    const first: Folded = { decision: "allow", reason: "sandboxed", modifiedArgs: wrapped, notifications: [] };
+    const out = afterPolicyLook(first, { decision: "allow", modifiedArgs: { ...wrapped }, notifications: [] }, false);
+    expect(out).toMatchObject({ decision: "allow", modifiedArgs: wrapped });
+  });
+
   it("gives a block without a reason one, so every agent takes it (Codex, Claude Code stop points, Cursor's follow-up)", () => {
     const f = fold([j("guard", { decision: "block" }, "Stop", "claude")], { interactive: true });
     expect(f.reason).toBe("blocked by hook guard");

@@ -188,7 +188,7 @@ describe("events", () => {
 describe("events being handled", () => {
   it("hold at most TENANT_EVENT_MEMORY_BYTES of one tenant's memory, estimated from their bytes before they are parsed: past it 429, another tenant's are served, and each gives its share back when done", async () => {
     // A budget of 2 MiB here (64 MiB by default), bodies of 32 KB of `{}`s: some 1 MiB counted each
-    // (over 0.7 MiB once parsed; their bytes too while they wait for their turn): two fit, not three.
+    // (over 0.7 MiB once parsed): two fit, not three.
     const edge = edgeApp({ eventMemoryBytes: 2 * 1024 * 1024, config: `[sandbox]\nmax_concurrency = 4\nmax_tenant_concurrency = 2\nmax_queue = 8\n\n[[hooks.Stop]]\nname = "slow"\ncommand = "hang"\n` });
     const dense = `{"session_id":"s","hook_event_name":"Stop","x":[${"{},".repeat(10_500)}{}]}`;
     const first = edge.request("/v1/events", post(dense));
