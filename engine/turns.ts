@@ -22,13 +22,6 @@ export class Turns {
     });
   }
 
-  /** Parties waiting for a turn now. */
-  get waiting(): number {
-    let n = 0;
-    for (const q of this.queues.values()) n += q.length;
-    return n;
-  }
-
   private schedule(): void {
     if (this.scheduled) return;
     this.scheduled = true;

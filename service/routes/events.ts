@@ -61,9 +61,12 @@ export async function handleEvent(c: Context<Env>, deps: AppDeps, eventName: str
   }
 }
 
+/** The Node response under the request (absent under `app.request()`). */
+const outgoingOf = (c: Context<Env>): ServerResponse | undefined => (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
+
 /** Whether the client's connection has closed without its answer. */
 function clientLeft(c: Context<Env>): boolean {
-  const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
+  const outgoing = outgoingOf(c);
   return outgoing !== undefined && (outgoing.destroyed || outgoing.socket?.destroyed === true) && !outgoing.writableFinished;
 }
 
@@ -225,7 +228,7 @@ function holds(result: { decision: string | null }, mode: "allow" | "block"): bo
  * is done. Without the binding (`app.request()` in tests) there is no connection to watch.
  */
 function clientGone(c: Context<Env>, onGone: () => void): () => void {
-  const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
+  const outgoing = outgoingOf(c);
   if (!outgoing) return () => undefined;
   const onClose = () => {
     if (!outgoing.writableFinished) onGone();

@@ -129,17 +129,21 @@ describe("redaction costs linear time over capped text", () => {
   });
 });
 
+/** A "stall" event with `extra` in it, sent under the probe; its trace once written, as text. */
+const tracedUnderProbe = (extra: Record<string, unknown>) =>
+  underProbe(svc.url, async () => {
+    const res = await svc.event(pre("stall", extra));
+    expect(res.status).toBe(200);
+    const { event_id } = (await res.json()) as { event_id: string };
+    await settle();
+    return (await getTrace(svc, event_id)).text();
+  });
+
 describe("redaction of many user:password options costs linear time", () => {
   it("16 KiB of `curl -u a:b ` in the working folder and the command, echoed by a hook, stalls nothing, and every password is redacted", async () => {
     // Each match once cost the rest of its line: 16 KiB took seconds of the one thread.
     const curls = "curl -u admin:hunter2 ".repeat(Math.floor(16_384 / 22));
-    const { value, ms, health } = await underProbe(svc.url, async () => {
-      const res = await svc.event(pre("stall", { cwd: curls, tool_input: { command: curls } }));
-      expect(res.status).toBe(200);
-      const { event_id } = (await res.json()) as { event_id: string };
-      await settle();
-      return (await getTrace(svc, event_id)).text();
-    });
+    const { value, ms, health } = await tracedUnderProbe({ cwd: curls, tool_input: { command: curls } });
     expect(health.worstMs).toBeLessThanOrEqual(WORST_HEALTH_MS);
     expect(ms).toBeLessThan(10_000);
     expect(value).toContain("curl -u admin:[redacted] curl -u admin:[redacted]");
@@ -151,13 +155,7 @@ describe("redaction of JSON members, a secret's number too, costs linear time", 
   it("a 700 KiB field of nothing but \"password\":1, (a megabyte once JSON escapes its quotes), echoed by a hook, stalls nothing and is redacted", async () => {
     const member = '"password":1,';
     const notes = member.repeat(Math.floor((700 * 1024) / member.length));
-    const { value, ms, health } = await underProbe(svc.url, async () => {
-      const res = await svc.event(pre("stall", { notes }));
-      expect(res.status).toBe(200);
-      const { event_id } = (await res.json()) as { event_id: string };
-      await settle();
-      return (await getTrace(svc, event_id)).text();
-    });
+    const { value, ms, health } = await tracedUnderProbe({ notes });
     expect(health.worstMs).toBeLessThanOrEqual(WORST_HEALTH_MS);
     expect(ms).toBeLessThan(10_000);
     const t = JSON.parse(value) as { hooks: Array<{ stdin: string }> };
