@@ -13,6 +13,9 @@ export default defineConfig({
     testTimeout: 60_000,
     // expect.poll looks again every 10 ms (not 50): a wait ends when its condition does.
     expect: { poll: { interval: 10 } },
+    // Transformed test and source files are kept on disk (node_modules/.experimental-vitest-cache),
+    // keyed by each file's content: a run after the first imports without transforming again.
+    experimental: { fsModuleCache: true },
     hookTimeout: 120_000,
   },
 });
