@@ -25,26 +25,31 @@ const forwarder = (via: Via, args: string[]): [string, string[], string] =>
 
 let svc: Service;
 beforeAll(async () => {
-  const tenants = `[[tenants]]\nname = "team-a"\ntoken_sha256 = "${sha(TOKEN_A)}"\non_failure = { preToolUse = "block" }\n\n[[tenants]]\nname = "team-b"\ntoken_env = "HOOKBOX_TEST_TOKEN_B"\non_failure = "allow"\n`;
-  // Events that mention "slow" hold their slot for 20 s, "lag" and "careful" for 4 s; "careful" is
-  // asked about first, by a policy hook that answers at once.
+  // Four more tenants, a "block" and an "allow" one for each forwarder, whose events may hold their
+  // slots for 20 s while the other tests go on.
+  const more = SLEEPERS.map((token, i) => `[[tenants]]\nname = "sleeper-${i}"\ntoken_sha256 = "${sha(token)}"\non_failure = ${i % 2 === 0 ? '{ preToolUse = "block" }' : '"allow"'}\n`);
+  const tenants = [`[[tenants]]\nname = "team-a"\ntoken_sha256 = "${sha(TOKEN_A)}"\non_failure = { preToolUse = "block" }\n\n[[tenants]]\nname = "team-b"\ntoken_env = "HOOKBOX_TEST_TOKEN_B"\non_failure = "allow"\n`, ...more].join("\n");
+  // Events that mention "slow" hold their slot for 20 s, "careful" for 4 s; "careful" is asked
+  // about first, by a policy hook that answers at once.
   const policy = [
     `[[policy.PreToolUse]]\nname = "careful"\ncommand = '''case $(cat) in *careful*) echo '{"decision":"ask","reason":"a human should look"}' ;; *) echo '{}' ;; esac'''\n`,
-    `[[policy.PreToolUse]]\nname = "slow"\ncommand = "case $(cat) in *slow*) sleep 20 ;; *lag*|*careful*) sleep 4 ;; esac; echo '{}'"\ntimeout = 30000\n`,
+    `[[policy.PreToolUse]]\nname = "slow"\ncommand = "case $(cat) in *slow*) sleep 20 ;; *careful*) sleep 4 ;; esac; echo '{}'"\ntimeout = 30000\n`,
   ].join("\n");
-  svc = await startService(`[sandbox]\npool_size = 0\nmax_concurrency = 2\nmax_tenant_concurrency = 1\nmax_queue = 0\n\n${policy}`, { tenants, server: "shutdown_grace_ms = 4000" });
+  svc = await startService(`[sandbox]\npool_size = 0\nmax_concurrency = 6\nmax_tenant_concurrency = 1\nmax_queue = 0\n\n${policy}`, { tenants, server: "shutdown_grace_ms = 4000" });
 });
 afterAll(async () => {
   await svc.stop("SIGKILL");
 });
 
 const event = JSON.stringify({ toolName: "bash", toolArgs: JSON.stringify({ command: "ls" }) });
+/** Tokens of the tenants whose events sleep 20 s: [block, allow] for `hookbox forward`, then for the script. */
+const SLEEPERS = ["token-of-sleeper-0", "token-of-sleeper-1", "token-of-sleeper-2", "token-of-sleeper-3"];
 
-function forward(via: Via, token: string, extra: string[] = [], body = event): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
+function forward(via: Via, token: string, extra: string[] = [], body = event, cacheHome?: string): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
   const t0 = performance.now();
   const [file, args, cacheDir] = forwarder(via, ["--url", svc.url, "--event", "preToolUse", "--format", "copilot", ...extra]);
   const child = spawn(file, args, {
-    env: { PATH: process.env.PATH ?? "", HOOKBOX_TOKEN: token, XDG_CACHE_HOME: cacheDir },
+    env: { PATH: process.env.PATH ?? "", HOOKBOX_TOKEN: token, XDG_CACHE_HOME: cacheHome ?? cacheDir },
   });
   let stdout = "";
   let stderr = "";
@@ -142,22 +147,24 @@ describe("hookbox answers, but cannot decide", () => {
     expect(b.headers.get("hookbox-on-failure")).toBe("allow");
   });
 
-  it.each(VIAS)("answers the failure mode before the agent's deadline (--deadline 3, a hook that sleeps 4 s), through %s", async (via) => {
+  it.each(VIAS)("answers the failure mode before the agent's deadline (--deadline 3, a hook that sleeps 20 s), through %s", async (via) => {
+    const [block, allow] = (via === "node" ? SLEEPERS.slice(0, 2) : SLEEPERS.slice(2)) as [string, string];
+    // A cache of their own: the two forwarders' caches of team-a and team-b are compared later.
+    const own = join(cache, `${via}-sleepers`);
+    const forwardSlow = (token: string) => forward(via, token, ["--deadline", "3"], JSON.stringify({ toolName: "bash", toolArgs: JSON.stringify({ command: "slow" }) }), own);
     // One answer first: the forwarder learns the tenant's failure mode.
-    expect((await forward(via, TOKEN_A)).code).toBe(0);
+    expect((await forward(via, block, [], event, own)).code).toBe(0);
     // The forwarder asks hookbox to answer by its own deadline; hookbox says it could not decide in
-    // time (503), and the event goes on and is recorded.
-    const a = await forwardSlow(via, TOKEN_A);
+    // time (503), and the event goes on (its slot taken for 20 s) and is recorded.
+    const a = await forwardSlow(block);
     denied(a);
     expect(a.ms).toBeLessThan(3_500);
     expect(a.stderr).toMatch(/hookbox answered 503: hookbox did not decide within 2\d{3} ms/);
-    await slotFree(TOKEN_A);
     // The same for an "allow" tenant passes through, with a warning.
-    expect((await forward(via, TOKEN_B)).code).toBe(0);
-    const b = await forwardSlow(via, TOKEN_B);
+    expect((await forward(via, allow, [], event, own)).code).toBe(0);
+    const b = await forwardSlow(allow);
     passed(b);
     expect(b.ms).toBeLessThan(3_500);
-    await slotFree(TOKEN_B);
   });
 
   it.each(VIAS)("keeps a policy hook's ask when a slower hook runs past the deadline, even for on_failure = allow, through %s", async (via) => {
@@ -186,10 +193,6 @@ describe("hookbox answers, but cannot decide", () => {
     }
   });
 });
-
-/** A forwarded event that itself takes 4 s, with a 3 s agent deadline. */
-const forwardSlow = (via: Via, token: string) =>
-  forward(via, token, ["--deadline", "3"], JSON.stringify({ toolName: "bash", toolArgs: JSON.stringify({ command: "lag" }) }));
 
 /** Waits until the tenant's one run slot is free again (an event answered early goes on to its end). */
 async function slotFree(token: string): Promise<void> {
