@@ -141,12 +141,19 @@ export function interpretCursor(run: RunResult, hook: HookDef): Verdict {
   // Nothing at all from a failClosed hook is a failure, as Cursor reads it ("returned no output"); `{}` is an answer.
   if (out.kind === "empty" && run.stdout.trim() === "" && !hook.failOpen) return failure("returned no output", "cursor: a failClosed hook printed nothing");
   if (out.kind === "empty") return { decision: null, error: null, rule: "cursor: no output makes no decision" };
-  if (out.kind === "invalid") return failure(out.error, "cursor: output that is not a JSON object");
+  // Cursor hooks, exit codes: for a permission hook "invalid JSON or a schema mismatch blocks the
+  // action", failClosed or not; elsewhere it is a failure like any other.
+  const mismatch = (error: string, rule: string): Verdict =>
+    PERMISSION_POINTS.has(hook.point)
+      ? { decision: "block", reason: `hook ${hook.name} answered what Cursor cannot read: ${error}`, error, rule: `${rule}; cursor: a permission hook's unreadable answer blocks the action` }
+      : failure(error, rule);
+  if (out.kind === "invalid") return mismatch(out.error, "cursor: output that is not a JSON object");
   const o = out.value;
   // beforeSubmitPrompt reads `continue` (and `user_message`) only; the stops `followup_message`.
   const raw = stopPoint || hook.point === "UserPromptSubmit" ? undefined : (o.permission ?? o.decision);
   let decision = readDecision(raw);
-  if (decision === "invalid") return failure(`unknown permission ${shown(raw)}`, "cursor: unknown permission");
+  // Only `permission` is Cursor's own key: an unknown value of the `decision` also read is the hook's failure.
+  if (decision === "invalid") return (o.permission !== undefined ? mismatch : failure)(`unknown permission ${shown(raw)}`, "cursor: unknown permission");
   let rule = decision ? `cursor: permission "${String(raw)}"` : "cursor: no permission";
   const userMessage = str(o.user_message) ?? str(o.userMessage);
   let reason = str(o.agent_message) ?? str(o.agentMessage) ?? str(o.reason) ?? userMessage;
@@ -212,6 +219,13 @@ function cursorAnswer(point: EventPoint, f: Folded): Answer {
     exit_code: 0,
   };
 }
+
+/**
+ * Cursor's permission hooks (hooks documentation, exit codes: "beforeShellExecution,
+ * beforeMCPExecution, beforeReadFile, subagentStart, preToolUse" and the Tab read): there an answer
+ * Cursor cannot read blocks the action.
+ */
+const PERMISSION_POINTS: ReadonlySet<string> = new Set(["PreToolUse", "SubagentStart", "BeforeShellExecution", "BeforeMCPExecution", "BeforeReadFile", "BeforeTabFileRead"]);
 
 /** Where Cursor asks its user on `permission: "ask"`. */
 const ASKING_POINTS: ReadonlySet<string> = new Set(["BeforeShellExecution", "BeforeMCPExecution"]);

@@ -15,6 +15,7 @@ import { compileRegex, MAX_MATCHER_CHARS, type HookDef, type HookSet, type Match
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import { MAX_HOOK_NAME_CHARS } from "./cosh-toml.js";
+import { formatPath, type Path } from "./locate.js";
 import { type Answer, askDenyReason, clip, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, haltVerdict, knownKeys, type LoadContext, readMatcher, originOf, type ParsedFile, readDecision, readOutput, schemaError, shown, skipOtherType, str, warn, withHalt, CommandSchema } from "./shared.js";
 
 /** @default 60 s — Gemini CLI's default hook timeout */
@@ -66,6 +67,17 @@ function readsAsRegex(pattern: string): boolean {
   }
 }
 
+/**
+ * What Gemini CLI's hook registry discards and goes on without — an event that is not a list, a
+ * group without a `hooks` list, a hook without a type or a command: in a repository file skipped
+ * with a warning, as Gemini skips it (the workspace's other hooks still run); in the server's own
+ * config refused.
+ */
+function discard(parsed: ParsedFile, path: Path, ctx: LoadContext, warnings: string[], detail: string): void {
+  if (!ctx.tolerant) throw configError(parsed, path, detail);
+  warn(warnings, () => `${originOf(parsed, path)}: ${formatPath(path)}: ${detail}; skipped, as Gemini CLI skips it`);
+}
+
 /** The events Gemini CLI fires (hookRegistry): a hook under any other name never runs there. */
 const GEMINI_EVENTS: ReadonlySet<string> = new Set([
   "BeforeTool", "AfterTool", "BeforeAgent", "AfterAgent", "Notification", "SessionStart", "SessionEnd", "PreCompress", "BeforeModel", "AfterModel", "BeforeToolSelection",
@@ -93,23 +105,30 @@ function loadGeminiSettings(parsed: ParsedFile, ctx: LoadContext): HookSet {
     if (CONFIG_KEYS.has(event)) continue;
     const resolved = eventOf(parsed, ["hooks", event], event, ctx, set.warnings, { agent: "Gemini CLI", names: GEMINI_EVENTS });
     if (!resolved) continue;
-    if (!Array.isArray(groups)) throw configError(parsed, ["hooks", event], "an event takes an array of hook groups");
+    if (!Array.isArray(groups)) {
+      discard(parsed, ["hooks", event], ctx, set.warnings, "an event takes an array of hook groups");
+      continue;
+    }
     const tool = pointHasTool(resolved.point);
     // Gemini CLI (hookPlanner): an event's matched hooks run in parallel unless one of their groups
     // says `"sequential": true`, which makes them all run one after another. Read per file and
     // event: any such group there, and the event's hooks of this file run one by one.
     const oneByOne = groups.some((raw) => raw !== null && typeof raw === "object" && (raw as { sequential?: unknown }).sequential === true);
     groups.forEach((raw, g) => {
+      if (raw === null || typeof raw !== "object" || !Array.isArray((raw as { hooks?: unknown }).hooks))
+        return discard(parsed, ["hooks", event, g], ctx, set.warnings, 'a hook group needs a "hooks" list');
       const group = GroupSchema.safeParse(knownKeys(parsed, ["hooks", event, g], raw, GROUP_KEYS, ctx, set.warnings));
       if (!group.success) throw schemaError(parsed, group.error, ["hooks", event, g]);
       const matcher: Matcher | undefined = readMatcher(parsed, ["hooks", event, g, "matcher"], ctx, set.warnings, () => geminiMatcher(group.data.matcher, tool));
       group.data.hooks.forEach((rawHandler, h) => {
         const path = ["hooks", event, g, "hooks", h];
+        const type = rawHandler !== null && typeof rawHandler === "object" ? (rawHandler as { type?: unknown }).type : undefined;
+        if (typeof type !== "string") return discard(parsed, path, ctx, set.warnings, 'a hook needs "type": "command"');
         if (skipOtherType(parsed, path, rawHandler, ctx, set.warnings)) return;
         const handler = HandlerSchema.safeParse(knownKeys(parsed, path, rawHandler, HANDLER_KEYS, ctx, set.warnings));
         if (!handler.success) throw schemaError(parsed, handler.error, path);
         const e = handler.data;
-        if (!e.command) throw configError(parsed, path, 'a "command" hook needs "command"');
+        if (!e.command) return discard(parsed, path, ctx, set.warnings, 'a "command" hook needs "command"');
         // Gemini CLI: a hook whose name — or, without one, whose command — is in `disabled` does not run.
         if (disabled.has(e.name || e.command)) return;
         countHook(parsed, path, ctx);
@@ -144,24 +163,40 @@ function loadGeminiSettings(parsed: ParsedFile, ctx: LoadContext): HookSet {
  */
 const GEMINI_CONTINUE_READ: ReadonlySet<string> = new Set(["PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "BeforeModel", "AfterModel"]);
 
-/** Gemini CLI's rules (hooks reference, "Exit codes" and "Common output fields"). */
+/** @default 4096 — characters of a Gemini hook's plain text kept as its reason, message or warning */
+const GEMINI_TEXT_CHARS = 4096;
+
+/**
+ * Gemini CLI's rules, as its hook runner (`packages/core/src/hooks/hookRunner.ts`) applies them —
+ * where the hooks reference's exit-code table ("Other: Warning") says otherwise, the runner decides
+ * what the agent does: it reads stdout, else stderr, whatever the exit code; JSON is the answer;
+ * plain text is a message at exit 0, a warning at exit 1 and a deny (the text its reason) at any
+ * other exit, 2 included; nothing on either makes no decision, even at exit 2.
+ */
 export function interpretGemini(run: RunResult, hook: HookDef): Verdict {
-  // "Other: Warning. A non-fatal failure occurred; the CLI continues with a warning."
+  // A timeout, or a hook that could not run, is an error of the hook; the CLI goes on.
   if (run.outcome === "timed_out") return { decision: null, error: "timed out", rule: "gemini: a timeout is a warning; the CLI continues" };
   if (run.outcome !== "exited") return { decision: null, error: describeFailure(run), rule: "gemini: a failed hook is a warning; the CLI continues" };
-  // "2: System Block. The action is blocked; stderr is used as the rejection reason."
-  if (run.exitCode === 2) return { decision: "block", reason: run.stderr.trim() || `blocked by hook ${hook.name} (exit 2)`, error: null, rule: "gemini: exit 2 blocks with stderr as the reason" };
-  if (run.exitCode !== 0) return { decision: null, warning: clip(run.stderr.trim(), 4096) || undefined, error: describeFailure(run), rule: "gemini: another exit code is a warning; the CLI continues" };
+  const code = run.exitCode;
+  const text = run.stdout.trim() !== "" ? run.stdout : run.stderr;
   // A JSON string holding the answer is read once more, as Gemini CLI's hook runner does.
-  const out = readOutput(run.stdout, true);
+  const out = readOutput(text, true);
+  if (out.kind === "empty" && text.trim() === "" && code !== 0)
+    return { decision: null, error: describeFailure(run), rule: `gemini: exit ${code} with nothing on stdout or stderr makes no decision` };
   if (out.kind === "empty") return { decision: null, error: null, rule: "gemini: no output makes no decision" };
-  if (out.kind === "invalid") return { decision: null, error: out.error, rule: "gemini: stdout that is not JSON makes no decision" };
+  if (out.kind === "invalid" && out.notJson) {
+    const said = clip(text.trim(), GEMINI_TEXT_CHARS);
+    if (code === 0) return { decision: null, systemMessage: said, error: null, rule: "gemini: text that is not JSON at exit 0 is a message; no decision" };
+    if (code === 1) return { decision: null, warning: said, error: describeFailure(run), rule: "gemini: exit 1 is a warning; the CLI continues" };
+    return { decision: "block", reason: said, error: null, rule: `gemini: exit ${code} blocks, its text the reason` };
+  }
+  if (out.kind === "invalid") return { decision: null, error: out.error, rule: "gemini: output that is not a JSON object makes no decision" };
   const o = out.value;
   // decision: allow | deny | block | ask | approve
   let decision = readDecision(o.decision, { approve: "allow" });
   if (decision === "invalid") return { decision: null, error: `unknown decision ${shown(o.decision)}`, rule: "gemini: an unknown decision is an error of the hook" };
   let reason = str(o.reason);
-  let rule = decision ? `gemini: decision "${String(o.decision)}"` : "gemini: no decision";
+  let rule = (decision ? `gemini: decision "${String(o.decision)}"` : "gemini: no decision") + (code !== 0 ? ` (JSON read at exit ${code}, as Gemini CLI reads it)` : "");
   let halt: string | undefined;
   // "continue: If false, immediately terminates the agent loop for this turn." — read where the
   // loop runs; SessionStart, SessionEnd, PreCompress, Notification and BeforeToolSelection ignore it.
@@ -183,8 +218,9 @@ export function interpretGemini(run: RunResult, hook: HookDef): Verdict {
 }
 
 /**
- * Gemini CLI hooks, "Impact" per event: which can block. Before a tool an ask counts too — Gemini
- * reads it as no block, so hookbox keeps it (an ask is never loosened) and answers it as a deny.
+ * Gemini CLI hooks, "Impact" per event: which can block. Before a tool an ask counts too — releases
+ * of Gemini CLI before its hook asks read one as no block, so hookbox keeps it (an ask is never
+ * loosened) and answers it as a deny.
  */
 function geminiEffective(point: EventPoint): ReadonlySet<Decision> {
   switch (point) {
@@ -201,8 +237,8 @@ function geminiEffective(point: EventPoint): ReadonlySet<Decision> {
 /**
  * Gemini CLI: `decision`, `reason`, `systemMessage`, `hookSpecificOutput` (`additionalContext`; on
  * BeforeTool `tool_input`, the changed arguments, unless the call is denied), `continue` +
- * `stopReason`. Gemini has no ask — it reads one as no block and runs the tool — so an ask is said
- * as a deny, its reason saying a hook asked.
+ * `stopReason`. An ask is said as a deny, its reason saying a hook asked: a release of Gemini CLI
+ * without hook asks reads an ask as no block and runs the tool, and which release asks is not known here.
  */
 function geminiAnswer(point: EventPoint, f: Folded): Answer {
   const decision = f.decision === "ask" ? "deny" : (f.decision ?? undefined);

@@ -70,7 +70,8 @@ export function originOf(parsed: ParsedFile, path: Path): string {
 export type Output =
   | { kind: "empty" }
   | { kind: "object"; value: Record<string, unknown> }
-  | { kind: "invalid"; error: string };
+  /** `notJson`: the text is not JSON at all (a format may read it as plain text) */
+  | { kind: "invalid"; error: string; notJson?: true };
 
 /**
  * A hook's stdout: nothing, `{}`, a JSON object — or an error of that hook (SERVICE.md §4).
@@ -85,7 +86,7 @@ export function readOutput(stdout: string, stringOnce = false): Output {
   try {
     value = JSON.parse(text);
   } catch {
-    return { kind: "invalid", error: `output is not JSON: ${clip(text, 120)}` };
+    return { kind: "invalid", error: `output is not JSON: ${clip(text, 120)}`, notJson: true };
   }
   if (stringOnce && typeof value === "string") return readOutput(value);
   if (typeof value !== "object" || value === null || Array.isArray(value)) return { kind: "invalid", error: "output is not a JSON object" };

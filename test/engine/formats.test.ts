@@ -547,6 +547,26 @@ describe("repository hook files are hostile input", () => {
     expect(set.warnings).toEqual([expect.stringMatching(/hooksConfig\.disabled: expected a list of hook names/)]);
   });
 
+  it("skips what Gemini CLI's registry discards, with a warning naming the line, and keeps the file's other hooks", async () => {
+    const text = JSON.stringify({ hooks: {
+      AfterTool: "not a list",
+      BeforeTool: [
+        { matcher: "shell" },
+        { hooks: [{ command: "untyped.sh" }, { type: "command" }, { type: 5, command: "five.sh" }, "a string", { type: "command", command: "kept.sh" }] },
+      ],
+    } }, null, 2);
+    const set = await loadRepositoryHooks(tree({ ".gemini/settings.json": text }), 60_000);
+    expect(set.hooks.map((h) => h.command)).toEqual(["kept.sh"]);
+    expect(set.warnings).toEqual([
+      expect.stringMatching(/^\.gemini\/settings\.json:3: hooks\.AfterTool: an event takes an array of hook groups; skipped, as Gemini CLI skips it$/),
+      expect.stringMatching(/^\.gemini\/settings\.json:5: hooks\.BeforeTool\[0\]: a hook group needs a "hooks" list; skipped/),
+      expect.stringMatching(/^\.gemini\/settings\.json:\d+: hooks\.BeforeTool\[1\]\.hooks\[0\]: a hook needs "type": "command"; skipped/),
+      expect.stringMatching(/hooks\.BeforeTool\[1\]\.hooks\[1\]: a "command" hook needs "command"; skipped/),
+      expect.stringMatching(/hooks\.BeforeTool\[1\]\.hooks\[2\]: a hook needs "type": "command"; skipped/),
+      expect.stringMatching(/hooks\.BeforeTool\[1\]\.hooks\[3\]: a hook needs "type": "command"; skipped/),
+    ]);
+  });
+
   it("reads a Gemini settings.json with comments and trailing commas, as Gemini CLI does; a real syntax error still says where", async () => {
     const set = await loadRepositoryHooks(tree({ ".gemini/settings.json": '{\n  // project settings\n  "hooks": { "BeforeTool": [ { "hooks": [ { "type": "command", "command": "g.sh", }, ], }, ], },\n  /* done */\n}\n' }), 60_000);
     expect(set.hooks.map((h) => h.command)).toEqual(["g.sh"]);

@@ -299,9 +299,15 @@ describe("Cursor rules (Cursor hooks documentation)", () => {
     ["a crash lets the action through", exited(1, "", "bug"), shell, { decision: null, error: true, rule: /lets the action through/ }],
     ["failClosed: a crash blocks", exited(1, "", "bug"), closed, { decision: "block", error: true, rule: /failClosed = true/ }],
     ["failClosed: a timeout blocks", timedOut, closed, { decision: "block", error: true, rule: /failClosed = true/ }],
-    ["failClosed: output that is not JSON blocks", exited(0, "oops"), closed, { decision: "block", error: true, rule: /failClosed = true/ }],
+    ["failClosed: output that is not JSON blocks", exited(0, "oops"), closed, { decision: "block", error: true, rule: /unreadable answer blocks/ }],
     ["failClosed: no output at all blocks (Cursor: \"returned no output\")", exited(0, "  \n"), closed, { decision: "block", error: true, rule: /printed nothing; cursor: failClosed = true/ }],
     ["failClosed: {} is an answer, no decision", exited(0, "{}"), closed, { decision: null, error: false, rule: /no output makes no decision/ }],
+    // Cursor: for a permission hook "invalid JSON or a schema mismatch blocks the action", failClosed or not
+    ["a permission hook's output that is not JSON blocks", exited(0, "oops"), shell, { decision: "block", error: true, rule: /permission hook's unreadable answer blocks/ }],
+    ["a permission hook's unknown permission blocks", exited(0, '{"permission":"maybe"}'), shell, { decision: "block", error: true, rule: /unknown permission; cursor: a permission hook's unreadable answer blocks/ }],
+    ["a permission hook's output that is no object blocks", exited(0, "[1]"), hook("cursor", "preToolUse"), { decision: "block", error: true, rule: /unreadable answer blocks/ }],
+    ["an unknown value of the decision key (not Cursor's) is the hook's failure: through", exited(0, '{"decision":"approve"}'), shell, { decision: null, error: true, rule: /unknown permission; cursor: a failed hook lets the action through/ }],
+    ["an observing hook's output that is not JSON lets the action through", exited(0, "oops"), hook("cursor", "afterShellExecution"), { decision: null, error: true, rule: /lets the action through/ }],
     ["stop: followup_message sends the agent on", exited(0, '{"followup_message":"run the tests first"}'), stop, { decision: "block", reason: "run the tests first", rule: /followup_message/ }],
   ]);
   it("user_message is the hook's message to the user; updated_input an argument change", () => {
@@ -598,15 +604,27 @@ describe("Gemini CLI rules (Gemini CLI hooks reference)", () => {
     ['decision "approve" allows', exited(0, '{"decision":"approve"}'), before, { decision: "allow", rule: /approve/ }],
     ['decision "ask"', exited(0, '{"decision":"ask","reason":"sure?"}'), before, { decision: "ask", rule: /ask/ }],
     ["exit 2 blocks with stderr", exited(2, "", "stop that"), before, { decision: "block", reason: "stop that", rule: /exit 2 blocks/ }],
-    ["another exit code is a warning", exited(1, "", "oops"), before, { decision: null, error: true, warning: "oops", rule: /warning; the CLI continues/ }],
+    ["exit 1 is a warning", exited(1, "", "oops"), before, { decision: null, error: true, warning: "oops", rule: /exit 1 is a warning; the CLI continues/ }],
     ["a timeout is a warning", timedOut, before, { decision: null, error: true, rule: /timeout is a warning/ }],
-    ["text on stdout makes no decision", exited(0, "hello"), before, { decision: null, error: true, rule: /not JSON makes no decision/ }],
+    ["text on stdout at exit 0 is a message, no decision", exited(0, "hello"), before, { decision: null, error: false, rule: /text that is not JSON at exit 0 is a message/ }],
+    // Gemini CLI's hook runner: any other exit with text blocks (a hook whose jq is missing too)
+    ["exit 127 with text blocks, the text its reason", exited(127, "", "sh: 1: jq: not found"), before, { decision: "block", reason: "sh: 1: jq: not found", rule: /exit 127 blocks/ }],
+    ["exit 2 with nothing on stdout or stderr makes no decision", exited(2, "", "  \n"), before, { decision: null, error: true, rule: /exit 2 with nothing on stdout or stderr/ }],
+    ["exit 2 with plain text on stdout blocks, stdout the reason", exited(2, "no rm here", "ignored"), before, { decision: "block", reason: "no rm here", rule: /exit 2 blocks/ }],
+    ["JSON is read at any exit: a deny at exit 1 blocks", exited(1, '{"decision":"deny","reason":"nope"}'), before, { decision: "block", reason: "nope", rule: /decision "deny" \(JSON read at exit 1/ }],
+    ["JSON is read at any exit: an allow at exit 2 allows", exited(2, '{"decision":"allow"}', "a message"), before, { decision: "allow", rule: /decision "allow" \(JSON read at exit 2/ }],
+    ["stderr is read when stdout is empty: a deny there blocks at exit 0", exited(0, "", '{"decision":"deny","reason":"from stderr"}'), before, { decision: "block", reason: "from stderr", rule: /decision "deny"$/ }],
+    ["JSON that is no object makes no decision, whatever the exit", exited(3, "42"), before, { decision: null, error: true, rule: /not a JSON object makes no decision/ }],
     ["continue: false on AfterAgent stops the agent: no block (which would send it on)", exited(0, '{"continue":false,"stopReason":"done"}'), afterAgent, { decision: null, rule: /continue = false stops the agent/ }],
   ]);
   it("answers in Gemini's words: additionalContext in camelCase, continue and stopReason", () => {
     const pre = resolveEventName("BeforeTool")!.point;
     expect(answerFor("gemini", pre, { decision: "block", reason: "no", additionalContext: "ctx", notifications: [] }).output).toEqual({ decision: "block", reason: "no", hookSpecificOutput: { additionalContext: "ctx" } });
     expect(answerFor("gemini", pre, { decision: "block", reason: "r", halt: "done", notifications: [] }).output).toMatchObject({ continue: false, stopReason: "done", decision: "block" });
+  });
+  it("shows text at exit 0 as the hook's message, and warns of it at exit 1, as Gemini CLI does", () => {
+    expect(interpretGemini(exited(0, "remember the tests"), before).systemMessage).toBe("remember the tests");
+    expect(interpretGemini(exited(1, "careful", "not this"), before).warning).toBe("careful");
   });
   it("reads a JSON string that holds the answer once more, as Gemini CLI does", () => {
     expect(interpretGemini(exited(0, JSON.stringify(JSON.stringify({ decision: "deny", reason: "no" }))), before)).toMatchObject({ decision: "block", reason: "no" });
