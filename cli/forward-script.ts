@@ -463,7 +463,7 @@ enc() {
 }
 base=$url
 while :; do case $base in */) base=\${base%/} ;; *) break ;; esac; done
-enc "$event"; path="$base/v1/events/$e?format=$q"
+enc "$event"; path="$base/v1/events/$e?format=$q&brief=true"
 if [ -n "$workspace" ]; then enc "$workspace"; path="$path&workspace=$e"; fi
 if [ -n "$interactive" ]; then enc "$interactive"; path="$path&interactive=$e"; fi
 # -q first: no .curlrc (a repository can point CURL_HOME at its own); no proxy: the token and the

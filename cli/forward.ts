@@ -162,7 +162,9 @@ export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Ar
   // One clock for the whole call, the event's arrival on stdin included: an agent that is slow to
   // write it (or never ends it) is answered by the deadline all the same.
   const signal = AbortSignal.timeout(timeoutMs);
-  const query = new URLSearchParams({ format: FORMATS[format] });
+  // brief: what the agent acts on only — what hooks wrote beside their decisions (the records, in
+  // the trace) can never make the answer larger than MAX_ANSWER_BYTES.
+  const query = new URLSearchParams({ format: FORMATS[format], brief: "true" });
   if (values.workspace) query.set("workspace", values.workspace);
   if (values.interactive) query.set("interactive", values.interactive);
   const url = `${values.url.replace(/\/+$/, "")}/v1/events/${encodeURIComponent(values.event)}?${query}`;

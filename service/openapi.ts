@@ -11,7 +11,7 @@ import { EVENT_BODY_READ_MS } from "./read-body.js";
 import { LIVE_FOLLOWERS_PER_TENANT } from "./routes/traces.js";
 import { TENANT_UPLOADS_IN_FLIGHT, UPLOAD_IDLE_MS, UPLOAD_MAX_MS } from "./routes/workspaces.js";
 import {
-  DecisionSchema, ErrorSchema, EventBodySchema, EventHeadersSchema, EventQuerySchema, HealthSchema, LiveLineSchema, NativeAnswerSchema,
+  BriefDecisionSchema, DecisionSchema, ErrorSchema, EventBodySchema, EventHeadersSchema, EventQuerySchema, HealthSchema, LiveLineSchema, NativeAnswerSchema,
   NotificationSchema, ReadinessSchema, SessionsSchema, StreamErrorSchema, TraceListSchema, TraceQuerySchema, TraceSchema, WorkspaceInfoSchema,
 } from "./schemas.js";
 
@@ -53,7 +53,7 @@ const EXAMPLES = {
 const eventParam = z.string().meta({ description: "the event name, in either dialect (PreToolUse, preToolUse, agentStop, …)", examples: ["preToolUse"] });
 const formatParam = z.enum(FORMATS).meta({ description: "the agent's dialect", examples: ["claude"] });
 const decisionContent = {
-  "application/json": { schema: DecisionSchema },
+  "application/json": { schema: z.union([DecisionSchema, BriefDecisionSchema]) },
   "application/x-ndjson": { schema: z.union([NotificationSchema, z.object({ type: z.literal("result") }).and(DecisionSchema), StreamErrorSchema]) },
 };
 const DECIDED = "the decision; with Accept: application/x-ndjson, one line per notification as its hook finishes, then the result — or, when nothing could be decided, an error line with the failure mode";

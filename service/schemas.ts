@@ -24,6 +24,8 @@ export const EventQuerySchema = z.object({
   format: z.enum(FORMATS, { error: `format must be one of ${FORMATS.join(", ")}` }).optional().meta({ description: "the dialect of `output`; default: the body's" }),
   interactive: z.enum(["true", "false"], { error: 'interactive must be "true" or "false"' }).optional()
     .meta({ description: "false: no one can answer an ask, which then becomes a block (Copilot's autopilot rule)" }),
+  brief: z.enum(["true", "false"], { error: 'brief must be "true" or "false"' }).optional()
+    .meta({ description: "true: the answer holds what an agent acts on only (BriefDecision: no hook records, no notifications — they stay in the trace), so what hooks wrote beside their decisions can never make it too large to read (hookbox forward asks so)" }),
 });
 
 export type EventQuery = z.output<typeof EventQuerySchema>;
@@ -112,6 +114,10 @@ export const DecisionSchema = z.object({
   note: z.string().optional(),
   canary: z.literal(true).optional().meta({ description: "a Hookbox-Canary request: no hook ran" }),
 }).meta({ id: "Decision" });
+
+/** What `brief=true` answers: what an agent acts on, never the hooks' records (they are in the trace). */
+export const BriefDecisionSchema = DecisionSchema.pick({ event_id: true, event: true, decision: true, reason: true, continue: true, stopReason: true, output: true, exit_code: true, note: true })
+  .meta({ id: "BriefDecision" });
 
 export const NativeAnswerSchema = z.record(z.string(), z.unknown()).meta({ id: "NativeAnswer", description: "exactly the agent's hook JSON" });
 

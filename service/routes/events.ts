@@ -133,6 +133,8 @@ async function handleRead(
     settle();
     throw err;
   }
+  // brief=true: what the agent acts on only — the hooks' records, however much they hold, stay in the trace.
+  const shaped = <R extends BriefFields>(r: R) => (query.brief === "true" ? briefOf(r) : r);
   const finish = async (result: EventResult) => {
     const durationMs = performance.now() - t0;
     deps.sessions.heard(tenant.name, result.session_id, result.event, format);
@@ -161,7 +163,7 @@ async function handleRead(
       // The status line is gone by now: what could not be decided ends the stream as an error line
       // with the tenant's failure mode, for the client to apply — never as a result that decides nothing.
       const decided = run.then(
-        (response) => (deps.shutdown.aborted && !holds(response, mode) ? errorLine(new ShuttingDownError(), mode) : { type: "result" as const, ...response }),
+        (response) => (deps.shutdown.aborted && !holds(response, mode) ? errorLine(new ShuttingDownError(), mode) : { type: "result" as const, ...shaped(response) }),
         (err: unknown) => errorLine(err, mode),
       );
       // Hookbox-Answer-By-Ms holds for a stream too: by then, what the finished hooks decided, or the
@@ -173,7 +175,7 @@ async function handleRead(
       if (first === "late") {
         answered = true;
         const early = prepared.early(mode, `answered within ${answerByMs} ms, before the agent's hook deadline`);
-        last = early ? { type: "result" as const, ...early } : errorLine(new NotDecidedInTimeError(answerByMs!), mode);
+        last = early ? { type: "result" as const, ...shaped(early) } : errorLine(new NotDecidedInTimeError(answerByMs!), mode);
       } else last = first;
       // The stream ends with this line: what the hooks still running say goes to their record only.
       sink = undefined;
@@ -195,16 +197,24 @@ async function handleRead(
       c.get("log").warn({ event: { name: prepared.event, decision: early?.decision }, answerByMs, mode }, early ? "event not done before the agent's deadline: answered with what its finished hooks decided" : "event not decided before the agent's deadline: answered with the tenant's failure mode");
       // Nothing finished decided as strongly as the failure mode: the client applies it (native: app.ts).
       if (!early) throw new NotDecidedInTimeError(answerByMs);
-      return c.json(native ? early.output : early);
+      return c.json(native ? early.output : shaped(early));
     }
     if (deps.shutdown.aborted && !holds(first, mode)) throw new ShuttingDownError();
-    return c.json(native ? first.output : first);
+    return c.json(native ? first.output : shaped(first));
   }
   const response = await run;
   // Stopped by the service's shutdown after the grace period: hooks were killed, nothing was decided.
   // The record is kept (cancelled); the client gets 503, which it answers with the tenant's failure mode.
   if (deps.shutdown.aborted && !holds(response, mode)) throw new ShuttingDownError();
-  return c.json(response);
+  return c.json(shaped(response));
+}
+
+type BriefFields = Pick<EventResult, "event_id" | "event" | "decision" | "reason" | "continue" | "stopReason" | "output" | "exit_code" | "note">;
+
+/** The fields of BriefDecisionSchema, in its order: what an agent acts on. */
+function briefOf(r: BriefFields): BriefFields {
+  const { event_id, event, decision, reason, continue: halted, stopReason, output, exit_code, note } = r;
+  return Object.fromEntries(Object.entries({ event_id, event, decision, reason, continue: halted, stopReason, output, exit_code, note }).filter(([, v]) => v !== undefined)) as BriefFields;
 }
 
 /** The stream's last line when nothing was decided: the error, as the JSON answer would give it, and the failure mode. */

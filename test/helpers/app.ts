@@ -51,6 +51,12 @@ function fakeRunner(kind: Runner["kind"], held: Set<() => void>, ran: RunRequest
       if (request.command === "timeout") return { ...base, outcome: "timed_out", exitCode: null, stdout: "" };
       // `unknown-decision <n>`: a decision no format knows, n characters of backslashes long.
       if (request.command.startsWith("unknown-decision ")) return { ...base, outcome: "exited", exitCode: 0, stdout: JSON.stringify({ decision: "\\".repeat(Number(request.command.slice(17))) }) };
+      // `noise <n>`: decides nothing and says much — a reason, a message and context of n NUL
+      // characters each (six bytes apiece once written as JSON).
+      if (request.command.startsWith("noise ")) {
+        const nul = "\u0000".repeat(Number(request.command.slice(6)));
+        return { ...base, outcome: "exited", exitCode: 0, stdout: JSON.stringify({ reason: nul, systemMessage: nul, hookSpecificOutput: { additionalContext: nul } }) };
+      }
       // `say <json>`: prints the JSON, whatever the event.
       if (request.command.startsWith("say ")) return { ...base, outcome: "exited", exitCode: 0, stdout: request.command.slice(4) };
       const stdin = Buffer.from(request.stdin).toString();

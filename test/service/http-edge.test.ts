@@ -99,6 +99,7 @@ describe.concurrent("events", () => {
     ["a field of the wrong type", JSON.stringify({ hook_event_name: "PreToolUse", tool_name: 5 }), "", "bad_field", "tool_name", /^tool_name: /],
     ["format=yaml", JSON.stringify(rmEvent), "?format=yaml", "bad_request", "format", /format must be one of/],
     ["interactive=maybe", JSON.stringify(rmEvent), "?interactive=maybe", "bad_request", "interactive", /interactive must be "true" or "false"/],
+    ["brief=yes", JSON.stringify(rmEvent), "?brief=yes", "bad_request", "brief", /brief must be "true" or "false"/],
   ])("refuses %s with 400 naming the field", async (_what, body, query, code, field, message) => {
     const res = await edge.request(`/v1/events${query}`, post(body));
     expect(res.status).toBe(400);
