@@ -10,7 +10,7 @@ import type { HookDef } from "./hooks.js";
 import { planSteps } from "./match.js";
 import type { Limits } from "./names.js";
 import { changeAsRun, interpret } from "./formats/registry.js";
-import { clip } from "./formats/shared.js";
+import { clip, wellFormedJson } from "./formats/shared.js";
 import { DEFAULT_TRACE_LIMITS } from "./trace-limits.js";
 import type { Verdict } from "./verdict.js";
 import type { PayloadCache } from "./payload.js";
@@ -238,7 +238,7 @@ function checkedChange(verdict: Verdict): Verdict {
     value = undefined;
     if (!nestedDeeperThan(bytes, MAX_EVENT_DEPTH)) {
       try {
-        value = JSON.parse(change) as unknown;
+        value = wellFormedJson(change, JSON.parse(change));
       } catch {
         // not JSON: no arguments
       }

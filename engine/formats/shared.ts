@@ -91,7 +91,34 @@ export function readOutput(stdout: string, stringOnce = false): Output {
   if (stringOnce && typeof value === "string") return readOutput(value);
   if (typeof value !== "object" || value === null || Array.isArray(value)) return { kind: "invalid", error: "output is not a JSON object" };
   if (Object.keys(value).length === 0) return { kind: "empty" };
-  return { kind: "object", value: value as Record<string, unknown> };
+  return { kind: "object", value: wellFormedJson(text, value) as Record<string, unknown> };
+}
+
+/** A `\uD800`–`\uDFFF` escape: the only way a lone surrogate gets into a value parsed from UTF-8 text. */
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+
+/**
+ * `value`, parsed from `text`, with every lone surrogate (an escape `\ud800` with no partner) made
+ * U+FFFD, keys too. JSON.stringify writes one back as the same escape, which a strict parser — the
+ * serde_json of an agent written in Rust, Codex's — refuses, failing the whole answer: a hook could
+ * thus turn hookbox's block into a hook that failed. Only a text that holds such an escape is walked
+ * (no deeper than the depth already checked).
+ */
+export function wellFormedJson(text: string, value: unknown): unknown {
+  return SURROGATE_ESCAPE.test(text) ? wellFormed(value) : value;
+}
+
+/** String.prototype.toWellFormed (Node 20; ES2024, past this project's lib). */
+const toWellFormed = (s: string): string => (s as unknown as { toWellFormed(): string }).toWellFormed();
+
+function wellFormed(value: unknown): unknown {
+  if (typeof value === "string") return toWellFormed(value);
+  if (typeof value !== "object" || value === null) return value;
+  if (Array.isArray(value)) return value.map(wellFormed);
+  const out: Record<string, unknown> = {};
+  // defineProperty: a "__proto__" key stays a field, as JSON.parse made it
+  for (const [k, v] of Object.entries(value)) Object.defineProperty(out, toWellFormed(k), { value: wellFormed(v), enumerable: true, writable: true, configurable: true });
+  return out;
 }
 
 /** @default 64 — variables in one hook's `env` */

@@ -351,6 +351,21 @@ describe("a hook's error", () => {
   });
 });
 
+describe("a hook's lone surrogate", () => {
+  it("never reaches an agent's answer: a strict JSON parser (Codex's serde_json) would refuse the whole answer, block and all", async () => {
+    const say = String.raw`say {"decision":"block","reason":"no \ud800 here","systemMessage":"half \udc00 a pair","hookSpecificOutput":{"additionalContext":"a whole pair: \ud83d\ude00"}}`;
+    const edge = edgeApp({ config: `[[hooks.UserPromptSubmit]]\nname = "lone"\ncommand = '''${say}'''\n` });
+    for (const path of ["/v1/events?format=codex", "/v1/hooks/codex/UserPromptSubmit"]) {
+      const res = await edge.request(path, post({ session_id: "s-1", hook_event_name: "UserPromptSubmit", prompt: "hi" }));
+      const text = await res.text();
+      expect(text, path).not.toMatch(/\\u[dD][89a-fA-F]/);
+      expect(text, path).toContain("no \ufffd here");
+      expect(text, path).toContain("a whole pair: \u{1F600}");
+      expect(JSON.parse(text), path).toMatchObject(path.startsWith("/v1/hooks") ? { decision: "block" } : { decision: "block", output: { decision: "block" } });
+    }
+  });
+});
+
 describe.concurrent("event bodies arriving", () => {
   /** A body that sends `first` and then nothing, for as long as no one cancels it. */
   const stalled = (first = "{") => new ReadableStream<Uint8Array>({ start: (ctl) => ctl.enqueue(new TextEncoder().encode(first)) });
