@@ -16,6 +16,12 @@ import { delimiter, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { parseArgs } from "node:util";
 import { parse as parseToml } from "smol-toml";
 import { resolveEventName } from "../engine/events.js";
+import { CLAUDE_EVENTS } from "../engine/formats/claude-settings.js";
+import { CODEX_EVENTS } from "../engine/formats/codex-hooks.js";
+import { COPILOT_EVENTS } from "../engine/formats/copilot-json.js";
+import { COSH_EVENTS } from "../engine/formats/cosh-toml.js";
+import { CURSOR_EVENTS } from "../engine/formats/cursor-hooks.js";
+import { GEMINI_EVENTS } from "../engine/formats/gemini-settings.js";
 import { agentDeadlineS } from "../engine/agents.js";
 import { mapLimited } from "../engine/map-limited.js";
 import { FORWARD_OPTIONS } from "./forward.js";
@@ -43,6 +49,10 @@ interface Entry {
   off?: string;
   /** the group's matcher: the agent runs the hook only for what it matches */
   matcher?: string;
+  /** Claude Code's `if`: the hook runs only for the tool calls it takes */
+  if?: string;
+  /** Claude Code's exec form: the program and its arguments, run without a shell */
+  argv?: string[];
   /** what of the hook's own settings keeps the check from proving it (a Copilot hook's `cwd`, its `env`) */
   unproven?: string;
 }
@@ -223,9 +233,14 @@ function entriesOf(agent: Agent, file: string, problems: string[]): Entry[] {
           const allowed = arr(hook.allowedEnvVars).filter((v): v is string => typeof v === "string");
           out.push({ agent, file, event, where, http: { url: hook.url, headers, allowed }, timeoutS, ...extra });
         } else if (typeof hook.command === "string") {
+          // Claude Code's exec form: `command` is the program itself, `args` its arguments, no shell.
+          const args = agent === "claude" && Array.isArray(hook.args) ? hook.args : undefined;
+          const argv = args && args.every((a): a is string => typeof a === "string") ? [hook.command, ...args] : undefined;
+          if (args && !argv) return void problems.push(`${file}: ${where}.args: not a list of strings: Claude Code cannot run it`);
+          const rule = agent === "claude" && typeof hook.if === "string" && hook.if.trim() !== "" ? { if: hook.if } : {};
           const notCommand = hook.type !== "command" ? `its "type" is ${JSON.stringify(hook.type ?? null)}, not "command": ${AGENT_NAME[agent]} does not run it as a command`
             : hook.async === true && (agent === "claude" || agent === "codex") ? `"async": true: ${AGENT_NAME[agent]} ${agent === "codex" ? "skips it" : "lets its answer decide nothing"}` : undefined;
-          out.push({ agent, file, event, where, command: hook.command, timeoutS, ...extra, ...(!off && notCommand ? { off: notCommand } : {}) });
+          out.push({ agent, file, event, where, command: hook.command, timeoutS, ...extra, ...rule, ...(argv ? { argv } : {}), ...(!off && notCommand ? { off: notCommand } : {}) });
         }
       });
     });
@@ -390,6 +405,8 @@ async function check(entry: Entry, dir: string, env: NodeJS.ProcessEnv, lineEnv:
   if (entry.off) return fail(`${entry.off}: a block from hookbox never reaches it`);
   if (entry.unproven) return fail(entry.unproven);
   if (!resolveEventName(entry.event)) return fail(`"${entry.event}" is not an event hookbox knows: this hook never fires for hookbox`);
+  // Another agent's name for the event (Gemini's BeforeTool in a Claude file, Claude's PreToolUse in Cursor's): never fired.
+  if (!FIRES[entry.agent].has(entry.event)) return fail(`"${entry.event}" is not an event ${AGENT_NAME[entry.agent]} fires (another agent's name for it): this hook never runs`);
   const elsewhere = (url: string) => `the line sends events to ${url}, not to your hookbox at ${origin} (--url or HOOKBOX_URL): not contacted`;
   if (entry.http) {
     if (!/^https?:\/\//i.test(entry.http.url)) return fail(`${entry.http.url} is not an http:// or https:// URL`);
@@ -400,10 +417,14 @@ async function check(entry: Entry, dir: string, env: NodeJS.ProcessEnv, lineEnv:
   // The doctor runs a repository's line only when it is a plain argv (no shell, so a line that also
   // runs something else is never run by the check, and cannot be proven) of `hookbox forward …`, or
   // of `sh …/forward.sh …` whose script is byte for byte the one this hookbox prints.
-  const argv = plainArgv(command);
+  const argv = entry.argv ?? plainArgv(command);
   const script = argv && forwardScriptOf(argv, dir, lineEnv);
   if (typeof script === "string") return fail(`${script}: ${command}`);
-  if (!script && !/\bhookbox\s+forward\b/.test(command)) return fail(`the line runs hookbox but not "hookbox forward": ${command}`);
+  if (!script && entry.argv && !/(^|\/)hookbox$/.test(entry.argv[0]!))
+    return fail(`with "args", ${AGENT_NAME[entry.agent]} runs ${JSON.stringify(entry.argv[0])} itself as the program (exec form, no shell), not hookbox: the hook fails or runs something else, and hookbox doctor cannot prove a block gets through`);
+  if (!script && !entry.argv && !/\bhookbox\s+forward\b/.test(command)) return fail(`the line runs hookbox but not "hookbox forward": ${command}`);
+  // The agent's kernel follows links before "..", the doctor's join() would not: no ".." at all.
+  if (!script && argv && argv[0]!.split("/").includes("..")) return fail(`${argv[0]!} climbs out with "..": give hookbox's path without it, or its name on PATH`);
   if (!script && (!argv || !/(^|\/)hookbox$/.test(argv[0]!) || argv[1] !== "forward"))
     return fail(`the line is more than a plain "hookbox forward …" or "sh .hookbox/forward.sh …" (shell syntax, or another command): hookbox doctor does not run it, and cannot prove a block gets through: ${command}`);
   // The programs the line runs by name are found on the PATH the agent gives its hooks — the user's
@@ -459,6 +480,7 @@ async function check(entry: Entry, dir: string, env: NodeJS.ProcessEnv, lineEnv:
     runArgv = [process.execPath, process.argv[1]!, ...argv!.slice(1)];
   }
   if (entry.matcher !== undefined) note += `; ${AGENT_NAME[entry.agent]} runs it only for what its matcher ${JSON.stringify(entry.matcher)} matches`;
+  if (entry.if !== undefined) note += `; ${AGENT_NAME[entry.agent]} runs it only for the tool calls its if ${JSON.stringify(entry.if)} takes`;
   const t0 = performance.now();
   const run = await runLine(runArgv, dir, canaryPayload(entry), lineEnv);
   const tookMs = performance.now() - t0;
@@ -630,9 +652,14 @@ function blocks(agent: Agent, run: { code: number | null; stdout: string; stderr
   return undefined;
 }
 
+/** The events each agent fires, by the names its files use (as the engine reads a repository's files). */
+const FIRES: Record<Agent, ReadonlySet<string>> = { claude: CLAUDE_EVENTS, codex: CODEX_EVENTS, copilot: COPILOT_EVENTS, cosh: COSH_EVENTS, cursor: CURSOR_EVENTS, gemini: GEMINI_EVENTS };
+
 /**
  * The words of a plain command line — words, single- or double-quoted words — or undefined when it
- * holds anything a shell would do more with (`;`, `|`, `&`, `$`, backquotes, redirections, …).
+ * holds anything a shell would do more with (`;`, `|`, `&`, `$`, backquotes, redirections, …). A
+ * first word that assigns a variable (`X=…`, quoted or not) makes it no plain command: the shell
+ * sets the variable and runs the next word — an option, a repository's file — never hookbox.
  */
 export function plainArgv(command: string): string[] | undefined {
   const words: string[] = [];
@@ -649,7 +676,8 @@ export function plainArgv(command: string): string[] | undefined {
     if (!m) return undefined;
     words.push(m[1] ?? m[2] ?? m[3]!);
   }
-  return words.length > 0 ? words : undefined;
+  if (words.length === 0 || /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[0]!)) return undefined;
+  return words;
 }
 
 /** How long the doctor waits for one line; then its whole process group is killed. @default 30 s */

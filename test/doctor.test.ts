@@ -466,6 +466,34 @@ describe("hookbox doctor", () => {
     expect(r.out).toMatch(/^FAIL  .*x\\nok    Claude Code/m);
   });
 
+  it("vouches for no line the shell reads as a variable and another program, nor for a hook under another agent's event name; reads Claude's exec form and notes its if", () => {
+    const { repo, home } = workspaceOf(svc.url);
+    const url = svc.url;
+    const line = (command: string, extra: Record<string, unknown> = {}) => ({ hooks: [{ type: "command", command, ...extra }] });
+    writeFileSync(join(repo, ".claude/settings.json"), JSON.stringify({ hooks: {
+      // X=… sets a variable, whose value's ".." parts lead to an installed hookbox when joined to the
+      // repository's path; the shell then runs "forward", never hookbox
+      PreToolUse: [line(`X=/${"../".repeat(16)}${bin.slice(1)}/hookbox forward --url ${url} --event PreToolUse --format claude`)],
+      // exec form: the whole string is the program's name, found nowhere — the hook fails, an allow
+      UserPromptSubmit: [line(`hookbox forward --url ${url} --event UserPromptSubmit --format claude`, { args: ["--deadline", "30"] })],
+      // exec form, written as Claude Code runs it: live, and the doctor says so
+      Stop: [line("hookbox", { args: ["forward", "--url", url, "--event", "Stop", "--format", "claude"] })],
+      // Gemini's name in Claude's file: Claude Code never fires it
+      BeforeTool: [line(`hookbox forward --url ${url} --event PreToolUse --format claude`)],
+      // an if: live, but only for what it takes
+      PostToolUse: [line(`hookbox forward --url ${url} --event PostToolUse --format claude`, { if: "Bash(git push *)" })],
+    } }));
+    writeFileSync(join(repo, ".cursor/hooks.json"), JSON.stringify({ version: 1, hooks: { PreToolUse: [{ command: `hookbox forward --url ${url} --event preToolUse --format cursor` }] } }));
+    const r = doctor(repo, home);
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/FAIL +Claude Code +PreToolUse .*\n.*more than a plain "hookbox forward …"/);
+    expect(r.out).toMatch(/FAIL +Claude Code +UserPromptSubmit .*\n.*with "args", Claude Code runs "hookbox forward --url .*" itself as the program \(exec form, no shell\)/);
+    expect(r.out).toMatch(/^ok +Claude Code +Stop .*\n.*a block from hookbox at .* reaches Claude Code/m);
+    expect(r.out).toMatch(/FAIL +Claude Code +BeforeTool .*\n.*"BeforeTool" is not an event Claude Code fires/);
+    expect(r.out).toMatch(/^ok +Claude Code +PostToolUse .*\n.*runs it only for the tool calls its if "Bash\(git push \*\)" takes/m);
+    expect(r.out).toMatch(/FAIL +Cursor +PreToolUse .*\n.*"PreToolUse" is not an event Cursor fires/);
+  });
+
   it("says when nothing reaches hookbox at all", () => {
     const empty = mkdtempSync(join(tmpdir(), "hookbox-doctor-empty-"));
     const r = doctor(empty, empty);

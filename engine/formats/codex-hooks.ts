@@ -107,7 +107,7 @@ export const codexFormat: FormatModule = {
 };
 
 /** The events Codex fires (Codex hooks documentation): a hook under another name (Gemini's `BeforeTool`, Copilot's `preToolUse`) never runs there. */
-const CODEX_EVENTS: ReadonlySet<string> = new Set(["SessionStart", "UserPromptSubmit", "PreToolUse", "PermissionRequest", "PostToolUse", "PreCompact", "PostCompact", "Stop"]);
+export const CODEX_EVENTS: ReadonlySet<string> = new Set(["SessionStart", "UserPromptSubmit", "PreToolUse", "PermissionRequest", "PostToolUse", "PreCompact", "PostCompact", "Stop"]);
 const CODEX_FIRES = { agent: "Codex", names: CODEX_EVENTS };
 
 /**

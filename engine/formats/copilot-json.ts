@@ -84,7 +84,7 @@ function loadSettings(parsed: ParsedFile, ctx: LoadContext): HookSet {
  * PreToolUse") — never another agent's name for a point (Gemini's `BeforeTool`, Cursor's `stop`),
  * under which Copilot runs nothing. Read so in a repository's files.
  */
-const COPILOT_EVENTS: ReadonlySet<string> = new Set(
+export const COPILOT_EVENTS: ReadonlySet<string> = new Set(
   EVENT_NAMES.flatMap((name) => {
     const resolved = resolveEventName(name)!;
     return resolved.dialect === "camel" ? [name, resolved.point] : [];

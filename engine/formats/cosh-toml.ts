@@ -55,7 +55,7 @@ export interface CoshTable extends HookSet {
 }
 
 /** cosh-hooks.md, "Event Points": the events cosh fires. */
-const COSH_EVENTS: ReadonlySet<string> = new Set(["PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "SessionStart", "Stop", "BeforeModel", "AfterModel"]);
+export const COSH_EVENTS: ReadonlySet<string> = new Set(["PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "SessionStart", "Stop", "BeforeModel", "AfterModel"]);
 
 /**
  * Loads `[hooks]` or `[policy]` of a parsed TOML file. `settings` lists which setting keys the

@@ -55,7 +55,7 @@ const MATCH_FIELD: Partial<Record<string, HookDef["matchOn"]>> = {
 };
 
 /** The events Cursor fires (Cursor hooks documentation): a hook under any other name never runs. */
-const CURSOR_EVENTS: ReadonlySet<string> = new Set([
+export const CURSOR_EVENTS: ReadonlySet<string> = new Set([
   "sessionStart", "sessionEnd", "preToolUse", "postToolUse", "postToolUseFailure", "subagentStart", "subagentStop",
   "beforeShellExecution", "afterShellExecution", "beforeMCPExecution", "afterMCPExecution", "beforeReadFile", "afterFileEdit",
   "beforeSubmitPrompt", "preCompact", "stop", "afterAgentResponse", "afterAgentThought", "beforeTabFileRead", "afterTabFileEdit",

@@ -79,7 +79,7 @@ function discard(parsed: ParsedFile, path: Path, ctx: LoadContext, warnings: str
 }
 
 /** The events Gemini CLI fires (hookRegistry): a hook under any other name never runs there. */
-const GEMINI_EVENTS: ReadonlySet<string> = new Set([
+export const GEMINI_EVENTS: ReadonlySet<string> = new Set([
   "BeforeTool", "AfterTool", "BeforeAgent", "AfterAgent", "Notification", "SessionStart", "SessionEnd", "PreCompress", "BeforeModel", "AfterModel", "BeforeToolSelection",
 ]);
 
