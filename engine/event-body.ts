@@ -39,15 +39,32 @@ const CHECKED_FIELDS = Object.keys(CheckedFieldsSchema.shape);
 /** @default 64 — deepest nesting of an event body; deeper is refused by a byte pass, before JSON.parse or anything else walks it */
 export const MAX_EVENT_DEPTH = 64;
 
-const tooDeep = () => new BadRequestError(`the body is nested deeper than ${MAX_EVENT_DEPTH} levels`, "body", "bad_json");
+/**
+ * @default 65 536 — arrays and objects in an event body, in the JSON of a Copilot `toolArgs` string,
+ * and in a hook's answer. Parsing and walking them is what a mebibyte costs the thread that serves
+ * everyone: a mebibyte of `[[[…]]]` holds half a million and takes 50–300 ms to parse, locate and
+ * translate; this many take a tenth of that. No event or answer needs as many.
+ */
+export const MAX_EVENT_CONTAINERS = 65_536;
+
+/** Why JSON of this shape is not read, as a predicate ("is nested deeper …", "holds more …"), or undefined: one byte pass (see scanJson). */
+export function jsonShapeProblem(bytes: Uint8Array): string | undefined {
+  const scan = scanJson(bytes, MAX_EVENT_DEPTH, MAX_EVENT_CONTAINERS);
+  return "refused" in scan ? shapeProblem(scan.refused) : undefined;
+}
+
+const shapeProblem = (refused: "deep" | "many") =>
+  refused === "deep" ? `is nested deeper than ${MAX_EVENT_DEPTH} levels` : `holds more than ${MAX_EVENT_CONTAINERS} arrays and objects (MAX_EVENT_CONTAINERS)`;
+
+const refusedBody = (refused: "deep" | "many") => new BadRequestError(`the body ${shapeProblem(refused)}`, "body", "bad_json");
 
 /**
- * One byte pass before anything parses the body: a body nested too deep is refused (400), and what
- * it will hold in memory once parsed is weighed (`eventMemoryBytes`).
+ * One pass before anything parses the body: a body nested too deep, or of too many arrays and
+ * objects, is refused (400), and what it will hold in memory once parsed is weighed (`eventMemoryBytes`).
  */
 export function weighEventBody(raw: Uint8Array): number {
-  const scan = scanJson(raw, MAX_EVENT_DEPTH);
-  if (scan.deeper) throw tooDeep();
+  const scan = scanJson(raw, MAX_EVENT_DEPTH, MAX_EVENT_CONTAINERS);
+  if ("refused" in scan) throw refusedBody(scan.refused);
   return memoryOf(raw.length, scan);
 }
 
@@ -84,7 +101,10 @@ export function parseEventBody(raw: Uint8Array, opts: { weighed?: boolean; locat
   const text = Buffer.from(raw).toString("utf8");
   if (text.trim() === "") throw new BadRequestError("the body is empty: post the event JSON a hook would read on stdin", "body", "bad_json");
   // Before JSON.parse, which would build (and the syntax error path walk) a million-deep value first.
-  if (!opts.weighed && nestedDeeperThan(raw, MAX_EVENT_DEPTH)) throw tooDeep();
+  if (!opts.weighed) {
+    const scan = scanJson(raw, MAX_EVENT_DEPTH, MAX_EVENT_CONTAINERS);
+    if ("refused" in scan) throw refusedBody(scan.refused);
+  }
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -109,8 +129,8 @@ export function parseEventBody(raw: Uint8Array, opts: { weighed?: boolean; locat
   }
   // Copilot's toolArgs is JSON inside a string, parsed again for conditions and other dialects: the same bound.
   const { toolArgs } = checked.data;
-  if (typeof toolArgs === "string" && nestedDeeperThan(Buffer.from(toolArgs), MAX_EVENT_DEPTH))
-    throw new BadRequestError(`toolArgs: the JSON in it is nested deeper than ${MAX_EVENT_DEPTH} levels`, "toolArgs", "bad_field");
+  const argsProblem = typeof toolArgs === "string" ? jsonShapeProblem(Buffer.from(toolArgs)) : undefined;
+  if (argsProblem) throw new BadRequestError(`toolArgs: the JSON in it ${argsProblem}`, "toolArgs", "bad_field");
   return value as JsonObject;
 }
 
@@ -125,7 +145,7 @@ export function parseEventBody(raw: Uint8Array, opts: { weighed?: boolean; locat
  * is parsed again later, when a condition or another dialect reads it: it counts as 32 bytes a character.
  */
 export function eventMemoryBytes(bytes: Uint8Array): number {
-  return memoryOf(bytes.length, scanJson(bytes, Infinity) as Counted);
+  return memoryOf(bytes.length, scanJson(bytes, Infinity, Infinity) as Counted);
 }
 
 const memoryOf = (length: number, counted: Counted) => 2 * length + 64 * counted.containers + 24 * counted.separators + 64 * counted.keys;
@@ -146,11 +166,11 @@ type Counted = { deeper: false; containers: number; separators: number; keys: nu
 
 /**
  * One pass over the bytes: whether `[` and `{` outside strings (a `\` escapes the next byte) ever
- * stand more than `max` deep — it stops there — and, when not, how many containers and `,` or `:`
+ * stand more than `max` deep, or number more than `maxContainers` — it stops there — and, when not, how many containers and `,` or `:`
  * separators (and of them `:`, keys) stand outside strings. Exact for any text JSON.parse accepts — UTF-8 never puts these
  * ASCII bytes inside a multi-byte character — so no walk of the parsed value is needed after it.
  */
-function scanJson(bytes: Uint8Array, max: number): { deeper: true } | Counted {
+function scanJson(bytes: Uint8Array, max: number, maxContainers: number): { refused: "deep" | "many" } | Counted {
   let depth = 0;
   let containers = 0;
   let separators = 0;
@@ -164,8 +184,8 @@ function scanJson(bytes: Uint8Array, max: number): { deeper: true } | Counted {
     } else if (b === QUOTE) {
       inString = true;
     } else if (b === OPEN_BRACKET || b === OPEN_BRACE) {
-      containers++;
-      if (++depth > max) return { deeper: true };
+      if (++containers > maxContainers) return { refused: "many" };
+      if (++depth > max) return { refused: "deep" };
     } else if ((b === CLOSE_BRACKET || b === CLOSE_BRACE) && depth > 0) {
       depth--;
     } else if (b === COMMA || b === COLON) {
@@ -177,4 +197,4 @@ function scanJson(bytes: Uint8Array, max: number): { deeper: true } | Counted {
 }
 
 /** Whether `[` and `{` outside strings ever stand more than `max` deep (see scanJson). */
-export const nestedDeeperThan = (bytes: Uint8Array, max: number): boolean => scanJson(bytes, max).deeper;
+export const nestedDeeperThan = (bytes: Uint8Array, max: number): boolean => "refused" in scanJson(bytes, max, Infinity);

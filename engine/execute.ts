@@ -18,7 +18,7 @@ import type { RunRequest, RunResult, Runner, Outcome } from "./run/types.js";
 import type { SandboxConfig } from "./config.js";
 import { mapLimited } from "./map-limited.js";
 import { detached, head } from "./detached.js";
-import { MAX_EVENT_DEPTH, nestedDeeperThan } from "./event-body.js";
+import { jsonShapeProblem } from "./event-body.js";
 
 /** One hook's line in a response and in the audit log. */
 export interface HookRecord {
@@ -236,7 +236,7 @@ function checkedChange(verdict: Verdict): Verdict {
   if (typeof change === "string") {
     const bytes = Buffer.from(change);
     value = undefined;
-    if (!nestedDeeperThan(bytes, MAX_EVENT_DEPTH)) {
+    if (!jsonShapeProblem(bytes)) {
       try {
         value = wellFormedJson(change, JSON.parse(change));
       } catch {

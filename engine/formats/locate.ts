@@ -404,8 +404,9 @@ const FIRST_ERROR = new Error("first error");
  * `//` and `/* *\/` comments too), or -1. One pass: a file nested a hundred thousand deep is
  * refused at its line before any parser walks it.
  */
-export function deeperThanAt(text: string, max: number, comments = false): number {
+export function deeperThanAt(text: string, max: number, comments = false, maxContainers = Infinity): { at: number; many: boolean } | undefined {
   let depth = 0;
+  let containers = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === 0x22) {
@@ -418,10 +419,11 @@ export function deeperThanAt(text: string, max: number, comments = false): numbe
       const end = text.indexOf("*/", i + 2);
       i = end === -1 ? text.length : end + 1;
     } else if (c === 0x5b || c === 0x7b) {
-      if (++depth > max) return i;
+      if (++containers > maxContainers) return { at: i, many: true };
+      if (++depth > max) return { at: i, many: false };
     } else if ((c === 0x5d || c === 0x7d) && depth > 0) depth--;
   }
-  return -1;
+  return undefined;
 }
 
 /** Parses JSON; on a syntax error, throws one that says the line and column. */

@@ -7,7 +7,7 @@ import { parse as parseToml, TomlError } from "smol-toml";
 import { z } from "zod";
 import type { Folded } from "../aggregate.js";
 import { ConfigError } from "../errors.js";
-import { MAX_EVENT_DEPTH, nestedDeeperThan } from "../event-body.js";
+import { jsonShapeProblem, MAX_EVENT_CONTAINERS, MAX_EVENT_DEPTH } from "../event-body.js";
 import { resolveEventName, unknownEventMessage, type Decision, type Dialect, type EventPoint, type Format } from "../events.js";
 import { CompileBudgetError, MatcherLimitError, type HookSet, type Source } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
@@ -33,11 +33,12 @@ export function readToml(file: string, text: string): ParsedFile {
 }
 
 export function readJson(file: string, text: string, comments = false): ParsedFile {
-  // No hook file needs more; deeper ones would make every parser and walker after this recurse.
-  const deep = deeperThanAt(text, MAX_EVENT_DEPTH, comments);
-  if (deep !== -1) {
-    const at = lineIndex(text)(deep);
-    throw new ConfigError(file, `nested deeper than ${MAX_EVENT_DEPTH} levels`, at.line, at.column);
+  // No hook file needs more; deeper ones would make every parser and walker after this recurse, and
+  // each array and object costs the parse and the locator's walk (MAX_EVENT_CONTAINERS).
+  const past = deeperThanAt(text, MAX_EVENT_DEPTH, comments, MAX_EVENT_CONTAINERS);
+  if (past) {
+    const at = lineIndex(text)(past.at);
+    throw new ConfigError(file, past.many ? `holds more than ${MAX_EVENT_CONTAINERS} arrays and objects (MAX_EVENT_CONTAINERS)` : `nested deeper than ${MAX_EVENT_DEPTH} levels`, at.line, at.column);
   }
   try {
     return { file, ...(comments ? parseJsoncLocated(text) : parseJsonLocated(text)) };
@@ -81,7 +82,8 @@ export function readOutput(stdout: string, stringOnce = false): Output {
   const text = stdout.trim();
   if (text === "") return { kind: "empty" };
   // Deeper than any answer needs, and deep enough to overflow the stack of whatever walks it next.
-  if (nestedDeeperThan(Buffer.from(text), MAX_EVENT_DEPTH)) return { kind: "invalid", error: `output is nested deeper than ${MAX_EVENT_DEPTH} levels` };
+  const shape = jsonShapeProblem(Buffer.from(text));
+  if (shape) return { kind: "invalid", error: `output ${shape}` };
   let value: unknown;
   try {
     value = JSON.parse(text);

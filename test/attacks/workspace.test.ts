@@ -421,6 +421,28 @@ describe("workspaces cannot read the host", () => {
     expect(errorOf(text)).toMatchObject({ code: "bad_json", message: expect.stringMatching(message) });
   });
 
+  it.each([
+    ["a body", (j: string) => `{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls","junk":${j}}}`, "bad_json", /^the body holds more than 65536 arrays and objects \(MAX_EVENT_CONTAINERS\)$/],
+    ["a Copilot toolArgs", (j: string) => JSON.stringify({ toolName: "bash", toolArgs: `{"command":"ls","junk":${j}}` }), "bad_field", /^toolArgs: the JSON in it holds more than 65536 arrays and objects/],
+  ])("refuses %s of a mebibyte of arrays nested 60 deep (half a million of them) by a byte pass, with 400, no stall", async (_what, body, code, message) => {
+    const nest = `${"[".repeat(60)}${"]".repeat(60)}`;
+    const junk = `[${Array.from({ length: Math.floor((MiB - 200) / 121) }, () => nest).join(",")}]`;
+    const { status, text } = await attack(svc, () => svc.event(body(junk)));
+    expect(status).toBe(400);
+    expect(errorOf(text)).toMatchObject({ code, message: expect.stringMatching(message) });
+  });
+
+  it("refuses a JSON hook file of a mebibyte of arrays nested 60 deep by a byte pass, at the line past MAX_EVENT_CONTAINERS, before any parser or locator walks it", async () => {
+    const nest = `${"[".repeat(60)}${"]".repeat(60)}`;
+    const content = `{"junk":[\n${Array.from({ length: 8_500 }, () => nest).join(",\n")}],\n"hooks":{"BeforeTool":[{"hooks":[{"type":"command","command":"g.sh"}]}]}}`;
+    for (const name of [".claude/settings.json", ".gemini/settings.json"]) {
+      const text0 = name.startsWith(".claude") ? content.replace('"BeforeTool"', '"PreToolUse"') : content;
+      const { status, text } = await attack(svc, async () => put(svc, "nested-arrays", await tarOf([{ name, content: text0 }])));
+      expect(status, text).toBe(400);
+      expect(errorOf(text).message).toMatch(new RegExp(`${name.replace(/\./g, "\\.")}:1094:\\d+: holds more than 65536 arrays and objects \\(MAX_EVENT_CONTAINERS\\)`));
+    }
+  });
+
   it("refuses a hook file nested half a million deep at the line where it passes 64 levels, before any parser walks it", async () => {
     const content = `{\n"hooks": {\n"PreToolUse":\n${"[\n".repeat(500_000)}`;
     for (const name of [".claude/settings.json", ".gemini/settings.json"]) {

@@ -526,11 +526,23 @@ describe("repository hook files are hostile input", () => {
       .toBe(".claude/settings.json:47:11: hooks.PreToolUse[0].hooks[10]: the repository declares more than 10 hooks (server.max_repository_hooks)");
   });
 
-  it("refuses a file of 80 000 hooks at the hook past the limit, not after building them all", async () => {
-    const many = JSON.stringify({ hooks: { preToolUse: Array.from({ length: 80_000 }, () => ({ bash: "x" })) } });
+  it("refuses a file of 60 000 hooks at the hook past the limit, not after building them all", async () => {
+    const many = JSON.stringify({ hooks: { preToolUse: Array.from({ length: 60_000 }, () => ({ bash: "x" })) } });
     const dir = tree({ ".github/copilot/settings.json": many });
     const message = (await configErrorOfAsync(() => loadRepositoryHooks(dir, 60_000, { maxHookFileBytes: 4 * 1024 * 1024, maxHooks: 1000 }))).message;
     expect(message).toMatch(/hooks\.preToolUse\[1000\]: the repository declares more than 1000 hooks/);
+  });
+
+  it("refuses a JSON hook file of more than MAX_EVENT_CONTAINERS arrays and objects by a byte pass, at the one past it, before any parser walks them", async () => {
+    const { MAX_EVENT_CONTAINERS } = await import("../../engine/event-body.js");
+    // Arrays nested 60 deep, over and over: what costs JSON.parse and the locator most per byte.
+    const nest = `${"[".repeat(60)}${"]".repeat(60)}`;
+    const text = `{"junk":[\n${Array.from({ length: Math.ceil(MAX_EVENT_CONTAINERS / 60) + 1 }, () => nest).join(",\n")}],\n"hooks":{"BeforeTool":[{"hooks":[{"type":"command","command":"g.sh"}]}]}}`;
+    const message = (await configErrorOfAsync(() => loadRepositoryHooks(tree({ ".gemini/settings.json": text }), 60_000, { maxHookFileBytes: 4 * 1024 * 1024, maxHooks: 1000 }))).message;
+    expect(message).toMatch(new RegExp(`^\\.gemini/settings\\.json:${2 + Math.floor((MAX_EVENT_CONTAINERS - 1) / 60)}:\\d+: holds more than ${MAX_EVENT_CONTAINERS} arrays and objects \\(MAX_EVENT_CONTAINERS\\)$`));
+    // at the limit: read
+    const fits = `{"junk":[${Array.from({ length: Math.floor((MAX_EVENT_CONTAINERS - 5) / 60) }, () => nest).join(",")}],"hooks":{"BeforeTool":[{"hooks":[{"type":"command","command":"g.sh"}]}]}}`;
+    expect((await loadRepositoryHooks(tree({ ".gemini/settings.json": fits }), 60_000)).hooks).toHaveLength(1);
   });
 
   it("refuses a list that is not of hooks at its first fault (Claude handlers), skips cosh entries without a name, and reads past a Gemini disabled list that is no list of names", async () => {

@@ -644,6 +644,13 @@ describe("Gemini CLI rules (Gemini CLI hooks reference)", () => {
   });
 });
 
+describe("a hook's answer of more arrays and objects than MAX_EVENT_CONTAINERS", () => {
+  it("is the hook's error, refused by a byte pass before JSON.parse builds it", () => {
+    const v = interpretClaude(exited(0, `{"decision":"block","x":[${"[],".repeat(70_000)}[]]}`), hook("claude", "PreToolUse"));
+    expect(v).toMatchObject({ decision: null, error: expect.stringMatching(/^output holds more than 65536 arrays and objects \(MAX_EVENT_CONTAINERS\)/) });
+  });
+});
+
 describe("Claude PermissionRequest interrupt", () => {
   it("a deny with interrupt: true also stops Claude", () => {
     const perm = hook("claude", "PermissionRequest");

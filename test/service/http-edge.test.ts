@@ -14,6 +14,7 @@ import { LIVE_FOLLOWERS_PER_TENANT, LIVE_KEEPALIVE_MS, TRACE_READS_PER_TENANT } 
 import { MIN_BODY_CHARGE_BYTES, TENANT_BODY_BYTES_IN_FLIGHT } from "../../service/read-body.js";
 import { TENANT_UPLOADS_IN_FLIGHT } from "../../service/routes/workspaces.js";
 import { MAX_HOOK_ERROR_CHARS } from "../../engine/execute.js";
+import { MAX_EVENT_CONTAINERS } from "../../engine/event-body.js";
 import { edgeApp } from "../helpers/app.js";
 import { TOKEN_B } from "../helpers/service.js";
 import { tarOf } from "../helpers/tar.js";
@@ -142,6 +143,18 @@ describe.concurrent("events", () => {
     const over = await streamed(`${atLimit} `);
     expect(over.status).toBe(413);
     expect(await errorOf(over)).toMatchObject({ code: "too_large", message: "the event body is over 1024 bytes" });
+  });
+
+  it("refuses a body of more than MAX_EVENT_CONTAINERS arrays and objects, and a Copilot toolArgs holding as many, with 400 naming the limit; one at the limit is read", async () => {
+    // {"hook_event_name":…,"tool_input":{"a":[[],[],…]}}: three containers, then one per []
+    const body = (n: number) => `{"hook_event_name":"PreToolUse","tool_name":"x","tool_input":{"a":[${"[],".repeat(n - 1)}[]]}}`;
+    expect((await edge.request("/v1/events", post(body(MAX_EVENT_CONTAINERS - 3)))).status).toBe(200);
+    const over = await edge.request("/v1/events", post(body(MAX_EVENT_CONTAINERS - 2)));
+    expect(over.status).toBe(400);
+    expect(await errorOf(over)).toMatchObject({ code: "bad_json", field: "body", message: `the body holds more than ${MAX_EVENT_CONTAINERS} arrays and objects (MAX_EVENT_CONTAINERS)` });
+    const args = await edge.request("/v1/events/preToolUse", post({ toolName: "bash", toolArgs: `{"a":[${"[],".repeat(MAX_EVENT_CONTAINERS)}[]]}` }));
+    expect(args.status).toBe(400);
+    expect(await errorOf(args)).toMatchObject({ code: "bad_field", field: "toolArgs", message: `toolArgs: the JSON in it holds more than ${MAX_EVENT_CONTAINERS} arrays and objects (MAX_EVENT_CONTAINERS)` });
   });
 
   it("answers a canary with a block without running a hook", async () => {
