@@ -338,8 +338,11 @@ describe("fair shares between tenants", () => {
   });
 });
 
-// A parsed event takes many times its bytes (a 1 MiB body of `{}`s, over 20 MiB): what one tenant's
+// A parsed event takes many times its bytes (65 000 objects of distinct keys, as many arrays and
+// objects as a body may hold: 0.8 MiB, about 7 MiB parsed): what one tenant's
 // waiting and running events hold is charged from their bytes before they are parsed, and bounded.
+const DENSE = `{"session_id":"s","hook_event_name":"Stop","x":[${Array.from({ length: 65_000 }, (_, i) => `{"k${i}":0}`).join(",")}]}`;
+
 describe("what one tenant's events hold while they wait and run", () => {
   let svc: Service;
   beforeAll(async () => {
@@ -351,7 +354,7 @@ describe("what one tenant's events hold while they wait and run", () => {
   });
 
   it("refuses, with 429 TENANT_EVENT_MEMORY_BYTES, the events of a tenant past its share, serves the others, and survives on a 200 MB heap", async () => {
-    const dense = `{"session_id":"s","hook_event_name":"Stop","x":[${"{},".repeat(340_000)}{}]}`;
+    const dense = DENSE;
     const send = (token: string) => fetch(`${svc.url}/v1/events`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: dense });
     const flood = await Promise.all(Array.from({ length: 16 }, () => send(TOKEN_A).then(async (r) => ({ status: r.status, text: await r.text() }))));
     const other = await send(TOKEN_B);
@@ -365,11 +368,11 @@ describe("what one tenant's events hold while they wait and run", () => {
     await alive(svc);
   }, 60_000);
 
-  it("counts bodies waiting for their turn to be parsed against the tenant's share: 200 connections posting 1 MiB bodies back to back hold no more than it", async () => {
+  it("counts bodies waiting for their turn to be parsed against the tenant's share: 200 connections posting dense bodies back to back hold no more than it", async () => {
     // Read whole, a body once left its arriving share and waited for its turn charged to nothing:
-    // bodies slow to parse (a mebibyte of `{}`s) arrive faster than turns come, and one tenant's
-    // connections queued any number of mebibytes.
-    const body = `{"session_id":"s","hook_event_name":"Stop","x":[${"{},".repeat(340_000)}{}]}`;
+    // bodies slow to parse arrive faster than turns come, and one tenant's connections queued any
+    // number of mebibytes.
+    const body = DENSE;
     let peakKb = 0;
     const sampler = setInterval(() => (peakKb = Math.max(peakKb, svc.rssKb())), 20);
     const statuses: number[] = [];

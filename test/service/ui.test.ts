@@ -83,11 +83,13 @@ it("lists each session with when hookbox last heard from it", async () => {
 it("says it is not live while the tenant's followers are all taken, and follows once one is free", async () => {
   // Take every live follower this tenant may hold, as other tabs or `hookbox tail` would (the pages
   // of the tests before let theirs go as their connections close: a 429 meanwhile is retried).
-  const held: AbortController[] = [];
+  // Each answer is kept, not only its controller: an answer no one holds is collected, and its
+  // connection closed with it — a follower given back while the test counts it as held.
+  const held: { ctl: AbortController; res: Response }[] = [];
   for (let tries = 0; held.length < LIVE_FOLLOWERS_PER_TENANT && tries < 100; tries++) {
     const ctl = new AbortController();
     const res = await fetch(`${svc.url}/v1/events/live`, { headers: { authorization: `Bearer ${TOKEN_A}` }, signal: ctl.signal });
-    if (res.status === 200) held.push(ctl);
+    if (res.status === 200) held.push({ ctl, res });
     else await new Promise((r) => setTimeout(r, 100));
   }
   expect(held).toHaveLength(LIVE_FOLLOWERS_PER_TENANT);
@@ -98,8 +100,8 @@ it("says it is not live while the tenant's followers are all taken, and follows 
   await expect.poll(() => page.locator("#live").textContent(), { timeout: 10_000 }).toMatch(/not live \(429\), retrying in 5 s/);
   expect(await page.locator("#live.on").count()).toBe(0);
 
-  held[0]?.abort();
+  held[0]?.ctl.abort();
   await page.waitForSelector("#live.on", { timeout: 15_000 });
-  for (const ctl of held.slice(1)) ctl.abort();
+  for (const { ctl } of held.slice(1)) ctl.abort();
   await page.close();
 }, 60_000);
