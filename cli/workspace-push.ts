@@ -113,8 +113,15 @@ function hookPaths(root: string, warnings: string[], paths: readonly string[] = 
   return found;
 }
 
-/** A script a hook command names by a path inside the repository (`./x.sh`, `$CLAUDE_PROJECT_DIR/.cursor/scripts/g.py`). */
-const SCRIPT_PATH = /(?:\$\{?CLAUDE_PROJECT_DIR\}?\/|\.\/)?((?:[\w.-]+\/)*[\w.-]+\.(?:sh|bash|py|js|mjs|cjs|ts|rb|pl))\b/g;
+/**
+ * A script a hook command names by a path inside the repository (`./x.sh`, `$CLAUDE_PROJECT_DIR/.cursor/scripts/g.py`).
+ * Tried only where a path can start — not after a letter, digit, `.` or `-`, nor after a `/` that
+ * follows one —, which finds what trying at every character found: tried again inside a run such
+ * as `a.a.a.…` (the repository's text), it cost the run's length squared.
+ */
+const SCRIPT_PATH = /(?:\$\{?CLAUDE_PROJECT_DIR\}?\/|(?<![\w.-]|[\w.-]\/)(?:\.\/)?)((?:[\w.-]+\/)*[\w.-]+\.(?:sh|bash|py|js|mjs|cjs|ts|rb|pl))\b/g;
+/** The paths of scripts `text` names (SCRIPT_PATH), in order, as written: in time linear in its length. */
+export const scriptsNamed = (text: string): string[] => Array.from(text.matchAll(SCRIPT_PATH), (m) => m[1]!);
 /** @default 20 — warnings of scripts a hook names that are not sent */
 const MAX_UNSENT_WARNINGS = 20;
 
@@ -128,8 +135,8 @@ function unsentScripts(dir: string, sent: Sent[], configs: Map<string, string>, 
   const said = new Set<string>();
   for (const [file, text] of configs) {
     if (said.size >= MAX_UNSENT_WARNINGS) return;
-    for (const m of text.matchAll(SCRIPT_PATH)) {
-      const rel = posix.normalize(m[1]!);
+    for (const named of scriptsNamed(text)) {
+      const rel = posix.normalize(named);
       if (rel.startsWith("..") || names.has(rel) || said.has(rel) || !lstatExists(join(dir, rel))) continue;
       said.add(rel);
       warnings.push(`warning: ${oneLine(file)} names ${oneLine(rel)}, which is not sent (it is under no hook path: send the whole folder with --all, or keep hook scripts under .claude/hooks, .github/hooks, .copilot-shell/hooks, .cursor/hooks, .codex/hooks or .gemini/hooks)\n`);
