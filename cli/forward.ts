@@ -107,6 +107,20 @@ export function forwardFailed(err: unknown, argv: string[]): { stdout: string; s
   return usageError(`failed: ${String((err as Error)?.message ?? err)}`, argv, false);
 }
 
+/**
+ * `hookbox forward` as a command, from either entry (hookbox.ts, main.ts): prints the answer and
+ * ends the process once it is out — stdin the agent keeps open, or a name lookup still running (a
+ * DNS server that never answers outlives the request it was for), must not keep the agent waiting
+ * past its deadline. A failure of its own is a block too, never an exit the agent lets the call through on.
+ */
+export function forwardCommand(argv: string[]): void {
+  const answer = (r: { stdout: string; stderr: string; code: number }) => {
+    process.stderr.write(r.stderr);
+    process.stdout.write(r.stdout, () => process.exit(r.code));
+  };
+  forward(argv, { stdin: process.stdin, env: process.env }).then(answer, (err: unknown) => answer(forwardFailed(err, argv)));
+}
+
 export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Array>; env: NodeJS.ProcessEnv; cacheDir?: string }): Promise<{ stdout: string; stderr: string; code: number }> {
   const options = FORWARD_OPTIONS;
   let values: ReturnType<typeof parseArgs<{ args: string[]; options: typeof options }>>["values"];

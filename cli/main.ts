@@ -35,9 +35,11 @@ async function run(argv: string[]): Promise<number> {
       return -1; // keeps running
     }
     case "forward": {
-      // A failure of its own is a block, as from the bundled command (hookbox.ts).
-      const { forward, forwardFailed } = await import("./forward.js");
-      return print(await forward(rest, { stdin: process.stdin, env: process.env }).catch((err: unknown) => forwardFailed(err, rest)));
+      // As from the bundled command (hookbox.ts): a failure of its own is a block, and the process
+      // ends once the answer is out, whatever still holds it (stdin the agent keeps open).
+      const { forwardCommand } = await import("./forward.js");
+      forwardCommand(rest);
+      return -1; // ends itself
     }
     case "workspace": {
       if (rest[0] !== "push") break;

@@ -3,7 +3,7 @@
  * folder) as a tar.gz and prints the workspace id.
  */
 import { createHash } from "node:crypto";
-import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readFileSync, readdirSync, realpathSync, statSync } from "node:fs";
+import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readSync, readdirSync, realpathSync, statSync } from "node:fs";
 import { basename, join, posix, relative, resolve, sep } from "node:path";
 import { parseArgs } from "node:util";
 import { gzipSync } from "node:zlib";
@@ -35,6 +35,26 @@ export const HOOK_TABLES: Record<string, { syntax: "json" | "jsonc" | "toml"; ke
   // comments and trailing commas allowed, as Gemini CLI reads it
   ".gemini/settings.json": { syntax: "jsonc", keys: ["hooks", "hooksConfig"] },
 };
+/**
+ * Whether the service reads hooks from the file of this name (each format's `repository` in
+ * engine/formats; test/engine/formats.test.ts holds the two lists together): it refuses such a file
+ * over `[server] max_hook_file_bytes`.
+ */
+export const isHookFile = (name: string): boolean =>
+  Object.hasOwn(HOOK_TABLES, name) || name === ".cursor/hooks.json" || name === ".codex/hooks.json" || /^\.github\/hooks\/[^/]+\.json$/.test(name);
+/**
+ * The service's limits, as it has them by default (engine/config.ts: the CLI loads no engine), checked
+ * here before a file is read: what passes one would be refused, and nothing is sent. A service
+ * configured for less refuses by its own; one configured for more still gets no more from here.
+ * @default 1 MiB — a hook file (isHookFile), as read and as sent: `[server] max_hook_file_bytes`
+ */
+export const MAX_HOOK_FILE_BYTES = 1024 * 1024;
+/** @default 64 MiB — the archive, as sent: `[server] max_body_bytes` */
+export const MAX_UPLOAD_BYTES = 64 * 1024 * 1024;
+/** @default 256 MiB — the files sent, together: 4 × `[server] max_body_bytes`, the most an upload may unpack to (engine/workspace-unpack.ts) */
+export const MAX_PUSH_BYTES = 4 * MAX_UPLOAD_BYTES;
+/** @default 1 MiB — of each `.json` and `.toml` sent, what is searched for the scripts its hooks name (unsentScripts) */
+const MAX_SCANNED_BYTES = 1024 * 1024;
 const SKIP = new Set([".git", "node_modules"]);
 /** A name that is one of SKIP on a file system that ignores case (`.GIT` is `.git` on macOS and Windows). */
 const isSkipped = (name: string) => SKIP.has(name.toLowerCase());
@@ -113,8 +133,15 @@ function hookPaths(root: string, warnings: string[], paths: readonly string[] = 
   return found;
 }
 
-/** A script a hook command names by a path inside the repository (`./x.sh`, `$CLAUDE_PROJECT_DIR/.cursor/scripts/g.py`). */
-const SCRIPT_PATH = /(?:\$\{?CLAUDE_PROJECT_DIR\}?\/|\.\/)?((?:[\w.-]+\/)*[\w.-]+\.(?:sh|bash|py|js|mjs|cjs|ts|rb|pl))\b/g;
+/**
+ * A script a hook command names by a path inside the repository (`./x.sh`, `$CLAUDE_PROJECT_DIR/.cursor/scripts/g.py`).
+ * Tried only where a path can start — not after a letter, digit, `.` or `-`, nor after a `/` that
+ * follows one —, which finds what trying at every character found: tried again inside a run such
+ * as `a.a.a.…` (the repository's text), it cost the run's length squared.
+ */
+const SCRIPT_PATH = /(?:\$\{?CLAUDE_PROJECT_DIR\}?\/|(?<![\w.-]|[\w.-]\/)(?:\.\/)?)((?:[\w.-]+\/)*[\w.-]+\.(?:sh|bash|py|js|mjs|cjs|ts|rb|pl))\b/g;
+/** The paths of scripts `text` names (SCRIPT_PATH), in order, as written: in time linear in its length. */
+export const scriptsNamed = (text: string): string[] => Array.from(text.matchAll(SCRIPT_PATH), (m) => m[1]!);
 /** @default 20 — warnings of scripts a hook names that are not sent */
 const MAX_UNSENT_WARNINGS = 20;
 
@@ -128,8 +155,8 @@ function unsentScripts(dir: string, sent: Sent[], configs: Map<string, string>, 
   const said = new Set<string>();
   for (const [file, text] of configs) {
     if (said.size >= MAX_UNSENT_WARNINGS) return;
-    for (const m of text.matchAll(SCRIPT_PATH)) {
-      const rel = posix.normalize(m[1]!);
+    for (const named of scriptsNamed(text)) {
+      const rel = posix.normalize(named);
       if (rel.startsWith("..") || names.has(rel) || said.has(rel) || !lstatExists(join(dir, rel))) continue;
       said.add(rel);
       warnings.push(`warning: ${oneLine(file)} names ${oneLine(rel)}, which is not sent (it is under no hook path: send the whole folder with --all, or keep hook scripts under .claude/hooks, .github/hooks, .copilot-shell/hooks, .cursor/hooks, .codex/hooks or .gemini/hooks)\n`);
@@ -179,7 +206,32 @@ function hookSettingsText(body: Buffer, table: (typeof HOOK_TABLES)[string]): { 
   return { text: Buffer.from(out), cut: Object.keys(kept).length < all.length || out !== text };
 }
 
-/** The archive of `sent`, and the text of each hook file in it (`.json`, `.toml`: at most 1 MiB each), as read for it. */
+/** A limit of the service's (MAX_HOOK_FILE_BYTES, MAX_PUSH_BYTES, MAX_UPLOAD_BYTES) the upload would pass: nothing is sent. */
+class OverLimit extends Error {}
+
+/**
+ * What the file open at `fd` holds (`size` bytes by its fstat), read to its end; undefined once
+ * that is more than `max` bytes — never more than one byte past it read, a file that grew since
+ * its fstat too.
+ */
+function readAtMost(fd: number, size: number, max: number): Buffer | undefined {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for (let want = Math.min(size, max) + 1; ; want = Math.min(64 * 1024, max - total + 1)) {
+    const chunk = Buffer.allocUnsafe(want);
+    const n = readSync(fd, chunk, 0, want, null);
+    if (n === 0) return Buffer.concat(chunks, total);
+    chunks.push(chunk.subarray(0, n));
+    total += n;
+    if (total > max) return undefined;
+  }
+}
+
+/**
+ * The archive of `sent`, and the text of each hook file in it (`.json`, `.toml`: at most
+ * MAX_SCANNED_BYTES each), as read for it. Each file's size is judged before it is read: OverLimit
+ * past a limit of the service's.
+ */
 async function tarGz(sent: Sent[], warnings: string[]): Promise<{ archive: Buffer; count: number; configs: Map<string, string> }> {
   const configs = new Map<string, string>();
   const p = pack();
@@ -187,7 +239,13 @@ async function tarGz(sent: Sent[], warnings: string[]): Promise<{ archive: Buffe
   p.on("data", (c: unknown) => chunks.push(c as Buffer));
   const ended = new Promise<void>((r) => p.on("end", () => r()));
   let count = 0;
+  let total = 0;
   for (const { name, from, hooksOnly } of sent) {
+    const hookFile = isHookFile(name.split(sep).join("/"));
+    const room = MAX_PUSH_BYTES - total;
+    const over = (bytes: number) => new OverLimit(hookFile && bytes > MAX_HOOK_FILE_BYTES
+      ? `${oneLine(name)}: the file is larger than ${MAX_HOOK_FILE_BYTES} bytes, the most the service reads of a hook file (server.max_hook_file_bytes, by default)`
+      : `${oneLine(name)}: with it the files sent come to more than ${MAX_PUSH_BYTES} bytes, the most an upload may unpack to (4 × server.max_body_bytes, by default)`);
     // Opened without following a link and without waiting on a FIFO, then checked on the open
     // file: what was listed may have been swapped since.
     let fd: number | undefined;
@@ -195,18 +253,25 @@ async function tarGz(sent: Sent[], warnings: string[]): Promise<{ archive: Buffe
       fd = openSync(from, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
       const st = fstatSync(fd);
       if (!st.isFile()) throw new Error("not a regular file");
-      let body: Buffer = readFileSync(fd);
+      // A settings file whose hook settings alone are sent is read whole to find them: at most a hook file's limit.
+      const max = hooksOnly ? MAX_HOOK_FILE_BYTES : hookFile ? Math.min(MAX_HOOK_FILE_BYTES, room) : room;
+      if (st.size > max) throw over(st.size);
+      let body = readAtMost(fd, st.size, max);
+      if (body === undefined) throw over(max + 1);
       if (hooksOnly) {
         const table = HOOK_TABLES[name.split(sep).join("/")]!;
         const settings = hookSettingsText(body, table);
         if (settings === undefined) continue; // no hook settings in it: nothing of it is sent
         body = settings.text;
+        if (body.length > Math.min(MAX_HOOK_FILE_BYTES, room)) throw over(body.length);
         if (settings.cut) warnings.push(`warning: ${oneLine(name)}: only its hook settings (${table.keys.join(", ")}) are sent, written again — none of its other settings or comments: line numbers the service gives for it are those of the copy sent\n`);
       }
-      if (/\.(json|toml)$/.test(name)) configs.set(name, body.subarray(0, 1024 * 1024).toString("utf8"));
+      total += body.length;
+      if (/\.(json|toml)$/.test(name)) configs.set(name, body.subarray(0, MAX_SCANNED_BYTES).toString("utf8"));
       await new Promise<void>((res, rej) => p.entry({ name, mode: st.mode & 0o777 }, body, (e) => (e ? rej(e) : res())));
       count++;
     } catch (err) {
+      if (err instanceof OverLimit) throw err;
       warnings.push(`warning: ${oneLine(name)} could not be read (${oneLine((err as Error).message)}): skipped\n`);
     } finally {
       if (fd !== undefined) closeSync(fd);
@@ -214,7 +279,9 @@ async function tarGz(sent: Sent[], warnings: string[]): Promise<{ archive: Buffe
   }
   p.finalize();
   await ended;
-  return { archive: gzipSync(Buffer.concat(chunks)), count, configs };
+  const archive = gzipSync(Buffer.concat(chunks));
+  if (archive.length > MAX_UPLOAD_BYTES) throw new OverLimit(`the archive is over ${MAX_UPLOAD_BYTES} bytes, the most the service takes (server.max_body_bytes, by default)`);
+  return { archive, count, configs };
 }
 
 export async function workspacePush(argv: string[], env: NodeJS.ProcessEnv): Promise<{ stdout: string; stderr: string; code: number }> {
@@ -245,7 +312,12 @@ export async function workspacePush(argv: string[], env: NodeJS.ProcessEnv): Pro
     }
   }
   if (sent.length === 0) return { stdout: "", stderr: `${skipped.join("")}hookbox: no hook files in ${dir} (looked for ${[...HOOK_PATHS, ...Object.keys(HOOK_TABLES)].join(", ")}; --all sends the whole folder)\n`, code: 65 };
-  const { archive, count, configs } = await tarGz(sent, skipped);
+  const packed = await tarGz(sent, skipped).catch((err: unknown) => {
+    if (err instanceof OverLimit) return err;
+    throw err;
+  });
+  if (packed instanceof OverLimit) return { stdout: "", stderr: `${skipped.join("")}hookbox: ${packed.message}: nothing sent\n`, code: 65 };
+  const { archive, count, configs } = packed;
   if (!values.all) unsentScripts(dir, sent, configs, skipped);
   const id = values.id ?? `${basename(given).replace(/[^A-Za-z0-9._-]/g, "-").replace(/^[^A-Za-z0-9]+/, "") || "ws"}-${createHash("sha256").update(archive).digest("hex").slice(0, 12)}`;
   const token = values.token ?? env.HOOKBOX_TOKEN;

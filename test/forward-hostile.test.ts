@@ -478,6 +478,35 @@ describe("both forwarders read what they are given alike", () => {
   });
 });
 
+describe("both entries of hookbox forward", () => {
+  it("end once the answer is out, main.js as the bundle, though the agent keeps stdin open and never writes the event", async () => {
+    const open = (entry: string) =>
+      new Promise<Run & { signal: NodeJS.Signals | null }>((resolve) => {
+        const t0 = performance.now();
+        const child = spawn(process.execPath, [entry, "forward", "--url", url, "--event", "PreToolUse", "--format", "claude", "--deadline", "2"], {
+          env: { PATH: process.env.PATH ?? "", HOOKBOX_TOKEN: "t", XDG_CACHE_HOME: mkdtempSync(join(dir, "cache-")) },
+        });
+        let stdout = "";
+        let stderr = "";
+        child.stdout.on("data", (c: Buffer) => (stdout += c.toString("latin1")));
+        child.stderr.on("data", (c: Buffer) => (stderr += c.toString("latin1")));
+        // Answered about 1.5 s in (--deadline 2): one still running at 15 s never ends on its own.
+        const kill = setTimeout(() => child.kill("SIGKILL"), 15_000);
+        child.on("close", (code, signal) => {
+          clearTimeout(kill);
+          resolve({ code, signal, stdout, stderr, ms: performance.now() - t0 });
+        });
+      });
+    const [main, bundle] = await Promise.all([open("dist/cli/main.js"), open("dist/cli/hookbox.cjs")]);
+    for (const r of [main, bundle]) {
+      expect(r.signal, r.stderr).toBeNull();
+      expect(r.stderr).toMatch(/the event did not arrive on stdin within \d+ ms \(the agent's 2 s deadline is near\)/);
+    }
+    expect(main.code).toBe(bundle.code);
+    expect(main.stdout).toBe(bundle.stdout);
+  });
+});
+
 describe("trace and tail against a hostile server", () => {
   const cli = (args: string[]) =>
     new Promise<Run>((resolve) => {

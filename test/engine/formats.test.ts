@@ -15,7 +15,7 @@ import { parseTomlOffThread, TomlSyntaxError } from "../../engine/formats/parse-
 import { loadRepositoryHooks, loadRepositoryHooksSync } from "../../engine/repository.js";
 import { REPOSITORY_SOURCES } from "../../engine/formats/registry.js";
 import { claudeMatcher, execFormCommand } from "../../engine/formats/claude-settings.js";
-import { HOOK_PATHS, HOOK_TABLES } from "../../cli/workspace-push.js";
+import { HOOK_PATHS, HOOK_TABLES, isHookFile } from "../../cli/workspace-push.js";
 
 function tree(files: Record<string, string>): string {
   const dir = mkdtempSync(join(tmpdir(), "hookbox-formats-"));
@@ -823,6 +823,13 @@ describe("hookbox workspace push", () => {
     const missing = REPOSITORY_SOURCES.map((s) => s.path).filter((p) => !sent(p));
     expect(missing).toEqual([]);
     expect(REPOSITORY_SOURCES.map((s) => s.path)).toContain(".gemini/settings.json");
+  });
+  it("holds to max_hook_file_bytes the files the formats read hooks from, and no other", () => {
+    const read = REPOSITORY_SOURCES.map((s) => (s.suffix === undefined ? s.path : `${s.path}/x${s.suffix}`));
+    expect(read.filter((p) => !isHookFile(p))).toEqual([]);
+    const sentAsHookFiles = [...Object.keys(HOOK_TABLES), ...HOOK_PATHS.filter((p) => p.endsWith(".json")), ".github/hooks/x.json"];
+    expect(sentAsHookFiles.filter((p) => isHookFile(p) !== read.includes(p))).toEqual([]);
+    for (const p of [".github/hooks/scripts/x.json", ".claude/hooks/x.json", ".github/hooks/x.sh", ".cursor/mcp.json"]) expect(isHookFile(p), p).toBe(false);
   });
 });
 

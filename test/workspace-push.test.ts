@@ -1,0 +1,98 @@
+/**
+ * `hookbox workspace push` against a hostile repository, with no service: what it reads of the
+ * repository before any upload. The --url goes nowhere (exit 69, "cannot reach", once the archive is
+ * made); a limit the upload would pass ends the push before that (exit 65, "nothing sent").
+ */
+import { spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, ftruncateSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { scriptsNamed } from "../cli/workspace-push.js";
+
+const MiB = 1024 * 1024;
+const root = mkdtempSync(join(tmpdir(), "hookbox-push-hostile-"));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+/** A repository holding `files` (a number: a sparse file of that many bytes). */
+function repo(files: Record<string, string | Buffer | number>): string {
+  const dir = mkdtempSync(join(root, "repo-"));
+  for (const [name, body] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, name)), { recursive: true });
+    if (typeof body !== "number") writeFileSync(join(dir, name), body);
+    else {
+      const fd = openSync(join(dir, name), "w");
+      ftruncateSync(fd, body);
+      closeSync(fd);
+    }
+  }
+  return dir;
+}
+
+/** The push, killed if it takes 20 s (each case here ends in well under one). */
+const push = (dir: string) =>
+  spawnSync(process.execPath, ["dist/cli/main.js", "workspace", "push", dir, "--url", "http://127.0.0.1:9", "--id", "x"], {
+    encoding: "utf8", env: { PATH: process.env.PATH ?? "", HOOKBOX_TOKEN: "t" }, timeout: 20_000, killSignal: "SIGKILL",
+  });
+
+describe("hookbox workspace push, the scripts a hook file names", () => {
+  it("are looked for in time linear in the file's text: a megabyte of `a.a.a.…` is a moment, not twenty minutes", () => {
+    // Tried from every character, it was: 200 KB took 51 s (80 KB: 6–8 s).
+    const r = push(repo({ ".claude/hooks/x.json": "a.".repeat(500_000) }));
+    expect(r.error).toBeUndefined();
+    expect(r.status, r.stderr).toBe(69);
+    expect(r.stderr).toContain("cannot reach");
+  });
+
+  it("are the paths found as before", () => {
+    expect(scriptsNamed('python3 ./scripts/fmt.py; "$CLAUDE_PROJECT_DIR/.cursor/scripts/g.py" ${CLAUDE_PROJECT_DIR}/h.sh')).toEqual(["scripts/fmt.py", ".cursor/scripts/g.py", "h.sh"]);
+    expect(scriptsNamed("x$CLAUDE_PROJECT_DIR/a.sh /usr/bin/b.bash a//c.ts ../d.rb e.sh.bak f.shx g.json a.a/h.mjs-1")).toEqual(["a.sh", "usr/bin/b.bash", "c.ts", "../d.rb", "e.sh", "a.a/h.mjs"]);
+    // The pattern as it was (quadratic on a long run), on short texts of the pieces paths are made of.
+    const before = /(?:\$\{?CLAUDE_PROJECT_DIR\}?\/|\.\/)?((?:[\w.-]+\/)*[\w.-]+\.(?:sh|bash|py|js|mjs|cjs|ts|rb|pl))\b/g;
+    const pieces = ["a", "b", ".", "/", "-", "_", "$", "{", "}", " ", "sh", ".sh", ".py", ".json", "..", "./", "//", "CLAUDE_PROJECT_DIR", "$CLAUDE_PROJECT_DIR/", "${CLAUDE_PROJECT_DIR}/", "é", '"'];
+    let seed = 1;
+    const next = (n: number) => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) % n;
+    let found = 0;
+    for (let i = 0; i < 50_000; i++) {
+      const text = Array.from({ length: 1 + next(12) }, () => pieces[next(pieces.length)]).join("");
+      const was = Array.from(text.matchAll(before), (m) => m[1]);
+      found += was.length;
+      expect(scriptsNamed(text), text).toEqual(was);
+    }
+    expect(found).toBeGreaterThan(5_000);
+  });
+});
+
+describe("hookbox workspace push, past a limit of the service's", () => {
+  it("refuses files that together pass 4 × max_body_bytes before reading the one that passes it, naming it", () => {
+    // 1.9 GB was read whole (3.9 GB of memory) before the upload the service refuses.
+    const r = push(repo({ ".claude/hooks/a.sh": "echo '{}'\n", ".claude/hooks/big.sh": 1900 * MiB }));
+    expect(r.error).toBeUndefined();
+    expect(r.status, r.stderr).toBe(65);
+    expect(r.stderr).toBe("hookbox: .claude/hooks/big.sh: with it the files sent come to more than 268435456 bytes, the most an upload may unpack to (4 × server.max_body_bytes, by default): nothing sent\n");
+    // …one byte past it, however many files make it
+    const past = push(repo({ ".claude/hooks/a.sh": 128 * MiB, ".claude/hooks/b.sh": 128 * MiB + 1 }));
+    expect(past.status, past.stderr).toBe(65);
+    expect(past.stderr).toMatch(/^hookbox: \.claude\/hooks\/b\.sh: with it the files sent come to more than 268435456 bytes/);
+  });
+
+  it("refuses a hook file the service reads over max_hook_file_bytes, as it is or as its hook settings are cut from it, naming it; one of exactly that is sent", () => {
+    // blanks: no path for the search for scripts to find (unsentScripts)
+    const big = JSON.stringify({ hooks: {}, x: " ".repeat(MiB) });
+    for (const name of [".github/hooks/h.json", ".cursor/hooks.json", ".claude/settings.json", ".codex/config.toml"]) {
+      const r = push(repo({ [name]: name.endsWith(".toml") ? `x = "${" ".repeat(MiB)}"\n[hooks]\n` : big }));
+      expect(r.status, `${name}: ${r.stderr}`).toBe(65);
+      expect(r.stderr).toBe(`hookbox: ${name}: the file is larger than 1048576 bytes, the most the service reads of a hook file (server.max_hook_file_bytes, by default): nothing sent\n`);
+    }
+    const exactly = JSON.stringify({ hooks: {}, x: "" });
+    const r = push(repo({ ".github/hooks/h.json": JSON.stringify({ hooks: {}, x: " ".repeat(MiB - exactly.length) }), ".claude/hooks/data.json": big }));
+    expect(r.status, r.stderr).toBe(69);
+  });
+
+  it("refuses an archive over max_body_bytes before sending it", () => {
+    const r = push(repo({ ".claude/hooks/blob.bin": randomBytes(65 * MiB) }));
+    expect(r.status, r.stderr).toBe(65);
+    expect(r.stderr).toBe("hookbox: the archive is over 67108864 bytes, the most the service takes (server.max_body_bytes, by default): nothing sent\n");
+  });
+});
