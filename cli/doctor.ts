@@ -111,7 +111,7 @@ export async function doctor(argv: string[], env: NodeJS.ProcessEnv): Promise<{ 
     return { stdout: "", stderr: `hookbox doctor: ${(err as Error).message}\n`, code: 1 };
   }
   entries = switchedOff(entries, files);
-  const all = entries.filter((e) => /\bhookbox\b|\bforward\.sh\b/.test(e.command ?? "") || /\/v1\/hooks\//.test(e.http?.url ?? ""));
+  const all = entries.filter((e) => /\bhookbox\b|\bforward\.sh\b/.test(e.argv?.join(" ") ?? e.command ?? "") || /\/v1\/hooks\//.test(e.http?.url ?? ""));
   const guards = all.slice(0, MAX_DOCTOR_LINES);
   if (all.length > guards.length) problems.push(`${all.length} hookbox lines: only the first ${MAX_DOCTOR_LINES} were checked`);
   // A line's forwarder may run only the canary's checks; and the PATH it gets has nothing of the repository.

@@ -107,7 +107,7 @@ export interface Executed {
 
 export interface Undecided {
   hook: string;
-  why: "max_event_ms" | "max_timeout" | "max_output_bytes" | "memory" | "failed_to_start" | "preparation";
+  why: "max_event_ms" | "max_timeout" | "max_output_bytes" | "memory" | "failed_to_start" | "preparation" | "output_shape";
   /** the output cap the hook ran under (its own, where it lowers the sandbox's) */
   capBytes: number;
   /** `max_timeout`: the time it ran for, and the longer time its agent gives it */
@@ -195,20 +195,22 @@ async function runOne(hook: HookDef, opts: ExecuteOptions, t0: number): Promise<
   // Ended by the event's deadline, not by its own timeout, or by the output cap: it never got to decide.
   // Cut by max_timeout short of the time its agent would have given it: it never got its time either.
   const agentTimeoutMs = hook.agentTimeoutMs ?? (hook.timeoutMs > opts.sandbox.maxTimeoutMs ? hook.timeoutMs : undefined);
+  // Trust first: a change it drops is never merged into the arguments (a megabyte of keys would cost the merge).
+  const verdict = capMessages(checkedChange(applyTrust(interpret(run, hook), hook.source, { repositoryMayRewrite: opts.repositoryMayRewrite === true })));
   const why: Undecided["why"] | undefined = run === NO_TIME || (run.outcome === "timed_out" && leftMs < ownTimeoutMs) ? "max_event_ms"
     : run.outcome === "timed_out" && agentTimeoutMs !== undefined ? "max_timeout"
     : run.outcome === "timed_out" && (run.preparedMs ?? 0) > 0 ? "preparation"
     : run.outcome === "output_truncated" ? "max_output_bytes"
     // Killed at the sandbox's memory limit: a limit of hookbox's, which its agent does not set.
     : run.outcome === "oom_killed" ? "memory"
-    : run.outcome === "failed_to_start" ? "failed_to_start" : undefined;
+    : run.outcome === "failed_to_start" ? "failed_to_start"
+    // An answer past hookbox's bounds for one (64 levels, 65,536 arrays and objects): its agent would read it.
+    : verdict.limit === "output_shape" ? "output_shape" : undefined;
   const undecided: Undecided | undefined = why && {
     hook: hook.name, why, capBytes: request.limits.maxOutputBytes,
     ...(run.preparedMs !== undefined ? { preparedMs: run.preparedMs } : {}),
     ...(why === "max_timeout" ? { timeoutMs: request.timeoutMs, agentTimeoutMs } : {}),
   };
-  // Trust first: a change it drops is never merged into the arguments (a megabyte of keys would cost the merge).
-  const verdict = capMessages(checkedChange(applyTrust(interpret(run, hook), hook.source, { repositoryMayRewrite: opts.repositoryMayRewrite === true })));
   if (run === NO_TIME) verdict.error = NO_TIME_ERROR;
   const j: Judged = { hook, verdict };
   // What the trace can show of each stream, not all of it: an event's hooks together printed up to

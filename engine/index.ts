@@ -309,6 +309,8 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
                 ? `printed past max_output_bytes (${cut.capBytes} bytes) before it finished its answer`
               : cut.why === "memory"
                 ? "was killed at the sandbox's memory limit ([sandbox] memory) before it finished"
+              : cut.why === "output_shape"
+                ? "answered past hookbox's bounds for an answer (64 levels, 65,536 arrays and objects: MAX_EVENT_CONTAINERS)"
                 : cut.why === "preparation"
                   ? `timed out after hookbox took ${cut.preparedMs ?? 0} ms of its time to prepare its workspace`
                   : "could not be run (failed_to_start)";

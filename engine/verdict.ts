@@ -27,6 +27,8 @@ export interface Verdict {
   rule: string;
   /** set when the hook's trust tier keeps its decision from counting (a repository's allow) */
   distrusted?: string;
+  /** the hook answered past one of hookbox's own bounds (its agent has none): hookbox did not decide */
+  limit?: "output_shape";
 }
 
 export type Interpret = (run: RunResult, hook: HookDef) => Verdict;

@@ -482,8 +482,12 @@ describe("hookbox doctor", () => {
       BeforeTool: [line(`hookbox forward --url ${url} --event PreToolUse --format claude`)],
       // an if: live, but only for what it takes
       PostToolUse: [line(`hookbox forward --url ${url} --event PostToolUse --format claude`, { if: "Bash(git push *)" })],
+      // exec form through forward.sh: found, checked and live
+      SubagentStop: [line("sh", { args: [".hookbox/forward.sh", "--url", url, "--event", "SubagentStop", "--format", "claude"] })],
     } }));
     writeFileSync(join(repo, ".cursor/hooks.json"), JSON.stringify({ version: 1, hooks: { PreToolUse: [{ command: `hookbox forward --url ${url} --event preToolUse --format cursor` }] } }));
+    mkdirSync(join(repo, ".hookbox"), { recursive: true });
+    writeFileSync(join(repo, ".hookbox/forward.sh"), spawnSync(process.execPath, ["dist/cli/hookbox.cjs", "forward", "--print-script"], { encoding: "utf8" }).stdout);
     const r = doctor(repo, home);
     expect(r.code).toBe(1);
     expect(r.out).toMatch(/FAIL +Claude Code +PreToolUse .*\n.*more than a plain "hookbox forward …"/);
@@ -492,6 +496,7 @@ describe("hookbox doctor", () => {
     expect(r.out).toMatch(/FAIL +Claude Code +BeforeTool .*\n.*"BeforeTool" is not an event Claude Code fires/);
     expect(r.out).toMatch(/^ok +Claude Code +PostToolUse .*\n.*runs it only for the tool calls its if "Bash\(git push \*\)" takes/m);
     expect(r.out).toMatch(/FAIL +Cursor +PreToolUse .*\n.*"PreToolUse" is not an event Cursor fires/);
+    expect(r.out).toMatch(/^ok +Claude Code +SubagentStop .*\n.*a block from hookbox at .* reaches Claude Code/m);
   });
 
   it("says when nothing reaches hookbox at all", () => {

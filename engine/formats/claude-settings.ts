@@ -14,7 +14,7 @@ import type { Verdict } from "../verdict.js";
 import { agentDeadlineS } from "../agents.js";
 import { claudeCondition } from "./claude-if.js";
 import { formatPath } from "./locate.js";
-import { type Answer, clip, configError, type Output, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, haltVerdict, knownKeys, type LoadContext, readMatcher, originOf, type ParsedFile, readDecision, readOutput, schemaError, shown, skippedType, str, warn, withHalt, CommandSchema } from "./shared.js";
+import { answerShapeProblem, type Answer, clip, configError, type Output, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, haltVerdict, knownKeys, type LoadContext, readMatcher, originOf, type ParsedFile, readDecision, pastBounds, readOutput, schemaError, shown, skippedType, str, warn, withHalt, CommandSchema } from "./shared.js";
 
 
 /** Claude Code's exec-form path placeholders: substituted as plain text into `command` and each of `args` (here: the variables, which hold the same). */
@@ -258,11 +258,13 @@ function claudeOutput(stdout: string, format: Format): Output | { kind: "text" }
   if (text === "") return { kind: "empty" };
   if (!text.startsWith("{") || !text.endsWith("}")) return { kind: "text" };
   const out = readOutput(text);
-  if (out.kind !== "invalid" || !text.includes("\n")) return out;
+  if (out.kind !== "invalid" || out.limit || !text.includes("\n")) return out;
   const lines = text.split("\n").map((l) => l.trim()).filter((l) => l !== "");
   if (lines.length < 2) return out;
   let setsField = false;
   for (const line of lines) {
+    // each line within hookbox's bounds before JSON.parse builds it (the whole was within none)
+    if (answerShapeProblem(line)) return out;
     let value: unknown;
     try {
       value = JSON.parse(line);
@@ -348,6 +350,7 @@ function interpretRun(run: RunResult, hook: HookDef): Verdict {
       return { decision: null, additionalContext: clip(run.stdout.trim(), MAX_CONTEXT_CHARS), error: null, rule: `claude: plain stdout of ${hook.point} is added as context` };
     return { decision: null, error: null, rule: "claude: plain text on stdout makes no decision (it goes to the debug log)" };
   }
+  if (out.kind === "invalid" && out.limit) return pastBounds(out, hook.format);
   if (out.kind === "invalid") {
     // Codex: plain text at its context events is context (readOutput calls any non-object invalid).
     if (hook.format !== "claude" && STDOUT_IS_CONTEXT.has(hook.point))

@@ -14,7 +14,7 @@ import { compileRegex, type HookDef, type HookSet } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import {
-  CommandSchema, configError, hookTimeout, readMatcher, countHook, defined, describeFailure, eventOf, haltVerdict, HookEnvSchema, isStopPoint, knownKeys, NoNulSchema, originOf, readDecision, readOutput, schemaError, shown, skipOtherType, str, withHalt,
+  CommandSchema, configError, hookTimeout, readMatcher, countHook, defined, describeFailure, eventOf, haltVerdict, HookEnvSchema, isStopPoint, knownKeys, NoNulSchema, originOf, readDecision, pastBounds, readOutput, schemaError, shown, skipOtherType, str, withHalt,
   type Answer, type FormatModule, type LoadContext, type ParsedFile, warn,
 } from "./shared.js";
 
@@ -210,6 +210,7 @@ export function interpretCopilot(run: RunResult, hook: HookDef): Verdict {
   const out = readOutput(run.stdout);
   if (out.kind === "empty") return { decision: null, error: null, rule: "copilot: returning {} makes no decision; it does not approve" };
   // Only crashes and non-zero exits fail closed: exit 0 with text (a guard in warn mode printing a table) is logged, no effect.
+  if (out.kind === "invalid" && out.limit) return pastBounds(out, "copilot");
   if (out.kind === "invalid") return { decision: null, error: out.error, rule: "copilot: exit 0 with output that is not a JSON object is logged; only crashes and non-zero exits fail closed" };
   const o = out.value;
   // VS Code's form answers in hookSpecificOutput; the CLI's at the top level.

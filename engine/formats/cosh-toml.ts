@@ -12,7 +12,7 @@ import { compileRegex, type HookDef, type HookSet, type Matcher } from "../hooks
 import { DEFAULT_TIMEOUT_MS, MIN_LIMITS } from "../names.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
-import { type Answer, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, HookEnvSchema, knownKeys, type LoadContext, readMatcher, originOf, parseBytes, type ParsedFile, readDecision, readOutput, schemaError, shown, str, warn, CommandSchema } from "./shared.js";
+import { type Answer, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, HookEnvSchema, knownKeys, type LoadContext, readMatcher, originOf, parseBytes, type ParsedFile, readDecision, pastBounds, readOutput, schemaError, shown, str, warn, CommandSchema } from "./shared.js";
 import type { Path } from "./locate.js";
 
 const BytesSchema = z.union([z.string(), z.number()]).refine((v) => parseBytes(v) !== undefined, 'expected a size such as "256m" or a number of bytes, more than zero');
@@ -171,6 +171,7 @@ export function interpretCosh(run: RunResult, hook: HookDef): Verdict {
   if (run.exitCode !== 0) return failure(describeFailure(run), "cosh: non-zero exit code is an error that does not affect the main flow");
   const out = readOutput(run.stdout);
   if (out.kind === "empty") return { decision: null, error: null, rule: "cosh: empty output or {} is pass-through" };
+  if (out.kind === "invalid" && out.limit) return pastBounds(out, "cosh");
   if (out.kind === "invalid") return failure(out.error, "cosh: output that is not a JSON object is an error of the hook");
   const o = out.value;
   const decision = readDecision(o.decision);

@@ -13,7 +13,7 @@ import { ALL, ALLOW_BLOCK, NONE, type Decision, type EventPoint } from "../event
 import { compileRegex, type HookDef, type HookSet, type Matcher } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
-import { type Answer, askDenyReason, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, isStopPoint, knownKeys, type LoadContext, readMatcher, originOf, type ParsedFile, readDecision, readOutput, schemaError, shown, skipOtherType, str, warn, CommandSchema } from "./shared.js";
+import { type Answer, askDenyReason, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, isStopPoint, knownKeys, type LoadContext, readMatcher, originOf, type ParsedFile, readDecision, pastBounds, readOutput, schemaError, shown, skipOtherType, str, warn, CommandSchema } from "./shared.js";
 
 /** @default 30 s — hookbox's choice, as Copilot's: the Cursor document leaves it to the agent */
 export const CURSOR_DEFAULT_TIMEOUT_MS = 30_000;
@@ -147,6 +147,7 @@ export function interpretCursor(run: RunResult, hook: HookDef): Verdict {
     PERMISSION_POINTS.has(hook.point)
       ? { decision: "block", reason: `hook ${hook.name} answered what Cursor cannot read: ${error}`, error, rule: `${rule}; cursor: a permission hook's unreadable answer blocks the action` }
       : failure(error, rule);
+  if (out.kind === "invalid" && out.limit) return pastBounds(out, "cursor");
   if (out.kind === "invalid") return mismatch(out.error, "cursor: output that is not a JSON object");
   const o = out.value;
   // beforeSubmitPrompt reads `continue` (and `user_message`) only; the stops `followup_message`.

@@ -16,7 +16,7 @@ import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import { MAX_HOOK_NAME_CHARS } from "./cosh-toml.js";
 import { formatPath, type Path } from "./locate.js";
-import { type Answer, askDenyReason, clip, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, haltVerdict, knownKeys, type LoadContext, readMatcher, originOf, type ParsedFile, readDecision, readOutput, schemaError, shown, skipOtherType, str, warn, withHalt, CommandSchema } from "./shared.js";
+import { type Answer, askDenyReason, clip, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, haltVerdict, knownKeys, type LoadContext, readMatcher, originOf, type ParsedFile, readDecision, pastBounds, readOutput, schemaError, shown, skipOtherType, str, warn, withHalt, CommandSchema } from "./shared.js";
 
 /** @default 60 s — Gemini CLI's default hook timeout */
 export const GEMINI_DEFAULT_TIMEOUT_MS = 60_000;
@@ -113,7 +113,7 @@ function loadGeminiSettings(parsed: ParsedFile, ctx: LoadContext): HookSet {
     // Gemini CLI (hookPlanner): an event's matched hooks run in parallel unless one of their groups
     // says `"sequential": true`, which makes them all run one after another. Read per file and
     // event: any such group there, and the event's hooks of this file run one by one.
-    const oneByOne = groups.some((raw) => raw !== null && typeof raw === "object" && (raw as { sequential?: unknown }).sequential === true);
+    const oneByOne = groups.some((raw) => raw !== null && typeof raw === "object" && Array.isArray((raw as { hooks?: unknown }).hooks) && (raw as { sequential?: unknown }).sequential === true);
     groups.forEach((raw, g) => {
       if (raw === null || typeof raw !== "object" || !Array.isArray((raw as { hooks?: unknown }).hooks))
         return discard(parsed, ["hooks", event, g], ctx, set.warnings, 'a hook group needs a "hooks" list');
@@ -184,6 +184,7 @@ export function interpretGemini(run: RunResult, hook: HookDef): Verdict {
   if (out.kind === "empty" && text.trim() === "" && code !== 0)
     return { decision: null, error: describeFailure(run), rule: `gemini: exit ${code} with nothing on stdout or stderr makes no decision` };
   if (out.kind === "empty") return { decision: null, error: null, rule: "gemini: no output makes no decision" };
+  if (out.kind === "invalid" && out.limit) return pastBounds(out, "gemini");
   if (out.kind === "invalid" && out.notJson) {
     const said = clip(text.trim(), GEMINI_TEXT_CHARS);
     if (code === 0) return { decision: null, systemMessage: said, error: null, rule: "gemini: text that is not JSON at exit 0 is a message; no decision" };

@@ -410,11 +410,14 @@ export function deeperThanAt(text: string, max: number, comments = false, maxCon
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === 0x22) {
-      // a string, to its closing quote
-      for (i++; i < text.length && text.charCodeAt(i) !== 0x22; i++) if (text.charCodeAt(i) === 0x5c) i++;
+      // a string, to its closing quote (in JSONC, as jsonc-parser reads it, a line break ends one too)
+      for (i++; i < text.length && text.charCodeAt(i) !== 0x22; i++) {
+        if (comments && (text.charCodeAt(i) === 0x0a || text.charCodeAt(i) === 0x0d)) break;
+        if (text.charCodeAt(i) === 0x5c) i++;
+      }
     } else if (comments && c === 0x2f && text.charCodeAt(i + 1) === 0x2f) {
-      const nl = text.indexOf("\n", i);
-      i = nl === -1 ? text.length : nl;
+      // a line comment, to the line's end: "\n" or "\r", as jsonc-parser ends it
+      for (i += 2; i < text.length && text.charCodeAt(i) !== 0x0a && text.charCodeAt(i) !== 0x0d; i++);
     } else if (comments && c === 0x2f && text.charCodeAt(i + 1) === 0x2a) {
       const end = text.indexOf("*/", i + 2);
       i = end === -1 ? text.length : end + 1;

@@ -71,8 +71,11 @@ export function originOf(parsed: ParsedFile, path: Path): string {
 export type Output =
   | { kind: "empty" }
   | { kind: "object"; value: Record<string, unknown> }
-  /** `notJson`: the text is not JSON at all (a format may read it as plain text) */
-  | { kind: "invalid"; error: string; notJson?: true };
+  /**
+   * `notJson`: the text is not JSON at all (a format may read it as plain text); `limit`: JSON past
+   * hookbox's bounds (answerShapeProblem), which its agent would read — hookbox not deciding (pastBounds)
+   */
+  | { kind: "invalid"; error: string; notJson?: true; limit?: true };
 
 /**
  * A hook's stdout: nothing, `{}`, a JSON object — or an error of that hook (SERVICE.md §4).
@@ -82,18 +85,44 @@ export function readOutput(stdout: string, stringOnce = false): Output {
   const text = stdout.trim();
   if (text === "") return { kind: "empty" };
   // Deeper than any answer needs, and deep enough to overflow the stack of whatever walks it next.
-  const shape = jsonShapeProblem(Buffer.from(text));
-  if (shape) return { kind: "invalid", error: `output ${shape}` };
+  // Only text that opens with `[` or `{` can be JSON holding arrays and objects: other text (a
+  // reason with brackets in it) is for JSON.parse to refuse at once, and a format to read as text.
+  const shape = answerShapeProblem(text);
+  if (shape) return { kind: "invalid", error: `output ${shape}`, limit: true };
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
     return { kind: "invalid", error: `output is not JSON: ${clip(text, 120)}`, notJson: true };
   }
-  if (stringOnce && typeof value === "string") return readOutput(value);
+  if (stringOnce && typeof value === "string") {
+    // A JSON string holding the answer (Gemini CLI parses it once more): its text may hold raw lone
+    // surrogates now, made well-formed here; what does not parse there makes the whole text plain text.
+    const inner = readOutput(toWellFormed(value));
+    if ((inner.kind === "invalid" && inner.notJson) || value.trim() === "") return { kind: "invalid", error: `output is not JSON: ${clip(text, 120)}`, notJson: true };
+    return inner;
+  }
   if (typeof value !== "object" || value === null || Array.isArray(value)) return { kind: "invalid", error: "output is not a JSON object" };
   if (Object.keys(value).length === 0) return { kind: "empty" };
   return { kind: "object", value: wellFormedJson(text, value) as Record<string, unknown> };
+}
+
+/**
+ * Why a hook's answer is past what hookbox reads (64 levels, MAX_EVENT_CONTAINERS arrays and
+ * objects), for text that opens as JSON holding them (`[` or `{`), or undefined. One byte pass. A
+ * limit of hookbox's, not the hook's fault: its agent would read it (execute.ts: the tenant's failure mode).
+ */
+export function answerShapeProblem(text: string): string | undefined {
+  const first = text.trimStart().charCodeAt(0);
+  return first === 0x5b || first === 0x7b ? jsonShapeProblem(Buffer.from(text)) : undefined;
+}
+
+/**
+ * The verdict on an answer past hookbox's bounds: no decision of the hook's, and a limit of
+ * hookbox's (its agent has none of these bounds), so the tenant's failure mode applies (execute.ts).
+ */
+export function pastBounds(out: { error: string }, format: string): Verdict {
+  return { decision: null, error: out.error, rule: `${format}: an answer past hookbox's bounds (64 levels, 65,536 arrays and objects) is hookbox not deciding`, limit: "output_shape" };
 }
 
 /** A `\uD800`–`\uDFFF` escape: the only way a lone surrogate gets into a value parsed from UTF-8 text. */

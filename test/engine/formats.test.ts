@@ -540,6 +540,9 @@ describe("repository hook files are hostile input", () => {
     const text = `{"junk":[\n${Array.from({ length: Math.ceil(MAX_EVENT_CONTAINERS / 60) + 1 }, () => nest).join(",\n")}],\n"hooks":{"BeforeTool":[{"hooks":[{"type":"command","command":"g.sh"}]}]}}`;
     const message = (await configErrorOfAsync(() => loadRepositoryHooks(tree({ ".gemini/settings.json": text }), 60_000, { maxHookFileBytes: 4 * 1024 * 1024, maxHooks: 1000 }))).message;
     expect(message).toMatch(new RegExp(`^\\.gemini/settings\\.json:${2 + Math.floor((MAX_EVENT_CONTAINERS - 1) / 60)}:\\d+: holds more than ${MAX_EVENT_CONTAINERS} arrays and objects \\(MAX_EVENT_CONTAINERS\\)$`));
+    // A line comment ended by "\r" (jsonc-parser ends one there) hides nothing from the count.
+    const hidden = `{// c\r"junk":[${Array.from({ length: Math.ceil(MAX_EVENT_CONTAINERS / 60) + 1 }, () => nest).join(",")}],"hooks":{"BeforeTool":[{"hooks":[{"type":"command","command":"g.sh"}]}]}}`;
+    expect((await configErrorOfAsync(() => loadRepositoryHooks(tree({ ".gemini/settings.json": hidden }), 60_000, { maxHookFileBytes: 4 * 1024 * 1024, maxHooks: 1000 }))).message).toMatch(/holds more than 65536 arrays and objects/);
     // at the limit: read
     const fits = `{"junk":[${Array.from({ length: Math.floor((MAX_EVENT_CONTAINERS - 5) / 60) }, () => nest).join(",")}],"hooks":{"BeforeTool":[{"hooks":[{"type":"command","command":"g.sh"}]}]}}`;
     expect((await loadRepositoryHooks(tree({ ".gemini/settings.json": fits }), 60_000)).hooks).toHaveLength(1);

@@ -622,6 +622,17 @@ describe("Gemini CLI rules (Gemini CLI hooks reference)", () => {
     expect(answerFor("gemini", pre, { decision: "block", reason: "no", additionalContext: "ctx", notifications: [] }).output).toEqual({ decision: "block", reason: "no", hookSpecificOutput: { additionalContext: "ctx" } });
     expect(answerFor("gemini", pre, { decision: "block", reason: "r", halt: "done", notifications: [] }).output).toMatchObject({ continue: false, stopReason: "done", decision: "block" });
   });
+  it("reads text with brackets in it as text, whatever its shape: a guard that echoes what it blocks still blocks", () => {
+    const said = `Blocked: rm -rf / #${"[".repeat(70)}${"{}".repeat(70_000)}`;
+    expect(interpretGemini(exited(2, "", said), before)).toMatchObject({ decision: "block", reason: expect.stringMatching(/^Blocked: rm -rf \/ #\[{70}\{\}/) });
+    // a JSON string whose text is no JSON (here: nothing) is plain text, as Gemini's second JSON.parse throws
+    expect(interpretGemini(exited(2, '""'), before)).toMatchObject({ decision: "block", reason: '""' });
+    expect(interpretGemini(exited(0, '"not json"'), before)).toMatchObject({ decision: null, systemMessage: '"not json"' });
+  });
+  it("makes a lone surrogate in a JSON string holding the answer U+FFFD too", () => {
+    const v = interpretGemini(exited(0, String.raw`"{\"decision\":\"deny\",\"reason\":\"x\ud800y\"}"`), before);
+    expect(v).toMatchObject({ decision: "block", reason: "x\ufffdy" });
+  });
   it("shows text at exit 0 as the hook's message, and warns of it at exit 1, as Gemini CLI does", () => {
     expect(interpretGemini(exited(0, "remember the tests"), before).systemMessage).toBe("remember the tests");
     expect(interpretGemini(exited(1, "careful", "not this"), before).warning).toBe("careful");
@@ -645,9 +656,21 @@ describe("Gemini CLI rules (Gemini CLI hooks reference)", () => {
 });
 
 describe("a hook's answer of more arrays and objects than MAX_EVENT_CONTAINERS", () => {
-  it("is the hook's error, refused by a byte pass before JSON.parse builds it", () => {
-    const v = interpretClaude(exited(0, `{"decision":"block","x":[${"[],".repeat(70_000)}[]]}`), hook("claude", "PreToolUse"));
-    expect(v).toMatchObject({ decision: null, error: expect.stringMatching(/^output holds more than 65536 arrays and objects \(MAX_EVENT_CONTAINERS\)/) });
+  const wide = `{"decision":"block","x":[${"[],".repeat(70_000)}[]]}`;
+  it.each([
+    ["claude", "PreToolUse", interpretClaude],
+    ["codex", "PreToolUse", interpretCodex],
+    ["copilot", "preToolUse", interpretCopilot],
+    ["cosh", "PreToolUse", interpretCosh],
+    ["cursor", "beforeShellExecution", interpretCursor],
+    ["gemini", "BeforeTool", interpretGemini],
+  ] as const)("is, in %s's rules, refused by a byte pass before JSON.parse builds it: a bound of hookbox's, not the hook's error", (format, event, interpretIn) => {
+    const v = interpretIn(exited(0, wide), hook(format, event));
+    expect(v).toMatchObject({ decision: null, limit: "output_shape", error: expect.stringMatching(/^output holds more than 65536 arrays and objects \(MAX_EVENT_CONTAINERS\)/) });
+  });
+  it("in Claude's JSON lines too: a log of lines each within the bounds and one past them is refused whole, never parsed line by line", () => {
+    const lines = `{"a":1}\n[${"[],".repeat(70_000)}[]]\n{"b":2}`;
+    expect(interpretClaude(exited(0, lines), hook("claude", "PreToolUse"))).toMatchObject({ decision: null, limit: "output_shape" });
   });
 });
 

@@ -57,6 +57,8 @@ function fakeRunner(kind: Runner["kind"], held: Set<() => void>, ran: RunRequest
         const nul = "\u0000".repeat(Number(request.command.slice(6)));
         return { ...base, outcome: "exited", exitCode: 0, stdout: JSON.stringify({ reason: nul, systemMessage: nul, hookSpecificOutput: { additionalContext: nul } }) };
       }
+      // `wide <n>`: a block with n empty arrays beside it (past MAX_EVENT_CONTAINERS, an answer hookbox does not read).
+      if (request.command.startsWith("wide ")) return { ...base, outcome: "exited", exitCode: 0, stdout: `{"decision":"block","reason":"wide","pad":[${"[],".repeat(Number(request.command.slice(5)) - 1)}[]]}` };
       // `say <json>`: prints the JSON, whatever the event.
       if (request.command.startsWith("say ")) return { ...base, outcome: "exited", exitCode: 0, stdout: request.command.slice(4) };
       const stdin = Buffer.from(request.stdin).toString();

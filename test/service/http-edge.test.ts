@@ -364,6 +364,20 @@ describe("a hook's error", () => {
   });
 });
 
+describe("a hook's answer past hookbox's bounds (MAX_EVENT_CONTAINERS)", () => {
+  it("is hookbox not deciding, never the hook's invalid output: the tenant's on_failure applies", async () => {
+    const edge = edgeApp({ config: `[[policy.PreToolUse]]\nname = "wide"\ncommand = "wide ${MAX_EVENT_CONTAINERS}"\n` });
+    const event = { session_id: "s-1", hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command: "ls" } };
+    // team-b: on_failure = block
+    const b = DecisionSchema.parse(await (await edge.request("/v1/events", { ...post(event), token: TOKEN_B })).json());
+    expect(b).toMatchObject({ decision: "block", reason: expect.stringMatching(/^hook wide answered past hookbox's bounds for an answer .*MAX_EVENT_CONTAINERS.*: the tenant's failure mode \(block\) applies$/), note: "hook wide was cut by output_shape; on_failure = block" });
+    expect(b.hooks[0]).toMatchObject({ name: "wide", error: expect.stringMatching(/holds more than 65536 arrays and objects/) });
+    // team-a: on_failure = allow — said, never silent
+    const a = DecisionSchema.parse(await (await edge.request("/v1/events", post(event))).json());
+    expect(a).toMatchObject({ decision: null, note: expect.stringMatching(/^hook wide answered past hookbox's bounds .*: it made no decision, and the tenant's failure mode \(allow\) applies$/) });
+  });
+});
+
 describe("a hook's lone surrogate", () => {
   it("never reaches an agent's answer: a strict JSON parser (Codex's serde_json) would refuse the whole answer, block and all", async () => {
     const say = String.raw`say {"decision":"block","reason":"no \ud800 here","systemMessage":"half \udc00 a pair","hookSpecificOutput":{"additionalContext":"a whole pair: \ud83d\ude00"}}`;
