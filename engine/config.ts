@@ -39,6 +39,8 @@ export function parseListen(text: string): { hostname: string; port: number } | 
 
 /** @default 64 KiB — the most `[traces] capture_bytes` may keep of each stream */
 export const MAX_CAPTURE_BYTES = 64 * 1024;
+/** @default 1000 — rotated audit files kept per tenant, at most (`[server] audit_keep`) */
+export const MAX_AUDIT_KEEP = 1000;
 
 /** Where container engines listen: never mounted into a hook's container. */
 const ENGINE_SOCKETS = ["/var/run/docker.sock", "/run/docker.sock", "/run/containerd/containerd.sock", "/var/run/containerd/containerd.sock", "/run/podman/podman.sock"];
@@ -63,7 +65,8 @@ const ServerSchema = z.strictObject({
   /** @default "64m" — each tenant's audit file (audit/<tenant>.jsonl) is rotated past this size */
   audit_max_bytes: Bytes.default("64m"),
   /** @default 5 — rotated audit files kept per tenant (<file>.1 … .N) */
-  audit_keep: z.number().int().nonnegative().default(5),
+  /** @default 5; at most MAX_AUDIT_KEEP — each rotation renames every kept file in turn, while an event waits for its line */
+  audit_keep: z.number().int().nonnegative().max(MAX_AUDIT_KEEP, `audit_keep is at most ${MAX_AUDIT_KEEP} (MAX_AUDIT_KEEP): each rotation renames every kept file while an event waits for its audit line`).default(5),
   /** @default "1g" — per tenant, all its workspaces together (unpacked); [[tenants]] may override */
   max_workspace_bytes: Bytes.default("1g"),
   /** @default 100 — workspaces per tenant; [[tenants]] may override */

@@ -151,9 +151,14 @@ export class TraceStore {
         try {
           const text = await readFile(file, "utf8");
           const trace = JSON.parse(text) as StoredTrace;
-          return { tenantKey, summary: summarize(trace), timeMs: Date.parse(trace.time), bytes: Buffer.byteLength(text), file, gone: false, seq: 0 };
+          const timeMs = Date.parse(trace.time);
+          // A time no clock reads would keep the trace from ever being listed or expiring.
+          if (!Number.isFinite(timeMs)) throw new Error("no time");
+          return { tenantKey, summary: summarize(trace), timeMs, bytes: Buffer.byteLength(text), file, gone: false, seq: 0 };
         } catch {
-          await rm(file, { force: true });
+          // Not a trace: removed — or, when even that fails (a folder of that name), said and left,
+          // never the end of reading the others.
+          await rm(file, { force: true }).catch((err: unknown) => this.onWriteError(err));
           return undefined;
         }
       });

@@ -85,15 +85,27 @@ const esc = (s) => String(s ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "
 let token = sessionStorage.getItem("hookbox-token") || "";
 let selected = null;
 let liveAbort = null;
+// Counts sign-outs: an answer asked for before the last one is no one's to show now.
+let generation = 0;
 
 async function api(path, init = {}) {
   const res = await fetch(path, { ...init, headers: { ...(init.headers || {}), authorization: "Bearer " + token } });
   if (res.status === 401) { signOut("That token is not valid."); throw new Error("unauthorized"); }
   return res;
 }
+async function json(path) {
+  const asked = generation;
+  const body = await (await api(path)).json();
+  if (asked !== generation) throw new Error("signed out since");
+  return body;
+}
 function signOut(message) {
+  generation++;
   sessionStorage.removeItem("hookbox-token"); token = "";
   if (liveAbort) liveAbort.abort();
+  // Nothing of this tenant's stays for whoever signs in next in this tab.
+  selected = null; $("#rows").textContent = ""; $("#f-session").value = ""; $("#f-decision").value = "";
+  $("#detail").innerHTML = "<div class='empty'>Select an event to see its hooks.</div>";
   $("#app").hidden = true; $("#login").hidden = false; $("#login-error").textContent = message || "";
 }
 const decisionOf = (d) => d || "none";
@@ -114,7 +126,7 @@ async function load() {
   const q = new URLSearchParams({ limit: "100" });
   if ($("#f-decision").value) q.set("decision", $("#f-decision").value);
   if ($("#f-session").value) q.set("session_id", $("#f-session").value);
-  const { events } = await (await api("/v1/events?" + q)).json();
+  const { events } = await json("/v1/events?" + q);
   const rows = $("#rows"); rows.textContent = "";
   for (const e of events) rows.append(row(e, false));
 }
@@ -154,7 +166,7 @@ function hookClass(h) {
 async function open(id) {
   selected = id;
   for (const tr of document.querySelectorAll("tr.row")) tr.classList.toggle("selected", tr.dataset.eventId === id);
-  const t = await (await api("/v1/events/" + encodeURIComponent(id))).json();
+  const t = await json("/v1/events/" + encodeURIComponent(id));
   const span = (h) => h.start_ms + h.duration_ms + (h.remove_ms || 0);
   const total = Math.max(1, ...t.hooks.map((h) => h.offset_ms + span(h)));
   const pct = (ms) => (100 * ms / total).toFixed(2) + "%";
@@ -186,7 +198,7 @@ async function open(id) {
 const ago = (iso) => { const s = Math.max(0, Math.round((Date.now() - Date.parse(iso)) / 1000)); return s < 60 ? s + " s ago" : s < 3600 ? Math.round(s / 60) + " min ago" : Math.round(s / 3600) + " h ago"; };
 async function showSessions() {
   selected = null;
-  const { sessions } = await (await api("/v1/sessions")).json();
+  const { sessions } = await json("/v1/sessions");
   const rows = sessions.map((s) => "<tr class='row session' data-session='" + esc(s.session_id) + "'><td>" + esc(s.session_id) + "</td><td title='" + esc(s.last_seen) + "'>" + esc(ago(s.last_seen)) +
     "</td><td>" + esc(s.last_event) + "</td><td>" + esc(s.format || "") + "</td><td>" + s.events + "</td><td>" + (s.last_canary ? esc(ago(s.last_canary)) : "never") + "</td></tr>").join("");
   $("#detail").innerHTML = "<h2>Sessions</h2><div class='meta'>When hookbox last heard from each agent session (events, and <code>hookbox doctor</code> checks). A session that has gone quiet while its agent still runs is a guard that no longer reaches hookbox.</div>" +

@@ -66,6 +66,11 @@ describe("cosh TOML", () => {
     }
   });
 
+  it("takes audit_keep up to MAX_AUDIT_KEEP (each rotation renames every kept file while an event waits), refusing more at its line", () => {
+    expect(parseConfig("c.toml", "[server]\naudit_keep = 1000\n").server.auditKeep).toBe(1000);
+    expect(configErrorOf(() => parseConfig("c.toml", "[server]\naudit_keep = 1001\n")).message).toMatch(/^c\.toml:2:\d+: .*audit_keep is at most 1000 \(MAX_AUDIT_KEEP\)/);
+  });
+
   it("clamps timeouts to max_timeout, defaults to 5000 ms, reads hookbox's extra fields", () => {
     const config = parseConfig("c.toml", [
       "[sandbox]", "max_timeout = 2000", "",

@@ -3,7 +3,7 @@
  * tenant's flood of 1 MiB events cannot fill the memory (and take the service down for every
  * tenant) while the writer falls behind, nor cost another tenant its traces' contents.
  */
-import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -51,6 +51,27 @@ describe("traces waiting to be written", () => {
     // Its summary still lists it, its session id capped.
     expect(last.session_id!.length).toBeLessThan(2048);
     expect((await store.get("other", "e1000"))!.hooks[0]!.stdout).toBe("out");
+  });
+
+  it("are read back at a restart whatever else lies beside them: a folder named like a trace, a file of no time, a cut one", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hookbox-restart-"));
+    dirs.push(dir);
+    const first = new TraceStore(dir);
+    await first.load();
+    for (let i = 0; i < 3; i++) await first.add({ name: "t", traceToolInput: false }, event(i, 10), { durationMs: 1, cancelled: false });
+    await first.flush();
+    const [tenantDir] = readdirSync(dir);
+    const at = (name: string) => join(dir, tenantDir!, name);
+    mkdirSync(at("a-folder.json"));
+    writeFileSync(at("no-time.json"), JSON.stringify({ ...JSON.parse(readFileSync(at("e0.json"), "utf8")), event_id: "e-no-time", time: "never" }));
+    writeFileSync(at("cut.json"), "{\"event_id\":");
+    const errors: unknown[] = [];
+    const again = new TraceStore(dir, undefined, (err) => errors.push(err));
+    await again.load();
+    expect((await again.list("t", {})).events.map((e) => e.event_id).sort()).toEqual(["e0", "e1", "e2"]);
+    // what is no trace is gone — but the folder, which no file removal takes: said, and left
+    expect(readdirSync(join(dir, tenantDir!)).sort()).toEqual(["a-folder.json", "e0.json", "e1.json", "e2.json"]);
+    expect(errors).toHaveLength(1);
   });
 
   it("are kept where no other user of the machine reads them: folders 0700, files 0600", async () => {

@@ -7,7 +7,7 @@ import { mkdirSync } from "node:fs";
 import { chromium, type Browser } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { LIVE_FOLLOWERS_PER_TENANT } from "../../service/routes/traces.js";
-import { startService, TOKEN_A, type Service } from "../helpers/service.js";
+import { startService, TOKEN_A, TOKEN_B, type Service } from "../helpers/service.js";
 
 let svc: Service;
 let browser: Browser;
@@ -62,6 +62,28 @@ it("shows a new blocked event live, and its hooks as a waterfall with the blocki
 
   mkdirSync("test-output", { recursive: true });
   await page.screenshot({ path: process.env.HOOKBOX_SCREENSHOT ?? "test-output/ui.png" });
+  await page.close();
+}, 60_000);
+
+it("leaves nothing of one tenant's for the next to sign in in the same tab", async () => {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 800 } });
+  await page.goto(`${svc.url}/ui`);
+  await page.fill("#token", TOKEN_A);
+  await page.click("#login-form button");
+  await page.waitForSelector("#live.on");
+  const posted = (await (await svc.event({ session_id: "a-secret-session", hook_event_name: "PreToolUse", tool_name: "shell", tool_input: { command: "rm -rf /" } })).json()) as { event_id: string };
+  await page.locator(`tr.row[data-event-id="${posted.event_id}"]`).click();
+  await page.waitForSelector("[data-hook-output='security-check'] .stdin");
+  await page.fill("#f-session", "a-secret-session");
+  await page.click("#sign-out");
+  // team-b signs in: none of team-a's rows, trace or filter is shown
+  await page.fill("#token", TOKEN_B);
+  await page.click("#login-form button");
+  await page.waitForSelector("#live.on");
+  expect(await page.locator("#detail").textContent()).toBe("Select an event to see its hooks.");
+  expect(await page.locator(`tr.row[data-event-id="${posted.event_id}"]`).count()).toBe(0);
+  expect(await page.locator("#f-session").inputValue()).toBe("");
+  expect(await page.content()).not.toContain("a-secret-session");
   await page.close();
 }, 60_000);
 
