@@ -151,7 +151,10 @@ export class WarmContainer {
         // something in it killed the wrapper): the hook's answer is not known — hookbox's failure,
         // never the hook's crash judged by its agent's rules.
         if (state.exitCode > 128) return result({ outcome: "failed_to_start", exitCode: null, error: `the pre-started container was stopped (exit ${state.exitCode}) before its hook's end was read` });
-        return result({ outcome: "exited", exitCode: state.exitCode });
+        // Ended without its wrapper's end marks, which are its last writes: what the engine passed on
+        // of the hook's output may be cut (a guard's JSON lost, read as no decision) — hookbox could
+        // not read its answer, never a pass.
+        return result({ outcome: "failed_to_start", exitCode: null, error: `the pre-started container ended (exit ${state.exitCode}) without its wrapper's end marks: its hook's answer may be cut` });
       }
       if (watch.oomKills > 0) return result({ outcome: "oom_killed", exitCode: code });
       return result({ outcome: "exited", exitCode: code });

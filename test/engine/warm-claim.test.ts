@@ -9,21 +9,25 @@ import { WarmContainer } from "../../engine/run/warm-container.js";
 import { DEFAULT_LIMITS } from "../../engine/names.js";
 import type { ContainerHandle } from "../../engine/run/container-parts.js";
 
-function standIn() {
+function standIn(opts: { ends?: Promise<void> } = {}) {
   const stream = new PassThrough();
   const written: Buffer[] = [];
   stream.on("data", (c: Buffer) => written.push(c));
   let outErr: { err?: NodeJS.WritableStream } = {};
+  let outOut: { out?: NodeJS.WritableStream } = {};
   let cleaned = 0;
   const handle: ContainerHandle = {
     stream,
-    streamDone: new Promise(() => undefined),
-    demux: (_out, err) => (outErr = { err }),
+    streamDone: opts.ends ?? new Promise(() => undefined),
+    demux: (out, err) => {
+      outErr = { err };
+      outOut = { out };
+    },
     kill: async () => undefined,
     state: async () => ({ running: false, oomKilled: false, exitCode: 0 }),
     cleanup: async () => void cleaned++,
   };
-  return { handle, written, up: () => outErr.err!.write(Buffer.from("bash\n")), cleaned: () => cleaned };
+  return { handle, written, up: () => outErr.err!.write(Buffer.from("bash\n")), out: (text: string) => outOut.out!.write(Buffer.from(text)), cleaned: () => cleaned };
 }
 
 describe("a claim whose run was cancelled before its hand-over", () => {
@@ -40,5 +44,22 @@ describe("a claim whose run was cancelled before its hand-over", () => {
     expect(result.outcome).toBe("cancelled");
     expect(Buffer.concat(s.written).length).toBe(0);
     expect(s.cleaned()).toBe(1);
+  });
+});
+
+describe("a claim whose container ends without its wrapper's end marks", () => {
+  it("is hookbox not reading the hook's answer (failed_to_start), never the exit code and what output came", async () => {
+    let end!: () => void;
+    const s = standIn({ ends: new Promise<void>((r) => (end = r)) });
+    const warm = new WarmContainer(s.handle, 1_000);
+    s.up();
+    await warm.up;
+    const claimed = warm.claim({ command: "guard", stdin: Buffer.from("{}"), env: {}, timeoutMs: 5_000, limits: DEFAULT_LIMITS }, () => undefined);
+    // the engine passed on the start of a block, then the stream closed: exit 0, no marks
+    await new Promise((r) => setTimeout(r, 20));
+    s.out('{"decision":"bl');
+    end();
+    const result = await claimed;
+    expect(result).toMatchObject({ outcome: "failed_to_start", error: expect.stringMatching(/ended \(exit 0\) without its wrapper's end marks/) });
   });
 });
