@@ -134,6 +134,22 @@ describe("host runner", () => {
     expect(result.stdout).toMatch(/^COSH_RUNTIME=hookbox-host$/m);
   });
 
+  it("gives a hook no descriptor the service was started with beyond its stdio (a supervisor's pipe at fd 33)", () => {
+    // A service process started with fd 33 open and inheritable (past the run of fds Node marks
+    // close-on-exec at its start): what its policy hook sees of its own descriptors.
+    const script = [
+      `const { HostRunner } = await import(${JSON.stringify(join(process.cwd(), "dist/engine/run/host-runner.js"))});`,
+      `const { DEFAULT_LIMITS } = await import(${JSON.stringify(join(process.cwd(), "dist/engine/names.js"))});`,
+      `const r = await new HostRunner({}).run({ command: "ls /proc/self/fd", stdin: Buffer.from("{}"), env: {}, timeoutMs: 5000, limits: DEFAULT_LIMITS });`,
+      "process.stdout.write(r.stdout); process.exit(0);",
+    ].join("\n");
+    const stdio = ["pipe", "pipe", "inherit", ...Array.from({ length: 30 }, () => "ignore"), "pipe"] as ("pipe" | "inherit" | "ignore")[];
+    const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], { stdio, encoding: "utf8", timeout: 30_000 });
+    const fds = r.stdout!.trim().split(/\s+/).map(Number).sort((a, b) => a - b);
+    // 0–2, and the descriptor ls opened to list them
+    expect(fds).toEqual([0, 1, 2, 3]);
+  });
+
   it("never starts a run whose signal aborted before it came", async () => {
     const marker = join(mkdtempSync(join(tmpdir(), "hookbox-gone-")), "started");
     const result = await runner.run({ command: `touch ${marker}`, stdin: new Uint8Array(), env: {}, timeoutMs: 5_000, limits: DEFAULT_LIMITS, signal: AbortSignal.abort() });

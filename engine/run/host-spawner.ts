@@ -185,7 +185,26 @@ function helperMain(): void {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { spawn: spawnChild } = require("node:child_process") as typeof childProcess;
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { accessSync, constants: fsConstants, statSync } = require("node:fs") as typeof fs;
+  const { accessSync, closeSync, constants: fsConstants, readdirSync, readFileSync, statSync } = require("node:fs") as typeof fs;
+  // What the service itself was started with beyond its stdio — a supervisor's pipe, a socket
+  // handed down — is no hook's: every descriptor past the IPC one (3) that would outlive an exec
+  // (no O_CLOEXEC: Node opens all of its own with it) is closed before any hook is spawned.
+  let fds: string[] = [];
+  try {
+    fds = readdirSync("/proc/self/fd");
+  } catch {
+    // no /proc: nothing known to close
+  }
+  for (const name of fds) {
+    const fd = Number(name);
+    if (!(fd > 3)) continue;
+    try {
+      const flags = /^flags:\s*([0-7]+)/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, "latin1"));
+      if (flags && (parseInt(flags[1]!, 8) & 0o2000000) === 0) closeSync(fd);
+    } catch {
+      // gone meanwhile (the listing's own descriptor)
+    }
+  }
   /** Why a working directory cannot be entered, or undefined: checked here, so a waiter's `cd` never fails as if it were the hook's exit. */
   const cwdProblem = (dir: string): string | undefined => {
     // Named by its last part only: the message reaches the tenant's records, the host's paths never.
