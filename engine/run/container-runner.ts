@@ -14,6 +14,7 @@ import { DockerClient } from "./docker-client.js";
 import { engineStatus, type EngineStatus } from "./engine-status.js";
 import type { Fleet, Shape } from "./make-container.js";
 import { thisProcess } from "./process-info.js";
+import { waitAtMost } from "./run-guard.js";
 import { reapLeftovers, type ReapOptions } from "./reaper.js";
 import { WarmPool, type PoolOptions } from "./warm-pool.js";
 import { WorkspaceArchives } from "./workspace-archive.js";
@@ -88,7 +89,9 @@ export class ContainerRunner implements Runner {
       // than half of the tmpfs, or a quarter of the memory, runs cold, on its overlay (unpacked
       // there, it could leave the hook too little memory, or run out of it before the hook starts).
       const fits = Math.min(request.limits.tmpBytes / 2, request.limits.memoryBytes / 4);
-      const archive = request.workspaceDir ? await this.archives.get(request.workspaceDir, fits).catch(() => null) : undefined;
+      // Waited for no longer than the hook's time (the event's deadline is in it) nor past a
+      // cancellation: a slow disk's build goes on for the cache, the event does not wait for it.
+      const archive = request.workspaceDir ? await waitAtMost(this.archives.get(request.workspaceDir, fits).catch(() => null), request.timeoutMs, request.signal) : undefined;
       // Building the workspace's archive (not when it is cached) takes from the hook's time: the
       // hook gets what is left, and a timeout then is hookbox's doing (`preparedMs`), not the hook's.
       const spentMs = performance.now() - t0;

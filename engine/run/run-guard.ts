@@ -79,3 +79,19 @@ export class RunGuard {
     this.options.cancel?.removeEventListener("abort", this.onCancel);
   }
 }
+
+/** What `p` resolves to, or null once `ms` pass or `signal` aborts first (`p` goes on, unwatched). */
+export function waitAtMost<T>(p: Promise<T>, ms: number, signal: AbortSignal | undefined): Promise<T | null> {
+  if (signal?.aborted) return Promise.resolve(null);
+  return new Promise<T | null>((resolve) => {
+    const done = (v: T | null) => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+      resolve(v);
+    };
+    const onAbort = () => done(null);
+    const timer = setTimeout(() => done(null), Math.max(0, ms));
+    signal?.addEventListener("abort", onAbort, { once: true });
+    void p.then(done, () => done(null));
+  });
+}
