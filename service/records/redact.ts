@@ -1,6 +1,7 @@
 /**
- * @module Secrets out of what hookbox keeps: bearer tokens, values of `*_KEY` / `*_TOKEN` /
- * `password`-like fields (in JSON and in KEY=value text), and values that look like API keys,
+ * @module Secrets out of what hookbox keeps: bearer tokens, cookies, passwords in URLs and command
+ * lines, values of `*_KEY` / `*_TOKEN` / `password`-like fields (in JSON, at any depth of JSON in JSON
+ * strings, and in KEY=value text), and values that look like API keys,
  * whatever field they are in. Every pattern runs on re2js (linear time: a hook's or a tenant's text
  * cannot make it backtrack), and only ever over capped text: `keep` cuts before it redacts. Pure.
  */
@@ -62,8 +63,16 @@ const KEY_LIKE: { literal: string | RegExp; re: RE2JS; scheme?: boolean }[] = (
 ).map(([literal, p, scheme]) => ({ literal, re: RE2JS.compile(p), scheme }));
 /** A private key in PEM (or an armoured PGP one), to its END line or, cut, to the end of the text. */
 const PEM = RE2JS.compile(String.raw`-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY( BLOCK)?-----(?s:.*?)(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)`);
-/** A password in a URL: `postgres://user:password@host` — the user stays; the password runs to the last `@` (it may hold `@` and `/`). */
-const URL_PASSWORD = RE2JS.compile(String.raw`\b([A-Za-z][A-Za-z0-9+.-]*://[^\s/:@"']+:)[^\s"']*@`);
+/**
+ * A password in a URL: `postgres://user:password@host`, `redis://:password@host` (no user) — the
+ * user stays; the password runs to the last `@` (it may hold `@` and `/`).
+ */
+const URL_PASSWORD = RE2JS.compile(String.raw`\b([A-Za-z][A-Za-z0-9+.-]*://[^\s/:@"']*:)[^\s"']*@`);
+/**
+ * A `Cookie:` or `Set-Cookie:` header: its whole value, to the end of its line (every cookie in it,
+ * and a set one's attributes), as the header name is written in HTTP (the colon right after it).
+ */
+const COOKIE_HEADER = RE2JS.compile(String.raw`(?i)(\bcookie:[ \t]*)[^\s][^\r\n]*`);
 /** A secret given as a command-line option's next word: `--password hunter2`, `--api-key x`. */
 const SECRET_OPTION = RE2JS.compile(String.raw`(?i)((?:^|\s)--?[a-z0-9-]*(?:password|passwd|passphrase|secret|token|api-?key))(\s+)("[^"\r\n]*"|'[^'\r\n]*'|[^\s"'-][^\s"']*)`);
 /**
@@ -108,20 +117,50 @@ const XML_ELEMENT = RE2JS.compile(String.raw`<((?:[A-Za-z_][A-Za-z0-9_.-]*)?(?i:
 const MYSQL_PASSWORD = RE2JS.compile(
   String.raw`((?:^|[\s;&|(])(?:[^\s;&|()]*/)?(?:mysql|mariadb)(?:-?(?:dump|admin|import|show|check|slap|sh))?(?:\s[^;&|\r\n]*?)?\s-p)("[^"\r\n]*"|'[^'\r\n]*'|[^\s"';&|]+)`,
 );
-/** A secret's value after its name: group 1 double-quoted, 2 single-quoted, 3 bare. Sticky, one run of one class each: linear. */
-const ASSIGNED_VALUE = /"([^"\r\n]+)"|'([^'\r\n]+)'|([^\s"',;]+)/y;
 /**
- * "name": "value", or "name": 123456 (a PIN, a numeric key) — any name: `"db.password"` too, or one
- * spelt with `\u` escapes (`"pass\u0077ord"`, read as JSON reads it); one pass for both
+ * A registry client's `login` takes its password after `-p`, as the next word or glued (`-pVALUE`,
+ * `-p=VALUE`): `docker login -u me -p hunter2`, `podman login -p x quay.io`, `crane auth login` —
+ * only after `login` as the client's command (its global options before it: `docker --config d
+ * login`), within its own command; `docker run -p 8080:80` publishes a port.
  */
-const JSON_MEMBER = RE2JS.compile(String.raw`"((?:[^"\\\r\n]|\\u[0-9A-Fa-f]{4})+)"(\s*:\s*)(?:"(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+-]*)`);
-/** A JSON member's name as JSON reads it: its `\uXXXX` escapes decoded. */
-const UNICODE_ESCAPE = /\\u([0-9A-Fa-f]{4})/g;
-const memberName = (raw: string) => (raw.includes("\\u") ? raw.replace(UNICODE_ESCAPE, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))) : raw);
-/** \"name\": \"value\" — JSON inside a JSON string (a Copilot `toolArgs` a hook echoes) */
-const ESCAPED_MEMBER = RE2JS.compile(String.raw`\\"((?:[^"\\\r\n]|\\\\u[0-9A-Fa-f]{4})+)\\"(\s*:\s*)\\"((?:[^"\\]|\\[^"])*)\\"`);
+const LOGIN_PASSWORD = RE2JS.compile(
+  String.raw`((?:^|[\s;&|(])(?:[^\s;&|()]*/)?(?:docker|podman|buildah|nerdctl|skopeo|oras|cosign|crane\s+auth)(?:\s+-[^\s;&|]+(?:\s+[^\s;&|-][^\s;&|]*)?)*?\s+login(?:\s[^;&|\r\n]*?)?\s-p(?:[ \t]+|=)?)("[^"\r\n]*"|'[^'\r\n]*'|[^\s"';&|]+)`,
+);
+/**
+ * sshpass takes its password after `-p`, glued or as the next word (`sshpass -p hunter2 ssh host`),
+ * among its own options only (`-f file`, `-d fd`, `-P prompt`, `-e`, `-v`): the `-p` of the command
+ * it runs (`sshpass -f pw ssh -p 22 host`) is that command's.
+ */
+const SSHPASS_PASSWORD = RE2JS.compile(
+  String.raw`((?:^|[\s;&|(])(?:[^\s;&|()]*/)?sshpass(?:\s+-[fdP][ \t]*[^\s;&|]+|\s+-[^\s;&|p][^\s;&|]*)*?\s+-p[ \t]*)("[^"\r\n]*"|'[^'\r\n]*'|[^\s"';&|]+)`,
+);
+/**
+ * A secret's value after its name: group 1 double-quoted, 2 single-quoted, 3 bare — a bare one runs
+ * to the next blank or the end of its line, whatever it holds (`hunter2,more;andmore`, `a'b"c`).
+ * Sticky, one run of one class each: linear.
+ */
+const ASSIGNED_VALUE = /"([^"\r\n]+)"|'([^'\r\n]+)'|([^\s"',;]\S*)/y;
+/**
+ * …and after `=>`, where a bare word is not a value (`token => token.trim()`): a word, as far as a
+ * `,` or `;`, passed over. Never the run to the next blank: another `=>` in it would scan it again.
+ */
+const ARROW_VALUE = /"([^"\r\n]+)"|'([^'\r\n]+)'|([^\s"',;]+)/y;
+/**
+ * A JSON member's name and separator, `"name": ` — any name: `"db.password"` too, or one spelt with
+ * `\u` escapes (`"pass\u0077ord"`, read as JSON reads it) — and JSON inside a JSON string as well,
+ * to any depth: `\"name\": ` (a Copilot `toolArgs` a hook echoes), `\\\"name\\\": ` (that echoed
+ * inside a hook's JSON), its closing quote's backslashes (group 2) its depth. Its value is read in
+ * code (`redactMembers`).
+ */
+const MEMBER_NAME = RE2JS.compile(String.raw`"((?:[^"\\\r\n]|\\+u[0-9A-Fa-f]{4})+)(\\*)"\s*:\s*`);
+/** A JSON member's name as JSON reads it: its `\uXXXX` escapes decoded (each run of backslashes is one `\u`'s, as MEMBER_NAME takes them). */
+const UNICODE_ESCAPE = /\\+u([0-9A-Fa-f]{4})/g;
+const memberName = (raw: string) => (raw.includes("\\") ? raw.replace(UNICODE_ESCAPE, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))) : raw);
+/** A JSON number (a PIN, a numeric key), sticky: one run of one class. */
+const JSON_NUMBER = /-?[0-9][0-9.eE+-]*/y;
 /** A member or a quoted assignment whose value runs to the end of the text (cut there): redacted to the end. */
 const OPEN_AT_END = RE2JS.compile(String.raw`(?:"([^"\\\r\n]+)"|\b([A-Za-z_][A-Za-z0-9_.-]*))(\s*[:=]\s*)"(?:[^"\\]|\\.)*$`);
+const COOKIE_LITERAL = /cookie:/i;
 /** Values that name a scheme rather than hold a secret ("Authorization: Bearer [redacted]"), compared in lower case. */
 const KEPT_VALUES = new Set(["bearer", "basic", "token", "digest", REDACTED]);
 
@@ -178,8 +217,9 @@ function redactAssignments(text: string): string {
   while (from < text.length && m.find(from)) {
     from = m.end();
     if (!isSecretName(m.group(1)!)) continue;
-    ASSIGNED_VALUE.lastIndex = from;
-    let v = ASSIGNED_VALUE.exec(text);
+    const valueRe = m.group(2)!.includes("=>") ? ARROW_VALUE : ASSIGNED_VALUE;
+    valueRe.lastIndex = from;
+    let v = valueRe.exec(text);
     // `password:` at the end of its line: a YAML value on the next line, alone on it, is its value.
     if (!v && (text[from] === "\n" || text[from] === "\r")) v = nextLineValue(text, from);
     if (!v) continue;
@@ -192,6 +232,117 @@ function redactAssignments(text: string): string {
     const quote = v[1] !== undefined ? '"' : v[2] !== undefined ? "'" : "";
     out += `${text.slice(copied, at)}${quote}${REDACTED}${quote}`;
     copied = from;
+  }
+  return copied === 0 ? text : out + text.slice(copied);
+}
+
+const BACKSLASH = 0x5c;
+const QUOTE = 0x22;
+
+/**
+ * Where the string value that starts at `from` ends, in JSON `depth` backslashes deep (0: JSON text,
+ * 1: JSON in a JSON string, 3: that in a JSON string again, …): at the first quote that does not
+ * stand for a quote inside the value, where the backslashes of that quote's own level start; -1
+ * when the text ends first (cut). Each level doubles the backslashes of the one inside and adds one
+ * before a quote, so a run of backslashes before a quote, counted modulo `2 × (depth + 1)`, is
+ * `2 × depth + 1` for a quote in the value and `depth` for the closing one (escaped backslashes
+ * before it are the value's). One pass over the value.
+ */
+function stringEnd(text: string, from: number, depth: number): number {
+  const period = 2 * (depth + 1);
+  let run = 0;
+  for (let i = from; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === BACKSLASH) {
+      run++;
+      continue;
+    }
+    if (c === QUOTE && run % period !== 2 * depth + 1) return i - (run % period);
+    run = 0;
+  }
+  return -1;
+}
+
+/**
+ * Where the array or object that opens at `from` ends (just past its closing bracket), in JSON
+ * `depth` backslashes deep: brackets counted outside its strings, a string's quotes told from the
+ * quotes inside it as `stringEnd` tells them. -1 when the text ends first (cut, or never balanced).
+ * One pass over the value, no backtracking.
+ */
+function containerEnd(text: string, from: number, depth: number): number {
+  const period = 2 * (depth + 1);
+  let run = 0;
+  let open = 0;
+  let inString = false;
+  for (let i = from; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === BACKSLASH) {
+      run++;
+      continue;
+    }
+    if (c === QUOTE) {
+      if (run % period !== 2 * depth + 1) inString = !inString;
+    } else if (!inString) {
+      if (c === 0x5b /* [ */ || c === 0x7b /* { */) open++;
+      else if ((c === 0x5d /* ] */ || c === 0x7d /* } */) && --open === 0) return i + 1;
+    }
+    run = 0;
+  }
+  return -1;
+}
+
+/**
+ * Every JSON member named like a secret, at any depth of JSON inside JSON strings, its value
+ * redacted: a string, a number, an array or an object, `"[redacted]"` in its place (quoted as a
+ * string is at its depth), and one cut by the end of the text to that end. A string value's quotes
+ * are the name's (as many backslashes before each). One pass: a search resumes past a secret's
+ * value, or just inside any other member's string, array or object (JSON in it is read too), so each
+ * character is scanned at most twice.
+ */
+function redactMembers(text: string): string {
+  const m = MEMBER_NAME.matcher(text);
+  let out = "";
+  let copied = 0;
+  let from = 0;
+  while (from < text.length && m.find(from)) {
+    const at = m.end();
+    from = at;
+    const depth = m.group(2)!.length;
+    const quote = `${"\\".repeat(depth)}"`;
+    const c = text[at];
+    const secret = isSecretName(memberName(m.group(1)!));
+    if (text.startsWith(quote, at)) {
+      if (!secret) {
+        from = at + quote.length; // any other name's string: read on inside it, where JSON may be
+        continue;
+      }
+      // The value, its closing quote kept as it is: the search goes on past that quote.
+      const close = stringEnd(text, at + quote.length, depth);
+      out += `${text.slice(copied, at)}${quote}${REDACTED}`;
+      if (close < 0) return out; // cut before its end: redacted to the end
+      copied = close;
+      from = text.indexOf('"', close) + 1;
+      continue;
+    }
+    let end: number; // past the value; -1: cut
+    if (c === "[" || c === "{") {
+      if (!secret) {
+        from = at + 1; // any other name's array or object: read on inside it
+        continue;
+      }
+      end = containerEnd(text, at, depth);
+    } else {
+      JSON_NUMBER.lastIndex = at;
+      if (!JSON_NUMBER.test(text)) continue;
+      from = JSON_NUMBER.lastIndex;
+      if (!secret) continue;
+      end = from;
+    }
+    // An array, an object or a number: a string in its place, quoted as a string is at its depth.
+    out += `${text.slice(copied, at)}${quote}${REDACTED}`;
+    if (end < 0) return out; // cut before its end: redacted to the end
+    out += quote;
+    copied = from = end;
   }
   return copied === 0 ? text : out + text.slice(copied);
 }
@@ -210,9 +361,17 @@ export function redactText(text: string): string {
     });
   }
   if (out.includes("://")) out = replaceEach(URL_PASSWORD, out, (m) => `${m.group(1)!}${REDACTED}@`);
+  if (COOKIE_LITERAL.test(out)) out = replaceEach(COOKIE_HEADER, out, (m) => `${m.group(1)!}${REDACTED}`);
   if (out.includes("-")) {
     out = replaceEach(SECRET_OPTION, out, (m) => `${m.group(1)!}${m.group(2)!}${REDACTED}`);
-    if ((out.includes("mysql") || out.includes("mariadb")) && out.includes("-p")) out = replaceEach(MYSQL_PASSWORD, out, (m) => `${m.group(1)!}${REDACTED}`);
+    if (out.includes("-p")) {
+      const clients = [
+        ...(out.includes("mysql") || out.includes("mariadb") ? [MYSQL_PASSWORD] : []),
+        ...(out.includes("login") ? [LOGIN_PASSWORD] : []),
+        ...(out.includes("sshpass") ? [SSHPASS_PASSWORD] : []),
+      ];
+      for (const re of clients) out = replaceEach(re, out, (m) => `${m.group(1)!}${REDACTED}`);
+    }
     const places = [...(out.includes("-user") ? USER_OPTIONS.user : []), ...(out.includes("curl") && (out.includes("-u") || out.includes("-U")) ? USER_OPTIONS.curl : [])];
     for (const re of places) out = replaceEach(re, out, (m) => `${m.group(1)!}${REDACTED}`);
   }
@@ -221,10 +380,7 @@ export function redactText(text: string): string {
   if (!out.includes(":") && !out.includes("=")) return out;
   out = redactAssignments(out);
   if (!out.includes('"')) return out;
-  if (out.includes(":")) {
-    out = replaceEach(JSON_MEMBER, out, (m) => (isSecretName(memberName(m.group(1)!)) ? `"${m.group(1)!}"${m.group(2)!}"${REDACTED}"` : m.group()!));
-  }
-  if (out.includes('\\"')) out = replaceEach(ESCAPED_MEMBER, out, (m) => (isSecretName(memberName(m.group(1)!.replaceAll("\\\\", "\\"))) ? `\\"${m.group(1)!}\\"${m.group(2)!}\\"${REDACTED}\\"` : m.group()!));
+  if (out.includes(":")) out = redactMembers(out);
   return replaceEach(OPEN_AT_END, out, (m) => {
     const name = m.group(1) ?? m.group(2)!;
     if (!isSecretName(name)) return m.group()!;
