@@ -71,7 +71,9 @@ describe.each<[Runtime, "cold" | "warm"]>([
 
   it("stops a fork bomb at the PID limit and kills it at the deadline", async () => {
     const { result, wallMs } = await timed("bomb() { bomb | bomb & }; bomb; sleep 30", { timeoutMs: 3_000 });
-    expect(["timed_out", "exited"], JSON.stringify(result)).toContain(result.outcome);
+    // Warm, the PID limit may keep the wrapper from writing its end marks: then hookbox could not
+    // read the hook's answer (failed_to_start), never a pass.
+    expect(["timed_out", "exited", ...(mode === "warm" ? ["failed_to_start"] : [])], JSON.stringify(result)).toContain(result.outcome);
     expect(wallMs).toBeLessThan(3_000 + 1_000 + result.startMs);
     // The machine is still usable afterwards.
     expect((await run("echo alive")).stdout).toBe("alive\n");

@@ -136,10 +136,11 @@ const SSHPASS_PASSWORD = RE2JS.compile(
 );
 /**
  * A secret's value after its name: group 1 double-quoted, 2 single-quoted, 3 bare — a bare one runs
- * to the next blank or the end of its line, whatever it holds (`hunter2,more;andmore`, `a'b"c`).
- * Sticky, one run of one class each: linear.
+ * to the next blank or the end of its line, whatever it holds (`hunter2,more;andmore`, `a'b"c`), but
+ * for a quote that ends it (one before a blank or the end: the close of the quoted word it stands
+ * in, `-H 'x-api-key: abc'`, which stays). Sticky, one character at a time: linear.
  */
-const ASSIGNED_VALUE = /"([^"\r\n]+)"|'([^'\r\n]+)'|([^\s"',;]\S*)/y;
+const ASSIGNED_VALUE = /"([^"\r\n]+)"|'([^'\r\n]+)'|([^\s"',;](?:[^\s"']|["'](?=\S))*)/y;
 /**
  * …and after `=>`, where a bare word is not a value (`token => token.trim()`): a word, as far as a
  * `,` or `;`, passed over. Never the run to the next blank: another `=>` in it would scan it again.
