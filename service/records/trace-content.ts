@@ -156,7 +156,14 @@ export async function traceText(summary: TraceSummary, tenant: string, from: Tra
   const stdins = new Map<Uint8Array, Kept>();
   let written = 0; // bytes of JSON so far
   let redacted = 0; // characters redacted so far
-  const hooks = await mapInSlices(from.records, (record, i) => {
+  // The event loop is let in between the parts of a hook too — its stdin, each stream, its fields,
+  // its env: text made to cost the redactor most costs a few microseconds a character, and one
+  // hook's parts together are tens of thousands of characters.
+  const slice = slicer();
+  const hooks: string[] = [];
+  for (let i = 0; i < from.records.length; i++) {
+    await slice();
+    const record = from.records[i]!;
     const t = from.runs[i]!;
     let hook: StoredHook;
     if (from.omitted !== undefined) hook = omittedHookOf(record, t, from.omitted);
@@ -164,23 +171,53 @@ export async function traceText(summary: TraceSummary, tenant: string, from: Tra
     else {
       redacted += toRedact(record, t, captureBytes);
       let stdin = stdins.get(t.stdin);
-      if (!stdin) stdins.set(t.stdin, (stdin = stdinOf(t.stdin, keepInputs, captureBytes)));
-      hook = hookOf(record, t, stdin, captureBytes);
+      if (!stdin) {
+        redacted += captureBytes + REDACT_MARGIN_CHARS;
+        stdins.set(t.stdin, (stdin = stdinOf(t.stdin, keepInputs, captureBytes)));
+        await slice();
+      }
+      const stdout = capRedact(t.stdout, captureBytes, t.stdoutBytes);
+      await slice();
+      const stderr = capRedact(t.stderr, captureBytes, t.stderrBytes);
+      await slice();
+      const fields = keepStrings(record, HOOK_FIELD_BYTES);
+      await slice();
+      hook = {
+        ...fields,
+        warm: t.warm,
+        offset_ms: t.offset_ms,
+        stdin: stdin.text,
+        stdout: stdout.text,
+        stderr: stderr.text,
+        env: envOf(record, t),
+        truncated: { stdin: stdin.cut, stdout: stdout.cut, stderr: stderr.cut },
+      };
     }
     const text = JSON.stringify(hook);
     written += Buffer.byteLength(text);
-    return text;
-  });
+    hooks.push(text);
+  }
   const head = JSON.stringify({ ...summary, tenant } satisfies Omit<StoredTrace, "hooks">);
   return `${head.slice(0, -1)},"hooks":[${hooks.join(",")}]}`;
 }
 
-/** The characters `hookOf` redacts of one hook: its streams and string fields (stdin is redacted once per trace, capped; env values are capped at 256 bytes each). */
+/** The characters `traceText` redacts of one hook: its streams, its string fields and its env (its stdin is counted once per distinct buffer). */
 function toRedact(record: HookRecord, t: HookTrace, captureBytes: number): number {
   const room = (text: string, cap: number) => Math.min(text.length, cap + REDACT_MARGIN_CHARS);
   let n = room(t.stdout, captureBytes) + room(t.stderr, captureBytes);
   for (const v of Object.values(record)) if (typeof v === "string") n += room(v, HOOK_FIELD_BYTES);
+  for (const [k, v] of Object.entries(t.env).slice(0, ENV_FIELDS_KEPT)) n += room(k, ENV_FIELD_BYTES) + room(v, ENV_FIELD_BYTES);
   return n;
+}
+
+/** Resolves at once, or — `BUILD_SLICE_MS` after the last time it let the event loop in — after letting it in. */
+function slicer(): () => Promise<void> {
+  let sliceStart = performance.now();
+  return async () => {
+    if (performance.now() - sliceStart < BUILD_SLICE_MS) return;
+    await new Promise<void>((r) => setImmediate(r));
+    sliceStart = performance.now();
+  };
 }
 
 /** `items.map(fn)`, letting the event loop in every `BUILD_SLICE_MS`: for per-hook work on a thousand hooks. */
@@ -198,21 +235,6 @@ export async function mapInSlices<T, U>(items: readonly T[], fn: (item: T, i: nu
 }
 
 type Kept = { text: string; cut: boolean };
-
-function hookOf(record: HookRecord, t: HookTrace, stdin: Kept, captureBytes: number): StoredHook {
-  const stdout = capRedact(t.stdout, captureBytes, t.stdoutBytes);
-  const stderr = capRedact(t.stderr, captureBytes, t.stderrBytes);
-  return {
-    ...keepStrings(record, HOOK_FIELD_BYTES),
-    warm: t.warm,
-    offset_ms: t.offset_ms,
-    stdin: stdin.text,
-    stdout: stdout.text,
-    stderr: stderr.text,
-    env: envOf(record, t),
-    truncated: { stdin: stdin.cut, stdout: stdout.cut, stderr: stderr.cut },
-  };
-}
 
 /** A hook past MAX_TRACE_EVENT_BYTES: what it decided and how it ended, without what it read or printed. */
 function omittedHookOf(record: HookRecord, t: HookTrace, why = TRACE_FULL): StoredHook {

@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { EventResult } from "../../engine/index.js";
 import { MAX_PENDING_TRACE_BYTES, PENDING_FULL } from "../../service/records/trace-content.js";
 import { TraceStore } from "../../service/records/trace-store.js";
+import { DEFAULT_TRACE_LIMITS } from "../../engine/trace-limits.js";
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -86,5 +87,39 @@ describe("traces waiting to be written", () => {
     const [tenantDir] = readdirSync(join(dir, "traces"));
     expect(mode(join(dir, "traces", tenantDir!))).toBe(0o700);
     expect(mode(join(dir, "traces", tenantDir!, "e1.json"))).toBe(0o600);
+  });
+});
+
+describe("a trace whose hook's text is made to cost the redactor most", () => {
+  it("is built in slices between the parts of a hook (stdin, each stream, its fields): no piece holds the thread for long", async () => {
+    // Openers that switch on every pass of the redactor over the whole text, then what it redacts
+    // again and again: a few microseconds a character.
+    const hostile = `a: "docker login mysql curl sshpass --password 'x ${"a://:@ ".repeat(3_000)} -p; -u -user </`;
+    const e = event(1, 10);
+    e.hooks[0] = { ...e.hooks[0]!, reason: hostile, error: hostile };
+    e.hooks[0] = { ...e.hooks[0]!, source: "repository" };
+    e.trace.hooks[0] = { ...e.trace.hooks[0]!, env: Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`V${i}`, hostile])), stdin: Buffer.from(JSON.stringify({ hook_event_name: "PreToolUse", notes: hostile })), stdout: hostile, stderr: hostile, stdoutBytes: hostile.length, stderrBytes: hostile.length };
+    const dir = mkdtempSync(join(tmpdir(), "hookbox-slices-"));
+    dirs.push(dir);
+    const store = new TraceStore(dir, { ...DEFAULT_TRACE_LIMITS, captureBytes: 16 * 1024 });
+    await store.load();
+    let worstGapMs = 0;
+    let last = performance.now();
+    const probe = setInterval(() => {
+      const now = performance.now();
+      worstGapMs = Math.max(worstGapMs, now - last);
+      last = now;
+    }, 2);
+    try {
+      await store.add({ name: "t", traceToolInput: true }, e, { durationMs: 1, cancelled: false });
+      await store.flush();
+    } finally {
+      clearInterval(probe);
+    }
+    const trace = (await store.get("t", "e1"))!;
+    expect(trace.hooks[0]!.stdout).toContain("a://:[redacted]@");
+    // One part at a time: at most about 17 Ki characters at a few microseconds each
+    // (all of one hook in one piece took about twice that: 335 ms here)
+    expect(worstGapMs).toBeLessThan(300);
   });
 });
