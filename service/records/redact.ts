@@ -140,7 +140,7 @@ const SSHPASS_PASSWORD = RE2JS.compile(
  * for a quote that ends it (one before a blank or the end: the close of the quoted word it stands
  * in, `-H 'x-api-key: abc'`, which stays). Sticky, one character at a time: linear.
  */
-const ASSIGNED_VALUE = /"([^"\r\n]+)"|'([^'\r\n]+)'|([^\s"',;](?:[^\s"']|["'](?=\S))*)/y;
+const ASSIGNED_VALUE = /"([^"\r\n]+)"|'([^'\r\n]+)'|([^\s"',;](?:[^\s"']|["'](?=[^\s,:;}\]]))*)/y;
 /**
  * …and after `=>`, where a bare word is not a value (`token => token.trim()`): a word, as far as a
  * `,` or `;`, passed over. Never the run to the next blank: another `=>` in it would scan it again.
@@ -212,6 +212,7 @@ function nextLineValue(text: string, at: number): RegExpExecArray | null {
  */
 function redactAssignments(text: string): string {
   const m = ASSIGNMENT.matcher(text);
+  const inner = ASSIGNMENT.matcher(text);
   let out = "";
   let copied = 0;
   let from = 0;
@@ -224,11 +225,24 @@ function redactAssignments(text: string): string {
     // `password:` at the end of its line: a YAML value on the next line, alone on it, is its value.
     if (!v && (text[from] === "\n" || text[from] === "\r")) v = nextLineValue(text, from);
     if (!v) continue;
-    const value = v[1] ?? v[2] ?? v[3]!;
+    let value = v[1] ?? v[2] ?? v[3]!;
     const at = v.index;
     from = at + v[0].length;
     // `=>` takes a quoted value only (a Ruby or Perl hash): `token => token.trim()` is an arrow function.
     if (v[3] !== undefined && m.group(2)!.includes("=>")) continue;
+    // A bare value ends before another secret's assignment in it (`TOKEN=abc,password: S1`): the
+    // search takes that one up next, and its value too. Searched within the value only, each
+    // assignment once.
+    if (v[3] !== undefined) {
+      for (let f = at + 1; f < from && inner.find(f) && inner.start() < from; f = inner.end()) {
+        if (!isSecretName(inner.group(1)!)) continue;
+        let cut = inner.start();
+        while (cut > at + 1 && (text[cut - 1] === "," || text[cut - 1] === ";")) cut--;
+        value = text.slice(at, cut);
+        from = cut;
+        break;
+      }
+    }
     if (KEPT_VALUES.has(value.toLowerCase())) continue;
     const quote = v[1] !== undefined ? '"' : v[2] !== undefined ? "'" : "";
     out += `${text.slice(copied, at)}${quote}${REDACTED}${quote}`;

@@ -148,8 +148,15 @@ export class TraceStore {
   private async readStored(stored: { tenantKey: string; files: string[] }[]): Promise<void> {
     for (const { tenantKey, files } of stored) {
       const read = await mapLimited(files, STORED_READS_AT_ONCE, async (file): Promise<Entry | undefined> => {
+        let text: string;
         try {
-          const text = await readFile(file, "utf8");
+          text = await readFile(file, "utf8");
+        } catch (err) {
+          // Not read (out of descriptors, an I/O error): said and left, never taken for a bad trace.
+          this.onWriteError(err);
+          return undefined;
+        }
+        try {
           const trace = JSON.parse(text) as StoredTrace;
           const timeMs = Date.parse(trace.time);
           // A time no clock reads would keep the trace from ever being listed or expiring.

@@ -104,7 +104,7 @@ function signOut(message) {
   sessionStorage.removeItem("hookbox-token"); token = "";
   if (liveAbort) liveAbort.abort();
   // Nothing of this tenant's stays for whoever signs in next in this tab.
-  selected = null; $("#rows").textContent = ""; $("#f-session").value = ""; $("#f-decision").value = "";
+  selected = null; $("#rows").textContent = ""; $("#f-session").value = ""; $("#f-decision").value = ""; $("#token").value = "";
   $("#detail").innerHTML = "<div class='empty'>Select an event to see its hooks.</div>";
   $("#app").hidden = true; $("#login").hidden = false; $("#login-error").textContent = message || "";
 }
@@ -213,7 +213,7 @@ $("#login-form").onsubmit = async (ev) => {
   ev.preventDefault(); token = $("#token").value.trim();
   const res = await fetch("/v1/events?limit=1", { headers: { authorization: "Bearer " + token } });
   if (!res.ok) { $("#login-error").textContent = "That token is not valid."; return; }
-  sessionStorage.setItem("hookbox-token", token); start();
+  sessionStorage.setItem("hookbox-token", token); $("#token").value = ""; start();
 };
 $("#sign-out").onclick = () => signOut("");
 $("#show-sessions").onclick = showSessions;

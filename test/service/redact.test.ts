@@ -10,6 +10,8 @@ describe("redactText", () => {
   it.each([
     ["a bearer token", "Authorization: Bearer abcdefgh12345678", "Authorization: Bearer [redacted]"],
     ["a header in a quoted word, its closing quote kept", "curl -H 'x-api-key: abc123' https://e", "curl -H 'x-api-key: [redacted]' https://e"],
+    ["two secrets in one list, the second's name inside the first's bare value", "TOKEN=abc,password: S1", "TOKEN=[redacted],password: [redacted]"],
+    ["an assignment ending a JSON string, a secret member after it", '{"cmd":"export NPM_TOKEN=abc","passphrase":"correct horse battery staple","decision":"block"}', '{"cmd":"export NPM_TOKEN=[redacted]","passphrase":"[redacted]","decision":"block"}'],
     ["an OpenAI / Anthropic key", "key is sk-proj-9f8e7d6c5b4a39281706 ok", "key is [redacted] ok"],
     ["a GitHub token", "ghp_1234567890abcdefghijABCDEFGHIJ123456", "[redacted]"],
     ["a GitHub server token", "x ghs_1234567890abcdefghijAB y", "x [redacted] y"],

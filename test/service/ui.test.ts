@@ -76,6 +76,8 @@ it("leaves nothing of one tenant's for the next to sign in in the same tab", asy
   await page.waitForSelector("[data-hook-output='security-check'] .stdin");
   await page.fill("#f-session", "a-secret-session");
   await page.click("#sign-out");
+  // the login box holds no token: no one signs in as team-a by a click
+  expect(await page.locator("#token").inputValue()).toBe("");
   // team-b signs in: none of team-a's rows, trace or filter is shown
   await page.fill("#token", TOKEN_B);
   await page.click("#login-form button");
