@@ -101,10 +101,7 @@ export function parseEventBody(raw: Uint8Array, opts: { weighed?: boolean; locat
   const text = Buffer.from(raw).toString("utf8");
   if (text.trim() === "") throw new BadRequestError("the body is empty: post the event JSON a hook would read on stdin", "body", "bad_json");
   // Before JSON.parse, which would build (and the syntax error path walk) a million-deep value first.
-  if (!opts.weighed) {
-    const scan = scanJson(raw, MAX_EVENT_DEPTH, MAX_EVENT_CONTAINERS);
-    if ("refused" in scan) throw refusedBody(scan.refused);
-  }
+  if (!opts.weighed) weighEventBody(raw);
   let value: unknown;
   try {
     value = JSON.parse(text);

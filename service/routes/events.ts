@@ -5,10 +5,11 @@
  */
 import type { ServerResponse } from "node:http";
 import { Hono, type Context } from "hono";
+import type { z } from "zod";
 import { stream } from "hono/streaming";
 import { agentDeadlineS, BadRequestError, blockAnswer, HookboxError, ShuttingDownError, failureModeFor, newEventId, NotDecidedInTimeError, NotFoundError, heavyTurns, parseEventBodyOffThread, resolveEventName, TURN_BODY_BYTES, toolArgsMemoryBytes, weighEventBody, type EventResult, type Tenant, type Format, type Notification } from "../../engine/index.js";
 import { auditEntry } from "../records/audit-log.js";
-import { EventQuerySchema, queryOf, type EventQuery } from "../schemas.js";
+import { BriefDecisionSchema, EventQuerySchema, queryOf, type EventQuery } from "../schemas.js";
 import type { AppDeps, Env } from "../context.js";
 import { readBody } from "../read-body.js";
 
@@ -209,12 +210,12 @@ async function handleRead(
   return c.json(shaped(response));
 }
 
-type BriefFields = Pick<EventResult, "event_id" | "event" | "decision" | "reason" | "continue" | "stopReason" | "output" | "exit_code" | "note">;
+type BriefFields = Pick<EventResult, keyof z.output<typeof BriefDecisionSchema>>;
+const BRIEF_KEYS = Object.keys(BriefDecisionSchema.shape) as (keyof BriefFields)[];
 
 /** The fields of BriefDecisionSchema, in its order: what an agent acts on. */
 function briefOf(r: BriefFields): BriefFields {
-  const { event_id, event, decision, reason, continue: halted, stopReason, output, exit_code, note } = r;
-  return Object.fromEntries(Object.entries({ event_id, event, decision, reason, continue: halted, stopReason, output, exit_code, note }).filter(([, v]) => v !== undefined)) as BriefFields;
+  return Object.fromEntries(BRIEF_KEYS.filter((k) => r[k] !== undefined).map((k) => [k, r[k]])) as BriefFields;
 }
 
 /** The stream's last line when nothing was decided: the error, as the JSON answer would give it, and the failure mode. */
