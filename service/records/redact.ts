@@ -141,6 +141,8 @@ const SSHPASS_PASSWORD = RE2JS.compile(
  * in, `-H 'x-api-key: abc'`, which stays). Sticky, one character at a time: linear.
  */
 const ASSIGNED_VALUE = /"([^"\r\n]+)"|'([^'\r\n]+)'|([^\s"',;](?:[^\s"']|["'](?=[^\s,:;}\]]))*)/y;
+/** The first character of a bare value (that is not a quoted one's). */
+const BARE_START = /[^\s"',;]/;
 /**
  * …and after `=>`, where a bare word is not a value (`token => token.trim()`): a word, as far as a
  * `,` or `;`, passed over. Never the run to the next blank: another `=>` in it would scan it again.
@@ -213,15 +215,37 @@ function nextLineValue(text: string, at: number): RegExpExecArray | null {
 function redactAssignments(text: string): string {
   const m = ASSIGNMENT.matcher(text);
   const inner = ASSIGNMENT.matcher(text);
+  const isSecret = secretNameTest();
   let out = "";
   let copied = 0;
   let from = 0;
-  while (from < text.length && m.find(from)) {
-    from = m.end();
-    if (!isSecretName(m.group(1)!)) continue;
-    const valueRe = m.group(2)!.includes("=>") ? ARROW_VALUE : ASSIGNED_VALUE;
-    valueRe.lastIndex = from;
-    let v = valueRe.exec(text);
+  // The bare value read last: one starting inside it ends where it ends (no blank or closing quote
+  // in between), so a chain of assignments in one run (`token:token:…`) is read once, not once a link.
+  let run = { start: -1, end: -1 };
+  // A secret's assignment found inside the value before it, where the search resumes: taken as found.
+  let ahead: { end: number; separator: string } | null = null;
+  while (from < text.length) {
+    let separator: string;
+    if (ahead) {
+      ({ end: from, separator } = ahead);
+      ahead = null;
+    } else {
+      if (!m.find(from)) break;
+      from = m.end();
+      if (!isSecret(m.group(1)!)) continue;
+      separator = m.group(2)!;
+    }
+    const arrow = separator.includes("=>");
+    const valueRe = arrow ? ARROW_VALUE : ASSIGNED_VALUE;
+    let v: RegExpExecArray | null;
+    if (!arrow && from > run.start && from < run.end && BARE_START.test(text[from]!)) {
+      const bare = text.slice(from, run.end);
+      v = Object.assign([bare, undefined, undefined, bare], { index: from, input: text, groups: undefined }) as RegExpExecArray;
+    } else {
+      valueRe.lastIndex = from;
+      v = valueRe.exec(text);
+      if (v?.[3] !== undefined && !arrow) run = { start: v.index, end: v.index + v[0].length };
+    }
     // `password:` at the end of its line: a YAML value on the next line, alone on it, is its value.
     if (!v && (text[from] === "\n" || text[from] === "\r")) v = nextLineValue(text, from);
     if (!v) continue;
@@ -229,17 +253,18 @@ function redactAssignments(text: string): string {
     const at = v.index;
     from = at + v[0].length;
     // `=>` takes a quoted value only (a Ruby or Perl hash): `token => token.trim()` is an arrow function.
-    if (v[3] !== undefined && m.group(2)!.includes("=>")) continue;
+    if (v[3] !== undefined && arrow) continue;
     // A bare value ends before another secret's assignment in it (`TOKEN=abc,password: S1`): the
     // search takes that one up next, and its value too. Searched within the value only, each
     // assignment once.
     if (v[3] !== undefined) {
       for (let f = at + 1; f < from && inner.find(f) && inner.start() < from; f = inner.end()) {
-        if (!isSecretName(inner.group(1)!)) continue;
+        if (!isSecret(inner.group(1)!)) continue;
         let cut = inner.start();
         while (cut > at + 1 && (text[cut - 1] === "," || text[cut - 1] === ";")) cut--;
         value = text.slice(at, cut);
         from = cut;
+        ahead = { end: inner.end(), separator: inner.group(2)! };
         break;
       }
     }
@@ -249,6 +274,24 @@ function redactAssignments(text: string): string {
     copied = from;
   }
   return copied === 0 ? text : out + text.slice(copied);
+}
+
+/** Names at most this long are remembered, and this many, by one `secretNameTest`. */
+const REMEMBERED_NAME_CHARS = 64;
+const REMEMBERED_NAMES = 256;
+
+/** `isSecretName`, each short name tested once per text: a text of one name's assignments repeated tests it once. */
+function secretNameTest(): (name: string) => boolean {
+  const known = new Map<string, boolean>();
+  return (name) => {
+    if (name.length > REMEMBERED_NAME_CHARS) return isSecretName(name);
+    let secret = known.get(name);
+    if (secret === undefined) {
+      secret = isSecretName(name);
+      if (known.size < REMEMBERED_NAMES) known.set(name, secret);
+    }
+    return secret;
+  };
 }
 
 const BACKSLASH = 0x5c;
@@ -362,6 +405,43 @@ function redactMembers(text: string): string {
   return copied === 0 ? text : out + text.slice(copied);
 }
 
+/** RE2's `\s`: the blanks a separator's `\s*` takes. */
+const isBlank = (c: number) => c === 0x20 || (c >= 0x09 && c <= 0x0d && c !== 0x0b);
+const NAME_CHAR = /[A-Za-z0-9_.-]/;
+
+/**
+ * Where OPEN_AT_END can match, found from the end of the text without scanning it: its value opens
+ * at the last quote no backslash escapes (no such quote may follow), right after its separator; the
+ * name before that ends there, quoted or a run of name characters. The match starts at the name's
+ * quote or within the run, so searching from one character before that finds it as a search of the
+ * whole text would. -1: nowhere.
+ */
+function openValueFrom(text: string): number {
+  let q = text.length;
+  let run = 1;
+  while (run % 2 === 1) {
+    if (q === 0) return -1;
+    q = text.lastIndexOf('"', q - 1);
+    if (q < 0) return -1;
+    for (run = 0; q - run > 0 && text.charCodeAt(q - run - 1) === BACKSLASH; run++);
+  }
+  let e = q;
+  while (e > 0 && isBlank(text.charCodeAt(e - 1))) e--;
+  if (e === 0 || (text[e - 1] !== ":" && text[e - 1] !== "=")) return -1;
+  e--;
+  while (e > 0 && isBlank(text.charCodeAt(e - 1))) e--;
+  if (e === 0) return -1;
+  let start: number;
+  if (text[e - 1] === '"') {
+    start = e >= 2 ? text.lastIndexOf('"', e - 2) : -1;
+    if (start < 0) return -1;
+  } else {
+    for (start = e; start > 0 && NAME_CHAR.test(text[start - 1]!); start--);
+    if (start === e) return -1;
+  }
+  return Math.max(0, start - 1);
+}
+
 /** Redacts key-like values anywhere in a string. The caller caps it first (see `keep`). */
 export function redactText(text: string): string {
   let out = text;
@@ -396,7 +476,9 @@ export function redactText(text: string): string {
   out = redactAssignments(out);
   if (!out.includes('"')) return out;
   if (out.includes(":")) out = redactMembers(out);
-  return replaceEach(OPEN_AT_END, out, (m) => {
+  const from = openValueFrom(out);
+  if (from < 0) return out;
+  return out.slice(0, from) + replaceEach(OPEN_AT_END, out.slice(from), (m) => {
     const name = m.group(1) ?? m.group(2)!;
     if (!isSecretName(name)) return m.group()!;
     return `${m.group(1) !== null && m.group(1) !== undefined ? `"${name}"` : name}${m.group(3)!}"${REDACTED}`;

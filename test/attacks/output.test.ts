@@ -582,6 +582,30 @@ describe("an event of two thousand hooks with hostile names", () => {
 
 // Hooks printing nothing but the redactor's trigger words, which cost it about a microsecond a
 // character: one event's trace redacts at most MAX_TRACE_REDACT_CHARS, the rest listed without streams.
+describe("redaction at the widest capture_bytes", () => {
+  let wide: Service;
+  beforeAll(async () => {
+    const policy = `[[policy.PreToolUse]]\nname = "echo-both"\nmatcher = "wide"\ncommand = '''t=$(cat); printf '%s' "$t"; printf '%s' "$t" >&2'''\n`;
+    wide = await startService(`[traces]\ncapture_bytes = ${64 * 1024}\n\n${policy}`, { tenants: KEEPING });
+  });
+  afterAll(() => wide.stop());
+
+  it("64 KiB of `token:` chained in one bare run, in the event and both streams, stalls nothing, every link redacted", async () => {
+    // Each link once re-read the run to its end: 64 KiB cost a third of a second a stream, and it grows as the square.
+    const notes = "token:".repeat(Math.floor((64 * 1024) / 6));
+    const { value: id, health } = await underProbe(wide.url, async () => {
+      const res = await wide.event(pre("wide", { notes }));
+      expect(res.status).toBe(200);
+      const { event_id } = (await res.json()) as { event_id: string };
+      await settle();
+      return event_id;
+    });
+    expect(health.worstMs).toBeLessThanOrEqual(WORST_HEALTH_MS);
+    const t = JSON.parse(await (await getTrace(wide, id)).text()) as { hooks: Array<{ stdin: string; stdout: string; stderr: string }> };
+    for (const s of [t.hooks[0]!.stdin, t.hooks[0]!.stdout, t.hooks[0]!.stderr]) expect(s).toContain("token:[redacted]token:[redacted]token:[redacted]");
+  });
+});
+
 describe("an event of four hundred hooks printing what redaction works hardest on", () => {
   const HOOKS = 400;
   let red: Service;

@@ -178,6 +178,8 @@ describe("redactText", () => {
     ["one Cookie header a MiB long", "Cookie:Cookie: hunter2,"],
     ["bare values holding , ; and quotes", `DB_PASSWORD=hunter2,x;y PASSWORD=a'b"hunter2 `],
     ["bare words after => (passed over, never scanned again)", "token=>a,"],
+    ["secret assignments chained in one bare run (the run read once)", "token:"],
+    ["secret assignments chained in one bare run, each with its value", "TOKEN=hunter2;password:hunter2,"],
     ["members three backslashes deep", String.raw`\\\"password\\\":\\\"hunter2\\\",`],
     ["strings three backslashes deep, read inside", String.raw`\\\"a\\\":\\\"`],
     ["secret members' arrays and objects", '"token":["hunter2",{"a":"]"}],"password":{"b":[1]},'],
