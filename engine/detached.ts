@@ -9,9 +9,15 @@ export function detached(text: string): string {
   return text.length === 0 ? "" : Buffer.from(text, "utf16le").toString("utf16le");
 }
 
-/** The first `max` characters of `text`, detached when cut (a text short enough is already its own). */
+/**
+ * The first `max` characters (UTF-16 units) of `text`, detached when cut (a text short enough is
+ * already its own), never half a surrogate pair: a lone one is no text to a JSON parser (Codex's
+ * refuses the whole answer).
+ */
 export function head(text: string, max: number): string {
-  return text.length > max ? detached(text.slice(0, max)) : text;
+  if (text.length <= max) return text;
+  const end = max > 0 && (text.charCodeAt(max - 1) & 0xfc00) === 0xd800 ? max - 1 : max;
+  return detached(text.slice(0, end));
 }
 
 /** The first `maxBytes` of `text`'s UTF-8, cut before a character, never inside one. */

@@ -17,7 +17,7 @@ import type { PayloadCache } from "./payload.js";
 import type { RunRequest, RunResult, Runner, Outcome } from "./run/types.js";
 import type { SandboxConfig } from "./config.js";
 import { mapLimited } from "./map-limited.js";
-import { detached, head } from "./detached.js";
+import { head } from "./detached.js";
 import { jsonShapeProblem } from "./event-body.js";
 
 /** One hook's line in a response and in the audit log. */
@@ -343,7 +343,7 @@ function record(hook: HookDef, onHost: boolean, run: RunResult, j: Judged): Hook
 /** At most MAX_RECORD_MESSAGE_CHARS of a text, marked as the trace marks what it cuts. */
 function recordText(text: string): string {
   if (text.length <= MAX_RECORD_MESSAGE_CHARS) return text;
-  const kept = detached(text.slice(0, MAX_RECORD_MESSAGE_CHARS));
+  const kept = head(text, MAX_RECORD_MESSAGE_CHARS);
   return `${kept}…[truncated ${Buffer.byteLength(text) - Buffer.byteLength(kept)} bytes]`;
 }
 

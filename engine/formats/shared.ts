@@ -13,7 +13,7 @@ import { CompileBudgetError, MatcherLimitError, type HookSet, type Source } from
 import type { RunResult } from "../run/types.js";
 import type { Interpret, Verdict } from "../verdict.js";
 import { deeperThanAt, formatPath, lineIndex, parseJsoncLocated, parseJsonLocated, tomlLocator, type Path, type Position } from "./locate.js";
-import { detached } from "../detached.js";
+import { head } from "../detached.js";
 
 export type Locate = (path: Path) => Position | undefined;
 
@@ -219,8 +219,9 @@ export function readDecision(value: unknown, extra: Record<string, Decision> = {
 
 export const str = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
 
+/** At most `max` characters of `text`, never half a surrogate pair, marked `…` when cut. */
 export function clip(text: string, max: number): string {
-  return text.length > max ? `${detached(text.slice(0, max))}…` : text;
+  return text.length > max ? `${head(text, max)}…` : text;
 }
 
 /** A hook's timeout as run: at most `[sandbox] max_timeout`, and the time its agent gives it where that is longer. */

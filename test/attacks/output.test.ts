@@ -46,6 +46,11 @@ matcher = "escape"
 command = '''printf '\\033]0;pwned\\007 \\033[1A\\033[2K \\302\\23331m\\n' >&2; printf '{"systemMessage":"\\\\u001b]0;pwned\\\\u0007 \\\\u009b31m\\\\u007f"}\\n' '''
 
 [[policy.PreToolUse]]
+name = "emoji-policy"
+matcher = "emoji"
+command = '''cat >/dev/null; a=$(head -c 16383 /dev/zero | tr '\\0' a); printf '{"decision":"block","reason":"%s\\360\\237\\230\\200tail"}' "$a"'''
+
+[[policy.PreToolUse]]
 name = "deep-policy"
 matcher = "deep"
 command = '''cat >/dev/null; s=$(head -c 100000 /dev/zero | tr '\\0' '['); e=$(head -c 100000 /dev/zero | tr '\\0' ']'); printf '{"decision":"allow","modifiedArgs":%s1%s}' "$s" "$e"'''
@@ -308,6 +313,19 @@ describe("secrets in what a hook says are redacted", () => {
     expect(policy).toMatchObject({ reason: "use [redacted]", systemMessage: "API_KEY=[redacted]" });
     expect(box!.error).toMatch(/API_KEY=\[redacted\] \[redacted\]/);
     expect(audit).toContain("use [redacted]");
+  });
+});
+
+describe("a reason hookbox cuts mid-pair (MAX_HOOK_MESSAGE_CHARS, an emoji straddling the cut)", () => {
+  it("is cut before the pair: every answer is well-formed, as a strict JSON parser (Codex's) needs to read the block", async () => {
+    for (const o of [{ query: "format=codex" }, { path: "/v1/hooks/codex/PreToolUse" }, {}]) {
+      const res = await svc.event(pre("emoji"), o);
+      const text = await res.text();
+      expect(text, JSON.stringify(o)).not.toMatch(/\\u[dD][89a-fA-F]/);
+      expect(Buffer.from(text).toString() === text, JSON.stringify(o)).toBe(true); // a lone surrogate does not survive UTF-8
+      expect(text, JSON.stringify(o)).toMatch(/a{100}…/);
+      expect(JSON.parse(text)).toMatchObject(o.path ? { hookSpecificOutput: { permissionDecision: "deny" } } : { decision: "block" });
+    }
   });
 });
 

@@ -13,7 +13,7 @@ import { DecisionSchema, ErrorSchema, SessionsSchema, TraceListSchema, TraceSche
 import { LIVE_FOLLOWERS_PER_TENANT, LIVE_KEEPALIVE_MS, TRACE_READS_PER_TENANT } from "../../service/routes/traces.js";
 import { MIN_BODY_CHARGE_BYTES, TENANT_BODY_BYTES_IN_FLIGHT } from "../../service/read-body.js";
 import { TENANT_UPLOADS_IN_FLIGHT } from "../../service/routes/workspaces.js";
-import { MAX_HOOK_ERROR_CHARS } from "../../engine/execute.js";
+import { MAX_HOOK_ERROR_CHARS, MAX_HOOK_MESSAGE_CHARS } from "../../engine/execute.js";
 import { MAX_EVENT_CONTAINERS } from "../../engine/event-body.js";
 import { edgeApp } from "../helpers/app.js";
 import { TOKEN_B } from "../helpers/service.js";
@@ -388,6 +388,20 @@ describe("a hook's lone surrogate", () => {
       expect(text, path).not.toMatch(/\\u[dD][89a-fA-F]/);
       expect(text, path).toContain("no \ufffd here");
       expect(text, path).toContain("a whole pair: \u{1F600}");
+      expect(JSON.parse(text), path).toMatchObject(path.startsWith("/v1/hooks") ? { decision: "block" } : { decision: "block", output: { decision: "block" } });
+    }
+  });
+
+  it("is never made by hookbox's own cuts: a reason cut at MAX_HOOK_MESSAGE_CHARS mid-pair ends before the pair", async () => {
+    // a policy hook that echoes a long prompt in its reason, an emoji straddling the cut
+    const reason = `${"a".repeat(MAX_HOOK_MESSAGE_CHARS - 1)}\u{1F600}tail`;
+    const edge = edgeApp({ config: `[[policy.UserPromptSubmit]]\nname = "long"\ncommand = '''say ${JSON.stringify({ decision: "block", reason })}'''\n` });
+    for (const path of ["/v1/events?format=codex", "/v1/hooks/codex/UserPromptSubmit"]) {
+      const res = await edge.request(path, post({ session_id: "s-1", hook_event_name: "UserPromptSubmit", prompt: "hi" }));
+      const text = await res.text();
+      expect(text, path).not.toMatch(/\\u[dD][89a-fA-F]/);
+      expect(Buffer.from(text).toString() === text, path).toBe(true); // a lone surrogate does not survive UTF-8
+      expect(text, path).toContain(`${"a".repeat(100)}…`);
       expect(JSON.parse(text), path).toMatchObject(path.startsWith("/v1/hooks") ? { decision: "block" } : { decision: "block", output: { decision: "block" } });
     }
   });
