@@ -171,7 +171,8 @@ export function interpretCosh(run: RunResult, hook: HookDef): Verdict {
   if (run.exitCode !== 0) return failure(describeFailure(run), "cosh: non-zero exit code is an error that does not affect the main flow");
   const out = readOutput(run.stdout);
   if (out.kind === "empty") return { decision: null, error: null, rule: "cosh: empty output or {} is pass-through" };
-  if (out.kind === "invalid" && out.limit) return pastBounds(out, "cosh");
+  // Past hookbox's bounds: hookbox not deciding — but a hook whose failure blocks (fail_open = false) blocks, as past max_output_bytes.
+  if (out.kind === "invalid" && out.limit) return hook.failOpen ? pastBounds(out, "cosh") : { ...failure(out.error, pastBounds(out, "cosh").rule), limit: "output_shape" };
   if (out.kind === "invalid") return failure(out.error, "cosh: output that is not a JSON object is an error of the hook");
   const o = out.value;
   const decision = readDecision(o.decision);

@@ -147,7 +147,8 @@ export function interpretCursor(run: RunResult, hook: HookDef): Verdict {
     PERMISSION_POINTS.has(hook.point)
       ? { decision: "block", reason: `hook ${hook.name} answered what Cursor cannot read: ${error}`, error, rule: `${rule}; cursor: a permission hook's unreadable answer blocks the action` }
       : failure(error, rule);
-  if (out.kind === "invalid" && out.limit) return pastBounds(out, "cursor");
+  // Past hookbox's bounds: hookbox not deciding — but a failClosed hook blocks, as past max_output_bytes.
+  if (out.kind === "invalid" && out.limit) return hook.failOpen ? pastBounds(out, "cursor") : { ...failure(out.error, pastBounds(out, "cursor").rule), limit: "output_shape" };
   if (out.kind === "invalid") return mismatch(out.error, "cursor: output that is not a JSON object");
   const o = out.value;
   // beforeSubmitPrompt reads `continue` (and `user_message`) only; the stops `followup_message`.

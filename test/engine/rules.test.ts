@@ -672,6 +672,13 @@ describe("a hook's answer of more arrays and objects than MAX_EVENT_CONTAINERS",
     const lines = `{"a":1}\n[${"[],".repeat(70_000)}[]]\n{"b":2}`;
     expect(interpretClaude(exited(0, lines), hook("claude", "PreToolUse"))).toMatchObject({ decision: null, limit: "output_shape" });
   });
+  it.each([
+    ["claude (onFailure: block)", interpretClaude, hook("claude", "PreToolUse", { failOpen: false })],
+    ["cosh (fail_open = false)", interpretCosh, hook("cosh", "PreToolUse", { failOpen: false })],
+    ["cursor (failClosed)", interpretCursor, hook("cursor", "beforeShellExecution", { failOpen: false })],
+  ] as const)("blocks from a hook whose failure blocks, in %s's rules: still a bound of hookbox's, said as one", (_format, interpretIn, h) => {
+    expect(interpretIn(exited(0, wide), h)).toMatchObject({ decision: "block", limit: "output_shape", error: expect.stringMatching(/^output holds more than 65536 arrays and objects/) });
+  });
 });
 
 describe("Claude PermissionRequest interrupt", () => {

@@ -376,6 +376,15 @@ describe("a hook's answer past hookbox's bounds (MAX_EVENT_CONTAINERS)", () => {
     const a = DecisionSchema.parse(await (await edge.request("/v1/events", post(event))).json());
     expect(a).toMatchObject({ decision: null, note: expect.stringMatching(/^hook wide answered past hookbox's bounds .*: it made no decision, and the tenant's failure mode \(allow\) applies$/) });
   });
+
+  it("blocks from a hook whose failure blocks (fail_open = false), whatever the tenant's failure mode — as past max_output_bytes", async () => {
+    const edge = edgeApp({ config: `[[policy.PreToolUse]]\nname = "wide"\nfail_open = false\ncommand = "wide ${MAX_EVENT_CONTAINERS}"\n` });
+    const event = { session_id: "s-1", hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command: "ls" } };
+    // team-a: on_failure = allow
+    const a = DecisionSchema.parse(await (await edge.request("/v1/events", post(event))).json());
+    expect(a).toMatchObject({ decision: "block", reason: expect.stringMatching(/^hook wide failed: output holds more than 65536 arrays and objects/) });
+    expect(a.hooks[0]).toMatchObject({ name: "wide", decision: "block", rule: expect.stringMatching(/fail_open = false turns the failure into a block/) });
+  });
 });
 
 describe("a hook's lone surrogate", () => {
