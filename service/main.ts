@@ -112,6 +112,13 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
     process.exit(2);
   }
   if (lock.tookOverFrom !== undefined) logger.warn({ dataDir, pid: lock.tookOverFrom }, "took over the data_dir lock of a process that is gone");
+  // From here on this process starts containers: a stop asked for while it starts (a rollout) is
+  // taken up once it is up — drained and cleaned up as any stop — never Node's default exit, which
+  // would leave its pre-started containers and its lock behind.
+  const stopping: { asked?: string; now?: (signal: string) => void } = {};
+  const onSignal = (signal: string) => (stopping.now ? stopping.now(signal) : (stopping.asked ??= signal));
+  process.on("SIGTERM", () => onSignal("SIGTERM"));
+  process.on("SIGINT", () => onSignal("SIGINT"));
   const container = new ContainerRunner({
     scratchDir: join(dataDir, "scratch"),
     defaultImage: config.sandbox.image,
@@ -241,8 +248,11 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
     logger.info("stopped");
     process.exit(0);
   };
-  process.on("SIGTERM", () => void stop("SIGTERM"));
-  process.on("SIGINT", () => void stop("SIGINT"));
+  stopping.now = (signal) => void stop(signal);
+  if (stopping.asked !== undefined) {
+    logger.info({ signal: stopping.asked }, "a stop was asked for while starting");
+    stopping.now(stopping.asked);
+  }
 }
 
 /**

@@ -5,15 +5,16 @@
  * same data_dir, and SIGTERM with a warm pool and a hook running. Each is answered in bounded time,
  * and nothing of the hook or of hookbox is left behind.
  */
-import { execFile, execFileSync } from "node:child_process";
+import { execFile, execFileSync, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { LABEL_MANAGED } from "../../engine/names.js";
 import { docker, leftovers } from "../helpers/engine.js";
 import { underProbe, WORST_HEALTH_MS } from "../helpers/probe.js";
-import { startService, TOKEN_A, type Service } from "../helpers/service.js";
+import { freePort, startService, tenantsToml, TOKEN_A, TOKEN_B, type Service } from "../helpers/service.js";
 import { tarOf } from "../helpers/tar.js";
 
 const pre = { session_id: "s", hook_event_name: "PreToolUse", tool_name: "shell", tool_input: { command: "ls" } };
@@ -310,5 +311,24 @@ timeout = 60000
     await running;
     expect(await leftovers()).toEqual({ containers: [], volumes: [] });
     expect(existsSync(join(svc.dataDir, "hookbox.lock"))).toBe(false);
+  }, 60_000);
+  it("while it starts, its pre-started containers asked for and its port not yet open: taken up once it is up — exit 0, no container, no lock left", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hookbox-svc-"));
+    writeFileSync(join(dir, "hookbox.toml"), `[server]\ndata_dir = "./data"\n\n${tenantsToml()}\n[sandbox]\npool_size = 2\n`);
+    const proc = spawn(process.execPath, ["dist/service/main.js", "--config", join(dir, "hookbox.toml"), "--listen", `127.0.0.1:${await freePort()}`], {
+      env: { PATH: process.env.PATH ?? "", HOOKBOX_TEST_TOKEN_B: TOKEN_B },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    for (const s of [proc.stdout!, proc.stderr!]) s.on("data", (c: Buffer) => (out += c.toString()));
+    const exited = new Promise<[number | null, NodeJS.Signals | null]>((r) => proc.once("exit", (code, signal) => r([code, signal])));
+    // The lock is the first thing it holds; the stop comes right after, long before it listens.
+    const lockFile = join(dir, "data", "hookbox.lock");
+    for (const end = Date.now() + 30_000; !existsSync(lockFile) && Date.now() < end; ) await new Promise((r) => setTimeout(r, 1));
+    proc.kill("SIGTERM");
+    expect(await exited, out).toEqual([0, null]);
+    expect(out).toMatch(/a stop was asked for while starting/);
+    expect(await leftovers()).toEqual({ containers: [], volumes: [] });
+    expect(existsSync(lockFile)).toBe(false);
   }, 60_000);
 });
