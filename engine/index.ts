@@ -101,6 +101,8 @@ export interface PreparedEvent {
    * The event goes on and is recorded when done.
    */
   early(mode: FailureMode, why: string): Omit<EventResult, "trace" | "tool_name" | "session_id"> | undefined;
+  /** Whether its turn to run has come (or it needs none): false while it waits for a run slot. */
+  started(): boolean;
 }
 
 export interface EngineStats {
@@ -169,6 +171,7 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
     // A plain timer, cleared when the event is done (AbortSignal.timeout would hold each event's
     // signal for the whole max_event_ms). An event that matches no hook needs no slot and no timer.
     let ticket: ReturnType<Admission["enter"]> | undefined;
+    let started = hooks.length === 0;
     let done = () => undefined as void;
     if (hooks.length > 0) {
       const expiry = new AbortController();
@@ -201,6 +204,7 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
     return {
       event: point,
       hookCount: hooks.length,
+      started: () => started,
       early(mode, why) {
         let best: HookRecord | undefined;
         // Only what holds the call back: an early allow would skip the agent's own prompt, where the
@@ -239,6 +243,7 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
             if (req.signal?.aborted) throw err;
             throw new EventExpiredError(config.sandbox.maxEventMs);
           });
+          started = true;
           const queuedMs = Math.round(performance.now() - tQueued);
           const common = { runners, sandbox: config.sandbox, traceCaptureBytes: config.traces.captureBytes, signal: req.signal, eventId, deadline, onHook, party: req.tenant.name };
           const { judged, records, traces, undecided: firstCut } = await executeHooks(hooks, {

@@ -134,6 +134,12 @@ async function handleRead(
     settle();
     throw err;
   }
+  // Answered before its turn to run came: no hook has run, and none would run for anyone — it gives
+  // its queue place up (the answer is logged), rather than hold it and take a run slot later, which
+  // under load would make its tenant's next events late too. One that runs goes on and is recorded.
+  const giveUpTurn = () => {
+    if (!prepared.started()) cancel.abort(new Error("answered before its turn to run"));
+  };
   // brief=true: what the agent acts on only — the hooks' records, however much they hold, stay in the trace.
   const shaped = <R extends BriefFields>(r: R) => (query.brief === "true" ? briefOf(r) : r);
   const finish = async (result: EventResult) => {
@@ -175,6 +181,7 @@ async function handleRead(
       let last: Exclude<typeof first, "late">;
       if (first === "late") {
         answered = true;
+        giveUpTurn();
         const early = prepared.early(mode, `answered within ${answerByMs} ms, before the agent's hook deadline`);
         last = early ? { type: "result" as const, ...shaped(early) } : errorLine(new NotDecidedInTimeError(answerByMs!), mode);
       } else last = first;
@@ -194,6 +201,7 @@ async function handleRead(
     const first = await Promise.race([run, late]).finally(() => clearTimeout(timer));
     if (first === "late") {
       answered = true;
+      giveUpTurn();
       const early = prepared.early(mode, `answered within ${answerByMs} ms, before the agent's hook deadline`);
       c.get("log").warn({ event: { name: prepared.event, decision: early?.decision }, answerByMs, mode }, early ? "event not done before the agent's deadline: answered with what its finished hooks decided" : "event not decided before the agent's deadline: answered with the tenant's failure mode");
       // Nothing finished decided as strongly as the failure mode: the client applies it (native: app.ts).
@@ -245,6 +253,8 @@ function clientGone(c: Context<Env>, onGone: () => void): () => void {
     if (!outgoing.writableFinished) onGone();
   };
   outgoing.once("close", onClose);
+  // Gone already (while its workspace was read, say): its close has been and will not come again.
+  if (clientLeft(c)) onGone();
   return () => outgoing.off("close", onClose);
 }
 

@@ -109,6 +109,8 @@ export function edgeApp(opts: {
   problems?: string[];
   /** TENANT_EVENT_MEMORY_BYTES unless given */
   eventMemoryBytes?: number;
+  /** how long reading a stored workspace takes (as a large one's, or one read first after a restart) */
+  workspaceReadMs?: number;
 } = {}): EdgeApp {
   const dir = mkdtempSync(join(tmpdir(), "hookbox-edge-"));
   const toml = `[server]\ndata_dir = "${dir}"\n\n[[tenants]]\nname = "team-a"\ntoken_sha256 = "${sha(TOKEN_A)}"\n\n` +
@@ -122,12 +124,21 @@ export function edgeApp(opts: {
   // As main.ts: every running event listens to the shutdown signal.
   const shutdownSignal = (opts.shutdown ?? new AbortController()).signal;
   setMaxListeners(0, shutdownSignal);
+  const workspaces = new WorkspaceStore(join(dir, "workspaces"), {
+    maxEntries: config.server.maxWorkspaceEntries, maxUnpackedBytes: 4 * (opts.maxUploadBytes ?? config.server.maxBodyBytes), maxUnpackRatio: config.server.maxUnpackRatio,
+    maxHookFileBytes: config.server.maxHookFileBytes, maxHooks: config.server.maxRepositoryHooks, maxTimeoutMs: config.sandbox.maxTimeoutMs, tenants: config.tenants,
+  });
+  if (opts.workspaceReadMs !== undefined) {
+    const get = workspaces.get.bind(workspaces);
+    const readMs = opts.workspaceReadMs;
+    workspaces.get = async (tenant, id) => {
+      await new Promise((r) => setTimeout(r, readMs));
+      return get(tenant, id);
+    };
+  }
   const app = createApp({
     engine,
-    workspaces: new WorkspaceStore(join(dir, "workspaces"), {
-      maxEntries: config.server.maxWorkspaceEntries, maxUnpackedBytes: 4 * (opts.maxUploadBytes ?? config.server.maxBodyBytes), maxUnpackRatio: config.server.maxUnpackRatio,
-      maxHookFileBytes: config.server.maxHookFileBytes, maxHooks: config.server.maxRepositoryHooks, maxTimeoutMs: config.sandbox.maxTimeoutMs, tenants: config.tenants,
-    }),
+    workspaces,
     tenants: config.tenants,
     audit: new AuditLog(opts.auditFile ?? join(dir, "audit.jsonl")),
     traces: new TraceStore(join(dir, "traces"), config.traces),

@@ -4,7 +4,10 @@
  * /metrics. No Docker, no port, no build: milliseconds. The same checks against the real process
  * and engine stay in e2e.test.ts, security.test.ts and traces.test.ts.
  */
+import { serve } from "@hono/node-server";
 import { mkdtempSync, writeFileSync } from "node:fs";
+import { request as httpRequest } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import parsePrometheusTextFormat from "parse-prometheus-text-format";
@@ -293,6 +296,59 @@ describe("a hook its max_timeout cut short of the time its agent gives it", () =
     const passed = DecisionSchema.parse(await (await own.request("/v1/events", { ...post(rmEvent), token: TOKEN_B })).json());
     expect(passed).toMatchObject({ decision: null });
     expect(passed.hooks[0]).toMatchObject({ outcome: "timed_out", error: "timed out" });
+  });
+});
+
+describe.concurrent("events that end before their turn to run", () => {
+  it("one answered by Hookbox-Answer-By-Ms while it waits for a run slot gives its queue place up and never runs: the tenant's next event waits in it, not 429", async ({ expect }) => {
+    const edge = edgeApp({ config: "[sandbox]\nmax_concurrency = 1\nmax_tenant_concurrency = 1\nmax_queue = 1\n\n[[hooks.Stop]]\nname = \"slow\"\ncommand = \"hang\"\n" });
+    const stop = (byMs?: string) => edge.request("/v1/events/Stop", { ...post({ session_id: "b" }), token: TOKEN_B, headers: byMs ? { "hookbox-answer-by-ms": byMs } : {} });
+    const running = stop();
+    await expect.poll(() => edge.ran.length).toBe(1);
+    // waits in the one queue place, then is answered with the failure mode (team-b: block)
+    const late = await stop("100");
+    expect(late.status).toBe(503);
+    expect(late.headers.get("hookbox-on-failure")).toBe("block");
+    expect(await errorOf(late)).toMatchObject({ code: "not_decided_in_time" });
+    // its place is free again: the next one waits there
+    const next = stop();
+    await new Promise((r) => setTimeout(r, 50));
+    edge.release();
+    expect((await running).status).toBe(200);
+    await expect.poll(() => edge.ran.length).toBe(2);
+    edge.release();
+    expect((await next).status).toBe(200);
+    // the late one never ran: two runs in all
+    expect(edge.ran).toHaveLength(2);
+  });
+
+  it("a client gone while its event's workspace is read has its event cancelled before it takes a place: nothing runs for no one, and the tenant's next event is not 429", async ({ expect }) => {
+    const edge = edgeApp({ workspaceReadMs: 200, config: "[sandbox]\nmax_concurrency = 1\nmax_tenant_concurrency = 1\nmax_queue = 1\n\n[[hooks.Stop]]\nname = \"slow\"\ncommand = \"hang\"\n" });
+    const tar = await tarOf([{ name: "README.md", content: "hi" }]);
+    expect((await edge.request("/v1/workspaces/w", { method: "PUT", body: new Uint8Array(tar), token: TOKEN_B })).status).toBe(200);
+    const server = serve({ fetch: edge.app.fetch, port: 0, hostname: "127.0.0.1" });
+    await new Promise((r) => server.once("listening", r));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const body = JSON.stringify({ session_id: "b", hook_event_name: "Stop" });
+      const req = httpRequest({ host: "127.0.0.1", port, method: "POST", path: "/v1/events/Stop", headers: { authorization: `Bearer ${TOKEN_B}`, "content-type": "application/json", "content-length": Buffer.byteLength(body), "hookbox-workspace": "w" } });
+      req.on("error", () => undefined);
+      req.end(body);
+      // the whole event is sent; the client leaves while its workspace is still being read
+      await new Promise((r) => setTimeout(r, 50));
+      req.destroy();
+      await new Promise((r) => setTimeout(r, 250));
+      expect(edge.ran).toHaveLength(0);
+      // the one slot and the one queue place are free: the next two events are taken
+      const next = [edge.request("/v1/events/Stop", { ...post({ session_id: "b" }), token: TOKEN_B }), edge.request("/v1/events/Stop", { ...post({ session_id: "b" }), token: TOKEN_B })];
+      await expect.poll(() => edge.ran.length).toBe(1);
+      edge.release();
+      await expect.poll(() => edge.ran.length).toBe(2);
+      edge.release();
+      for (const res of await Promise.all(next)) expect(res.status).toBe(200);
+    } finally {
+      server.close();
+    }
   });
 });
 
