@@ -306,8 +306,18 @@ function copilotDecision(point: EventPoint, f: Folded): Answer {
   if (isStopPoint(point) && f.decision === "block") {
     return { output: defined({ decision: "block", reason: f.reason, additionalContext: context }), exit_code: 0 };
   }
+  // A block where the CLI has none (copilot-hooks.md: userPromptSubmitted output is ignored;
+  // postToolUse cannot undo the action), said as VS Code takes one: it stops on `continue: false`
+  // with its `stopReason` — the prompt goes no further — and a PostToolUse's `decision: "block"`
+  // blocks further processing. The CLI reads none of these keys there.
+  if (point === "UserPromptSubmit" && f.decision === "block") {
+    const reason = f.reason ?? "blocked by hookbox";
+    return { output: defined({ continue: false, stopReason: reason, decision: "block", reason, additionalContext: context }), exit_code: 0 };
+  }
+  const block = point === "PostToolUse" && f.decision === "block" ? { decision: "block", reason: f.reason ?? "blocked by hookbox" } : {};
   // VS Code reads a PostToolUse's context from hookSpecificOutput; the CLI from the top level.
-  if (point === "PostToolUse" && context) return { output: { additionalContext: context, hookSpecificOutput: { hookEventName: "PostToolUse", additionalContext: context } }, exit_code: 0 };
+  if (point === "PostToolUse" && context) return { output: { ...block, additionalContext: context, hookSpecificOutput: { hookEventName: "PostToolUse", additionalContext: context } }, exit_code: 0 };
+  if (point === "PostToolUse") return { output: block, exit_code: 0 };
   return { output: defined({ additionalContext: context }), exit_code: 0 };
 }
 

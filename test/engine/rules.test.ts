@@ -912,6 +912,17 @@ describe("answers each agent acts on (its hooks reference)", () => {
       additionalContext: "lint: 2 warnings", hookSpecificOutput: { hookEventName: "PostToolUse", additionalContext: "lint: 2 warnings" },
     });
   });
+  it("Copilot in VS Code: a block where the CLI has none said as VS Code takes it — continue: false at a prompt, decision block after a tool", () => {
+    expect(answerFor("copilot", point("UserPromptSubmit"), { decision: "block", reason: "no secrets in prompts", notifications: [] })).toEqual({
+      output: { continue: false, stopReason: "no secrets in prompts", decision: "block", reason: "no secrets in prompts" }, exit_code: 0,
+    });
+    expect(answerFor("copilot", point("PostToolUse"), { decision: "block", reason: "lint failed", additionalContext: "3 errors", notifications: [] }).output).toEqual({
+      decision: "block", reason: "lint failed", additionalContext: "3 errors", hookSpecificOutput: { hookEventName: "PostToolUse", additionalContext: "3 errors" },
+    });
+    expect(answerFor("copilot", point("postToolUse"), { decision: "block", reason: "lint failed", notifications: [] }).output).toEqual({ decision: "block", reason: "lint failed" });
+    // nothing decided: nothing said
+    expect(answerFor("copilot", point("UserPromptSubmit"), { decision: null, notifications: [] }).output).toEqual({});
+  });
   it("Cursor's Tab read is a gate: a policy hook's block counts there, and an ask is said as a deny where Cursor cannot ask", () => {
     expect([...effectiveDecisions(point("beforeTabFileRead"), "cosh")].sort()).toEqual(["allow", "ask", "block"]);
     expect([...effectiveDecisions(point("beforeReadFile"), "cosh")]).toContain("ask");
