@@ -41,13 +41,15 @@ type Need = { file: string; text: string } | undefined;
 /**
  * For the service: one file at a time, each in a turn of its own (heavyTurns), TOML parsed in a
  * worker. `party`: whose upload it is (the tenant): its files and TOML parses take turns with other parties'.
+ * `deadline`: once it aborts, the next file is not read; its reason is thrown.
  */
-export async function loadRepositoryHooks(dir: string, maxTimeoutMs: number, limits: RepositoryLimits = DEFAULT_REPOSITORY_LIMITS, party = ""): Promise<HookSet> {
+export async function loadRepositoryHooks(dir: string, maxTimeoutMs: number, limits: RepositoryLimits = DEFAULT_REPOSITORY_LIMITS, party = "", deadline?: AbortSignal): Promise<HookSet> {
   const steps = loadSteps(dir, maxTimeoutMs, limits);
   // Each file is read and parsed in a turn of its own: concurrent uploads take turns, file by file.
   await heavyTurns.take(party);
   for (let step = steps.next(); ; ) {
     if (step.done) return step.value;
+    deadline?.throwIfAborted();
     if (step.value) {
       const { file, text } = step.value;
       // A repository's TOML (cosh's config.toml) is read for its [hooks] table only.

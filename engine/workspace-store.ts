@@ -92,17 +92,21 @@ export class WorkspaceStore {
   }
 
   /** The repository's hooks; its TOML files wait their tenant's turn behind other tenants' (toml-off-thread.ts). */
-  private async loadHooks(tenant: string, dir: string): Promise<HookSet> {
+  private async loadHooks(tenant: string, dir: string, deadline?: AbortSignal): Promise<HookSet> {
     try {
-      return await loadRepositoryHooks(dir, this.options.maxTimeoutMs, this.options, tenant);
+      return await loadRepositoryHooks(dir, this.options.maxTimeoutMs, this.options, tenant, deadline);
     } catch (err) {
       if (err instanceof ConfigError) throw new BadRequestError(`repository hook file ${err.message}`, err.file, "workspace_hooks_invalid");
       throw err;
     }
   }
 
-  /** Unpacks the archive into a new folder, checks its links, loads its hooks, then swaps it in. */
-  async put(tenant: string, id: string, body: AsyncIterable<Uint8Array>): Promise<WorkspaceInfo> {
+  /**
+   * Unpacks the archive into a new folder, checks its links, loads its hooks, then swaps it in.
+   * `deadline`: once it aborts, before the swap, the upload ends with its reason — its staging folder
+   * removed, what it reserved of the quota given back — however the archive or its hook files hold it.
+   */
+  async put(tenant: string, id: string, body: AsyncIterable<Uint8Array>, deadline?: AbortSignal): Promise<WorkspaceInfo> {
     this.checkId(id);
     const base = this.tenantDir(tenant);
     await mkdir(base, { recursive: true });
@@ -115,10 +119,12 @@ export class WorkspaceStore {
     const incoming = join(base, `.incoming-${randomUUID()}`.padEnd(MAX_WORKSPACE_ID_CHARS, "0"));
     try {
       await mkdir(incoming);
-      const { digest, files, bytes, charged } = await unpack(body, incoming, this.options, (size) => usage.reserve(upload, size, quota));
+      const { digest, files, bytes, charged } = await unpack(body, incoming, this.options, (size) => usage.reserve(upload, size, quota), deadline);
       await chown(incoming, HOOK_UID, HOOK_GID);
       await chmod(incoming, 0o755);
-      const hooks = await this.loadHooks(tenant, incoming);
+      const hooks = await this.loadHooks(tenant, incoming, deadline);
+      // The last moment the deadline ends it: a swap, once begun, is finished.
+      deadline?.throwIfAborted();
       const final = join(base, id);
       // Marked with its id (`_meta/`): should the service end between the two renames below, the
       // next start puts it back (loadUsage) rather than lose the workspace. The folder's own name is
@@ -131,7 +137,7 @@ export class WorkspaceStore {
       const info = await this.exclusive(`${base}/${id}`, async () => {
         // No meta while the folder changes: after a crash here, the size is counted again from disk.
         await rm(metaFile(base, id), { force: true });
-        await writeFile(marker, JSON.stringify({ id }));
+        await writeAtomically(marker, JSON.stringify({ id }));
         const replaced = await rename(final, trash).then(() => true, () => false);
         try {
           await rename(incoming, final);
@@ -280,6 +286,27 @@ const REPLACED = ".replaced-";
 const REPLACING = "replacing-";
 const SWAP_ID = /^[0-9a-f-]{36}$/;
 
+/** The id a swap marker names, or undefined when its text is not the JSON of one. */
+function markedId(text: string): unknown {
+  try {
+    return (JSON.parse(text) as { id?: unknown } | null)?.id;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `text` written to `file` whole or not at all: to a temporary name beside it, then renamed over it. */
+async function writeAtomically(file: string, text: string): Promise<void> {
+  const temporary = `${file}.tmp`;
+  try {
+    await writeFile(temporary, text);
+    await rename(temporary, file);
+  } catch (err) {
+    await rm(temporary, { force: true }).catch(() => undefined);
+    throw err;
+  }
+}
+
 /**
  * Each stored workspace's size, from `_meta/` or, where that is missing, from disk. Leftovers of a
  * crash are removed — but a workspace an upload was replacing when the service ended, whose id holds
@@ -290,9 +317,15 @@ async function loadUsage(base: string): Promise<TenantUsage> {
   const stored: [string, number][] = [];
   // Swaps a stop cut short: the replaced workspace goes back under its id where that holds nothing.
   for (const name of await readdir(join(base, META_DIR))) {
-    if (!name.startsWith(REPLACING) || !name.endsWith(".json")) continue;
+    if (!name.startsWith(REPLACING)) continue;
+    // A marker a stop left under its temporary name (writeAtomically) never named a swap under way.
+    if (!name.endsWith(".json")) {
+      await rm(join(base, META_DIR, name), { force: true });
+      continue;
+    }
     const swap = name.slice(REPLACING.length, -".json".length);
-    const id = SWAP_ID.test(swap) ? await readFile(join(base, META_DIR, name), "utf8").then((t) => (JSON.parse(t) as { id?: unknown }).id, () => undefined) : undefined;
+    // One that does not read (empty or half-written, by an older hookbox) is no marker: removed, as a leftover is.
+    const id = SWAP_ID.test(swap) ? await readFile(join(base, META_DIR, name), "utf8").then(markedId, () => undefined) : undefined;
     const aside = join(base, `${REPLACED}${swap}`);
     if (typeof id === "string" && WORKSPACE_ID.test(id) && (await lstat(aside).catch(() => undefined))?.isDirectory() && !(await lstat(join(base, id)).catch(() => undefined)))
       await rename(aside, join(base, id));

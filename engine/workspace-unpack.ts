@@ -5,7 +5,9 @@
  * first megabytes. Refused with a clear error, nothing written outside the folder: absolute paths,
  * `..`, paths more than MAX_ENTRY_DEPTH levels deep, entries under a link, links that point out or
  * through another link, hard links, devices, duplicate entries, too many entries (the folders an
- * entry's name implies included), too many bytes.
+ * entry's name implies included), too many bytes, a size field that does not read as a size. It
+ * ends by the caller's deadline too, whatever the archive holds: the parser is stopped, the entry
+ * being written with it.
  */
 import { createHash } from "node:crypto";
 import { createWriteStream } from "node:fs";
@@ -73,9 +75,10 @@ const tooLarge = (why: string) => new BadRequestError(`the archive ${why}`, "bod
 /**
  * Unpacks `body` into the empty folder `dest`. `reserve` is told each file's size in whole blocks
  * (`blocksOf`), and FOLDER_BYTES for each folder and link, before it is made, and may refuse it (the
- * tenant's quota) by throwing.
+ * tenant's quota) by throwing. `deadline`: once it aborts, the unpack stops and throws its reason.
  */
-export async function unpack(body: AsyncIterable<Uint8Array>, dest: string, limits: UnpackLimits, reserve: (bytes: number) => void): Promise<Unpacked> {
+export async function unpack(body: AsyncIterable<Uint8Array>, dest: string, limits: UnpackLimits, reserve: (bytes: number) => void, deadline?: AbortSignal): Promise<Unpacked> {
+  deadline?.throwIfAborted();
   const hash = createHash("sha256");
   const rootReal = await realpath(dest);
   let charged = 0;
@@ -196,10 +199,17 @@ export async function unpack(body: AsyncIterable<Uint8Array>, dest: string, limi
    * being made, before it was piped — would otherwise hold its pipeline, and the upload, for ever.
    */
   const failed = new AbortController();
+  // The deadline stops the entry being written too, should it come once the parser is done.
+  const stop = () => failed.abort();
+  deadline?.addEventListener("abort", stop, { once: true });
   ex.on("entry", (header: Header, stream, next) => {
     // A refused archive destroys the extractor, which errors the entry's stream: the error is ours, already reported.
     stream.on("error", () => undefined);
     entryWork = (async () => {
+      // tar-stream 3.2 reads a base-256 size whose first byte is not 0x80 or 0xFF as null, and its
+      // entry then never ends: the upload would wait for it for ever.
+      const size = header.size;
+      if (size === undefined || !Number.isSafeInteger(size) || size < 0) throw refuse(header.name, "invalid size field");
       countEntry();
       const path = entryPath(header.name);
       if (path === "") return stream.resume();
@@ -215,7 +225,6 @@ export async function unpack(body: AsyncIterable<Uint8Array>, dest: string, limi
           return stream.resume();
         case "file":
         case "contiguous-file": {
-          const size = header.size ?? 0;
           if (bytes + size > limits.maxUnpackedBytes) throw tooLarge(`unpacks to more than ${limits.maxUnpackedBytes} bytes (4 × server.max_body_bytes)`);
           charge(blocksOf(size));
           bytes += size;
@@ -265,18 +274,27 @@ export async function unpack(body: AsyncIterable<Uint8Array>, dest: string, limi
     return new BadRequestError(`the body is not a tar or tar.gz archive: ${why}`, "body", "archive_invalid");
   };
   try {
-    if (gzip) await pipeline(Readable.from(chunks), intake, createGunzip({ chunkSize: GUNZIP_CHUNK_BYTES }), counter, ex);
-    else await pipeline(Readable.from(chunks), intake, counter, ex);
-  } catch (err) {
-    failed.abort();
+    try {
+      // The deadline destroys every stream of the pipeline, which then rejects at once.
+      const options = deadline ? { signal: deadline } : {};
+      if (gzip) await pipeline(Readable.from(chunks), intake, createGunzip({ chunkSize: GUNZIP_CHUNK_BYTES }), counter, ex, options);
+      else await pipeline(Readable.from(chunks), intake, counter, ex, options);
+    } catch (err) {
+      failed.abort();
+      await entryWork;
+      // Stopped by the deadline (the parser destroyed): its reason, unless the archive was refused before.
+      if (!(err instanceof HookboxError) && refused === undefined) deadline?.throwIfAborted();
+      // The archive's own refusal (its size, its ratio) first: an entry cut short by it fails too, after it.
+      throw asBadArchive(err instanceof HookboxError ? err : (refused ?? err));
+    }
     await entryWork;
-    // The archive's own refusal (its size, its ratio) first: an entry cut short by it fails too, after it.
-    throw asBadArchive(err instanceof HookboxError ? err : (refused ?? err));
+    if (refused) throw asBadArchive(refused);
+    deadline?.throwIfAborted();
+    await checkLinks(await readTree(rootReal));
+    return { digest: `sha256:${hash.digest("hex")}`, files, bytes, folders: made, charged };
+  } finally {
+    deadline?.removeEventListener("abort", stop);
   }
-  await entryWork;
-  if (refused) throw asBadArchive(refused);
-  await checkLinks(await readTree(rootReal));
-  return { digest: `sha256:${hash.digest("hex")}`, files, bytes, folders: made, charged };
 }
 
 /**

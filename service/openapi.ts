@@ -28,7 +28,7 @@ const ERRORS: Record<number, string> = {
   400: "bad input: malformed JSON (with line and column), an unknown event name, a field of the wrong type, a bad query parameter",
   401: "no token, or one that belongs to no tenant",
   404: "not found (another tenant's is as absent as one that never was)",
-  408: `the event's body did not arrive within ${EVENT_BODY_READ_MS / 1000} s of its headers, or an upload sent nothing for ${UPLOAD_IDLE_MS / 1000} s, or was not in whole within ${UPLOAD_MAX_MS / 60_000} min`,
+  408: `the event's body did not arrive within ${EVENT_BODY_READ_MS / 1000} s of its headers, or an upload sent nothing for ${UPLOAD_IDLE_MS / 1000} s, or was not in whole, unpacked and its hooks loaded within ${UPLOAD_MAX_MS / 60_000} min of its start`,
   413: "the body is too large (refused before it is read), or a tenant's workspace quota",
   429: `this tenant's queue is full, too many of its event bodies or uploads (${TENANT_UPLOADS_IN_FLIGHT}) are still arriving, its events being handled hold too much memory, or it already has ${LIVE_FOLLOWERS_PER_TENANT} live followers or traces being read`,
   503: "shutting down, or not decided in time (an event past max_event_ms in the queue, or past Hookbox-Answer-By-Ms)",

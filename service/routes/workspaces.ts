@@ -17,9 +17,10 @@ export const TENANT_UPLOADS_IN_FLIGHT = 4;
 /** @default 30 s — an upload that sends nothing for this long is answered 408 (`body_timeout`) */
 export const UPLOAD_IDLE_MS = 30_000;
 /**
- * @default 10 min — an upload not in whole by then is answered 408 (`body_timeout`): one that sends a
- * byte every few seconds holds its place, its staging folder and (replacing a workspace) the old
- * copy beside the new for no longer. 64 MiB (max_body_bytes) arrive in it at 110 KB/s.
+ * @default 10 min — an upload not in whole, unpacked and its hooks loaded by then is answered 408
+ * (`body_timeout`): one that sends a byte every few seconds, or an archive that holds its unpacking,
+ * holds its place, its staging folder, what it reserved of the quota and (replacing a workspace)
+ * the old copy beside the new for no longer. 64 MiB (max_body_bytes) arrive in it at 110 KB/s.
  */
 export const UPLOAD_MAX_MS = 600_000;
 
@@ -27,6 +28,7 @@ export function workspaceRoutes(deps: AppDeps): Hono<Env> {
   const app = new Hono<Env>();
   const max = deps.limits.maxUploadBytes;
   const idleMs = deps.limits.uploadIdleMs ?? UPLOAD_IDLE_MS;
+  const maxMs = deps.limits.uploadMaxMs ?? UPLOAD_MAX_MS;
   const uploading = new Map<string, number>();
   const overMessage = `the archive is over ${max} bytes (server.max_body_bytes)`;
   // A declared length over the limit is refused before the body is read.
@@ -43,11 +45,19 @@ export function workspaceRoutes(deps: AppDeps): Hono<Env> {
     const inFlight = uploading.get(tenant) ?? 0;
     if (inFlight >= TENANT_UPLOADS_IN_FLIGHT) throw new OverloadedError(5, `this tenant already has ${inFlight} uploads arriving (TENANT_UPLOADS_IN_FLIGHT: ${TENANT_UPLOADS_IN_FLIGHT}); retry when they are in`);
     uploading.set(tenant, inFlight + 1);
+    // One deadline over the whole upload, from here to its swap: the body's arrival and its unpacking
+    // (an archive may hold the parser once all its bytes are in) alike.
+    const deadline = new AbortController();
     let body: ReturnType<typeof counted> | undefined;
+    const named = maxMs === UPLOAD_MAX_MS ? " (UPLOAD_MAX_MS)" : "";
+    const timer = setTimeout(() => {
+      const what = body?.whole() ? "unpacked and stored" : "in whole";
+      deadline.abort(new HookboxError(`the upload was not ${what} within ${maxMs} ms${named}`, "body_timeout"));
+    }, maxMs);
     let info;
     try {
-      body = counted(raw, max, overMessage, idleMs, deps.limits.uploadMaxMs ?? UPLOAD_MAX_MS);
-      info = await deps.workspaces.put(tenant, c.req.param("id"), body.chunks);
+      body = counted(raw, max, overMessage, idleMs, deadline.signal);
+      info = await deps.workspaces.put(tenant, c.req.param("id"), body.chunks, deadline.signal);
     } catch (err) {
       // Refused before the whole archive came: read the rest first, so the client, still sending,
       // reads the answer (not one that has stopped sending); then let go of the body.
@@ -55,6 +65,7 @@ export function workspaceRoutes(deps: AppDeps): Hono<Env> {
       body?.cancel();
       throw err;
     } finally {
+      clearTimeout(timer);
       const left = (uploading.get(tenant) ?? 1) - 1;
       if (left > 0) uploading.set(tenant, left);
       else uploading.delete(tenant);
@@ -81,28 +92,30 @@ export function workspaceRoutes(deps: AppDeps): Hono<Env> {
 const DRAIN_MS = 5_000;
 
 /**
- * The body as it comes, counted, stopped with a 413 (too_large) once it passes `maxBytes`, or a
- * 408 once nothing came for `idleMs`. Stopping early does not cancel the stream: `drain` reads and
- * discards what is left, up to `maxBytes` in all; `cancel` lets go of it.
+ * The body as it comes, counted, stopped with a 413 (too_large) once it passes `maxBytes`, a 408
+ * once nothing came for `idleMs`, or the deadline's reason once it aborts. Stopping early does not
+ * cancel the stream: `drain` reads and discards what is left, up to `maxBytes` in all; `cancel` lets
+ * go of it. `whole`: whether all of it came.
  */
-function counted(body: ReadableStream<Uint8Array>, maxBytes: number, message: string, idleMs: number, maxMs: number): { chunks: AsyncIterable<Uint8Array>; drain(): Promise<void>; cancel(): void } {
+function counted(body: ReadableStream<Uint8Array>, maxBytes: number, message: string, idleMs: number, deadline: AbortSignal): { chunks: AsyncIterable<Uint8Array>; whole(): boolean; drain(): Promise<void>; cancel(): void } {
   const reader = body.getReader();
   let seen = 0;
-  const endBy = Date.now() + maxMs;
+  let whole = false;
   /** The next chunk, or a 408 when none comes within `idleMs`, or the upload's time is up: a stalled or trickling upload holds nothing for long. */
   const next = async () => {
+    deadline.throwIfAborted();
     let timer: NodeJS.Timeout | undefined;
-    const leftMs = endBy - Date.now();
-    const idle = new Promise<never>((_, reject) => {
-      const why = leftMs < idleMs
-        ? `the upload was not in whole within ${maxMs} ms${maxMs === UPLOAD_MAX_MS ? " (UPLOAD_MAX_MS)" : ""}`
-        : `the upload sent nothing for ${idleMs} ms${idleMs === UPLOAD_IDLE_MS ? " (UPLOAD_IDLE_MS)" : ""}`;
-      timer = setTimeout(() => reject(new HookboxError(why, "body_timeout")), Math.max(0, Math.min(idleMs, leftMs)));
+    let late: (() => void) | undefined;
+    const stopped = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new HookboxError(`the upload sent nothing for ${idleMs} ms${idleMs === UPLOAD_IDLE_MS ? " (UPLOAD_IDLE_MS)" : ""}`, "body_timeout")), idleMs);
+      late = () => reject(deadline.reason as Error);
+      deadline.addEventListener("abort", late, { once: true });
     });
     try {
-      return await Promise.race([reader.read(), idle]);
+      return await Promise.race([reader.read(), stopped]);
     } finally {
       clearTimeout(timer);
+      if (late) deadline.removeEventListener("abort", late);
     }
   };
   return {
@@ -112,7 +125,9 @@ function counted(body: ReadableStream<Uint8Array>, maxBytes: number, message: st
         if (seen > maxBytes) throw new BadRequestError(message, "body", "too_large");
         yield r.value;
       }
+      whole = true;
     })(),
+    whole: () => whole,
     cancel() {
       reader.cancel().catch(() => undefined);
     },

@@ -10,13 +10,14 @@ import { createHash } from "node:crypto";
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { leftovers } from "../helpers/engine.js";
 import { TENANT_UPLOADS_IN_FLIGHT } from "../../service/routes/workspaces.js";
 import { MAX_META_HEADER_BYTES, MAX_PAX_RECORDS } from "../../engine/workspace-unpack.js";
 import { underProbe, WORST_HEALTH_MS } from "../helpers/probe.js";
 import { startService, tenantsToml, TOKEN_A, TOKEN_B, type Service } from "../helpers/service.js";
-import { paxRecords, rawMember, sparseTarGz, TAR_END, tarOf, zerosGzip, type Entry } from "../helpers/tar.js";
+import { badSizeMember, paxRecords, rawMember, sparseTarGz, TAR_END, tarOf, zerosGzip, type Entry } from "../helpers/tar.js";
 
 const MiB = 1024 * 1024;
 const auth = { authorization: `Bearer ${TOKEN_A}` };
@@ -142,6 +143,30 @@ describe("workspaces cannot read the host", () => {
       expect(errorOf(text)).toMatchObject({ code: "archive_invalid", message: expect.stringMatching(/Unexpected end of data|unexpected end of file/) });
     }
     const ok = await put(svc, "cut-whole", whole);
+    expect(ok.status, await ok.text()).toBe(200);
+    const incoming = spawnSync("find", [join(svc.dataDir, "workspaces"), "-name", "*incoming*"], { encoding: "utf8" }).stdout;
+    expect(incoming).toBe("");
+  });
+
+  it(`answers an entry whose size field cannot be read with 400 naming it within seconds, plain, gzip, a link, after a whole entry, ${TENANT_UPLOADS_IN_FLIGHT + 1} times over, and then takes a whole one: no upload place, quota or file held`, async () => {
+    // A base-256 size opening 0x81–0xFE, which tar-stream reads as null: the entry never ended, and
+    // the upload, all its bytes in (no idle or max timer left to fire), was never answered — four
+    // such locked the tenant out of uploads (429) until a restart.
+    const cases: [string, Buffer][] = [
+      ["a.txt", Buffer.concat([badSizeMember("a.txt"), TAR_END])],
+      ["a.txt", gzipSync(Buffer.concat([badSizeMember("a.txt", "0", 0xfe), TAR_END]))],
+      ["l", Buffer.concat([badSizeMember("l", "2", 0x81, "a.txt"), TAR_END])],
+      ["b.txt", Buffer.concat([rawMember("ok.txt", "0", Buffer.from("hi\n")), badSizeMember("b.txt", "0", 0xc0), TAR_END])],
+      ["a.txt", Buffer.concat([badSizeMember("a.txt", "0", 0x81), TAR_END])],
+    ];
+    expect(cases[0]![1]).toHaveLength(1536);
+    for (const [i, [entry, archive]] of cases.entries()) {
+      const { status, text } = await attack(svc, () => put(svc, `bad-size-${i}`, archive), 2_000);
+      expect(status, text).toBe(400);
+      expect(errorOf(text)).toMatchObject({ code: "archive_refused", message: `archive entry ${JSON.stringify(entry)}: invalid size field` });
+      expect((await get(svc, `bad-size-${i}`)).status).toBe(404);
+    }
+    const ok = await put(svc, "bad-size-whole", await tarOf([{ name: "a.txt", content: "a" }]));
     expect(ok.status, await ok.text()).toBe(200);
     const incoming = spawnSync("find", [join(svc.dataDir, "workspaces"), "-name", "*incoming*"], { encoding: "utf8" }).stdout;
     expect(incoming).toBe("");

@@ -4,11 +4,19 @@
  */
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, writeFileSync } from "node:fs";
+import type * as FsPromises from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { WorkspaceStore } from "../../engine/workspace-store.js";
-import { tarOf } from "../helpers/tar.js";
+import { rawMember, tarOf } from "../helpers/tar.js";
+
+/** Every rename the store makes, in order (the file system's own rename, watched). */
+const renames = vi.hoisted(() => [] as [string, string][]);
+vi.mock("node:fs/promises", async (importOriginal) => {
+  const fs = await importOriginal<typeof FsPromises>();
+  return { ...fs, rename: async (from: string, to: string) => (renames.push([from, to]), fs.rename(from, to)) };
+});
 
 const options = { maxEntries: 1000, maxUnpackedBytes: 1 << 24, maxUnpackRatio: 200, maxHookFileBytes: 1 << 20, maxHooks: 1000, maxTimeoutMs: 60_000, tenants: [] };
 const tenantDir = (root: string, tenant: string) => join(root, createHash("sha256").update(tenant).digest("hex").slice(0, 16));
@@ -48,6 +56,59 @@ describe("a stop between an upload's two renames", () => {
     await new WorkspaceStore(root, options).sweep();
     expect(readdirSync(base).filter((n) => n.startsWith("."))).toEqual([]);
     expect((await new WorkspaceStore(root, options).get("team-a", "w"))?.info.files).toBe(1);
+  });
+});
+
+describe("a swap marker a stop left empty or half-written", () => {
+  it.each([
+    ["empty", ""],
+    ["half-written", '{"id":"w'],
+  ])("is %s: read as no marker and removed; the tenant's uploads and deletes go on", async (_what, text) => {
+    const root = mkdtempSync(join(tmpdir(), "hookbox-store-"));
+    await new WorkspaceStore(root, options).put("team-a", "w", chunks(await tarOf([{ name: "a.txt", content: "a" }])));
+    const base = tenantDir(root, "team-a");
+    const swap = "22222222-2222-2222-2222-222222222222";
+    writeFileSync(join(base, "_meta", `replacing-${swap}.json`), text);
+    // a marker written to its temporary name and never renamed
+    writeFileSync(join(base, "_meta", `replacing-${swap}.json.tmp`), text);
+    // the next start
+    const store = new WorkspaceStore(root, options);
+    await store.sweep((_tenant, err) => expect.fail(String(err)));
+    expect(readdirSync(join(base, "_meta")).filter((n) => n.startsWith("replacing-"))).toEqual([]);
+    expect((await store.put("team-a", "w", chunks(await tarOf([{ name: "b.txt", content: "b" }])))).files).toBe(1);
+    expect((await store.put("team-a", "v", chunks(await tarOf([{ name: "c.txt", content: "c" }])))).files).toBe(1);
+    expect(await store.delete("team-a", "v")).toBe(true);
+    expect(existsSync(join(base, "w", "b.txt"))).toBe(true);
+  });
+
+  it("is never left by an upload: the marker is written whole under a temporary name beside it, then renamed", async () => {
+    const root = mkdtempSync(join(tmpdir(), "hookbox-store-"));
+    renames.length = 0;
+    await new WorkspaceStore(root, options).put("team-a", "w", chunks(await tarOf([{ name: "a.txt", content: "a" }])));
+    const markers = renames.filter(([from]) => from.includes("replacing-"));
+    expect(markers).toHaveLength(1);
+    const [from, to] = markers[0]!;
+    expect(from).toBe(`${to}.tmp`);
+    expect(to).toMatch(/\/_meta\/replacing-[0-9a-f-]{36}\.json$/);
+  });
+});
+
+describe("an upload stopped by its deadline", () => {
+  it("ends with the deadline's reason though its archive never ends, its staging folder removed and its place under max_workspaces given back", async () => {
+    const root = mkdtempSync(join(tmpdir(), "hookbox-store-"));
+    const store = new WorkspaceStore(root, { ...options, tenants: [{ name: "team-a", maxWorkspaces: 1, maxWorkspaceBytes: 1 << 20 }] });
+    // a file's header and some of its data, then nothing, for ever
+    async function* stalled() {
+      yield rawMember("a.txt", "0", Buffer.alloc(1000)).subarray(0, 700);
+      await new Promise(() => undefined);
+    }
+    const deadline = new AbortController();
+    const put = store.put("team-a", "w", stalled(), deadline.signal);
+    setTimeout(() => deadline.abort(new Error("past the upload's time")), 100);
+    const ended = await Promise.race([put.then(() => "stored", (err: unknown) => (err as Error).message), new Promise((resolve) => setTimeout(resolve, 2_000, "pending"))]);
+    expect(ended).toBe("past the upload's time");
+    expect(readdirSync(tenantDir(root, "team-a")).filter((n) => n.startsWith("."))).toEqual([]);
+    expect((await store.put("team-a", "v", chunks(await tarOf([{ name: "a.txt", content: "a" }])))).files).toBe(1);
   });
 });
 

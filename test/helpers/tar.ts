@@ -83,11 +83,29 @@ export function rawMember(name: string, typeflag: string, data: Buffer): Buffer 
   header.write(typeflag, 156);
   header.write("ustar\0", 257);
   header.write("00", 263);
+  sign(header);
+  return Buffer.concat([header, data, Buffer.alloc((512 - (data.length % 512)) % 512)]);
+}
+
+/** Writes a ustar header's checksum: its bytes summed, the checksum field counted as spaces. */
+function sign(header: Buffer): void {
   header.fill(" ", 148, 156);
   let sum = 0;
-  for (const b of header) sum += b;
+  for (const b of header.subarray(0, 512)) sum += b;
   header.write(`${sum.toString(8).padStart(6, "0")}\0 `, 148);
-  return Buffer.concat([header, data, Buffer.alloc((512 - (data.length % 512)) % 512)]);
+}
+
+/**
+ * One header of `typeflag` (a link's to `linkname`) and no data whose size field opens with
+ * `firstByte`, its checksum right: 0x81–0xFE marks a base-256 number that is neither positive (0x80)
+ * nor negative (0xFF) — a size tar-stream 3.2 reads as null, and once took as an entry that never ends.
+ */
+export function badSizeMember(name: string, typeflag = "0", firstByte = 0x81, linkname = ""): Buffer {
+  const header = rawMember(name, typeflag, Buffer.alloc(0));
+  header[124] = firstByte;
+  header.write(linkname, 157, 100, "utf8");
+  sign(header);
+  return header;
 }
 
 /** pax records (`LEN key=value\n`, LEN counting itself) of `pairs`. */

@@ -10,6 +10,7 @@ import { request as httpRequest } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { gzipSync } from "node:zlib";
 import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { describe, expect, it, vi } from "vitest";
 import { DecisionSchema, ErrorSchema, SessionsSchema, TraceListSchema, TraceSchema, WorkspaceInfoSchema } from "../../service/schemas.js";
@@ -18,9 +19,10 @@ import { MIN_BODY_CHARGE_BYTES, TENANT_BODY_BYTES_IN_FLIGHT } from "../../servic
 import { TENANT_UPLOADS_IN_FLIGHT } from "../../service/routes/workspaces.js";
 import { MAX_HOOK_ERROR_CHARS, MAX_HOOK_MESSAGE_CHARS } from "../../engine/execute.js";
 import { MAX_EVENT_CONTAINERS } from "../../engine/event-body.js";
+import { WorkspaceStore } from "../../engine/workspace-store.js";
 import { edgeApp } from "../helpers/app.js";
 import { TOKEN_B } from "../helpers/service.js";
-import { tarOf } from "../helpers/tar.js";
+import { badSizeMember, rawMember, TAR_END, tarOf } from "../helpers/tar.js";
 
 const rmEvent = { session_id: "s-1", hook_event_name: "PreToolUse", tool_name: "shell", tool_input: { command: "rm -rf /tmp/old" } };
 const post = (body: unknown) => ({ method: "POST", body: typeof body === "string" ? body : JSON.stringify(body) });
@@ -871,6 +873,50 @@ describe("uploads", () => {
     const put = await edge.request("/v1/workspaces/split", { method: "PUT", body, duplex: "half" } as RequestInit);
     expect(put.status, await put.clone().text()).toBe(200);
     expect(WorkspaceInfoSchema.parse(await put.json())).toMatchObject({ id: "split", files: 1 });
+  });
+
+  /** `p`'s value, or "pending" when it has not settled within `ms`. */
+  const within = <T>(ms: number, p: Promise<T>) => Promise.race([p, new Promise<"pending">((resolve) => setTimeout(resolve, ms, "pending"))]);
+
+  it.each<[string, string, Buffer]>([
+    ["a file (1536 bytes, plain)", "a.txt", Buffer.concat([badSizeMember("a.txt"), TAR_END])],
+    ["a file, gzip", "a.txt", gzipSync(Buffer.concat([badSizeMember("a.txt", "0", 0xfe), TAR_END]))],
+    ["a symbolic link", "l", Buffer.concat([badSizeMember("l", "2", 0x81, "a.txt"), TAR_END])],
+    ["a file after a whole one", "b.txt", Buffer.concat([rawMember("ok.txt", "0", Buffer.from("hi\n")), badSizeMember("b.txt", "0", 0xc0), TAR_END])],
+  ])(`refuses %s whose size field cannot be read with 400 naming it, at once, ${TENANT_UPLOADS_IN_FLIGHT + 1} times over: no upload place held`, async (_what, entry, archive) => {
+    // tar-stream reads a base-256 size opening 0x81–0xFE as null and took it for an entry that never
+    // ends: the upload, all its bytes in, was never answered and held one of the tenant's places for good.
+    const edge = edgeApp();
+    for (let i = 0; i <= TENANT_UPLOADS_IN_FLIGHT; i++) {
+      const res = await within(2_000, edge.request(`/v1/workspaces/bad-size-${i}`, { method: "PUT", body: new Uint8Array(archive) }));
+      if (res === "pending") expect.fail(`upload ${i} not answered within 2 s`);
+      expect(res.status).toBe(400);
+      expect(await errorOf(res)).toMatchObject({ code: "archive_refused", message: `archive entry ${JSON.stringify(entry)}: invalid size field` });
+      expect((await edge.request(`/v1/workspaces/bad-size-${i}`)).status).toBe(404);
+    }
+    const ok = await edge.request("/v1/workspaces/whole", { method: "PUT", body: new Uint8Array(await tarOf([{ name: "a.txt", content: "a" }])) });
+    expect(ok.status, await ok.clone().text()).toBe(200);
+  });
+
+  it("answers an upload all in but not stored within its whole time (UPLOAD_MAX_MS, here 200 ms) with 408, and gives its place back", async () => {
+    const edge = edgeApp({ uploadMaxMs: 200 });
+    // A store that reads the whole body and then waits for nothing but the upload's deadline.
+    const put = vi.spyOn(WorkspaceStore.prototype, "put").mockImplementation(async (_tenant, _id, body, deadline) => {
+      for await (const _ of body);
+      return new Promise((_, reject) => deadline?.addEventListener("abort", () => reject(deadline.reason as Error)));
+    });
+    try {
+      const answers = await within(2_000, Promise.all(Array.from({ length: TENANT_UPLOADS_IN_FLIGHT }, (_, i) => edge.request(`/v1/workspaces/slow-${i}`, { method: "PUT", body: new Uint8Array(TAR_END) }))));
+      if (answers === "pending") expect.fail("not answered within 2 s");
+      for (const res of answers) {
+        expect(res.status).toBe(408);
+        expect(await errorOf(res)).toMatchObject({ code: "body_timeout", message: "the upload was not unpacked and stored within 200 ms" });
+      }
+    } finally {
+      put.mockRestore();
+    }
+    const ok = await edge.request("/v1/workspaces/whole", { method: "PUT", body: new Uint8Array(await tarOf([{ name: "a.txt", content: "a" }])) });
+    expect(ok.status, await ok.clone().text()).toBe(200);
   });
 });
 
