@@ -8,6 +8,7 @@
  * renewals have stopped — watched for LOCK_WATCH_MS on the file's own clock, never compared with
  * another host's. A holder that finds the lock no longer its own is told (`onLost`).
  */
+import { randomUUID } from "node:crypto";
 import { closeSync, openSync, readFileSync, readlinkSync, renameSync, statSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { DATA_DIR_LOCK, processAlive, processStartTicks } from "../engine/index.js";
@@ -125,4 +126,31 @@ export function lockDataDir(dataDir: string, opts: { onLost?: (by: number | unde
     } catch { /* another starter took it first: try again */ }
   }
   return { ok: false, heldBy: readHolder(file)?.pid ?? 0, file };
+}
+
+/** The file naming a data_dir's own identity: a random id made at its first start. */
+export const DATA_DIR_ID_FILE = "hookbox.id";
+const DATA_DIR_ID = /^[0-9a-f-]{36}$/;
+
+/**
+ * This data_dir's identity, held while its lock is: a random id kept in it (made at its first start),
+ * never its path alone. Two services whose data_dirs have one path on different filesystems (two
+ * replicas in containers, each with its own volume at /var/lib/hookbox, on one engine) are two
+ * owners: neither takes the other's containers for its predecessor's leftovers.
+ */
+export function dataDirIdentity(dataDir: string): string {
+  const file = join(dataDir, DATA_DIR_ID_FILE);
+  let id: string | undefined;
+  try {
+    id = readFileSync(file, "utf8").trim();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+  }
+  if (id !== undefined && DATA_DIR_ID.test(id)) return `${dataDir}\n${id}`;
+  // None yet, or not one (half written by a crash): a new one, written whole (renamed into place).
+  id = randomUUID();
+  const temporary = `${file}.${process.pid}.tmp`;
+  writeFileSync(temporary, `${id}\n`, { mode: 0o644 });
+  renameSync(temporary, file);
+  return `${dataDir}\n${id}`;
 }

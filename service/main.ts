@@ -20,7 +20,7 @@ import { TraceStore } from "./records/trace-store.js";
 import { createApp } from "./app.js";
 import { UPLOAD_MAX_MS } from "./routes/workspaces.js";
 import { Sessions } from "./records/sessions.js";
-import { lockDataDir } from "./data-dir-lock.js";
+import { dataDirIdentity, lockDataDir } from "./data-dir-lock.js";
 import type { Readiness } from "./context.js";
 import { Metrics } from "./metrics.js";
 import { sharedCheck } from "./shared-check.js";
@@ -123,7 +123,8 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
     scratchDir: join(dataDir, "scratch"),
     defaultImage: config.sandbox.image,
     defaultRuntime: config.sandbox.runtime,
-    owner: createHash("sha256").update(dataDir).digest("hex").slice(0, 16),
+    // Containers of this owner another process made are its predecessor's leftovers (reaped at start-up).
+    owner: createHash("sha256").update(dataDirIdentity(dataDir)).digest("hex").slice(0, 16),
     pool: config.sandbox.pool,
     maxTimeoutMs: config.sandbox.maxTimeoutMs,
     engineTimeoutMs: config.sandbox.engineTimeoutMs,

@@ -290,6 +290,39 @@ timeout = 20000
     expect(third.logs()).toMatch(/took over the data_dir lock/);
     expect((await answer(await third.event(pre))).body.hooks).toEqual(stillRuns);
   }, 90_000);
+
+  it("two replicas whose data_dirs have one path on different filesystems (each its own volume, its own pid namespace, one engine) leave each other's containers alone", async () => {
+    const first = await service(slow);
+    expect(await until(async () => (await poolReady(first)) >= 1, 30_000)).toBe(true);
+    const running = first.event(pre).then(answer);
+    await new Promise((r) => setTimeout(r, 500));
+    // The second: a folder of its own mounted at the first one's path, in namespaces of its own —
+    // what a second container with its own volume at the same path sees.
+    const own = mkdtempSync(join(tmpdir(), "hookbox-svc-"));
+    writeFileSync(join(own, "hookbox.toml"), readFileSync(join(first.dir, "hookbox.toml")));
+    const listen = `127.0.0.1:${await freePort()}`;
+    const second = spawn("unshare", ["--pid", "--fork", "--mount-proc", "sh", "-c", 'mount --bind "$1" "$2" && exec "$3" dist/service/main.js --config "$2/hookbox.toml" --listen "$4"', "sh", own, first.dir, process.execPath, listen], {
+      env: { PATH: process.env.PATH ?? "", HOOKBOX_TEST_TOKEN_B: TOKEN_B },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    for (const s of [second.stdout!, second.stderr!]) s.on("data", (c: Buffer) => (out += c.toString()));
+    const exited = new Promise((r) => second.once("exit", r));
+    try {
+      expect(await until(() => out.includes("hookbox listening"), 30_000), out).toBe(true);
+      // It holds its own lock, in its own folder, and took none of the first one's containers for leftovers.
+      expect(existsSync(join(own, "data", "hookbox.lock"))).toBe(true);
+      expect(out).not.toMatch(/removed leftover hook containers/);
+      const stillRuns = [expect.objectContaining({ name: "slow", outcome: "exited", systemMessage: "first still runs" })];
+      expect((await running).body.hooks).toEqual(stillRuns);
+      expect((await answer(await first.event(pre))).body.hooks).toEqual(stillRuns);
+    } finally {
+      // unshare passes no signal on: the service (its child) is stopped itself, and waited for.
+      const child = Number(execFileSync("pgrep", ["-P", String(second.pid)]).toString().trim());
+      process.kill(child, "SIGTERM");
+      await exited;
+    }
+  }, 90_000);
 });
 
 describe("SIGTERM", () => {
