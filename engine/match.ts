@@ -42,6 +42,16 @@ function select(sources: HookSources, point: EventPoint, tool: string | undefine
 
 /** Each format decides what its matcher is tested against (HookDef.matchOn); the test is the format's matcher. */
 function matches(hook: HookDef, point: EventPoint, tool: string | undefined, body: Record<string, unknown>): boolean {
+  // A test that fails on what the event holds cannot say the hook is not for it: it runs (a guard is
+  // never skipped, nor the event's other hooks with it, by what a body or a repository's rule holds).
+  try {
+    return tested(hook, point, tool, body);
+  } catch {
+    return true;
+  }
+}
+
+function tested(hook: HookDef, point: EventPoint, tool: string | undefined, body: Record<string, unknown>): boolean {
   if (hook.condition && !hook.condition.test(body)) return false;
   if (!hook.matcher || hook.matchOn === "none") return true;
   let subject: unknown;
@@ -65,8 +75,15 @@ function matches(hook: HookDef, point: EventPoint, tool: string | undefined, bod
   return hook.matcher.test(subject);
 }
 
-/** `src/a.ts` → `a.ts`; either separator, as the agent may run on Windows. */
-const lastPathPart = (path: string) => path.slice(Math.max(path.lastIndexOf("/"), path.lastIndexOf("\\")) + 1);
+/**
+ * `src/a.ts` → `a.ts`; either separator, as the agent may run on Windows. The last path taken apart
+ * is kept: an event's thousand hooks read one path, which is scanned once, not once a hook.
+ */
+let lastPart: { path: string; part: string } | undefined;
+function lastPathPart(path: string): string {
+  if (lastPart?.path !== path) lastPart = { path, part: path.slice(Math.max(path.lastIndexOf("/"), path.lastIndexOf("\\")) + 1) };
+  return lastPart.part;
+}
 
 /** Consecutive hooks of one source sharing a batch key run together; the rest one by one. */
 export function planSteps(hooks: HookDef[]): HookDef[][] {

@@ -42,7 +42,8 @@ const RULE_TOOLS: Record<string, readonly string[]> = {
 
 /** Whether a rule's tool names the called tool: itself, its family, or an MCP server (`mcp__github`, `mcp__github__*`) for each of its tools. */
 function namesTool(rule: string, name: string): boolean {
-  if (rule === name || RULE_TOOLS[rule]?.includes(name) === true) return true;
+  // Own keys only: a rule or a tool named "constructor" is no family of tools.
+  if (rule === name || (Object.hasOwn(RULE_TOOLS, rule) && RULE_TOOLS[rule]!.includes(name))) return true;
   if (!rule.startsWith("mcp__")) return false;
   const server = rule.endsWith("__*") ? rule.slice(0, -3) : rule.split("__").length === 2 ? rule : undefined;
   return server !== undefined && name.startsWith(`${server}__`);
@@ -485,6 +486,17 @@ const EXPANSION = /\$[A-Za-z0-9_{(@*#?$!-]|`/;
  */
 const moreThanName = (spec: string) => /[ \t]/.test(spec.replace(/(?: \*|:\*|\*)$/, "").trim());
 
+/**
+ * A path as Claude Code compares it (`posix.normalize`), the last one kept: an event's thousand
+ * `Read(…)` rules read one path, which is normalized once, not once a rule (Node's normalize of a
+ * run of `../` costs a millisecond at 8 KiB).
+ */
+let lastNormalized: { path: string; normal: string } | undefined;
+function normalized(path: string): string {
+  if (lastNormalized?.path !== path) lastNormalized = { path, normal: posix.normalize(path) };
+  return lastNormalized.normal;
+}
+
 export function claudeCondition(rule: string): Condition {
   const text = rule.trim();
   const open = text.indexOf("(");
@@ -493,7 +505,7 @@ export function claudeCondition(rule: string): Condition {
   // A tool name is one word: anything else is no rule (and must not quietly match nothing).
   if (!/^[A-Za-z0-9_.:*-]+$/.test(tool)) throw new Error(`expected Tool or Tool(specifier), got ${JSON.stringify(text.slice(0, 80))}`);
   const spec = open === -1 ? undefined : text.slice(open + 1, -1);
-  const specified = spec !== undefined && spec !== "*" && SPECIFIER_FIELD[tool] !== undefined;
+  const specified = spec !== undefined && spec !== "*" && Object.hasOwn(SPECIFIER_FIELD, tool);
   const test = specified ? (tool === "Bash" ? commandGlob(spec) : pathGlob(spec)) : undefined;
   const runsOnExpansion = specified && tool === "Bash" && moreThanName(spec);
   return {
@@ -503,14 +515,14 @@ export function claudeCondition(rule: string): Condition {
       // Claude Code: "On other events, a hook with `if` set never runs."
       if (typeof name !== "string") return false;
       if (!namesTool(tool, name)) return false;
-      const field = SPECIFIER_FIELD[name];
+      const field = Object.hasOwn(SPECIFIER_FIELD, name) ? SPECIFIER_FIELD[name] : undefined;
       if (!test || !field) return true;
       const value = toolArgumentsOf(body)[field];
       // A search without a path searches the working folder: the rule cannot tell, so the hook runs.
       if (value === undefined && (name === "Grep" || name === "Glob")) return true;
       if (typeof value !== "string") return false;
       if (value.length > MAX_SUBJECT_CHARS) return true;
-      if (name !== "Bash") return test(posix.normalize(value)) || test(value);
+      if (name !== "Bash") return test(normalized(value)) || test(value);
       if (runsOnExpansion && EXPANSION.test(value)) return true;
       if (test(value)) return true;
       const parts = partsOf(value);

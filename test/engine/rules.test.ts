@@ -2,7 +2,8 @@
  * Every exit-code and output rule of the source documents, one row each, citing its sentence.
  * Pure: a run's result goes in, the format's verdict comes out.
  */
-import { describe, expect, it } from "vitest";
+import { posix } from "node:path";
+import { describe, expect, it, vi } from "vitest";
 import { interpretCosh } from "../../engine/formats/cosh-toml.js";
 import { interpretCopilot } from "../../engine/formats/copilot-json.js";
 import { claudeMatcher, interpretClaude } from "../../engine/formats/claude-settings.js";
@@ -687,6 +688,26 @@ describe("Claude PermissionRequest interrupt", () => {
     const v = interpretClaude(exited(0, '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"not on prod","interrupt":true}}}'), perm);
     expect(v).toMatchObject({ decision: "block", reason: "not on prod", halt: "not on prod", rule: expect.stringMatching(/interrupt stops Claude/) });
     expect(interpretClaude(exited(0, '{"hookSpecificOutput":{"decision":{"behavior":"allow","interrupt":true}}}'), perm).halt).toBeUndefined();
+  });
+});
+
+describe("Claude's if rule named like an Object member", () => {
+  it.each(["constructor", "__proto__", "toString", "constructor(x)", "Read(*.ts)"])("%j names no tool it is not: tested, it never throws", (rule) => {
+    for (const tool of ["Bash", "constructor", "__proto__", "toString", "Read"]) {
+      const runs = claudeCondition(rule).test({ tool_name: tool, tool_input: { command: "ls", file_path: "a.ts" } });
+      expect(runs, `${rule} on ${tool}`).toBe(rule.replace(/\(.*/, "") === tool);
+    }
+  });
+  it("a path rule normalizes an event's path once, not once a rule (Node's normalize of 8 KiB of ../ costs a millisecond)", () => {
+    const rules = Array.from({ length: 1000 }, (_, i) => claudeCondition(`Read(src/x${i}/*.ts)`));
+    const body = { tool_name: "Read", tool_input: { file_path: `${"../".repeat(2700)}${Math.random()}` } };
+    const normalize = vi.spyOn(posix, "normalize");
+    try {
+      for (const rule of rules) expect(rule.test(body)).toBe(false);
+      expect(normalize).toHaveBeenCalledTimes(1);
+    } finally {
+      normalize.mockRestore();
+    }
   });
 });
 

@@ -354,6 +354,24 @@ describe.concurrent("events that end before their turn to run", () => {
   });
 });
 
+describe("a repository rule named like an Object member", () => {
+  it.each(["constructor", "__proto__", "toString", "hasOwnProperty(x)", "valueOf(*)"])("(`if: %j`) never stops the operator's guard, nor any event: it names no tool", async (rule) => {
+    const edge = edgeApp();
+    const settings = { hooks: { PreToolUse: [{ hooks: [{ type: "command", command: "say {}", if: rule }] }] } };
+    const tar = await tarOf([{ name: ".claude/settings.json", content: JSON.stringify(settings) }]);
+    expect((await edge.request("/v1/workspaces/w", { method: "PUT", body: new Uint8Array(tar) })).status).toBe(200);
+    for (const tool of ["shell", "constructor", "Read"]) {
+      const res = await edge.request("/v1/events?workspace=w", post({ ...rmEvent, tool_name: tool }));
+      expect(res.status, tool).toBe(200);
+      const answer = DecisionSchema.parse(await res.json());
+      // the example's guard (shell|bash|Bash) still blocks; the repository's hook named no tool
+      if (tool === "shell") expect(answer).toMatchObject({ decision: "block", reason: "Dangerous rm -rf command" });
+      // …unless the tool is called as the rule names it
+      expect(answer.hooks.filter((h) => h.source === "repository").length, tool).toBe(rule.replace(/\(.*/, "") === tool ? 1 : 0);
+    }
+  });
+});
+
 describe("a workspace replaced while an event waits", () => {
   it("never has the hooks read from the old one run over the new: hookbox could not run them, the tenant's failure mode applies", async () => {
     const edge = edgeApp({ config: '[sandbox]\nmax_concurrency = 1\nmax_tenant_concurrency = 1\nmax_queue = 4\n\n[[hooks.Stop]]\nname = "slow"\ncommand = "hang"\n\n[[hooks.PreToolUse]]\nname = "operator"\ncommand = "say {\\"systemMessage\\":\\"operator looked\\"}"\n' });
