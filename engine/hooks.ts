@@ -224,8 +224,11 @@ export function repeatWeight(pattern: string): number {
       }
       if (pattern[j] === "]") j++;
       for (; j < pattern.length && pattern[j] !== "]"; j++) {
+        // Past ASCII (a character, or `\x{…}`), a range may span much of Unicode: case folding
+        // (`(?i)`) makes the engine fold all of it, as costly as a \p class.
+        if (pattern.charCodeAt(j) > 0x7f) wide = true;
         if (pattern[j] === "\\") {
-          if (pattern[j + 1] === "p" || pattern[j + 1] === "P") wide = true;
+          if (pattern[j + 1] === "p" || pattern[j + 1] === "P" || (pattern[j + 1] === "x" && pattern[j + 2] === "{")) wide = true;
           j++;
         } else if (pattern[j] === "[" && pattern[j + 1] === ":") {
           // [:alpha:] inside a class
