@@ -14,7 +14,6 @@ import { DockerClient } from "./docker-client.js";
 import { engineStatus, type EngineStatus } from "./engine-status.js";
 import type { Fleet, Shape } from "./make-container.js";
 import { thisProcess } from "./process-info.js";
-import { waitAtMost } from "./run-guard.js";
 import { reapLeftovers, type ReapOptions } from "./reaper.js";
 import { WarmPool, type PoolOptions } from "./warm-pool.js";
 import { WorkspaceArchives } from "./workspace-archive.js";
@@ -90,8 +89,10 @@ export class ContainerRunner implements Runner {
       // there, it could leave the hook too little memory, or run out of it before the hook starts).
       const fits = Math.min(request.limits.tmpBytes / 2, request.limits.memoryBytes / 4);
       // Waited for no longer than the hook's time (the event's deadline is in it) nor past a
-      // cancellation: a slow disk's build goes on for the cache, the event does not wait for it.
-      const archive = request.workspaceDir ? await waitAtMost(this.archives.get(request.workspaceDir, fits).catch(() => null), request.timeoutMs, request.signal) : undefined;
+      // cancellation, builds taking turns between tenants: a build that has started goes on for the
+      // cache (a slow disk's), one no event waits for any more before its turn is dropped.
+      const wait = { party: request.party ?? "", waitMs: request.timeoutMs, ...(request.signal ? { signal: request.signal } : {}) };
+      const archive = request.workspaceDir ? await this.archives.get(request.workspaceDir, fits, wait).catch(() => null) : undefined;
       // Building the workspace's archive (not when it is cached) takes from the hook's time: the
       // hook gets what is left, and a timeout then is hookbox's doing (`preparedMs`), not the hook's.
       const spentMs = performance.now() - t0;

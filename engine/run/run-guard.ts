@@ -80,7 +80,7 @@ export class RunGuard {
   }
 }
 
-/** What `p` resolves to, or null once `ms` pass or `signal` aborts first (`p` goes on, unwatched). */
+/** What `p` resolves to, or null once `ms` pass (Infinity: never) or `signal` aborts first (`p` goes on, unwatched). */
 export function waitAtMost<T>(p: Promise<T>, ms: number, signal: AbortSignal | undefined): Promise<T | null> {
   if (signal?.aborted) return Promise.resolve(null);
   return new Promise<T | null>((resolve) => {
@@ -90,7 +90,7 @@ export function waitAtMost<T>(p: Promise<T>, ms: number, signal: AbortSignal | u
       resolve(v);
     };
     const onAbort = () => done(null);
-    const timer = setTimeout(() => done(null), Math.max(0, ms));
+    const timer = Number.isFinite(ms) ? setTimeout(() => done(null), Math.max(0, ms)) : undefined;
     signal?.addEventListener("abort", onAbort, { once: true });
     void p.then(done, () => done(null));
   });

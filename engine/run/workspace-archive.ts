@@ -2,77 +2,107 @@
  * @module A stored workspace as the tar a pre-started container unpacks into its own /workspace at
  * hand-over (handover.ts), so that one warm pool serves every workspace. Built once per stored
  * workspace from disk — readdir and lstat, files opened with O_NOFOLLOW and read no further than
- * their size, links kept as links (the store checked them) — and cached in memory, least recently
- * used first out. A workspace too large to stream is `null`: it runs cold, on its overlay.
+ * their size, links kept as links (the store checked them) — a few at a time, tenants in turn
+ * (archive-builds.ts), and kept in memory (archive-cache.ts). A workspace too large to stream is
+ * `null`: it runs cold, on its overlay.
  */
 import { constants } from "node:fs";
 import { lstat, open, readdir, readlink, stat } from "node:fs/promises";
 import { join, posix } from "node:path";
 import { pack } from "tar-stream";
+import { ArchiveBuilds, MAX_ARCHIVE_BUILDS_AT_ONCE, type BuildTurn } from "./archive-builds.js";
+import { ARCHIVE_CACHE_BYTES, ArchiveCache, type Built } from "./archive-cache.js";
+import { waitAtMost } from "./run-guard.js";
 
 /** 16 MiB: past this a workspace runs cold on its copy-on-write overlay instead of being streamed. */
 export const MAX_ARCHIVE_BYTES = 16 * 1024 * 1024;
-/** 256 MiB: the archives kept together; the least recently used go first. */
-export const ARCHIVE_CACHE_BYTES = 256 * 1024 * 1024;
-/** 4096: the workspaces whose archive (or that it is too large) is kept, whatever their bytes — a deleted one's entry goes with time */
-export const ARCHIVE_CACHE_ENTRIES = 4096;
 
-/** A workspace's tar, and what it takes unpacked on tmpfs (whole pages). */
-export interface Built {
-  tar: Buffer;
-  footprint: number;
+export interface ArchiveOptions {
+  /** @default MAX_ARCHIVE_BYTES */
+  maxArchiveBytes?: number;
+  /** @default ARCHIVE_CACHE_BYTES */
+  maxCacheBytes?: number;
+  /** @default MAX_ARCHIVE_BUILDS_AT_ONCE */
+  buildsAtOnce?: number;
 }
 
-interface Entry {
-  key: string;
-  archive: Built | null;
+/** Who waits for an archive, and for how long. */
+export interface ArchiveWait {
+  /** whose workspace (the tenant): its builds take turns with other tenants', its archives are counted as its */
+  party?: string;
+  /** the longest to wait for a build (the hook's timeout); then null. @default no limit */
+  waitMs?: number;
+  /** stops the wait at once (the event was cancelled); then null */
+  signal?: AbortSignal;
+}
+
+interface Build {
+  /** gets waiting for it; at 0 before its turn, it never starts */
+  waiters: number;
+  turn: BuildTurn | undefined;
+  done: Promise<{ archive: Built | null }>;
 }
 
 export class WorkspaceArchives {
-  /** dir → its archive (Map order: least recently used first) */
-  private readonly cache = new Map<string, Entry>();
-  private readonly building = new Map<string, Promise<Built | null>>();
-  private cachedBytes = 0;
+  private readonly cache: ArchiveCache;
+  private readonly building = new Map<string, Build>();
+  private readonly turns: ArchiveBuilds;
+  private readonly maxArchiveBytes: number;
 
-  constructor(private readonly maxArchiveBytes = MAX_ARCHIVE_BYTES, private readonly maxCacheBytes = ARCHIVE_CACHE_BYTES) {}
+  constructor(options: ArchiveOptions = {}) {
+    this.maxArchiveBytes = options.maxArchiveBytes ?? MAX_ARCHIVE_BYTES;
+    this.cache = new ArchiveCache(options.maxCacheBytes ?? ARCHIVE_CACHE_BYTES);
+    this.turns = new ArchiveBuilds(options.buildsAtOnce ?? MAX_ARCHIVE_BUILDS_AT_ONCE);
+  }
 
   /**
-   * The tar of `dir` (null: larger than `maxArchiveBytes`, or it or its unpacked footprint larger than `limitBytes`). A
-   * re-uploaded workspace is a new folder at the same path: its inode and ctime tell the two apart.
+   * The tar of `dir` (null: larger than `maxArchiveBytes`, or it or its unpacked footprint larger than `limitBytes`,
+   * or not built within `wait`, or its build failed). A re-uploaded workspace is a new folder at the same path: its inode and ctime tell
+   * the two apart. A build waits for its turn (archive-builds.ts); one whose every waiter gave up before it is
+   * dropped, never started. One that has started goes on and is kept: the next event of that workspace finds it.
    */
-  async get(dir: string, limitBytes = Infinity): Promise<Buffer | null> {
+  async get(dir: string, limitBytes = Infinity, wait: ArchiveWait = {}): Promise<Buffer | null> {
     const st = await stat(dir);
     const key = `${st.ino}:${st.ctimeMs}`;
-    const hit = this.cache.get(dir);
-    let archive: Built | null;
-    if (hit?.key === key) {
-      this.cache.delete(dir);
-      this.cache.set(dir, hit);
-      archive = hit.archive;
-    } else {
+    let archive = this.cache.get(dir, key)?.archive;
+    if (archive === undefined) {
       const id = `${dir}\n${key}`;
-      let pending = this.building.get(id);
-      if (!pending) {
-        pending = buildArchive(dir, this.maxArchiveBytes).finally(() => this.building.delete(id));
-        this.building.set(id, pending);
-        void pending.then((built) => this.keep(dir, { key, archive: built }), () => undefined);
-      }
-      archive = await pending;
+      const build = this.building.get(id) ?? this.build(id, dir, key, wait.party ?? "");
+      build.waiters++;
+      const got = await waitAtMost(build.done, wait.waitMs ?? Infinity, wait.signal);
+      build.waiters--;
+      if (build.waiters === 0 && build.turn?.cancel()) this.building.delete(id);
+      if (!got) return null;
+      archive = got.archive;
     }
     return archive && Math.max(archive.tar.length, archive.footprint) <= limitBytes ? archive.tar : null;
   }
 
-  private keep(dir: string, entry: Entry): void {
-    const old = this.cache.get(dir);
-    if (old) this.cachedBytes -= old.archive?.tar.length ?? 0;
-    this.cache.delete(dir);
-    this.cache.set(dir, entry);
-    this.cachedBytes += entry.archive?.tar.length ?? 0;
-    for (const [k, e] of this.cache) {
-      if (this.cachedBytes <= this.maxCacheBytes && this.cache.size <= ARCHIVE_CACHE_ENTRIES) break;
-      this.cache.delete(k);
-      this.cachedBytes -= e.archive?.tar.length ?? 0;
-    }
+  /** A build of `dir` waiting for `party`'s turn; kept once built. */
+  private build(id: string, dir: string, key: string, party: string): Build {
+    let settle!: (built: { archive: Built | null }) => void;
+    let fail!: (err: unknown) => void;
+    const done = new Promise<{ archive: Built | null }>((resolve, reject) => ((settle = resolve), (fail = reject)));
+    // Its waiters may all have gone by the time it fails.
+    done.catch(() => undefined);
+    const build: Build = { waiters: 0, turn: undefined, done };
+    this.building.set(id, build);
+    build.turn = this.turns.enter(party, async () => {
+      // Counted as what it may grow to from its start: builds running never push the cache past its bytes.
+      this.cache.hold(party, this.maxArchiveBytes);
+      try {
+        const archive = await buildArchive(dir, this.maxArchiveBytes);
+        this.cache.hold(party, -this.maxArchiveBytes);
+        this.cache.keep(dir, { key, party, archive });
+        settle({ archive });
+      } catch (err) {
+        this.cache.hold(party, -this.maxArchiveBytes);
+        fail(err);
+      } finally {
+        this.building.delete(id);
+      }
+    });
+    return build;
   }
 }
 

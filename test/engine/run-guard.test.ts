@@ -1,6 +1,6 @@
 /**
  * What a run waits for before its hook starts — a workspace's archive being built — it waits for no
- * longer than the hook's time, nor past a cancellation; the build goes on for the cache.
+ * longer than the hook's time, nor past a cancellation; a build that has started goes on for the cache.
  */
 import { describe, expect, it } from "vitest";
 import { waitAtMost } from "../../engine/run/run-guard.js";
@@ -21,6 +21,10 @@ describe("waitAtMost", () => {
     cancel.abort();
     expect(await waiting).toBeNull();
     expect(await waitAtMost(never, 60_000, cancel.signal)).toBeNull();
+  });
+  it("waits with no time limit for Infinity (a wait bound by its signal alone)", async () => {
+    const later = new Promise<string>((resolve) => setTimeout(() => resolve("tar"), 20));
+    expect(await waitAtMost(later, Infinity, undefined)).toBe("tar");
   });
   it("gives null for a failure", async () => {
     expect(await waitAtMost(Promise.reject(new Error("EIO")), 1_000, undefined)).toBeNull();
