@@ -52,8 +52,9 @@ export async function loadRepositoryHooks(dir: string, maxTimeoutMs: number, lim
     deadline?.throwIfAborted();
     if (step.value) {
       const { file, text } = step.value;
-      // A repository's TOML (cosh's config.toml) is read for its [hooks] table only.
-      const parsed = await readTomlOffThread(file, text, party, "hooks").then((p) => ({ p }), (err: unknown) => ({ err }));
+      // A repository's TOML (cosh's and Codex's config.toml) is read for its [hooks] table, and
+      // Codex's [features] (its switch for every hook), only.
+      const parsed = await readTomlOffThread(file, text, party, ["hooks", "features"]).then((p) => ({ p }), (err: unknown) => ({ err }));
       step = "err" in parsed ? steps.throw(parsed.err) : steps.next(parsed.p);
     } else {
       await heavyTurns.take(party);
@@ -123,7 +124,7 @@ function* loadSteps(dir: string, maxTimeoutMs: number, limits: RepositoryLimits)
     throw new ConfigError(".", `cannot read the repository's hook files (${(err as NodeJS.ErrnoException).code ?? (err as Error).message.replaceAll(dir, "…")})`);
   }
   const merged = mergeHookSets(sets);
-  const off = [...switchedOff].map(([format, file]) => `${file}: switches off this repository's ${format} hooks (${format === "cosh" ? "[hooks] enabled = false" : "disableAllHooks"}); its other agents' hooks still run`);
+  const off = [...switchedOff].map(([format, file]) => `${file}: switches off this repository's ${format} hooks (${format === "cosh" ? "[hooks] enabled = false" : format === "codex" ? "[features] hooks = false" : "disableAllHooks"}); its other agents' hooks still run`);
   return { hooks: merged.hooks.filter((h) => !switchedOff.has(h.format)), warnings: capWarnings([...off, ...merged.warnings], warningBudget.skipped), disableAll: false };
 }
 

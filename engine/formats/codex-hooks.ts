@@ -102,7 +102,14 @@ export const codexFormat: FormatModule = {
   // Codex reads both, side by side: "If a single layer contains both hooks.json and inline [hooks], Codex loads both."
   repository: [
     { path: ".codex/hooks.json", syntax: "json", load: (parsed, ctx) => loadMatcherGroups(parsed, ctx, "codex", codexMatcher, CODEX_FIRES) },
-    { path: ".codex/config.toml", syntax: "toml", load: (parsed, ctx) => loadMatcherGroups(hooksTableOf(parsed), ctx, "codex", codexMatcher, CODEX_FIRES) },
+    {
+      path: ".codex/config.toml",
+      syntax: "toml",
+      load: (parsed, ctx) => {
+        const set = loadMatcherGroups(hooksTableOf(parsed), ctx, "codex", codexMatcher, CODEX_FIRES);
+        return hooksSwitchedOff(parsed) ? { ...set, disableAll: true } : set;
+      },
+    },
   ],
 };
 
@@ -115,6 +122,15 @@ const CODEX_FIRES = { agent: "Codex", names: CODEX_EVENTS };
  * (`[[hooks.PreToolUse]]` groups of `[[hooks.PreToolUse.hooks]]` handlers, hooks.json's shape) are
  * hooks. The rest is neither read nor warned about.
  */
+/** Codex's `[features] hooks = false` (or its older name `codex_hooks`): Codex runs none of its hooks, hooks.json's neither. */
+function hooksSwitchedOff(parsed: ParsedFile): boolean {
+  const v = parsed.value;
+  const features = typeof v === "object" && v !== null && !Array.isArray(v) ? (v as { features?: unknown }).features : undefined;
+  if (typeof features !== "object" || features === null) return false;
+  const f = features as { hooks?: unknown; codex_hooks?: unknown };
+  return f.hooks === false || f.codex_hooks === false;
+}
+
 function hooksTableOf(parsed: ParsedFile): ParsedFile {
   const v = parsed.value;
   const hooks = typeof v === "object" && v !== null && !Array.isArray(v) ? (v as { hooks?: unknown }).hooks : undefined;

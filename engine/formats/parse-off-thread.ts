@@ -73,8 +73,8 @@ parentPort.on("message", ({ kind, text, keep }) => {
   try {
     // An integer past 2^53 (an i64 setting Codex's own parser takes) is read, as a BigInt, not refused.
     const all = parse(text, { integersAsBigInt: "asNeeded" });
-    // Only the table asked for goes back: the main thread rebuilds every value it is sent.
-    const value = keep === undefined ? all : keep in all ? { [keep]: all[keep] } : {};
+    // Only the tables asked for go back: the main thread rebuilds every value it is sent.
+    const value = keep === undefined ? all : Object.fromEntries(keep.filter((k) => Object.hasOwn(all, k)).map((k) => [k, all[k]]));
     let count = 0;
     for (const stack = [value]; stack.length > 0; ) {
       const v = stack.pop();
@@ -91,8 +91,8 @@ interface Job {
   /** TOML to parse, or a JSON text whose first error to find */
   kind: "toml" | "json";
   text: string;
-  /** the one top-level key the caller reads; the rest stays in the worker */
-  keep?: string;
+  /** the top-level keys the caller reads; the rest stays in the worker */
+  keep?: readonly string[];
   timeoutMs: number;
   resolve: (value: unknown) => void;
   reject: (err: Error) => void;
@@ -198,7 +198,7 @@ function next(): void {
  * parties; rejects with a TomlSyntaxError (line, column) when it is not TOML. `timeoutMs` counts
  * from when the worker is given the text.
  */
-export function parseTomlOffThread(text: string, timeoutMs = TOML_PARSE_TIMEOUT_MS, party = "", keep?: string): Promise<unknown> {
+export function parseTomlOffThread(text: string, timeoutMs = TOML_PARSE_TIMEOUT_MS, party = "", keep?: readonly string[]): Promise<unknown> {
   return queued({ kind: "toml", text, timeoutMs, ...(keep !== undefined ? { keep } : {}) }, party);
 }
 
@@ -225,7 +225,7 @@ function queued(job: Omit<Job, "resolve" | "reject">, party: string): Promise<un
 }
 
 /** `readToml` of formats/shared.ts, parsed in the worker: a ConfigError at the line when it is not TOML. */
-export async function readTomlOffThread(file: string, text: string, party = "", keep?: string): Promise<ParsedFile> {
+export async function readTomlOffThread(file: string, text: string, party = "", keep?: readonly string[]): Promise<ParsedFile> {
   try {
     return { file, value: await parseTomlOffThread(text, TOML_PARSE_TIMEOUT_MS, party, keep), locate: tomlLocator(text) };
   } catch (err) {

@@ -724,6 +724,21 @@ describe("repository hook files are hostile input", () => {
 });
 
 describe("each agent's own switch turns off that agent's hooks only", () => {
+  it.each(["hooks", "codex_hooks"])("Codex's [features] %s = false in .codex/config.toml turns off its hooks.json's and inline hooks, the others' left running, with a warning", async (flag) => {
+    const set = await loadRepositoryHooks(tree({
+      ".codex/hooks.json": JSON.stringify({ hooks: { PreToolUse: [{ hooks: [{ type: "command", command: "codex.sh" }] }] } }),
+      ".codex/config.toml": `model = "o3"\n\n[features]\n${flag} = false\n\n[[hooks.PreToolUse]]\n[[hooks.PreToolUse.hooks]]\ntype = "command"\ncommand = "inline.sh"\n`,
+      ".github/hooks/guard.json": JSON.stringify({ version: 1, hooks: { preToolUse: [{ type: "command", bash: "copilot.sh" }] } }),
+    }), 60_000);
+    expect(set.hooks.map((h) => h.command)).toEqual(["copilot.sh"]);
+    expect(set.warnings).toEqual(expect.arrayContaining([expect.stringMatching(/^\.codex\/config\.toml: switches off this repository's codex hooks \(\[features\] hooks = false\)/)]));
+    // switched on (or not said): both run
+    const on = await loadRepositoryHooks(tree({
+      ".codex/hooks.json": JSON.stringify({ hooks: { PreToolUse: [{ hooks: [{ type: "command", command: "codex.sh" }] }] } }),
+      ".codex/config.toml": `[features]\n${flag} = true\n\n[[hooks.PreToolUse]]\n[[hooks.PreToolUse.hooks]]\ntype = "command"\ncommand = "inline.sh"\n`,
+    }), 60_000);
+    expect(on.hooks.map((h) => h.command).sort()).toEqual(["codex.sh", "inline.sh"]);
+  });
   it("disableAllHooks in .claude/settings.json leaves .github/hooks and .codex guards running, with a warning", async () => {
     const set = await loadRepositoryHooks(tree({
       ".claude/settings.json": JSON.stringify({ disableAllHooks: true, hooks: { PreToolUse: [{ hooks: [{ type: "command", command: "claude.sh" }] }] } }),
