@@ -69,12 +69,13 @@ export class ShuttingDownError extends HookboxError {
 /**
  * The client's deadline (a native endpoint's agent, or `Hookbox-Answer-By-Ms`) came before the
  * event was decided, and no hook finished so far decided as strongly as the failure mode would: the
- * client answers with the tenant's failure mode. The event goes on and is recorded.
+ * client answers with the tenant's failure mode. The event goes on and is recorded — or, still
+ * waiting for a run slot, is given up, recorded as such.
  */
 export class NotDecidedInTimeError extends HookboxError {
   override readonly name = "NotDecidedInTimeError";
   constructor(readonly answerByMs: number) {
-    super(`hookbox did not decide within ${answerByMs} ms (the agent's hook deadline is near); the event goes on and is recorded`, "not_decided_in_time");
+    super(`hookbox did not decide within ${answerByMs} ms (the agent's hook deadline is near); the event goes on and is recorded (one still waiting for a run slot is given up)`, "not_decided_in_time");
   }
 }
 

@@ -239,12 +239,26 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
           const tQueued = performance.now();
           // Still waiting when the event's time is up: no hook ran, so hookbox could not decide — an
           // error (503), which clients answer with the tenant's failure mode, never a pass-through.
-          await ticket?.ready.catch((err: unknown) => {
-            if (req.signal?.aborted) throw err;
+          const turn = await ticket?.ready.then(() => "ran" as const, () => {
+            if (req.signal?.aborted) return "given up" as const;
             throw new EventExpiredError(config.sandbox.maxEventMs);
           });
-          started = true;
           const queuedMs = Math.round(performance.now() - tQueued);
+          // Given up while it waited (its client gone, answered by its deadline, the service stopping):
+          // no hook ran. Still recorded — cancelled, deciding nothing — for the caller to answer as it would.
+          if (turn === "given up") {
+            const why = req.signal?.reason instanceof Error ? req.signal.reason.message : "cancelled";
+            const answer = answerFor(format, point, { decision: null, notifications: [] });
+            const session = req.body.session_id ?? req.body.sessionId;
+            return {
+              event_id: eventId, event: point, decision: null, notifications: [], hooks: [], output: answer.output, exit_code: answer.exit_code,
+              note: `given up before its turn to run (${why}): no hook ran`,
+              ...(tool !== undefined ? { tool_name: tool } : {}),
+              ...(typeof session === "string" ? { session_id: session } : {}),
+              trace: { queued_ms: queuedMs, hooks: [] },
+            };
+          }
+          started = true;
           const common = { runners, sandbox: config.sandbox, traceCaptureBytes: config.traces.captureBytes, signal: req.signal, eventId, deadline, onHook, party: req.tenant.name };
           const { judged, records, traces, undecided: firstCut } = await executeHooks(hooks, {
             ...common,

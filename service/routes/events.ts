@@ -135,8 +135,9 @@ async function handleRead(
     throw err;
   }
   // Answered before its turn to run came: no hook has run, and none would run for anyone — it gives
-  // its queue place up (the answer is logged), rather than hold it and take a run slot later, which
-  // under load would make its tenant's next events late too. One that runs goes on and is recorded.
+  // its queue place up (recorded as given up, deciding nothing), rather than hold it and take a run
+  // slot later, which under load would make its tenant's next events late too. One that runs goes
+  // on and is recorded.
   const giveUpTurn = () => {
     if (!prepared.started()) cancel.abort(new Error("answered before its turn to run"));
   };
