@@ -55,6 +55,8 @@ interface Entry {
   argv?: string[];
   /** what of the hook's own settings keeps the check from proving it (a Copilot hook's `cwd`, its `env`) */
   unproven?: string;
+  /** Gemini CLI: the name its `disabled` lists know the hook by (its name, else its command) */
+  named?: string;
 }
 
 interface Finding {
@@ -110,7 +112,8 @@ export async function doctor(argv: string[], env: NodeJS.ProcessEnv): Promise<{ 
   } catch (err) {
     return { stdout: "", stderr: `hookbox doctor: ${(err as Error).message}\n`, code: 1 };
   }
-  entries = switchedOff(entries, files);
+  // The switches are read from the files read above only: never through a link out of the repository.
+  entries = switchedOff(entries, files.filter((c) => c.scope !== "repository" || within(c.root, c.file)));
   const all = entries.filter((e) => /\bhookbox\b|\bforward\.sh\b/.test(e.argv?.join(" ") ?? e.command ?? "") || /\/v1\/hooks\//.test(e.http?.url ?? ""));
   const guards = all.slice(0, MAX_DOCTOR_LINES);
   if (all.length > guards.length) problems.push(`${all.length} hookbox lines: only the first ${MAX_DOCTOR_LINES} were checked`);
@@ -181,7 +184,10 @@ function entriesOf(agent: Agent, file: string, problems: string[]): Entry[] {
     for (const [event, list] of Object.entries(hooks)) {
       arr(list).forEach((h, i) => {
         const hook = obj(h);
-        if (typeof hook.command === "string") out.push({ agent, file, event, where: `[[hooks.${event}]] #${i + 1}`, command: hook.command, timeoutS: num(hook.timeout) !== undefined ? num(hook.timeout)! / 1000 : undefined, ...(off ? { off } : {}), ...matcherOf(hook.matcher) });
+        // cosh-hooks.md: "Hook definitions without a name field are skipped".
+        const unnamed = typeof hook.name !== "string" || hook.name === "" ? "it has no \"name\": cosh skips a hook without one" : undefined;
+        const why = off ?? unnamed;
+        if (typeof hook.command === "string") out.push({ agent, file, event, where: `[[hooks.${event}]] #${i + 1}`, command: hook.command, timeoutS: num(hook.timeout) !== undefined ? num(hook.timeout)! / 1000 : undefined, ...(why ? { off: why } : {}), ...matcherOf(hook.matcher) });
       });
     }
     return out;
@@ -226,7 +232,7 @@ function entriesOf(agent: Agent, file: string, problems: string[]): Entry[] {
         // Gemini CLI names a hook by its name, or its command when it has none (an empty name is none).
         const named = typeof hook.name === "string" && hook.name !== "" ? hook.name : typeof hook.command === "string" ? hook.command : undefined;
         const off = fileOff ?? (named !== undefined && disabled.includes(named) ? `${JSON.stringify(named)} is in the "disabled" list of ${file}: Gemini CLI does not run it` : undefined);
-        const extra = { ...(off ? { off } : {}), ...matcherOf(group.matcher) };
+        const extra = { ...(off ? { off } : {}), ...matcherOf(group.matcher), ...(agent === "gemini" && named !== undefined ? { named } : {}) };
         if (hook.type === "http" && typeof hook.url === "string") {
           const headers = Object.fromEntries(Object.entries(obj(hook.headers)).filter(([, v]) => typeof v === "string")) as Record<string, string>;
           // Claude Code expands only the variables a hook lists in allowedEnvVars; so does the doctor.
@@ -253,7 +259,7 @@ function entriesOf(agent: Agent, file: string, problems: string[]): Entry[] {
  * own settings, the proxies, curl's and the TLS library's, what the dynamic loader preloads, what
  * Node, sh and bash run first, where names resolve, where the cache and the home are.
  */
-const REDIRECTING_ENV = /^(?:HOOKBOX_\w*|PATH|HOME|ENV|BASH_ENV|SHELLOPTS|BASHOPTS|IFS|HOSTALIASES|RES_OPTIONS|LOCALDOMAIN|XDG_\w*|CURL_\w*|SSL_\w*|NODE_\w*|LD_\w*|DYLD_\w*|GCONV_PATH|LOCPATH|\w*_proxy)$/i;
+const REDIRECTING_ENV = /^(?:HOOKBOX_\w*|PATH|HOME|ENV|BASH_ENV|SHELLOPTS|BASHOPTS|IFS|HOSTALIASES|RES_OPTIONS|LOCALDOMAIN|XDG_\w*|CURL_\w*|SSL_\w*|OPENSSL_\w*|GLIBC_TUNABLES|NODE_\w*|LD_\w*|DYLD_\w*|GCONV_PATH|LOCPATH|\w*_proxy)$/i;
 
 /**
  * A Copilot hook runs in its `cwd` (the repository's root, or a folder of it) with its `env` on top of
@@ -294,6 +300,16 @@ function geminiEnabledIn(file: string | undefined): boolean | undefined {
   }
 }
 
+/** The names a Gemini CLI settings file's `disabled` lists hold (under hooksConfig or hooks). */
+function geminiDisabledIn(file: string): string[] {
+  try {
+    const doc = obj(JSON.parse(readBounded(file, MAX_CONFIG_BYTES)));
+    return [obj(doc.hooksConfig), obj(doc.hooks)].flatMap((x) => arr(x.disabled)).filter((v): v is string => typeof v === "string");
+  } catch {
+    return [];
+  }
+}
+
 /** Why a Copilot hooks file switches all of Copilot's hooks off, if it does (a file with no hooks of its own too). */
 function copilotSwitchedOffIn(file: string | undefined): string | undefined {
   if (!file) return undefined;
@@ -331,7 +347,13 @@ function switchedOff(entries: Entry[], files: { agent: Agent; file: string; scop
   const gemini = (scope: "repository" | "home") => files.find((f) => f.agent === "gemini" && f.scope === scope)?.file;
   const geminiSays = [gemini("repository"), gemini("home")].map((file) => ({ file, enabled: geminiEnabledIn(file) })).find((g) => g.enabled !== undefined);
   const isEnabledSwitch = (off: string | undefined) => off?.startsWith('"enabled": false') === true;
+  // Gemini CLI merges the `disabled` lists of all its settings files (a union): a name the
+  // project's file lists switches off the user's hook of that name too.
+  const geminiDisabled = new Map<string, string>();
+  for (const f of files.filter((x) => x.agent === "gemini")) for (const name of geminiDisabledIn(f.file)) if (!geminiDisabled.has(name)) geminiDisabled.set(name, f.file);
   return entries.map((e) => {
+    if (e.agent === "gemini" && e.off === undefined && e.named !== undefined && geminiDisabled.has(e.named))
+      return { ...e, off: `${JSON.stringify(e.named)} is in the "disabled" list of ${geminiDisabled.get(e.named)!}: Gemini CLI does not run it` };
     if (e.agent === "copilot" && copilotOff !== undefined && e.off === undefined) return { ...e, off: copilotOff };
     if (e.agent === "gemini" && geminiSays !== undefined) {
       if (geminiSays.enabled === false && (e.off === undefined || isEnabledSwitch(e.off))) return { ...e, off: `"enabled": false in ${geminiSays.file}: Gemini CLI runs none of its hooks` };
