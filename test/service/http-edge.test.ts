@@ -329,7 +329,7 @@ describe.concurrent("events that end before their turn to run", () => {
   });
 
   it("a client gone while its event's workspace is read has its event cancelled before it takes a place: nothing runs for no one, and the tenant's next event is not 429", async ({ expect }) => {
-    const edge = edgeApp({ workspaceReadMs: 200, config: "[sandbox]\nmax_concurrency = 1\nmax_tenant_concurrency = 1\nmax_queue = 1\n\n[[hooks.Stop]]\nname = \"slow\"\ncommand = \"hang\"\n" });
+    const edge = edgeApp({ workspaceReadMs: 150, config: "[sandbox]\nmax_concurrency = 1\nmax_tenant_concurrency = 1\nmax_queue = 1\n\n[[hooks.Stop]]\nname = \"slow\"\ncommand = \"hang\"\n" });
     const tar = await tarOf([{ name: "README.md", content: "hi" }]);
     expect((await edge.request("/v1/workspaces/w", { method: "PUT", body: new Uint8Array(tar), token: TOKEN_B })).status).toBe(200);
     const server = serve({ fetch: edge.app.fetch, port: 0, hostname: "127.0.0.1" });
@@ -341,9 +341,9 @@ describe.concurrent("events that end before their turn to run", () => {
       req.on("error", () => undefined);
       req.end(body);
       // the whole event is sent; the client leaves while its workspace is still being read
-      await new Promise((r) => setTimeout(r, 50));
+      await new Promise((r) => setTimeout(r, 30));
       req.destroy();
-      await new Promise((r) => setTimeout(r, 250));
+      await new Promise((r) => setTimeout(r, 200));
       expect(edge.ran).toHaveLength(0);
       // the one slot and the one queue place are free: the next two events are taken
       const next = [edge.request("/v1/events/Stop", { ...post({ session_id: "b" }), token: TOKEN_B }), edge.request("/v1/events/Stop", { ...post({ session_id: "b" }), token: TOKEN_B })];
@@ -501,9 +501,9 @@ describe.concurrent("event bodies arriving", () => {
   const stalled = (first = "{") => new ReadableStream<Uint8Array>({ start: (ctl) => ctl.enqueue(new TextEncoder().encode(first)) });
   const chunked = (body: ReadableStream<Uint8Array>) => ({ method: "POST", body, duplex: "half" }) as RequestInit;
 
-  it(`hold at most TENANT_BODY_BYTES_IN_FLIGHT of one tenant's memory: bodies past it are 429, another tenant's are not; a stalled one is 408 after ${400} ms`, async () => {
+  it(`hold at most TENANT_BODY_BYTES_IN_FLIGHT of one tenant's memory: bodies past it are 429, another tenant's are not; a stalled one is 408 after ${300} ms`, async () => {
     // (time enough for the sixteen to be taken in on a busy machine before the first is 408)
-    const edge = edgeApp({ eventBodyReadMs: 400 });
+    const edge = edgeApp({ eventBodyReadMs: 300 });
     // a body that declares no length is charged the most a body may be (1 MiB): sixteen fill the budget
     const pending = Array.from({ length: TENANT_BODY_BYTES_IN_FLIGHT / (1024 * 1024) }, () => edge.request("/v1/events/PreToolUse", chunked(stalled())));
     await new Promise((r) => setTimeout(r, 20));
@@ -514,7 +514,7 @@ describe.concurrent("event bodies arriving", () => {
     expect((await edge.request("/v1/events/PreToolUse", { ...post(rmEvent), token: TOKEN_B })).status).toBe(200);
     for (const res of await Promise.all(pending)) {
       expect(res.status).toBe(408);
-      expect(await errorOf(res)).toMatchObject({ code: "body_timeout", message: "the event body did not arrive within 400 ms (EVENT_BODY_READ_MS)" });
+      expect(await errorOf(res)).toMatchObject({ code: "body_timeout", message: "the event body did not arrive within 300 ms (EVENT_BODY_READ_MS)" });
     }
     // each gave its share back
     expect((await edge.request("/v1/events/PreToolUse", post(rmEvent))).status).toBe(200);
