@@ -254,12 +254,12 @@ BEGIN {
 }
 END {
   if (mode == "deny" || mode == "text") exit 0
-  # the last line is curl's -w: status, curl's exit code, curl's error
+  # the last line is curl's -w: status, curl's exit code, the body's bytes, curl's error
   if (BIG) L[++n] = LAST
   tr = L[n]
   split(tr, f, " ")
   em = tr
-  sub(/^[^ ]* [^ ]* ?/, "", em)
+  sub(/^[^ ]* [^ ]* [^ ]* ?/, "", em)
   for (i = 1; i < n && L[i] !~ /^HTTP\//; i++) ;
   status = 0
   while (i < n) {
@@ -298,7 +298,10 @@ END {
   if (f[2] != "0" || f[1] == "000") { print "!U" esc(em != "" ? clipb(em, ${MAX_SAID_BYTES}) : "curl failed (exit " f[2] ")", 0); exit 0 }
   if (BIG) { print "!Ahookbox's answer is larger than " MAXBYTES " bytes or " MAXLINES " lines: no answer"; exit 0 }
   S = ""
-  for (; i < n; i++) S = S L[i] (i < n - 1 ? "\n" : "")
+  for (; i < n; i++) S = S L[i] (CR[i] ? "\r" : "") (i < n - 1 ? "\n" : "")
+  # The body is what curl counted of it (-w size_download): trailers a chunked answer ends with
+  # come after it in the same stream (-D -), and are no part of it.
+  if (f[3] ~ /^[0-9]+$/ && length(S) > f[3] + 0) S = substr(S, 1, f[3] + 0)
   N = length(S)
   P = 1
   ok = obj("")
@@ -470,7 +473,7 @@ if [ -n "$interactive" ]; then enc "$interactive"; path="$path&interactive=$e"; 
 # event go to --url and nowhere else, as hookbox forward sends them. The event is streamed from
 # stdin as it arrives (-T -, chunked), so --max-time covers its arrival too: an agent that never
 # ends it is answered by the deadline all the same.
-set -- -q -sS --noproxy '*' --globoff --proto =http,https --suppress-connect-headers -X POST -T - -H 'content-type: application/json' -H 'Expect:' -D - -w '\n%{http_code} %{exitcode} %{errormsg}' --max-time "$mt"
+set -- -q -sS --noproxy '*' --globoff --proto =http,https --suppress-connect-headers -X POST -T - -H 'content-type: application/json' -H 'Expect:' -D - -w '\n%{http_code} %{exitcode} %{size_download} %{errormsg}' --max-time "$mt"
 # hookbox answers by then with what is decided so far, a little before curl gives up.
 if [ "$tms" -ge 400 ]; then
   aby=$(( tms - 300 ))

@@ -83,6 +83,9 @@ Object.assign(CASES, {
     sock.write(`${head("200 OK", ["Hookbox-On-Failure: block", "Content-Type: application/json", "Transfer-Encoding: chunked"])}\r\n`);
     endless(sock, `10000\r\n${"\u0085".repeat(32_768)}\r\n`);
   },
+  // A chunked answer whose last chunk carries trailers: curl writes them after the body, in the same stream.
+  "trailers": (sock: Socket) =>
+    sock.end(`${head("200 OK", ["Hookbox-On-Failure: allow", "Transfer-Encoding: chunked", "Trailer: X-T"])}\r\n${DENY.length.toString(16)}\r\n${DENY}\r\n0\r\nX-T: 1\r\n\r\n`),
   "huge-error": answer(JSON.stringify({ error: { code: "x", message: `${"é".repeat(70_000)}tail` } }), "500 Internal Server Error"),
   "big-unicode": answer(JSON.stringify({ decision: null, output: { systemMessage: `${"日本語".repeat(100_000)}\u202e` }, exit_code: 0 })),
 });
@@ -359,6 +362,15 @@ describe("both forwarders read what they are given alike", () => {
       expect(r.stderr, via).toMatch(/blocking: on_failure = block \(the tenant's, as hookbox last said/);
       expect(readFileSync(file, "utf8"), via).toBe("block\n");
     }
+  });
+
+  it("reads an answer's body without the trailers a chunked answer ends with, in both: the deny stands", async () => {
+    const [node, sh] = await Promise.all([run("node", args("trailers")), run("sh", args("trailers"))]);
+    for (const r of [node, sh]) {
+      expect(r.code, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout)).toEqual({ permissionDecision: "deny", permissionDecisionReason: "no" });
+    }
+    expect(sh.stdout).toBe(node.stdout);
   });
 
   it("waits no longer than Claude Code's shorter deadline at UserPromptSubmit (30 s) and MessageDisplay (10 s), in any letter case, in both", async () => {
