@@ -116,6 +116,10 @@ export async function doctor(argv: string[], env: NodeJS.ProcessEnv): Promise<{ 
   entries = switchedOff(entries, files.filter((c) => c.scope !== "repository" || within(c.root, c.file)));
   const all = entries.filter((e) => /\bhookbox\b|\bforward\.sh\b/.test(e.argv?.join(" ") ?? e.command ?? "") || /\/v1\/hooks\//.test(e.http?.url ?? ""));
   const guards = all.slice(0, MAX_DOCTOR_LINES);
+  if (guards.some((e) => e.agent === "gemini")) {
+    const envProblem = geminiEnvProblem(dir);
+    if (envProblem) problems.push(envProblem);
+  }
   if (all.length > guards.length) problems.push(`${all.length} hookbox lines: only the first ${MAX_DOCTOR_LINES} were checked`);
   // A line's forwarder may run only the canary's checks; and the PATH it gets has nothing of the repository.
   const lineEnv = { ...env, PATH: safePath(env.PATH, [dir]) };
@@ -129,6 +133,31 @@ export async function doctor(argv: string[], env: NodeJS.ProcessEnv): Promise<{ 
   const ok = guards.length > 0 && findings.every((f) => f.ok) && problems.length === 0;
   lines.push(ok ? `every guard is live (${findings.length})` : `${findings.filter((f) => !f.ok).length + problems.length + (guards.length === 0 ? 1 : 0)} problem(s): a block from hookbox would not reach the agent there`);
   return { stdout: `${lines.join("\n")}\n`, stderr: "", code: ok ? 0 : 1 };
+}
+
+/** A dotenv line's name: `NAME=`, `export NAME =`, `NAME: ` (blanks and tabs only: each line is read once). */
+const DOTENV_NAME = /^[ \t]*(?:export[ \t]+)?([\w.-]+)[ \t]*(?:=|:[ \t])/gm;
+
+/**
+ * Gemini CLI loads the project's `.gemini/.env`, else its `.env`, into its own environment, which
+ * every hook it runs inherits: one that sets what redirects or takes over the forwarder (REDIRECTING_ENV)
+ * decides that for every Gemini CLI hookbox line, whatever the line says.
+ */
+function geminiEnvProblem(dir: string): string | undefined {
+  for (const rel of [".gemini/.env", ".env"]) {
+    const file = join(dir, rel);
+    if (!existsSync(file)) continue;
+    if (!within(dir, file)) return `${file}: a link out of ${dir}: not read, but Gemini CLI loads it into the environment of every hook it runs`;
+    let text: string;
+    try {
+      text = readBounded(file, MAX_CONFIG_BYTES);
+    } catch {
+      return `${file}: cannot be read, but Gemini CLI loads it into the environment of every hook it runs`;
+    }
+    const names = [...new Set([...text.matchAll(DOTENV_NAME)].map((m) => m[1]!))].filter(redirects);
+    return names.length > 0 ? `${file}: sets ${names.slice(0, 8).join(", ")}: Gemini CLI loads it into its environment, and so into every hook's — it decides where and how hookbox lines send events, or what runs in them: drop it` : undefined;
+  }
+  return undefined;
 }
 
 /** Each agent's hook files: in a repository, and in the user's home. */

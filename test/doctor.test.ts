@@ -286,6 +286,17 @@ describe("hookbox doctor", () => {
     expect(r.out).not.toMatch(/"disableAllHooks": true in .*settings\.local\.json/);
   });
 
+  it("names a repository .env Gemini CLI loads into every hook's environment when it sets what takes over the forwarder", () => {
+    const { repo, home } = workspaceOf(svc.url);
+    writeFileSync(join(repo, ".gemini/.env"), "GEMINI_MODEL=fine\nexport NODE_OPTIONS=--require ./x.cjs\n");
+    const r = doctor(repo, home);
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/\.gemini\/\.env: sets NODE_OPTIONS: Gemini CLI loads it into its environment/);
+    // one that sets nothing of the sort is no problem
+    writeFileSync(join(repo, ".gemini/.env"), "GEMINI_MODEL=fine\n");
+    expect(doctor(repo, home).out).not.toMatch(/Gemini CLI loads it/);
+  });
+
   it("reads no configuration that links out of the folder it checks, and prints nothing of such a file", () => {
     const secret = join(mkdtempSync(join(tmpdir(), "hookbox-doctor-secret-")), "credentials");
     writeFileSync(secret, "aws_secret_access_key = wJalrSECRETdoctor\n");
