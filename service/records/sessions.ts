@@ -38,8 +38,8 @@ export class Sessions {
     if (sessions.size > MAX_SESSIONS_PER_TENANT) sessions.delete(sessions.keys().next().value!);
   }
 
-  /** Most recently heard first. */
-  list(tenant: string, limit = 100): SessionSeen[] {
+  /** Most recently heard first: every one kept (at most MAX_SESSIONS_PER_TENANT) unless `limit` says fewer. */
+  list(tenant: string, limit = MAX_SESSIONS_PER_TENANT): SessionSeen[] {
     return [...(this.byTenant.get(tenant)?.values() ?? [])].reverse().slice(0, limit);
   }
 }

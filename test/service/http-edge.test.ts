@@ -20,6 +20,7 @@ import { TENANT_UPLOADS_IN_FLIGHT } from "../../service/routes/workspaces.js";
 import { MAX_HOOK_ERROR_CHARS, MAX_HOOK_MESSAGE_CHARS } from "../../engine/execute.js";
 import { MAX_EVENT_CONTAINERS } from "../../engine/event-body.js";
 import { WorkspaceStore } from "../../engine/workspace-store.js";
+import { MAX_SESSIONS_PER_TENANT, Sessions } from "../../service/records/sessions.js";
 import { edgeApp } from "../helpers/app.js";
 import { TOKEN_B } from "../helpers/service.js";
 import { badSizeMember, rawMember, TAR_END, tarOf } from "../helpers/tar.js";
@@ -957,6 +958,14 @@ describe("sessions", () => {
       const found = TraceListSchema.parse(await (await edge.request(`/v1/events?session_id=${encodeURIComponent(id)}`)).json()).events;
       expect(found.map((e) => e.session_id)).toEqual([id]);
     }
+  });
+  it(`are listed all, up to MAX_SESSIONS_PER_TENANT (${MAX_SESSIONS_PER_TENANT}), the most recently heard first; the least recently heard go`, () => {
+    const sessions = new Sessions();
+    for (let i = 0; i < MAX_SESSIONS_PER_TENANT + 100; i++) sessions.heard("team-a", `sess-${i}`, "PreToolUse", "cosh");
+    const listed = sessions.list("team-a");
+    expect(listed).toHaveLength(MAX_SESSIONS_PER_TENANT);
+    expect(listed[0]!.session_id).toBe(`sess-${MAX_SESSIONS_PER_TENANT + 99}`);
+    expect(listed.at(-1)!.session_id).toBe("sess-100");
   });
 });
 
