@@ -82,7 +82,8 @@ export class NotDecidedInTimeError extends HookboxError {
 /** The event waited for a slot past `[sandbox] max_event_ms`: no hook ran, nothing was decided. */
 export class EventExpiredError extends HookboxError {
   override readonly name = "EventExpiredError";
-  constructor(readonly maxEventMs: number) {
+  /** `record`: the event as it is kept (no hook ran, nothing decided), for the caller to record. */
+  constructor(readonly maxEventMs: number, readonly record?: unknown) {
     super(`the event waited for a run slot past max_event_ms (${maxEventMs} ms): no hook ran`, "event_expired");
   }
 }

@@ -239,24 +239,25 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
           const tQueued = performance.now();
           // Still waiting when the event's time is up: no hook ran, so hookbox could not decide — an
           // error (503), which clients answer with the tenant's failure mode, never a pass-through.
-          const turn = await ticket?.ready.then(() => "ran" as const, () => {
-            if (req.signal?.aborted) return "given up" as const;
-            throw new EventExpiredError(config.sandbox.maxEventMs);
-          });
+          const turn = await ticket?.ready.then(() => "ran" as const, () => (req.signal?.aborted ? "given up" as const : "expired" as const));
           const queuedMs = Math.round(performance.now() - tQueued);
-          // Given up while it waited (its client gone, answered by its deadline, the service stopping):
-          // no hook ran. Still recorded — cancelled, deciding nothing — for the caller to answer as it would.
-          if (turn === "given up") {
-            const why = req.signal?.reason instanceof Error ? req.signal.reason.message : "cancelled";
+          if (turn !== undefined && turn !== "ran") {
+            // No hook ran. Still recorded, deciding nothing: given up while it waited (its client gone,
+            // answered by its deadline, the service stopping) — cancelled —, or its time up first: an
+            // error (503), which clients answer with the tenant's failure mode, never a pass-through.
+            const why = turn === "expired" ? `it waited for a run slot past max_event_ms (${config.sandbox.maxEventMs} ms)`
+              : `given up before its turn to run (${req.signal?.reason instanceof Error ? req.signal.reason.message : "cancelled"})`;
             const answer = answerFor(format, point, { decision: null, notifications: [] });
             const session = req.body.session_id ?? req.body.sessionId;
-            return {
-              event_id: eventId, event: point, decision: null, notifications: [], hooks: [], output: answer.output, exit_code: answer.exit_code,
-              note: `given up before its turn to run (${why}): no hook ran`,
+            const record: EventResult = {
+              event_id: eventId, event: point, decision: null, reason: `${why}: no hook ran`, notifications: [], hooks: [], output: answer.output, exit_code: answer.exit_code,
+              note: `${why}: no hook ran`,
               ...(tool !== undefined ? { tool_name: tool } : {}),
               ...(typeof session === "string" ? { session_id: session } : {}),
               trace: { queued_ms: queuedMs, hooks: [] },
             };
+            if (turn === "expired") throw new EventExpiredError(config.sandbox.maxEventMs, record);
+            return record;
           }
           started = true;
           const common = { runners, sandbox: config.sandbox, traceCaptureBytes: config.traces.captureBytes, signal: req.signal, eventId, deadline, onHook, party: req.tenant.name };

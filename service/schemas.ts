@@ -142,6 +142,8 @@ const summaryFields = {
   duration_ms: z.number(),
   queued_ms: z.number(),
   cancelled: z.boolean(),
+  answered: z.object({ decision: z.enum(DECISIONS).nullable(), why: z.string() }).nullable().optional()
+    .meta({ description: "what the client was answered when that is not `decision`: its deadline came first (Hookbox-Answer-By-Ms, a native endpoint's agent), or the event expired waiting for a run slot; null (absent in older traces) when it got `decision`" }),
   blocked_by: z.string().nullable(),
 };
 export const TraceSummarySchema = z.object({ ...summaryFields, hooks: z.number().int() }).meta({ id: "TraceSummary" });

@@ -12,7 +12,7 @@ import { open, rename, rm, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import type { EventResult } from "../../engine/index.js";
 import { headBytes, keep, keepStrings, redactJson } from "./redact.js";
-import { mapInSlices } from "./trace-content.js";
+import { mapInSlices, type AnsweredOtherwise } from "./trace-content.js";
 
 /** each string of a line: session_id, reason, a hook's rule, …; @default 1 KiB */
 export const AUDIT_FIELD_BYTES = 1024;
@@ -31,6 +31,8 @@ export interface AuditEntry {
   reason: string | null;
   duration_ms: number;
   cancelled: boolean;
+  /** what the client was answered instead of `decision`, if so */
+  answered: AnsweredOtherwise | null;
   hooks: { name: string; source: string; sandbox: string; outcome: string; exit_code: number | null; duration_ms: number; decision: string | null; effective: boolean; rule: string }[];
   tool_input?: unknown;
   prompt?: unknown;
@@ -209,6 +211,7 @@ export async function auditEntry(opts: {
   workspace: string | undefined;
   durationMs: number;
   cancelled: boolean;
+  answered?: AnsweredOtherwise | null;
   body: Record<string, unknown>;
   includeInputs: boolean;
 }): Promise<AuditEntry> {
@@ -226,6 +229,7 @@ export async function auditEntry(opts: {
     reason: field(result.reason),
     duration_ms: Math.round(opts.durationMs),
     cancelled: opts.cancelled,
+    answered: opts.answered ? { decision: opts.answered.decision, why: keep(opts.answered.why, AUDIT_FIELD_BYTES) } : null,
     hooks: await mapInSlices(result.hooks, (h) =>
       keepStrings({
         name: h.name, source: h.source, sandbox: h.sandbox, outcome: h.outcome, exit_code: h.exit_code,

@@ -84,6 +84,16 @@ export interface StoredHook extends HookRecord {
   truncated: { stdin: boolean; stdout: boolean; stderr: boolean };
 }
 
+/**
+ * What the client was answered when that is not what the record decides: its deadline came first
+ * (what the hooks finished by then decided, or the tenant's failure mode), or the event expired
+ * waiting for a run slot. Null when the client got the record's decision.
+ */
+export interface AnsweredOtherwise {
+  decision: EventResult["decision"];
+  why: string;
+}
+
 export interface StoredTrace {
   event_id: string;
   tenant: string;
@@ -97,6 +107,8 @@ export interface StoredTrace {
   duration_ms: number;
   queued_ms: number;
   cancelled: boolean;
+  /** what the client was answered instead of `decision`, if so (older traces: absent) */
+  answered?: AnsweredOtherwise | null;
   /** the hook whose block decided the event */
   blocked_by: string | null;
   hooks: StoredHook[];
@@ -120,7 +132,7 @@ const OMITTED = "[omitted]";
 
 const field = (text: string | undefined, maxBytes = SUMMARY_FIELD_BYTES) => (text === undefined ? null : keep(text, maxBytes));
 
-export function summaryOf(result: EventResult, extra: { workspace?: string; durationMs: number; cancelled: boolean }): TraceSummary {
+export function summaryOf(result: EventResult, extra: { workspace?: string; durationMs: number; cancelled: boolean; answered?: AnsweredOtherwise | null }): TraceSummary {
   const blocking = result.decision === "block" ? result.hooks.find((h) => h.effective && h.decision === "block") : undefined;
   return {
     event_id: result.event_id,
@@ -134,6 +146,7 @@ export function summaryOf(result: EventResult, extra: { workspace?: string; dura
     duration_ms: Math.round(extra.durationMs),
     queued_ms: result.trace.queued_ms,
     cancelled: extra.cancelled,
+    answered: extra.answered ? { decision: extra.answered.decision, why: keep(extra.answered.why, SUMMARY_FIELD_BYTES) } : null,
     blocked_by: field(blocking?.name, HOOK_FIELD_BYTES), // as the hook's own name is kept
     hooks: result.hooks.length,
   };

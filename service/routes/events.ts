@@ -7,7 +7,8 @@ import type { ServerResponse } from "node:http";
 import { Hono, type Context } from "hono";
 import type { z } from "zod";
 import { stream } from "hono/streaming";
-import { agentDeadlineS, BadRequestError, blockAnswer, HookboxError, ShuttingDownError, failureModeFor, newEventId, NotDecidedInTimeError, NotFoundError, heavyTurns, parseEventBodyOffThread, resolveEventName, TURN_BODY_BYTES, toolArgsMemoryBytes, weighEventBody, type EventResult, type Tenant, type Format, type Notification } from "../../engine/index.js";
+import { agentDeadlineS, BadRequestError, blockAnswer, EventExpiredError, HookboxError, ShuttingDownError, failureModeFor, newEventId, NotDecidedInTimeError, NotFoundError, heavyTurns, parseEventBodyOffThread, resolveEventName, TURN_BODY_BYTES, toolArgsMemoryBytes, weighEventBody, type Decision, type EventResult, type Tenant, type Format, type Notification } from "../../engine/index.js";
+import type { AnsweredOtherwise } from "../records/trace-content.js";
 import { auditEntry } from "../records/audit-log.js";
 import { BriefDecisionSchema, EventQuerySchema, queryOf, type EventQuery } from "../schemas.js";
 import type { AppDeps, Env } from "../context.js";
@@ -143,22 +144,38 @@ async function handleRead(
   };
   // brief=true: what the agent acts on only — the hooks' records, however much they hold, stay in the trace.
   const shaped = <R extends BriefFields>(r: R) => (query.brief === "true" ? briefOf(r) : r);
+  // What the client was answered when that is not what the event's record decides: its deadline came
+  // first (what the finished hooks decided, or the failure mode), or the event expired waiting.
+  let answeredOtherwise: AnsweredOtherwise | undefined;
+  const answeredLate = (early: { decision: Decision | null } | undefined) => {
+    answeredOtherwise = early
+      ? { decision: early.decision, why: `answered within ${answerByMs} ms, the agent's deadline near, with what the hooks finished by then decided` }
+      : { decision: mode === "block" ? "block" : null, why: `answered within ${answerByMs} ms, the agent's deadline near, with the tenant's failure mode (${mode})` };
+  };
   const finish = async (result: EventResult) => {
     const durationMs = performance.now() - t0;
     deps.sessions.heard(tenant.name, result.session_id, result.event, format);
     // A decision is answered even when its audit line cannot be written (a full disk, say): logged, counted.
-    await deps.audit.write(tenant.name, await auditEntry({ result, tenant: tenant.name, workspace: workspaceId, durationMs, cancelled: signal.aborted, body, includeInputs: deps.auditToolInput })).catch((err: unknown) => {
+    await deps.audit.write(tenant.name, await auditEntry({ result, tenant: tenant.name, workspace: workspaceId, durationMs, cancelled: signal.aborted, answered: answeredOtherwise ?? null, body, includeInputs: deps.auditToolInput })).catch((err: unknown) => {
       deps.metrics.auditErrors.inc();
       c.get("log").error({ err, event: { id: result.event_id } }, "audit line not written");
     });
     // The trace is readable at once; it reaches the disk right after the answer.
-    await deps.traces.add(tenant, result, { workspace: workspaceId, durationMs, cancelled: signal.aborted }).catch((err: unknown) => c.get("log").error({ err }, "trace not stored"));
+    await deps.traces.add(tenant, result, { workspace: workspaceId, durationMs, cancelled: signal.aborted, answered: answeredOtherwise ?? null }).catch((err: unknown) => c.get("log").error({ err }, "trace not stored"));
     deps.metrics.events.inc({ event: result.event, decision: result.decision ?? "none" });
     deps.metrics.eventSeconds.observe(durationMs / 1000);
     c.get("log").info({ event: { id: result.event_id, name: result.event, decision: result.decision, hooks: result.hooks.length } }, "event");
     const { tool_name: _tool, session_id: _session, trace: _trace, ...response } = result;
     return response;
   };
+  // An event that expired waiting for a run slot is answered 503 (the client's failure mode) and kept too.
+  const finishOrRecord = (run: Promise<EventResult>) => run.then(finish, async (err: unknown) => {
+    if (err instanceof EventExpiredError && err.record !== undefined) {
+      answeredOtherwise = { decision: mode === "block" ? "block" : null, why: `it waited for a run slot past max_event_ms: answered 503, the client applying the tenant's failure mode (${mode})` };
+      await finish(err.record as EventResult);
+    }
+    throw err;
+  });
 
   // A native endpoint answers in its agent's JSON whatever the client accepts.
   if (!native && (c.req.header("accept") ?? "").includes("application/x-ndjson")) {
@@ -166,7 +183,7 @@ async function handleRead(
     return stream(c, async (s) => {
       const pending: Promise<unknown>[] = [];
       sink = (l) => pending.push(s.write(l));
-      const run = prepared.run().then(finish).finally(settle);
+      const run = finishOrRecord(prepared.run()).finally(settle);
       deps.inflight.add(run);
       // The status line is gone by now: what could not be decided ends the stream as an error line
       // with the tenant's failure mode, for the client to apply — never as a result that decides nothing.
@@ -184,6 +201,7 @@ async function handleRead(
         answered = true;
         giveUpTurn();
         const early = prepared.early(mode, `answered within ${answerByMs} ms, before the agent's hook deadline`);
+        answeredLate(early);
         last = early ? { type: "result" as const, ...shaped(early) } : errorLine(new NotDecidedInTimeError(answerByMs!), mode);
       } else last = first;
       // The stream ends with this line: what the hooks still running say goes to their record only.
@@ -193,7 +211,7 @@ async function handleRead(
       await s.write(line(last));
     });
   }
-  const run = prepared.run().then(finish).finally(settle);
+  const run = finishOrRecord(prepared.run()).finally(settle);
   deps.inflight.add(run);
   // The late decision is still recorded.
   if (answerByMs !== undefined) {
@@ -204,6 +222,7 @@ async function handleRead(
       answered = true;
       giveUpTurn();
       const early = prepared.early(mode, `answered within ${answerByMs} ms, before the agent's hook deadline`);
+      answeredLate(early);
       c.get("log").warn({ event: { name: prepared.event, decision: early?.decision }, answerByMs, mode }, early ? "event not done before the agent's deadline: answered with what its finished hooks decided" : "event not decided before the agent's deadline: answered with the tenant's failure mode");
       // Nothing finished decided as strongly as the failure mode: the client applies it (native: app.ts).
       if (!early) throw new NotDecidedInTimeError(answerByMs);

@@ -326,7 +326,7 @@ describe.concurrent("events that end before their turn to run", () => {
     expect(edge.ran).toHaveLength(2);
     const lines = () => readFileSync(audit, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { decision: string | null; cancelled?: boolean; note?: string; hooks: unknown[] });
     await expect.poll(() => lines().length).toBe(3);
-    expect(lines().filter((l) => l.cancelled)).toEqual([expect.objectContaining({ decision: null, hooks: [], event: "Stop", session_id: "b" })]);
+    expect(lines().filter((l) => l.cancelled)).toEqual([expect.objectContaining({ decision: null, hooks: [], event: "Stop", session_id: "b", answered: { decision: "block", why: expect.stringMatching(/^answered within 100 ms, the agent's deadline near, with the tenant's failure mode \(block\)$/) } })]);
   });
 
   it("a client gone while its event's workspace is read has its event cancelled before it takes a place: nothing runs for no one, and the tenant's next event is not 429", async ({ expect }) => {
@@ -609,14 +609,18 @@ describe.concurrent("admission and shutdown", () => {
   });
 
   it("answers 503 event_expired when an event waits for a slot past max_event_ms; a native hook gets the failure mode", async () => {
-    const edge = edgeApp({ config: "[sandbox]\nmax_concurrency = 1\nmax_tenant_concurrency = 1\nmax_queue = 2\nmax_event_ms = 100\n\n[[hooks.UserPromptSubmit]]\nname = \"slow\"\ncommand = \"hang\"\n" });
+    const audit = join(mkdtempSync(join(tmpdir(), "hookbox-edge-audit-")), "audit.jsonl");
+    const edge = edgeApp({ auditFile: audit, config: "[sandbox]\nmax_concurrency = 1\nmax_tenant_concurrency = 1\nmax_queue = 2\nmax_event_ms = 100\n\n[[hooks.UserPromptSubmit]]\nname = \"slow\"\ncommand = \"hang\"\n" });
     // The fake runner holds "hang" until released, whatever its timeout: the slot stays taken.
     const first = edge.request("/v1/events/UserPromptSubmit", post({ session_id: "s" }));
     await expect.poll(() => edge.ran.length).toBe(1);
-    const waited = await edge.request("/v1/events/UserPromptSubmit", post({ session_id: "s" }));
+    const waited = await edge.request("/v1/events/UserPromptSubmit", post({ session_id: "expired" }));
     expect(waited.status).toBe(503);
     expect(waited.headers.get("retry-after")).toBe("5");
     expect(await errorOf(waited)).toMatchObject({ code: "event_expired" });
+    // …and it is recorded: no hook ran, nothing decided, the client answered with the failure mode (team-a: allow)
+    const line = JSON.parse(readFileSync(audit, "utf8").trim().split("\n").find((l) => l.includes('"expired"'))!) as Record<string, unknown>;
+    expect(line).toMatchObject({ decision: null, hooks: [], reason: expect.stringMatching(/^it waited for a run slot past max_event_ms \(100 ms\): no hook ran$/), answered: { decision: null, why: expect.stringMatching(/failure mode \(allow\)/) } });
     // team-b's failure mode is block: its native hook answers a block, in the agent's own JSON.
     const held = edge.request("/v1/events/UserPromptSubmit", { ...post({ session_id: "b" }), token: TOKEN_B });
     await expect.poll(() => edge.ran.length).toBe(1);
