@@ -190,7 +190,18 @@ export function fold(judged: Judged[], opts: { interactive: boolean }): Folded {
  * - a policy allow of the changed event allows it when nothing else decided.
  * Every message and context of both looks reaches the agent.
  */
-export function afterPolicyLook(first: Folded, again: Folded | undefined, unchecked: boolean): Folded {
+export function afterPolicyLook(first: Folded, again: Folded | undefined, unchecked: boolean, changedInTurn = false): Folded {
+  const out = lookedAt(first, again, unchecked, changedInTurn || (again?.modifiedArgs !== undefined && !isDeepStrictEqual(again.modifiedArgs, first.modifiedArgs)));
+  // A policy hook that stopped the agent (`continue: false`) at the second look stops it: the change
+  // goes nowhere, whatever else was decided.
+  if (again?.halt !== undefined) {
+    out.halt ??= again.halt;
+    if (out.modifiedArgs !== undefined) return withoutChange(out, `${out.note ?? "a hook changed the arguments"}; a policy hook stopped the agent at the changed event: the change is dropped`);
+  }
+  return out;
+}
+
+function lookedAt(first: Folded, again: Folded | undefined, unchecked: boolean, changedInTurn: boolean): Folded {
   // The policy hooks speak in both looks: what they said twice is said once.
   const both = (a: string | undefined, b: string | undefined) => joinCapped([...new Set([a, b].filter((t): t is string => !!t).flatMap((t) => t.split("\n")))]);
   const merged = (f: Folded): Folded => {
@@ -210,7 +221,10 @@ export function afterPolicyLook(first: Folded, again: Folded | undefined, unchec
       note: `a hook changed the arguments; the policy hooks ${blocked ? "blocked" : "asked about"} the changed event`,
     });
     delete out.modifiedArgs;
-    if (!blocked) out.modifiedArgs = first.modifiedArgs;
+    // The question is about the change only when the policy hooks checked it as it is: one they could
+    // not check, or changed in turn, is asked about without it (the agent asks about its own call).
+    if (!blocked && !unchecked && !changedInTurn) out.modifiedArgs = first.modifiedArgs;
+    else if (!blocked) out.note = `${out.note}; the change ${unchecked ? "could not be checked" : "was changed in turn by a policy hook"}: asked without it`;
     if (first.halt !== undefined && out.halt === undefined) out.halt = first.halt;
     return out;
   }
@@ -220,7 +234,7 @@ export function afterPolicyLook(first: Folded, again: Folded | undefined, unchec
   // at that change, so it never goes out — and the change it was made of goes too, with the allow
   // given with it. (A policy hook that rewrites leaves its own rewrite as it is on a second look:
   // then its first change passes.)
-  if (again?.modifiedArgs !== undefined && !isDeepStrictEqual(again.modifiedArgs, first.modifiedArgs)) return merged(withoutChange(first, "a hook changed the arguments, and the policy hooks changed the changed event in turn — a change no policy hook has looked at: both are dropped"));
+  if (changedInTurn) return merged(withoutChange(first, "a hook changed the arguments, and the policy hooks changed the changed event in turn — a change no policy hook has looked at: both are dropped"));
   if (again?.decision === "allow" && first.decision === null) {
     return merged({ ...first, decision: "allow", ...(again.reason !== undefined ? { reason: again.reason } : {}), note: "a hook changed the arguments; the policy hooks allowed the changed event" });
   }

@@ -3,6 +3,7 @@
  * one hook or a parallel batch; the first effective block stops the rest. Each hook goes to its
  * runner — policy hooks to the host, every other one to a new container.
  */
+import { isDeepStrictEqual } from "node:util";
 import { posix } from "node:path";
 import { applyTrust, isEffective, MessageBudget, notificationOf, type Judged, type Notification } from "./aggregate.js";
 import type { Decision, Format } from "./events.js";
@@ -81,6 +82,11 @@ export interface ExecuteOptions {
   repositoryMayRewrite?: boolean;
   /** marks the records of a second pass (the policy hooks again, over rewritten arguments) */
   pass?: "rewritten";
+  /**
+   * A second pass: the changed arguments the policy hooks look at (as run). Every change one of them
+   * makes is compared with them, as run, before a later change lets it go (`Executed.changedInTurn`).
+   */
+  changedFrom?: unknown;
   /** `[traces] capture_bytes`: how much of each stream a trace shows; @default DEFAULT_TRACE_LIMITS */
   traceCaptureBytes?: number;
   /** `performance.now()` by which every hook of the event is done (`[sandbox] max_event_ms`) */
@@ -103,6 +109,8 @@ export interface Executed {
    * `[sandbox] max_timeout` where its agent would have waited longer (`max_timeout`).
    */
   undecided?: Undecided;
+  /** with `changedFrom`: a hook changed the arguments into other ones (saying again what it was shown is no change) */
+  changedInTurn?: boolean;
 }
 
 export interface Undecided {
@@ -130,6 +138,7 @@ export async function executeHooks(hooks: HookDef[], opts: ExecuteOptions): Prom
   const budget = new MessageBudget();
   /** the last change an allowing or undecided hook made: the one the fold answers (each earlier one is let go as a later one comes) */
   let lastChange: Judged | undefined;
+  let changedInTurn = false;
   for (const step of planSteps(hooks)) {
     // `[sandbox] max_containers_per_event`: a parallel step runs this many at once, whatever its config says.
     // Each hook is told as it finishes (its notification streams, an early answer sees it), even
@@ -140,6 +149,8 @@ export async function executeHooks(hooks: HookDef[], opts: ExecuteOptions): Prom
       return out;
     });
     for (const [j, record, trace, cut] of done) {
+      // Each change of a second pass, as its agent would run it, before any later one lets it go.
+      if (opts.changedFrom !== undefined && j.verdict.modifiedArgs !== undefined && !isDeepStrictEqual(asRun(j.verdict, j.hook, opts).modifiedArgs, opts.changedFrom)) changedInTurn = true;
       if (j.verdict.modifiedArgs !== undefined && j.verdict.decision !== "block") {
         // An operator's change (or an administrator's) outranks a repository's that comes after it,
         // even a trusted one: the repository may not undo the wrapper an operator put around a command.
@@ -166,7 +177,7 @@ export async function executeHooks(hooks: HookDef[], opts: ExecuteOptions): Prom
   // Merged into the arguments as its agent merges them (cosh-ng and Gemini CLI deeply or over them):
   // once, for the one change answered.
   if (lastChange?.verdict.modifiedArgs !== undefined) lastChange.verdict = asRun(lastChange.verdict, lastChange.hook, opts);
-  return { judged, records, traces, ...(undecided !== undefined ? { undecided } : {}) };
+  return { judged, records, traces, ...(undecided !== undefined ? { undecided } : {}), ...(changedInTurn ? { changedInTurn } : {}) };
 }
 
 /** What a hook that the event's deadline left no time for "ran": a timeout, judged by its format's rule. */

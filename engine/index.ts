@@ -290,6 +290,8 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
             const judgedAgain: Judged[] = [];
             let looked = false;
             let unchecked = req.signal?.aborted === true;
+            // a policy hook changed the changed event into another, in either look: no policy hook looked at that
+            let changedInTurn = false;
             try {
               for (const look of looks) {
                 const policy = selectHooks({ ...NO_SOURCES, policy: config.policy }, look.at, toolName(look.body), { hooksEnabled: false, repositoryHooks: false }, look.body);
@@ -297,7 +299,8 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
                 // The second pass runs within what the event has left (max_event_ms holds for all of an
                 // event's hooks): a policy hook it cuts has not checked the change, which is then
                 // dropped — and is a hook hookbox's limits kept from deciding (the tenant's on_failure).
-                const second = await executeHooks(policy, { ...common, payloads: new PayloadCache(Buffer.from(JSON.stringify(look.body)), look.body, dialect, look.at), pass: "rewritten" });
+                const second = await executeHooks(policy, { ...common, payloads: new PayloadCache(Buffer.from(JSON.stringify(look.body)), look.body, dialect, look.at), pass: "rewritten", changedFrom: folded.modifiedArgs });
+                if (second.changedInTurn) changedInTurn = true;
                 looked = true;
                 records.push(...second.records);
                 traces.push(...second.traces);
@@ -313,7 +316,7 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
               unchecked = true;
               cut ??= { hook: "(the policy hooks' second look)", why: "failed_to_start", capBytes: config.sandbox.limits.maxOutputBytes };
             }
-            folded = afterPolicyLook(folded, looked ? fold(judgedAgain, { interactive: req.interactive }) : undefined, unchecked);
+            folded = afterPolicyLook(folded, looked ? fold(judgedAgain, { interactive: req.interactive }) : undefined, unchecked, changedInTurn);
           }
           // A hook the event's deadline or the output cap cut, or one that could not be started, never
           // decided: hookbox could not decide.

@@ -253,11 +253,12 @@ function errorLine(err: unknown, mode: "allow" | "block"): { type: "error"; erro
 }
 
 /**
- * Whether a result stopped by the service's shutdown still stands: a block, or an ask where the
+ * Whether a result stopped by the service's shutdown still stands: a block, a stop of the agent, or an ask where the
  * failure mode would allow — what its finished hooks decided outranks what the client would apply.
  */
-function holds(result: { decision: string | null }, mode: "allow" | "block"): boolean {
-  return result.decision === "block" || (result.decision === "ask" && mode === "allow");
+function holds(result: { decision: string | null; continue?: false }, mode: "allow" | "block"): boolean {
+  // A hook that stopped the agent (`continue: false`) stands too: the failure mode would let it go on.
+  return result.decision === "block" || (result.decision === "ask" && mode === "allow") || result.continue === false;
 }
 
 /**
