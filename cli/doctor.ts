@@ -135,8 +135,13 @@ export async function doctor(argv: string[], env: NodeJS.ProcessEnv): Promise<{ 
   return { stdout: `${lines.join("\n")}\n`, stderr: "", code: ok ? 0 : 1 };
 }
 
-/** A dotenv line's name: `NAME=`, `export NAME =`, `NAME: ` (blanks and tabs only: each line is read once). */
-const DOTENV_NAME = /^[ \t]*(?:export[ \t]+)?([\w.-]+)[ \t]*(?:=|:[ \t])/gm;
+/**
+ * A name dotenv may read as one a value is given to: `NAME=`, `export NAME =`, `NAME: `, anywhere in
+ * the file, with any blank (a line break, a form feed, a no-break space) between — wherever dotenv
+ * might see a name, the doctor does (a word inside a value too: a false alarm rather than a miss).
+ * Each match starts where a word does: linear.
+ */
+const DOTENV_NAME = /(?<![\w.-])([\w.-]+)(?=\s*(?:=|:\s))/g;
 
 /**
  * Gemini CLI loads the project's `.gemini/.env`, else its `.env`, into its own environment, which

@@ -302,6 +302,9 @@ END {
   # The body is what curl counted of it (-w size_download): trailers a chunked answer ends with
   # come after it in the same stream (-D -), and are no part of it.
   if (f[3] ~ /^[0-9]+$/ && length(S) > f[3] + 0) S = substr(S, 1, f[3] + 0)
+  # A CR is JSON's whitespace only (a string holds none raw): line ends read as JSON.parse reads them.
+  gsub(/\r\n/, "\n", S)
+  sub(/\r$/, "", S)
   N = length(S)
   P = 1
   ok = obj("")

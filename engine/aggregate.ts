@@ -2,7 +2,6 @@
  * @module Folding hook verdicts into one decision (SERVICE.md §4, cosh-hooks.md "Execution Model").
  * Pure.
  */
-import { isDeepStrictEqual } from "node:util";
 import type { Decision } from "./events.js";
 import { effectiveDecisions } from "./formats/registry.js";
 import { isStopPoint } from "./formats/shared.js";
@@ -191,7 +190,7 @@ export function fold(judged: Judged[], opts: { interactive: boolean }): Folded {
  * Every message and context of both looks reaches the agent.
  */
 export function afterPolicyLook(first: Folded, again: Folded | undefined, unchecked: boolean, changedInTurn = false): Folded {
-  const out = lookedAt(first, again, unchecked, changedInTurn || (again?.modifiedArgs !== undefined && !isDeepStrictEqual(again.modifiedArgs, first.modifiedArgs)));
+  const out = lookedAt(first, again, unchecked, changedInTurn || (again?.modifiedArgs !== undefined && !sameJson(again.modifiedArgs, first.modifiedArgs)));
   // A policy hook that stopped the agent (`continue: false`) at the second look stops it: the change
   // goes nowhere, whatever else was decided.
   if (again?.halt !== undefined) {
@@ -239,6 +238,20 @@ function lookedAt(first: Folded, again: Folded | undefined, unchecked: boolean, 
     return merged({ ...first, decision: "allow", ...(again.reason !== undefined ? { reason: again.reason } : {}), note: "a hook changed the arguments; the policy hooks allowed the changed event" });
   }
   return again ? merged(first) : first;
+}
+
+/**
+ * Whether two JSON values say the same: the same keys and values, in any key order, whatever their
+ * objects' prototypes (a deep merge makes objects of none). Arguments are at most 64 levels deep.
+ */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) return a.length === (b as unknown[]).length && a.every((v, i) => sameJson(v, (b as unknown[])[i]));
+  const ka = Object.keys(a);
+  if (ka.length !== Object.keys(b).length) return false;
+  return ka.every((k) => Object.hasOwn(b, k) && sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
 }
 
 /**

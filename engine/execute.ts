@@ -3,9 +3,8 @@
  * one hook or a parallel batch; the first effective block stops the rest. Each hook goes to its
  * runner — policy hooks to the host, every other one to a new container.
  */
-import { isDeepStrictEqual } from "node:util";
 import { posix } from "node:path";
-import { applyTrust, isEffective, MessageBudget, notificationOf, type Judged, type Notification } from "./aggregate.js";
+import { applyTrust, isEffective, MessageBudget, notificationOf, sameJson, type Judged, type Notification } from "./aggregate.js";
 import type { Decision, Format } from "./events.js";
 import type { HookDef } from "./hooks.js";
 import { planSteps } from "./match.js";
@@ -150,7 +149,7 @@ export async function executeHooks(hooks: HookDef[], opts: ExecuteOptions): Prom
     });
     for (const [j, record, trace, cut] of done) {
       // Each change of a second pass, as its agent would run it, before any later one lets it go.
-      if (opts.changedFrom !== undefined && j.verdict.modifiedArgs !== undefined && !isDeepStrictEqual(asRun(j.verdict, j.hook, opts).modifiedArgs, opts.changedFrom)) changedInTurn = true;
+      if (opts.changedFrom !== undefined && j.verdict.modifiedArgs !== undefined && !sameJson(asRun(j.verdict, j.hook, opts).modifiedArgs, opts.changedFrom)) changedInTurn = true;
       if (j.verdict.modifiedArgs !== undefined && j.verdict.decision !== "block") {
         // An operator's change (or an administrator's) outranks a repository's that comes after it,
         // even a trusted one: the repository may not undo the wrapper an operator put around a command.

@@ -15,6 +15,7 @@ import { emptyHookSet, type HookSet } from "./hooks.js";
 import { selectHooks } from "./match.js";
 import { bodyEventName, detectDialect, PayloadCache, toolArgumentsOf, toolName, type JsonObject } from "./payload.js";
 
+export { blockKeepsGoing } from "./formats/shared.js";
 export { detached, head } from "./detached.js";
 export { failureModeFor, loadConfig, strictestFailureMode, parseConfig, parseListen, type Config, type FailureMode, type Tenant, type SandboxConfig } from "./config.js";
 export * from "./errors.js";

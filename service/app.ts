@@ -30,7 +30,8 @@ const STATUS: Record<string, ContentfulStatusCode> = {
  * whatever is not its own JSON for a silent allow.
  */
 function nativeOf(path: string): { format: Format; event: string | undefined } | undefined {
-  const m = /^\/v1\/hooks\/([A-Za-z]+)(?:\/([A-Za-z]+))?/.exec(path);
+  // `/V1/Hooks/…` and `/v1//hooks/…` (a base URL ending in a slash) too: routed or not, its agent reads the answer.
+  const m = /^\/v1\/+hooks\/+([A-Za-z]+)(?:\/+([A-Za-z]+))?/i.exec(path);
   const format = m?.[1]!.toLowerCase();
   if (!m || !(FORMATS as readonly string[]).includes(format!)) return undefined;
   return { format: format as Format, event: m[2] };

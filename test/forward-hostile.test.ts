@@ -83,6 +83,12 @@ Object.assign(CASES, {
     sock.write(`${head("200 OK", ["Hookbox-On-Failure: block", "Content-Type: application/json", "Transfer-Encoding: chunked"])}\r\n`);
     endless(sock, `10000\r\n${"\u0085".repeat(32_768)}\r\n`);
   },
+  // The deny pretty-printed with CRLF line ends (an intermediary's reformatting), and chunked with trailers too.
+  "crlf": answer(JSON.stringify(JSON.parse(DENY), null, 2).replaceAll("\n", "\r\n")),
+  "crlf-trailers": (sock: Socket) => {
+    const body = `${JSON.stringify(JSON.parse(DENY), null, 2).replaceAll("\n", "\r\n")}\r\n`;
+    sock.end(`${head("200 OK", ["Hookbox-On-Failure: allow", "Transfer-Encoding: chunked", "Trailer: X-T"])}\r\n${Buffer.byteLength(body).toString(16)}\r\n${body}\r\n0\r\nX-T: 1\r\n\r\n`);
+  },
   // A chunked answer whose last chunk carries trailers: curl writes them after the body, in the same stream.
   "trailers": (sock: Socket) =>
     sock.end(`${head("200 OK", ["Hookbox-On-Failure: allow", "Transfer-Encoding: chunked", "Trailer: X-T"])}\r\n${DENY.length.toString(16)}\r\n${DENY}\r\n0\r\nX-T: 1\r\n\r\n`),
@@ -364,13 +370,13 @@ describe("both forwarders read what they are given alike", () => {
     }
   });
 
-  it("reads an answer's body without the trailers a chunked answer ends with, in both: the deny stands", async () => {
-    const [node, sh] = await Promise.all([run("node", args("trailers")), run("sh", args("trailers"))]);
+  it.each(["trailers", "crlf", "crlf-trailers"])("reads an answer's body as JSON.parse does (%s: without a chunked answer's trailers, CRLF line ends as blanks), in both: the deny stands", async (name) => {
+    const [node, sh] = await Promise.all([run("node", args(name)), run("sh", args(name))]);
     for (const r of [node, sh]) {
       expect(r.code, r.stderr).toBe(0);
       expect(JSON.parse(r.stdout)).toEqual({ permissionDecision: "deny", permissionDecisionReason: "no" });
+      expect(r.stdout).not.toMatch(RAW_CONTROL);
     }
-    expect(sh.stdout).toBe(node.stdout);
   });
 
   it("waits no longer than Claude Code's shorter deadline at UserPromptSubmit (30 s) and MessageDisplay (10 s), in any letter case, in both", async () => {

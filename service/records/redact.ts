@@ -162,7 +162,7 @@ const memberName = (raw: string) => (raw.includes("\\") ? raw.replace(UNICODE_ES
 /** A JSON number (a PIN, a numeric key), sticky: one run of one class. */
 const JSON_NUMBER = /-?[0-9][0-9.eE+-]*/y;
 /** A member or a quoted assignment whose value runs to the end of the text (cut there): redacted to the end. */
-const OPEN_AT_END = RE2JS.compile(String.raw`(?:"([^"\\\r\n]+)"|\b([A-Za-z_][A-Za-z0-9_.-]*))(\s*[:=]\s*)"(?:[^"\\]|\\.)*$`);
+const OPEN_AT_END = RE2JS.compile(String.raw`(?:"([^"\\\r\n]+)"|\b([A-Za-z_][A-Za-z0-9_.-]*))(\s*[:=]\s*)"$`);
 const COOKIE_LITERAL = /cookie:/i;
 /** Values that name a scheme rather than hold a secret ("Authorization: Bearer [redacted]"), compared in lower case. */
 const KEPT_VALUES = new Set(["bearer", "basic", "token", "digest", REDACTED]);
@@ -416,30 +416,30 @@ const NAME_CHAR = /[A-Za-z0-9_.-]/;
  * quote or within the run, so searching from one character before that finds it as a search of the
  * whole text would. -1: nowhere.
  */
-function openValueFrom(text: string): number {
+function openValueFrom(text: string): { from: number; quote: number } | undefined {
   let q = text.length;
   let run = 1;
   while (run % 2 === 1) {
-    if (q === 0) return -1;
+    if (q === 0) return undefined;
     q = text.lastIndexOf('"', q - 1);
-    if (q < 0) return -1;
+    if (q < 0) return undefined;
     for (run = 0; q - run > 0 && text.charCodeAt(q - run - 1) === BACKSLASH; run++);
   }
   let e = q;
   while (e > 0 && isBlank(text.charCodeAt(e - 1))) e--;
-  if (e === 0 || (text[e - 1] !== ":" && text[e - 1] !== "=")) return -1;
+  if (e === 0 || (text[e - 1] !== ":" && text[e - 1] !== "=")) return undefined;
   e--;
   while (e > 0 && isBlank(text.charCodeAt(e - 1))) e--;
-  if (e === 0) return -1;
+  if (e === 0) return undefined;
   let start: number;
   if (text[e - 1] === '"') {
     start = e >= 2 ? text.lastIndexOf('"', e - 2) : -1;
-    if (start < 0) return -1;
+    if (start < 0) return undefined;
   } else {
     for (start = e; start > 0 && NAME_CHAR.test(text[start - 1]!); start--);
-    if (start === e) return -1;
+    if (start === e) return undefined;
   }
-  return Math.max(0, start - 1);
+  return { from: Math.max(0, start - 1), quote: q };
 }
 
 /** Redacts key-like values anywhere in a string. The caller caps it first (see `keep`). */
@@ -476,13 +476,29 @@ export function redactText(text: string): string {
   out = redactAssignments(out);
   if (!out.includes('"')) return out;
   if (out.includes(":")) out = redactMembers(out);
-  const from = openValueFrom(out);
-  if (from < 0) return out;
-  return out.slice(0, from) + replaceEach(OPEN_AT_END, out.slice(from), (m) => {
-    const name = m.group(1) ?? m.group(2)!;
-    if (!isSecretName(name)) return m.group()!;
-    return `${m.group(1) !== null && m.group(1) !== undefined ? `"${name}"` : name}${m.group(3)!}"${REDACTED}`;
-  });
+  // The value runs from its quote to the end, checked in one pass (valueRunsToEnd); only the name,
+  // its separator and that quote are left for the pattern: the value, maybe the whole text, is never
+  // searched by it.
+  const open = openValueFrom(out);
+  if (!open || !valueRunsToEnd(out, open.quote + 1)) return out;
+  const m = OPEN_AT_END.matcher(out.slice(open.from, open.quote + 1));
+  if (!m.find()) return out;
+  const name = m.group(1) ?? m.group(2)!;
+  if (!isSecretName(name)) return out;
+  return `${out.slice(0, open.from + m.start())}${m.group(1) !== null && m.group(1) !== undefined ? `"${name}"` : name}${m.group(3)!}"${REDACTED}`;
+}
+
+/** Whether the text from `at` to its end holds no quote a backslash does not escape, and no backslash before a line break or the end: a string's inside, open to the end. */
+function valueRunsToEnd(text: string, at: number): boolean {
+  for (let i = at; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) return false;
+    if (c === BACKSLASH) {
+      if (i + 1 >= text.length || text.charCodeAt(i + 1) === 0x0a) return false;
+      i++;
+    }
+  }
+  return true;
 }
 
 /**

@@ -29,7 +29,7 @@ export const OMITTED_FIELD_BYTES = 64;
 /**
  * @default 2 Mi — characters one event's trace may redact (each hook's kept streams and fields,
  * counted before they are redacted). Redaction is linear, but text made of its patterns' trigger
- * words costs up to about 3 microseconds a character: a thousand hooks printing such text would
+ * words costs up to about 4 microseconds a character: a thousand hooks printing such text would
  * cost the shared thread tens of seconds; this, a few seconds, in slices. Past it, each further hook is kept as past MAX_TRACE_EVENT_BYTES.
  */
 export const MAX_TRACE_REDACT_CHARS = 2 * 1024 * 1024;

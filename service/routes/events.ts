@@ -7,7 +7,7 @@ import type { ServerResponse } from "node:http";
 import { Hono, type Context } from "hono";
 import type { z } from "zod";
 import { stream } from "hono/streaming";
-import { agentDeadlineS, BadRequestError, blockAnswer, EventExpiredError, HookboxError, ShuttingDownError, failureModeFor, newEventId, NotDecidedInTimeError, NotFoundError, heavyTurns, parseEventBodyOffThread, resolveEventName, TURN_BODY_BYTES, toolArgsMemoryBytes, weighEventBody, type Decision, type EventResult, type Tenant, type Format, type Notification } from "../../engine/index.js";
+import { agentDeadlineS, BadRequestError, blockAnswer, blockKeepsGoing, EventExpiredError, HookboxError, ShuttingDownError, failureModeFor, newEventId, NotDecidedInTimeError, NotFoundError, heavyTurns, parseEventBodyOffThread, resolveEventName, TURN_BODY_BYTES, toolArgsMemoryBytes, weighEventBody, type Decision, type EventResult, type Tenant, type Format, type Notification } from "../../engine/index.js";
 import type { AnsweredOtherwise } from "../records/trace-content.js";
 import { auditEntry } from "../records/audit-log.js";
 import { BriefDecisionSchema, EventQuerySchema, queryOf, type EventQuery } from "../schemas.js";
@@ -80,9 +80,11 @@ async function handleRead(
   const format = native ?? query.format;
   const interactiveParam = query.interactive;
   const body = await parseEventBodyOffThread(raw, tenant.name, { weighed: true });
-  memory.charge(toolArgsMemoryBytes(body));
+  // Known before anything else may refuse it: a refusal from here is answered for this event (at a
+  // stop, never the block that would keep the agent going).
   const named = eventName ?? bodyEventName(body);
   if (named !== undefined) c.set("event", named);
+  memory.charge(toolArgsMemoryBytes(body));
   // The tenant's failure mode for this event: told in every answer from here (a missing workspace's
   // 404 included), applied where nothing was decided.
   const mode = failureModeFor(tenant, named);
@@ -98,6 +100,8 @@ async function handleRead(
   // default deadline (and an HTTP hook with a shorter timeout of its own says so in the header), a
   // forwarder says its own (Hookbox-Answer-By-Ms).
   const answerByMs = native ? Math.min(agentAnswerByMs(native, named ?? ""), answerByHeader(c) ?? Infinity) : answerByHeader(c);
+  // Counted from the request's arrival: its body, its parse and its workspace's load took their part.
+  const leftOf = (ms: number) => Math.max(0, ms - (performance.now() - t0));
 
   // The client going away cancels the event, unless it already got its answer (a native early answer).
   // Both listeners go when the event is done (`settle`): the service's shutdown signal lives as long
@@ -147,10 +151,12 @@ async function handleRead(
   // What the client was answered when that is not what the event's record decides: its deadline came
   // first (what the finished hooks decided, or the failure mode), or the event expired waiting.
   let answeredOtherwise: AnsweredOtherwise | undefined;
+  // What the failure mode answers: a block, but never where a block would keep the agent going (a stop).
+  const failed = mode === "block" && !(named !== undefined && resolveEventName(named) !== undefined && blockKeepsGoing(resolveEventName(named)!.point)) ? "block" : null;
   const answeredLate = (early: { decision: Decision | null } | undefined) => {
     answeredOtherwise = early
       ? { decision: early.decision, why: `answered within ${answerByMs} ms, the agent's deadline near, with what the hooks finished by then decided` }
-      : { decision: mode === "block" ? "block" : null, why: `answered within ${answerByMs} ms, the agent's deadline near, with the tenant's failure mode (${mode})` };
+      : { decision: failed, why: `answered within ${answerByMs} ms, the agent's deadline near, with the tenant's failure mode (${mode})` };
   };
   const finish = async (result: EventResult) => {
     const durationMs = performance.now() - t0;
@@ -171,7 +177,7 @@ async function handleRead(
   // An event that expired waiting for a run slot is answered 503 (the client's failure mode) and kept too.
   const finishOrRecord = (run: Promise<EventResult>) => run.then(finish, async (err: unknown) => {
     if (err instanceof EventExpiredError && err.record !== undefined) {
-      answeredOtherwise = { decision: mode === "block" ? "block" : null, why: `it waited for a run slot past max_event_ms: answered 503, the client applying the tenant's failure mode (${mode})` };
+      answeredOtherwise = { decision: failed, why: `it waited for a run slot past max_event_ms: answered 503, the client applying the tenant's failure mode (${mode})` };
       await finish(err.record as EventResult);
     }
     throw err;
@@ -183,7 +189,8 @@ async function handleRead(
     return stream(c, async (s) => {
       const pending: Promise<unknown>[] = [];
       sink = (l) => pending.push(s.write(l));
-      const run = finishOrRecord(prepared.run()).finally(settle);
+      const outcome = prepared.run();
+      const run = finishOrRecord(outcome).finally(settle);
       deps.inflight.add(run);
       // The status line is gone by now: what could not be decided ends the stream as an error line
       // with the tenant's failure mode, for the client to apply — never as a result that decides nothing.
@@ -194,8 +201,10 @@ async function handleRead(
       // Hookbox-Answer-By-Ms holds for a stream too: by then, what the finished hooks decided, or the
       // failure mode as an error line (the late decision is still recorded).
       let timer: NodeJS.Timeout | undefined;
-      const late = answerByMs === undefined ? undefined : new Promise<"late">((r) => (timer = setTimeout(() => r("late"), answerByMs)));
-      const first = await (late ? Promise.race([decided, late]) : decided).finally(() => clearTimeout(timer));
+      const late = answerByMs === undefined ? undefined : new Promise<"late">((r) => (timer = setTimeout(() => r("late"), leftOf(answerByMs))));
+      // Decided in time is decided by the hooks' end, not by when its record is written (a slow disk).
+      const settled = outcome.then(() => "decided" as const, () => "decided" as const);
+      const first = (await (late ? Promise.race([settled, late]) : settled).finally(() => clearTimeout(timer))) === "late" ? "late" : await decided;
       let last: Exclude<typeof first, "late">;
       if (first === "late") {
         answered = true;
@@ -211,13 +220,16 @@ async function handleRead(
       await s.write(line(last));
     });
   }
-  const run = finishOrRecord(prepared.run()).finally(settle);
+  const outcome = prepared.run();
+  const run = finishOrRecord(outcome).finally(settle);
   deps.inflight.add(run);
   // The late decision is still recorded.
   if (answerByMs !== undefined) {
     let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<"late">((r) => (timer = setTimeout(() => r("late"), answerByMs)));
-    const first = await Promise.race([run, late]).finally(() => clearTimeout(timer));
+    const late = new Promise<"late">((r) => (timer = setTimeout(() => r("late"), leftOf(answerByMs))));
+    // Decided in time is decided by the hooks' end, not by when its record is written (a slow disk).
+    const settled = outcome.then(() => "decided" as const, () => "decided" as const);
+    const first = (await Promise.race([settled, late]).finally(() => clearTimeout(timer))) === "late" ? "late" : await run;
     if (first === "late") {
       answered = true;
       giveUpTurn();

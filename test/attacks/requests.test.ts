@@ -416,7 +416,7 @@ describe("kept parts of a request hold no more than themselves", () => {
     }
     await alive(svc);
     const sessions = (await (await fetch(`${svc.url}/v1/sessions`, { headers: { authorization: `Bearer ${TOKEN_A}` } })).json()) as { sessions: { session_id: string }[] };
-    expect(sessions.sessions).toHaveLength(100); // the most recent
+    expect(sessions.sessions).toHaveLength(400); // every one kept (up to MAX_SESSIONS_PER_TENANT), the most recent first
     expect(sessions.sessions[0]!.session_id).toMatch(/^399-s{1020}…\[truncated \d+ bytes\]$/);
   });
 });

@@ -16,8 +16,9 @@ function runner(kind: Runner["kind"]): Runner {
   return {
     kind,
     async run(request: RunRequest): Promise<RunResult> {
-      const body = JSON.parse(Buffer.from(request.stdin).toString()) as { tool_input?: Record<string, unknown> };
-      const args = body.tool_input ?? {};
+      const body = JSON.parse(Buffer.from(request.stdin).toString()) as { tool_input?: Record<string, unknown>; toolArgs?: string };
+      // a Copilot-format hook reads the arguments as a JSON string (toolArgs)
+      const args = body.tool_input ?? (typeof body.toolArgs === "string" ? (JSON.parse(body.toolArgs) as Record<string, unknown>) : {});
       const command = String(args.command ?? "");
       const curl = command.includes("curl");
       const exited = (exitCode: number, out: unknown = {}): RunResult => ({ outcome: "exited", exitCode, stdout: JSON.stringify(out), stderr: "", durationMs: 1, startMs: 0 });
@@ -26,6 +27,8 @@ function runner(kind: Runner["kind"]): Runner {
         case "wrap-curl": return exited(0, curl && !command.startsWith("netjail") ? { hookSpecificOutput: { tool_input: { command: `netjail -- ${command}` } } } : {});
         case "echo": return exited(0, { hookSpecificOutput: { tool_input: args } });
         case "echo-curl": return exited(0, curl ? { hookSpecificOutput: { tool_input: args } } : {});
+        case "jail": return exited(0, { decision: "allow", hookSpecificOutput: { tool_input: { command: "netjail -- make test" } } });
+        case "ask-echo": return exited(0, command.startsWith("netjail") ? { permissionDecision: "ask", permissionDecisionReason: "sure?", modifiedArgs: args } : {});
         case "ask-curl": return exited(0, curl ? { decision: "ask", reason: "sure?" } : {});
         case "fail-curl": return exited(curl ? 1 : 0);
         case "halt-curl": return exited(0, curl ? { continue: false, stopReason: "stop now" } : {});
@@ -79,6 +82,14 @@ describe("a policy ask about the changed event", () => {
     expect(r.decision).toBe("ask");
     expect(r.modifiedArgs).toBeUndefined();
     expect(JSON.stringify(r.output)).not.toContain("curl evil");
+  });
+});
+
+describe("a policy hook of another format that gives the change back as it was shown", () => {
+  it("changed nothing: the operator's wrapper stays with the policy's ask (a cosh deep merge and a Copilot echo compared as JSON)", async () => {
+    const engine = engineWith(hook("hooks", "PreToolUse", "jail"), { "ask.json": { version: 1, hooks: { preToolUse: [{ type: "command", bash: "ask-echo" }] } } });
+    const r = await engine.handleEvent(event("PreToolUse"));
+    expect(r).toMatchObject({ decision: "ask", modifiedArgs: { command: "netjail -- make test" } });
   });
 });
 

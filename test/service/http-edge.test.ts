@@ -322,11 +322,12 @@ describe.concurrent("events that end before their turn to run", () => {
     await expect.poll(() => edge.ran.length).toBe(2);
     edge.release();
     expect((await next).status).toBe(200);
-    // the late one never ran: two runs in all — and it is recorded, given up, deciding nothing
+    // the late one never ran: two runs in all — and it is recorded, given up, deciding nothing (at a
+    // stop the failure mode blocks nothing: a block there would keep the agent going)
     expect(edge.ran).toHaveLength(2);
     const lines = () => readFileSync(audit, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { decision: string | null; cancelled?: boolean; note?: string; hooks: unknown[] });
     await expect.poll(() => lines().length).toBe(3);
-    expect(lines().filter((l) => l.cancelled)).toEqual([expect.objectContaining({ decision: null, hooks: [], event: "Stop", session_id: "b", answered: { decision: "block", why: expect.stringMatching(/^answered within 100 ms, the agent's deadline near, with the tenant's failure mode \(block\)$/) } })]);
+    expect(lines().filter((l) => l.cancelled)).toEqual([expect.objectContaining({ decision: null, hooks: [], event: "Stop", session_id: "b", answered: { decision: null, why: expect.stringMatching(/^answered within 100 ms, the agent's deadline near, with the tenant's failure mode \(block\)$/) } })]);
   });
 
   it("a client gone while its event's workspace is read has its event cancelled before it takes a place: nothing runs for no one, and the tenant's next event is not 429", async ({ expect }) => {
@@ -374,6 +375,27 @@ describe("a repository rule named like an Object member", () => {
       // …unless the tool is called as the rule names it
       expect(answer.hooks.filter((h) => h.source === "repository").length, tool).toBe(rule.replace(/\(.*/, "") === tool ? 1 : 0);
     }
+  });
+});
+
+describe("a native endpoint's deadline", () => {
+  it("counts from the request's arrival: a slow workspace load takes its part, and the answer still comes by the deadline", async () => {
+    const edge = edgeApp({ workspaceReadMs: 300, config: "[[hooks.PreToolUse]]\nname = \"slow\"\ncommand = \"hang\"\n" });
+    const tar = await tarOf([{ name: "README.md", content: "hi" }]);
+    expect((await edge.request("/v1/workspaces/w", { method: "PUT", body: new Uint8Array(tar), token: TOKEN_B })).status).toBe(200);
+    const t0 = performance.now();
+    const res = await edge.request("/v1/hooks/cosh/PreToolUse", { ...post(rmEvent), token: TOKEN_B, headers: { "hookbox-workspace": "w", "hookbox-answer-by-ms": "150" } });
+    const ms = performance.now() - t0;
+    // team-b's failure mode is block: cosh's block, answered once the workspace is read (its 150 ms are spent by then) —
+    // counted from after the load, it came 150 ms later than the agent's deadline
+    expect(await res.json()).toMatchObject({ decision: "block" });
+    expect(ms).toBeLessThan(300 + 100);
+    edge.release();
+  });
+  it.each(["/v1//hooks/claude/PreToolUse", "/v1/Hooks/claude/PreToolUse"])("answers %s, a path its agent may build, in the agent's JSON, never a 404", async (path) => {
+    const res = await edgeApp().request(path, { ...post(rmEvent), token: TOKEN_B });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ hookSpecificOutput: { permissionDecision: "deny" } });
   });
 });
 
