@@ -37,6 +37,34 @@ function nativeOf(path: string): { format: Format; event: string | undefined } |
   return { format: format as Format, event: m[2] };
 }
 
+/** @default 64 KiB, 1 s — what of a body is read, at most, to learn its event while the service stops */
+export const SNIFF_BYTES = 64 * 1024;
+export const SNIFF_MS = 1_000;
+const EVENT_NAME_FIELD = /"(?:hook_event_name|hookEventName)"\s*:\s*"([A-Za-z]+)"/;
+
+/** The event a body's head names (`hook_event_name`), read no further than SNIFF_BYTES and SNIFF_MS; undefined when it does not say. */
+async function sniffedEvent(req: Request): Promise<string | undefined> {
+  const reader = req.body?.getReader();
+  if (!reader) return undefined;
+  const timer = setTimeout(() => void reader.cancel().catch(() => undefined), SNIFF_MS);
+  const decoder = new TextDecoder();
+  let text = "";
+  try {
+    while (text.length < SNIFF_BYTES) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+    }
+    // Searched once, over the head read: a body a byte a write costs no search a byte.
+    return EVENT_NAME_FIELD.exec(text.slice(0, SNIFF_BYTES))?.[1];
+  } catch {
+    return undefined;
+  } finally {
+    clearTimeout(timer);
+    void reader.cancel().catch(() => undefined);
+  }
+}
+
 /** The event a path names (`/v1/events/{event}`, `/v1/hooks/{format}/{event}`), for the failure-mode header. */
 function eventFromPath(path: string): string | undefined {
   return nativeOf(path)?.event ?? /^\/v1\/events\/([A-Za-z]+)\/?$/.exec(path)?.[1];
@@ -72,7 +100,16 @@ export function createApp(given: AppDeps): Hono<Env> {
     // Decisions, traces and workspaces are a tenant's own: no cache keeps them.
     c.header("Cache-Control", "no-store");
     c.set("tenant", tenant);
-    if (deps.draining()) throw new ShuttingDownError();
+    if (deps.draining()) {
+      // A native endpoint whose path names no event answers for the event its body names: at a stop,
+      // the failure mode's block would keep the agent going — on every restart.
+      const native = nativeOf(c.req.path);
+      if (native && native.event === undefined) {
+        const event = await sniffedEvent(c.req.raw);
+        if (event !== undefined) c.set("event", event);
+      }
+      throw new ShuttingDownError();
+    }
     c.set("log", c.get("log").child({ tenant: tenant.name }));
     // Counted from here: a request let in before the drain began (its body still arriving, its
     // workspace still loading) is waited for too, not only the runs under way when it began.

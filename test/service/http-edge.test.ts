@@ -302,7 +302,26 @@ describe("a hook its max_timeout cut short of the time its agent gives it", () =
   });
 });
 
-describe.concurrent("events that end before their turn to run", () => {
+describe.concurrent("the time an event is given", () => {
+  it("a native endpoint's deadline counts from the request's arrival: a slow workspace load takes its part, and the answer still comes by the deadline", async () => {
+    const edge = edgeApp({ workspaceReadMs: 300, config: "[[hooks.PreToolUse]]\nname = \"slow\"\ncommand = \"hang\"\n" });
+    const tar = await tarOf([{ name: "README.md", content: "hi" }]);
+    expect((await edge.request("/v1/workspaces/w", { method: "PUT", body: new Uint8Array(tar), token: TOKEN_B })).status).toBe(200);
+    const t0 = performance.now();
+    const res = await edge.request("/v1/hooks/cosh/PreToolUse", { ...post(rmEvent), token: TOKEN_B, headers: { "hookbox-workspace": "w", "hookbox-answer-by-ms": "150" } });
+    const ms = performance.now() - t0;
+    // team-b's failure mode is block: cosh's block, answered once the workspace is read (its 150 ms are spent by then) —
+    // counted from after the load, it came 150 ms later than the agent's deadline
+    expect(await res.json()).toMatchObject({ decision: "block" });
+    expect(ms).toBeLessThan(300 + 100);
+    edge.release();
+  });
+  it.each(["/v1//hooks/claude/PreToolUse", "/v1/Hooks/claude/PreToolUse"])("answers %s, a path its agent may build, in the agent's JSON, never a 404", async (path) => {
+    const res = await edgeApp().request(path, { ...post(rmEvent), token: TOKEN_B });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ hookSpecificOutput: { permissionDecision: "deny" } });
+  });
+
   it("one answered by Hookbox-Answer-By-Ms while it waits for a run slot gives its queue place up and never runs: the tenant's next event waits in it, not 429", async ({ expect }) => {
     const audit = join(mkdtempSync(join(tmpdir(), "hookbox-edge-audit-")), "audit.jsonl");
     const edge = edgeApp({ auditFile: audit, config: "[sandbox]\nmax_concurrency = 1\nmax_tenant_concurrency = 1\nmax_queue = 1\n\n[[hooks.Stop]]\nname = \"slow\"\ncommand = \"hang\"\n" });
@@ -375,27 +394,6 @@ describe("a repository rule named like an Object member", () => {
       // …unless the tool is called as the rule names it
       expect(answer.hooks.filter((h) => h.source === "repository").length, tool).toBe(rule.replace(/\(.*/, "") === tool ? 1 : 0);
     }
-  });
-});
-
-describe("a native endpoint's deadline", () => {
-  it("counts from the request's arrival: a slow workspace load takes its part, and the answer still comes by the deadline", async () => {
-    const edge = edgeApp({ workspaceReadMs: 300, config: "[[hooks.PreToolUse]]\nname = \"slow\"\ncommand = \"hang\"\n" });
-    const tar = await tarOf([{ name: "README.md", content: "hi" }]);
-    expect((await edge.request("/v1/workspaces/w", { method: "PUT", body: new Uint8Array(tar), token: TOKEN_B })).status).toBe(200);
-    const t0 = performance.now();
-    const res = await edge.request("/v1/hooks/cosh/PreToolUse", { ...post(rmEvent), token: TOKEN_B, headers: { "hookbox-workspace": "w", "hookbox-answer-by-ms": "150" } });
-    const ms = performance.now() - t0;
-    // team-b's failure mode is block: cosh's block, answered once the workspace is read (its 150 ms are spent by then) —
-    // counted from after the load, it came 150 ms later than the agent's deadline
-    expect(await res.json()).toMatchObject({ decision: "block" });
-    expect(ms).toBeLessThan(300 + 100);
-    edge.release();
-  });
-  it.each(["/v1//hooks/claude/PreToolUse", "/v1/Hooks/claude/PreToolUse"])("answers %s, a path its agent may build, in the agent's JSON, never a 404", async (path) => {
-    const res = await edgeApp().request(path, { ...post(rmEvent), token: TOKEN_B });
-    expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ hookSpecificOutput: { permissionDecision: "deny" } });
   });
 });
 
@@ -801,6 +799,17 @@ describe.concurrent("admission and shutdown", () => {
     expect(res.status).toBe(503);
     expect(res.headers.get("retry-after")).toBe("5");
     expect(await errorOf(res)).toMatchObject({ code: "shutting_down" });
+  });
+
+  it("answers a native endpoint whose path names no event, while draining, for the event its body names: at a stop, never the block that keeps the agent going", async () => {
+    const edge = edgeApp();
+    edge.drain();
+    // team-b: on_failure = block
+    const stop = await edge.request("/v1/hooks/claude", { ...post({ session_id: "b", hook_event_name: "Stop" }), token: TOKEN_B });
+    expect(stop.status).toBe(200);
+    expect(await stop.json()).toEqual({});
+    const pre = await edge.request("/v1/hooks/claude", { ...post({ ...rmEvent, hook_event_name: "PreToolUse" }), token: TOKEN_B });
+    expect(await pre.json()).toMatchObject({ hookSpecificOutput: { permissionDecision: "deny" } });
   });
 });
 
