@@ -178,7 +178,8 @@ async function handleRead(
   const finishOrRecord = (run: Promise<EventResult>) => run.then(finish, async (err: unknown) => {
     if (err instanceof EventExpiredError && err.record !== undefined) {
       answeredOtherwise = { decision: failed, why: `it waited for a run slot past max_event_ms: answered 503, the client applying the tenant's failure mode (${mode})` };
-      await finish(err.record as EventResult);
+      // Kept as well as it can be: its answer is the 503 whatever the record's fate.
+      await finish(err.record as EventResult).catch((recordErr: unknown) => c.get("log").error({ err: recordErr }, "expired event not recorded"));
     }
     throw err;
   });
