@@ -31,7 +31,7 @@ export const HOOK_TABLES: Record<string, { syntax: "json" | "jsonc" | "toml"; ke
   ".copilot-shell/config.toml": { syntax: "toml", keys: ["hooks"] },
   ".claude/settings.json": { syntax: "json", keys: ["hooks", "disableAllHooks"] },
   ".claude/settings.local.json": { syntax: "json", keys: ["hooks", "disableAllHooks"] },
-  ".codex/config.toml": { syntax: "toml", keys: ["hooks"] },
+  ".codex/config.toml": { syntax: "toml", keys: ["hooks", "features"] },
   // comments and trailing commas allowed, as Gemini CLI reads it
   ".gemini/settings.json": { syntax: "jsonc", keys: ["hooks", "hooksConfig"] },
 };

@@ -99,7 +99,8 @@ export interface PreparedEvent {
    * decision. A slow hook then cannot undo what a trusted one already decided (a policy ask stays
    * an ask). Undefined otherwise (an allow too: the failure mode passes through to the agent's own
    * prompt, where an early allow would skip it). Argument changes are never passed on unfinished.
-   * The event goes on and is recorded when done.
+   * The event goes on and is recorded when done (one still waiting for a run slot is given up by its
+   * caller, and recorded as such).
    */
   early(mode: FailureMode, why: string): Omit<EventResult, "trace" | "tool_name" | "session_id"> | undefined;
   /** Whether its turn to run has come (or it needs none): false while it waits for a run slot. */

@@ -124,7 +124,7 @@ function* loadSteps(dir: string, maxTimeoutMs: number, limits: RepositoryLimits)
     throw new ConfigError(".", `cannot read the repository's hook files (${(err as NodeJS.ErrnoException).code ?? (err as Error).message.replaceAll(dir, "…")})`);
   }
   const merged = mergeHookSets(sets);
-  const off = [...switchedOff].map(([format, file]) => `${file}: switches off this repository's ${format} hooks (${format === "cosh" ? "[hooks] enabled = false" : format === "codex" ? "[features] hooks = false" : "disableAllHooks"}); its other agents' hooks still run`);
+  const off = [...switchedOff].map(([format, file]) => `${file}: switches off this repository's ${format} hooks (${format === "cosh" ? "[hooks] enabled = false" : format === "codex" && file.endsWith(".toml") ? "[features] hooks = false, or codex_hooks" : "disableAllHooks"}); its other agents' hooks still run`);
   return { hooks: merged.hooks.filter((h) => !switchedOff.has(h.format)), warnings: capWarnings([...off, ...merged.warnings], warningBudget.skipped), disableAll: false };
 }
 

@@ -200,7 +200,8 @@ async function handleRead(
         (err: unknown) => errorLine(err, mode),
       );
       // Hookbox-Answer-By-Ms holds for a stream too: by then, what the finished hooks decided, or the
-      // failure mode as an error line (the late decision is still recorded).
+      // failure mode as an error line (the late decision is still recorded; one still waiting for a
+      // run slot is given up, and recorded as such).
       let timer: NodeJS.Timeout | undefined;
       const late = answerByMs === undefined ? undefined : new Promise<"late">((r) => (timer = setTimeout(() => r("late"), leftOf(answerByMs))));
       // Decided in time is decided by the hooks' end, not by when its record is written (a slow disk).
@@ -224,7 +225,7 @@ async function handleRead(
   const outcome = prepared.run();
   const run = finishOrRecord(outcome).finally(settle);
   deps.inflight.add(run);
-  // The late decision is still recorded.
+  // The late decision is still recorded (one still waiting for a run slot is given up, and recorded as such).
   if (answerByMs !== undefined) {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<"late">((r) => (timer = setTimeout(() => r("late"), leftOf(answerByMs))));

@@ -598,8 +598,6 @@ describe("an event of two thousand hooks with hostile names", () => {
   });
 });
 
-// Hooks printing nothing but the redactor's trigger words, which cost it about a microsecond a
-// character: one event's trace redacts at most MAX_TRACE_REDACT_CHARS, the rest listed without streams.
 describe("redaction at the widest capture_bytes", () => {
   let wide: Service;
   beforeAll(async () => {
@@ -624,6 +622,8 @@ describe("redaction at the widest capture_bytes", () => {
   });
 });
 
+// Hooks printing nothing but the redactor's trigger words, which cost it a few microseconds a
+// character: one event's trace redacts at most MAX_TRACE_REDACT_CHARS, the rest listed without streams.
 describe("an event of four hundred hooks printing what redaction works hardest on", () => {
   const HOOKS = 400;
   let red: Service;

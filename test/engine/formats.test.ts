@@ -731,7 +731,7 @@ describe("each agent's own switch turns off that agent's hooks only", () => {
       ".github/hooks/guard.json": JSON.stringify({ version: 1, hooks: { preToolUse: [{ type: "command", bash: "copilot.sh" }] } }),
     }), 60_000);
     expect(set.hooks.map((h) => h.command)).toEqual(["copilot.sh"]);
-    expect(set.warnings).toEqual(expect.arrayContaining([expect.stringMatching(/^\.codex\/config\.toml: switches off this repository's codex hooks \(\[features\] hooks = false\)/)]));
+    expect(set.warnings).toEqual(expect.arrayContaining([expect.stringMatching(/^\.codex\/config\.toml: switches off this repository's codex hooks \(\[features\] hooks = false, or codex_hooks\)/)]));
     // switched on (or not said): both run
     const on = await loadRepositoryHooks(tree({
       ".codex/hooks.json": JSON.stringify({ hooks: { PreToolUse: [{ hooks: [{ type: "command", command: "codex.sh" }] }] } }),
