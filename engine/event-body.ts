@@ -97,6 +97,12 @@ const notJson = (e: SyntaxError & { line: number; column: number }) =>
  * `locateBelow`: a body of that many characters or more that is not JSON is not located here (an
  * UnlocatedJsonError, for parseEventBodyOffThread).
  */
+/** The fields that say an event's tool call, in each dialect: a body uses one. */
+const DIALECT_FIELDS = {
+  snake: ["tool_name", "tool_input", "tool_response"],
+  camel: ["toolName", "toolArgs", "toolResult"],
+} as const;
+
 export function parseEventBody(raw: Uint8Array, opts: { weighed?: boolean; locateBelow?: number } = {}): JsonObject {
   const text = Buffer.from(raw).toString("utf8");
   if (text.trim() === "") throw new BadRequestError("the body is empty: post the event JSON a hook would read on stdin", "body", "bad_json");
@@ -110,12 +116,17 @@ export function parseEventBody(raw: Uint8Array, opts: { weighed?: boolean; locat
     throw notJson(jsonSyntaxError(text, err));
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw new BadRequestError("the body must be a JSON object", "body", "bad_json");
-  // One tool, said once: a body that names it, or its arguments, in both dialects would let a hook of
-  // one read another tool call than the agent of the other runs.
-  for (const [snake, camel] of [["tool_name", "toolName"], ["tool_input", "toolArgs"]] as const) {
-    if (Object.hasOwn(value, snake) && Object.hasOwn(value, camel))
-      throw new BadRequestError(`${camel}: the body gives ${snake} too; an event names its tool and arguments in one dialect`, camel, "bad_field");
-  }
+  // One tool call, in one dialect: a body that names its tool, its arguments or its result in both —
+  // `tool_name` beside `toolArgs` too — would let a hook of one read another call than the one the
+  // matcher tested, or than the agent of the other runs. (VS Code names the event `hookEventName`
+  // beside `tool_name`: the event's name may be either, and both only when they name one event.)
+  const snakeSaid = DIALECT_FIELDS.snake.filter((k) => Object.hasOwn(value, k));
+  const camelSaid = DIALECT_FIELDS.camel.filter((k) => Object.hasOwn(value, k));
+  if (snakeSaid.length > 0 && camelSaid.length > 0)
+    throw new BadRequestError(`${camelSaid[0]}: the body gives ${snakeSaid[0]} too; an event names its tool and arguments in one dialect`, camelSaid[0], "bad_field");
+  const { hook_event_name: snakeEvent, hookEventName: camelEvent } = value as { hook_event_name?: unknown; hookEventName?: unknown };
+  if (snakeEvent !== undefined && camelEvent !== undefined && String(snakeEvent).toLowerCase() !== String(camelEvent).toLowerCase())
+    throw new BadRequestError("hookEventName: the body gives hook_event_name too, naming another event; an event is named once", "hookEventName", "bad_field");
   const fields: Record<string, unknown> = {};
   for (const k of CHECKED_FIELDS) if (Object.hasOwn(value, k)) fields[k] = (value as Record<string, unknown>)[k];
   const checked = CheckedFieldsSchema.safeParse(fields);

@@ -141,10 +141,21 @@ describe("payloads", () => {
     const camel = new PayloadCache(Buffer.from("{}"), { toolName: "bash", hookEvent_name: "Stop" }, "camel", point("preToolUse"));
     expect(JSON.parse(Buffer.from(camel.for("snake", "PreToolUse")).toString())).toMatchObject({ hook_event_name: "PreToolUse", tool_name: "bash" });
   });
-  it("refuses a body that names its tool or its arguments in both dialects", () => {
-    for (const body of ['{"tool_name":"Bash","toolName":"Read"}', '{"tool_input":{"command":"ls"},"toolArgs":"{\\"command\\":\\"rm -rf /\\"}"}']) {
+  it("refuses a body that names its tool call in both dialects, crossed too: a hook of one would read another call than the matcher tested", () => {
+    for (const body of [
+      '{"tool_name":"Bash","toolName":"Read"}',
+      '{"tool_input":{"command":"ls"},"toolArgs":"{\\"command\\":\\"rm -rf /\\"}"}',
+      '{"hook_event_name":"PreToolUse","tool_name":"Read","toolArgs":"{\\"file_path\\":\\"/root/.ssh/id_rsa\\"}"}',
+      '{"toolName":"Read","tool_input":{"file_path":"/root/.ssh/id_rsa"}}',
+      '{"tool_name":"Bash","toolResult":{}}',
+    ]) {
       expect(() => parseEventBody(Buffer.from(body)), body).toThrow(/an event names its tool and arguments in one dialect/);
     }
+  });
+  it("refuses a body whose two event names name two events; takes VS Code's hookEventName beside tool_name", () => {
+    expect(() => parseEventBody(Buffer.from('{"hook_event_name":"SessionStart","hookEventName":"preToolUse","toolName":"bash"}'))).toThrow(/naming another event/);
+    expect(parseEventBody(Buffer.from('{"hook_event_name":"PreToolUse","hookEventName":"preToolUse"}'))).toMatchObject({ hookEventName: "preToolUse" });
+    expect(parseEventBody(Buffer.from('{"hookEventName":"PreToolUse","tool_name":"editFiles","tool_input":{"files":["a"]}}'))).toMatchObject({ tool_name: "editFiles" });
   });
 });
 
