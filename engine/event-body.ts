@@ -97,6 +97,51 @@ const notJson = (e: SyntaxError & { line: number; column: number }) =>
  * `locateBelow`: a body of that many characters or more that is not JSON is not located here (an
  * UnlocatedJsonError, for parseEventBodyOffThread).
  */
+/**
+ * The first key said twice in one object of `text`, as JSON reads it (escapes decoded: `"a"` and
+ * `"\u0061"` are one key), or undefined; text that is no JSON may give any answer. One pass; a set
+ * of keys per object open at once (at most MAX_EVENT_CONTAINERS deep and wide: weighed before).
+ */
+export function duplicateKey(text: string): string | undefined {
+  const open: (Set<string> | null)[] = [];
+  let start = -1; // the string being read: where its quote opens
+  let escaped = false;
+  let last: { from: number; to: number; escaped: boolean } | undefined;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (start >= 0) {
+      if (c === 0x5c) {
+        escaped = true;
+        i++;
+      } else if (c === 0x22) {
+        last = { from: start, to: i + 1, escaped };
+        start = -1;
+      }
+      continue;
+    }
+    if (c === 0x22) {
+      start = i;
+      escaped = false;
+    } else if (c === 0x7b) open.push(new Set());
+    else if (c === 0x5b) open.push(null);
+    else if (c === 0x7d || c === 0x5d) open.pop();
+    else if (c === 0x3a && last) {
+      const keys = open[open.length - 1];
+      if (!keys) continue;
+      const raw = text.slice(last.from, last.to);
+      let key: string;
+      try {
+        key = last.escaped ? (JSON.parse(raw) as string) : raw.slice(1, -1);
+      } catch {
+        continue;
+      }
+      if (keys.has(key)) return key;
+      keys.add(key);
+    }
+  }
+  return undefined;
+}
+
 /** The fields that say an event's tool call, in each dialect: a body uses one. */
 const DIALECT_FIELDS = {
   snake: ["tool_name", "tool_input", "tool_response"],
@@ -116,6 +161,10 @@ export function parseEventBody(raw: Uint8Array, opts: { weighed?: boolean; locat
     throw notJson(jsonSyntaxError(text, err));
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw new BadRequestError("the body must be a JSON object", "body", "bad_json");
+  // A key said twice: JSON.parse keeps the last, a hook's parser in another language may keep the
+  // first (or refuse the body, and fail open) — and a hook of the body's own dialect reads its bytes.
+  const twice = duplicateKey(text);
+  if (twice !== undefined) throw new BadRequestError(`the key ${JSON.stringify(twice.slice(0, 64))} is given twice in one object: a hook's JSON reader may take the other one`, "body", "bad_json");
   // One tool call, in one dialect: a body that names its tool, its arguments or its result in both —
   // `tool_name` beside `toolArgs` too — would let a hook of one read another call than the one the
   // matcher tested, or than the agent of the other runs. (VS Code names the event `hookEventName`
@@ -139,6 +188,8 @@ export function parseEventBody(raw: Uint8Array, opts: { weighed?: boolean; locat
   const { toolArgs } = checked.data;
   const argsProblem = typeof toolArgs === "string" ? jsonShapeProblem(Buffer.from(toolArgs)) : undefined;
   if (argsProblem) throw new BadRequestError(`toolArgs: the JSON in it ${argsProblem}`, "toolArgs", "bad_field");
+  const argsTwice = typeof toolArgs === "string" ? duplicateKey(toolArgs) : undefined;
+  if (argsTwice !== undefined) throw new BadRequestError(`toolArgs: the key ${JSON.stringify(argsTwice.slice(0, 64))} is given twice in one object of the JSON in it`, "toolArgs", "bad_field");
   return value as JsonObject;
 }
 

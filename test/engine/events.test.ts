@@ -152,6 +152,15 @@ describe("payloads", () => {
       expect(() => parseEventBody(Buffer.from(body)), body).toThrow(/an event names its tool and arguments in one dialect/);
     }
   });
+  it("refuses a key said twice in one object, escaped or not, in toolArgs' JSON too: JSON.parse keeps the last, a hook's reader may keep the first", () => {
+    for (const body of [
+      '{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_name":"Read","tool_input":{"command":"rm -rf /"}}',
+      '{"tool_name":"Bash","tool_input":{"command":"ls","\\u0063ommand":"rm -rf /"}}',
+    ]) expect(() => parseEventBody(Buffer.from(body)), body).toThrow(/is given twice in one object/);
+    expect(() => parseEventBody(Buffer.from('{"toolName":"bash","toolArgs":"{\\"command\\":\\"ls\\",\\"command\\":\\"rm -rf /\\"}"}'))).toThrow(/toolArgs: the key "command" is given twice/);
+    // one key in each of two objects, and keys in strings, are no repeat
+    expect(parseEventBody(Buffer.from('{"a":{"b":1},"c":{"b":2},"d":[{"e":1},{"e":2}],"f":"\\"a\\":1"}'))).toMatchObject({ c: { b: 2 } });
+  });
   it("refuses a body whose two event names name two events; takes VS Code's hookEventName beside tool_name", () => {
     expect(() => parseEventBody(Buffer.from('{"hook_event_name":"SessionStart","hookEventName":"preToolUse","toolName":"bash"}'))).toThrow(/naming another event/);
     expect(parseEventBody(Buffer.from('{"hook_event_name":"PreToolUse","hookEventName":"preToolUse"}'))).toMatchObject({ hookEventName: "preToolUse" });
