@@ -170,7 +170,14 @@ export const HookEnvSchema = z
   ));
 
 /** A hook's command, or a path it names: no NUL byte (no process could be given it, and the hand-over counts bytes). */
-export const CommandSchema = z.string().min(1, "command must not be empty").refine((s) => !s.includes("\0"), "a command cannot hold a NUL byte");
+/**
+ * @default 96 KiB — a hook's command: it is run as one argument of `sh -c`, which Linux takes up to
+ * 128 KiB; longer, a cold run could not start and a warm one's shell could not run it (two endings
+ * for one file), so it is refused where it is written.
+ */
+export const MAX_COMMAND_BYTES = 96 * 1024;
+export const CommandSchema = z.string().min(1, "command must not be empty").refine((s) => !s.includes("\0"), "a command cannot hold a NUL byte")
+  .refine((s) => s.length <= MAX_COMMAND_BYTES && Buffer.byteLength(s) <= MAX_COMMAND_BYTES, `a command longer than ${MAX_COMMAND_BYTES} bytes cannot be run (MAX_COMMAND_BYTES: sh -c takes up to 128 KiB)`);
 export const NoNulSchema = z.string().refine((s) => !s.includes("\0"), "a path cannot hold a NUL byte");
 
 /** The points where a block means "keep going" (Claude's, Copilot's and Cursor's Stop and SubagentStop). */

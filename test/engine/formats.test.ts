@@ -723,6 +723,16 @@ describe("repository hook files are hostile input", () => {
   });
 });
 
+describe("a hook's command longer than sh -c takes", () => {
+  it("is refused at its line, MAX_COMMAND_BYTES named: a cold run could not start it and a warm one's shell could not run it", async () => {
+    const long = `true #${"x".repeat(200 * 1024)}`;
+    await expect(loadRepositoryHooks(tree({ ".github/hooks/a.json": JSON.stringify({ version: 1, hooks: { preToolUse: [{ type: "command", bash: long }] } }) }), 60_000)).rejects.toThrow(/MAX_COMMAND_BYTES/);
+    // one of the most it may be loads
+    const set = await loadRepositoryHooks(tree({ ".github/hooks/a.json": JSON.stringify({ version: 1, hooks: { preToolUse: [{ type: "command", bash: "x".repeat(96 * 1024) }] } }) }), 60_000);
+    expect(set.hooks).toHaveLength(1);
+  });
+});
+
 describe("each agent's own switch turns off that agent's hooks only", () => {
   it.each(["hooks", "codex_hooks"])("Codex's [features] %s = false in .codex/config.toml turns off its hooks.json's and inline hooks, the others' left running, with a warning", async (flag) => {
     const set = await loadRepositoryHooks(tree({

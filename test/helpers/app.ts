@@ -59,6 +59,11 @@ function fakeRunner(kind: Runner["kind"], held: Set<() => void>, ran: RunRequest
       }
       // `wide <n>`: a block with n empty arrays beside it (past MAX_EVENT_CONTAINERS, an answer hookbox does not read).
       if (request.command.startsWith("wide ")) return { ...base, outcome: "exited", exitCode: 0, stdout: `{"decision":"block","reason":"wide","pad":[${"[],".repeat(Number(request.command.slice(5)) - 1)}[]]}` };
+      // `deep-args <n>`: allows, with arguments changed to a JSON string of n nested arrays (past every parser's stack).
+      if (request.command.startsWith("deep-args ")) {
+        const n = Number(request.command.slice(10));
+        return { ...base, outcome: "exited", exitCode: 0, stdout: JSON.stringify({ permissionDecision: "allow", modifiedArgs: `${"[".repeat(n)}${"]".repeat(n)}` }) };
+      }
       // `say <json>`: prints the JSON, whatever the event.
       if (request.command.startsWith("say ")) return { ...base, outcome: "exited", exitCode: 0, stdout: request.command.slice(4) };
       const stdin = Buffer.from(request.stdin).toString();

@@ -431,8 +431,9 @@ describe("a hook's changed arguments", () => {
   };
   const copilotEvent = { toolName: "bash", toolArgs: JSON.stringify({ command: "ls" }) };
   it("as a string nested past every parser's stack: dropped as the hook's error, and the policy hook's ask stands (no 500)", async () => {
-    const deep = `${"[".repeat(100_000)}${"]".repeat(100_000)}`;
-    const config = `[policy]\ndirs = [${JSON.stringify(policyDir({ permissionDecision: "allow", modifiedArgs: deep }))}]\n\n[[policy.PreToolUse]]\nname = "asker"\ncommand = '''say {"decision":"ask","reason":"a human should look"}'''\n`;
+    const dir = mkdtempSync(join(tmpdir(), "hookbox-edge-policy-"));
+    writeFileSync(join(dir, "rewrite.json"), JSON.stringify({ version: 1, hooks: { preToolUse: [{ type: "command", bash: "deep-args 100000" }] } }));
+    const config = `[policy]\ndirs = [${JSON.stringify(dir)}]\n\n[[policy.PreToolUse]]\nname = "asker"\ncommand = '''say {"decision":"ask","reason":"a human should look"}'''\n`;
     const edge = edgeApp({ config });
     const res = await edge.request("/v1/events/preToolUse", post(copilotEvent));
     expect(res.status).toBe(200);
