@@ -98,6 +98,14 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
   const dataDir = config.server.dataDir;
   mkdirSync(join(dataDir, "workspaces"), { recursive: true, mode: 0o700 });
   mkdirSync(join(dataDir, "scratch"), { recursive: true, mode: 0o711 });
+  // Before the lock, after which this process starts containers (until a handler is set, the kernel
+  // ends the process at once): a stop asked for while it starts (a rollout) is taken up once it is
+  // up — drained and cleaned up as any stop — never the default exit, which would leave its
+  // pre-started containers and its lock behind.
+  const stopping: { asked?: string; now?: (signal: string) => void } = {};
+  const onSignal = (signal: string) => (stopping.now ? stopping.now(signal) : (stopping.asked ??= signal));
+  process.on("SIGTERM", () => onSignal("SIGTERM"));
+  process.on("SIGINT", () => onSignal("SIGINT"));
   // One service per data_dir: a second one would take the first one's containers for leftovers.
   const lock = lockDataDir(dataDir, {
     // Another service took this data_dir over (its holder looked gone): two on one data_dir remove
@@ -112,13 +120,6 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
     process.exit(2);
   }
   if (lock.tookOverFrom !== undefined) logger.warn({ dataDir, pid: lock.tookOverFrom }, "took over the data_dir lock of a process that is gone");
-  // From here on this process starts containers: a stop asked for while it starts (a rollout) is
-  // taken up once it is up — drained and cleaned up as any stop — never Node's default exit, which
-  // would leave its pre-started containers and its lock behind.
-  const stopping: { asked?: string; now?: (signal: string) => void } = {};
-  const onSignal = (signal: string) => (stopping.now ? stopping.now(signal) : (stopping.asked ??= signal));
-  process.on("SIGTERM", () => onSignal("SIGTERM"));
-  process.on("SIGINT", () => onSignal("SIGINT"));
   const container = new ContainerRunner({
     scratchDir: join(dataDir, "scratch"),
     defaultImage: config.sandbox.image,
