@@ -152,7 +152,8 @@ async function handleRead(
   // first (what the finished hooks decided, or the failure mode), or the event expired waiting.
   let answeredOtherwise: AnsweredOtherwise | undefined;
   // What the failure mode answers: a block, but never where a block would keep the agent going (a stop).
-  const failed = mode === "block" && !(named !== undefined && resolveEventName(named) !== undefined && blockKeepsGoing(resolveEventName(named)!.point)) ? "block" : null;
+  const namedPoint = named !== undefined ? resolveEventName(named)?.point : undefined;
+  const failed = mode === "block" && !(namedPoint !== undefined && blockKeepsGoing(namedPoint)) ? "block" : null;
   const answeredLate = (early: { decision: Decision | null } | undefined) => {
     answeredOtherwise = early
       ? { decision: early.decision, why: `answered within ${answerByMs} ms, the agent's deadline near, with what the hooks finished by then decided` }

@@ -135,13 +135,19 @@ describe("redaction costs linear time over capped text", () => {
 });
 
 /** A "stall" event with `extra` in it, sent under the probe; its trace once written, as text. */
-const tracedUnderProbe = (extra: Record<string, unknown>) =>
-  underProbe(svc.url, async () => {
-    const res = await svc.event(pre("stall", extra));
+const tracedUnderProbe = async (extra: Record<string, unknown>) => {
+  const { value: id, ...probed } = await decidedUnderProbe(svc, pre("stall", extra));
+  return { ...probed, value: await (await getTrace(svc, id)).text() };
+};
+
+/** `body` posted to `service` under the health probe, answered 200, its trace written: its event id. */
+const decidedUnderProbe = (service: Service, body: unknown) =>
+  underProbe(service.url, async () => {
+    const res = await service.event(body);
     expect(res.status).toBe(200);
     const { event_id } = (await res.json()) as { event_id: string };
     await settle();
-    return (await getTrace(svc, event_id)).text();
+    return event_id;
   });
 
 describe("redaction of many user:password options costs linear time", () => {
@@ -609,13 +615,7 @@ describe("redaction at the widest capture_bytes", () => {
   it("64 KiB of `token:` chained in one bare run, in the event and both streams, stalls nothing, every link redacted", async () => {
     // Each link once re-read the run to its end: 64 KiB cost a third of a second a stream, and it grows as the square.
     const notes = "token:".repeat(Math.floor((64 * 1024) / 6));
-    const { value: id, health } = await underProbe(wide.url, async () => {
-      const res = await wide.event(pre("wide", { notes }));
-      expect(res.status).toBe(200);
-      const { event_id } = (await res.json()) as { event_id: string };
-      await settle();
-      return event_id;
-    });
+    const { value: id, health } = await decidedUnderProbe(wide, pre("wide", { notes }));
     expect(health.worstMs).toBeLessThanOrEqual(WORST_HEALTH_MS);
     const t = JSON.parse(await (await getTrace(wide, id)).text()) as { hooks: Array<{ stdin: string; stdout: string; stderr: string }> };
     for (const s of [t.hooks[0]!.stdin, t.hooks[0]!.stdout, t.hooks[0]!.stderr]) expect(s).toContain("token:[redacted]token:[redacted]token:[redacted]");
@@ -637,13 +637,7 @@ describe("an event of four hundred hooks printing what redaction works hardest o
 
   it("redacts the first hooks' streams, lists the rest without them, and the service answers throughout", async () => {
     const { MAX_TRACE_REDACT_CHARS, TRACE_FULL } = await import("../../service/records/trace-content.js");
-    const { value: id, health } = await underProbe(red.url, async () => {
-      const res = await red.event(pre("red"));
-      expect(res.status).toBe(200);
-      const { event_id } = (await res.json()) as { event_id: string };
-      await settle();
-      return event_id;
-    });
+    const { value: id, health } = await decidedUnderProbe(red, pre("red"));
     expect(health.worstMs).toBeLessThanOrEqual(WORST_HEALTH_MS);
     const t = JSON.parse(await (await getTrace(red, id)).text()) as { hooks: Array<{ name: string; stdout: string; stderr: string }> };
     expect(t.hooks).toHaveLength(HOOKS);
