@@ -8,7 +8,8 @@
  * or a `|` list of them when it holds only letters, digits, `_` and `|`, else a regular expression
  * found anywhere, with `Edit` and `Write` standing for `apply_patch`; it reads a hook's JSON at exit
  * 0 only; exit 2 blocks only with a reason on stderr (without one it is a failed hook), at
- * `PermissionRequest` too.
+ * `PermissionRequest` too, and a JSON block without a reason is refused (a failed hook); at
+ * compaction only `continue: false` stops.
  */
 import type { Folded } from "../aggregate.js";
 import type { EventPoint } from "../events.js";
@@ -38,7 +39,35 @@ export function codexMatcher(pattern: string | undefined): Matcher | undefined {
   return { source: pattern, test: (name) => test(name) || (name === "apply_patch" && APPLY_PATCH_ALIASES.some(test)) };
 }
 
+/**
+ * Codex's compaction hooks answer with `continue`, `stopReason`, `suppressOutput` and
+ * `systemMessage` only (its output schemas deny any other field): exit 2 is no block there, any
+ * non-zero exit a failed hook, and only `continue: false` stops — compaction with it.
+ */
+const COMPACTION_POINTS: ReadonlySet<string> = new Set(["PreCompact", "PostCompact"]);
+const COMPACTION_FIELDS: ReadonlySet<string> = new Set(["continue", "stopReason", "suppressOutput", "systemMessage"]);
+
+/** The first field of a compaction hook's JSON answer Codex does not take; undefined when it takes them all (or it is no JSON object). */
+function untakenCompactionField(stdout: string): string | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(stdout);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
+  return Object.keys(value).find((k) => !COMPACTION_FIELDS.has(k));
+}
+
 export function interpretCodex(run: RunResult, hook: HookDef): Verdict {
+  if (COMPACTION_POINTS.has(hook.point)) {
+    if (run.outcome === "exited" && run.exitCode !== 0) return { decision: null, error: describeFailure(run), rule: `codex: any non-zero exit at ${hook.point} is a failed hook (no block)` };
+    if (run.outcome === "exited") {
+      // interpretClaude has read the output within its bounds already: a second parse costs no more.
+      const untaken = untakenCompactionField(run.stdout.trim());
+      if (untaken !== undefined) return { decision: null, error: `field "${untaken}" in a ${hook.point} answer`, rule: `codex: a ${hook.point} answer takes continue, stopReason, suppressOutput and systemMessage only — with "${untaken}" the hook failed` };
+    }
+  }
   if (run.outcome === "exited" && run.exitCode === 2) {
     // Codex: exit 2 is a block with stderr as its reason — at PermissionRequest too — and without one a failed hook.
     const said = run.stderr.trim();
@@ -49,6 +78,9 @@ export function interpretCodex(run: RunResult, hook: HookDef): Verdict {
   if (run.outcome === "exited" && run.exitCode !== 0) return { decision: null, error: describeFailure(run), rule: "codex: a non-zero exit other than 2 is a failed hook (its JSON is not read)" };
   const verdict = interpretClaude(run, hook);
   const rule = verdict.rule.replace(/^claude:/, "codex:");
+  // Codex refuses a deny or block whose reason is missing or blank, and the call goes on.
+  if (verdict.decision === "block" && verdict.halt === undefined && !verdict.reason?.trim())
+    return { decision: null, error: "a block without a reason", rule: `${rule}; codex: a block without a reason is refused — the hook failed` };
   if (verdict.decision !== "ask") return { ...verdict, rule };
   return { ...verdict, decision: "block", reason: verdict.reason ?? `hook ${hook.name} asked, and Codex has no ask`, rule: `${rule}; codex: no ask — an ask is a block` };
 }
@@ -58,7 +90,7 @@ export function interpretCodex(run: RunResult, hook: HookDef): Verdict {
  * field it does not know (its output types deny unknown fields), so anywhere else one would cost
  * the whole answer, block and all.
  */
-const CODEX_SPECIFIC_POINTS: ReadonlySet<string> = new Set(["PreToolUse", "PostToolUse", "SessionStart", "UserPromptSubmit"]);
+const CODEX_SPECIFIC_POINTS: ReadonlySet<string> = new Set(["PreToolUse", "PostToolUse", "SessionStart", "SubagentStart", "UserPromptSubmit"]);
 
 /**
  * Codex answers as Claude Code does, with an ask said as a deny, and nothing Codex refuses — an
@@ -84,6 +116,12 @@ function codexAnswer(point: EventPoint, f: Folded): Answer {
     changed = undefined;
   }
   if (point === "PreToolUse" && decision === "allow" && changed === undefined) decision = null;
+  if (COMPACTION_POINTS.has(point)) {
+    // No decision field there: a block of compaction is said as the stop Codex takes from these hooks.
+    const stop = halt ?? (decision === "block" ? rest.reason?.trim() || "compaction blocked by a hook" : undefined);
+    const message = withContext(rest.systemMessage, rest.additionalContext);
+    return { output: { ...(stop !== undefined ? { continue: false, stopReason: stop } : {}), ...(message !== undefined ? { systemMessage: message } : {}) }, exit_code: 0 };
+  }
   const told = withContext(rest.systemMessage, untaken);
   // Codex refuses a deny or block whose reason is missing or blank (and lets the call go on).
   const reason = f.decision === "ask" ? askDenyReason(rest.reason, "Codex") : decision === "block" && !rest.reason?.trim() ? "blocked by a hook" : rest.reason;
@@ -114,7 +152,7 @@ export const codexFormat: FormatModule = {
 };
 
 /** The events Codex fires (Codex hooks documentation): a hook under another name (Gemini's `BeforeTool`, Copilot's `preToolUse`) never runs there. */
-export const CODEX_EVENTS: ReadonlySet<string> = new Set(["SessionStart", "UserPromptSubmit", "PreToolUse", "PermissionRequest", "PostToolUse", "PreCompact", "PostCompact", "Stop"]);
+export const CODEX_EVENTS: ReadonlySet<string> = new Set(["SessionStart", "UserPromptSubmit", "PreToolUse", "PermissionRequest", "PostToolUse", "PreCompact", "PostCompact", "SubagentStart", "SubagentStop", "Stop"]);
 const CODEX_FIRES = { agent: "Codex", names: CODEX_EVENTS };
 
 /**

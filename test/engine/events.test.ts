@@ -270,6 +270,12 @@ describe("answers an agent accepts whole (an answer it refuses loses the block w
     ["claude", "PostToolUse", n({ additionalContext: "ctx" }), { hookSpecificOutput: { hookEventName: "PostToolUse", additionalContext: "ctx" } }],
     // Codex: no hookSpecificOutput on Stop (it denies unknown fields)
     ["codex", "Stop", n({ decision: "block", reason: "tests fail", additionalContext: "ctx" }), { decision: "block", reason: "tests fail", systemMessage: "ctx" }],
+    // Codex: its compaction answers take continue, stopReason, suppressOutput and systemMessage only — a block is the stop
+    ["codex", "PreCompact", n({ decision: "block", reason: "not now", additionalContext: "ctx" }), { continue: false, stopReason: "not now", systemMessage: "ctx" }],
+    ["codex", "PreCompact", n({ decision: "block", halt: "keep the context" }), { continue: false, stopReason: "keep the context" }],
+    ["codex", "PostCompact", n({ systemMessage: "note" }), { systemMessage: "note" }],
+    ["codex", "SubagentStart", n({ additionalContext: "ctx" }), { hookSpecificOutput: { hookEventName: "SubagentStart", additionalContext: "ctx" } }],
+    ["codex", "SubagentStop", n({ decision: "block", reason: "finish the tests", additionalContext: "ctx" }), { decision: "block", reason: "finish the tests", systemMessage: "ctx" }],
     // Codex: changed arguments only with an allow
     ["codex", "PreToolUse", n({ decision: "allow", modifiedArgs: { command: "ls" } }), { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "allow", updatedInput: { command: "ls" } } }],
     ["codex", "PreToolUse", n({ decision: "ask", reason: "confirm", modifiedArgs: { command: "ls" } }), { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "confirm" } }],

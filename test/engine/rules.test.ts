@@ -325,6 +325,15 @@ describe("Codex rules (Codex hooks documentation: Claude Code's shape, no ask)",
     ["exit 2 without a reason on stderr is a failed hook", exited(2, '{"decision":"block","reason":"json"}', " \n"), pre, { decision: null, error: true, rule: /codex: exit 2 blocks only with a reason on stderr/ }],
     ["exit 2 denies a PermissionRequest (as Claude Code does), with stderr its reason", exited(2, "", "no network"), hook("codex", "PermissionRequest"), { decision: "block", reason: "no network", rule: /codex: exit 2 blocks/ }],
     ["JSON is read at exit 0 only: a deny at exit 1 is a failed hook", exited(1, '{"hookSpecificOutput":{"permissionDecision":"deny","permissionDecisionReason":"no"}}'), pre, { decision: null, error: true, rule: /codex: a non-zero exit other than 2/ }],
+    // Codex's output parser: a block whose reason is missing or blank is refused, and the call goes on
+    ["a deny without a reason is a failed hook", exited(0, '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny"}}'), pre, { decision: null, error: true, rule: /codex: a block without a reason is refused/ }],
+    ["a PostToolUse block with a blank reason is a failed hook", exited(0, '{"decision":"block","reason":" "}'), hook("codex", "PostToolUse"), { decision: null, error: true, rule: /without a reason is refused/ }],
+    ["a SubagentStop block with its reason keeps the subagent going", exited(0, '{"decision":"block","reason":"finish the tests"}'), hook("codex", "SubagentStop"), { decision: "block", reason: "finish the tests", error: false, rule: /^codex: decision "block"/ }],
+    // Codex's compaction hooks: only continue: false stops; exit 2 and a decision field are failures
+    ["PreCompact: exit 2 is a failed hook, no block", exited(2, "", "not now"), hook("codex", "PreCompact"), { decision: null, error: true, rule: /any non-zero exit at PreCompact is a failed hook/ }],
+    ["PreCompact: a decision field costs the whole answer", exited(0, '{"decision":"block","reason":"not now","continue":false}'), hook("codex", "PreCompact"), { decision: null, error: true, rule: /takes continue, stopReason, suppressOutput and systemMessage only — with "decision"/ }],
+    ["PreCompact: continue false stops compaction", exited(0, '{"continue":false,"stopReason":"keep the context"}'), hook("codex", "PreCompact"), { decision: "block", reason: "keep the context", error: false, rule: /codex: continue = false stops the agent \(and blocks this PreCompact\)/ }],
+    ["PostCompact: exit 2 is a failed hook", exited(2, "", "x"), hook("codex", "PostCompact"), { decision: null, error: true, rule: /PostCompact is a failed hook/ }],
   ]);
 });
 
