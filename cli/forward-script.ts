@@ -240,6 +240,7 @@ BEGIN {
     else if (fmt == "cursor") print "{\"permission\":\"deny\",\"user_message\":" r ",\"agent_message\":" r "}"
     else if ((fmt == "claude" || fmt == "codex") && tolower(ENVIRON["HOOKBOX_EVENT"]) == "pretooluse") print "{\"decision\":\"block\",\"reason\":" r ",\"hookSpecificOutput\":{\"hookEventName\":" q(ENVIRON["HOOKBOX_EVENT"]) ",\"permissionDecision\":\"deny\",\"permissionDecisionReason\":" r "}}"
     else if ((fmt == "claude" || fmt == "codex") && tolower(ENVIRON["HOOKBOX_EVENT"]) == "permissionrequest") print "{\"hookSpecificOutput\":{\"hookEventName\":" q(ENVIRON["HOOKBOX_EVENT"]) ",\"decision\":{\"behavior\":\"deny\",\"message\":" r "}}}"
+    else if (fmt == "codex" && tolower(ENVIRON["HOOKBOX_EVENT"]) == "precompact") print "{\"continue\":false,\"stopReason\":" r "}"
     else print "{\"decision\":\"block\",\"reason\":" r "}"
     exit 0
   }
@@ -340,6 +341,13 @@ umask 077
 AWK='${AWK.replace(/'/g, `'\\''`)}'
 # A line whose flags are wrong is a guard that never reaches hookbox: it blocks — exit 2 with the
 # problem on stderr, every agent's block — but where a block would keep the agent going (a stop).
+# Where the agent reads a block from the JSON at exit 0 only, any exit 2 its hook's failure: cosh (a
+# non-zero exit does not affect its main flow) and Codex's compaction (the stop read at exit 0 only).
+json_block_only() {
+  [ "$1" = cosh ] && return 0
+  [ "$1" = codex ] && [ "$(printf %s "$2" | LC_ALL=C tr '[:upper:]' '[:lower:]')" = precompact ] && return 0
+  return 1
+}
 usage() {
   cat >&2 <<'USAGE'
 ${FORWARD_USAGE.replace("usage: hookbox forward", "usage: forward.sh")}
@@ -360,7 +368,7 @@ USAGE
   case $uf in cosh|copilot|claude|codex|gemini|cursor) ;; *) uf=unknown ;; esac
   HOOKBOX_REASON=$reason HOOKBOX_EVENT=$ue LC_ALL=C awk -v mode=deny -v fmt="$uf" "$AWK" </dev/null || printf '{"decision":"block","reason":"blocked by hookbox"}\n'
   printf '%s\n' "$reason" >&2
-  [ "$uf" = cosh ] && exit 0
+  json_block_only "$uf" "$ue" && exit 0
   exit ${USAGE_BLOCK_EXIT}
 }
 # The event and format, read ahead of the flags (the last of each, as the flags are read): a usage
@@ -568,7 +576,6 @@ reason="$problem (blocking: $why)"
 # Should awk fail, a block all the same: cosh reads this JSON, the others exit 2.
 HOOKBOX_REASON=$reason HOOKBOX_EVENT=$event LC_ALL=C awk -v mode=deny -v fmt="$format" "$AWK" </dev/null || printf '{"decision":"block","reason":"blocked by hookbox"}\n'
 printf '%s\n' "$reason" >&2
-# cosh: a non-zero exit does not affect its main flow; its block is the JSON at exit 0.
-[ "$format" = cosh ] && exit 0
+json_block_only "$format" "$event" && exit 0
 exit 2
 `.replaceAll("\\${", "${");

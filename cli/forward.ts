@@ -75,7 +75,16 @@ function usageError(problem: string, argv: string[], usage = true): { stdout: st
   const named = lastFlag(argv, "format") ?? "cosh";
   const format = Object.hasOwn(FORMATS, named) ? (named as AgentFormat) : undefined;
   const output = format ? denyOutput(format, event ?? "", reason) : { decision: "block", reason };
-  return { stdout: `${safeJson(output)}\n`, stderr: `${head}${reason}\n`, code: format === "cosh" ? 0 : USAGE_BLOCK_EXIT };
+  return { stdout: `${safeJson(output)}\n`, stderr: `${head}${reason}\n`, code: format && jsonBlockOnly(format, event ?? "") ? 0 : USAGE_BLOCK_EXIT };
+}
+
+/**
+ * Where the agent reads a block from the JSON at exit 0 only — any exit 2 its hook's failure: cosh
+ * (cosh-hooks.md: a non-zero exit "does not affect main flow") and Codex's compaction (a non-zero
+ * exit there is a failed hook, the stop read from exit 0's JSON).
+ */
+function jsonBlockOnly(format: AgentFormat, event: string): boolean {
+  return format === "cosh" || (format === "codex" && event.toLowerCase() === "precompact");
 }
 
 /** What a usage error exits with, but for cosh (whose block is its JSON at exit 0): 2, a block to every other agent. */
@@ -235,8 +244,7 @@ export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Ar
   // Exit 2 with the reason on stderr blocks in every one of these agents (copilot-hooks.md: for
   // preToolUse); the agent's own deny JSON is printed too, for those that read stdout.
   const reason = `${problem} (${why})`;
-  // cosh-hooks.md: a "non-zero exit code … does not affect main flow" — cosh's block is its JSON at exit 0.
-  return { stdout: `${safeJson(denyOutput(format, values.event, reason))}\n`, stderr: `${reason}\n`, code: format === "cosh" ? 0 : 2 };
+  return { stdout: `${safeJson(denyOutput(format, values.event, reason))}\n`, stderr: `${reason}\n`, code: jsonBlockOnly(format, values.event) ? 0 : 2 };
 }
 
 /** The event did not arrive on stdin before the deadline. */
@@ -385,6 +393,8 @@ function denyOutput(format: AgentFormat, event: string, reason: string): Record<
       if (event.toLowerCase() === "pretooluse") return { decision: "block", reason, hookSpecificOutput: { hookEventName: event, permissionDecision: "deny", permissionDecisionReason: reason } };
       // PermissionRequest ignores exit 2: a deny there is its decision object.
       if (event.toLowerCase() === "permissionrequest") return { hookSpecificOutput: { hookEventName: event, decision: { behavior: "deny", message: reason } } };
+      // Codex's compaction answer takes no decision field (it refuses the whole answer): its stop is the block.
+      if (format === "codex" && event.toLowerCase() === "precompact") return { continue: false, stopReason: reason };
       return { decision: "block", reason };
     case "cosh":
     case "gemini": return { decision: "block", reason };

@@ -455,6 +455,15 @@ describe("both forwarders read what they are given alike", () => {
     }
   });
 
+  it("stops Codex's compaction when hookbox cannot decide with the one answer Codex takes there (continue: false, no decision field), in both", async () => {
+    const a = ["--url", "http://127.0.0.1:1", "--event", "PreCompact", "--format", "codex", "--timeout", "1000", "--on-unreachable", "block"];
+    const [node, sh] = await Promise.all([run("node", a), run("sh", a)]);
+    for (const r of [node, sh]) {
+      expect(r.code, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout)).toEqual({ continue: false, stopReason: expect.stringMatching(/^hookbox unreachable/) });
+    }
+  });
+
   it("answers a Codex block after a tool with its JSON at exit 0 (Codex reads no JSON at exit 2), before a tool with exit 2, in both", async () => {
     for (const [event, code] of [["PostToolUse", 0], ["Stop", 0], ["PreToolUse", 2], ["PermissionRequest", 2]] as const) {
       const a = ["--url", url, "--event", event, "--format", "codex", "--workspace", "codex-block"];
