@@ -452,6 +452,9 @@ df=\${df%"\${df#???}"}
 dms=$(( \${di:-0} * 1000 + 1$df - 1000 ))
 [ "$dms" -gt 0 ] || usage
 # Answer before the agent's deadline: 90 %, and at least 0.5 s early.
+by=$(( dms - 500 ))
+[ $(( dms * 9 / 10 )) -lt "$by" ] && by=$(( dms * 9 / 10 ))
+[ "$by" -lt 100 ] && by=100
 if [ -n "$timeout" ]; then
   case $timeout in ''|*[!0-9.]*) usage ;; esac
   tms=\${timeout%%.*}
@@ -459,10 +462,10 @@ if [ -n "$timeout" ]; then
   case $tms in ??????????*) tms=2147483647 ;; esac
   tms=\${tms:-0}
   [ "$tms" -gt 0 ] || usage
+  # never past a --deadline given beside it: the agent would give up on the line first
+  if [ -n "$deadline" ] && [ "$tms" -gt "$by" ]; then tms=$by; fi
 else
-  tms=$(( dms - 500 ))
-  [ $(( dms * 9 / 10 )) -lt "$tms" ] && tms=$(( dms * 9 / 10 ))
-  [ "$tms" -lt 100 ] && tms=100
+  tms=$by
 fi
 # As long as a timer can wait ('hookbox forward' caps it there too).
 [ "$tms" -gt 2147483647 ] && tms=2147483647
@@ -551,7 +554,8 @@ elif [ -n "$told" ]; then
 else
   cachefile
   readcache
-  case $cur in allow|block) mode=$cur why="on_failure = $cur (the tenant's, as hookbox last said: $f)" ;; esac
+  # the path is the environment's (XDG_CACHE_HOME, HOME): escaped for the terminal
+  case $cur in allow|block) mode=$cur why="on_failure = $cur (the tenant's, as hookbox last said: $(HOOKBOX_TEXT=$f LC_ALL=C awk -v mode=text "$AWK" </dev/null))" ;; esac
 fi
 if [ -z "$mode" ]; then
   printf '{}\n'

@@ -134,10 +134,14 @@ export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Ar
   const options = FORWARD_OPTIONS;
   let values: ReturnType<typeof parseArgs<{ args: string[]; options: typeof options }>>["values"];
   try {
-    let tokens: { kind: string }[];
+    let tokens: { kind: string; rawName?: string; value?: string; inlineValue?: boolean }[];
     ({ values, tokens } = parseArgs({ args: argv, options, tokens: true }));
     // `--` ends no flag list on a hook line (forward.sh refuses it too): a usage error, never a forward.
     if (tokens.some((t) => t.kind === "option-terminator")) return usageError("-- is not a flag of hookbox forward", argv);
+    // A value given apart never starts with "-": parseArgs refuses "-x" there, but takes a lone "-",
+    // which forward.sh (and hookbox doctor) refuse — one line, one reading.
+    const dashed = tokens.find((t) => t.kind === "option" && t.inlineValue === false && t.value?.startsWith("-"));
+    if (dashed) return usageError(`${dashed.rawName} has no value of its own (a value given apart cannot start with "-": write ${dashed.rawName}=${dashed.value})`, argv);
   } catch (err) {
     // an unknown flag, or one without its value: the event, if it can be read, says whether this is a stop
     return usageError((err as Error).message.split("\n")[0]!, argv);
@@ -178,8 +182,12 @@ export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Ar
   if (!token) return usageError("no token: set HOOKBOX_TOKEN (or --token)", argv);
   // Answer before the agent's deadline, counted from this process's start: 90 %, and at least 0.5 s early.
   const answerByMs = Math.min(deadlineS * 1000 - 500, deadlineS * 900) - process.uptime() * 1000;
+  const byDeadlineMs = Math.round(Math.max(100, answerByMs));
+  // --timeout in place of that, but never past a --deadline given beside it: the forwarder answers
+  // before the agent gives up on it (the agent's own default is no failure mode of the tenant's).
   // A timer takes at most 2^31 − 1 ms (longer ones fire at once): more than any agent waits.
-  const timeoutMs = Math.min(MAX_TIMER_MS, values.timeout !== undefined ? parseInt(values.timeout, 10) : Math.round(Math.max(100, answerByMs)));
+  const asked = values.timeout !== undefined ? parseInt(values.timeout, 10) : undefined;
+  const timeoutMs = Math.min(MAX_TIMER_MS, asked === undefined ? byDeadlineMs : values.deadline !== undefined ? Math.min(asked, byDeadlineMs) : asked);
   const cache = modeCache(io.cacheDir ?? cacheDirOf(io.env), values.url, token, values.event);
 
   // One clock for the whole call, the event's arrival on stdin included: an agent that is slow to
@@ -447,7 +455,8 @@ function modeCache(dir: string | undefined, url: string, token: string | undefin
         if (!fstatSync(fd).isFile()) return undefined;
         const buf = Buffer.alloc(16);
         const mode = buf.subarray(0, readSync(fd, buf, 0, 16, 0)).toString("utf8").trim();
-        return mode === "allow" || mode === "block" ? { mode, from: `on_failure (the tenant's, as hookbox last said: ${file})` } : undefined;
+        // the path is the environment's (XDG_CACHE_HOME, HOME): escaped for the terminal
+        return mode === "allow" || mode === "block" ? { mode, from: `on_failure (the tenant's, as hookbox last said: ${block(file)})` } : undefined;
       } catch {
         return undefined;
       } finally {

@@ -3,7 +3,7 @@
  * folder) as a tar.gz and prints the workspace id.
  */
 import { createHash } from "node:crypto";
-import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readSync, readdirSync, realpathSync, statSync } from "node:fs";
+import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readSync, readdirSync, readlinkSync, realpathSync, statSync, type Stats } from "node:fs";
 import { basename, join, posix, relative, resolve, sep } from "node:path";
 import { parseArgs } from "node:util";
 import { gzipSync } from "node:zlib";
@@ -65,6 +65,8 @@ interface Sent {
   from: string;
   /** a HOOK_TABLES file: only its hook settings are sent */
   hooksOnly?: boolean;
+  /** the file `from` was when listed: what is read must be that one */
+  listed: { dev: number; ino: number };
 }
 
 /** Whether `path` (already resolved through its links) lies inside the real folder `root`. */
@@ -82,11 +84,21 @@ type Allowed = (target: string) => boolean;
  * leaves out (`.claude/hooks/env -> ../../.env`, `-> ../../.git/config`). A link to a folder is skipped.
  */
 function files(root: string, allowed: Allowed, at: string, out: Sent[], warnings: string[]): void {
-  const st = lstatSync(at);
   const name = relative(root, at);
+  // A name that is not UTF-8 (read back with U+FFFD, it names nothing), a folder that cannot be
+  // listed, an entry gone since its folder was: skipped, never the end of the push.
+  let st: Stats;
+  let entries: string[] = [];
+  try {
+    st = lstatSync(at);
+    if (st.isDirectory()) entries = readdirSync(at).sort();
+  } catch (err) {
+    warnings.push(`warning: ${oneLine(name)} could not be read (${oneLine((err as NodeJS.ErrnoException).code ?? (err as Error).message)}): skipped\n`);
+    return;
+  }
   if (st.isDirectory()) {
-    for (const entry of readdirSync(at).sort()) if (!isSkipped(entry)) files(root, allowed, join(at, entry), out, warnings);
-  } else if (st.isFile()) out.push({ name, from: at });
+    for (const entry of entries) if (!isSkipped(entry)) files(root, allowed, join(at, entry), out, warnings);
+  } else if (st.isFile()) out.push({ name, from: at, listed: st });
   else if (st.isSymbolicLink()) {
     let target: string | undefined;
     try {
@@ -97,8 +109,11 @@ function files(root: string, allowed: Allowed, at: string, out: Sent[], warnings
     }
     if (!inside(root, target)) warnings.push(`warning: ${oneLine(name)} is a link out of ${oneLine(root)}: skipped\n`);
     else if (!allowed(target)) warnings.push(`warning: ${oneLine(name)} is a link to ${oneLine(relative(root, target))}, which is not sent: skipped\n`);
-    else if (!statSync(target).isFile()) warnings.push(`warning: ${oneLine(name)} is a link to a folder or a special file: skipped\n`);
-    else out.push({ name, from: target });
+    else {
+      const to = statSync(target);
+      if (!to.isFile()) warnings.push(`warning: ${oneLine(name)} is a link to a folder or a special file: skipped\n`);
+      else out.push({ name, from: target, listed: to });
+    }
   } else if (st.isFIFO() || st.isSocket() || st.isCharacterDevice() || st.isBlockDevice()) {
     const kind = st.isFIFO() ? "a FIFO" : st.isSocket() ? "a socket" : "a device";
     warnings.push(`warning: ${oneLine(name)} is ${kind}: skipped\n`);
@@ -206,6 +221,28 @@ function hookSettingsText(body: Buffer, table: (typeof HOOK_TABLES)[string]): { 
   return { text: Buffer.from(out), cut: Object.keys(kept).length < all.length || out !== text };
 }
 
+/**
+ * Whether the file open at `fd` (`st`, its fstat) is the one listed at `from`, reached there without a
+ * link: the same file (device and inode), by the kernel's own name for the open file where it gives
+ * one (Linux's /proc/self/fd), else by where `from` leads now. O_NOFOLLOW guards only a path's last
+ * part: a folder on the way swapped for a link (by anything that can write the checkout, between the
+ * listing and the read, or between a folder's lstat and its readdir) would lead anywhere.
+ */
+function isListed(fd: number, st: Stats, from: string, listed: Sent["listed"]): boolean {
+  if (st.dev !== listed.dev || st.ino !== listed.ino) return false;
+  let real: string;
+  try {
+    real = readlinkSync(`/proc/self/fd/${fd}`);
+  } catch {
+    try {
+      real = realpathSync(from);
+    } catch {
+      return false;
+    }
+  }
+  return real === from;
+}
+
 /** A limit of the service's (MAX_HOOK_FILE_BYTES, MAX_PUSH_BYTES, MAX_UPLOAD_BYTES) the upload would pass: nothing is sent. */
 class OverLimit extends Error {}
 
@@ -240,7 +277,7 @@ async function tarGz(sent: Sent[], warnings: string[]): Promise<{ archive: Buffe
   const ended = new Promise<void>((r) => p.on("end", () => r()));
   let count = 0;
   let total = 0;
-  for (const { name, from, hooksOnly } of sent) {
+  for (const { name, from, hooksOnly, listed } of sent) {
     const hookFile = isHookFile(name.split(sep).join("/"));
     const room = MAX_PUSH_BYTES - total;
     const over = (bytes: number) => new OverLimit(hookFile && bytes > MAX_HOOK_FILE_BYTES
@@ -253,6 +290,7 @@ async function tarGz(sent: Sent[], warnings: string[]): Promise<{ archive: Buffe
       fd = openSync(from, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
       const st = fstatSync(fd);
       if (!st.isFile()) throw new Error("not a regular file");
+      if (!isListed(fd, st, from, listed)) throw new Error("it changed since it was listed, or a folder on its way is now a link");
       // A settings file whose hook settings alone are sent is read whole to find them: at most a hook file's limit.
       const max = hooksOnly ? MAX_HOOK_FILE_BYTES : hookFile ? Math.min(MAX_HOOK_FILE_BYTES, room) : room;
       if (st.size > max) throw over(st.size);
@@ -307,7 +345,8 @@ export async function workspacePush(argv: string[], env: NodeJS.ProcessEnv): Pro
     for (const p of paths) files(dir, allowed, join(dir, p), sent, skipped);
     // A hooks table is read from the file itself, never through a link (which could lead anywhere).
     for (const p of hookPaths(dir, skipped, Object.keys(HOOK_TABLES))) {
-      if (lstatSync(join(dir, p)).isFile()) sent.push({ name: p, from: join(dir, p), hooksOnly: true });
+      const st = lstatSync(join(dir, p));
+      if (st.isFile()) sent.push({ name: p, from: join(dir, p), hooksOnly: true, listed: st });
       else skipped.push(`warning: ${oneLine(p)} is not a regular file: skipped\n`);
     }
   }

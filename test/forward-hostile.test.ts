@@ -93,6 +93,8 @@ Object.assign(CASES, {
   "trailers": (sock: Socket) =>
     sock.end(`${head("200 OK", ["Hookbox-On-Failure: allow", "Transfer-Encoding: chunked", "Trailer: X-T"])}\r\n${DENY.length.toString(16)}\r\n${DENY}\r\n0\r\nX-T: 1\r\n\r\n`),
   "huge-error": answer(JSON.stringify({ error: { code: "x", message: `${"é".repeat(70_000)}tail` } }), "500 Internal Server Error"),
+  // Takes the event and never answers.
+  "silent": () => undefined,
   "big-unicode": answer(JSON.stringify({ decision: null, output: { systemMessage: `${"日本語".repeat(100_000)}\u202e` }, exit_code: 0 })),
 });
 
@@ -339,6 +341,19 @@ describe("the failure-mode cache cannot be planted", () => {
     }
   });
 
+  it("shows the cache file's path with its control characters escaped, in both (XDG_CACHE_HOME is the environment's: an agent's settings can set it)", async () => {
+    for (const via of ["node", "sh"] as const) {
+      const xdg = mkdtempSync(join(dir, "esc-\u001b]0;PWNED\u0007\u001b[2J-"));
+      mkdirSync(join(xdg, "hookbox"), { mode: 0o700 });
+      writeFileSync(join(xdg, "hookbox", cacheName(unreachable, "t", "preToolUse")), "block\n", { mode: 0o600 });
+      const r = await run(via, ["--url", unreachable, "--event", "preToolUse", "--format", "copilot", "--timeout", "1000"], { XDG_CACHE_HOME: xdg });
+      expect(r.code, `${via}: ${r.stderr}`).toBe(2);
+      expect(r.stderr, via).toContain("as hookbox last said:");
+      expect(r.stderr, via).toContain("\\x1b]0;PWNED\\x07\\x1b[2J");
+      expect(r.stderr, via).not.toMatch(RAW_CONTROL);
+    }
+  });
+
   it("keeps no cache in the working directory for a relative XDG_CACHE_HOME, nor in /tmp without HOME", async () => {
     for (const via of ["node", "sh"] as const) {
       const cwd = mkdtempSync(join(dir, "cwd-"));
@@ -392,6 +407,17 @@ describe("both forwarders read what they are given alike", () => {
     }
   });
 
+  it("answers by a --deadline given beside a longer --timeout, in both: the agent never gives up on the line first (its own default, not the failure mode)", async () => {
+    const a = ["--url", url, "--event", "preToolUse", "--format", "copilot", "--workspace", "silent", "--deadline", "3", "--timeout", "15000", "--on-unreachable", "block"];
+    const [node, sh] = await Promise.all([run("node", a), run("sh", a)]);
+    for (const r of [node, sh]) {
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toMatch(/did not answer within \d+ ms/);
+      // 90 % of the 3 s, from the forwarder's start: before the agent gives up on it
+      expect(r.ms).toBeLessThan(3_000);
+    }
+  });
+
   it("reads --deadline and --timeout as decimal (010 is ten, 08 is eight), in both", async () => {
     for (const extra of [["--timeout", "0500"], ["--deadline", "08"], ["--deadline", "010"]]) {
       const a = ["--url", url, "--event", "preToolUse", "--format", "copilot", "--workspace", "echo-answer-by", ...extra];
@@ -408,6 +434,8 @@ describe("both forwarders read what they are given alike", () => {
 
   it.each([
     ["a flag's value given apart that starts with -", ["--url", "http://127.0.0.1:1", "--event", "-x"]],
+    // parseArgs took a lone "-" as a value, forward.sh (and the doctor) never: one line, two answers
+    ["a flag's value given apart that is a lone -", ["--url", "http://127.0.0.1:1", "--event", "preToolUse", "--workspace", "-"]],
     ["a deadline under a millisecond", ["--url", "http://127.0.0.1:1", "--event", "preToolUse", "--deadline", "0.0001"]],
     ["a trailing --", ["--url", "http://127.0.0.1:1", "--event", "preToolUse", "--"]],
     ["--print-script among a hook line's flags (alone it prints the script, exit 0: an allow)", ["--url", "http://127.0.0.1:1", "--event", "preToolUse", "--on-unreachable", "block", "--print-script"]],

@@ -96,3 +96,15 @@ describe("hookbox workspace push, past a limit of the service's", () => {
     expect(r.stderr).toBe("hookbox: the archive is over 67108864 bytes, the most the service takes (server.max_body_bytes, by default): nothing sent\n");
   });
 });
+
+describe("hookbox workspace push, names it cannot read", () => {
+  it("skips a file whose name is not UTF-8 (git keeps such names), and still sends the rest", () => {
+    // Read back as text, the name holds U+FFFD and names no file: its lstat threw, and the push ended (exit 70), nothing sent.
+    const dir = repo({ ".claude/hooks/guard.sh": "echo guard\n" });
+    writeFileSync(Buffer.concat([Buffer.from(join(dir, ".claude/hooks/")), Buffer.from([0x62, 0xff, 0x2e, 0x73, 0x68])]), "x");
+    const r = push(dir);
+    // the archive made, the upload tried (its warnings are said with the service's answer)
+    expect(r.status, r.stderr).toBe(69);
+    expect(r.stderr).toContain("cannot reach");
+  });
+});
