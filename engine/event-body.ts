@@ -142,6 +142,43 @@ export function duplicateKey(text: string): string | undefined {
   return undefined;
 }
 
+/** A `\uD800`–`\uDFFF` escape: the only way a lone surrogate gets into a value parsed from UTF-8 text. */
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+
+/** The code unit a `\uXXXX` escape at `at` (its backslash) says, or -1. */
+function escapedUnit(text: string, at: number): number {
+  if (text.charCodeAt(at) !== 0x5c || text.charCodeAt(at + 1) !== 0x75) return -1;
+  let unit = 0;
+  for (let i = at + 2; i < at + 6; i++) {
+    const c = text.charCodeAt(i);
+    const lower = c | 0x20;
+    const d = c >= 0x30 && c <= 0x39 ? c - 0x30 : lower >= 0x61 && lower <= 0x66 ? lower - 0x57 : -1;
+    if (d < 0) return -1;
+    unit = unit * 16 + d;
+  }
+  return unit;
+}
+
+/**
+ * Whether JSON `text` says a lone surrogate (an escape `\ud800` with no partner) in a string or a
+ * key: one pass over its backslashes, and only when it holds such an escape at all. (UTF-8 decoded
+ * text holds no raw lone surrogate: the decoder makes one U+FFFD.)
+ */
+function loneSurrogate(text: string): boolean {
+  if (!SURROGATE_ESCAPE.test(text)) return false;
+  for (let i = text.indexOf("\\"); i >= 0; i = text.indexOf("\\", i)) {
+    const unit = escapedUnit(text, i);
+    i += unit < 0 ? 2 : 6;
+    if (unit >= 0xdc00 && unit <= 0xdfff) return true;
+    if (unit >= 0xd800 && unit <= 0xdbff) {
+      const low = escapedUnit(text, i);
+      if (!(low >= 0xdc00 && low <= 0xdfff)) return true;
+      i += 6;
+    }
+  }
+  return false;
+}
+
 /** The fields that say an event's tool call, in each dialect: a body uses one. */
 const DIALECT_FIELDS = {
   snake: ["tool_name", "tool_input", "tool_response"],
@@ -165,6 +202,9 @@ export function parseEventBody(raw: Uint8Array, opts: { weighed?: boolean; locat
   // first (or refuse the body, and fail open) — and a hook of the body's own dialect reads its bytes.
   const twice = duplicateKey(text);
   if (twice !== undefined) throw new BadRequestError(`the key ${JSON.stringify(twice.slice(0, 64))} is given twice in one object: a hook's JSON reader may take the other one`, "body", "bad_json");
+  // A lone surrogate (`\ud800` with no partner): hooks read the body's bytes, and a strict JSON
+  // reader (serde_json's) refuses the whole body — a hook that failed, which lets the call go on.
+  if (loneSurrogate(text)) throw new BadRequestError("the body holds a lone surrogate escape (\\ud800 with no partner): a hook's strict JSON reader refuses it", "body", "bad_json");
   // One tool call, in one dialect: a body that names its tool, its arguments or its result in both —
   // `tool_name` beside `toolArgs` too — would let a hook of one read another call than the one the
   // matcher tested, or than the agent of the other runs. (VS Code names the event `hookEventName`
@@ -188,6 +228,7 @@ export function parseEventBody(raw: Uint8Array, opts: { weighed?: boolean; locat
   const { toolArgs } = checked.data;
   const argsProblem = typeof toolArgs === "string" ? jsonShapeProblem(Buffer.from(toolArgs)) : undefined;
   if (argsProblem) throw new BadRequestError(`toolArgs: the JSON in it ${argsProblem}`, "toolArgs", "bad_field");
+  if (typeof toolArgs === "string" && loneSurrogate(toolArgs)) throw new BadRequestError("toolArgs: the JSON in it holds a lone surrogate escape (\\ud800 with no partner): a hook's strict JSON reader refuses it", "toolArgs", "bad_field");
   const argsTwice = typeof toolArgs === "string" ? duplicateKey(toolArgs) : undefined;
   if (argsTwice !== undefined) throw new BadRequestError(`toolArgs: the key ${JSON.stringify(argsTwice.slice(0, 64))} is given twice in one object of the JSON in it`, "toolArgs", "bad_field");
   return value as JsonObject;

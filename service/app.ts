@@ -14,7 +14,7 @@ import { BodyBudget, eventMemoryBudget } from "./read-body.js";
 import { eventRoutes } from "./routes/events.js";
 import { healthRoutes } from "./routes/health.js";
 import { hookRoutes } from "./routes/hooks.js";
-import { traceRoutes } from "./routes/traces.js";
+import { jsonChunks, traceRoutes } from "./routes/traces.js";
 import { workspaceRoutes } from "./routes/workspaces.js";
 
 const STATUS: Record<string, ContentfulStatusCode> = {
@@ -30,8 +30,8 @@ const STATUS: Record<string, ContentfulStatusCode> = {
  * whatever is not its own JSON for a silent allow.
  */
 function nativeOf(path: string): { format: Format; event: string | undefined } | undefined {
-  // `/V1/Hooks/…` and `/v1//hooks/…` (a base URL ending in a slash) too: routed or not, its agent reads the answer.
-  const m = /^\/v1\/+hooks\/+([A-Za-z]+)(?:\/+([A-Za-z]+))?/i.exec(path);
+  // `/V1/Hooks/…`, `/v1//hooks/…` and `//v1/hooks/…` (a base URL ending in a slash) too: routed or not, its agent reads the answer.
+  const m = /^\/+v1\/+hooks\/+([A-Za-z]+)(?:\/+([A-Za-z]+))?/i.exec(path);
   const format = m?.[1]!.toLowerCase();
   if (!m || !(FORMATS as readonly string[]).includes(format!)) return undefined;
   return { format: format as Format, event: m[2] };
@@ -122,11 +122,21 @@ export function createApp(given: AppDeps): Hono<Env> {
   app.route("/v1/workspaces", workspaceRoutes(deps));
   app.route("/v1/hooks", hookRoutes(deps));
   // When hookbox last heard from each of the tenant's sessions (events and `hookbox doctor` canaries).
-  app.get("/v1/sessions", (c) => c.json({ sessions: deps.sessions.list(c.get("tenant").name) }));
+  // Up to 1000, each id up to 1 KiB (six bytes a character once escaped): written as the client
+  // reads, as the trace list is — never some 6 MB built at once on the shared thread and held whole
+  // for a client that does not read.
+  app.get("/v1/sessions", (c) => c.body(jsonChunks('{"sessions":[', deps.sessions.list(c.get("tenant").name), "]}"), 200, { "Content-Type": "application/json" }));
 
   app.notFound((c) => {
-    // A native hook's URL with a typo is still its tenant's failure mode in its agent's JSON.
-    if (nativeOf(c.req.path) && c.get("tenant")) throw new NotFoundError(`no route ${c.req.method} ${c.req.path}`);
+    // A native hook's URL with a typo is still its tenant's failure mode in its agent's JSON — one
+    // the /v1 middleware never saw too (`/V1/hooks/…`, `//v1/hooks/…`): its token says the tenant.
+    if (nativeOf(c.req.path)) {
+      const tenant = c.get("tenant") ?? tenantForToken(deps.tenants, c.req.header("authorization"));
+      if (tenant) {
+        c.set("tenant", tenant);
+        throw new NotFoundError(`no route ${c.req.method} ${c.req.path}`);
+      }
+    }
     return c.json({ error: { code: "not_found", message: `no route ${c.req.method} ${c.req.path}` } }, 404);
   });
 

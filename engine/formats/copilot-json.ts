@@ -326,6 +326,13 @@ export const copilotFormat: FormatModule = {
   interpret: interpretCopilot,
   effective: copilotEffective,
   answer: copilotAnswer,
+  // Each blocking event's own block, together: preToolUse's deny (VS Code's in hookSpecificOutput),
+  // permissionRequest's `behavior`, agentStop's and VS Code's prompt and post-tool `decision: "block"`.
+  // The preToolUse deny alone is no block at permissionRequest: the CLI reads `behavior` there.
+  blockAnyEvent: (reason) => {
+    const deny = copilotDecision("PreToolUse" as EventPoint, { decision: "block", reason, notifications: [] }).output;
+    return { output: { ...deny, behavior: "deny", message: reason, decision: "block", reason }, exit_code: 0 };
+  },
   // copilot-hooks.md "Where hooks live": Repository `.github/hooks/*.json`; Inline settings `.github/copilot/settings.json`, `settings.local.json`
   repository: [
     { path: ".github/hooks", suffix: ".json", syntax: "json", load: loadCopilotFile },

@@ -237,5 +237,8 @@ export const cursorFormat: FormatModule = {
   interpret: interpretCursor,
   effective: cursorEffective,
   answer: cursorAnswer,
+  // The permission hooks' deny and beforeSubmitPrompt's `continue: false`, together: the deny alone
+  // lets a prompt through. Neither key is read where the other is; at `stop` neither (the agent stops).
+  blockAnyEvent: (reason) => ({ output: { ...cursorAnswer("PreToolUse" as EventPoint, { decision: "block", reason, notifications: [] }).output, continue: false }, exit_code: 0 }),
   repository: [{ path: ".cursor/hooks.json", syntax: "json", load: loadCursorHooks }],
 };

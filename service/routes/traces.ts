@@ -89,7 +89,7 @@ function fileChunks(file: FileHandle, done: () => void): ReadableStream<Uint8Arr
 }
 
 /** `head`, the items' JSON joined by commas, `tail`: the items written to JSON as they are pulled. */
-function jsonChunks(head: string, items: readonly unknown[], tail: string): ReadableStream<Uint8Array> {
+export function jsonChunks(head: string, items: readonly unknown[], tail: string): ReadableStream<Uint8Array> {
   const utf8 = new TextEncoder();
   let next = 0;
   let piece = head;

@@ -1096,3 +1096,70 @@ describe("/metrics", () => {
     expect((await edgeApp({ publicMetrics: true }).request("/metrics", { token: null })).status).toBe(200);
   });
 });
+
+describe("what one request may cost and answer", () => {
+  it(`writes /v1/sessions as the client reads: a tenant's ${MAX_SESSIONS_PER_TENANT} hostile session ids are never built into one answer held whole`, async () => {
+    const edge = edgeApp();
+    // Each id kept at 1 KiB of control characters: six bytes apiece as JSON, some 6 MB for the list.
+    for (let i = 0; i < MAX_SESSIONS_PER_TENANT; i += 10) {
+      await Promise.all(Array.from({ length: 10 }, async (_, j) => {
+        const res = await edge.request("/v1/events", post({ session_id: `${i + j}-${"\u0001".repeat(1100)}`, hook_event_name: "SessionEnd" }));
+        expect(res.status).toBe(200);
+        await res.arrayBuffer();
+      }));
+    }
+    const res = await edge.request("/v1/sessions");
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    const first = await reader.read();
+    // A chunk of about 64 KiB (the trace list's), never the whole answer at once.
+    expect(first.value!.byteLength).toBeLessThan(128 * 1024);
+    const chunks = [first.value!];
+    for (let r = await reader.read(); !r.done; r = await reader.read()) chunks.push(r.value);
+    const sessions = SessionsSchema.parse(JSON.parse(Buffer.concat(chunks).toString())).sessions;
+    expect(sessions).toHaveLength(MAX_SESSIONS_PER_TENANT);
+    expect(sessions[0]!.session_id.startsWith(`${MAX_SESSIONS_PER_TENANT - 1}-`)).toBe(true);
+  });
+
+  it.each([
+    // Copilot CLI's permissionRequest reads `behavior`; its agentStop and VS Code's prompt and post-tool events `decision: "block"`.
+    ["copilot", { permissionDecision: "deny", behavior: "deny", decision: "block" }],
+    // Cursor's beforeSubmitPrompt reads `continue: false`, its permission hooks `permission`.
+    ["cursor", { permission: "deny", continue: false }],
+  ])("answers a %s native hook whose body cannot be read, on a URL without its event, with a block each of its blocking events reads", async (format, block) => {
+    const edge = edgeApp({ maxEventBytes: 1024 });
+    for (const body of ["{not json", JSON.stringify({ hookEventName: "permissionRequest", pad: "x".repeat(2048) })]) {
+      const res = await edge.request(`/v1/hooks/${format}`, { ...post(body), token: TOKEN_B });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toMatchObject(block);
+    }
+  });
+
+  it("refuses an event body holding a lone surrogate escape (400, the failure mode): a hook's strict JSON reader refuses it and fails open; a pair of escapes is one character", async () => {
+    const edge = edgeApp();
+    // JSON.stringify writes a lone surrogate as the escape \ud800, as an agent's would from a tool call that held one.
+    for (const command of ["rm -rf / \ud800", "rm -rf / \udfff x"]) {
+      const res = await edge.request("/v1/events", { ...post({ ...rmEvent, tool_input: { command } }), token: TOKEN_B });
+      expect(res.status, JSON.stringify(command)).toBe(400);
+      expect(res.headers.get("hookbox-on-failure")).toBe("block");
+      expect(await errorOf(res)).toMatchObject({ code: "bad_json", field: "body" });
+    }
+    const key = await edge.request("/v1/events", { ...post({ ...rmEvent, tool_input: { ["\ud800"]: 1 } }), token: TOKEN_B });
+    expect(key.status).toBe(400);
+    // Copilot's toolArgs, JSON in a string: the escape in the JSON a hook parses from it.
+    const args = await edge.request("/v1/events", { ...post({ sessionId: "s", hookEventName: "preToolUse", toolName: "bash", toolArgs: JSON.stringify({ command: "rm -rf / \ud800" }) }), token: TOKEN_B });
+    expect(args.status).toBe(400);
+    expect(await errorOf(args)).toMatchObject({ code: "bad_field", field: "toolArgs" });
+    // A literal backslash before "ud800" is no escape; an escaped pair is one character (😀).
+    const pair = await edge.request("/v1/events", { ...post(`{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"shell","tool_input":{"command":"rm -rf / \\\\ud800 \\ud83d\\ude00"}}`), token: TOKEN_B });
+    expect(pair.status).toBe(200);
+  });
+
+  it.each(["/V1/hooks/claude/PreToolUse", "//v1/hooks/claude/PreToolUse"])("answers %s (a base URL in capitals, or ending in a slash) in the agent's JSON once the token is known, never a 404", async (path) => {
+    const res = await edgeApp().request(path, { ...post(rmEvent), token: TOKEN_B });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny" } });
+    // Without a valid token it stays what it was: no tenant, no failure mode.
+    expect((await edgeApp().request(path, { ...post(rmEvent), token: "not-a-token" })).status).not.toBe(200);
+  });
+});
