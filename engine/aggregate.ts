@@ -24,7 +24,8 @@ export function isEffective(j: Judged): boolean {
 /**
  * Trust tiers (SERVICE.md §8): policy > service and extension > repository. Untrusted code can only
  * tighten: a repository hook's `allow` is recorded but does not count, and its argument changes are
- * dropped unless its tenant trusts them (`repository_may_rewrite`). Block, ask and context count.
+ * dropped unless its tenant trusts them (`repository_may_rewrite`), and so are its replacements of a
+ * tool's output. Block, ask and context count.
  */
 export function applyTrust(verdict: Verdict, source: HookDef["source"], opts: { repositoryMayRewrite: boolean }): Verdict {
   if (source !== "repository") return verdict;
@@ -36,6 +37,10 @@ export function applyTrust(verdict: Verdict, source: HookDef["source"], opts: { 
   if (out.modifiedArgs !== undefined && !opts.repositoryMayRewrite) {
     delete out.modifiedArgs;
     out.rule = `${out.rule}; trust: a repository hook's argument change is ignored (repository_may_rewrite = false)`;
+  }
+  if (out.updatedOutput !== undefined && !opts.repositoryMayRewrite) {
+    delete out.updatedOutput;
+    out.rule = `${out.rule}; trust: a repository hook's replacement of the tool's output is ignored (repository_may_rewrite = false)`;
   }
   return out;
 }
@@ -102,6 +107,8 @@ export interface Folded {
   systemMessage?: string;
   additionalContext?: string;
   modifiedArgs?: unknown;
+  /** what the model sees in place of the tool's output (PostToolUse): the last hook's replacement */
+  updatedOutput?: unknown;
   /** a hook stopped the agent altogether (`continue: false`): the first such hook's stop reason */
   halt?: string;
   notifications: Notification[];
@@ -144,6 +151,10 @@ export function fold(judged: Judged[], opts: { interactive: boolean }): Folded {
     additionalContext: joinCapped(contexts),
     notifications,
   };
+  // A replaced tool output stands with a block too (Claude Code: a block "can be combined" with it):
+  // the last hook's replacement, each hook having seen the output as the tool gave it.
+  const replaced = judged.filter((j) => j.verdict.updatedOutput !== undefined).at(-1);
+  if (replaced) folded.updatedOutput = replaced.verdict.updatedOutput;
   if (modified && folded.decision !== "block") {
     folded.modifiedArgs = modified.verdict.modifiedArgs;
     // An allow is for the arguments its hook saw: only the changing hook's own allow goes out with

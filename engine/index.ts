@@ -71,6 +71,8 @@ export interface EventResult {
   systemMessage?: string;
   hookSpecificOutput?: { additional_context: string };
   modifiedArgs?: unknown;
+  /** what the model sees in place of the tool's output (PostToolUse) */
+  updatedOutput?: unknown;
   /** a hook stopped the agent altogether (`continue: false`), with this reason */
   continue?: false;
   stopReason?: string;
@@ -364,6 +366,7 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
             ...(folded.systemMessage !== undefined ? { systemMessage: folded.systemMessage } : {}),
             ...(folded.additionalContext !== undefined ? { hookSpecificOutput: { additional_context: folded.additionalContext } } : {}),
             ...(folded.modifiedArgs !== undefined ? { modifiedArgs: folded.modifiedArgs } : {}),
+            ...(folded.updatedOutput !== undefined ? { updatedOutput: folded.updatedOutput } : {}),
             ...(folded.halt !== undefined ? { continue: false as const, stopReason: folded.halt } : {}),
             notifications: folded.notifications,
             hooks: records,

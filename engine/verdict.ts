@@ -14,6 +14,11 @@ export interface Verdict {
   /** copilot-hooks.md: "A hook can also supply modifiedArgs" */
   modifiedArgs?: unknown;
   /**
+   * What the model sees in place of the tool's output: Claude Code's PostToolUse
+   * `hookSpecificOutput.updatedToolOutput` (`updatedMCPToolOutput`, its older name for MCP tools).
+   */
+  updatedOutput?: unknown;
+  /**
    * The hook asked the agent to stop altogether (Claude's and VS Code's `"continue": false`), with
    * this reason (`stopReason`). It outranks the event's own decision: on `Stop` the agent stops even
    * if another hook's block would keep it going; elsewhere the verdict also blocks.

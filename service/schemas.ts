@@ -105,6 +105,7 @@ export const DecisionSchema = z.object({
   systemMessage: z.string().optional(),
   hookSpecificOutput: z.object({ additional_context: z.string() }).optional(),
   modifiedArgs: z.unknown().optional(),
+  updatedOutput: z.unknown().optional().meta({ description: "what the model sees in place of the tool's output (PostToolUse): a hook replaced it" }),
   continue: z.literal(false).optional().meta({ description: "a hook stopped the agent altogether (`continue: false`); it outranks the decision" }),
   stopReason: z.string().optional(),
   notifications: z.array(NotificationSchema),

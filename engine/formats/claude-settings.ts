@@ -363,6 +363,7 @@ function interpretRun(run: RunResult, hook: HookDef): Verdict {
   let field: string;
   let reason: string | undefined;
   let modifiedArgs: unknown;
+  let updatedOutput: unknown;
   let interrupt = false;
   let words: Record<string, Decision> = { approve: "allow" };
   if (hook.point === "PreModelSwitch") {
@@ -398,6 +399,9 @@ function interpretRun(run: RunResult, hook: HookDef): Verdict {
     raw = JSON_DECISION_IGNORED.has(hook.point) ? undefined : o.decision;
     field = "decision";
     reason = str(o.reason);
+    // hooks reference, PostToolUse: updatedToolOutput replaces the tool's output, for every tool
+    // (updatedMCPToolOutput before it, for MCP tools only); with or without a block.
+    if (hook.point === "PostToolUse") updatedOutput = specific.updatedToolOutput ?? specific.updatedMCPToolOutput ?? undefined;
   }
   // `defer` hands the call back to the agent's own permission flow: no decision.
   if (raw === "defer") raw = undefined;
@@ -416,6 +420,7 @@ function interpretRun(run: RunResult, hook: HookDef): Verdict {
     systemMessage: str(o.systemMessage),
     additionalContext: str(specific.additionalContext),
     ...(modifiedArgs !== undefined ? { modifiedArgs } : {}),
+    ...(updatedOutput !== undefined ? { updatedOutput } : {}),
     error: null,
     rule,
     ...halt,
@@ -505,10 +510,13 @@ export function claudeDecision(point: EventPoint, f: Folded, specificPoints: Rea
     return { output: defined({ ...said, systemMessage: withContext(f.systemMessage, f.additionalContext) }), exit_code: 2 };
   }
   const specific = specificPoints.has(point);
+  // PostToolUse: the replaced output under both names (updatedMCPToolOutput is what Claude Code read
+  // before updatedToolOutput, for MCP tools; it still reads it).
+  const replaced = point === "PostToolUse" && f.updatedOutput !== undefined ? { updatedToolOutput: f.updatedOutput, updatedMCPToolOutput: f.updatedOutput } : undefined;
   const output = defined({
     decision: f.decision === "block" ? "block" : undefined,
     reason: f.decision === "block" ? f.reason : undefined,
-    hookSpecificOutput: specific && f.additionalContext ? { hookEventName, additionalContext: f.additionalContext } : undefined,
+    hookSpecificOutput: specific && (f.additionalContext || replaced) ? defined({ hookEventName, additionalContext: f.additionalContext, ...replaced }) : undefined,
     systemMessage: specific ? f.systemMessage : withContext(f.systemMessage, f.additionalContext),
   });
   return { output, exit_code: 0 };
@@ -518,6 +526,7 @@ const CLAUDE_FIRES = { agent: "Claude Code", names: CLAUDE_EVENTS };
 
 export const claudeFormat: FormatModule = {
   format: "claude",
+  replacesOutput: true,
   interpret: interpretClaude,
   effective: claudeEffective,
   answer: claudeAnswer,

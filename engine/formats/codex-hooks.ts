@@ -76,8 +76,9 @@ export function interpretCodex(run: RunResult, hook: HookDef): Verdict {
   }
   // Codex reads a hook's JSON at exit 0 only: another exit is a failed hook, whatever it printed.
   if (run.outcome === "exited" && run.exitCode !== 0) return { decision: null, error: describeFailure(run), rule: "codex: a non-zero exit other than 2 is a failed hook (its JSON is not read)" };
-  const verdict = interpretClaude(run, hook);
-  const rule = verdict.rule.replace(/^claude:/, "codex:");
+  // Codex takes no replaced tool output (its PostToolUse answer has no such field in use).
+  const { updatedOutput: untaken, ...verdict } = interpretClaude(run, hook);
+  const rule = verdict.rule.replace(/^claude:/, "codex:") + (untaken !== undefined ? "; codex: a replaced tool output is not taken" : "");
   // Codex refuses a deny or block whose reason is missing or blank, and the call goes on.
   if (verdict.decision === "block" && verdict.halt === undefined && !verdict.reason?.trim())
     return { decision: null, error: "a block without a reason", rule: `${rule}; codex: a block without a reason is refused — the hook failed` };

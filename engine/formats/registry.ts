@@ -75,7 +75,17 @@ export function blockWithoutEvent(format: Format, reason: string): Answer {
   return FORMAT_MODULES[format].blockAnyEvent?.(reason) ?? answerFor(format, PRE_TOOL_USE, { decision: "block", reason, notifications: [] });
 }
 
-/** The folded result as a hook of the dialect would print it (SERVICE.md §3 `output` / `exit_code`). */
+const AGENT_NAMES: Readonly<Record<Format, string>> = { copilot: "Copilot", cosh: "cosh", claude: "Claude Code", cursor: "Cursor", codex: "Codex", gemini: "Gemini CLI" };
+
+/**
+ * The folded result as a hook of the dialect would print it (SERVICE.md §3 `output` / `exit_code`).
+ * A replaced tool output goes only to an agent that takes one; any other's user is told the model
+ * sees the output as the tool gave it — never a redaction that silently did not happen.
+ */
 export function answerFor(format: Format, point: EventPoint, folded: Folded): Answer {
-  return FORMAT_MODULES[format].answer(point, folded);
+  const module = FORMAT_MODULES[format];
+  if (folded.updatedOutput === undefined || module.replacesOutput) return module.answer(point, folded);
+  const { updatedOutput: _untaken, ...rest } = folded;
+  const told = `hookbox: a hook replaced the tool's output, and ${AGENT_NAMES[format]} takes no replacement from a hook: the model sees the output as the tool gave it`;
+  return module.answer(point, { ...rest, systemMessage: rest.systemMessage ? `${rest.systemMessage}\n${told}` : told });
 }

@@ -309,6 +309,8 @@ export interface FormatModule {
   repository: readonly RepositorySource[];
   /** how the agent applies a hook's argument change to the tool's arguments; absent: the change replaces them */
   changeAsRun?(change: Record<string, unknown>, args: Record<string, unknown>): Record<string, unknown>;
+  /** the agent takes a replaced tool output in its answer (`updatedOutput`); absent: the answer says the original output stands */
+  replacesOutput?: true;
   /** a block every event of the agent reads, for an answer whose event is not known; absent: the PreToolUse answer */
   blockAnyEvent?(reason: string): Answer;
 }

@@ -228,6 +228,15 @@ describe("trust tiers (SERVICE.md §8): untrusted code can only tighten", () => 
     expect(folded.decision).toBe(decision);
     expect(folded.modifiedArgs).toEqual(modifiedArgs);
   });
+  it("drops a repository hook's replacement of the tool's output unless its tenant trusts its rewrites; the last replacement stands, with a block too", () => {
+    const at = "PostToolUse" as EventPoint;
+    const redact = (name: string, to: string, more: Partial<Verdict> = {}): Judged => ({ ...j(name, {}, at), verdict: v({ updatedOutput: to, ...more }) });
+    expect(fold([{ ...redact("repo", "[redacted]"), verdict: applyTrust(v({ updatedOutput: "[redacted]" }), "repository", { repositoryMayRewrite: false }) }], { interactive: true }).updatedOutput).toBeUndefined();
+    expect(applyTrust(v({ updatedOutput: "x" }), "repository", { repositoryMayRewrite: false }).rule).toMatch(/replacement of the tool's output is ignored \(repository_may_rewrite = false\)/);
+    expect(fold([{ ...redact("repo", "[redacted]"), verdict: applyTrust(v({ updatedOutput: "[redacted]" }), "repository", { repositoryMayRewrite: true }) }], { interactive: true }).updatedOutput).toBe("[redacted]");
+    expect(fold([redact("a", "one"), redact("b", "two", { decision: "block", reason: "secret seen" })], { interactive: true })).toMatchObject({ decision: "block", updatedOutput: "two" });
+  });
+
   it("leaves operators' and administrators' verdicts alone", () => {
     for (const source of ["policy", "service", "extension"] as const) {
       const verdict = v({ decision: "allow", modifiedArgs: { a: 1 } });
@@ -268,6 +277,12 @@ describe("answers an agent accepts whole (an answer it refuses loses the block w
     ["claude", "PreCompact", n({ decision: "block", reason: "not now", additionalContext: "ctx" }), { decision: "block", reason: "not now", systemMessage: "ctx" }],
     ["claude", "PreCompact", n({ additionalContext: "ctx", systemMessage: "note" }), { systemMessage: "note\nctx" }],
     ["claude", "PostToolUse", n({ additionalContext: "ctx" }), { hookSpecificOutput: { hookEventName: "PostToolUse", additionalContext: "ctx" } }],
+    // Claude Code: a replaced tool output under both its names (updatedMCPToolOutput before 2.1.121, MCP tools only)
+    ["claude", "PostToolUse", n({ updatedOutput: "[redacted]", additionalContext: "ctx" }), { hookSpecificOutput: { hookEventName: "PostToolUse", additionalContext: "ctx", updatedToolOutput: "[redacted]", updatedMCPToolOutput: "[redacted]" } }],
+    ["claude", "PostToolUse", n({ decision: "block", reason: "a secret was printed", updatedOutput: { lines: [] } }), { decision: "block", reason: "a secret was printed", hookSpecificOutput: { hookEventName: "PostToolUse", updatedToolOutput: { lines: [] }, updatedMCPToolOutput: { lines: [] } } }],
+    // every other agent takes none: its user is told the model sees the output as the tool gave it
+    ["codex", "PostToolUse", n({ updatedOutput: "[redacted]", systemMessage: "note" }), { systemMessage: "note\nhookbox: a hook replaced the tool's output, and Codex takes no replacement from a hook: the model sees the output as the tool gave it" }],
+    ["gemini", "PostToolUse", n({ updatedOutput: "[redacted]" }), { systemMessage: expect.stringMatching(/and Gemini CLI takes no replacement from a hook/) }],
     // Codex: no hookSpecificOutput on Stop (it denies unknown fields)
     ["codex", "Stop", n({ decision: "block", reason: "tests fail", additionalContext: "ctx" }), { decision: "block", reason: "tests fail", systemMessage: "ctx" }],
     // Codex: its compaction answers take continue, stopReason, suppressOutput and systemMessage only — a block is the stop

@@ -316,6 +316,21 @@ describe("Cursor rules (Cursor hooks documentation)", () => {
   });
 });
 
+describe("Claude Code's PostToolUse output replacement (hooks reference, PostToolUse decision control)", () => {
+  const post = hook("claude", "PostToolUse");
+  it("reads updatedToolOutput, and updatedMCPToolOutput, its older name, as what the model sees in place of the tool's output", () => {
+    expect(interpretClaude(exited(0, '{"hookSpecificOutput":{"hookEventName":"PostToolUse","updatedToolOutput":"[redacted]"}}'), post)).toMatchObject({ decision: null, error: null, updatedOutput: "[redacted]" });
+    expect(interpretClaude(exited(0, '{"hookSpecificOutput":{"hookEventName":"PostToolUse","updatedMCPToolOutput":{"content":[]}}}'), post)).toMatchObject({ updatedOutput: { content: [] } });
+    expect(interpretClaude(exited(0, '{"decision":"block","reason":"secret","hookSpecificOutput":{"updatedToolOutput":"x"}}'), post)).toMatchObject({ decision: "block", updatedOutput: "x" });
+  });
+  it("reads it nowhere else, and never from a Codex hook (Codex takes none)", () => {
+    expect(interpretClaude(exited(0, '{"hookSpecificOutput":{"updatedToolOutput":"x"}}'), hook("claude", "PreToolUse")).updatedOutput).toBeUndefined();
+    const codex = interpretCodex(exited(0, '{"hookSpecificOutput":{"hookEventName":"PostToolUse","updatedToolOutput":"x"}}'), hook("codex", "PostToolUse"));
+    expect(codex.updatedOutput).toBeUndefined();
+    expect(codex.rule).toMatch(/codex: a replaced tool output is not taken/);
+  });
+});
+
 describe("Codex rules (Codex hooks documentation: Claude Code's shape, no ask)", () => {
   const pre = hook("codex", "PreToolUse");
   table(interpretCodex, [

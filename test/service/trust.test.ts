@@ -87,6 +87,24 @@ describe("a repository hook can only tighten", () => {
     expect(untrusted.modifiedArgs).toBeUndefined();
   });
 
+  it("drops a repository hook's replacement of the tool's output (Claude Code's updatedToolOutput) unless its tenant trusts its rewrites", async () => {
+    const redactor = JSON.stringify({ hooks: { PostToolUse: [{ hooks: [{ type: "command", command: `echo '${JSON.stringify({ hookSpecificOutput: { hookEventName: "PostToolUse", updatedToolOutput: "[redacted]" } })}'` }] }] } });
+    for (const [token, id] of [[TOKEN_A, "a-redact"], [TOKEN_B, "b-redact"]] as const) {
+      const res = await fetch(`${svc.url}/v1/workspaces/${id}`, { method: "PUT", headers: { authorization: `Bearer ${token}` }, body: await tarOf([{ name: ".claude/settings.json", content: redactor }]) });
+      expect(res.status).toBe(200);
+    }
+    const body = { hook_event_name: "PostToolUse", tool_name: "Bash", tool_input: { command: "env" }, tool_response: { stdout: "TOKEN=s3cret" } };
+    const trusted = (await (await svc.event(body, { token: TOKEN_B, query: "workspace=b-redact&format=claude" })).json()) as Answer & { updatedOutput?: unknown };
+    expect(trusted).toMatchObject({ decision: null, updatedOutput: "[redacted]", output: { hookSpecificOutput: { hookEventName: "PostToolUse", updatedToolOutput: "[redacted]" } } });
+    const untrusted = (await (await svc.event(body, { token: TOKEN_A, query: "workspace=a-redact&format=claude" })).json()) as Answer & { updatedOutput?: unknown };
+    expect(untrusted.updatedOutput).toBeUndefined();
+    expect(untrusted.output).toEqual({});
+    expect(untrusted.hooks.find((h) => h.source === "repository")?.rule).toMatch(/replacement of the tool's output is ignored \(repository_may_rewrite = false\)/);
+    // The same trusted replacement to Codex, which takes none: its user is told.
+    const codex = (await (await svc.event(body, { token: TOKEN_B, query: "workspace=b-redact&format=codex" })).json()) as Answer;
+    expect(codex.output).toEqual({ systemMessage: expect.stringMatching(/a hook replaced the tool's output, and Codex takes no replacement/) });
+  });
+
   it("never lets an operator's allow for the arguments as sent approve a trusted repository's change (the repository's own allow counts for nothing)", async () => {
     const a = await ask({ hook_event_name: "PreToolUse", tool_name: "preapproved", tool_input: { command: "git status" } }, { token: TOKEN_B, query: "workspace=b-benign&format=claude" });
     expect(a.hooks.find((h) => h.source === "service")).toMatchObject({ decision: "allow", effective: true });
