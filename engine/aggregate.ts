@@ -236,6 +236,9 @@ function lookedAt(first: Folded, again: Folded | undefined, unchecked: boolean, 
     if (!blocked && !unchecked && !changedInTurn) out.modifiedArgs = first.modifiedArgs;
     else if (!blocked) out.note = `${out.note}; the change ${unchecked ? "could not be checked" : "was changed in turn by a policy hook"}: asked without it`;
     if (first.halt !== undefined && out.halt === undefined) out.halt = first.halt;
+    // The tool has run: its output, as a hook of the first look replaced it, is what the model sees
+    // whatever the policy hooks say of the changed arguments.
+    if (first.updatedOutput !== undefined && out.updatedOutput === undefined) out.updatedOutput = first.updatedOutput;
     return out;
   }
   if (unchecked) return merged(withoutChange(first, "a hook changed the arguments, but the policy hooks could not check the changed event: the change is dropped"));
