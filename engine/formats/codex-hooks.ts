@@ -119,7 +119,9 @@ function codexAnswer(point: EventPoint, f: Folded): Answer {
   if (point === "PreToolUse" && decision === "allow" && changed === undefined) decision = null;
   if (COMPACTION_POINTS.has(point)) {
     // No decision field there: a block of compaction is said as the stop Codex takes from these hooks.
-    const stop = halt ?? (decision === "block" ? rest.reason?.trim() || "compaction blocked by a hook" : undefined);
+    // After it (PostCompact) there is nothing to block — a block there is only ever the tenant's
+    // failure mode, which stops no agent (the forwarders' exit 2 is a failed hook there too).
+    const stop = halt ?? (decision === "block" && point === "PreCompact" ? rest.reason?.trim() || "compaction blocked by a hook" : undefined);
     const message = withContext(rest.systemMessage, rest.additionalContext);
     return { output: { ...(stop !== undefined ? { continue: false, stopReason: stop } : {}), ...(message !== undefined ? { systemMessage: message } : {}) }, exit_code: 0 };
   }

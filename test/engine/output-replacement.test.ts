@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { createEngine, type EventRequest, type RunRequest, type RunResult, type Runner } from "../../engine/index.js";
+import { createEngine, failureAnswer, type EventRequest, type RunRequest, type RunResult, type Runner } from "../../engine/index.js";
 import { parseConfig } from "../../engine/config.js";
 import { loadRepositoryHooks } from "../../engine/repository.js";
 
@@ -58,5 +58,13 @@ describe("a replaced tool output and the policy hooks' second look at changed ar
     expect(r.updatedOutput).toBe("[redacted]");
     expect(r.output).toMatchObject({ hookSpecificOutput: { updatedToolOutput: "[redacted]" } });
     expect(JSON.stringify(r.output)).not.toContain("s3cret");
+  });
+});
+
+describe("the tenant's failure mode at Codex's PostCompact", () => {
+  it("is no stop of the agent from the service, as from both forwarders (compaction is done: nothing is blocked there)", () => {
+    expect(failureAnswer("codex", "PostCompact", "block", "hookbox unreachable").output).not.toHaveProperty("continue");
+    // at PreCompact the stop is the block of compaction
+    expect(failureAnswer("codex", "PreCompact", "block", "hookbox unreachable").output).toMatchObject({ continue: false, stopReason: "hookbox unreachable" });
   });
 });
