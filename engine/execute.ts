@@ -137,6 +137,8 @@ export async function executeHooks(hooks: HookDef[], opts: ExecuteOptions): Prom
   const budget = new MessageBudget();
   /** the last change an allowing or undecided hook made: the one the fold answers (each earlier one is let go as a later one comes) */
   let lastChange: Judged | undefined;
+  /** the last replacement of the tool's output: the one the fold answers (each earlier one is let go as a later one comes) */
+  let lastReplaced: Judged | undefined;
   let changedInTurn = false;
   for (const step of planSteps(hooks)) {
     // `[sandbox] max_containers_per_event`: a parallel step runs this many at once, whatever its config says.
@@ -162,6 +164,11 @@ export async function executeHooks(hooks: HookDef[], opts: ExecuteOptions): Prom
           if (lastChange) delete lastChange.verdict.modifiedArgs;
           lastChange = j;
         }
+      }
+      // A thousand hooks each replacing the output with a megabyte would otherwise all be held too.
+      if (j.verdict.updatedOutput !== undefined) {
+        if (lastReplaced) delete lastReplaced.verdict.updatedOutput;
+        lastReplaced = j;
       }
       judged.push(j);
       records.push(record);
