@@ -200,9 +200,12 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
     const finished: HookRecord[] = [];
     /** the first finished hook that stopped the agent (`continue: false`): an early answer says so too */
     let halted: { name: string; reason: string } | undefined;
-    const onHook: NonNullable<ExecuteOptions["onHook"]> = (record, notification, halt) => {
+    /** the latest finished hook's replacement of the tool's output (its tier let it): an early answer carries it too */
+    let replaced: { output: unknown } | undefined;
+    const onHook: NonNullable<ExecuteOptions["onHook"]> = (record, notification, halt, updatedOutput) => {
       finished.push(record);
       if (halt !== undefined && !record.pass) halted ??= { name: record.name, reason: halt };
+      if (updatedOutput !== undefined && !record.pass) replaced = { output: updatedOutput };
       req.onHook?.(record, notification);
     };
     return {
@@ -217,14 +220,16 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
           if (!r.effective || r.pass || (r.decision !== "block" && r.decision !== "ask")) continue;
           if (!best || RANK[r.decision] > RANK[best.decision!]) best = r;
         }
+        // The tool has run: a finished hook's replacement of its output goes with what is answered (as in the fold).
+        const kept = replaced !== undefined ? { updatedOutput: replaced.output } : {};
         // A hook that stopped the agent outranks every decision, as in the fold: at a stop point with
         // no block (which would keep the agent going), elsewhere as a block.
         if (halted) {
           const decision: Decision | null = isStopPoint(point) ? null : "block";
           const reason = `${halted.reason} (${why}; other hooks still running)`;
-          const answer = answerFor(format, point, { decision, ...(decision ? { reason } : {}), halt: halted.reason, notifications: [] });
+          const answer = answerFor(format, point, { decision, ...(decision ? { reason } : {}), halt: halted.reason, ...kept, notifications: [] });
           return {
-            event_id: eventId, event: point, decision, ...(decision ? { reason } : {}), continue: false as const, stopReason: halted.reason, notifications: [], hooks: [...finished],
+            event_id: eventId, event: point, decision, ...(decision ? { reason } : {}), ...kept, continue: false as const, stopReason: halted.reason, notifications: [], hooks: [...finished],
             output: answer.output, exit_code: answer.exit_code, note: `answered before the event was done: ${why}; hook ${halted.name} stopped the agent`,
           };
         }
@@ -232,9 +237,9 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
         // copilot-hooks.md: an ask "where no prompt is shown, it is treated as a deny"
         const decision: Decision = best.decision === "ask" && !req.interactive ? "block" : best.decision!;
         const reason = `${best.reason ?? `hook ${best.name} decided ${best.decision}`} (${why}; other hooks still running)`;
-        const answer = answerFor(format, point, { decision, reason, notifications: [] });
+        const answer = answerFor(format, point, { decision, reason, ...kept, notifications: [] });
         return {
-          event_id: eventId, event: point, decision, reason, notifications: [], hooks: [...finished],
+          event_id: eventId, event: point, decision, reason, ...kept, notifications: [], hooks: [...finished],
           output: answer.output, exit_code: answer.exit_code, note: `answered before the event was done: ${why}`,
         };
       },
