@@ -60,14 +60,8 @@ function untakenCompactionField(stdout: string): string | undefined {
 }
 
 export function interpretCodex(run: RunResult, hook: HookDef): Verdict {
-  if (COMPACTION_POINTS.has(hook.point)) {
-    if (run.outcome === "exited" && run.exitCode !== 0) return { decision: null, error: describeFailure(run), rule: `codex: any non-zero exit at ${hook.point} is a failed hook (no block)` };
-    if (run.outcome === "exited") {
-      // interpretClaude has read the output within its bounds already: a second parse costs no more.
-      const untaken = untakenCompactionField(run.stdout.trim());
-      if (untaken !== undefined) return { decision: null, error: `field "${untaken}" in a ${hook.point} answer`, rule: `codex: a ${hook.point} answer takes continue, stopReason, suppressOutput and systemMessage only — with "${untaken}" the hook failed` };
-    }
-  }
+  const compaction = COMPACTION_POINTS.has(hook.point);
+  if (compaction && run.outcome === "exited" && run.exitCode !== 0) return { decision: null, error: describeFailure(run), rule: `codex: any non-zero exit at ${hook.point} is a failed hook (no block)` };
   if (run.outcome === "exited" && run.exitCode === 2) {
     // Codex: exit 2 is a block with stderr as its reason — at PermissionRequest too — and without one a failed hook.
     const said = run.stderr.trim();
@@ -78,6 +72,12 @@ export function interpretCodex(run: RunResult, hook: HookDef): Verdict {
   if (run.outcome === "exited" && run.exitCode !== 0) return { decision: null, error: describeFailure(run), rule: "codex: a non-zero exit other than 2 is a failed hook (its JSON is not read)" };
   // Codex takes no replaced tool output (its PostToolUse answer has no such field in use).
   const { updatedOutput: untaken, ...verdict } = interpretClaude(run, hook);
+  if (compaction && run.outcome === "exited" && verdict.limit === undefined) {
+    // interpretClaude has read the output within its bounds already (a deeper one is never parsed
+    // again): a second parse costs no more.
+    const field = untakenCompactionField(run.stdout.trim());
+    if (field !== undefined) return { decision: null, error: `field "${field}" in a ${hook.point} answer`, rule: `codex: a ${hook.point} answer takes continue, stopReason, suppressOutput and systemMessage only — with "${field}" the hook failed` };
+  }
   const rule = verdict.rule.replace(/^claude:/, "codex:") + (untaken !== undefined ? "; codex: a replaced tool output is not taken" : "");
   // Codex refuses a deny or block whose reason is missing or blank, and the call goes on.
   if (verdict.decision === "block" && verdict.halt === undefined && !verdict.reason?.trim())

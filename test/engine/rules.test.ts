@@ -349,6 +349,8 @@ describe("Codex rules (Codex hooks documentation: Claude Code's shape, no ask)",
     ["PreCompact: a decision field costs the whole answer", exited(0, '{"decision":"block","reason":"not now","continue":false}'), hook("codex", "PreCompact"), { decision: null, error: true, rule: /takes continue, stopReason, suppressOutput and systemMessage only — with "decision"/ }],
     ["PreCompact: continue false stops compaction", exited(0, '{"continue":false,"stopReason":"keep the context"}'), hook("codex", "PreCompact"), { decision: "block", reason: "keep the context", error: false, rule: /codex: continue = false stops the agent \(and blocks this PreCompact\)/ }],
     ["PostCompact: exit 2 is a failed hook", exited(2, "", "x"), hook("codex", "PostCompact"), { decision: null, error: true, rule: /PostCompact is a failed hook/ }],
+    // hookbox's bounds first: a million-deep answer is never parsed whole on the shared thread (a second of it, a hook)
+    ["PreCompact: an answer past hookbox's bounds is that, never parsed whole for its fields", exited(0, `{"x":${"[".repeat(500_000)}${"]".repeat(500_000)}}`), hook("codex", "PreCompact"), { decision: null, error: true, rule: /past hookbox's bounds/ }],
   ]);
 });
 
