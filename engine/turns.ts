@@ -7,6 +7,17 @@
  * the taker must not await before it has done the heavy part.
  */
 
+/**
+ * Resolves once the loop has polled for I/O again. One `setImmediate` does not always wait for that:
+ * queued from an I/O callback (the poll phase) it runs in the same iteration's check phase, before
+ * anything else that arrived is read — two pieces of heavy work then run back to back, and a
+ * `/healthz` that came during the first waits for both. The second, queued from the check phase,
+ * runs only after the next poll.
+ */
+export function afterIO(): Promise<void> {
+  return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
+}
+
 export class Turns {
   /** per party, its waiters in arrival order; the Map's order is the round-robin's */
   private readonly queues = new Map<string, Array<() => void>>();
@@ -25,8 +36,8 @@ export class Turns {
   private schedule(): void {
     if (this.scheduled) return;
     this.scheduled = true;
-    // setImmediate: the next turn comes after the loop has polled for I/O again.
-    setImmediate(() => {
+    // The next turn comes after the loop has polled for I/O again (afterIO).
+    setImmediate(() => setImmediate(() => {
       this.scheduled = false;
       const next = this.queues.entries().next();
       if (next.done) return;
@@ -37,7 +48,7 @@ export class Turns {
       if (queue.length > 0) this.queues.set(party, queue);
       if (this.queues.size > 0) this.schedule();
       resolve();
-    });
+    }));
   }
 }
 

@@ -8,6 +8,7 @@
 import { lstat, readdir, readlink } from "node:fs/promises";
 import { join } from "node:path";
 import { BadRequestError } from "./errors.js";
+import { afterIO } from "./turns.js";
 
 /** what a folder or a link costs against the tenant's quota: one filesystem block, as `du` would count it */
 export const FOLDER_BYTES = 4096;
@@ -83,7 +84,7 @@ export async function checkLinks(tree: Tree): Promise<void> {
   for (const [i, link] of tree.links.entries()) {
     const why = judge(link);
     if (why) throw new BadRequestError(`archive entry ${JSON.stringify(pathOf(link))}: ${why}`, "body", "archive_refused");
-    if (i % LINKS_PER_TURN === LINKS_PER_TURN - 1) await new Promise((resolve) => setImmediate(resolve));
+    if (i % LINKS_PER_TURN === LINKS_PER_TURN - 1) await afterIO();
   }
 }
 

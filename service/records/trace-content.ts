@@ -6,6 +6,7 @@
  * a long build (`BUILD_SLICE_MS`).
  */
 import type { EventResult, HookRecord, HookTrace } from "../../engine/index.js";
+import { afterIO } from "../../engine/turns.js";
 import { capRedact, headBytes, isSecretName, keep, keepStrings, redactJson, REDACT_MARGIN_CHARS, REDACTED } from "./redact.js";
 
 /** session_id, tool_name, reason, … of a listed event; @default 1 KiB — a page lists up to 500 */
@@ -228,7 +229,7 @@ function slicer(): () => Promise<void> {
   let sliceStart = performance.now();
   return async () => {
     if (performance.now() - sliceStart < BUILD_SLICE_MS) return;
-    await new Promise<void>((r) => setImmediate(r));
+    await afterIO();
     sliceStart = performance.now();
   };
 }
@@ -239,7 +240,7 @@ export async function mapInSlices<T, U>(items: readonly T[], fn: (item: T, i: nu
   let sliceStart = performance.now();
   for (let i = 0; i < items.length; i++) {
     if (performance.now() - sliceStart >= BUILD_SLICE_MS) {
-      await new Promise<void>((r) => setImmediate(r));
+      await afterIO();
       sliceStart = performance.now();
     }
     out.push(fn(items[i]!, i));

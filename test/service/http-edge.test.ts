@@ -1028,7 +1028,8 @@ describe("tenant scoping", () => {
 
   it("pages through decisions of the same millisecond without skipping one or listing one twice", async () => {
     const paged = edgeApp();
-    vi.useFakeTimers({ toFake: ["Date"], now: Date.parse("2026-12-01T12:00:00Z") });
+    // One millisecond for all nine, a recent one: the listing's default window counts back from now.
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() - 60_000 });
     const ids: string[] = [];
     try {
       for (let i = 0; i < 9; i++) ids.push(DecisionSchema.parse(await (await paged.request("/v1/events", post({ session_id: `s-${i}`, hook_event_name: "SessionEnd" }))).json()).event_id);
