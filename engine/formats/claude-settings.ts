@@ -221,7 +221,7 @@ export function loadMatcherGroups(
           ...(matcher && MATCH_FIELD[resolved.point] ? { matchOn: MATCH_FIELD[resolved.point] } : {}),
           ...(condition ? { condition } : {}),
           command,
-          ...hookTimeout(handler.timeout !== undefined ? handler.timeout * 1000 : agentDeadlineS(format === "codex" ? "codex" : "claude", resolved.point) * 1000, ctx),
+          ...hookTimeout(handlerTimeoutMs(handler.timeout, format, resolved.point), ctx),
           env: {},
           // Claude Code's onFailure "block": its failure blocks (interpretClaude), where Claude Code reads it.
           failOpen: !(claude && handler.onFailure === "block"),
@@ -523,6 +523,15 @@ export function claudeDecision(point: EventPoint, f: Folded, specificPoints: Rea
 }
 
 const CLAUDE_FIRES = { agent: "Claude Code", names: CLAUDE_EVENTS };
+
+/** Claude Code: SessionEnd hooks share a 1.5 s budget, raised to a longer per-hook timeout "up to 60 seconds". */
+const SESSION_END_MAX_MS = 60_000;
+
+/** A handler's timeout: its own `timeout` (seconds), else its agent's default at the event; Claude Code's SessionEnd at most 60 s. */
+function handlerTimeoutMs(timeoutS: number | undefined, format: Format, point: EventPoint): number {
+  const ms = timeoutS !== undefined ? timeoutS * 1000 : agentDeadlineS(format === "codex" ? "codex" : "claude", point) * 1000;
+  return format === "claude" && point === "SessionEnd" ? Math.min(ms, SESSION_END_MAX_MS) : ms;
+}
 
 export const claudeFormat: FormatModule = {
   format: "claude",

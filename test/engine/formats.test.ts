@@ -337,6 +337,13 @@ describe("repository files are read tolerantly, reported strictly (SERVICE.md §
 });
 
 describe("Claude Code settings.json", () => {
+  it("runs a SessionEnd hook at most 60 s, its own longer timeout as Claude Code cuts it (the hooks share a budget raised up to 60 s); 1.5 s by default", async () => {
+    const hook = (timeout?: number) => ({ type: "command", command: "end.sh", ...(timeout !== undefined ? { timeout } : {}) });
+    const dir = tree({ ".claude/settings.json": JSON.stringify({ hooks: { SessionEnd: [{ hooks: [hook(120), hook(), hook(30)] }], Stop: [{ hooks: [hook(120)] }] } }) });
+    const set = await loadRepositoryHooks(dir, 600_000);
+    expect(set.hooks.map((h) => [h.point, h.timeoutMs])).toEqual([["SessionEnd", 60_000], ["SessionEnd", 1_500], ["SessionEnd", 30_000], ["Stop", 120_000]]);
+  });
+
   it("loads matcher groups of command hooks and skips other hook types with a warning", async () => {
     const dir = tree({
       ".claude/settings.json": JSON.stringify({
