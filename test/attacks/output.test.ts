@@ -608,7 +608,8 @@ describe("redaction at the widest capture_bytes", () => {
   let wide: Service;
   beforeAll(async () => {
     const policy = `[[policy.PreToolUse]]\nname = "echo-both"\nmatcher = "wide"\ncommand = '''t=$(cat); printf '%s' "$t"; printf '%s' "$t" >&2'''\n`;
-    wide = await startService(`[traces]\ncapture_bytes = ${64 * 1024}\n\n${policy}`, { tenants: KEEPING });
+    // Host hooks only: no pre-started containers, whose creation (the engine's CPU) would be measured with the redactor.
+    wide = await startService(`[sandbox]\npool_size = 0\n\n[traces]\ncapture_bytes = ${64 * 1024}\n\n${policy}`, { tenants: KEEPING });
   });
   afterAll(() => wide.stop());
 
@@ -631,7 +632,7 @@ describe("an event of four hundred hooks printing what redaction works hardest o
     const text = `$(yes 'password=a "token":"x",--secret y ' | head -c 4096 | tr -d '\\n')`;
     const command = `cat >/dev/null; t="${text}"; printf '%s' "$t" >&2; printf '%s' "$t"`;
     const policy = Array.from({ length: HOOKS }, (_, i) => `[[policy.PreToolUse]]\nname = "red-${i}"\nmatcher = "red"\ncommand = '''${command}'''\n`).join("\n");
-    red = await startService(`[sandbox]\nmax_event_ms = 60000\n\n${policy}`, { tenants: KEEPING });
+    red = await startService(`[sandbox]\nmax_event_ms = 60000\npool_size = 0\n\n${policy}`, { tenants: KEEPING });
   });
   afterAll(() => red.stop());
 
@@ -659,7 +660,7 @@ describe("an event of three hundred hooks printing control characters", () => {
     const say = `$(yes '\\u0001' | head -n 4096 | tr -d '\\n')`;
     const command = `cat >/dev/null; m="${say}"; head -c 8192 /dev/zero | tr '\\0' '\\1' >&2; printf '{"systemMessage":"%s"}' "$m"`;
     const policy = Array.from({ length: HOOKS }, (_, i) => `[[policy.PreToolUse]]\nname = "ctl-${i}"\nmatcher = "ctl"\ncommand = '''${command}'''\n`).join("\n");
-    ctl = await startService(`[sandbox]\nmax_event_ms = 60000\n\n${policy}`, { tenants: KEEPING });
+    ctl = await startService(`[sandbox]\nmax_event_ms = 60000\npool_size = 0\n\n${policy}`, { tenants: KEEPING });
   });
   afterAll(() => ctl.stop());
 
