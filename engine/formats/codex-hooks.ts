@@ -79,8 +79,9 @@ export function interpretCodex(run: RunResult, hook: HookDef): Verdict {
     if (field !== undefined) return { decision: null, error: `field "${field}" in a ${hook.point} answer`, rule: `codex: a ${hook.point} answer takes continue, stopReason, suppressOutput and systemMessage only — with "${field}" the hook failed` };
   }
   const rule = verdict.rule.replace(/^claude:/, "codex:") + (untaken !== undefined ? "; codex: a replaced tool output is not taken" : "");
-  // Codex refuses a deny or block whose reason is missing or blank, and the call goes on.
-  if (verdict.decision === "block" && verdict.halt === undefined && !verdict.reason?.trim())
+  // Codex refuses a deny or block whose reason is missing or blank, and the call goes on — but for
+  // PermissionRequest's deny, whose message it fills in ("PermissionRequest hook denied approval").
+  if (verdict.decision === "block" && verdict.halt === undefined && hook.point !== "PermissionRequest" && !verdict.reason?.trim())
     return { decision: null, error: "a block without a reason", rule: `${rule}; codex: a block without a reason is refused — the hook failed` };
   if (verdict.decision !== "ask") return { ...verdict, rule };
   return { ...verdict, decision: "block", reason: verdict.reason ?? `hook ${hook.name} asked, and Codex has no ask`, rule: `${rule}; codex: no ask — an ask is a block` };
