@@ -201,11 +201,11 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
     /** the first finished hook that stopped the agent (`continue: false`): an early answer says so too */
     let halted: { name: string; reason: string } | undefined;
     /** the latest finished hook's replacement of the tool's output (its tier let it): an early answer carries it too */
-    let replaced: { output: unknown } | undefined;
+    let replaced: unknown;
     const onHook: NonNullable<ExecuteOptions["onHook"]> = (record, notification, halt, updatedOutput) => {
       finished.push(record);
       if (halt !== undefined && !record.pass) halted ??= { name: record.name, reason: halt };
-      if (updatedOutput !== undefined && !record.pass) replaced = { output: updatedOutput };
+      if (updatedOutput !== undefined && !record.pass) replaced = updatedOutput;
       req.onHook?.(record, notification);
     };
     return {
@@ -221,7 +221,7 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
           if (!best || RANK[r.decision] > RANK[best.decision!]) best = r;
         }
         // The tool has run: a finished hook's replacement of its output goes with what is answered (as in the fold).
-        const kept = replaced !== undefined ? { updatedOutput: replaced.output } : {};
+        const kept = replaced !== undefined ? { updatedOutput: replaced } : {};
         // A hook that stopped the agent outranks every decision, as in the fold: at a stop point with
         // no block (which would keep the agent going), elsewhere as a block.
         if (halted) {

@@ -36,8 +36,8 @@ export class Turns {
   private schedule(): void {
     if (this.scheduled) return;
     this.scheduled = true;
-    // The next turn comes after the loop has polled for I/O again (afterIO).
-    setImmediate(() => setImmediate(() => {
+    // The next turn comes after the loop has polled for I/O again.
+    void afterIO().then(() => {
       this.scheduled = false;
       const next = this.queues.entries().next();
       if (next.done) return;
@@ -48,7 +48,7 @@ export class Turns {
       if (queue.length > 0) this.queues.set(party, queue);
       if (this.queues.size > 0) this.schedule();
       resolve();
-    }));
+    });
   }
 }
 

@@ -535,6 +535,7 @@ function handlerTimeoutMs(timeoutS: number | undefined, format: Format, point: E
 
 export const claudeFormat: FormatModule = {
   format: "claude",
+  agent: "Claude Code",
   replacesOutput: true,
   interpret: interpretClaude,
   effective: claudeEffective,

@@ -138,6 +138,7 @@ const NO_STOP_POINTS: ReadonlySet<string> = new Set(["PreToolUse", "PermissionRe
 
 export const codexFormat: FormatModule = {
   format: "codex",
+  agent: "Codex",
   interpret: interpretCodex,
   effective: claudeEffective,
   answer: codexAnswer,

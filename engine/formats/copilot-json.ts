@@ -323,6 +323,7 @@ function copilotDecision(point: EventPoint, f: Folded): Answer {
 
 export const copilotFormat: FormatModule = {
   format: "copilot",
+  agent: "Copilot",
   interpret: interpretCopilot,
   effective: copilotEffective,
   answer: copilotAnswer,

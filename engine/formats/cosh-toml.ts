@@ -240,6 +240,7 @@ function deepMerge(base: Record<string, unknown>, patch: Record<string, unknown>
 
 export const coshFormat: FormatModule = {
   format: "cosh",
+  agent: "cosh",
   interpret: interpretCosh,
   effective: coshEffective,
   answer: coshAnswer,

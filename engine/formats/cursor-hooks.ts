@@ -234,6 +234,7 @@ const ASKING_POINTS: ReadonlySet<string> = new Set(["BeforeShellExecution", "Bef
 
 export const cursorFormat: FormatModule = {
   format: "cursor",
+  agent: "Cursor",
   interpret: interpretCursor,
   effective: cursorEffective,
   answer: cursorAnswer,

@@ -257,6 +257,7 @@ function geminiAnswer(point: EventPoint, f: Folded): Answer {
 
 export const geminiFormat: FormatModule = {
   format: "gemini",
+  agent: "Gemini CLI",
   interpret: interpretGemini,
   effective: geminiEffective,
   answer: geminiAnswer,

@@ -8,7 +8,7 @@ import type { Decision, EventPoint, Format } from "../events.js";
 import type { HookDef } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
-import { claudeFormat } from "./claude-settings.js";
+import { claudeFormat, withContext } from "./claude-settings.js";
 import { codexFormat } from "./codex-hooks.js";
 import { copilotFormat } from "./copilot-json.js";
 import { coshFormat } from "./cosh-toml.js";
@@ -75,8 +75,6 @@ export function blockWithoutEvent(format: Format, reason: string): Answer {
   return FORMAT_MODULES[format].blockAnyEvent?.(reason) ?? answerFor(format, PRE_TOOL_USE, { decision: "block", reason, notifications: [] });
 }
 
-const AGENT_NAMES: Readonly<Record<Format, string>> = { copilot: "Copilot", cosh: "cosh", claude: "Claude Code", cursor: "Cursor", codex: "Codex", gemini: "Gemini CLI" };
-
 /**
  * The folded result as a hook of the dialect would print it (SERVICE.md §3 `output` / `exit_code`).
  * A replaced tool output goes only to an agent that takes one; any other's user is told the model
@@ -86,6 +84,6 @@ export function answerFor(format: Format, point: EventPoint, folded: Folded): An
   const module = FORMAT_MODULES[format];
   if (folded.updatedOutput === undefined || module.replacesOutput) return module.answer(point, folded);
   const { updatedOutput: _untaken, ...rest } = folded;
-  const told = `hookbox: a hook replaced the tool's output, and ${AGENT_NAMES[format]} takes no replacement from a hook: the model sees the output as the tool gave it`;
-  return module.answer(point, { ...rest, systemMessage: rest.systemMessage ? `${rest.systemMessage}\n${told}` : told });
+  const told = `hookbox: a hook replaced the tool's output, and ${module.agent} takes no replacement from a hook: the model sees the output as the tool gave it`;
+  return module.answer(point, { ...rest, systemMessage: withContext(rest.systemMessage, told) });
 }

@@ -299,6 +299,8 @@ export function countHook(parsed: ParsedFile, path: Path, ctx: LoadContext): voi
 /** What one agent's hooks are: its files, its rules, its answers. One module per format; formats/registry.ts lists them. */
 export interface FormatModule {
   format: Format;
+  /** the agent, as its user knows it ("Claude Code", "Gemini CLI") */
+  agent: string;
   /** what one run means: exit codes and output (the format's document) */
   interpret: Interpret;
   /** the decisions that count at a point for hooks of this format; elsewhere they are recorded only */
