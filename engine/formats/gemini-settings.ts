@@ -15,6 +15,7 @@ import { compileRegex, MAX_MATCHER_CHARS, type HookDef, type HookSet, type Match
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import { MAX_HOOK_NAME_CHARS } from "./cosh-toml.js";
+import { withContext } from "./claude-settings.js";
 import { formatPath, type Path } from "./locate.js";
 import { type Answer, askDenyReason, clip, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, haltVerdict, knownKeys, type LoadContext, readMatcher, originOf, type ParsedFile, readDecision, pastBounds, readOutput, schemaError, shown, skipOtherType, str, warn, withHalt, CommandSchema } from "./shared.js";
 
@@ -163,6 +164,16 @@ function loadGeminiSettings(parsed: ParsedFile, ctx: LoadContext): HookSet {
  */
 const GEMINI_CONTINUE_READ: ReadonlySet<string> = new Set(["PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "BeforeModel", "AfterModel"]);
 
+/**
+ * Where Gemini CLI reads `hookSpecificOutput.additionalContext` (hooks reference: AfterTool's is
+ * "appended to the tool result", BeforeAgent's "appended to the prompt", SessionStart's injected as
+ * the first turn); no other event lists it among its output fields, and there it is not read.
+ */
+const GEMINI_CONTEXT_READ: ReadonlySet<string> = new Set(["PostToolUse", "UserPromptSubmit", "SessionStart"]);
+
+/** Hooks reference, BeforeToolSelection: "Does not support `decision`, `continue`, or `systemMessage`". */
+const messageRead = (point: EventPoint): boolean => point !== "BeforeToolSelection";
+
 /** @default 4096 — characters of a Gemini hook's plain text kept as its reason, message or warning */
 const GEMINI_TEXT_CHARS = 4096;
 
@@ -187,7 +198,7 @@ export function interpretGemini(run: RunResult, hook: HookDef): Verdict {
   if (out.kind === "invalid" && out.limit) return pastBounds(out, "gemini");
   if (out.kind === "invalid" && out.notJson) {
     const said = clip(text.trim(), GEMINI_TEXT_CHARS);
-    if (code === 0) return { decision: null, systemMessage: said, error: null, rule: "gemini: text that is not JSON at exit 0 is a message; no decision" };
+    if (code === 0) return { decision: null, systemMessage: messageRead(hook.point) ? said : undefined, error: null, rule: "gemini: text that is not JSON at exit 0 is a message; no decision" };
     if (code === 1) return { decision: null, warning: said, error: describeFailure(run), rule: "gemini: exit 1 is a warning; the CLI continues" };
     return { decision: "block", reason: said, error: null, rule: `gemini: exit ${code} blocks, its text the reason` };
   }
@@ -210,8 +221,8 @@ export function interpretGemini(run: RunResult, hook: HookDef): Verdict {
     decision,
     reason,
     ...(halt !== undefined ? { halt } : {}),
-    systemMessage: str(o.systemMessage),
-    additionalContext: str(specific.additionalContext),
+    systemMessage: messageRead(hook.point) ? str(o.systemMessage) : undefined,
+    additionalContext: GEMINI_CONTEXT_READ.has(hook.point) ? str(specific.additionalContext) : undefined,
     ...(changed !== undefined ? { modifiedArgs: changed } : {}),
     error: null,
     rule,
@@ -236,7 +247,8 @@ function geminiEffective(point: EventPoint): ReadonlySet<Decision> {
 }
 
 /**
- * Gemini CLI: `decision`, `reason`, `systemMessage`, `hookSpecificOutput` (`additionalContext`; on
+ * Gemini CLI: `decision`, `reason`, `systemMessage`, `hookSpecificOutput` (`additionalContext` where
+ * Gemini reads it — elsewhere the context joins `systemMessage`, as the user's to read; on
  * BeforeTool `tool_input`, the changed arguments, unless the call is denied), `continue` +
  * `stopReason`. An ask is said as a deny, its reason saying a hook asked: a release of Gemini CLI
  * without hook asks reads an ask as no block and runs the tool, and which release asks is not known here.
@@ -245,11 +257,12 @@ function geminiAnswer(point: EventPoint, f: Folded): Answer {
   const decision = f.decision === "ask" ? "deny" : (f.decision ?? undefined);
   const reason = f.decision === "ask" ? askDenyReason(f.reason, "Gemini CLI") : f.decision ? f.reason : undefined;
   const changed = point === "PreToolUse" && decision !== "deny" && decision !== "block" && typeof f.modifiedArgs === "object" && f.modifiedArgs !== null ? f.modifiedArgs : undefined;
-  const specific = defined({ additionalContext: f.additionalContext, tool_input: changed });
+  const context = GEMINI_CONTEXT_READ.has(point);
+  const specific = defined({ additionalContext: context ? f.additionalContext : undefined, tool_input: changed });
   const output = defined({
     decision,
     reason,
-    systemMessage: f.systemMessage,
+    systemMessage: context ? f.systemMessage : withContext(f.systemMessage, f.additionalContext),
     hookSpecificOutput: Object.keys(specific).length > 0 ? specific : undefined,
   });
   return withHalt({ output, exit_code: 0 }, f);

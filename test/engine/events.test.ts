@@ -283,6 +283,13 @@ describe("answers an agent accepts whole (an answer it refuses loses the block w
     // every other agent takes none: its user is told the model sees the output as the tool gave it
     ["codex", "PostToolUse", n({ updatedOutput: "[redacted]", systemMessage: "note" }), { systemMessage: "note\nhookbox: a hook replaced the tool's output, and Codex takes no replacement from a hook: the model sees the output as the tool gave it" }],
     ["gemini", "PostToolUse", n({ updatedOutput: "[redacted]" }), { systemMessage: expect.stringMatching(/and Gemini CLI takes no replacement from a hook/) }],
+    // Gemini CLI reads additionalContext at AfterTool, BeforeAgent and SessionStart only (hooks reference): elsewhere it goes in systemMessage
+    ["gemini", "PostToolUse", n({ additionalContext: "ctx" }), { hookSpecificOutput: { additionalContext: "ctx" } }],
+    ["gemini", "UserPromptSubmit", n({ additionalContext: "ctx", systemMessage: "note" }), { systemMessage: "note", hookSpecificOutput: { additionalContext: "ctx" } }],
+    ["gemini", "SessionStart", n({ additionalContext: "ctx" }), { hookSpecificOutput: { additionalContext: "ctx" } }],
+    ["gemini", "PreToolUse", n({ decision: "block", reason: "no", additionalContext: "ctx" }), { decision: "block", reason: "no", systemMessage: "ctx" }],
+    ["gemini", "PreToolUse", n({ additionalContext: "ctx", systemMessage: "note", modifiedArgs: { command: "ls" } }), { systemMessage: "note\nctx", hookSpecificOutput: { tool_input: { command: "ls" } } }],
+    ["gemini", "Stop", n({ decision: "block", reason: "tests fail", additionalContext: "ctx" }), { decision: "block", reason: "tests fail", systemMessage: "ctx" }],
     // Codex: no hookSpecificOutput on Stop (it denies unknown fields)
     ["codex", "Stop", n({ decision: "block", reason: "tests fail", additionalContext: "ctx" }), { decision: "block", reason: "tests fail", systemMessage: "ctx" }],
     // Codex: its compaction answers take continue, stopReason, suppressOutput and systemMessage only — a block is the stop

@@ -646,9 +646,23 @@ describe("Gemini CLI rules (Gemini CLI hooks reference)", () => {
     ["continue: false on AfterAgent stops the agent: no block (which would send it on)", exited(0, '{"continue":false,"stopReason":"done"}'), afterAgent, { decision: null, rule: /continue = false stops the agent/ }],
   ]);
   it("answers in Gemini's words: additionalContext in camelCase, continue and stopReason", () => {
-    const pre = resolveEventName("BeforeTool")!.point;
-    expect(answerFor("gemini", pre, { decision: "block", reason: "no", additionalContext: "ctx", notifications: [] }).output).toEqual({ decision: "block", reason: "no", hookSpecificOutput: { additionalContext: "ctx" } });
-    expect(answerFor("gemini", pre, { decision: "block", reason: "r", halt: "done", notifications: [] }).output).toMatchObject({ continue: false, stopReason: "done", decision: "block" });
+    const post = resolveEventName("AfterTool")!.point;
+    expect(answerFor("gemini", post, { decision: "block", reason: "no", additionalContext: "ctx", notifications: [] }).output).toEqual({ decision: "block", reason: "no", hookSpecificOutput: { additionalContext: "ctx" } });
+    expect(answerFor("gemini", resolveEventName("BeforeTool")!.point, { decision: "block", reason: "r", halt: "done", notifications: [] }).output).toMatchObject({ continue: false, stopReason: "done", decision: "block" });
+  });
+  // hooks reference: additionalContext is among the output fields of AfterTool, BeforeAgent and SessionStart only
+  it.each(["AfterTool", "BeforeAgent", "SessionStart"])("reads hookSpecificOutput.additionalContext at %s, where Gemini CLI adds it", (event) => {
+    expect(interpretGemini(exited(0, '{"hookSpecificOutput":{"additionalContext":"ctx"}}'), hook("gemini", event)).additionalContext).toBe("ctx");
+  });
+  it.each(["BeforeTool", "AfterAgent", "BeforeModel", "AfterModel", "BeforeToolSelection", "SessionEnd", "PreCompress", "Notification"])("reads no additionalContext at %s, where Gemini CLI reads none", (event) => {
+    const v = interpretGemini(exited(0, '{"decision":"allow","systemMessage":"note","hookSpecificOutput":{"additionalContext":"ctx"}}'), hook("gemini", event));
+    expect(v.additionalContext).toBeUndefined();
+    if (event !== "BeforeToolSelection") expect(v.systemMessage).toBe("note");
+  });
+  it('reads no systemMessage at BeforeToolSelection ("Does not support decision, continue, or systemMessage"), nor text as one', () => {
+    const selection = hook("gemini", "BeforeToolSelection");
+    expect(interpretGemini(exited(0, '{"systemMessage":"note"}'), selection).systemMessage).toBeUndefined();
+    expect(interpretGemini(exited(0, "read_file,write_file"), selection)).toMatchObject({ decision: null, systemMessage: undefined, error: null });
   });
   it("reads text with brackets in it as text, whatever its shape: a guard that echoes what it blocks still blocks", () => {
     const said = `Blocked: rm -rf / #${"[".repeat(70)}${"{}".repeat(70_000)}`;

@@ -180,10 +180,10 @@ describe("a repository of every agent's real hook files", () => {
     expect(body.output).toEqual({ hookSpecificOutput: { hookEventName: "SubagentStop", additionalContext: "claude: run the tests first" } });
   });
 
-  it("a Gemini BeforeTool hook's deny blocks, answered in Gemini's words", async () => {
+  it("a Gemini BeforeTool hook's deny blocks, answered in Gemini's words (its additionalContext not read: Gemini CLI reads none before a tool)", async () => {
     const body = await post(pre("web_fetch", { url: "https://example.com" }), `${ws.query}&format=gemini`);
     expect(body).toMatchObject({ decision: "block", reason: "gemini: no network from here" });
-    expect(body.output).toEqual({ decision: "block", reason: "gemini: no network from here", hookSpecificOutput: { additionalContext: "use the docs folder" } });
+    expect(body.output).toEqual({ decision: "block", reason: "gemini: no network from here" });
   });
 
   it("Claude Stop: continue: false stops the agent and outranks a block that would keep it going", async () => {
