@@ -121,8 +121,9 @@ function loadCursorHooks(parsed: ParsedFile, ctx: LoadContext): HookSet {
 }
 
 /**
- * Cursor's rules: exit 0 reads `permission`; exit 2 denies; other failures — and, with
- * `failClosed`, no output at all — let the action through unless `failClosed`. At `stop` and `subagentStop` only a `followup_message` does anything: there
+ * Cursor's rules: exit 0 reads `permission` (at a permission hook one its schema does not take
+ * blocks); exit 2 denies; other failures — and, with `failClosed`, no output at all — let the action
+ * through unless `failClosed`. At `stop` and `subagentStop` only a `followup_message` does anything: there
  * is no action for a deny, an exit 2 or a failure to hold back.
  */
 export function interpretCursor(run: RunResult, hook: HookDef): Verdict {
@@ -151,6 +152,10 @@ export function interpretCursor(run: RunResult, hook: HookDef): Verdict {
   if (out.kind === "invalid" && out.limit) return hook.failOpen ? pastBounds(out, "cursor") : { ...failure(out.error, pastBounds(out, "cursor").rule), limit: "output_shape" };
   if (out.kind === "invalid") return mismatch(out.error, "cursor: output that is not a JSON object");
   const o = out.value;
+  // A permission hook's `permission` outside its schema ("", null, "Deny", `ask` at a file read) is a
+  // response that does not match it: Cursor blocks the action, failClosed or not.
+  if (PERMISSION_POINTS.has(hook.point) && o.permission !== undefined && !takesPermission(hook.point, o.permission))
+    return mismatch(`unknown permission ${shown(o.permission)} (${hook.eventName ?? hook.point} takes ${permissionWords(hook.point).join(", ")})`, "cursor: unknown permission");
   // beforeSubmitPrompt reads `continue` (and `user_message`) only; the stops `followup_message`.
   const raw = stopPoint || hook.point === "UserPromptSubmit" ? undefined : (o.permission ?? o.decision);
   let decision = readDecision(raw);
@@ -228,6 +233,15 @@ function cursorAnswer(point: EventPoint, f: Folded): Answer {
  * Cursor cannot read blocks the action.
  */
 const PERMISSION_POINTS: ReadonlySet<string> = new Set(["PreToolUse", "SubagentStart", "BeforeShellExecution", "BeforeMCPExecution", "BeforeReadFile", "BeforeTabFileRead"]);
+
+/**
+ * The `permission` words a permission hook's schema takes (hooks documentation, "Hook events"):
+ * `allow`, `deny` and `ask` — which preToolUse accepts without enforcing it and subagentStart reads
+ * as a deny —, but at the file reads (beforeReadFile, beforeTabFileRead) `allow` and `deny` only.
+ */
+const FILE_READ_POINTS: ReadonlySet<string> = new Set(["BeforeReadFile", "BeforeTabFileRead"]);
+const permissionWords = (point: EventPoint): readonly string[] => (FILE_READ_POINTS.has(point) ? ["allow", "deny"] : ["allow", "deny", "ask"]);
+const takesPermission = (point: EventPoint, value: unknown): boolean => typeof value === "string" && permissionWords(point).includes(value);
 
 /** Where Cursor asks its user on `permission: "ask"`. */
 const ASKING_POINTS: ReadonlySet<string> = new Set(["BeforeShellExecution", "BeforeMCPExecution"]);
