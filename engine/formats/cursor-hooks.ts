@@ -209,7 +209,11 @@ function cursorEffective(point: EventPoint): ReadonlySet<Decision> {
   }
 }
 
-/** Cursor: `permission`, `user_message` (every hook's message, joined) and `agent_message` (the reason); `continue` and `followup_message` where those events take them. */
+/**
+ * Cursor: `permission`, `user_message` (every hook's message, joined) and `agent_message` (the reason)
+ * — where the event takes no agent_message (subagentStart, the file reads) a deny's reason joins
+ * `user_message`; `continue` and `followup_message` where those events take them.
+ */
 function cursorAnswer(point: EventPoint, f: Folded): Answer {
   // The user reads why an action was stopped, or why they are asked.
   const user_message = f.systemMessage ?? (f.decision === "block" || f.decision === "ask" ? f.reason : undefined);
@@ -221,10 +225,28 @@ function cursorAnswer(point: EventPoint, f: Folded): Answer {
   const askAsDeny = f.decision === "ask" && !ASKING_POINTS.has(point);
   const permission = f.decision === "block" || askAsDeny ? "deny" : (f.decision ?? undefined);
   const reason = askAsDeny ? askDenyReason(f.reason, "Cursor") : f.reason;
+  // subagentStart and the file reads take no agent_message: why they are denied is the user's to read.
+  if (NO_AGENT_MESSAGE_POINTS.has(point)) {
+    const denied = permission === "deny" ? reason : undefined;
+    return { output: defined({ permission, user_message: withReason(f.systemMessage, denied), updated_input: f.modifiedArgs, additional_context: f.additionalContext }), exit_code: 0 };
+  }
   return {
     output: defined({ permission, user_message: user_message ?? (askAsDeny ? reason : undefined), agent_message: f.decision ? reason : undefined, updated_input: f.modifiedArgs, additional_context: f.additionalContext }),
     exit_code: 0,
   };
+}
+
+/**
+ * Cursor's permission events whose answer has no `agent_message` (hooks documentation, "Hook
+ * events": subagentStart and beforeReadFile answer `permission` and `user_message`,
+ * beforeTabFileRead `permission` alone).
+ */
+const NO_AGENT_MESSAGE_POINTS: ReadonlySet<string> = new Set(["SubagentStart", "BeforeReadFile", "BeforeTabFileRead"]);
+
+/** The hooks' messages to the user and the reason of a deny, each once, on lines of their own. */
+function withReason(message: string | undefined, reason: string | undefined): string | undefined {
+  if (reason === undefined || message?.split("\n").includes(reason)) return message;
+  return message === undefined ? reason : `${message}\n${reason}`;
 }
 
 /**

@@ -504,11 +504,18 @@ describe("every hook's message reaches the agent; the deciding reason stays the 
     expect(answerFor(format, pre, folded)).toEqual({ output, exit_code: 0 });
   });
   it("a Cursor answer says an ask as a deny where Cursor would not ask (preToolUse lets it through, subagentStart denies), and as an ask where it does", () => {
-    for (const name of ["preToolUse", "subagentStart"]) {
-      expect(answerFor("cursor", resolveEventName(name)!.point, { decision: "ask", reason: "sure?", notifications: [] }).output, name).toEqual({ permission: "deny", user_message: "sure?", agent_message: "sure?" });
-    }
+    expect(answerFor("cursor", resolveEventName("preToolUse")!.point, { decision: "ask", reason: "sure?", notifications: [] }).output).toEqual({ permission: "deny", user_message: "sure?", agent_message: "sure?" });
+    expect(answerFor("cursor", resolveEventName("subagentStart")!.point, { decision: "ask", reason: "sure?", notifications: [] }).output).toEqual({ permission: "deny", user_message: "sure?" });
     expect(answerFor("cursor", resolveEventName("beforeShellExecution")!.point, { decision: "ask", reason: "sure?", notifications: [] }).output).toMatchObject({ permission: "ask" });
     expect(answerFor("cursor", resolveEventName("beforeTabFileRead")!.point, { decision: "block", reason: "secret", notifications: [] }).output).toMatchObject({ permission: "deny" });
+  });
+  // Cursor hooks, "Hook events": subagentStart and beforeReadFile answer permission and user_message, beforeTabFileRead permission alone
+  it.each(["subagentStart", "beforeReadFile", "beforeTabFileRead"])("a Cursor %s deny carries its reason in user_message, beside every hook's message: the event takes no agent_message", (name) => {
+    const p = resolveEventName(name)!.point;
+    expect(answerFor("cursor", p, folded).output).toEqual({ permission: "deny", user_message: "prefer rg over grep\nblocked by guard\nrm -rf is not allowed" });
+    // a reason some hook already said to the user is said once
+    expect(answerFor("cursor", p, { decision: "block", reason: "secrets", systemMessage: "secrets", notifications: [] }).output).toEqual({ permission: "deny", user_message: "secrets" });
+    expect(answerFor("cursor", p, { decision: "allow", reason: "fine", systemMessage: "note", notifications: [] }).output).toEqual({ permission: "allow", user_message: "note" });
   });
   it("a Codex answer says an ask as a deny", () => {
     expect(answerFor("codex", pre, { decision: "ask", reason: "sure?", notifications: [] }).output).toMatchObject({ hookSpecificOutput: { permissionDecision: "deny" } });
