@@ -14,7 +14,7 @@ import type { Verdict } from "../verdict.js";
 import { agentDeadlineS } from "../agents.js";
 import { claudeCondition } from "./claude-if.js";
 import { formatPath } from "./locate.js";
-import { answerShapeProblem, type Answer, clip, configError, type Output, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, haltVerdict, knownKeys, type LoadContext, readMatcher, originOf, type ParsedFile, readDecision, pastBounds, readOutput, schemaError, shown, skippedType, str, warn, withHalt, CommandSchema } from "./shared.js";
+import { answerShapeProblem, type Answer, clip, configError, type Output, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, haltVerdict, knownKeys, type LoadContext, readMatcher, originOf, type ParsedFile, readDecision, pastBounds, readOutput, schemaError, shown, skippedType, str, warn, withContext, withHalt, CommandSchema } from "./shared.js";
 
 
 /** Claude Code's exec-form path placeholders: substituted as plain text into `command` and each of `args` (here: the variables, which hold the same). */
@@ -470,9 +470,6 @@ const CLAUDE_SPECIFIC_POINTS: ReadonlySet<string> = new Set([
   "PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "SessionStart", "SubagentStart", "Notification",
   "PostToolBatch", "UserPromptExpansion", "PostModelSwitch", "Stop", "SubagentStop",
 ]);
-
-/** A message and the context that has no place of its own at this event, one after the other. */
-export const withContext = (message: string | undefined, context: string | undefined) => (message && context ? `${message}\n${context}` : (message ?? context));
 
 export function claudeDecision(point: EventPoint, f: Folded, specificPoints: ReadonlySet<string>): Answer {
   const hookEventName = pointName(point, "snake");

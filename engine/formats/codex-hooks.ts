@@ -17,8 +17,8 @@ import type { HookDef } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import { compileRegex, type Matcher } from "../hooks.js";
-import { claudeDecision, claudeEffective, interpretClaude, loadMatcherGroups, withContext } from "./claude-settings.js";
-import { type Answer, askDenyReason, describeFailure, type FormatModule, type ParsedFile, withHalt } from "./shared.js";
+import { claudeDecision, claudeEffective, interpretClaude, loadMatcherGroups } from "./claude-settings.js";
+import { type Answer, askDenyReason, describeFailure, type FormatModule, type ParsedFile, withContext, withHalt } from "./shared.js";
 
 /** Codex: "`apply_patch` matchers may also use `Edit` or `Write`". */
 const APPLY_PATCH_ALIASES = ["Edit", "Write"];

@@ -13,7 +13,7 @@ import { ALL, ALLOW_BLOCK, NONE, type Decision, type EventPoint } from "../event
 import { compileRegex, type HookDef, type HookSet, type Matcher } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
-import { type Answer, askDenyReason, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, isStopPoint, knownKeys, type LoadContext, readMatcher, originOf, type ParsedFile, readDecision, pastBounds, readOutput, schemaError, shown, skipOtherType, str, warn, CommandSchema } from "./shared.js";
+import { type Answer, askDenyReason, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, isStopPoint, knownKeys, type LoadContext, readMatcher, originOf, type ParsedFile, readDecision, pastBounds, readOutput, schemaError, shown, skipOtherType, str, warn, withContext, CommandSchema } from "./shared.js";
 
 /** @default 30 s — hookbox's choice, as Copilot's: the Cursor document leaves it to the agent */
 export const CURSOR_DEFAULT_TIMEOUT_MS = 30_000;
@@ -176,12 +176,14 @@ export function interpretCursor(run: RunResult, hook: HookDef): Verdict {
     reason = followup;
     rule = "cursor: followup_message sends the agent on";
   }
-  const updated = o.updated_input ?? o.updatedInput;
+  // Read where Cursor reads them: `updated_input` before a tool (preToolUse), `additional_context`
+  // after one and at a session's start.
+  const updated = hook.point === "PreToolUse" ? (o.updated_input ?? o.updatedInput) : undefined;
   return {
     decision,
     reason,
     systemMessage: userMessage,
-    additionalContext: str(o.additional_context) ?? str(o.additionalContext),
+    additionalContext: CONTEXT_POINTS.has(hook.point) ? (str(o.additional_context) ?? str(o.additionalContext)) : undefined,
     ...(updated !== undefined ? { modifiedArgs: updated } : {}),
     error: null,
     rule,
@@ -210,13 +212,24 @@ function cursorEffective(point: EventPoint): ReadonlySet<Decision> {
 }
 
 /**
+ * Where Cursor reads `additional_context` (hooks documentation, "Hook events"): postToolUse's, "injected
+ * into the conversation after the tool result", and sessionStart's; no other event's answer has it.
+ */
+const CONTEXT_POINTS: ReadonlySet<string> = new Set(["PostToolUse", "SessionStart"]);
+
+/**
  * Cursor: `permission`, `user_message` (every hook's message, joined) and `agent_message` (the reason)
  * — where the event takes no agent_message (subagentStart, the file reads) a deny's reason joins
- * `user_message`; `continue` and `followup_message` where those events take them.
+ * `user_message`; `continue` and `followup_message` where those events take them; `updated_input`
+ * on preToolUse; `additional_context` after a tool and at a session's start — elsewhere, where
+ * Cursor would drop it, it joins `user_message`.
  */
-function cursorAnswer(point: EventPoint, f: Folded): Answer {
+function cursorAnswer(point: EventPoint, folded: Folded): Answer {
+  // Context with no place of its own at this event: the user's to read.
+  const context = CONTEXT_POINTS.has(point) ? undefined : folded.additionalContext;
+  const f = context === undefined ? folded : { ...folded, systemMessage: withContext(folded.systemMessage, context), additionalContext: undefined };
   // The user reads why an action was stopped, or why they are asked.
-  const user_message = f.systemMessage ?? (f.decision === "block" || f.decision === "ask" ? f.reason : undefined);
+  const user_message = withContext(folded.systemMessage ?? (f.decision === "block" || f.decision === "ask" ? f.reason : undefined), context);
   if (point === "UserPromptSubmit") return { output: defined({ continue: f.decision === "block" ? false : undefined, user_message }), exit_code: 0 };
   if (isStopPoint(point)) return { output: defined({ followup_message: f.decision === "block" ? f.reason : undefined }), exit_code: 0 };
   if (cursorEffective(point).size === 0) return { output: defined({ additional_context: f.additionalContext, user_message: f.systemMessage }), exit_code: 0 };
@@ -228,10 +241,10 @@ function cursorAnswer(point: EventPoint, f: Folded): Answer {
   // subagentStart and the file reads take no agent_message: why they are denied is the user's to read.
   if (NO_AGENT_MESSAGE_POINTS.has(point)) {
     const denied = permission === "deny" ? reason : undefined;
-    return { output: defined({ permission, user_message: withReason(f.systemMessage, denied), updated_input: f.modifiedArgs, additional_context: f.additionalContext }), exit_code: 0 };
+    return { output: defined({ permission, user_message: withReason(f.systemMessage, denied) }), exit_code: 0 };
   }
   return {
-    output: defined({ permission, user_message: user_message ?? (askAsDeny ? reason : undefined), agent_message: f.decision ? reason : undefined, updated_input: f.modifiedArgs, additional_context: f.additionalContext }),
+    output: defined({ permission, user_message: user_message ?? (askAsDeny ? reason : undefined), agent_message: f.decision ? reason : undefined, updated_input: point === "PreToolUse" ? f.modifiedArgs : undefined }),
     exit_code: 0,
   };
 }

@@ -15,9 +15,8 @@ import { compileRegex, MAX_MATCHER_CHARS, type HookDef, type HookSet, type Match
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import { MAX_HOOK_NAME_CHARS } from "./cosh-toml.js";
-import { withContext } from "./claude-settings.js";
 import { formatPath, type Path } from "./locate.js";
-import { type Answer, askDenyReason, clip, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, haltVerdict, knownKeys, type LoadContext, readMatcher, originOf, type ParsedFile, readDecision, pastBounds, readOutput, schemaError, shown, skipOtherType, str, warn, withHalt, CommandSchema } from "./shared.js";
+import { type Answer, askDenyReason, clip, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, haltVerdict, knownKeys, type LoadContext, readMatcher, originOf, type ParsedFile, readDecision, pastBounds, readOutput, schemaError, shown, skipOtherType, str, warn, withContext, withHalt, CommandSchema } from "./shared.js";
 
 /** @default 60 s — Gemini CLI's default hook timeout */
 export const GEMINI_DEFAULT_TIMEOUT_MS = 60_000;

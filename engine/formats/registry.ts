@@ -8,13 +8,13 @@ import type { Decision, EventPoint, Format } from "../events.js";
 import type { HookDef } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
-import { claudeFormat, withContext } from "./claude-settings.js";
+import { claudeFormat } from "./claude-settings.js";
 import { codexFormat } from "./codex-hooks.js";
 import { copilotFormat } from "./copilot-json.js";
 import { coshFormat } from "./cosh-toml.js";
 import { cursorFormat } from "./cursor-hooks.js";
 import { geminiFormat } from "./gemini-settings.js";
-import type { Answer, FormatModule, RepositorySource } from "./shared.js";
+import { type Answer, type FormatModule, type RepositorySource, withContext } from "./shared.js";
 
 /** Every format of events.ts FORMATS, one module each (the type makes a missing one a compile error). */
 export const FORMAT_MODULES: Readonly<Record<Format, FormatModule>> = {

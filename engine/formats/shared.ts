@@ -334,6 +334,9 @@ export interface Answer {
 
 export const defined = (o: Record<string, unknown>): Record<string, unknown> => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
 
+/** A message and the context that has no place of its own at this event, one after the other. */
+export const withContext = (message: string | undefined, context: string | undefined) => (message && context ? `${message}\n${context}` : (message ?? context));
+
 /** A hook type hookbox does not run (`http`, `prompt`, `agent`, `mcp_tool` …): listed as skipped, never fetched or run. */
 export function skippedType(parsed: ParsedFile, path: Path, type: string): string {
   return `${originOf(parsed, path)}: ${formatPath(path)}: "${clip(type, 40)}" hooks are not run by hookbox; skipped`;

@@ -319,8 +319,17 @@ describe("Cursor rules (Cursor hooks documentation)", () => {
     ["an observing hook's output that is not JSON lets the action through", exited(0, "oops"), hook("cursor", "afterShellExecution"), { decision: null, error: true, rule: /lets the action through/ }],
     ["stop: followup_message sends the agent on", exited(0, '{"followup_message":"run the tests first"}'), stop, { decision: "block", reason: "run the tests first", rule: /followup_message/ }],
   ]);
-  it("user_message is the hook's message to the user; updated_input an argument change", () => {
-    expect(interpretCursor(exited(0, '{"permission":"allow","user_message":"rewritten","updated_input":{"command":"ls"}}'), shell)).toMatchObject({ systemMessage: "rewritten", modifiedArgs: { command: "ls" } });
+  it("user_message is the hook's message to the user; updated_input an argument change, on preToolUse", () => {
+    expect(interpretCursor(exited(0, '{"permission":"allow","user_message":"rewritten","updated_input":{"command":"ls"}}'), hook("cursor", "preToolUse"))).toMatchObject({ systemMessage: "rewritten", modifiedArgs: { command: "ls" } });
+  });
+  // Cursor hooks, "Hook events": updated_input is preToolUse's output only; additional_context postToolUse's and sessionStart's
+  it("updated_input elsewhere changes nothing (Cursor runs the command as it was); additional_context counts after a tool and at a session's start only", () => {
+    const v = interpretCursor(exited(0, '{"permission":"allow","updated_input":{"command":"ls"},"additional_context":"ctx"}'), shell);
+    expect(v).toMatchObject({ decision: "allow", error: null });
+    expect(v).not.toHaveProperty("modifiedArgs");
+    expect(v.additionalContext).toBeUndefined();
+    for (const name of ["postToolUse", "sessionStart"]) expect(interpretCursor(exited(0, '{"additional_context":"ctx"}'), hook("cursor", name)).additionalContext).toBe("ctx");
+    expect(interpretCursor(exited(0, '{"additional_context":"ctx"}'), hook("cursor", "preToolUse")).additionalContext).toBeUndefined();
   });
 });
 
@@ -516,6 +525,16 @@ describe("every hook's message reaches the agent; the deciding reason stays the 
     // a reason some hook already said to the user is said once
     expect(answerFor("cursor", p, { decision: "block", reason: "secrets", systemMessage: "secrets", notifications: [] }).output).toEqual({ permission: "deny", user_message: "secrets" });
     expect(answerFor("cursor", p, { decision: "allow", reason: "fine", systemMessage: "note", notifications: [] }).output).toEqual({ permission: "allow", user_message: "note" });
+  });
+  it("a Cursor answer carries additional_context after a tool and at a session's start; elsewhere the context joins user_message, and updated_input is preToolUse's only", () => {
+    const context = { decision: null, additionalContext: "repo uses pnpm", notifications: [] };
+    expect(answerFor("cursor", resolveEventName("postToolUse")!.point, context).output).toEqual({ additional_context: "repo uses pnpm" });
+    expect(answerFor("cursor", resolveEventName("sessionStart")!.point, context).output).toEqual({ additional_context: "repo uses pnpm" });
+    expect(answerFor("cursor", resolveEventName("preCompact")!.point, { ...context, systemMessage: "note" }).output).toEqual({ user_message: "note\nrepo uses pnpm" });
+    expect(answerFor("cursor", resolveEventName("beforeShellExecution")!.point, { decision: "block", reason: "no rm", additionalContext: "repo uses pnpm", modifiedArgs: { command: "ls" }, notifications: [] }).output)
+      .toEqual({ permission: "deny", user_message: "no rm\nrepo uses pnpm", agent_message: "no rm" });
+    expect(answerFor("cursor", resolveEventName("beforeSubmitPrompt")!.point, { decision: "block", reason: "no secrets", additionalContext: "ctx", notifications: [] }).output).toEqual({ continue: false, user_message: "no secrets\nctx" });
+    expect(answerFor("cursor", resolveEventName("preToolUse")!.point, { decision: "allow", modifiedArgs: { command: "ls" }, notifications: [] }).output).toEqual({ permission: "allow", updated_input: { command: "ls" } });
   });
   it("a Codex answer says an ask as a deny", () => {
     expect(answerFor("codex", pre, { decision: "ask", reason: "sure?", notifications: [] }).output).toMatchObject({ hookSpecificOutput: { permissionDecision: "deny" } });
