@@ -47,6 +47,8 @@ export const UI_HTML = /* html */ `<!doctype html>
   .bar.blocking { outline:2px solid #fff; }
   .tag { font-size:11px; color:var(--dim); margin-left:6px; }
   .tag.blocking { color:var(--block); font-weight:700; }
+  .tag.recorded { color:var(--ask); }
+  .answered { color:var(--ask); margin:-8px 0 14px; }
   .outputs { margin-top:16px; }
   .out { border:1px solid var(--line); border-radius:6px; margin:10px 0; background:var(--panel); }
   .out h3 { margin:0; padding:7px 10px; font-size:13px; border-bottom:1px solid var(--line); display:flex; gap:8px; align-items:center; }
@@ -109,15 +111,21 @@ function signOut(message) {
   $("#app").hidden = true; $("#login").hidden = false; $("#login-error").textContent = message || "";
 }
 const decisionOf = (d) => d || "none";
+// What the agent got: the record's decision, unless its deadline came first or the event expired
+// waiting (then its answered field says what went out — a block the hooks gave after it stopped nothing).
+const gotOf = (e) => decisionOf(e.answered ? e.answered.decision : e.decision);
+const otherwise = (e) => gotOf(e) !== decisionOf(e.decision);
 const matches = (e) => (!$("#f-decision").value || decisionOf(e.decision) === $("#f-decision").value) && (!$("#f-session").value || e.session_id === $("#f-session").value);
 
 function row(e, fresh) {
   const tr = document.createElement("tr");
   tr.className = "row" + (fresh ? " new" : "") + (selected === e.event_id ? " selected" : "");
   tr.dataset.eventId = e.event_id;
-  tr.dataset.decision = decisionOf(e.decision);
+  tr.dataset.decision = gotOf(e);
+  tr.dataset.recorded = decisionOf(e.decision);
   tr.innerHTML = "<td>" + esc(new Date(e.time).toLocaleTimeString()) + "</td><td>" + esc(e.event) + "</td><td>" + esc(e.tool_name || "") +
-    "</td><td><span class='badge " + decisionOf(e.decision) + "'>" + esc(decisionOf(e.decision)) + "</span></td><td>" + e.hooks +
+    "</td><td><span class='badge " + gotOf(e) + "'>" + esc(gotOf(e)) + "</span>" +
+    (otherwise(e) ? "<span class='tag recorded' title='" + esc(e.answered.why) + "'>hooks: " + esc(decisionOf(e.decision)) + "</span>" : "") + "</td><td>" + e.hooks +
     "</td><td>" + e.duration_ms + "</td><td class='reason'>" + esc(e.reason || "") + "</td>";
   tr.onclick = () => open(e.event_id);
   return tr;
@@ -175,7 +183,7 @@ async function open(id) {
     const setup = span(h) > 0 ? (100 * h.start_ms / span(h)).toFixed(1) : 0;
     const removal = span(h) > 0 ? (100 * (h.remove_ms || 0) / span(h)).toFixed(1) : 0;
     return "<div class='hook'><div class='name' title='" + esc(h.origin) + "'>" + esc(h.name) +
-      (blocking ? "<span class='tag blocking'>blocked here</span>" : "") + "<div class='tag'>" + esc(h.source + " · " + h.sandbox + (h.warm ? " (warm)" : "")) + "</div></div>" +
+      (blocking ? "<span class='tag blocking'>" + (gotOf(t) === "block" ? "blocked here" : "blocked late") + "</span>" : "") + "<div class='tag'>" + esc(h.source + " · " + h.sandbox + (h.warm ? " (warm)" : "")) + "</div></div>" +
       "<div class='track'><div class='bar " + hookClass(h) + (blocking ? " blocking" : "") + "' data-hook='" + i + "' data-name='" + esc(h.name) + "' data-outcome='" + esc(h.outcome) +
       "' title='" + esc(h.outcome + " · set-up " + h.start_ms + " ms, run " + h.duration_ms + " ms" + (h.remove_ms !== null ? ", removal " + h.remove_ms + " ms" : "")) +
       "' style='left:" + pct(h.offset_ms) + ";width:" + pct(span(h)) +
@@ -188,7 +196,8 @@ async function open(id) {
     "<div class='label'>stdout" + (h.truncated.stdout ? " (first bytes)" : "") + "</div><pre class='stdout'>" + esc(h.stdout) + "</pre>" +
     (h.stderr ? "<div class='label'>stderr</div><pre class='stderr'>" + esc(h.stderr) + "</pre>" : "") +
     "<div class='label'>stdin</div><pre class='stdin'>" + esc(h.stdin) + "</pre></div>").join("");
-  $("#detail").innerHTML = "<h2>" + esc(t.event) + " <span class='badge " + decisionOf(t.decision) + "'>" + esc(decisionOf(t.decision)) + "</span></h2>" +
+  $("#detail").innerHTML = "<h2>" + esc(t.event) + " <span class='badge " + gotOf(t) + "'>" + esc(gotOf(t)) + "</span></h2>" +
+    (t.answered ? "<div class='answered'>The agent was answered " + esc(gotOf(t)) + ": " + esc(t.answered.why) + (otherwise(t) ? "; the hooks decided " + esc(decisionOf(t.decision)) + "." : ".") + "</div>" : "") +
     "<div class='meta'>" + esc(t.event_id) + " · " + esc(new Date(t.time).toLocaleString()) + " · " + t.duration_ms + " ms" +
     (t.queued_ms ? " (queued " + t.queued_ms + " ms)" : "") + (t.tool_name ? " · tool " + esc(t.tool_name) : "") + (t.session_id ? " · session " + esc(t.session_id) : "") +
     (t.reason ? "<br>" + esc(t.reason) : "") + "</div>" +

@@ -38,6 +38,14 @@ function fakeRunner(kind: Runner["kind"], held: Set<() => void>, ran: RunRequest
         });
         return { ...base, outcome: "exited", exitCode: 0, stdout: "{}" };
       }
+      // `hang-say <json>`: waits until `release()` (or its cancel), then prints the JSON — a verdict that comes late.
+      if (request.command.startsWith("hang-say ")) {
+        await new Promise<void>((resolve) => {
+          held.add(resolve);
+          request.signal?.addEventListener("abort", () => resolve(), { once: true });
+        });
+        return { ...base, outcome: "exited", exitCode: 0, stdout: request.command.slice(9) };
+      }
       // `prep-timeout`: timed out after hookbox's preparation took 500 ms of its time.
       if (request.command === "prep-timeout") return { ...base, outcome: "timed_out", exitCode: null, stdout: "", preparedMs: 500 };
       // `expect-event <Name>`: blocks, saying what it read, unless its stdin names the event <Name>.
