@@ -211,7 +211,10 @@ export async function traceText(summary: TraceSummary, tenant: string, from: Tra
     written += Buffer.byteLength(text);
     hooks.push(text);
   }
-  const head = JSON.stringify({ ...summary, tenant } satisfies Omit<StoredTrace, "hooks">);
+  // The summary's count of hooks is not written: the list follows, and a key said twice is refused
+  // by strict readers (Go's encoding/json, serde) where JSON.parse keeps the last.
+  const { hooks: _count, ...fields } = summary;
+  const head = JSON.stringify({ ...fields, tenant } satisfies Omit<StoredTrace, "hooks">);
   return `${head.slice(0, -1)},"hooks":[${hooks.join(",")}]}`;
 }
 

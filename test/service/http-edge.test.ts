@@ -18,7 +18,7 @@ import { LIVE_FOLLOWERS_PER_TENANT, LIVE_KEEPALIVE_MS, TRACE_READS_PER_TENANT } 
 import { MIN_BODY_CHARGE_BYTES, TENANT_BODY_BYTES_IN_FLIGHT } from "../../service/read-body.js";
 import { TENANT_UPLOADS_IN_FLIGHT } from "../../service/routes/workspaces.js";
 import { MAX_HOOK_ERROR_CHARS, MAX_HOOK_MESSAGE_CHARS } from "../../engine/execute.js";
-import { MAX_EVENT_CONTAINERS } from "../../engine/event-body.js";
+import { duplicateKey, MAX_EVENT_CONTAINERS } from "../../engine/event-body.js";
 import { WorkspaceStore } from "../../engine/workspace-store.js";
 import { MAX_SESSIONS_PER_TENANT, Sessions } from "../../service/records/sessions.js";
 import { edgeApp } from "../helpers/app.js";
@@ -1024,6 +1024,13 @@ describe("tenant scoping", () => {
     expect(SessionsSchema.parse(await (await edge.request("/v1/sessions")).json()).sessions.map((s) => s.session_id)).toContain("s-1");
     expect(SessionsSchema.parse(await (await edge.request("/v1/sessions", { token: TOKEN_B })).json()).sessions).toEqual([]);
     expect((await edge.request("/v1/workspaces/repo", { method: "DELETE" })).status).toBe(204);
+  });
+
+  it("answers a trace in which no key is said twice: a strict reader (Go's encoding/json, serde) refuses one whose hooks are a count and then a list", async () => {
+    const { event_id } = DecisionSchema.parse(await (await edge.request("/v1/events", post(rmEvent))).json());
+    const text = await (await edge.request(`/v1/events/${event_id}`)).text();
+    expect(duplicateKey(text)).toBeUndefined();
+    expect(TraceSchema.parse(JSON.parse(text)).hooks).toHaveLength(1);
   });
 
   it("pages through decisions of the same millisecond without skipping one or listing one twice", async () => {
