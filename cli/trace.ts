@@ -14,7 +14,15 @@ interface Hook {
 interface Trace {
   event_id: string; event: string; time: string; decision: string | null; reason: string | null; duration_ms: number; queued_ms: number;
   tenant: string; session_id: string | null; tool_name: string | null; workspace: string | null; blocked_by: string | null; hooks: Hook[];
+  /** what the agent was answered when that is not `decision` (its deadline came first, or the event expired waiting) */
+  answered?: { decision: string | null; why: string } | null;
 }
+
+/**
+ * The decision the agent got: the record's, unless its deadline came first or the event expired
+ * waiting — then the answer that went out (a block the hooks gave after it stopped nothing).
+ */
+const gotOf = (t: Pick<Trace, "decision" | "answered">) => (t.answered ? t.answered.decision : t.decision);
 
 /** A field the server says is a number, shown as one line whatever it holds (a hostile server's string). */
 const n = (v: unknown) => o(String(v));
@@ -24,12 +32,14 @@ const base = (v: { url?: string }, env: NodeJS.ProcessEnv) => (v.url ?? env.HOOK
 const auth = (v: { token?: string }, env: NodeJS.ProcessEnv) => ({ authorization: `Bearer ${v.token ?? env.HOOKBOX_TOKEN ?? ""}` });
 
 export function renderTrace(t: Trace): string {
-  const out = [`${o(t.event_id)}  ${o(t.event)}  decision: ${o(t.decision ?? "pass-through")}${t.reason ? `  (${o(t.reason)})` : ""}  ${n(t.duration_ms)} ms${t.queued_ms ? ` (queued ${n(t.queued_ms)} ms)` : ""}`];
+  const got = gotOf(t);
+  const out = [`${o(t.event_id)}  ${o(t.event)}  decision: ${o(got ?? "pass-through")}${t.reason ? `  (${o(t.reason)})` : ""}  ${n(t.duration_ms)} ms${t.queued_ms ? ` (queued ${n(t.queued_ms)} ms)` : ""}`];
+  if (t.answered) out.push(`  answered ${o(got ?? "pass-through")}: ${o(t.answered.why)}${got !== t.decision ? `; the hooks decided ${o(t.decision ?? "pass-through")}` : ""}`);
   out.push(`  ${o(t.time)}  tenant ${o(t.tenant)}${t.session_id ? `  session ${o(t.session_id)}` : ""}${t.tool_name ? `  tool ${o(t.tool_name)}` : ""}${t.workspace ? `  workspace ${o(t.workspace)}` : ""}`);
   t.hooks.forEach((h, i) => {
     const last = i === t.hooks.length - 1;
     const [branch, pipe] = last ? ["└─", "   "] : ["├─", "│  "];
-    const mark = t.blocked_by === h.name && h.decision === "block" && h.effective ? "  ⟵ blocked here" : "";
+    const mark = t.blocked_by === h.name && h.decision === "block" && h.effective ? (got === "block" ? "  ⟵ blocked here" : "  ⟵ blocked late") : "";
     out.push(`${branch} ${o(h.name)}  ${o(h.source)}/${o(h.sandbox)}${h.warm ? " (warm)" : ""}  ${o(h.format)}  ${o(h.outcome)}${h.exit_code !== null ? ` ${n(h.exit_code)}` : ""}  → ${o(h.decision ?? "none")}${h.effective ? "" : " (no effect)"}  +${n(h.offset_ms)} ms, ${n(h.start_ms)} ms set-up, ${n(h.duration_ms)} ms${h.remove_ms !== null ? `, ${n(h.remove_ms)} ms removal` : ""}${mark}`);
     out.push(`${pipe}   rule: ${o(h.rule)}`);
     if (h.error) out.push(`${pipe}   error: ${o(h.error)}`);
@@ -82,9 +92,15 @@ export async function tail(argv: string[], env: NodeJS.ProcessEnv, write: (s: st
         continue;
       }
       if (msg.type !== "decision" || !msg.event) continue;
-      const e = msg.event;
-      write(block(`${o(e.time)}  ${o(e.event_id)}  ${o(e.event).padEnd(17)} ${o(e.decision ?? "pass").padEnd(6)} ${o(e.tool_name ?? "").padEnd(12)} ${n(e.hooks)} hook(s) ${n(e.duration_ms)} ms${e.reason ? `  ${o(e.reason)}` : ""}`) + "\n");
+      write(tailLine(msg.event));
     }
   }
   return 0;
+}
+
+/** One decision of `hookbox tail`: as the agent got it, the hooks' own beside it when they differ. */
+export function tailLine(e: Omit<Trace, "hooks"> & { hooks: number }): string {
+  const got = gotOf(e);
+  const hooks = got !== e.decision ? ` (hooks: ${o(e.decision ?? "pass")})` : "";
+  return block(`${o(e.time)}  ${o(e.event_id)}  ${o(e.event).padEnd(17)} ${o(got ?? "pass").padEnd(6)}${hooks} ${o(e.tool_name ?? "").padEnd(12)} ${n(e.hooks)} hook(s) ${n(e.duration_ms)} ms${e.reason ? `  ${o(e.reason)}` : ""}`) + "\n";
 }
