@@ -159,8 +159,15 @@ async function handleRead(
       ? { decision: early.decision, why: `answered within ${answerByMs} ms, the agent's deadline near, with what the hooks finished by then decided` }
       : { decision: failed, why: `answered within ${answerByMs} ms, the agent's deadline near, with the tenant's failure mode (${mode})` };
   };
+  // Stopped by the service's shutdown with nothing decided that holds: the client is answered 503, which
+  // it answers with the tenant's failure mode — decided once, as the record is made, and said there.
+  let stopping = false;
   const finish = async (result: EventResult) => {
     const durationMs = performance.now() - t0;
+    if (answeredOtherwise === undefined && deps.shutdown.aborted && !holds(result, mode)) {
+      stopping = true;
+      answeredOtherwise = { decision: failed, why: `the service was stopping: answered 503, the client applying the tenant's failure mode (${mode})` };
+    }
     deps.sessions.heard(tenant.name, result.session_id, result.event, format);
     // A decision is answered even when its audit line cannot be written (a full disk, say): logged, counted.
     await deps.audit.write(tenant.name, await auditEntry({ result, tenant: tenant.name, workspace: workspaceId, durationMs, cancelled: signal.aborted, answered: answeredOtherwise ?? null, body, includeInputs: deps.auditToolInput })).catch((err: unknown) => {
@@ -197,7 +204,7 @@ async function handleRead(
       // The status line is gone by now: what could not be decided ends the stream as an error line
       // with the tenant's failure mode, for the client to apply — never as a result that decides nothing.
       const decided = run.then(
-        (response) => (deps.shutdown.aborted && !holds(response, mode) ? errorLine(new ShuttingDownError(), mode) : { type: "result" as const, ...shaped(response) }),
+        (response) => (stopping ? errorLine(new ShuttingDownError(), mode) : { type: "result" as const, ...shaped(response) }),
         (err: unknown) => errorLine(err, mode),
       );
       // Hookbox-Answer-By-Ms holds for a stream too: by then, what the finished hooks decided, or the
@@ -243,13 +250,13 @@ async function handleRead(
       if (!early) throw new NotDecidedInTimeError(answerByMs);
       return c.json(native ? early.output : shaped(early));
     }
-    if (deps.shutdown.aborted && !holds(first, mode)) throw new ShuttingDownError();
+    if (stopping) throw new ShuttingDownError();
     return c.json(native ? first.output : shaped(first));
   }
   const response = await run;
   // Stopped by the service's shutdown after the grace period: hooks were killed, nothing was decided.
   // The record is kept (cancelled); the client gets 503, which it answers with the tenant's failure mode.
-  if (deps.shutdown.aborted && !holds(response, mode)) throw new ShuttingDownError();
+  if (stopping) throw new ShuttingDownError();
   return c.json(shaped(response));
 }
 

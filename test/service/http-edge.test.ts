@@ -764,6 +764,10 @@ describe.concurrent("admission and shutdown", () => {
     await expect.poll(() => quiet.ran.length).toBe(1);
     shutdown2.abort(new Error("shutting down"));
     expect((await waiting).status).toBe(503);
+    // …and its record says what went out: the 503, for the failure mode (team-a's: allow), not only that it was cancelled
+    const listed = (await (await quiet.request("/v1/events")).json()) as { events: { decision: string | null; cancelled: boolean; answered: { decision: string | null; why: string } | null }[] };
+    expect(listed.events).toHaveLength(1);
+    expect(listed.events[0]).toMatchObject({ decision: null, cancelled: true, answered: { decision: null, why: expect.stringMatching(/service was stopping: answered 503, .*failure mode \(allow\)/) } });
   });
 
   it("answers by Hookbox-Answer-By-Ms with continue: false when a finished hook stopped the agent, while its sibling still runs", async () => {
