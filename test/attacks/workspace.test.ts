@@ -8,6 +8,7 @@
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
@@ -58,6 +59,24 @@ function filesUnder(dir: string): string[] {
 }
 
 const errorOf = (text: string) => (JSON.parse(text) as ErrorBody).error;
+
+/**
+ * A PUT on a connection of its own: another tenant is another client, never the next request on a
+ * socket this test's refused uploads of one tenant used (the service reads a refused body's rest for
+ * a moment only, then closes its connection).
+ */
+function putAlone(url: string, token: string, body: Uint8Array): Promise<Response> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: "PUT", agent: false, headers: { authorization: `Bearer ${token}`, "content-length": body.byteLength } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => resolve(new Response(Buffer.concat(chunks), { status: res.statusCode })));
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
 
 /** `d0/…/d23/s -> ../`×24: the workspace root, reached by a link that looks harmless. */
 const DEEP = Array.from({ length: 24 }, (_, i) => `d${i}`).join("/");
@@ -525,7 +544,7 @@ describe("workspaces cannot read the host", () => {
     const { status, text } = await attack(svc, async () => {
       const floods = Array.from({ length: 12 }, (_, i) => put(svc, `toml-flood-${i}`, hostile).then(async (r) => ({ status: r.status, text: await r.text() })));
       await new Promise((r) => setTimeout(r, 200));
-      const res = await fetch(`${svc.url}/v1/workspaces/toml-tiny`, { method: "PUT", headers: { authorization: `Bearer ${TOKEN_B}` }, body: tiny });
+      const res = await putAlone(`${svc.url}/v1/workspaces/toml-tiny`, TOKEN_B, tiny);
       const answers = await Promise.all(floods);
       // As many as a tenant may send at once are parsed (and refused); the rest are 429 at once.
       expect(answers.filter((a) => a.status === 400)).toHaveLength(TENANT_UPLOADS_IN_FLIGHT);
