@@ -23,6 +23,12 @@ export interface HookDef {
   eventName?: string;
   /** the payload shape the registration expects (copilot-hooks.md: event names select it) */
   dialect: Dialect;
+  /**
+   * Copilot: which of its agents read the hook's file. Absent: the CLI and VS Code alike (a
+   * repository's `.github/hooks/*.json`), a PascalCase event then read under VS Code's rules too;
+   * "cli": the CLI's inline settings (`.github/copilot/settings*.json`), which VS Code never reads.
+   */
+  readBy?: "cli";
   /** the format's matcher (linear-time); absent: every event of its point */
   matcher?: Matcher;
   /**

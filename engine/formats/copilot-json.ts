@@ -4,7 +4,8 @@
  * "timeoutSec"}]}}` and VS Code's (no `version`, `command` + `timeout` in seconds, PascalCase events,
  * `hookSpecificOutput` answers). Read from administrators' policy files, a repository's
  * `.github/hooks/*.json`, and the inline `hooks` of `.github/copilot/settings.json` and
- * `settings.local.json`. Here: loading, exit-code and output rules, where decisions count, answers.
+ * `settings.local.json` — the CLI's alone: VS Code's hook file locations do not list them. Here:
+ * loading, exit-code and output rules, where decisions count, answers.
  */
 import { basename, dirname, posix, resolve } from "node:path";
 import { z } from "zod";
@@ -62,11 +63,16 @@ export function loadCopilotFile(parsed: ParsedFile, ctx: LoadContext): HookSet {
   const file = CopilotFileSchema.safeParse(knownKeys(parsed, [], v, FILE_KEYS, ctx, set.warnings));
   if (!file.success) throw schemaError(parsed, file.error);
   set.disableAll = file.data.disableAllHooks === true;
-  loadHookMap(parsed, file.data.hooks, ctx, set);
+  loadHookMap(parsed, file.data.hooks, ctx, set, {});
   return set;
 }
 
-/** `.github/copilot/settings.json` and `settings.local.json`: settings hold much else; only `hooks` and `disableAllHooks` are read. */
+/**
+ * `.github/copilot/settings.json` and `settings.local.json`: settings hold much else; only `hooks` and
+ * `disableAllHooks` are read. Only the CLI reads them (VS Code's agent hooks page, "Hook file
+ * locations": `.github/hooks/*.json`, Claude's settings, `~/.copilot/hooks`): a PascalCase event
+ * there is the CLI's alias, under the CLI's rules.
+ */
 function loadSettings(parsed: ParsedFile, ctx: LoadContext): HookSet {
   const set: HookSet = { hooks: [], warnings: [], disableAll: false };
   const v = parsed.value as Record<string, unknown> | null;
@@ -74,7 +80,7 @@ function loadSettings(parsed: ParsedFile, ctx: LoadContext): HookSet {
   const s = z.looseObject({ hooks: z.record(z.string(), z.unknown()).optional(), disableAllHooks: z.boolean().optional() }).safeParse(v);
   if (!s.success) throw schemaError(parsed, s.error);
   set.disableAll = s.data.disableAllHooks === true;
-  loadHookMap(parsed, s.data.hooks ?? {}, ctx, set);
+  loadHookMap(parsed, s.data.hooks ?? {}, ctx, set, { readBy: "cli" });
   return set;
 }
 
@@ -92,7 +98,7 @@ export const COPILOT_EVENTS: ReadonlySet<string> = new Set(
 );
 const COPILOT_FIRES = { agent: "Copilot", names: COPILOT_EVENTS };
 
-function loadHookMap(parsed: ParsedFile, hooks: Record<string, unknown>, ctx: LoadContext, set: HookSet): void {
+function loadHookMap(parsed: ParsedFile, hooks: Record<string, unknown>, ctx: LoadContext, set: HookSet, readers: Pick<HookDef, "readBy">): void {
   for (const [event, entries] of Object.entries(hooks)) {
     // An administrator's policy file may guard any agent's event (Cursor's `beforeShellExecution`, say).
     const resolved = eventOf(parsed, ["hooks", event], event, ctx, set.warnings, ctx.source === "repository" ? COPILOT_FIRES : undefined);
@@ -133,6 +139,7 @@ function loadHookMap(parsed: ParsedFile, hooks: Record<string, unknown>, ctx: Lo
         eventName: event,
         // copilot-hooks.md: "preToolUse receives toolName and toolArgs … PreToolUse receives snake_case fields"
         dialect: resolved.dialect,
+        ...readers,
         ...matcher,
         command,
         ...hookTimeout(seconds !== undefined ? seconds * 1000 : COPILOT_DEFAULT_TIMEOUT_MS, ctx),
@@ -186,6 +193,13 @@ function hookCwd(parsed: ParsedFile, path: (string | number)[], cwd: string | un
 
 const EXIT_2_DENIES = new Set(["PreToolUse", "PermissionRequest"]);
 
+/**
+ * Whether VS Code reads the hook, under its own rules: an event in VS Code's PascalCase form, in a
+ * file VS Code reads (`.github/hooks/*.json`; never the CLI's inline settings). Every other
+ * Copilot hook is the CLI's, under copilot-hooks.md alone.
+ */
+export const vscodeReads = (hook: Pick<HookDef, "dialect" | "readBy">): boolean => hook.dialect === "snake" && hook.readBy !== "cli";
+
 /** Copilot's rules (copilot-hooks.md "Fail open or fail closed", "Denying a tool call"). */
 export function interpretCopilot(run: RunResult, hook: HookDef): Verdict {
   const pre = hook.point === "PreToolUse";
@@ -233,9 +247,9 @@ export function interpretCopilot(run: RunResult, hook: HookDef): Verdict {
   let rule = decision ? `copilot: ${field} "${String(raw)}" from stdout` : `copilot: no ${field}`;
   let reason = str(o.permissionDecisionReason) ?? str(specific.permissionDecisionReason) ?? str(o.reason) ?? (hook.point === "PermissionRequest" ? str(o.message) : undefined);
   let halt: string | undefined;
-  // The CLI's form (camelCase events): copilot-hooks.md names no `continue`, and at
-  // userPromptSubmitted "Command-hook output is ignored" — messages too.
-  const cli = hook.dialect === "camel";
+  // The CLI's (camelCase events, and every event of its inline settings): copilot-hooks.md names no
+  // `continue`, and at userPromptSubmitted "Command-hook output is ignored" — messages too.
+  const cli = !vscodeReads(hook);
   const ignored = cli && hook.point === "UserPromptSubmit";
   // VS Code: `"continue": false` stops the agent, with `stopReason`, whatever the decision says.
   if (o.continue === false && !cli) ({ decision, reason, rule, halt } = haltVerdict(o, hook.point, hook.name, reason, "copilot"));

@@ -236,6 +236,20 @@ describe("repository files are read tolerantly, reported strictly (SERVICE.md §
     ]);
   });
 
+  it("reads a PascalCase event of the inline settings as the CLI's alias: VS Code reads no .github/copilot/settings*.json (its hook file locations), .github/hooks/*.json it does", async () => {
+    const { vscodeReads } = await import("../../engine/formats/copilot-json.js");
+    const set = await loadRepositoryHooks(tree({
+      ".github/hooks/guard.json": JSON.stringify({ hooks: { PreToolUse: [{ type: "command", command: "g.sh" }] } }),
+      ".github/copilot/settings.json": JSON.stringify({ hooks: { PreToolUse: [{ type: "command", command: "a.sh" }] } }),
+      ".github/copilot/settings.local.json": JSON.stringify({ hooks: { UserPromptSubmit: [{ type: "command", command: "b.sh" }] } }),
+    }), 60_000);
+    expect(set.hooks.map((h) => [h.command, h.dialect, vscodeReads(h)])).toEqual([
+      ["g.sh", "snake", true],
+      ["a.sh", "snake", false],
+      ["b.sh", "snake", false],
+    ]);
+  });
+
   it("takes a cosh config's per-hook sequential and a Claude hook's if, and skips an unknown Claude event", async () => {
     const set = await loadRepositoryHooks(tree({
       ".copilot-shell/config.toml": '[[hooks.PreToolUse]]\nname = "guard"\ncommand = "g.sh"\nsequential = true\n',

@@ -192,6 +192,16 @@ describe("Copilot rules, both forms (copilot-hooks.md; VS Code hooks reference)"
     }
     expect(interpretCopilot(exited(0, '{"permissionDecision":"allow","modifiedArgs":{"command":"ls"}}'), pre).modifiedArgs).toEqual({ command: "ls" });
   });
+  it("the CLI's inline settings, which VS Code never reads: a PascalCase event there is the CLI's alias, its rules alone (no continue; prompt output ignored)", () => {
+    const cliPre = hook("copilot", "PreToolUse", { readBy: "cli" });
+    expect(interpretCopilot(exited(0, '{"continue":false,"stopReason":"x"}'), cliPre)).toMatchObject({ decision: null });
+    expect(interpretCopilot(exited(0, '{"continue":false,"stopReason":"x"}'), cliPre).halt).toBeUndefined();
+    expect(interpretCopilot(exited(0, '{"hookSpecificOutput":{"permissionDecision":"deny","permissionDecisionReason":"no"}}'), cliPre)).toMatchObject({ decision: "block", reason: "no" });
+    const prompt = hook("copilot", "UserPromptSubmit", { readBy: "cli" });
+    expect(interpretCopilot(exited(0, '{"continue":false,"systemMessage":"hello"}'), prompt)).toMatchObject({ decision: null, systemMessage: undefined });
+    // the same hook in .github/hooks/*.json, which VS Code reads: its continue: false stops the agent
+    expect(interpretCopilot(exited(0, '{"continue":false,"stopReason":"x"}'), vscodePre).halt).toBe("x");
+  });
 });
 
 describe("Claude Code rules per event (Claude Code hooks reference, decision control)", () => {
