@@ -235,8 +235,12 @@ export function interpretCopilot(run: RunResult, hook: HookDef): Verdict {
   // permissionRequest: the CLI's own `behavior` (allow | deny) too.
   // Before a tool the document's field is permissionDecision: a top-level `decision` counts there only
   // as a block (never an approval the document does not name).
+  // VS Code's Stop says its block in hookSpecificOutput (VS Code's hooks reference, "Stop output");
+  // its SubagentStop, and the CLI's agentStop, at the top level.
+  const vscode = vscodeReads(hook);
+  const stopSpecific = vscode && hook.point === "Stop";
   const topBlock = readDecision(o.decision) === "block" ? o.decision : undefined;
-  const fields = isStopPoint(hook.point) ? [o.decision] : [o.permissionDecision, specific.permissionDecision, topBlock, ...(hook.point === "PermissionRequest" ? [o.behavior] : [])];
+  const fields = isStopPoint(hook.point) ? [o.decision, ...(stopSpecific ? [specific.decision] : [])] : [o.permissionDecision, specific.permissionDecision, topBlock, ...(hook.point === "PermissionRequest" ? [o.behavior] : [])];
   const said = fields.map((value) => ({ value, decision: readDecision(value) }));
   const strongest = said.find((d) => d.decision === "block") ?? said.find((d) => d.decision === "ask") ?? said.find((d) => d.decision === "allow") ?? said.find((d) => d.decision === "invalid");
   const raw = strongest?.value;
@@ -245,11 +249,11 @@ export function interpretCopilot(run: RunResult, hook: HookDef): Verdict {
   if (decision === "invalid") return { decision: null, error: `unknown decision ${shown(raw)}`, rule: "copilot: an unknown permissionDecision at exit 0 is logged, no effect; only crashes and non-zero exits fail closed" };
   const field = isStopPoint(hook.point) ? "decision" : "permissionDecision";
   let rule = decision ? `copilot: ${field} "${String(raw)}" from stdout` : `copilot: no ${field}`;
-  let reason = str(o.permissionDecisionReason) ?? str(specific.permissionDecisionReason) ?? str(o.reason) ?? (hook.point === "PermissionRequest" ? str(o.message) : undefined);
+  let reason = str(o.permissionDecisionReason) ?? str(specific.permissionDecisionReason) ?? str(o.reason) ?? (stopSpecific ? str(specific.reason) : undefined) ?? (hook.point === "PermissionRequest" ? str(o.message) : undefined);
   let halt: string | undefined;
   // The CLI's (camelCase events, and every event of its inline settings): copilot-hooks.md names no
   // `continue`, and at userPromptSubmitted "Command-hook output is ignored" — messages too.
-  const cli = !vscodeReads(hook);
+  const cli = !vscode;
   const ignored = cli && hook.point === "UserPromptSubmit";
   // VS Code: `"continue": false` stops the agent, with `stopReason`, whatever the decision says.
   if (o.continue === false && !cli) ({ decision, reason, rule, halt } = haltVerdict(o, hook.point, hook.name, reason, "copilot"));
@@ -288,7 +292,8 @@ function copilotEffective(point: EventPoint): ReadonlySet<Decision> {
 
 /**
  * copilot-hooks.md: permissionDecision (+ reason, required with deny), modifiedArgs; decision
- * "block" for agentStop; VS Code's `continue: false` + `stopReason` when a hook stopped the agent.
+ * "block" for agentStop; VS Code's `continue: false` + `stopReason` when a hook stopped the agent,
+ * and its `hookSpecificOutput` where its hooks reference puts an event's answer.
  */
 function copilotAnswer(point: EventPoint, f: Folded): Answer {
   return withHalt(copilotDecision(point, f), f);
@@ -318,7 +323,10 @@ function copilotDecision(point: EventPoint, f: Folded): Answer {
     return { output, exit_code: 0 };
   }
   if (isStopPoint(point) && f.decision === "block") {
-    return { output: defined({ decision: "block", reason: f.reason, additionalContext: context }), exit_code: 0 };
+    // VS Code reads a Stop's block in hookSpecificOutput (its hooks reference, "Stop output"); the
+    // CLI's agentStop, and VS Code's SubagentStop, at the top level.
+    const specific = point === "Stop" ? defined({ hookEventName: "Stop", decision: "block", reason: f.reason }) : undefined;
+    return { output: defined({ decision: "block", reason: f.reason, additionalContext: context, hookSpecificOutput: specific }), exit_code: 0 };
   }
   // A block where the CLI has none (copilot-hooks.md: userPromptSubmitted output is ignored;
   // postToolUse cannot undo the action), said as VS Code takes one: it stops on `continue: false`
@@ -332,6 +340,8 @@ function copilotDecision(point: EventPoint, f: Folded): Answer {
   // VS Code reads a PostToolUse's context from hookSpecificOutput; the CLI from the top level.
   if (point === "PostToolUse" && context) return { output: { ...block, additionalContext: context, hookSpecificOutput: { hookEventName: "PostToolUse", additionalContext: context } }, exit_code: 0 };
   if (point === "PostToolUse") return { output: block, exit_code: 0 };
+  // And so at SessionStart and SubagentStart (VS Code's hooks reference, their outputs).
+  if ((point === "SessionStart" || point === "SubagentStart") && context) return { output: { additionalContext: context, hookSpecificOutput: { hookEventName: point, additionalContext: context } }, exit_code: 0 };
   return { output: defined({ additionalContext: context }), exit_code: 0 };
 }
 

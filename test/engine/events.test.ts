@@ -257,10 +257,15 @@ describe("answers in each dialect (SERVICE.md §3 output / exit_code)", () => {
     ["copilot", pre, { decision: null, notifications: [] }, {}],
     ["claude", pre, { decision: null, notifications: [] }, {}],
     ["copilot", pre, { decision: "allow", modifiedArgs: { command: "ls" }, notifications: [] }, { permissionDecision: "allow", modifiedArgs: { command: "ls" }, hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "allow", updatedInput: { command: "ls" } } }],
-    ["copilot", "Stop", { decision: "block", reason: "tests fail", notifications: [] }, { decision: "block", reason: "tests fail" }],
+    // the CLI's agentStop at the top level; VS Code's Stop in hookSpecificOutput (hooks reference, "Stop output"), its SubagentStop at the top level
+    ["copilot", "Stop", { decision: "block", reason: "tests fail", notifications: [] }, { decision: "block", reason: "tests fail", hookSpecificOutput: { hookEventName: "Stop", decision: "block", reason: "tests fail" } }],
+    ["copilot", "SubagentStop", { decision: "block", reason: "tests fail", notifications: [] }, { decision: "block", reason: "tests fail" }],
     ["claude", "Stop", { decision: "block", reason: "tests fail", notifications: [] }, { decision: "block", reason: "tests fail" }],
     ["cosh", "SessionStart", { decision: null, additionalContext: "ctx", notifications: [] }, { hookSpecificOutput: { additional_context: "ctx" } }],
-    ["copilot", "SessionStart", { decision: null, additionalContext: "ctx", notifications: [] }, { additionalContext: "ctx" }],
+    // the CLI's context at the top level; VS Code's SessionStart and SubagentStart context in hookSpecificOutput (hooks reference, their outputs)
+    ["copilot", "SessionStart", { decision: null, additionalContext: "ctx", notifications: [] }, { additionalContext: "ctx", hookSpecificOutput: { hookEventName: "SessionStart", additionalContext: "ctx" } }],
+    ["copilot", "SubagentStart", { decision: null, additionalContext: "ctx", notifications: [] }, { additionalContext: "ctx", hookSpecificOutput: { hookEventName: "SubagentStart", additionalContext: "ctx" } }],
+    ["copilot", "PreCompact", { decision: null, additionalContext: "ctx", notifications: [] }, { additionalContext: "ctx" }],
     ["claude", "SessionStart", { decision: null, additionalContext: "ctx", notifications: [] }, { hookSpecificOutput: { hookEventName: "SessionStart", additionalContext: "ctx" } }],
   ] as const)("%s %s", (format, p, folded, output) => {
     expect(answerFor(format, p as EventPoint, folded as Folded)).toEqual({ output, exit_code: 0 });

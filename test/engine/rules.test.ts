@@ -192,6 +192,15 @@ describe("Copilot rules, both forms (copilot-hooks.md; VS Code hooks reference)"
     }
     expect(interpretCopilot(exited(0, '{"permissionDecision":"allow","modifiedArgs":{"command":"ls"}}'), pre).modifiedArgs).toEqual({ command: "ls" });
   });
+  it('VS Code: a Stop says its block in hookSpecificOutput (hooks reference, "Stop output"), a SubagentStop at the top level; the CLI\'s agentStop at the top level', () => {
+    const stopOut = '{"hookSpecificOutput":{"hookEventName":"Stop","decision":"block","reason":"Run the test suite before finishing"}}';
+    expect(interpretCopilot(exited(0, stopOut), hook("copilot", "Stop"))).toMatchObject({ decision: "block", reason: "Run the test suite before finishing", error: null });
+    expect(interpretCopilot(exited(0, '{"decision":"block","reason":"tests fail"}'), hook("copilot", "Stop"))).toMatchObject({ decision: "block", reason: "tests fail" });
+    expect(interpretCopilot(exited(0, '{"decision":"block","reason":"Verify subagent results before completing"}'), hook("copilot", "SubagentStop"))).toMatchObject({ decision: "block", reason: "Verify subagent results before completing" });
+    expect(interpretCopilot(exited(0, '{"hookSpecificOutput":{"decision":"block","reason":"x"}}'), hook("copilot", "SubagentStop")).decision).toBeNull();
+    expect(interpretCopilot(exited(0, stopOut), hook("copilot", "agentStop", { dialect: "camel" })).decision).toBeNull();
+    expect(interpretCopilot(exited(0, stopOut), hook("copilot", "Stop", { readBy: "cli" })).decision).toBeNull();
+  });
   it("the CLI's inline settings, which VS Code never reads: a PascalCase event there is the CLI's alias, its rules alone (no continue; prompt output ignored)", () => {
     const cliPre = hook("copilot", "PreToolUse", { readBy: "cli" });
     expect(interpretCopilot(exited(0, '{"continue":false,"stopReason":"x"}'), cliPre)).toMatchObject({ decision: null });
