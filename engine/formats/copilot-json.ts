@@ -200,6 +200,13 @@ const EXIT_2_DENIES = new Set(["PreToolUse", "PermissionRequest"]);
  */
 export const vscodeReads = (hook: Pick<HookDef, "dialect" | "readBy">): boolean => hook.dialect === "snake" && hook.readBy !== "cli";
 
+/**
+ * VS Code's hooks reference: `UserPromptSubmit` and `PreCompact` use "the common output format only"
+ * (`continue`, `stopReason`, `systemMessage`) — no decision, no context; copilot-hooks.md reads
+ * none there either (userPromptSubmitted "Command-hook output is ignored", preCompact "notification only").
+ */
+const COMMON_OUTPUT_ONLY = new Set(["UserPromptSubmit", "PreCompact"]);
+
 /** Copilot's rules (copilot-hooks.md "Fail open or fail closed", "Denying a tool call"). */
 export function interpretCopilot(run: RunResult, hook: HookDef): Verdict {
   const pre = hook.point === "PreToolUse";
@@ -239,8 +246,12 @@ export function interpretCopilot(run: RunResult, hook: HookDef): Verdict {
   // its SubagentStop, and the CLI's agentStop, at the top level.
   const vscode = vscodeReads(hook);
   const stopSpecific = vscode && hook.point === "Stop";
+  const commonOnly = COMMON_OUTPUT_ONLY.has(hook.point);
   const topBlock = readDecision(o.decision) === "block" ? o.decision : undefined;
-  const fields = isStopPoint(hook.point) ? [o.decision, ...(stopSpecific ? [specific.decision] : [])] : [o.permissionDecision, specific.permissionDecision, topBlock, ...(hook.point === "PermissionRequest" ? [o.behavior] : [])];
+  const fields = isStopPoint(hook.point)
+    ? [o.decision, ...(stopSpecific ? [specific.decision] : [])]
+    : commonOnly ? []
+    : [o.permissionDecision, specific.permissionDecision, topBlock, ...(hook.point === "PermissionRequest" ? [o.behavior] : [])];
   const said = fields.map((value) => ({ value, decision: readDecision(value) }));
   const strongest = said.find((d) => d.decision === "block") ?? said.find((d) => d.decision === "ask") ?? said.find((d) => d.decision === "allow") ?? said.find((d) => d.decision === "invalid");
   const raw = strongest?.value;
@@ -249,7 +260,7 @@ export function interpretCopilot(run: RunResult, hook: HookDef): Verdict {
   if (decision === "invalid") return { decision: null, error: `unknown decision ${shown(raw)}`, rule: "copilot: an unknown permissionDecision at exit 0 is logged, no effect; only crashes and non-zero exits fail closed" };
   const field = isStopPoint(hook.point) ? "decision" : "permissionDecision";
   let rule = decision ? `copilot: ${field} "${String(raw)}" from stdout` : `copilot: no ${field}`;
-  let reason = str(o.permissionDecisionReason) ?? str(specific.permissionDecisionReason) ?? str(o.reason) ?? (stopSpecific ? str(specific.reason) : undefined) ?? (hook.point === "PermissionRequest" ? str(o.message) : undefined);
+  let reason = commonOnly ? undefined : str(o.permissionDecisionReason) ?? str(specific.permissionDecisionReason) ?? str(o.reason) ?? (stopSpecific ? str(specific.reason) : undefined) ?? (hook.point === "PermissionRequest" ? str(o.message) : undefined);
   let halt: string | undefined;
   // The CLI's (camelCase events, and every event of its inline settings): copilot-hooks.md names no
   // `continue`, and at userPromptSubmitted "Command-hook output is ignored" — messages too.
@@ -264,8 +275,8 @@ export function interpretCopilot(run: RunResult, hook: HookDef): Verdict {
     reason,
     ...(halt !== undefined ? { halt } : {}),
     systemMessage: ignored ? undefined : str(o.systemMessage),
-    // copilot-hooks.md: userPromptSubmitted "Command-hook output is ignored" (VS Code's form adds its context).
-    additionalContext: ignored ? undefined : (str(o.additionalContext) ?? str(specific.additionalContext)),
+    // copilot-hooks.md: userPromptSubmitted "Command-hook output is ignored"; VS Code's prompt and compaction take the common output only.
+    additionalContext: ignored || commonOnly ? undefined : (str(o.additionalContext) ?? str(specific.additionalContext)),
     ...(modifiedArgs !== undefined ? { modifiedArgs } : {}),
     error: null,
     rule,

@@ -201,6 +201,19 @@ describe("Copilot rules, both forms (copilot-hooks.md; VS Code hooks reference)"
     expect(interpretCopilot(exited(0, stopOut), hook("copilot", "agentStop", { dialect: "camel" })).decision).toBeNull();
     expect(interpretCopilot(exited(0, stopOut), hook("copilot", "Stop", { readBy: "cli" })).decision).toBeNull();
   });
+  it('VS Code: UserPromptSubmit and PreCompact use "the common output format only" — no decision, no context; continue: false and systemMessage still count', () => {
+    const prompt = hook("copilot", "UserPromptSubmit");
+    expect(interpretCopilot(exited(0, '{"decision":"block","reason":"no","permissionDecision":"deny","additionalContext":"c","hookSpecificOutput":{"additionalContext":"c"},"systemMessage":"hello"}'), prompt))
+      .toMatchObject({ decision: null, reason: undefined, additionalContext: undefined, systemMessage: "hello", error: null });
+    expect(interpretCopilot(exited(0, '{"continue":false,"stopReason":"no secrets in prompts","reason":"other"}'), prompt)).toMatchObject({ decision: "block", reason: "no secrets in prompts", halt: "no secrets in prompts" });
+    expect(interpretCopilot(exited(0, '{"hookSpecificOutput":{"hookEventName":"PreCompact","additionalContext":"c"}}'), hook("copilot", "PreCompact")).additionalContext).toBeUndefined();
+    // context where VS Code reads it
+    expect(interpretCopilot(exited(0, '{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"Branch: main"}}'), hook("copilot", "SessionStart")).additionalContext).toBe("Branch: main");
+    // copilot-hooks.md: postToolUse cannot undo the action, and exit 2 there is a warning — in both forms
+    const post = hook("copilot", "PostToolUse");
+    expect(fold([{ hook: post, verdict: interpretCopilot(exited(0, '{"decision":"block","reason":"lint"}'), post) }], { interactive: true }).decision).toBeNull();
+    expect(interpretCopilot(exited(2, "", "lint failed"), hook("copilot", "PostToolUse"))).toMatchObject({ decision: null, warning: "lint failed" });
+  });
   it("the CLI's inline settings, which VS Code never reads: a PascalCase event there is the CLI's alias, its rules alone (no continue; prompt output ignored)", () => {
     const cliPre = hook("copilot", "PreToolUse", { readBy: "cli" });
     expect(interpretCopilot(exited(0, '{"continue":false,"stopReason":"x"}'), cliPre)).toMatchObject({ decision: null });
