@@ -175,14 +175,42 @@ export function isSecretName(name: string): boolean {
 
 type Match = ReturnType<RE2JS["matcher"]>;
 
+/**
+ * A redaction as steps: it pauses every `STEP_MATCHES` matches, where a caller on the shared thread
+ * may let the event loop in (`inSlices`) — a text made to cost the redactor most (`token:` chained,
+ * a match every six characters) costs re2js a few microseconds a character, a 64 KiB stream a tenth
+ * of a second. Run through at once (`finish`), it is the plain function.
+ */
+export type Steps<T> = Generator<void, T, void>;
+/** Matches between two pauses of a redaction in steps (each a few microseconds). */
+const STEP_MATCHES = 64;
+
+function finish<T>(steps: Steps<T>): T {
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
+  }
+}
+
+/** `steps` run to their end, `letIn` awaited at each pause (it lets the event loop in once its slice is spent). */
+export async function inSlices<T>(steps: Steps<T>, letIn: () => Promise<void>): Promise<T> {
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
+    await letIn();
+  }
+}
+
 /** Every match of `re` in `text` replaced by what `fn` makes of it: one linear pass. */
-function replaceEach(re: RE2JS, text: string, fn: (m: Match) => string): string {
+function* replaceEach(re: RE2JS, text: string, fn: (m: Match) => string): Steps<string> {
   const m = re.matcher(text);
   let out = "";
   let at = 0;
+  let n = 0;
   while (m.find()) {
     out += text.slice(at, m.start()) + fn(m);
     at = m.end();
+    if (++n % STEP_MATCHES === 0) yield;
   }
   return at === 0 ? text : out + text.slice(at);
 }
@@ -212,7 +240,7 @@ function nextLineValue(text: string, at: number): RegExpExecArray | null {
  * One pass: a search resumes after a secret's value, or right after any other name's separator, so
  * each character is scanned at most twice.
  */
-function redactAssignments(text: string): string {
+function* redactAssignments(text: string): Steps<string> {
   const m = ASSIGNMENT.matcher(text);
   const inner = ASSIGNMENT.matcher(text);
   const isSecret = secretNameTest();
@@ -224,7 +252,9 @@ function redactAssignments(text: string): string {
   let run = { start: -1, end: -1 };
   // A secret's assignment found inside the value before it, where the search resumes: taken as found.
   let ahead: { end: number; separator: string } | null = null;
+  let n = 0;
   while (from < text.length) {
+    if (++n % STEP_MATCHES === 0) yield;
     let separator: string;
     if (ahead) {
       ({ end: from, separator } = ahead);
@@ -259,6 +289,7 @@ function redactAssignments(text: string): string {
     // assignment once.
     if (v[3] !== undefined) {
       for (let f = at + 1; f < from && inner.find(f) && inner.start() < from; f = inner.end()) {
+        if (++n % STEP_MATCHES === 0) yield;
         if (!isSecret(inner.group(1)!)) continue;
         let cut = inner.start();
         while (cut > at + 1 && (text[cut - 1] === "," || text[cut - 1] === ";")) cut--;
@@ -357,12 +388,14 @@ function containerEnd(text: string, from: number, depth: number): number {
  * value, or just inside any other member's string, array or object (JSON in it is read too), so each
  * character is scanned at most twice.
  */
-function redactMembers(text: string): string {
+function* redactMembers(text: string): Steps<string> {
   const m = MEMBER_NAME.matcher(text);
   let out = "";
   let copied = 0;
   let from = 0;
+  let n = 0;
   while (from < text.length && m.find(from)) {
+    if (++n % STEP_MATCHES === 0) yield;
     const at = m.end();
     from = at;
     const depth = m.group(2)!.length;
@@ -444,38 +477,43 @@ function openValueFrom(text: string): { from: number; quote: number } | undefine
 
 /** Redacts key-like values anywhere in a string. The caller caps it first (see `keep`). */
 export function redactText(text: string): string {
+  return finish(redactSteps(text));
+}
+
+/** `redactText` in steps. */
+function* redactSteps(text: string): Steps<string> {
   let out = text;
   for (const { literal, re, scheme } of KEY_LIKE) {
     if (!holds(out, literal)) continue;
-    out = replaceEach(re, out, (m) => (scheme ? `${m.group(1)!} ${REDACTED}` : REDACTED));
+    out = yield* replaceEach(re, out, (m) => (scheme ? `${m.group(1)!} ${REDACTED}` : REDACTED));
   }
   if (out.includes("PRIVATE KEY")) {
-    out = replaceEach(PEM, out, (m) => {
+    out = yield* replaceEach(PEM, out, (m) => {
       const kind = `${m.group(1)!}PRIVATE KEY${m.group(2) ?? ""}-----`;
       return `-----BEGIN ${kind}${REDACTED}-----END ${kind}`;
     });
   }
-  if (out.includes("://")) out = replaceEach(URL_PASSWORD, out, (m) => `${m.group(1)!}${REDACTED}@`);
-  if (COOKIE_LITERAL.test(out)) out = replaceEach(COOKIE_HEADER, out, (m) => `${m.group(1)!}${REDACTED}`);
+  if (out.includes("://")) out = yield* replaceEach(URL_PASSWORD, out, (m) => `${m.group(1)!}${REDACTED}@`);
+  if (COOKIE_LITERAL.test(out)) out = yield* replaceEach(COOKIE_HEADER, out, (m) => `${m.group(1)!}${REDACTED}`);
   if (out.includes("-")) {
-    out = replaceEach(SECRET_OPTION, out, (m) => `${m.group(1)!}${m.group(2)!}${REDACTED}`);
+    out = yield* replaceEach(SECRET_OPTION, out, (m) => `${m.group(1)!}${m.group(2)!}${REDACTED}`);
     if (out.includes("-p")) {
       const clients = [
         ...(out.includes("mysql") || out.includes("mariadb") ? [MYSQL_PASSWORD] : []),
         ...(out.includes("login") ? [LOGIN_PASSWORD] : []),
         ...(out.includes("sshpass") ? [SSHPASS_PASSWORD] : []),
       ];
-      for (const re of clients) out = replaceEach(re, out, (m) => `${m.group(1)!}${REDACTED}`);
+      for (const re of clients) out = yield* replaceEach(re, out, (m) => `${m.group(1)!}${REDACTED}`);
     }
     const places = [...(out.includes("-user") ? USER_OPTIONS.user : []), ...(out.includes("curl") && (out.includes("-u") || out.includes("-U")) ? USER_OPTIONS.curl : [])];
-    for (const re of places) out = replaceEach(re, out, (m) => `${m.group(1)!}${REDACTED}`);
+    for (const re of places) out = yield* replaceEach(re, out, (m) => `${m.group(1)!}${REDACTED}`);
   }
-  if (out.includes("</")) out = replaceEach(XML_ELEMENT, out, (m) => (m.group(1) === m.group(3) && m.group(2) !== "" && isSecretName(m.group(1)!) ? `<${m.group(1)!}>${REDACTED}</${m.group(3)!}>` : m.group()!));
+  if (out.includes("</")) out = yield* replaceEach(XML_ELEMENT, out, (m) => (m.group(1) === m.group(3) && m.group(2) !== "" && isSecretName(m.group(1)!) ? `<${m.group(1)!}>${REDACTED}</${m.group(3)!}>` : m.group()!));
   // An assignment needs its separator, a JSON member a quote and a colon.
   if (!out.includes(":") && !out.includes("=")) return out;
-  out = redactAssignments(out);
+  out = yield* redactAssignments(out);
   if (!out.includes('"')) return out;
-  if (out.includes(":")) out = redactMembers(out);
+  if (out.includes(":")) out = yield* redactMembers(out);
   // The value runs from its quote to the end, checked in one pass (valueRunsToEnd); only the name,
   // its separator and that quote are left for the pattern: the value, maybe the whole text, is never
   // searched by it.
@@ -506,8 +544,13 @@ function valueRunsToEnd(text: string, at: number): boolean {
  * length of `text`; `cut` says whether anything was left out.
  */
 export function capRedact(text: string, maxBytes: number, totalBytes?: number): { text: string; cut: boolean; droppedBytes: number } {
+  return finish(capRedactSteps(text, maxBytes, totalBytes));
+}
+
+/** `capRedact` in steps. */
+export function* capRedactSteps(text: string, maxBytes: number, totalBytes?: number): Steps<{ text: string; cut: boolean; droppedBytes: number }> {
   const room = maxBytes + REDACT_MARGIN_CHARS; // characters: each is at least one byte
-  const head = redactText(text.length > room ? text.slice(0, room) : text);
+  const head = yield* redactSteps(text.length > room ? text.slice(0, room) : text);
   // `totalBytes`: `text` is the head of something this long (a hook's stream, kept in part)
   const total = totalBytes ?? Buffer.byteLength(text);
   const kept = headBytes(head, maxBytes);
@@ -536,22 +579,27 @@ export function keepStrings<T extends object>(record: T, maxBytes: number): T {
  * up to about `budgetChars`: a 1 MiB event costs what its first few KB cost. `cut`: it stopped early.
  */
 export function redactJson(value: unknown, budgetChars: number): { text: string; cut: boolean } {
+  return finish(redactJsonSteps(value, budgetChars));
+}
+
+/** `redactJson` in steps. */
+export function* redactJsonSteps(value: unknown, budgetChars: number): Steps<{ text: string; cut: boolean }> {
   let text = "";
   const room = () => budgetChars - text.length + REDACT_MARGIN_CHARS;
   const full = () => text.length >= budgetChars;
   // Each returns false once the budget is spent, and the walk stops there.
-  const str = (s: string): boolean => {
+  function* str(s: string): Steps<boolean> {
     const r = room();
-    text += JSON.stringify(redactText(s.length > r ? s.slice(0, r) : s));
+    text += JSON.stringify(yield* redactSteps(s.length > r ? s.slice(0, r) : s));
     return s.length <= r && !full();
-  };
-  const walk = (v: unknown): boolean => {
-    if (typeof v === "string") return str(v);
+  }
+  function* walk(v: unknown): Steps<boolean> {
+    if (typeof v === "string") return yield* str(v);
     if (Array.isArray(v)) {
       text += "[";
       for (let i = 0; i < v.length; i++) {
         if (i > 0) text += ",";
-        if (!walk(v[i])) return false;
+        if (!(yield* walk(v[i]))) return false;
       }
       text += "]";
       return !full();
@@ -564,16 +612,16 @@ export function redactJson(value: unknown, budgetChars: number): { text: string;
         if (!Object.hasOwn(v, k) || member === undefined) continue; // as JSON.stringify leaves it out
         if (!first) text += ",";
         first = false;
-        if (!str(k)) return false;
+        if (!(yield* str(k))) return false;
         text += ":";
-        if (!(isSecretName(k) ? str(REDACTED) : walk(member))) return false;
+        if (!(isSecretName(k) ? yield* str(REDACTED) : yield* walk(member))) return false;
       }
       text += "}";
       return !full();
     }
     text += JSON.stringify(v) ?? "null";
     return !full();
-  };
-  const whole = walk(value);
+  }
+  const whole = yield* walk(value);
   return { text, cut: !whole };
 }

@@ -7,7 +7,7 @@
  */
 import type { EventResult, HookRecord, HookTrace } from "../../engine/index.js";
 import { afterIO } from "../../engine/turns.js";
-import { capRedact, headBytes, isSecretName, keep, keepStrings, redactJson, REDACT_MARGIN_CHARS, REDACTED } from "./redact.js";
+import { capRedactSteps, headBytes, inSlices, isSecretName, keep, keepStrings, redactJsonSteps, REDACT_MARGIN_CHARS, REDACTED } from "./redact.js";
 
 /** session_id, tool_name, reason, … of a listed event; @default 1 KiB — a page lists up to 500 */
 export const SUMMARY_FIELD_BYTES = 1024;
@@ -187,12 +187,13 @@ export async function traceText(summary: TraceSummary, tenant: string, from: Tra
       let stdin = stdins.get(t.stdin);
       if (!stdin) {
         redacted += captureBytes + REDACT_MARGIN_CHARS;
-        stdins.set(t.stdin, (stdin = stdinOf(t.stdin, keepInputs, captureBytes)));
+        stdins.set(t.stdin, (stdin = await stdinOf(t.stdin, keepInputs, captureBytes, slice)));
         await slice();
       }
-      const stdout = capRedact(t.stdout, captureBytes, t.stdoutBytes);
+      // Each stream redacted in steps: one made to cost the redactor most holds the loop no longer than a slice.
+      const stdout = await inSlices(capRedactSteps(t.stdout, captureBytes, t.stdoutBytes), slice);
       await slice();
-      const stderr = capRedact(t.stderr, captureBytes, t.stderrBytes);
+      const stderr = await inSlices(capRedactSteps(t.stderr, captureBytes, t.stderrBytes), slice);
       await slice();
       const fields = keepStrings(record, HOOK_FIELD_BYTES);
       await slice();
@@ -285,7 +286,7 @@ function envOf(record: HookRecord, t: HookTrace): Record<string, string> {
  * The event a hook read, redacted; all but its `METADATA_FIELDS` left out unless inputs are kept. Only about
  * `captureBytes` of it is ever redacted, however large the event.
  */
-function stdinOf(stdin: Uint8Array, keepInputs: boolean, captureBytes: number): Kept {
+async function stdinOf(stdin: Uint8Array, keepInputs: boolean, captureBytes: number, slice: () => Promise<void>): Promise<Kept> {
   const text = Buffer.from(stdin).toString("utf8");
   let json: Kept | undefined;
   try {
@@ -293,11 +294,11 @@ function stdinOf(stdin: Uint8Array, keepInputs: boolean, captureBytes: number): 
     if (!keepInputs && value !== null && typeof value === "object" && !Array.isArray(value)) {
       for (const f of Object.keys(value)) if (!METADATA_FIELDS.has(f)) (value as Record<string, unknown>)[f] = OMITTED;
     }
-    json = redactJson(value, captureBytes + REDACT_MARGIN_CHARS);
+    json = await inSlices(redactJsonSteps(value, captureBytes + REDACT_MARGIN_CHARS), slice);
   } catch {
     // not JSON, or nested past the stack: kept as text
   }
-  if (!json) return capRedact(text, captureBytes);
+  if (!json) return inSlices(capRedactSteps(text, captureBytes), slice);
   const kept = headBytes(json.text, captureBytes);
   return { text: kept, cut: json.cut || kept.length < json.text.length };
 }

@@ -4,7 +4,7 @@
  * hold it to the same answers as running every pattern everywhere.
  */
 import { describe, expect, it } from "vitest";
-import { keep, redactText } from "../../service/records/redact.js";
+import { capRedact, capRedactSteps, inSlices, keep, redactJson, redactJsonSteps, redactText } from "../../service/records/redact.js";
 
 describe("redactText", () => {
   it.each([
@@ -206,5 +206,23 @@ describe("redactText", () => {
 
   it("keeps a field within its cap, redacted, and says how much was cut", () => {
     expect(keep(`API_KEY=hunter2 ${"x".repeat(100)}`, 24)).toBe("API_KEY=[redacted] xxxxx…[truncated 92 bytes]");
+  });
+});
+
+// The trace builder redacts a stream in steps, letting the event loop in between: a text made to cost
+// the redactor most (a match every six characters) holds the shared thread a slice at a time.
+describe("redaction in steps", () => {
+  const chain = "token:".repeat(Math.floor((64 * 1024) / 6));
+  it("pauses every few dozen matches, and comes to what it comes to at once", async () => {
+    let pauses = 0;
+    const letIn = async () => void pauses++;
+    const streamed = await inSlices(capRedactSteps(chain, 64 * 1024), letIn);
+    expect(streamed).toEqual(capRedact(chain, 64 * 1024));
+    expect(streamed.text).toContain("token:[redacted]token:[redacted]");
+    expect(pauses).toBeGreaterThan(100);
+    const before = pauses;
+    const json = await inSlices(redactJsonSteps({ notes: chain, password: "x" }, 64 * 1024), letIn);
+    expect(json).toEqual(redactJson({ notes: chain, password: "x" }, 64 * 1024));
+    expect(pauses - before).toBeGreaterThan(100);
   });
 });
