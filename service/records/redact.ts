@@ -185,6 +185,16 @@ export type Steps<T> = Generator<void, T, void>;
 /** Matches between two pauses of a redaction in steps (each a few microseconds). */
 const STEP_MATCHES = 64;
 
+/**
+ * The matches one redaction in steps has made so far, counted across all of it — every pattern, and
+ * in a JSON walk every string and value — so that it pauses every `STEP_MATCHES` wherever they fall:
+ * counted pattern by pattern or string by string, a walk over thousands of strings, each a few
+ * dozen matches short of a pause, would never pause.
+ */
+interface Pace {
+  n: number;
+}
+
 function finish<T>(steps: Steps<T>): T {
   for (;;) {
     const r = steps.next();
@@ -202,15 +212,14 @@ export async function inSlices<T>(steps: Steps<T>, letIn: () => Promise<void>): 
 }
 
 /** Every match of `re` in `text` replaced by what `fn` makes of it: one linear pass. */
-function* replaceEach(re: RE2JS, text: string, fn: (m: Match) => string): Steps<string> {
+function* replaceEach(re: RE2JS, text: string, fn: (m: Match) => string, pace: Pace): Steps<string> {
   const m = re.matcher(text);
   let out = "";
   let at = 0;
-  let n = 0;
   while (m.find()) {
     out += text.slice(at, m.start()) + fn(m);
     at = m.end();
-    if (++n % STEP_MATCHES === 0) yield;
+    if (++pace.n % STEP_MATCHES === 0) yield;
   }
   return at === 0 ? text : out + text.slice(at);
 }
@@ -240,7 +249,7 @@ function nextLineValue(text: string, at: number): RegExpExecArray | null {
  * One pass: a search resumes after a secret's value, or right after any other name's separator, so
  * each character is scanned at most twice.
  */
-function* redactAssignments(text: string): Steps<string> {
+function* redactAssignments(text: string, pace: Pace): Steps<string> {
   const m = ASSIGNMENT.matcher(text);
   const inner = ASSIGNMENT.matcher(text);
   const isSecret = secretNameTest();
@@ -252,9 +261,8 @@ function* redactAssignments(text: string): Steps<string> {
   let run = { start: -1, end: -1 };
   // A secret's assignment found inside the value before it, where the search resumes: taken as found.
   let ahead: { end: number; separator: string } | null = null;
-  let n = 0;
   while (from < text.length) {
-    if (++n % STEP_MATCHES === 0) yield;
+    if (++pace.n % STEP_MATCHES === 0) yield;
     let separator: string;
     if (ahead) {
       ({ end: from, separator } = ahead);
@@ -289,7 +297,7 @@ function* redactAssignments(text: string): Steps<string> {
     // assignment once.
     if (v[3] !== undefined) {
       for (let f = at + 1; f < from && inner.find(f) && inner.start() < from; f = inner.end()) {
-        if (++n % STEP_MATCHES === 0) yield;
+        if (++pace.n % STEP_MATCHES === 0) yield;
         if (!isSecret(inner.group(1)!)) continue;
         let cut = inner.start();
         while (cut > at + 1 && (text[cut - 1] === "," || text[cut - 1] === ";")) cut--;
@@ -388,14 +396,13 @@ function containerEnd(text: string, from: number, depth: number): number {
  * value, or just inside any other member's string, array or object (JSON in it is read too), so each
  * character is scanned at most twice.
  */
-function* redactMembers(text: string): Steps<string> {
+function* redactMembers(text: string, pace: Pace): Steps<string> {
   const m = MEMBER_NAME.matcher(text);
   let out = "";
   let copied = 0;
   let from = 0;
-  let n = 0;
   while (from < text.length && m.find(from)) {
-    if (++n % STEP_MATCHES === 0) yield;
+    if (++pace.n % STEP_MATCHES === 0) yield;
     const at = m.end();
     from = at;
     const depth = m.group(2)!.length;
@@ -480,40 +487,40 @@ export function redactText(text: string): string {
   return finish(redactSteps(text));
 }
 
-/** `redactText` in steps. */
-function* redactSteps(text: string): Steps<string> {
+/** `redactText` in steps; `pace` counts its matches with those of the redaction it is part of. */
+function* redactSteps(text: string, pace: Pace = { n: 0 }): Steps<string> {
   let out = text;
   for (const { literal, re, scheme } of KEY_LIKE) {
     if (!holds(out, literal)) continue;
-    out = yield* replaceEach(re, out, (m) => (scheme ? `${m.group(1)!} ${REDACTED}` : REDACTED));
+    out = yield* replaceEach(re, out, (m) => (scheme ? `${m.group(1)!} ${REDACTED}` : REDACTED), pace);
   }
   if (out.includes("PRIVATE KEY")) {
     out = yield* replaceEach(PEM, out, (m) => {
       const kind = `${m.group(1)!}PRIVATE KEY${m.group(2) ?? ""}-----`;
       return `-----BEGIN ${kind}${REDACTED}-----END ${kind}`;
-    });
+    }, pace);
   }
-  if (out.includes("://")) out = yield* replaceEach(URL_PASSWORD, out, (m) => `${m.group(1)!}${REDACTED}@`);
-  if (COOKIE_LITERAL.test(out)) out = yield* replaceEach(COOKIE_HEADER, out, (m) => `${m.group(1)!}${REDACTED}`);
+  if (out.includes("://")) out = yield* replaceEach(URL_PASSWORD, out, (m) => `${m.group(1)!}${REDACTED}@`, pace);
+  if (COOKIE_LITERAL.test(out)) out = yield* replaceEach(COOKIE_HEADER, out, (m) => `${m.group(1)!}${REDACTED}`, pace);
   if (out.includes("-")) {
-    out = yield* replaceEach(SECRET_OPTION, out, (m) => `${m.group(1)!}${m.group(2)!}${REDACTED}`);
+    out = yield* replaceEach(SECRET_OPTION, out, (m) => `${m.group(1)!}${m.group(2)!}${REDACTED}`, pace);
     if (out.includes("-p")) {
       const clients = [
         ...(out.includes("mysql") || out.includes("mariadb") ? [MYSQL_PASSWORD] : []),
         ...(out.includes("login") ? [LOGIN_PASSWORD] : []),
         ...(out.includes("sshpass") ? [SSHPASS_PASSWORD] : []),
       ];
-      for (const re of clients) out = yield* replaceEach(re, out, (m) => `${m.group(1)!}${REDACTED}`);
+      for (const re of clients) out = yield* replaceEach(re, out, (m) => `${m.group(1)!}${REDACTED}`, pace);
     }
     const places = [...(out.includes("-user") ? USER_OPTIONS.user : []), ...(out.includes("curl") && (out.includes("-u") || out.includes("-U")) ? USER_OPTIONS.curl : [])];
-    for (const re of places) out = yield* replaceEach(re, out, (m) => `${m.group(1)!}${REDACTED}`);
+    for (const re of places) out = yield* replaceEach(re, out, (m) => `${m.group(1)!}${REDACTED}`, pace);
   }
-  if (out.includes("</")) out = yield* replaceEach(XML_ELEMENT, out, (m) => (m.group(1) === m.group(3) && m.group(2) !== "" && isSecretName(m.group(1)!) ? `<${m.group(1)!}>${REDACTED}</${m.group(3)!}>` : m.group()!));
+  if (out.includes("</")) out = yield* replaceEach(XML_ELEMENT, out, (m) => (m.group(1) === m.group(3) && m.group(2) !== "" && isSecretName(m.group(1)!) ? `<${m.group(1)!}>${REDACTED}</${m.group(3)!}>` : m.group()!), pace);
   // An assignment needs its separator, a JSON member a quote and a colon.
   if (!out.includes(":") && !out.includes("=")) return out;
-  out = yield* redactAssignments(out);
+  out = yield* redactAssignments(out, pace);
   if (!out.includes('"')) return out;
-  if (out.includes(":")) out = yield* redactMembers(out);
+  if (out.includes(":")) out = yield* redactMembers(out, pace);
   // The value runs from its quote to the end, checked in one pass (valueRunsToEnd); only the name,
   // its separator and that quote are left for the pattern: the value, maybe the whole text, is never
   // searched by it.
@@ -585,15 +592,18 @@ export function redactJson(value: unknown, budgetChars: number): { text: string;
 /** `redactJson` in steps. */
 export function* redactJsonSteps(value: unknown, budgetChars: number): Steps<{ text: string; cut: boolean }> {
   let text = "";
+  const pace: Pace = { n: 0 };
   const room = () => budgetChars - text.length + REDACT_MARGIN_CHARS;
   const full = () => text.length >= budgetChars;
   // Each returns false once the budget is spent, and the walk stops there.
   function* str(s: string): Steps<boolean> {
     const r = room();
-    text += JSON.stringify(yield* redactSteps(s.length > r ? s.slice(0, r) : s));
+    text += JSON.stringify(yield* redactSteps(s.length > r ? s.slice(0, r) : s, pace));
     return s.length <= r && !full();
   }
   function* walk(v: unknown): Steps<boolean> {
+    // Each value counts as a match: thousands of short strings or numbers pause too.
+    if (++pace.n % STEP_MATCHES === 0) yield;
     if (typeof v === "string") return yield* str(v);
     if (Array.isArray(v)) {
       text += "[";

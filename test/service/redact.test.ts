@@ -225,4 +225,18 @@ describe("redaction in steps", () => {
     expect(json).toEqual(redactJson({ notes: chain, password: "x" }, 64 * 1024));
     expect(pauses - before).toBeGreaterThan(100);
   });
+
+  // A stdin whose inputs are kept is a walk over many strings: the pauses count over the whole walk,
+  // not string by string — each string a few dozen matches short of a pause, or none at all, would never pause.
+  it.each([
+    ["strings of a few dozen matches each", Array.from({ length: 400 }, () => "token:".repeat(60))],
+    ["thousands of short strings", Array.from({ length: 20_000 }, () => "a")],
+    ["thousands of numbers", Array.from({ length: 20_000 }, (_, i) => i)],
+  ])("pauses over a JSON value of %s too", async (_, items) => {
+    let pauses = 0;
+    const value = { tool_input: { items } };
+    const json = await inSlices(redactJsonSteps(value, 64 * 1024), async () => void pauses++);
+    expect(json).toEqual(redactJson(value, 64 * 1024));
+    expect(pauses).toBeGreaterThan(100);
+  });
 });
