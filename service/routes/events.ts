@@ -159,14 +159,22 @@ async function handleRead(
       ? { decision: early.decision, why: `answered within ${answerByMs} ms, the agent's deadline near, with what the hooks finished by then decided` }
       : { decision: failed, why: `answered within ${answerByMs} ms, the agent's deadline near, with the tenant's failure mode (${mode})` };
   };
-  // Stopped by the service's shutdown with nothing decided that holds: the client is answered 503, which
-  // it answers with the tenant's failure mode — decided once, as the record is made, and said there.
+  // A native endpoint answers in its agent's JSON whatever the client accepts.
+  const streaming = !native && (c.req.header("accept") ?? "").includes("application/x-ndjson");
+  // How an event nothing decided is answered, as its record says it: a native endpoint gives the
+  // failure mode in the agent's own JSON, a stream ends with an error line, the rest is a 503.
+  const failedAs = (why: string) =>
+    native ? `${why}: answered with the tenant's failure mode (${mode}) in the agent's own JSON`
+    : streaming ? `${why}: the stream ended with an error line, the client applying the tenant's failure mode (${mode})`
+    : `${why}: answered 503, the client applying the tenant's failure mode (${mode})`;
+  // Stopped by the service's shutdown with nothing decided that holds: answered as above — decided
+  // once, as the record is made, and said there.
   let stopping = false;
   const finish = async (result: EventResult) => {
     const durationMs = performance.now() - t0;
     if (answeredOtherwise === undefined && deps.shutdown.aborted && !holds(result, mode)) {
       stopping = true;
-      answeredOtherwise = { decision: failed, why: `the service was stopping: answered 503, the client applying the tenant's failure mode (${mode})` };
+      answeredOtherwise = { decision: failed, why: failedAs("the service was stopping") };
     }
     deps.sessions.heard(tenant.name, result.session_id, result.event, format);
     // A decision is answered even when its audit line cannot be written (a full disk, say): logged, counted.
@@ -182,18 +190,17 @@ async function handleRead(
     const { tool_name: _tool, session_id: _session, trace: _trace, ...response } = result;
     return response;
   };
-  // An event that expired waiting for a run slot is answered 503 (the client's failure mode) and kept too.
+  // An event that expired waiting for a run slot is answered as one nothing decided, and kept too.
   const finishOrRecord = (run: Promise<EventResult>) => run.then(finish, async (err: unknown) => {
     if (err instanceof EventExpiredError && err.record !== undefined) {
-      answeredOtherwise = { decision: failed, why: `it waited for a run slot past max_event_ms: answered 503, the client applying the tenant's failure mode (${mode})` };
+      answeredOtherwise = { decision: failed, why: failedAs("it waited for a run slot past max_event_ms") };
       // Kept as well as it can be: its answer is the 503 whatever the record's fate.
       await finish(err.record as EventResult).catch((recordErr: unknown) => c.get("log").error({ err: recordErr }, "expired event not recorded"));
     }
     throw err;
   });
 
-  // A native endpoint answers in its agent's JSON whatever the client accepts.
-  if (!native && (c.req.header("accept") ?? "").includes("application/x-ndjson")) {
+  if (streaming) {
     c.header("Content-Type", "application/x-ndjson");
     return stream(c, async (s) => {
       const pending: Promise<unknown>[] = [];

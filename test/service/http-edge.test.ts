@@ -768,6 +768,15 @@ describe.concurrent("admission and shutdown", () => {
     const listed = (await (await quiet.request("/v1/events")).json()) as { events: { decision: string | null; cancelled: boolean; answered: { decision: string | null; why: string } | null }[] };
     expect(listed.events).toHaveLength(1);
     expect(listed.events[0]).toMatchObject({ decision: null, cancelled: true, answered: { decision: null, why: expect.stringMatching(/service was stopping: answered 503, .*failure mode \(allow\)/) } });
+    // a native endpoint's record says the failure mode went out in the agent's JSON (team-b's: block)
+    const shutdown3 = new AbortController();
+    const native = edgeApp({ shutdown: shutdown3, config: "[[hooks.PreToolUse]]\nname = \"slow\"\ncommand = \"hang\"\n" });
+    const hooked = native.request("/v1/hooks/claude", { ...post(rmEvent), token: TOKEN_B });
+    await expect.poll(() => native.ran.length).toBe(1);
+    shutdown3.abort(new Error("shutting down"));
+    expect(await (await hooked).json()).toMatchObject({ hookSpecificOutput: { permissionDecision: "deny" } });
+    const nativeListed = (await (await native.request("/v1/events", { token: TOKEN_B })).json()) as { events: { answered: { decision: string | null; why: string } | null }[] };
+    expect(nativeListed.events[0]!.answered).toEqual({ decision: "block", why: "the service was stopping: answered with the tenant's failure mode (block) in the agent's own JSON" });
   });
 
   it("answers by Hookbox-Answer-By-Ms with continue: false when a finished hook stopped the agent, while its sibling still runs", async () => {
