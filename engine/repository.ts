@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { ConfigError } from "./errors.js";
 import { REPOSITORY_SOURCES } from "./formats/registry.js";
 import type { Format } from "./events.js";
-import { readJson, readToml, withWarningBudget, type LoadContext, type ParsedFile, type WarningBudget } from "./formats/shared.js";
+import { LOCATED_MEMBERS, readJson, readToml, withWarningBudget, type LoadContext, type ParsedFile, type WarningBudget } from "./formats/shared.js";
 import { readTomlOffThread } from "./formats/parse-off-thread.js";
 import { MAX_REPOSITORY_MATCHER_PROGRAM, mergeHookSets, withCompileBudget, type HookSet } from "./hooks.js";
 import { heavyTurns } from "./turns.js";
@@ -104,7 +104,7 @@ function* loadSteps(dir: string, maxTimeoutMs: number, limits: RepositoryLimits)
     bytes += read.bytes;
     const total = HOOK_FILES_TOTAL_FACTOR * limits.maxHookFileBytes;
     if (bytes > total) throw new ConfigError(name, `the repository's hook files together are larger than ${total} bytes (${HOOK_FILES_TOTAL_FACTOR} × server.max_hook_file_bytes)`);
-    const parsed = source.syntax === "toml" ? yield { file: name, text } : readJson(name, text, source.syntax === "jsonc");
+    const parsed = source.syntax === "toml" ? yield { file: name, text } : readJson(name, text, source.syntax === "jsonc", LOCATED_MEMBERS);
     add(name, source.format, withWarningBudget(warningBudget, () => withCompileBudget(compileBudget, () => source.load(parsed!, ctx))));
   }
   try {

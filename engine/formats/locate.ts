@@ -296,11 +296,15 @@ interface Place {
  * MAX_LOCATED_CHILDREN children of each object or array and MAX_LOCATED_VALUES in all; the last of
  * duplicate keys wins, as in JSON.parse. `also`: callbacks of the same pass.
  */
-function jsonPlaces(text: string, options: typeof STRICT | typeof LENIENT, also: JsonVisitor = {}): Place | undefined {
+function jsonPlaces(text: string, options: typeof STRICT | typeof LENIENT, also: JsonVisitor = {}, within?: ReadonlySet<string>): Place | undefined {
   let root: Place | undefined;
   let kept = 0;
   // the open objects and arrays, innermost last: the place kept for each (if any), its children so far, the key of its next member
   const open: { place: Place | undefined; count: number; key: string }[] = [];
+  // `within`: of a root object's members, only these are walked into — the others' places are kept,
+  // their insides passed over by the parser without a callback (a megabyte of values beside the hooks
+  // costs the scan only). Returned by a begin callback: false passes over what it opens.
+  const walkedInto = () => within === undefined || open.length !== 1 || open[0]!.place?.array === true || within.has(open[0]!.key);
   const value = (offset: number, container?: "object" | "array"): Place | undefined => {
     const parent = open[open.length - 1];
     const place: Place = { offset, ...(container === "array" ? { array: true } : {}) };
@@ -315,8 +319,16 @@ function jsonPlaces(text: string, options: typeof STRICT | typeof LENIENT, also:
   };
   visit(text, {
     ...also,
-    onObjectBegin: (offset) => void open.push({ place: value(offset, "object"), count: 0, key: "" }),
-    onArrayBegin: (offset) => void open.push({ place: value(offset, "array"), count: 0, key: "" }),
+    onObjectBegin: (offset) => {
+      const walked = walkedInto();
+      open.push({ place: value(offset, "object"), count: 0, key: "" });
+      return walked;
+    },
+    onArrayBegin: (offset) => {
+      const walked = walkedInto();
+      open.push({ place: value(offset, "array"), count: 0, key: "" });
+      return walked;
+    },
     onObjectProperty: (property) => {
       open[open.length - 1]!.key = property;
     },
@@ -331,13 +343,13 @@ function jsonPlaces(text: string, options: typeof STRICT | typeof LENIENT, also:
  * Finds where the deepest prefix of a path stands in a valid JSON text. The places are found once,
  * on first use (`jsonPlaces`); undefined when nesting is too deep to walk.
  */
-export function jsonLocator(text: string, options: typeof STRICT | typeof LENIENT = STRICT, found?: Place): Locator {
+export function jsonLocator(text: string, options: typeof STRICT | typeof LENIENT = STRICT, found?: Place, within?: ReadonlySet<string>): Locator {
   let root: Place | null | undefined = found;
   let position: ((offset: number) => Position) | undefined;
   return (path) => {
     if (root === undefined) {
       try {
-        root = jsonPlaces(text, options) ?? null;
+        root = jsonPlaces(text, options, {}, within) ?? null;
       } catch (err) {
         if (!(err instanceof RangeError)) throw err;
         root = null;
@@ -429,13 +441,16 @@ export function deeperThanAt(text: string, max: number, comments = false, maxCon
   return undefined;
 }
 
-/** Parses JSON; on a syntax error, throws one that says the line and column. */
-export function parseJsonLocated(text: string): { value: unknown; locate: Locator } {
+/**
+ * Parses JSON; on a syntax error, throws one that says the line and column. `within`: of a root
+ * object, the members whose insides may be located (the rest are located as members only).
+ */
+export function parseJsonLocated(text: string, within?: ReadonlySet<string>): { value: unknown; locate: Locator } {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (err) {
     throw jsonSyntaxError(text, err);
   }
-  return { value, locate: jsonLocator(text) };
+  return { value, locate: jsonLocator(text, STRICT, undefined, within) };
 }

@@ -32,7 +32,14 @@ export function readToml(file: string, text: string): ParsedFile {
   }
 }
 
-export function readJson(file: string, text: string, comments = false): ParsedFile {
+/**
+ * Of a repository's JSON hook file, the members whose insides are ever located (hooks, and Gemini's
+ * `hooksConfig`): a settings file's other members are located as members, never walked into.
+ */
+export const LOCATED_MEMBERS: ReadonlySet<string> = new Set(["hooks", "hooksConfig"]);
+
+/** `within`: of a root object, the members whose insides may be located (`LOCATED_MEMBERS`); absent, all. */
+export function readJson(file: string, text: string, comments = false, within?: ReadonlySet<string>): ParsedFile {
   // No hook file needs more; deeper ones would make every parser and walker after this recurse, and
   // each array and object costs the parse and the locator's walk (MAX_EVENT_CONTAINERS).
   const past = deeperThanAt(text, MAX_EVENT_DEPTH, comments, MAX_EVENT_CONTAINERS);
@@ -41,7 +48,7 @@ export function readJson(file: string, text: string, comments = false): ParsedFi
     throw new ConfigError(file, past.many ? `holds more than ${MAX_EVENT_CONTAINERS} arrays and objects (MAX_EVENT_CONTAINERS)` : `nested deeper than ${MAX_EVENT_DEPTH} levels`, at.line, at.column);
   }
   try {
-    return { file, ...(comments ? parseJsoncLocated(text) : parseJsonLocated(text)) };
+    return { file, ...(comments ? parseJsoncLocated(text) : parseJsonLocated(text, within)) };
   } catch (err) {
     const e = err as SyntaxError & Partial<Position>;
     throw new ConfigError(file, `invalid JSON: ${e.message}`, e.line, e.column);

@@ -897,6 +897,21 @@ describe("hook files nested too deep", () => {
   });
 });
 
+describe("where a repository's JSON hook file is located", () => {
+  it("walks into hooks (and hooksConfig) only: the other members are located as members, their insides passed over", async () => {
+    const { LOCATED_MEMBERS, readJson } = await import("../../engine/formats/shared.js");
+    const text = `{\n"junk": [\n0,\n{"deep": 1}\n],\n"hooks": {\n"PreToolUse": [\n{"matcher": "Bash"}\n]\n},\n"hooksConfig": {\n"disabled": 1\n}\n}`;
+    const within = readJson("s.json", text, false, LOCATED_MEMBERS);
+    expect(within.locate(["hooks", "PreToolUse", 0, "matcher"])).toEqual({ line: 8, column: 13 });
+    expect(within.locate(["hooksConfig", "disabled"])).toEqual({ line: 12, column: 13 });
+    // inside another member: its own place
+    expect(within.locate(["junk", 1, "deep"])).toEqual({ line: 2, column: 9 });
+    expect(readJson("s.json", text).locate(["junk", 1, "deep"])).toEqual({ line: 4, column: 10 });
+    // the value is the whole file's, whatever is located
+    expect(within.value).toEqual(readJson("s.json", text).value);
+  });
+});
+
 describe("Cursor matchers, per the hook they are on", () => {
   it("test beforeReadFile against the tool type (Read, TabRead), subagents against their type, stop against Stop; loop_limit may be null", async () => {
     const { selectHooks } = await import("../../engine/match.js");
