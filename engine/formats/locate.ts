@@ -368,8 +368,21 @@ export function jsonLocator(text: string, options: typeof STRICT | typeof LENIEN
   };
 }
 
-/** Parses JSON with comments and trailing commas (Gemini CLI's settings.json); errors as parseJsonLocated's. */
-export function parseJsoncLocated(text: string): { value: unknown; locate: Locator } {
+/**
+ * Parses JSON with comments and trailing commas (Gemini CLI's settings.json); errors as
+ * parseJsonLocated's. `within`: as parseJsonLocated's. A text jsonc-parser finds no error in is read
+ * as the JSON it stands for (`jsonOfJsonc`) by JSON.parse; any other, and one JSON.parse refuses
+ * (whitespace JSON does not take, say), by jsonc-parser, which says where its first error stands.
+ */
+export function parseJsoncLocated(text: string, within?: ReadonlySet<string>): { value: unknown; locate: Locator } {
+  const json = jsonOfJsonc(text);
+  if (json !== undefined) {
+    try {
+      return { value: JSON.parse(json), locate: jsonLocator(json, STRICT, undefined, within) };
+    } catch {
+      // read by jsonc-parser below
+    }
+  }
   let value: unknown;
   let places: Place | undefined;
   try {
@@ -387,6 +400,59 @@ export function parseJsoncLocated(text: string): { value: unknown; locate: Locat
     throw Object.assign(new SyntaxError("nested too deeply"), lineIndex(text)(0));
   }
   return { value, locate: places ? jsonLocator(text, LENIENT, places) : () => undefined };
+}
+
+/** JSON's blanks, the only ones a trailing comma may stand before in a text JSON.parse reads. */
+const isJsonBlank = (c: number) => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
+
+/**
+ * A JSONC text as the JSON it stands for, offset for offset — its comments and trailing commas
+ * blanked to spaces, line breaks kept, so every value stands where it stood — when jsonc-parser finds
+ * no error in it; undefined otherwise. One scan that reports only errors, comments and where each
+ * array and object closes (no call per value: a megabyte of values beside the hooks costs the scan
+ * alone); a comma is trailing when only blanks and comments stand between it and a close.
+ */
+function jsonOfJsonc(text: string): string | undefined {
+  const closes: number[] = [];
+  const comments: [number, number][] = [];
+  try {
+    visit(text, {
+      onError: () => {
+        throw FIRST_ERROR;
+      },
+      onComment: (offset, length) => void comments.push([offset, length]),
+      onObjectEnd: (offset) => void closes.push(offset),
+      onArrayEnd: (offset) => void closes.push(offset),
+    }, LENIENT);
+  } catch (err) {
+    if (err === FIRST_ERROR || err instanceof RangeError) return undefined;
+    throw err;
+  }
+  // What is blanked: each comment (its line breaks kept), then each trailing comma — a comma with
+  // only blanks and comments between it and a close.
+  const blank: [number, number][] = [...comments];
+  let c = comments.length - 1;
+  closes.sort((a, b) => a - b);
+  for (let k = closes.length - 1; k >= 0; k--) {
+    let i = closes[k]! - 1;
+    for (;;) {
+      while (i >= 0 && isJsonBlank(text.charCodeAt(i))) i--;
+      while (c >= 0 && comments[c]![0] > i) c--;
+      // inside a comment: on from before it
+      if (c >= 0 && comments[c]![0] + comments[c]![1] > i) i = comments[c]![0] - 1;
+      else break;
+    }
+    if (text.charCodeAt(i) === 0x2c) blank.push([i, 1]);
+  }
+  if (blank.length === 0) return text;
+  blank.sort((a, b) => a[0] - b[0]);
+  let out = "";
+  let from = 0;
+  for (const [at, length] of blank) {
+    out += text.slice(from, at) + text.slice(at, at + length).replace(/[^\r\n]/g, " ");
+    from = at + length;
+  }
+  return out + text.slice(from);
 }
 
 /** A parsed value whose objects hold a "__proto__" member as a field, as JSON.parse makes them, never as their prototype. */

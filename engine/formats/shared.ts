@@ -48,7 +48,7 @@ export function readJson(file: string, text: string, comments = false, within?: 
     throw new ConfigError(file, past.many ? `holds more than ${MAX_EVENT_CONTAINERS} arrays and objects (MAX_EVENT_CONTAINERS)` : `nested deeper than ${MAX_EVENT_DEPTH} levels`, at.line, at.column);
   }
   try {
-    return { file, ...(comments ? parseJsoncLocated(text) : parseJsonLocated(text, within)) };
+    return { file, ...(comments ? parseJsoncLocated(text, within) : parseJsonLocated(text, within)) };
   } catch (err) {
     const e = err as SyntaxError & Partial<Position>;
     throw new ConfigError(file, `invalid JSON: ${e.message}`, e.line, e.column);

@@ -912,6 +912,30 @@ describe("where a repository's JSON hook file is located", () => {
   });
 });
 
+describe("a JSONC hook file (Gemini CLI's settings.json)", () => {
+  // Read as the JSON it stands for, comments and trailing commas blanked in place: each value as
+  // jsonc-parser reads it, each line where it stood.
+  it.each([
+    ["[1, /* c */ ]", [1]],
+    ["[1, // c\n ]", [1]],
+    ['{"a":1, // x\n}', { a: 1 }],
+    ['{"a":[1,/*,*/],/**/"b":{"c":2,}/* , */ ,}', { a: [1], b: { c: 2 } }],
+    ['{"a":"x,] // no comment"  ,  }', { a: "x,] // no comment" }],
+    ['{"a": // c\n 1, "__proto__": {"x": 1}}', JSON.parse('{"a": 1, "__proto__": {"x": 1}}') as unknown],
+  ])("%s", async (text, value) => {
+    const { readJson } = await import("../../engine/formats/shared.js");
+    const read = readJson("g.json", text, true);
+    expect(read.value).toEqual(value);
+    expect(Object.getPrototypeOf(read.value)).toBe(Array.isArray(value) ? Array.prototype : Object.prototype);
+  });
+  it("locates a hook after comments and trailing commas at its own line and column; an error where jsonc-parser finds it", async () => {
+    const { readJson } = await import("../../engine/formats/shared.js");
+    const text = `// settings\n{\n  /* the hooks, below */ "hooks": {\n    "BeforeTool": [{"hooks": [{"command": "g",},],},],\n  },\n}`;
+    expect(readJson("g.json", text, true).locate(["hooks", "BeforeTool", 0, "hooks", 0, "command"])).toEqual({ line: 4, column: 43 });
+    expect(() => readJson("g.json", '{"a": 1 /* open', true)).toThrow(/^g\.json:1:/);
+  });
+});
+
 describe("Cursor matchers, per the hook they are on", () => {
   it("test beforeReadFile against the tool type (Read, TabRead), subagents against their type, stop against Stop; loop_limit may be null", async () => {
     const { selectHooks } = await import("../../engine/match.js");
