@@ -32,12 +32,24 @@ export class TomlSyntaxError extends Error {
   }
 }
 
+/**
+ * @default 10 — the worker's nice value: a hostile file's parse takes the CPU the main thread leaves,
+ * not half of it (on a busy two-core machine a main-thread step of 150 ms took twice that).
+ */
+const PARSER_NICE = 10;
+
 // The worker requires smol-toml's CommonJS build by path: it runs as eval'd CommonJS, whatever
 // loads this module (the built service, or vitest over the sources).
 const SMOL_TOML = createRequire(import.meta.url).resolve("smol-toml");
 const JSONC_PARSER = createRequire(import.meta.url).resolve("jsonc-parser");
 const SOURCE = `
 const { parentPort, workerData } = require("node:worker_threads");
+// This thread yields the CPU to the one that answers every request: on Linux a thread's nice value
+// is its own (setpriority on the calling thread), and raising it needs no privilege. Where it cannot
+// be raised, the parse runs as it is (only the share of a busy machine's CPU differs).
+try {
+  require("node:os").setPriority(0, ${PARSER_NICE});
+} catch {}
 const { parse } = require(workerData.smolToml);
 const { visit, printParseErrorCode } = require(workerData.jsoncParser);
 // locate.ts's findJsonError, walked here: the first error's name, offset, and whether it stood in an array.
