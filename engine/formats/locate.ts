@@ -371,8 +371,8 @@ export function jsonLocator(text: string, options: typeof STRICT | typeof LENIEN
 /**
  * Parses JSON with comments and trailing commas (Gemini CLI's settings.json); errors as
  * parseJsonLocated's. `within`: as parseJsonLocated's. A text jsonc-parser finds no error in is read
- * as the JSON it stands for (`jsonOfJsonc`) by JSON.parse; any other, and one JSON.parse refuses
- * (whitespace JSON does not take, say), by jsonc-parser, which says where its first error stands.
+ * as the JSON it stands for (`jsonOfJsonc`) by JSON.parse; one with an error is refused from that
+ * same scan; one JSON.parse still refuses, or too deep to walk, is read by jsonc-parser.
  */
 export function parseJsoncLocated(text: string, within?: ReadonlySet<string>): { value: unknown; locate: Locator } {
   const json = jsonOfJsonc(text);
@@ -407,32 +407,46 @@ const isJsonBlank = (c: number) => c === 0x20 || c === 0x09 || c === 0x0a || c =
 
 /**
  * A JSONC text as the JSON it stands for, offset for offset — its comments and trailing commas
- * blanked to spaces, line breaks kept, so every value stands where it stood — when jsonc-parser finds
- * no error in it; undefined otherwise. One scan that reports only errors, comments and where each
- * array and object closes (no call per value: a megabyte of values beside the hooks costs the scan
- * alone); a comma is trailing when only blanks and comments stand between it and a close.
+ * blanked to spaces, line breaks kept, so every value stands where it stood; undefined when it
+ * nests too deeply for the walk. One scan that reports only errors, comments and where each array
+ * and object opens and closes (no call per value: a megabyte of values beside the hooks costs the
+ * scan alone); a comma is trailing when only blanks and comments stand between it and a close. At
+ * the first error the scan stops and it throws jsonSyntaxError's SyntaxError for it — found in this
+ * same scan, never by walking the text again.
  */
 function jsonOfJsonc(text: string): string | undefined {
   const closes: number[] = [];
   const comments: [number, number][] = [];
+  const open: boolean[] = []; // true: an array
+  let found: JsonErrorFound | undefined;
   try {
     visit(text, {
-      onError: () => {
+      onError: (code, offset) => {
+        found = { name: printParseErrorCode(code), offset, inArray: open[open.length - 1] === true };
         throw FIRST_ERROR;
       },
       onComment: (offset, length) => void comments.push([offset, length]),
-      onObjectEnd: (offset) => void closes.push(offset),
-      onArrayEnd: (offset) => void closes.push(offset),
+      onObjectBegin: () => void open.push(false),
+      onArrayBegin: () => void open.push(true),
+      onObjectEnd: (offset) => {
+        open.pop();
+        closes.push(offset);
+      },
+      onArrayEnd: (offset) => {
+        open.pop();
+        closes.push(offset);
+      },
     }, LENIENT);
   } catch (err) {
-    if (err === FIRST_ERROR || err instanceof RangeError) return undefined;
+    if (err === FIRST_ERROR) throw describeJsonError(text, undefined, found);
+    if (err instanceof RangeError) return undefined;
     throw err;
   }
   // What is blanked: each comment (its line breaks kept), then each trailing comma — a comma with
-  // only blanks and comments between it and a close.
+  // only blanks and comments between it and a close. The walk reports closes in the order they
+  // stand in the text (a close is reported when the scan reaches it), so they are already sorted.
   const blank: [number, number][] = [...comments];
   let c = comments.length - 1;
-  closes.sort((a, b) => a - b);
   for (let k = closes.length - 1; k >= 0; k--) {
     let i = closes[k]! - 1;
     for (;;) {

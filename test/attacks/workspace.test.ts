@@ -330,6 +330,16 @@ describe("workspaces cannot read the host", () => {
     expect(hooks.map((h) => h.origin).sort()).toEqual([".claude/settings.json:2", ".claude/settings.local.json:2", ".codex/hooks.json:2", ".gemini/settings.json:3"]);
   });
 
+  it("refuses a megabyte .gemini/settings.json with an error at its end with a located 400, found in the one scan that reads it", async () => {
+    const junk = `[${"0,".repeat(450_000)}0]`;
+    const lines = `${"// a line of comment\n".repeat(2_000)}`;
+    const content = `${lines}{"junk": ${junk},\n"hooks": {"BeforeTool": [{"matcher": "x" "hooks": []}]}}`;
+    expect(Buffer.byteLength(content)).toBeGreaterThan(900_000);
+    const { status, text } = await attack(svc, async () => put(svc, "bad-jsonc", await tarOf([{ name: ".gemini/settings.json", content }])));
+    expect(status, text).toBe(400);
+    expect(errorOf(text)).toMatchObject({ code: "workspace_hooks_invalid", message: expect.stringMatching(/^repository hook file \.gemini\/settings\.json:2002:\d+: invalid JSON: expected ',' or '}', found "\\""/) });
+  });
+
   it("loads 500 Copilot hook files without holding the event loop", async () => {
     const entries: Entry[] = Array.from({ length: 500 }, (_, i) => ({
       name: `.github/hooks/h${i}.json`,
