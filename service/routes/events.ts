@@ -74,11 +74,10 @@ function clientLeft(c: Context<Env>): boolean {
 
 async function handleRead(
   c: Context<Env>, deps: AppDeps, eventName: string | undefined, native: Format | undefined,
-  read: { t0: number; tenant: Tenant; query: EventQuery; raw: Uint8Array; memory: { charge(bytes: number): void; giveBack(): void; runOwnsIt: boolean } },
+  read: { t0: number; tenant: Tenant; query: EventQuery; raw: Uint8Array; memory: EventMemory },
 ) {
   const { t0, tenant, query, raw, memory } = read;
   const format = native ?? query.format;
-  const interactiveParam = query.interactive;
   const body = await parseEventBodyOffThread(raw, tenant.name, { weighed: true });
   // Known before anything else may refuse it: a refusal from here is answered for this event (at a
   // stop, never the block that would keep the agent going).
@@ -89,25 +88,77 @@ async function handleRead(
   // 404 included), applied where nothing was decided.
   const mode = failureModeFor(tenant, named);
   c.header("Hookbox-On-Failure", mode);
-  const workspaceId = query.workspace ?? c.req.header("hookbox-workspace");
-  const workspace = workspaceId !== undefined ? await deps.workspaces.get(tenant.name, workspaceId) : undefined;
-  // Another tenant's workspace is as absent as one that never was.
-  if (workspaceId !== undefined && !workspace) throw new NotFoundError(`no workspace "${workspaceId}"`);
-
-  if (c.req.header("hookbox-canary") !== undefined) return canary(c, deps, { eventName: eventName ?? bodyEventName(body), body, format: format as Format | undefined, native, workspaceId });
-
   // SERVICE.md §8: answer before the client's agent gives up — a native endpoint knows its agent's
   // default deadline (and an HTTP hook with a shorter timeout of its own says so in the header), a
   // forwarder says its own (Hookbox-Answer-By-Ms).
   const answerByMs = native ? Math.min(agentAnswerByMs(native, named ?? ""), answerByHeader(c) ?? Infinity) : answerByHeader(c);
-  // Counted from the request's arrival: its body, its parse and its workspace's load took their part.
-  const leftOf = (ms: number) => Math.max(0, ms - (performance.now() - t0));
+  const workspaceId = query.workspace ?? c.req.header("hookbox-workspace");
+  const event: EventRead = { t0, tenant, query, raw, memory, eventName, native, format: format as Format | undefined, body, named, mode, answerByMs, workspaceId, loadedLate: false };
+  if (workspaceId === undefined) return decide(c, deps, event, undefined);
+  // Read from disk after a restart (its tree and hook files judged again), a workspace may take a
+  // while: the deadline holds over that too. Past it, the client gets the failure mode now, and the
+  // event goes on once its workspace is in — recorded as answered by its deadline (the rest of it as
+  // any late event's: given up if its turn has not come, else run and recorded).
+  const loading = deps.workspaces.get(tenant.name, workspaceId);
+  let timer: NodeJS.Timeout | undefined;
+  const late = answerByMs === undefined ? undefined : new Promise<"late">((r) => (timer = setTimeout(() => r("late"), leftOf(t0, answerByMs))));
+  const workspace = await (late ? Promise.race([loading, late]) : loading).finally(() => clearTimeout(timer));
+  if (workspace === "late") {
+    memory.runOwnsIt = true;
+    c.get("log").warn({ event: { name: named }, workspace: workspaceId, answerByMs, mode }, "workspace not loaded before the agent's deadline: answered with the tenant's failure mode");
+    // (held by the service's shutdown as any event is)
+    deps.inflight.add(loading
+      .then((found) => (found ? decide(c, deps, { ...event, loadedLate: true }, found) : undefined))
+      .catch((err: unknown) => {
+        if (!(err instanceof NotDecidedInTimeError)) c.get("log").warn({ err, workspace: workspaceId }, "event answered by its deadline while its workspace loaded, then not run");
+      })
+      .finally(() => memory.giveBack()));
+    throw new NotDecidedInTimeError(answerByMs!);
+  }
+  // Another tenant's workspace is as absent as one that never was.
+  if (!workspace) throw new NotFoundError(`no workspace "${workspaceId}"`);
+  return decide(c, deps, event, workspace);
+}
+
+/** An event read and parsed, its failure mode and deadline known: what `decide` runs. */
+interface EventRead {
+  t0: number;
+  tenant: Tenant;
+  query: EventQuery;
+  raw: Uint8Array;
+  memory: EventMemory;
+  eventName: string | undefined;
+  native: Format | undefined;
+  format: Format | undefined;
+  body: Record<string, unknown>;
+  named: string | undefined;
+  mode: "allow" | "block";
+  answerByMs: number | undefined;
+  workspaceId: string | undefined;
+  /** its deadline passed while its workspace loaded: the client has its answer (the failure mode); it is run to be recorded */
+  loadedLate: boolean;
+}
+
+type StoredWorkspace = NonNullable<Awaited<ReturnType<AppDeps["workspaces"]["get"]>>>;
+
+type EventMemory = { charge(bytes: number): void; giveBack(): void; runOwnsIt: boolean };
+
+/** What is left of `ms` counted from the request's arrival: its body, its parse and its workspace's load took their part. */
+const leftOf = (t0: number, ms: number) => Math.max(0, ms - (performance.now() - t0));
+
+/** Runs an event's hooks and answers it: in time, or by its deadline with what is decided so far. */
+async function decide(c: Context<Env>, deps: AppDeps, event: EventRead, workspace: StoredWorkspace | undefined) {
+  const { t0, tenant, query, raw, memory, eventName, native, format, body, named, mode, answerByMs, workspaceId, loadedLate } = event;
+  const interactiveParam = query.interactive;
+  if (!loadedLate && c.req.header("hookbox-canary") !== undefined) return canary(c, deps, { eventName: eventName ?? bodyEventName(body), body, format, native, workspaceId });
+  const leftMs = (ms: number) => leftOf(t0, ms);
 
   // The client going away cancels the event, unless it already got its answer (a native early answer).
   // Both listeners go when the event is done (`settle`): the service's shutdown signal lives as long
   // as the service, and the request's own AbortSignal is not listened to at all (the HTTP adapter's
   // fetch objects keep it, and in Node 20 a listener on it keeps the whole request alive).
-  let answered = false;
+  // (One whose workspace loaded past its deadline was answered already.)
+  let answered = loadedLate;
   const cancel = new AbortController();
   const onShutdown = () => cancel.abort(deps.shutdown.reason);
   deps.shutdown.addEventListener("abort", onShutdown, { once: true });
@@ -128,7 +179,7 @@ async function handleRead(
       tenant,
       workspace: workspace && { dir: workspace.dir, hooks: workspace.hooks, current: workspace.current },
       interactive: interactiveParam !== "false",
-      format: format as Format | undefined,
+      format,
       onHook: (record, notification) => {
         deps.metrics.hooks.inc({ source: record.source, sandbox: record.sandbox, decision: record.decision ?? "none", outcome: record.outcome });
         deps.metrics.hookSeconds.observe({ sandbox: record.sandbox }, record.duration_ms / 1000);
@@ -157,10 +208,11 @@ async function handleRead(
   const answeredLate = (early: { decision: Decision | null } | undefined) => {
     answeredOtherwise = early
       ? { decision: early.decision, why: `answered within ${answerByMs} ms, the agent's deadline near, with what the hooks finished by then decided` }
-      : { decision: failed, why: `answered within ${answerByMs} ms, the agent's deadline near, with the tenant's failure mode (${mode})` };
+      : { decision: failed, why: `answered within ${answerByMs} ms, the agent's deadline near${loadedLate ? ", its workspace still loading" : ""}, with the tenant's failure mode (${mode})` };
   };
-  // A native endpoint answers in its agent's JSON whatever the client accepts.
-  const streaming = !native && (c.req.header("accept") ?? "").includes("application/x-ndjson");
+  // A native endpoint answers in its agent's JSON whatever the client accepts (and one answered
+  // while its workspace loaded has no client left to stream to).
+  const streaming = !native && !loadedLate && (c.req.header("accept") ?? "").includes("application/x-ndjson");
   // How an event nothing decided is answered, as its record says it: a native endpoint gives the
   // failure mode in the agent's own JSON, a stream ends with an error line, the rest is a 503.
   const failedAs = (why: string) =>
@@ -218,7 +270,7 @@ async function handleRead(
       // failure mode as an error line (the late decision is still recorded; one still waiting for a
       // run slot is given up, and recorded as such).
       let timer: NodeJS.Timeout | undefined;
-      const late = answerByMs === undefined ? undefined : new Promise<"late">((r) => (timer = setTimeout(() => r("late"), leftOf(answerByMs))));
+      const late = answerByMs === undefined ? undefined : new Promise<"late">((r) => (timer = setTimeout(() => r("late"), leftMs(answerByMs))));
       // Decided in time is decided by the hooks' end, not by when its record is written (a slow disk).
       const settled = outcome.then(() => "decided" as const, () => "decided" as const);
       const first = (await (late ? Promise.race([settled, late]) : settled).finally(() => clearTimeout(timer))) === "late" ? "late" : await decided;
@@ -240,10 +292,18 @@ async function handleRead(
   const outcome = prepared.run();
   const run = finishOrRecord(outcome).finally(settle);
   deps.inflight.add(run);
+  // Answered with the failure mode while its workspace loaded: run to be recorded (given up if its
+  // turn has not come), the record saying what its client got.
+  if (loadedLate) {
+    answeredLate(undefined);
+    giveUpTurn();
+    await run;
+    throw new NotDecidedInTimeError(answerByMs!);
+  }
   // The late decision is still recorded (one still waiting for a run slot is given up, and recorded as such).
   if (answerByMs !== undefined) {
     let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<"late">((r) => (timer = setTimeout(() => r("late"), leftOf(answerByMs))));
+    const late = new Promise<"late">((r) => (timer = setTimeout(() => r("late"), leftMs(answerByMs))));
     // Decided in time is decided by the hooks' end, not by when its record is written (a slow disk).
     const settled = outcome.then(() => "decided" as const, () => "decided" as const);
     const first = (await Promise.race([settled, late]).finally(() => clearTimeout(timer))) === "late" ? "late" : await run;

@@ -5,7 +5,7 @@
  * and engine stay in e2e.test.ts, security.test.ts and traces.test.ts.
  */
 import { serve } from "@hono/node-server";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -303,19 +303,37 @@ describe("a hook its max_timeout cut short of the time its agent gives it", () =
 });
 
 describe.concurrent("the time an event is given", () => {
-  it("a native endpoint's deadline counts from the request's arrival: a slow workspace load takes its part, and the answer still comes by the deadline", async () => {
-    const edge = edgeApp({ workspaceReadMs: 300, config: "[[hooks.PreToolUse]]\nname = \"slow\"\ncommand = \"hang\"\n" });
+  it("a native endpoint's deadline counts from the request's arrival and holds over its workspace's load: answered by it, the event then runs once the workspace is in and is recorded as answered so", async ({ expect }) => {
+    const audit = join(mkdtempSync(join(tmpdir(), "hookbox-edge-audit-")), "audit.jsonl");
+    const edge = edgeApp({ auditFile: audit, workspaceReadMs: 600, config: "[[hooks.PreToolUse]]\nname = \"slow\"\ncommand = \"hang\"\n" });
     const tar = await tarOf([{ name: "README.md", content: "hi" }]);
     expect((await edge.request("/v1/workspaces/w", { method: "PUT", body: new Uint8Array(tar), token: TOKEN_B })).status).toBe(200);
     const t0 = performance.now();
     const res = await edge.request("/v1/hooks/cosh/PreToolUse", { ...post(rmEvent), token: TOKEN_B, headers: { "hookbox-workspace": "w", "hookbox-answer-by-ms": "150" } });
     const ms = performance.now() - t0;
-    // team-b's failure mode is block: cosh's block, answered once the workspace is read (its 150 ms are spent by then) —
-    // counted from after the load, it came 150 ms later than the agent's deadline
+    // team-b's failure mode is block: cosh's block, by the deadline — the workspace's 600 ms of reading not waited for
     expect(await res.json()).toMatchObject({ decision: "block" });
-    expect(ms).toBeLessThan(300 + 100);
+    expect(ms).toBeLessThan(500);
+    expect(edge.ran).toHaveLength(0);
+    // Once read, the event runs (a run slot is free) and is recorded with what its client got.
+    await expect.poll(() => edge.ran.length, { timeout: 3_000 }).toBe(1);
     edge.release();
+    const lines = () => (existsSync(audit) ? readFileSync(audit, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { event: string; answered?: unknown }) : []);
+    await expect.poll(() => lines().length).toBe(1);
+    expect(lines()[0]).toMatchObject({ event: "PreToolUse", answered: { decision: "block", why: "answered within 150 ms, the agent's deadline near, its workspace still loading, with the tenant's failure mode (block)" } });
   });
+
+  it("an event whose workspace turns out absent after its deadline answered it is not run", async ({ expect }) => {
+    const edge = edgeApp({ workspaceReadMs: 300, config: "[[hooks.PreToolUse]]\nname = \"slow\"\ncommand = \"hang\"\n" });
+    const res = await edge.request("/v1/events", { ...post(rmEvent), token: TOKEN_B, headers: { "hookbox-workspace": "none", "hookbox-answer-by-ms": "100" } });
+    expect(res.status).toBe(503);
+    expect(await errorOf(res)).toMatchObject({ code: "not_decided_in_time" });
+    await new Promise((r) => setTimeout(r, 400));
+    expect(edge.ran).toHaveLength(0);
+    // in time, the same is a 404
+    expect((await edge.request("/v1/events", { ...post(rmEvent), token: TOKEN_B, headers: { "hookbox-workspace": "none" } })).status).toBe(404);
+  });
+
   it.each(["/v1//hooks/claude/PreToolUse", "/v1/Hooks/claude/PreToolUse"])("answers %s, a path its agent may build, in the agent's JSON, never a 404", async (path) => {
     const res = await edgeApp().request(path, { ...post(rmEvent), token: TOKEN_B });
     expect(res.status).toBe(200);
