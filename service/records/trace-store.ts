@@ -78,6 +78,13 @@ export class TraceStore {
    * the shelves' `maxEvents`, however far the writer falls behind.
    */
   private readonly pending = new Map<string, Pending>();
+  /**
+   * The same traces in each tenant's own line, the tenants in turn: the writer takes the oldest of
+   * the tenant whose turn it is, which then goes to the back. One tenant's flood (ten thousand
+   * traces, each of up to seconds of redaction) waits behind itself, never in front of another
+   * tenant's trace — which would sit in memory meanwhile, and past MAX_PENDING_TRACE_BYTES lose its streams.
+   */
+  private readonly lines = new Map<string, Map<string, Pending>>();
   private writer: Promise<void> | undefined;
   /** per tenant: bytes its pending traces hold, bounded by MAX_PENDING_TRACE_BYTES */
   private readonly pendingBytes = new Map<string, number>();
@@ -209,7 +216,11 @@ export class TraceStore {
     const entry: Entry = { tenantKey, summary, timeMs: Date.parse(summary.time), bytes: 0, file, gone: false, seq: this.nextPlace(tenantKey) };
     shelf.entries.push(entry);
     shelf.byId.set(summary.event_id, entry);
-    this.pending.set(file, { entry, text, bytes });
+    const pending: Pending = { entry, text, bytes };
+    this.pending.set(file, pending);
+    let line = this.lines.get(tenantKey);
+    if (!line) this.lines.set(tenantKey, (line = new Map()));
+    line.set(file, pending);
     const gone = this.trim(shelf, Date.now());
     if (gone.length > 0) void removeFiles(gone).catch(this.onWriteError);
     this.kick();
@@ -225,9 +236,20 @@ export class TraceStore {
     });
   }
 
-  /** Writes what is pending, oldest first, one at a time. */
+  /** The next trace to write: the oldest of the tenant whose turn it is, which then goes to the back of the turns. */
+  private nextPending(): Pending | undefined {
+    for (const [tenantKey, line] of this.lines) {
+      this.lines.delete(tenantKey);
+      if (line.size > 0) this.lines.set(tenantKey, line);
+      const next = first(line);
+      if (next) return next;
+    }
+    return undefined;
+  }
+
+  /** Writes what is pending, one at a time: each tenant's oldest first, the tenants in turn. */
   private async drain(): Promise<void> {
-    for (let next = first(this.pending); next; next = first(this.pending)) {
+    for (let next = this.nextPending(); next; next = this.nextPending()) {
       const { entry, text: textOf } = next;
       try {
         if (!this.madeDirs.has(entry.tenantKey)) {
@@ -265,6 +287,9 @@ export class TraceStore {
     const p = this.pending.get(file);
     if (!p) return;
     this.pending.delete(file);
+    const line = this.lines.get(p.entry.tenantKey);
+    line?.delete(file);
+    if (line?.size === 0) this.lines.delete(p.entry.tenantKey);
     const left = (this.pendingBytes.get(p.entry.tenantKey) ?? 0) - p.bytes;
     if (left > 0) this.pendingBytes.set(p.entry.tenantKey, left);
     else this.pendingBytes.delete(p.entry.tenantKey);

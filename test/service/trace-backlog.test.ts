@@ -54,6 +54,24 @@ describe("traces waiting to be written", () => {
     expect((await store.get("other", "e1000"))!.hooks[0]!.stdout).toBe("out");
   });
 
+  it("are written each tenant's in turn: another tenant's trace is never kept waiting (in memory, its streams at stake) behind a flood of one tenant's", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hookbox-turns-"));
+    dirs.push(dir);
+    const store = new TraceStore(dir);
+    await store.load();
+    const flooder = { name: "flooder", traceToolInput: false };
+    const adds: Promise<unknown>[] = [];
+    for (let i = 0; i < 2000; i++) adds.push(store.add(flooder, event(i, 10), { durationMs: 1, cancelled: false }));
+    await Promise.all(adds);
+    await store.add({ name: "other", traceToolInput: false }, event(5000, 10), { durationMs: 1, cancelled: false });
+    await expect.poll(() => store.pendingBytesOf("other")).toBe(0);
+    // Written second or so, not after the flood's two thousand.
+    expect(store.pendingBytesOf("flooder")).toBeGreaterThan(1000 * event(0, 10).trace.hooks[0]!.stdin.byteLength);
+    await store.flush();
+    expect(store.pendingBytesOf("flooder")).toBe(0);
+    expect((await store.list("flooder", { limit: 500 })).events).toHaveLength(500);
+  });
+
   it("are read back at a restart whatever else lies beside them: a folder named like a trace, a file of no time, a cut one", async () => {
     const dir = mkdtempSync(join(tmpdir(), "hookbox-restart-"));
     dirs.push(dir);
