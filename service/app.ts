@@ -14,7 +14,7 @@ import { BodyBudget, eventMemoryBudget } from "./read-body.js";
 import { eventRoutes } from "./routes/events.js";
 import { healthRoutes } from "./routes/health.js";
 import { hookRoutes } from "./routes/hooks.js";
-import { jsonChunks, traceRoutes } from "./routes/traces.js";
+import { answersBeingSent, listAnswer, traceRoutes } from "./routes/traces.js";
 import { workspaceRoutes } from "./routes/workspaces.js";
 
 const STATUS: Record<string, ContentfulStatusCode> = {
@@ -71,7 +71,7 @@ function eventFromPath(path: string): string | undefined {
 }
 
 export function createApp(given: AppDeps): Hono<Env> {
-  const deps: AppDeps = { ...given, bodies: given.bodies ?? new BodyBudget(), eventMemory: given.eventMemory ?? eventMemoryBudget() };
+  const deps: AppDeps = { ...given, bodies: given.bodies ?? new BodyBudget(), eventMemory: given.eventMemory ?? eventMemoryBudget(), answers: given.answers ?? answersBeingSent() };
   // `strict: false`: `/v1/hooks/claude/` is `/v1/hooks/claude`, as an agent's URL may be written.
   const app = new Hono<Env>({ strict: false });
 
@@ -125,7 +125,7 @@ export function createApp(given: AppDeps): Hono<Env> {
   // Up to 1000, each id up to 1 KiB (six bytes a character once escaped): written as the client
   // reads, as the trace list is — never some 6 MB built at once on the shared thread and held whole
   // for a client that does not read.
-  app.get("/v1/sessions", (c) => c.body(jsonChunks('{"sessions":[', deps.sessions.list(c.get("tenant").name), "]}"), 200, { "Content-Type": "application/json" }));
+  app.get("/v1/sessions", (c) => listAnswer(c, deps, '{"sessions":[', () => deps.sessions.list(c.get("tenant").name), () => "]}"));
 
   app.notFound((c) => {
     // A native hook's URL with a typo is still its tenant's failure mode in its agent's JSON — one

@@ -32,6 +32,8 @@ export interface AppDeps {
   bodies?: BodyBudget;
   /** what events being handled hold, per tenant (createApp makes one when none is given) */
   eventMemory?: BodyBudget;
+  /** traces and lists being sent, per tenant: TRACE_READS_PER_TENANT (createApp makes one when none is given) */
+  answers?: BodyBudget;
   auditToolInput: boolean;
   /** /metrics without a token */
   publicMetrics: boolean;

@@ -30,7 +30,7 @@ const ERRORS: Record<number, string> = {
   404: "not found (another tenant's is as absent as one that never was)",
   408: `the event's body did not arrive within ${EVENT_BODY_READ_MS / 1000} s of its headers, or an upload sent nothing for ${UPLOAD_IDLE_MS / 1000} s, or was not in whole, unpacked and its hooks loaded within ${UPLOAD_MAX_MS / 60_000} min of its start`,
   413: "the body is too large (refused before it is read), or a tenant's workspace quota",
-  429: `this tenant's queue is full, too many of its event bodies or uploads (${TENANT_UPLOADS_IN_FLIGHT}) are still arriving, its events being handled hold too much memory, or it already has ${LIVE_FOLLOWERS_PER_TENANT} live followers or traces being read`,
+  429: `this tenant's queue is full, too many of its event bodies or uploads (${TENANT_UPLOADS_IN_FLIGHT}) are still arriving, its events being handled hold too much memory, or it already has ${LIVE_FOLLOWERS_PER_TENANT} live followers, or as many traces, trace lists and session lists being sent (TRACE_READS_PER_TENANT)`,
   503: "shutting down, or not decided in time (an event past max_event_ms in the queue, or past Hookbox-Answer-By-Ms)",
   500: "internal: an error hookbox did not foresee (logged)",
 };
@@ -92,7 +92,7 @@ export function openApiDocument(): ReturnType<OpenApiGeneratorV31["generateDocum
   r.registerPath(eventRoute("/v1/events/{event}", z.object({ event: eventParam }), EXAMPLES.copilot, "one hook event; its name from the path"));
   r.registerPath({
     method: "get", path: "/v1/events", summary: "recent decisions, newest first, filtered and paged", tags: ["traces"], request: { query: TraceQuerySchema },
-    responses: { 200: { description: "a page of decisions", headers: ON_FAILURE, content: json(TraceListSchema) }, ...errors(...V1_ERRORS) },
+    responses: { 200: { description: "a page of decisions", headers: ON_FAILURE, content: json(TraceListSchema) }, ...errors(...V1_ERRORS, 429) },
   });
   r.registerPath({
     method: "get", path: "/v1/events/live", summary: "new decisions as they happen", tags: ["traces"],
@@ -123,7 +123,7 @@ export function openApiDocument(): ReturnType<OpenApiGeneratorV31["generateDocum
   r.registerPath(hookRoute("/v1/hooks/{format}/{event}", z.object({ format: formatParam.meta({ examples: ["copilot"] }), event: eventParam }), EXAMPLES.copilot, "an agent's HTTP hook; the event name from the path"));
   r.registerPath({
     method: "get", path: "/v1/sessions", summary: "when hookbox last heard from each of the tenant's sessions", tags: ["traces"],
-    responses: { 200: { description: "most recently heard first", headers: ON_FAILURE, content: json(SessionsSchema) }, ...errors(401, 503) },
+    responses: { 200: { description: "most recently heard first", headers: ON_FAILURE, content: json(SessionsSchema) }, ...errors(401, 429, 503) },
   });
   r.registerPath({ method: "get", path: "/healthz", summary: "the process answers", tags: ["operations"], ...pub, responses: { 200: { description: "alive", content: json(HealthSchema) } } });
   r.registerPath({

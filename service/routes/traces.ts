@@ -6,12 +6,13 @@
  */
 import type { ServerResponse } from "node:http";
 import type { FileHandle } from "node:fs/promises";
-import { Hono } from "hono";
+import { Hono, type Context } from "hono";
 import { stream } from "hono/streaming";
 import { NotFoundError, OverloadedError } from "../../engine/index.js";
 import { queryOf, TraceQuerySchema } from "../schemas.js";
 import type { TraceQuery, TraceSummary } from "../records/trace-store.js";
 import type { AppDeps, Env } from "../context.js";
+import { BodyBudget } from "../read-body.js";
 
 /**
  * Decisions one `/v1/events/live` follower may have waiting to be sent; past it the oldest are
@@ -24,10 +25,17 @@ export const LIVE_QUEUE_SUMMARIES = 1000;
  */
 export const LIVE_FOLLOWERS_PER_TENANT = 16;
 /**
- * Traces one tenant may have being read from disk at once (each holds an open file until its client
- * has read it, or goes); one more is answered 429. @default 16
+ * Answers of traces, trace lists and session lists one tenant may have being sent at once; one more
+ * is answered 429. Each is sent as its client reads and holds what it sends until then: a trace its
+ * open file (or its text, not yet written), a list the up to 500 summaries or 1000 sessions it lists —
+ * which a tenant's new events would otherwise push off the shelf while a client that never reads
+ * keeps them, a list's worth a connection. @default 16
  */
 export const TRACE_READS_PER_TENANT = 16;
+
+/** Each tenant's answers being sent (`TRACE_READS_PER_TENANT`), one place each. */
+export const answersBeingSent = () =>
+  new BodyBudget(TRACE_READS_PER_TENANT, (now) => `this tenant already has ${now} traces or lists being sent (TRACE_READS_PER_TENANT); retry when they are read`);
 /** An empty line this often on an idle stream keeps proxies from closing it. @default 15 s */
 export const LIVE_KEEPALIVE_MS = 15_000;
 
@@ -88,8 +96,11 @@ function fileChunks(file: FileHandle, done: () => void): ReadableStream<Uint8Arr
   );
 }
 
-/** `head`, the items' JSON joined by commas, `tail`: the items written to JSON as they are pulled. */
-export function jsonChunks(head: string, items: readonly unknown[], tail: string): ReadableStream<Uint8Array> {
+/**
+ * `head`, the items' JSON joined by commas, `tail`: the items written to JSON as they are pulled;
+ * `sent` once the last piece is handed over or the client goes.
+ */
+export function jsonChunks(head: string, items: readonly unknown[], tail: string, sent: () => void = () => undefined): ReadableStream<Uint8Array> {
   const utf8 = new TextEncoder();
   let next = 0;
   let piece = head;
@@ -101,11 +112,28 @@ export function jsonChunks(head: string, items: readonly unknown[], tail: string
       if (next >= items.length) {
         piece += tail;
         done = true;
+        sent();
       }
       ctrl.enqueue(utf8.encode(piece));
       piece = "";
     },
+    cancel: sent,
   });
+}
+
+/**
+ * A list, sent as the client reads, in one of its tenant's TRACE_READS_PER_TENANT places until it is
+ * sent or the client goes. HEAD: the headers alone, holding no place (hono drops the body unread).
+ */
+export function listAnswer(c: Context<Env>, deps: AppDeps, head: string, items: () => readonly unknown[], tail: () => string): Response {
+  if (c.req.method === "HEAD") return c.body(null, 200, { "Content-Type": "application/json" });
+  const give = deps.answers!.take(c.get("tenant").name, 1);
+  try {
+    return c.body(jsonChunks(head, items(), tail(), give), 200, { "Content-Type": "application/json" });
+  } catch (err) {
+    give();
+    throw err;
+  }
 }
 
 export function traceRoutes(deps: AppDeps): Hono<Env> {
@@ -121,8 +149,8 @@ export function traceRoutes(deps: AppDeps): Hono<Env> {
     if (cursor) q.cursor = cursor;
     const { events, next_cursor } = await deps.traces.list(c.get("tenant").name, q);
     // Up to 500 summaries, each field up to 1 KiB before JSON escaping: written as the client
-    // reads, never held whole for a client that does not.
-    return c.body(jsonChunks('{"events":[', events, `],"next_cursor":${JSON.stringify(next_cursor)}}`), 200, { "Content-Type": "application/json" });
+    // reads, never held whole for a client that does not — and only so many such clients.
+    return listAnswer(c, deps, '{"events":[', () => events, () => `],"next_cursor":${JSON.stringify(next_cursor)}}`);
   });
 
   app.get("/live", (c) => {
@@ -213,22 +241,11 @@ export function traceRoutes(deps: AppDeps): Hono<Env> {
     });
   });
 
-  const reading = new Map<string, number>();
   app.get("/:id", async (c) => {
     const tenant = c.get("tenant").name;
-    const open = reading.get(tenant) ?? 0;
-    if (open >= TRACE_READS_PER_TENANT) throw new OverloadedError(1, `this tenant already has ${open} traces being read (TRACE_READS_PER_TENANT); retry when they are`);
     // Its place is taken before the file is opened (requests that arrive while opens are under way
     // count too), and given back when no file is kept for the client.
-    reading.set(tenant, open + 1);
-    let given = false;
-    const done = () => {
-      if (given) return;
-      given = true;
-      const left = (reading.get(tenant) ?? 1) - 1;
-      if (left > 0) reading.set(tenant, left);
-      else reading.delete(tenant);
-    };
+    const done = deps.answers!.take(tenant, 1);
     let keptFile = false;
     try {
       const trace = await deps.traces.open(tenant, c.req.param("id"));

@@ -877,6 +877,43 @@ describe.concurrent("what a tenant's readers hold", () => {
     for (const res of held) await res.body!.cancel();
   });
 
+  it(`trace lists and session lists being sent take the same TRACE_READS_PER_TENANT (${TRACE_READS_PER_TENANT}) places: a client that never reads holds what it lists (summaries the tenant's new events push off the shelf), so one more is 429; HEAD holds none`, async ({ expect }) => {
+    const edge = edgeApp();
+    // Each session id kept at 1 KiB of control characters, six bytes apiece as JSON: each list is past one 64 KiB piece.
+    for (let i = 0; i < 16; i++) {
+      const res = await edge.request("/v1/events", post({ session_id: `${i}-${"\u0001".repeat(1100)}`, hook_event_name: "SessionEnd" }));
+      expect(res.status).toBe(200);
+      await res.arrayBuffer();
+    }
+    const held: Response[] = [];
+    for (let i = 0; i < TRACE_READS_PER_TENANT; i++) {
+      const res = await edge.request(i % 2 === 0 ? "/v1/sessions" : "/v1/events?limit=500");
+      expect(res.status).toBe(200);
+      held.push(res);
+    }
+    for (const path of ["/v1/sessions", "/v1/events?limit=500"]) {
+      const more = await edge.request(path);
+      expect(more.status).toBe(429);
+      expect(more.headers.get("retry-after")).toBe("1");
+      expect(await errorOf(more)).toMatchObject({ code: "overloaded", message: expect.stringMatching(/TRACE_READS_PER_TENANT/) });
+    }
+    const head = await edge.request("/v1/sessions", { method: "HEAD" });
+    expect(head.status).toBe(200);
+    const b = await edge.request("/v1/sessions", { token: TOKEN_B });
+    expect(b.status).toBe(200);
+    await b.body!.cancel();
+    // One read to its end gives its place back, as one whose client goes does.
+    expect(TraceListSchema.parse(await held.pop()!.json()).events).toHaveLength(16);
+    const again = await edge.request("/v1/sessions");
+    expect(again.status).toBe(200);
+    expect(SessionsSchema.parse(await again.json()).sessions).toHaveLength(16);
+    await held.pop()!.body!.cancel();
+    const last = await edge.request("/v1/sessions");
+    expect(last.status).toBe(200);
+    await last.body!.cancel();
+    for (const res of held) await res.body!.cancel();
+  });
+
   it(`live followers answer HEAD with the headers alone, holding nothing; ${LIVE_FOLLOWERS_PER_TENANT} may follow per tenant, one more is 429`, async ({ expect }) => {
     const edge = edgeApp();
     // HEADs hold no follower: hono drops a HEAD's body unread, and a stream would wait on it for ever.
