@@ -129,7 +129,7 @@ function loadHookMap(parsed: ParsedFile, hooks: Record<string, unknown>, ctx: Lo
         return;
       }
       const seconds = e.timeoutSec ?? e.timeout;
-      const matcher = copilotMatcher(parsed, path, e.matcher, resolved, ctx, set.warnings);
+      const matcher = copilotMatcher(parsed, path, e.matcher, { ...resolved, ...readers }, ctx, set.warnings);
       countHook(parsed, path, ctx);
       set.hooks.push({
         name: `${basename(parsed.file)}:${event}[${i}]`,
@@ -171,11 +171,18 @@ const MATCHED_AT: Partial<Record<string, HookDef["matchOn"] | "tool">> = {
  * (`bash` does not fire for `github-bash`), at the events above, under their CLI names. VS Code
  * ignores matchers, and so does the CLI elsewhere: there the hook runs for every call, warned.
  */
-function copilotMatcher(parsed: ParsedFile, path: (string | number)[], pattern: string | undefined, at: { point: EventPoint; dialect: Dialect }, ctx: LoadContext, warnings: string[]): Pick<HookDef, "matcher" | "matchOn"> {
+function copilotMatcher(parsed: ParsedFile, path: (string | number)[], pattern: string | undefined, at: { point: EventPoint; dialect: Dialect } & Pick<HookDef, "readBy">, ctx: LoadContext, warnings: string[]): Pick<HookDef, "matcher" | "matchOn"> {
   if (pattern === undefined || pattern === "" || pattern === "*") return {};
   const on = MATCHED_AT[at.point];
   if (on === undefined || at.dialect !== "camel") {
-    warn(warnings, () => `${originOf(parsed, [...path, "matcher"])}: ${path.join(".").replace(/\.(\d+)/g, "[$1]")}.matcher: read by the Copilot CLI at preToolUse, postToolUse, postToolUseFailure, permissionRequest and notification only; ignored here (the hook runs for every call)`);
+    // Say why it is ignored: at an event the CLI matches on (PreToolUse, say), only the PascalCase
+    // spelling is at fault — in .github/hooks that is VS Code's form, whose matchers VS Code ignores.
+    const why = on === undefined
+      ? "read by the Copilot CLI at preToolUse, postToolUse, postToolUseFailure, permissionRequest and notification only"
+      : vscodeReads(at)
+        ? "a PascalCase event is VS Code's form, and VS Code ignores matchers"
+        : "read under the event's camelCase name only";
+    warn(warnings, () => `${originOf(parsed, [...path, "matcher"])}: ${path.join(".").replace(/\.(\d+)/g, "[$1]")}.matcher: ${why}; ignored here (the hook runs for every call)`);
     return {};
   }
   const test = readMatcher(parsed, [...path, "matcher"], ctx, warnings, () => compileRegex(pattern, { anchored: true }));

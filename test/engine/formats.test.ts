@@ -204,7 +204,7 @@ describe("repository files are read tolerantly, reported strictly (SERVICE.md §
     const set = await loadRepositoryHooks(tree({ ".github/hooks/m.json": JSON.stringify(file, null, 2) }), 60_000);
     expect(set.warnings).toEqual([
       expect.stringMatching(/^\.github\/hooks\/m\.json:\d+: hooks\.sessionStart\[0\]\.matcher: read by the Copilot CLI at preToolUse, postToolUse, postToolUseFailure, permissionRequest and notification only; ignored here \(the hook runs for every call\)$/),
-      expect.stringMatching(/^\.github\/hooks\/m\.json:\d+: hooks\.PreToolUse\[0\]\.matcher: read by the Copilot CLI/),
+      expect.stringMatching(/^\.github\/hooks\/m\.json:\d+: hooks\.PreToolUse\[0\]\.matcher: a PascalCase event is VS Code's form, and VS Code ignores matchers; ignored here \(the hook runs for every call\)$/),
     ]);
     const run = (event: string, tool: string | undefined, body: Record<string, unknown> = {}) =>
       selectHooks({ policy: emptyHookSet(), service: emptyHookSet(), extension: emptyHookSet(), repository: set }, resolveEventName(event)!.point, tool, { hooksEnabled: true, repositoryHooks: true }, body).map((h) => h.command);
@@ -223,6 +223,22 @@ describe("repository files are read tolerantly, reported strictly (SERVICE.md §
     const bad = await loadRepositoryHooks(tree({ ".github/hooks/m.json": JSON.stringify({ version: 1, hooks: { preToolUse: [{ type: "command", bash: "x.sh", matcher: "(a" }, { type: "command", bash: "y.sh", matcher: "bash" }] } }) }), 60_000);
     expect(bad.warnings).toEqual([expect.stringMatching(/^\.github\/hooks\/m\.json:1: hooks\.preToolUse\[0\]\.matcher: matcher is not a valid regular expression \(RE2 syntax\): .*; the hook runs for every call$/)]);
     expect(bad.hooks.map((h) => [h.command, h.matcher?.source])).toEqual([["x.sh", undefined], ["y.sh", "bash"]]);
+  });
+
+  it("says why a matcher of a PascalCase tool event is ignored: VS Code's form in .github/hooks, the CLI's alias in the inline settings", async () => {
+    // A real-shaped file: `version: 1`, PascalCase events, `command` + `timeout`, Claude-style matchers.
+    const file = { version: 1, hooks: {
+      PreToolUse: [{ matcher: "Read|read_file|Edit|Write|write_file|replace", type: "command", command: "bash .github/hooks/scripts/protect-secrets.sh", timeout: 10 }],
+      PostToolUse: [{ matcher: "Edit|Write|write_file|replace", type: "command", command: "bash .github/hooks/scripts/auto-format.sh", timeout: 30 }],
+    } };
+    const set = await loadRepositoryHooks(tree({ ".github/hooks/hooks.json": JSON.stringify(file, null, 2) }), 60_000);
+    expect(set.warnings).toEqual([
+      expect.stringMatching(/^\.github\/hooks\/hooks\.json:\d+: hooks\.PreToolUse\[0\]\.matcher: a PascalCase event is VS Code's form, and VS Code ignores matchers; ignored here \(the hook runs for every call\)$/),
+      expect.stringMatching(/^\.github\/hooks\/hooks\.json:\d+: hooks\.PostToolUse\[0\]\.matcher: a PascalCase event is VS Code's form, and VS Code ignores matchers; ignored here/),
+    ]);
+    expect(set.hooks.map((h) => [h.point, h.timeoutMs, h.matcher])).toEqual([["PreToolUse", 10_000, undefined], ["PostToolUse", 30_000, undefined]]);
+    const inline = await loadRepositoryHooks(tree({ ".github/copilot/settings.json": JSON.stringify({ hooks: { PreToolUse: [{ type: "command", bash: "a.sh", matcher: "bash" }] } }) }), 60_000);
+    expect(inline.warnings).toEqual([expect.stringMatching(/hooks\.PreToolUse\[0\]\.matcher: read under the event's camelCase name only; ignored here \(the hook runs for every call\)$/)]);
   });
 
   it("reads the inline hooks of .github/copilot/settings.json and settings.local.json (copilot-hooks.md Where hooks live)", async () => {
