@@ -2,6 +2,7 @@
  * @module An event body as posted: JSON, an object, and the fields hookbox reads of the right type.
  * Everything else in it passes to hooks untouched. Every rejection names the field.
  */
+import { isUtf8 } from "node:buffer";
 import { z } from "zod";
 import { BadRequestError } from "./errors.js";
 import { formatPath, jsonSyntaxError } from "./formats/locate.js";
@@ -185,7 +186,45 @@ const DIALECT_FIELDS = {
   camel: ["toolName", "toolArgs", "toolResult"],
 } as const;
 
+/**
+ * Where bytes stop being UTF-8: the offset at which the platform's decoder, fed everything before
+ * it, refuses the next byte (at most a few bytes past where the bad sequence began). Found by 4 KiB
+ * chunks, then byte by byte within the one refused: linear, only for a body already known bad.
+ */
+function utf8StopsAt(bytes: Uint8Array): number {
+  const CHUNK = 4096;
+  const chunks = new TextDecoder("utf-8", { fatal: true });
+  let start = 0;
+  try {
+    for (; start < bytes.length; start += CHUNK) chunks.decode(bytes.subarray(start, start + CHUNK), { stream: true });
+    // none refused: a sequence is left open at the end
+    return bytes.length;
+  } catch {
+    // refused within the chunk at `start`
+  }
+  const single = new TextDecoder("utf-8", { fatal: true });
+  single.decode(bytes.subarray(0, start), { stream: true }); // decoded whole above already
+  const end = Math.min(start + CHUNK, bytes.length);
+  for (let i = start; i < end; i++) {
+    try {
+      single.decode(bytes.subarray(i, i + 1), { stream: true });
+    } catch {
+      return i;
+    }
+  }
+  return end;
+}
+
 export function parseEventBody(raw: Uint8Array, opts: { weighed?: boolean; locateBelow?: number } = {}): JsonObject {
+  // Bytes that are not UTF-8: decoded, each would become U+FFFD for hookbox, but a hook of the
+  // body's own dialect reads the bytes as sent, and a strict JSON reader (serde_json's) refuses the
+  // whole body — a hook that failed, which lets the call go on.
+  if (!isUtf8(raw)) {
+    const at = utf8StopsAt(raw);
+    let line = 1;
+    for (let i = raw.indexOf(0x0a); i !== -1 && i < at; i = raw.indexOf(0x0a, i + 1)) line++;
+    throw new BadRequestError(`the body is not UTF-8 (at byte offset ${at}, line ${line}): a hook's strict JSON reader refuses the whole body`, "body", "bad_json");
+  }
   const text = Buffer.from(raw).toString("utf8");
   if (text.trim() === "") throw new BadRequestError("the body is empty: post the event JSON a hook would read on stdin", "body", "bad_json");
   // Before JSON.parse, which would build (and the syntax error path walk) a million-deep value first.

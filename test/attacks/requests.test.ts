@@ -143,6 +143,29 @@ describe("names and matchers cost linear time", () => {
     await alive(svc);
   }, 30_000);
 
+  it("takes 16 bodies of 1 MiB of two-byte characters ending in a byte that is none, completed at once: each a 400 saying where, the loop answers throughout", async () => {
+    const url = new URL(svc.url);
+    const size = 1024 * 1024;
+    // UTF-8 up to its last bytes: finding where it stops reads the whole mebibyte.
+    const head = '{"hook_event_name":"PreToolUse","tool_name":"x","notes":"';
+    const body = Buffer.concat([Buffer.from(`${head}${"é".repeat(Math.floor((size - head.length - 10) / 2))}`), Buffer.from([0xc3, 0x28]), Buffer.from('"}')]);
+    expect(body.length).toBeLessThanOrEqual(size);
+    const held = await Promise.all(Array.from({ length: 16 }, () => sendAllButLast(url, body)));
+    await new Promise((r) => setTimeout(r, 1000));
+    await (await fetch(`${svc.url}/healthz`)).arrayBuffer();
+    const { value: answers, health } = await underProbe(svc.url, async () => {
+      for (const { socket } of held) socket.write(body.subarray(body.length - 1));
+      const other = svc.event(pre({ tool_name: "nothing-matches" }), { token: TOKEN_B });
+      const all = await Promise.all(held.map((h) => h.answer));
+      expect((await other).status).toBe(200);
+      return all;
+    });
+    for (const text of answers) expect(text).toMatch(new RegExp(`^HTTP/1\\.1 400 [\\s\\S]*the body is not UTF-8 \\(at byte offset ${body.length - 3}, line 1\\)`));
+    expect(health.worstMs).toBeLessThanOrEqual(WORST_HEALTH_MS);
+    for (const { socket } of held) socket.destroy();
+    await alive(svc);
+  }, 30_000);
+
   it("closes a connection that trickles its headers past 10 s (headers timeout checked every second)", async () => {
     const url = new URL(svc.url);
     const socket = connect(Number(url.port), url.hostname);

@@ -385,6 +385,20 @@ describe("event bodies (hostile input costs linear time)", () => {
     expect(refusal(text)).toMatch(message);
   });
 
+  it.each<[string, number[], RegExp]>([
+    ["a byte no character starts with", [0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x7d], /^the body is not UTF-8 \(at byte offset 6, line 1\)/],
+    ["a sequence cut short, on line 3", [...Buffer.from('{\n"a":\n"x'), 0xc3, ...Buffer.from('"}')], /^the body is not UTF-8 \(at byte offset 10, line 3\)/],
+    ["an encoded surrogate after 10 000 bytes of é", [...Buffer.from(`{"a":"${"é".repeat(5000)}`), 0xed, 0xa0, 0x80, ...Buffer.from('"}')], /^the body is not UTF-8 \(at byte offset 1000[6-8], line 1\)/],
+    ["an overlong '/'", [...Buffer.from('{"a":"'), 0xc0, 0xaf, ...Buffer.from('"}')], /^the body is not UTF-8 \(at byte offset 6, line 1\)/],
+    ["a sequence left open at the end", [...Buffer.from('{"a":"x"}'), 0xe2, 0x82], /^the body is not UTF-8 \(at byte offset 11, line 1\)/],
+  ])("refuses a body that is not UTF-8 (%s), saying where: a hook of its dialect reads its bytes, and a strict JSON reader refuses them", (_what, bytes, message) => {
+    expect(() => parseEventBody(Uint8Array.from(bytes))).toThrow(message);
+  });
+
+  it("takes every character UTF-8 says, U+FFFD itself included", () => {
+    expect(parseEventBody(Buffer.from('{"hook_event_name":"Stop","a":"é€😀\uFFFD\u{10FFFF}"}'))).toMatchObject({ a: expect.stringContaining("😀") });
+  });
+
   it("locates an error in 120 KB of invalid JSON with many lines at once", () => {
     const text = `{\n${Array.from({ length: 20_000 }, (_, i) => `"k${i}": ${i},`).join("\n")}\n}`;
     const t0 = performance.now();

@@ -1231,6 +1231,21 @@ describe("what one request may cost and answer", () => {
     expect(pair.status).toBe(200);
   });
 
+  it("refuses an event body that is not UTF-8 (400, the failure mode; a native endpoint's block): a hook of its dialect reads its bytes, which a strict JSON reader refuses", async () => {
+    const edge = edgeApp();
+    const json = JSON.stringify({ ...rmEvent, tool_input: { command: "rm -rf / X" } });
+    const bytes = Buffer.from(json);
+    bytes[json.indexOf("X")] = 0xff;
+    const res = await edge.request("/v1/events", { method: "POST", body: bytes, token: TOKEN_B });
+    expect(res.status).toBe(400);
+    expect(res.headers.get("hookbox-on-failure")).toBe("block");
+    expect(await errorOf(res)).toMatchObject({ code: "bad_json", field: "body", message: expect.stringMatching(/^the body is not UTF-8 \(at byte offset \d+, line 1\)/) });
+    const native = await edge.request("/v1/hooks/claude/PreToolUse", { method: "POST", body: bytes, token: TOKEN_B });
+    expect(native.status).toBe(200);
+    expect(await native.json()).toMatchObject({ hookSpecificOutput: { permissionDecision: "deny" } });
+    expect(edge.ran).toEqual([]);
+  });
+
   it.each(["/V1/hooks/claude/PreToolUse", "//v1/hooks/claude/PreToolUse"])("answers %s (a base URL in capitals, or ending in a slash) in the agent's JSON once the token is known, never a 404", async (path) => {
     const res = await edgeApp().request(path, { ...post(rmEvent), token: TOKEN_B });
     expect(res.status).toBe(200);
