@@ -568,8 +568,9 @@ if [ "$mode" = allow ]; then
   exit 0
 fi
 # Where a block keeps the agent going (a stop: another turn; a teammate idle; a task completed),
-# hookbox's failure lets the agent go on as it would, not told the error as its next step.
-case $(printf %s "$event" | tr '[:upper:]' '[:lower:]') in
+# hookbox's failure lets the agent go on as it would, not told the error as its next step. In the C
+# locale, as everywhere here: a Turkish one lowers TeammateIdle's I to a dotless ı (or not at all).
+case $(printf %s "$event" | LC_ALL=C tr '[:upper:]' '[:lower:]') in
   stop|agentstop|subagentstop|afteragent|teammateidle|taskcompleted)
     printf '{}\n'
     printf '%s (blocking: %s; at %s a block would keep the agent going: it goes on as it would)\n' "$problem" "$why" "$(HOOKBOX_TEXT=$event LC_ALL=C awk -v mode=text "$AWK" </dev/null)" >&2
