@@ -24,8 +24,9 @@ import { CURSOR_EVENTS } from "../engine/formats/cursor-hooks.js";
 import { GEMINI_EVENTS } from "../engine/formats/gemini-settings.js";
 import { agentDeadlineS } from "../engine/agents.js";
 import { mapLimited } from "../engine/map-limited.js";
-import { FORWARD_OPTIONS } from "./forward.js";
+import { FORWARD_OPTIONS, MAX_ANSWER_BYTES } from "./forward.js";
 import { FORWARD_SCRIPT } from "./forward-script.js";
+import { readText } from "./read-answer.js";
 import { oneLine, safeJson } from "./terminal.js";
 
 type Agent = "claude" | "copilot" | "cosh" | "codex" | "gemini" | "cursor";
@@ -110,7 +111,7 @@ export async function doctor(argv: string[], env: NodeJS.ProcessEnv): Promise<{ 
       }
     });
   } catch (err) {
-    return { stdout: "", stderr: `hookbox doctor: ${(err as Error).message}\n`, code: 1 };
+    return { stdout: "", stderr: `hookbox doctor: ${oneLine((err as Error).message)}\n`, code: 1 };
   }
   // The switches are read from the files read above only: never through a link out of the repository.
   entries = switchedOff(entries, files.filter((c) => c.scope !== "repository" || within(c.root, c.file)));
@@ -129,7 +130,7 @@ export async function doctor(argv: string[], env: NodeJS.ProcessEnv): Promise<{ 
   // Event names, places and messages come from the repository's files: escaped for the terminal.
   const lines = findings.map((f) => `${f.ok ? "ok  " : "FAIL"}  ${AGENT_NAME[f.entry.agent].padEnd(11)}  ${oneLine(f.entry.event).padEnd(17)}  ${oneLine(show(f.entry.file))} ${oneLine(f.entry.where)}\n      ${oneLine(f.message)}`);
   for (const p of problems) lines.push(`FAIL  ${oneLine(p)}`);
-  if (guards.length === 0) lines.push(`FAIL  no hookbox line in any agent's hook configuration under ${dir} or ${home}: nothing reaches hookbox`);
+  if (guards.length === 0) lines.push(`FAIL  no hookbox line in any agent's hook configuration under ${oneLine(dir)} or ${oneLine(home)}: nothing reaches hookbox`);
   const ok = guards.length > 0 && findings.every((f) => f.ok) && problems.length === 0;
   lines.push(ok ? `every guard is live (${findings.length})` : `${findings.filter((f) => !f.ok).length + problems.length + (guards.length === 0 ? 1 : 0)} problem(s): a block from hookbox would not reach the agent there`);
   return { stdout: `${lines.join("\n")}\n`, stderr: "", code: ok ? 0 : 1 };
@@ -578,7 +579,8 @@ async function checkHttp(entry: Entry, env: NodeJS.ProcessEnv): Promise<Finding>
   }
   try {
     const res = await fetch(url, { method: "POST", redirect: "error", headers: { "content-type": "application/json", ...headers, "hookbox-canary": "block" }, body: JSON.stringify(canaryPayload(entry)), signal: AbortSignal.timeout(10_000) });
-    const text = await res.text();
+    // No more than the forwarders read of an answer: a server that answers without end holds no memory.
+    const text = await readText(res, MAX_ANSWER_BYTES);
     if (res.status === 401) return { entry, ok: false, message: `hookbox at ${url} refused the token (401): check the Authorization header and its variables` };
     if (!res.ok) return { entry, ok: false, message: `hookbox at ${url} answered ${res.status}: ${text.slice(0, 200)}` };
     const blocked = blocks(entry.agent, { code: 0, stdout: text, stderr: "" });

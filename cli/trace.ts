@@ -4,6 +4,7 @@
  * could have written passes through terminal.ts before it is printed.
  */
 import { parseArgs } from "node:util";
+import { AnswerTooLarge, MAX_CLIENT_ANSWER_BYTES, readText, TRACE_DEADLINE_MS } from "./read-answer.js";
 import { block, oneLine as o, safeJson, shownUrl, withoutUserinfo } from "./terminal.js";
 
 interface Hook {
@@ -53,49 +54,127 @@ export function renderTrace(t: Trace): string {
   return `${block(out.join("\n"))}\n`; // each field escaped above; this pass guards the rest
 }
 
-export async function trace(argv: string[], env: NodeJS.ProcessEnv): Promise<{ stdout: string; stderr: string; code: number }> {
+export async function trace(argv: string[], env: NodeJS.ProcessEnv, deadlineMs = TRACE_DEADLINE_MS): Promise<{ stdout: string; stderr: string; code: number }> {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { ...options, json: { type: "boolean", default: false } } });
   if (!positionals[0]) return { stdout: "", stderr: "usage: hookbox trace EVENT_ID [--url URL] [--token T] [--json]\n", code: 64 };
-  const res = await fetch(`${base(values, env)}/v1/events/${encodeURIComponent(positionals[0])}`, { headers: auth(values, env) }).catch((e: Error) => e);
-  if (res instanceof Error) return { stdout: "", stderr: `hookbox: cannot reach ${shownUrl(base(values, env))}: ${o(withoutUserinfo(res.message))}\n`, code: 69 };
-  let body: Trace & { error?: { message: string } };
+  const at = base(values, env);
+  // One deadline for the request and its answer read whole, at most MAX_CLIENT_ANSWER_BYTES of it;
+  // a redirect is no trace (its status is said).
+  const signal = AbortSignal.timeout(deadlineMs);
+  const late = `no answer within ${deadlineMs} ms`;
+  const res = await fetch(`${at}/v1/events/${encodeURIComponent(positionals[0])}`, { headers: auth(values, env), redirect: "manual", signal }).catch((e: Error) => e);
+  if (res instanceof Error) return { stdout: "", stderr: `hookbox: cannot reach ${shownUrl(at)}: ${o(signal.aborted ? late : withoutUserinfo(res.message))}\n`, code: 69 };
+  let text: string;
   try {
-    body = (await res.json()) as Trace & { error?: { message: string } };
+    text = await readText(res, MAX_CLIENT_ANSWER_BYTES);
+  } catch (err) {
+    if (err instanceof AnswerTooLarge) return { stdout: "", stderr: `hookbox: ${res.status}: ${o(err.message)}\n`, code: 65 };
+    return { stdout: "", stderr: `hookbox: ${res.status}: the answer is not JSON (it broke off: ${o(signal.aborted ? late : (err as Error).message)})\n`, code: 65 };
+  }
+  let body: Trace & { error?: { message?: unknown } };
+  try {
+    body = JSON.parse(text) as Trace & { error?: { message?: unknown } };
   } catch (err) {
     // the parser quotes what it read: what the server sent is shown escaped, never raw
     return { stdout: "", stderr: `hookbox: ${res.status}: the answer is not JSON: ${o((err as Error).message)}\n`, code: 65 };
   }
-  if (!res.ok) return { stdout: "", stderr: `hookbox: ${res.status}: ${o(body.error?.message ?? "")}\n`, code: res.status === 404 ? 66 : 65 };
-  return { stdout: values.json ? `${safeJson(body, 2)}\n` : renderTrace(body), stderr: "", code: 0 };
+  if (!res.ok) {
+    const message = typeof body === "object" && body !== null ? body.error?.message : undefined;
+    return { stdout: "", stderr: `hookbox: ${res.status}: ${o(String(message ?? ""))}\n`, code: res.status === 404 ? 66 : 65 };
+  }
+  if (values.json) return { stdout: `${safeJson(body, 2)}\n`, stderr: "", code: 0 };
+  try {
+    return { stdout: renderTrace(body), stderr: "", code: 0 };
+  } catch {
+    // JSON of another shape (a field missing, a list that is not one): said, never a crash
+    return { stdout: "", stderr: `hookbox: ${res.status}: the answer is not a trace (--json shows it as it came)\n`, code: 65 };
+  }
 }
 
-export async function tail(argv: string[], env: NodeJS.ProcessEnv, write: (s: string) => void): Promise<number> {
+/**
+ * @default 60 s — `hookbox tail` gives up on a stream that sends nothing for this long: the service
+ * sends a line every 15 s (LIVE_KEEPALIVE_MS), so a connection that died without a word (the
+ * server's machine gone, a NAT's idle timeout) is never waited on for ever.
+ */
+export const LIVE_IDLE_MS = 60_000;
+/**
+ * @default 1 Mi — characters of one line of the live stream (one decision's summary is a few KiB at
+ * most): a longer one is left out, never held whole, whatever a server sends without a newline.
+ */
+export const MAX_LIVE_LINE_CHARS = 1024 * 1024;
+
+export async function tail(argv: string[], env: NodeJS.ProcessEnv, write: (s: string) => void, idleMs = LIVE_IDLE_MS): Promise<number> {
   const { values } = parseArgs({ args: argv, options });
-  const res = await fetch(`${base(values, env)}/v1/events/live`, { headers: auth(values, env) }).catch((e: Error) => e);
-  if (res instanceof Error || !res.ok || !res.body) {
-    process.stderr.write(`hookbox: cannot follow ${shownUrl(base(values, env))}: ${res instanceof Error ? o(withoutUserinfo(res.message)) : res.status}\n`);
-    return 69;
-  }
-  let buf = "";
-  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-    buf += Buffer.from(chunk).toString();
-    let nl;
-    while ((nl = buf.indexOf("\n")) >= 0) {
-      const line = buf.slice(0, nl).trim();
-      buf = buf.slice(nl + 1);
-      if (!line) continue;
+  const at = base(values, env);
+  const idle = new AbortController();
+  let timer = setTimeout(() => idle.abort(), idleMs);
+  const heard = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => idle.abort(), idleMs);
+  };
+  const silent = `no line from hookbox in ${idleMs} ms (it sends one every 15 s): the stream is gone`;
+  try {
+    const res = await fetch(`${at}/v1/events/live`, { headers: auth(values, env), redirect: "manual", signal: idle.signal }).catch((e: Error) => e);
+    if (res instanceof Error || !res.ok || !res.body) {
+      const why = res instanceof Error ? (idle.signal.aborted ? silent : o(withoutUserinfo(res.message))) : res.status;
+      process.stderr.write(`hookbox: cannot follow ${shownUrl(at)}: ${why}\n`);
+      if (!(res instanceof Error)) await res.body?.cancel().catch(() => undefined);
+      return 69;
+    }
+    const take = (raw: string) => {
+      const line = raw.trim();
+      if (!line) return;
       let msg: { type: string; event?: Omit<Trace, "hooks"> & { hooks: number } };
       try {
         msg = JSON.parse(line) as typeof msg;
       } catch (err) {
         process.stderr.write(`hookbox: a line of the stream is not JSON, left out: ${o((err as Error).message)}\n`);
-        continue;
+        return;
       }
-      if (msg.type !== "decision" || !msg.event) continue;
-      write(tailLine(msg.event));
+      if (msg?.type !== "decision" || !msg.event) return;
+      let shown: string;
+      try {
+        shown = tailLine(msg.event);
+      } catch {
+        // JSON of another shape (a field that is no text): said, never the end of the stream
+        process.stderr.write("hookbox: a line of the stream is not a decision as hookbox sends one, left out\n");
+        return;
+      }
+      write(shown);
+    };
+    // Lines as they come, each found once (no scan of what was already looked through); a
+    // character split between two chunks is joined again.
+    const decoder = new TextDecoder();
+    const tooLong = () => process.stderr.write(`hookbox: a line of the stream is longer than ${MAX_LIVE_LINE_CHARS} characters, left out\n`);
+    let held = "";
+    let over = false;
+    try {
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+        heard();
+        const text = decoder.decode(chunk, { stream: true });
+        let from = 0;
+        for (let nl = text.indexOf("\n"); nl >= 0; from = nl + 1, nl = text.indexOf("\n", from)) {
+          if (!over && held.length + nl - from <= MAX_LIVE_LINE_CHARS) take(held + text.slice(from, nl));
+          else if (!over) tooLong();
+          held = "";
+          over = false;
+        }
+        if (over) continue;
+        if (held.length + text.length - from <= MAX_LIVE_LINE_CHARS) held += text.slice(from);
+        else {
+          tooLong();
+          held = "";
+          over = true;
+        }
+      }
+    } catch (err) {
+      process.stderr.write(`hookbox: lost ${shownUrl(at)}: ${idle.signal.aborted ? silent : o(withoutUserinfo((err as Error).message))}\n`);
+      return 69;
     }
+    return 0;
+  } finally {
+    clearTimeout(timer);
   }
-  return 0;
 }
 
 /** One decision of `hookbox tail`: as the agent got it, the hooks' own beside it when they differ. */

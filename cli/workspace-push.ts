@@ -10,6 +10,7 @@ import { gzipSync } from "node:zlib";
 import { parse as parseJsonc, printParseErrorCode, type ParseError } from "jsonc-parser";
 import { parse as parseToml, stringify as stringifyToml } from "smol-toml";
 import { pack } from "tar-stream";
+import { MAX_CLIENT_ANSWER_BYTES, readText } from "./read-answer.js";
 import { oneLine, shownUrl, withoutUserinfo } from "./terminal.js";
 
 /**
@@ -53,6 +54,17 @@ export const MAX_HOOK_FILE_BYTES = 1024 * 1024;
 export const MAX_UPLOAD_BYTES = 64 * 1024 * 1024;
 /** @default 256 MiB — the files sent, together: 4 × `[server] max_body_bytes`, the most an upload may unpack to (engine/workspace-unpack.ts) */
 export const MAX_PUSH_BYTES = 4 * MAX_UPLOAD_BYTES;
+/**
+ * @default 15 min — the upload and its answer: longer than the service takes to answer one, the
+ * slowest too (408 past `UPLOAD_MAX_MS`, 10 min), never for ever when it cannot.
+ */
+export const PUSH_DEADLINE_MS = 15 * 60_000;
+/**
+ * @default 10 000 — files sent: `[server] max_workspace_entries`, by default (an archive of more
+ * entries, the folders its names imply counted too, is refused). The listing stops past it: a
+ * folder of a million empty files is never read, packed and held in memory for an upload refused.
+ */
+export const MAX_PUSH_FILES = 10_000;
 /** @default 1 MiB — of each `.json` and `.toml` sent, what is searched for the scripts its hooks name (unsentScripts) */
 const MAX_SCANNED_BYTES = 1024 * 1024;
 const SKIP = new Set([".git", "node_modules"]);
@@ -84,6 +96,7 @@ type Allowed = (target: string) => boolean;
  * leaves out (`.claude/hooks/env -> ../../.env`, `-> ../../.git/config`). A link to a folder is skipped.
  */
 function files(root: string, allowed: Allowed, at: string, out: Sent[], warnings: string[]): void {
+  if (out.length > MAX_PUSH_FILES) return; // refused whatever follows
   const name = relative(root, at);
   // A name that is not UTF-8 (read back with U+FFFD, it names nothing), a folder that cannot be
   // listed, an entry gone since its folder was: skipped, never the end of the push.
@@ -322,13 +335,13 @@ async function tarGz(sent: Sent[], warnings: string[]): Promise<{ archive: Buffe
   return { archive, count, configs };
 }
 
-export async function workspacePush(argv: string[], env: NodeJS.ProcessEnv): Promise<{ stdout: string; stderr: string; code: number }> {
+export async function workspacePush(argv: string[], env: NodeJS.ProcessEnv, deadlineMs = PUSH_DEADLINE_MS): Promise<{ stdout: string; stderr: string; code: number }> {
   const { values, positionals } = parseArgs({
     args: argv, allowPositionals: true,
     options: { url: { type: "string", default: env.HOOKBOX_URL ?? "http://127.0.0.1:8080" }, token: { type: "string" }, id: { type: "string" }, all: { type: "boolean", default: false } },
   });
   const given = resolve(positionals[0] ?? ".");
-  if (!existsSync(given)) return { stdout: "", stderr: `hookbox: no folder ${given}\n`, code: 66 };
+  if (!existsSync(given)) return { stdout: "", stderr: `hookbox: no folder ${oneLine(given)}\n`, code: 66 };
   // The folder as it really is: names and link targets are judged against it.
   const dir = realpathSync(given);
   const sent: Sent[] = [];
@@ -350,7 +363,8 @@ export async function workspacePush(argv: string[], env: NodeJS.ProcessEnv): Pro
       else skipped.push(`warning: ${oneLine(p)} is not a regular file: skipped\n`);
     }
   }
-  if (sent.length === 0) return { stdout: "", stderr: `${skipped.join("")}hookbox: no hook files in ${dir} (looked for ${[...HOOK_PATHS, ...Object.keys(HOOK_TABLES)].join(", ")}; --all sends the whole folder)\n`, code: 65 };
+  if (sent.length > MAX_PUSH_FILES) return { stdout: "", stderr: `${skipped.join("")}hookbox: more than ${MAX_PUSH_FILES} files to send, the most entries the service takes in one upload (server.max_workspace_entries, by default): nothing sent\n`, code: 65 };
+  if (sent.length === 0) return { stdout: "", stderr: `${skipped.join("")}hookbox: no hook files in ${oneLine(dir)} (looked for ${[...HOOK_PATHS, ...Object.keys(HOOK_TABLES)].join(", ")}; --all sends the whole folder)\n`, code: 65 };
   const packed = await tarGz(sent, skipped).catch((err: unknown) => {
     if (err instanceof OverLimit) return err;
     throw err;
@@ -360,13 +374,23 @@ export async function workspacePush(argv: string[], env: NodeJS.ProcessEnv): Pro
   if (!values.all) unsentScripts(dir, sent, configs, skipped);
   const id = values.id ?? `${basename(given).replace(/[^A-Za-z0-9._-]/g, "-").replace(/^[^A-Za-z0-9]+/, "") || "ws"}-${createHash("sha256").update(archive).digest("hex").slice(0, 12)}`;
   const token = values.token ?? env.HOOKBOX_TOKEN;
-  const res = await fetch(`${values.url.replace(/\/+$/, "")}/v1/workspaces/${encodeURIComponent(id)}`, {
-    // Hookbox-Workspace too: a proxy that routes by workspace (deploy/kubernetes/ingress.yaml) sends
-    // the upload to the replica its events will go to.
-    method: "PUT", body: archive, headers: { "content-type": "application/gzip", "hookbox-workspace": id, ...(token ? { authorization: `Bearer ${token}` } : {}) },
-  }).catch((err: Error) => err);
-  if (res instanceof Error) return { stdout: "", stderr: `hookbox: cannot reach ${shownUrl(values.url)}: ${oneLine(withoutUserinfo(res.message))}\n`, code: 69 };
-  const answer: unknown = await res.json().catch(() => undefined);
+  let res: Response;
+  let answer: unknown;
+  try {
+    res = await fetch(`${values.url.replace(/\/+$/, "")}/v1/workspaces/${encodeURIComponent(id)}`, {
+      // Hookbox-Workspace too: a proxy that routes by workspace (deploy/kubernetes/ingress.yaml) sends
+      // the upload to the replica its events will go to. A redirect is no answer (its status is said).
+      method: "PUT", body: archive, redirect: "manual", signal: AbortSignal.timeout(deadlineMs),
+      headers: { "content-type": "application/gzip", "hookbox-workspace": id, ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    });
+    // At most MAX_CLIENT_ANSWER_BYTES of the answer, by the same deadline: one that is larger, not
+    // JSON or cut off says only its status.
+    answer = await readText(res, MAX_CLIENT_ANSWER_BYTES).then((text) => JSON.parse(text) as unknown).catch(() => undefined);
+  } catch (err) {
+    const e = err as Error;
+    const why = e.name === "TimeoutError" ? `no answer within ${deadlineMs} ms` : withoutUserinfo(e.message);
+    return { stdout: "", stderr: `${skipped.join("")}hookbox: cannot reach ${shownUrl(values.url)}: ${oneLine(why)}\n`, code: 69 };
+  }
   const body = (typeof answer === "object" && answer !== null ? answer : {}) as { hooks?: unknown; warnings?: unknown; error?: { message?: unknown } };
   if (!res.ok) return { stdout: "", stderr: `${skipped.join("")}hookbox: upload refused (${res.status}): ${oneLine(String(body.error?.message ?? `${res.statusText}`))}\n`, code: 65 };
   // What the service skipped in the hook files (unknown keys, events, hook types), with file and
