@@ -42,6 +42,11 @@ export const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
  * KiB would fail the exec.
  */
 export const MAX_SAID_BYTES = 4096;
+/**
+ * @default 16 MiB — the most of stdin read as the event: hookbox takes a mebibyte at most (413 past
+ * it), so a larger event is no event, and the forwarder's memory stays bounded whatever the agent writes.
+ */
+export const MAX_STDIN_BYTES = 16 * 1024 * 1024;
 
 
 
@@ -234,6 +239,8 @@ export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Ar
     const e = err as Error;
     problem = e instanceof StdinTooSlow
       ? `the event did not arrive on stdin within ${Math.round(timeoutMs)} ms (the agent's ${deadlineS} s deadline is near)`
+      : e instanceof StdinTooLarge
+        ? `the event on stdin is larger than ${MAX_STDIN_BYTES} bytes (MAX_STDIN_BYTES): not sent`
       : signal.aborted
         ? `hookbox did not answer within ${Math.round(timeoutMs)} ms (the agent's ${deadlineS} s deadline is near)`
         : `hookbox unreachable at ${shownUrl(values.url)}: ${block(withoutUserinfo(e.message))}`;
@@ -258,7 +265,10 @@ export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Ar
 /** The event did not arrive on stdin before the deadline. */
 class StdinTooSlow extends Error {}
 
-/** All of stdin, or StdinTooSlow once `signal` aborts first. */
+/** The event on stdin is larger than MAX_STDIN_BYTES. */
+class StdinTooLarge extends Error {}
+
+/** All of stdin, or StdinTooSlow once `signal` aborts first, or StdinTooLarge past MAX_STDIN_BYTES (the rest not read). */
 function readAll(stdin: AsyncIterable<Uint8Array>, signal: AbortSignal): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const onAbort = () => reject(new StdinTooSlow());
@@ -266,7 +276,12 @@ function readAll(stdin: AsyncIterable<Uint8Array>, signal: AbortSignal): Promise
     signal.addEventListener("abort", onAbort, { once: true });
     (async () => {
       const chunks: Buffer[] = [];
-      for await (const c of stdin) chunks.push(Buffer.from(c));
+      let bytes = 0;
+      for await (const c of stdin) {
+        bytes += c.length;
+        if (bytes > MAX_STDIN_BYTES) throw new StdinTooLarge();
+        chunks.push(Buffer.from(c));
+      }
       return Buffer.concat(chunks);
     })().then(
       (body) => {

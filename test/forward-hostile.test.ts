@@ -12,7 +12,7 @@ import { createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MAX_SAID_BYTES } from "../cli/forward.js";
+import { forward, MAX_SAID_BYTES, MAX_STDIN_BYTES } from "../cli/forward.js";
 import { withoutUserinfo } from "../cli/terminal.js";
 
 const dir = mkdtempSync(join(tmpdir(), "hookbox-forward-hostile-"));
@@ -607,5 +607,35 @@ describe("a URL's user name and password left out of any text", () => {
     expect(withoutUserinfo(`${run} and ${run}x://u:p@host/`)).toBe(`${run} and ${run}x://host/`);
     expect(withoutUserinfo("9http://u:p@ss@h/ _https://a@b x+y://c@d")).toBe("9http://h/ _https://b x+y://d");
     expect(withoutUserinfo("mail me@example.org or see https://example.org/a@b")).toBe("mail me@example.org or see https://example.org/a@b");
+  });
+});
+
+describe("hookbox forward's stdin", () => {
+  // Chunks of a mebibyte, as many as asked, made as they are read: how many were read is counted.
+  const stdinOf = (bytes: number) => {
+    const read = { chunks: 0 };
+    async function* chunks() {
+      const chunk = Buffer.alloc(1024 * 1024, 0x20);
+      for (let left = bytes; left > 0; left -= chunk.length) {
+        read.chunks++;
+        yield left >= chunk.length ? chunk : chunk.subarray(0, left);
+      }
+    }
+    return { stdin: chunks(), read };
+  };
+  const unreachable = ["--url", "http://127.0.0.1:1", "--event", "preToolUse", "--format", "copilot", "--on-unreachable", "block"];
+
+  it("reads at most MAX_STDIN_BYTES of it: a larger event is not sent, the rest not read, and the failure mode answers", async () => {
+    const { stdin, read } = stdinOf(64 * 1024 * 1024);
+    const r = await forward(unreachable, { stdin, env: { HOOKBOX_TOKEN: "t" }, cacheDir: mkdtempSync(join(dir, "cache-")) });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(new RegExp(`^the event on stdin is larger than ${MAX_STDIN_BYTES} bytes \\(MAX_STDIN_BYTES\\): not sent \\(blocking: --on-unreachable = block\\)`));
+    expect(read.chunks).toBe(MAX_STDIN_BYTES / (1024 * 1024) + 1);
+  });
+
+  it("takes an event of exactly MAX_STDIN_BYTES, and sends it", async () => {
+    const { stdin } = stdinOf(MAX_STDIN_BYTES);
+    const r = await forward(unreachable, { stdin, env: { HOOKBOX_TOKEN: "t" }, cacheDir: mkdtempSync(join(dir, "cache-")) });
+    expect(r.stderr).toMatch(/^hookbox unreachable at http:\/\/127\.0\.0\.1:1/);
   });
 });
