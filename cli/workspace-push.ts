@@ -95,7 +95,7 @@ type Allowed = (target: string) => boolean;
  * the link's name — never out of the folder (`~/.claude/settings.json`), never to what the upload
  * leaves out (`.claude/hooks/env -> ../../.env`, `-> ../../.git/config`). A link to a folder is skipped.
  */
-function files(root: string, allowed: Allowed, at: string, out: Sent[], warnings: string[]): void {
+function files(root: string, allowed: Allowed, at: string, out: Sent[], warnings: Warnings): void {
   if (out.length > MAX_PUSH_FILES) return; // refused whatever follows
   const name = relative(root, at);
   // A name that is not UTF-8 (read back with U+FFFD, it names nothing), a folder that cannot be
@@ -137,7 +137,7 @@ function files(root: string, allowed: Allowed, at: string, out: Sent[], warnings
  * The hook paths present under `root`, each checked to be reached without passing through a link
  * (`.claude -> ~/.claude` would make `.claude/settings.json` the user's own file).
  */
-function hookPaths(root: string, warnings: string[], paths: readonly string[] = HOOK_PATHS): string[] {
+function hookPaths(root: string, warnings: Warnings, paths: readonly string[] = HOOK_PATHS): string[] {
   const found: string[] = [];
   const links = new Set<string>();
   for (const p of paths) {
@@ -170,6 +170,22 @@ function hookPaths(root: string, warnings: string[], paths: readonly string[] = 
 const SCRIPT_PATH = /(?:\$\{?CLAUDE_PROJECT_DIR\}?\/|(?<![\w.-]|[\w.-]\/)(?:\.\/)?)((?:[\w.-]+\/)*[\w.-]+\.(?:sh|bash|py|js|mjs|cjs|ts|rb|pl))\b/g;
 /** The paths of scripts `text` names (SCRIPT_PATH), in order, as written: in time linear in its length. */
 export const scriptsNamed = (text: string): string[] => Array.from(text.matchAll(SCRIPT_PATH), (m) => m[1]!);
+/** @default 200 — warnings one push lists; the rest are counted in one last line */
+export const MAX_PUSH_WARNINGS = 200;
+
+/** A push's warnings: the first MAX_PUSH_WARNINGS kept, the rest counted — a folder of a million links lists (and holds) no million lines. */
+class Warnings {
+  private readonly kept: string[] = [];
+  private more = 0;
+  push(line: string): void {
+    if (this.kept.length < MAX_PUSH_WARNINGS) this.kept.push(line);
+    else this.more++;
+  }
+  text(): string {
+    return this.kept.join("") + (this.more > 0 ? `warning: ${this.more} more not listed (MAX_PUSH_WARNINGS)\n` : "");
+  }
+}
+
 /** @default 20 — warnings of scripts a hook names that are not sent */
 const MAX_UNSENT_WARNINGS = 20;
 
@@ -178,7 +194,7 @@ const MAX_UNSENT_WARNINGS = 20;
  * every hook path): the hook would fail to start on hookbox. Read from the hook files' text as the
  * archive read it (`configs`); a guess, never a refusal.
  */
-function unsentScripts(dir: string, sent: Sent[], configs: Map<string, string>, warnings: string[]): void {
+function unsentScripts(dir: string, sent: Sent[], configs: Map<string, string>, warnings: Warnings): void {
   const names = new Set(sent.map((f) => f.name.split(sep).join("/")));
   const said = new Set<string>();
   for (const [file, text] of configs) {
@@ -282,7 +298,7 @@ function readAtMost(fd: number, size: number, max: number): Buffer | undefined {
  * MAX_SCANNED_BYTES each), as read for it. Each file's size is judged before it is read: OverLimit
  * past a limit of the service's.
  */
-async function tarGz(sent: Sent[], warnings: string[]): Promise<{ archive: Buffer; count: number; configs: Map<string, string> }> {
+async function tarGz(sent: Sent[], warnings: Warnings): Promise<{ archive: Buffer; count: number; configs: Map<string, string> }> {
   const configs = new Map<string, string>();
   const p = pack();
   const chunks: Buffer[] = [];
@@ -345,7 +361,7 @@ export async function workspacePush(argv: string[], env: NodeJS.ProcessEnv, dead
   // The folder as it really is: names and link targets are judged against it.
   const dir = realpathSync(given);
   const sent: Sent[] = [];
-  const skipped: string[] = [];
+  const skipped = new Warnings();
   if (values.all) {
     const allowed: Allowed = (target) => !relative(dir, target).split(sep).some(isSkipped);
     files(dir, allowed, dir, sent, skipped);
@@ -363,13 +379,13 @@ export async function workspacePush(argv: string[], env: NodeJS.ProcessEnv, dead
       else skipped.push(`warning: ${oneLine(p)} is not a regular file: skipped\n`);
     }
   }
-  if (sent.length > MAX_PUSH_FILES) return { stdout: "", stderr: `${skipped.join("")}hookbox: more than ${MAX_PUSH_FILES} files to send, the most entries the service takes in one upload (server.max_workspace_entries, by default): nothing sent\n`, code: 65 };
-  if (sent.length === 0) return { stdout: "", stderr: `${skipped.join("")}hookbox: no hook files in ${oneLine(dir)} (looked for ${[...HOOK_PATHS, ...Object.keys(HOOK_TABLES)].join(", ")}; --all sends the whole folder)\n`, code: 65 };
+  if (sent.length > MAX_PUSH_FILES) return { stdout: "", stderr: `${skipped.text()}hookbox: more than ${MAX_PUSH_FILES} files to send, the most entries the service takes in one upload (server.max_workspace_entries, by default): nothing sent\n`, code: 65 };
+  if (sent.length === 0) return { stdout: "", stderr: `${skipped.text()}hookbox: no hook files in ${oneLine(dir)} (looked for ${[...HOOK_PATHS, ...Object.keys(HOOK_TABLES)].join(", ")}; --all sends the whole folder)\n`, code: 65 };
   const packed = await tarGz(sent, skipped).catch((err: unknown) => {
     if (err instanceof OverLimit) return err;
     throw err;
   });
-  if (packed instanceof OverLimit) return { stdout: "", stderr: `${skipped.join("")}hookbox: ${packed.message}: nothing sent\n`, code: 65 };
+  if (packed instanceof OverLimit) return { stdout: "", stderr: `${skipped.text()}hookbox: ${packed.message}: nothing sent\n`, code: 65 };
   const { archive, count, configs } = packed;
   if (!values.all) unsentScripts(dir, sent, configs, skipped);
   const id = values.id ?? `${basename(given).replace(/[^A-Za-z0-9._-]/g, "-").replace(/^[^A-Za-z0-9]+/, "") || "ws"}-${createHash("sha256").update(archive).digest("hex").slice(0, 12)}`;
@@ -389,12 +405,12 @@ export async function workspacePush(argv: string[], env: NodeJS.ProcessEnv, dead
   } catch (err) {
     const e = err as Error;
     const why = e.name === "TimeoutError" ? `no answer within ${deadlineMs} ms` : withoutUserinfo(e.message);
-    return { stdout: "", stderr: `${skipped.join("")}hookbox: cannot reach ${shownUrl(values.url)}: ${oneLine(why)}\n`, code: 69 };
+    return { stdout: "", stderr: `${skipped.text()}hookbox: cannot reach ${shownUrl(values.url)}: ${oneLine(why)}\n`, code: 69 };
   }
   const body = (typeof answer === "object" && answer !== null ? answer : {}) as { hooks?: unknown; warnings?: unknown; error?: { message?: unknown } };
-  if (!res.ok) return { stdout: "", stderr: `${skipped.join("")}hookbox: upload refused (${res.status}): ${oneLine(String(body.error?.message ?? `${res.statusText}`))}\n`, code: 65 };
+  if (!res.ok) return { stdout: "", stderr: `${skipped.text()}hookbox: upload refused (${res.status}): ${oneLine(String(body.error?.message ?? `${res.statusText}`))}\n`, code: 65 };
   // What the service skipped in the hook files (unknown keys, events, hook types), with file and
   // line: the repository's own text, escaped for the terminal.
   const served = (Array.isArray(body.warnings) ? body.warnings : []).map((w) => `warning: ${oneLine(String(w))}\n`).join("");
-  return { stdout: `${id}\n`, stderr: `${skipped.join("")}${served}uploaded ${count} files, ${Array.isArray(body.hooks) ? body.hooks.length : 0} repository hooks\n`, code: 0 };
+  return { stdout: `${id}\n`, stderr: `${skipped.text()}${served}uploaded ${count} files, ${Array.isArray(body.hooks) ? body.hooks.length : 0} repository hooks\n`, code: 0 };
 }

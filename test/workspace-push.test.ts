@@ -5,11 +5,11 @@
  */
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, ftruncateSync } from "node:fs";
+import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, symlinkSync, writeFileSync, ftruncateSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { scriptsNamed } from "../cli/workspace-push.js";
+import { MAX_PUSH_WARNINGS, scriptsNamed, workspacePush } from "../cli/workspace-push.js";
 
 const MiB = 1024 * 1024;
 const root = mkdtempSync(join(tmpdir(), "hookbox-push-hostile-"));
@@ -106,5 +106,25 @@ describe("hookbox workspace push, names it cannot read", () => {
     // the archive made, the upload tried (its warnings are said with the service's answer)
     expect(r.status, r.stderr).toBe(69);
     expect(r.stderr).toContain("cannot reach");
+  });
+});
+
+describe("hookbox workspace push, many warnings", () => {
+  it("lists MAX_PUSH_WARNINGS of them and counts the rest in one line: a folder of links to nothing lists no line per link", async () => {
+    const dir = repo({ ".claude/hooks/guard.sh": "echo guard\n" });
+    for (let i = 0; i < MAX_PUSH_WARNINGS + 50; i++) symlinkSync(`nothing-${i}`, join(dir, `.claude/hooks/gone-${i}`));
+    const r = await workspacePush([dir, "--id", "x", "--url", "http://127.0.0.1:9"], { HOOKBOX_TOKEN: "t" }, 5_000);
+    expect(r.code, r.stderr).toBe(69);
+    const lines = r.stderr.trim().split("\n");
+    expect(lines.filter((l) => l.endsWith("is a link to nothing: skipped"))).toHaveLength(MAX_PUSH_WARNINGS);
+    expect(lines).toContain("warning: 50 more not listed (MAX_PUSH_WARNINGS)");
+  });
+
+  it(`lists all of exactly MAX_PUSH_WARNINGS`, async () => {
+    const dir = repo({ ".claude/hooks/guard.sh": "echo guard\n" });
+    for (let i = 0; i < MAX_PUSH_WARNINGS; i++) symlinkSync(`nothing-${i}`, join(dir, `.claude/hooks/gone-${i}`));
+    const r = await workspacePush([dir, "--id", "x", "--url", "http://127.0.0.1:9"], { HOOKBOX_TOKEN: "t" }, 5_000);
+    expect(r.stderr.trim().split("\n").filter((l) => l.endsWith("is a link to nothing: skipped"))).toHaveLength(MAX_PUSH_WARNINGS);
+    expect(r.stderr).not.toContain("more not listed");
   });
 });
