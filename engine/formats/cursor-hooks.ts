@@ -228,8 +228,10 @@ function cursorAnswer(point: EventPoint, folded: Folded): Answer {
   // Context with no place of its own at this event: the user's to read.
   const context = CONTEXT_POINTS.has(point) ? undefined : folded.additionalContext;
   const f = context === undefined ? folded : { ...folded, systemMessage: withContext(folded.systemMessage, context), additionalContext: undefined };
-  // The user reads why an action was stopped, or why they are asked.
-  const user_message = withContext(folded.systemMessage ?? (f.decision === "block" || f.decision === "ask" ? f.reason : undefined), context);
+  // The user reads why an action was stopped, or why they are asked. An ask is the user's to answer:
+  // its reason is always there, beside every hook's message — else one hook's message (an untrusted
+  // repository's, say) would be all the user reads of a question a policy hook asked.
+  const user_message = withContext(f.decision === "ask" ? withReason(folded.systemMessage, f.reason) : (folded.systemMessage ?? (f.decision === "block" ? f.reason : undefined)), context);
   if (point === "UserPromptSubmit") return { output: defined({ continue: f.decision === "block" ? false : undefined, user_message }), exit_code: 0 };
   if (isStopPoint(point)) return { output: defined({ followup_message: f.decision === "block" ? f.reason : undefined }), exit_code: 0 };
   if (cursorEffective(point).size === 0) return { output: defined({ additional_context: f.additionalContext, user_message: f.systemMessage }), exit_code: 0 };
