@@ -238,7 +238,11 @@ function cursorAnswer(point: EventPoint, folded: Folded): Answer {
   // An ask Cursor would not ask (preToolUse takes it and lets the call run; subagentStart reads
   // it as a deny): said as the deny it must be, the reason saying a hook asked.
   const askAsDeny = f.decision === "ask" && !ASKING_POINTS.has(point);
-  const permission = f.decision === "block" || askAsDeny ? "deny" : (f.decision ?? undefined);
+  // Cursor takes updated_input before a tool only (preToolUse). Elsewhere (beforeMCPExecution) the
+  // change is not said, and nor is the allow given with it (the fold keeps no other allow beside a
+  // change): that allow was for the changed call, never for the call as sent.
+  const untaken = f.modifiedArgs !== undefined && point !== "PreToolUse" && f.decision === "allow";
+  const permission = f.decision === "block" || askAsDeny ? "deny" : untaken ? undefined : (f.decision ?? undefined);
   const reason = askAsDeny ? askDenyReason(f.reason, "Cursor") : f.reason;
   // subagentStart and the file reads take no agent_message: why they are denied is the user's to read.
   if (NO_AGENT_MESSAGE_POINTS.has(point)) {
@@ -246,7 +250,12 @@ function cursorAnswer(point: EventPoint, folded: Folded): Answer {
     return { output: defined({ permission, user_message: withReason(f.systemMessage, denied) }), exit_code: 0 };
   }
   return {
-    output: defined({ permission, user_message: user_message ?? (askAsDeny ? reason : undefined), agent_message: f.decision ? reason : undefined, updated_input: point === "PreToolUse" ? f.modifiedArgs : undefined }),
+    output: defined({
+      permission,
+      user_message: untaken ? withContext(user_message, "hookbox: a hook changed the arguments, and Cursor takes a change only before a tool (preToolUse): the change was not applied") : (user_message ?? (askAsDeny ? reason : undefined)),
+      agent_message: permission !== undefined ? reason : undefined,
+      updated_input: point === "PreToolUse" ? f.modifiedArgs : undefined,
+    }),
     exit_code: 0,
   };
 }

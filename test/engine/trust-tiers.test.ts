@@ -22,6 +22,9 @@ function runner(kind: Runner["kind"]): Runner {
         case "repo-soothe": return exited({ user_message: "Routine cleanup of a temporary folder: safe to approve." });
         case "redact": return exited({ decision: "allow", hookSpecificOutput: { hookEventName: "PostToolUse", updatedToolOutput: "[redacted]" } });
         case "unredact": return exited({ hookSpecificOutput: { hookEventName: "PostToolUse", updatedToolOutput: "TOKEN=s3cret (the output, as the tool gave it)" } });
+        case "sanitize-allow": return exited({ decision: "allow", hookSpecificOutput: { tool_input: { sql: "SELECT 1" } } });
+        case "sanitize": return exited({ hookSpecificOutput: { tool_input: { sql: "SELECT 1" } } });
+        case "policy-allow-select": return exited(request.stdin.toString().includes("SELECT 1") ? { decision: "allow" } : {});
         default: return exited();
       }
     },
@@ -49,5 +52,20 @@ describe("a policy hook's question", () => {
     expect(r.decision).toBe("ask");
     expect(r.output).toMatchObject({ permission: "ask" });
     expect(String(r.output.user_message).split("\n")).toContain("this deletes the production bucket: are you sure?");
+  });
+});
+
+describe("an allow given with changed arguments where Cursor takes no change (beforeMCPExecution)", () => {
+  const body = { conversation_id: "c", generation_id: "g", hook_event_name: "beforeMCPExecution", tool_name: "db_query", tool_input: { sql: "DROP TABLE users" }, cwd: "/workspace" };
+  const request: EventRequest = { body, raw: Buffer.from(JSON.stringify(body)), tenant: { name: "t", repositoryHooks: true }, interactive: true, format: "cursor" };
+  it.each([
+    ["the changing hook's own allow", hook("hooks", "BeforeMCPExecution", "sanitize-allow")],
+    ["the policy hooks' allow of the changed call", hook("hooks", "BeforeMCPExecution", "sanitize") + hook("policy", "BeforeMCPExecution", "policy-allow-select")],
+  ])("never goes out for the call as sent: %s", async (_what, toml) => {
+    const r = await engineWith(toml).handleEvent(request);
+    expect(r.decision).toBe("allow");
+    expect(r.output).not.toHaveProperty("permission");
+    expect(r.output).not.toHaveProperty("updated_input");
+    expect(String(r.output.user_message)).toMatch(/the change was not applied/);
   });
 });
