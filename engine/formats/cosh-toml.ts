@@ -12,7 +12,7 @@ import { compileRegex, type HookDef, type HookSet, type Matcher } from "../hooks
 import { DEFAULT_TIMEOUT_MS, MIN_LIMITS } from "../names.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
-import { type Answer, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, HookEnvSchema, knownKeys, type LoadContext, readMatcher, originOf, parseBytes, type ParsedFile, readDecision, pastBounds, readOutput, schemaError, shown, str, warn, CommandSchema } from "./shared.js";
+import { type Answer, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, HookEnvSchema, knownKeys, type LoadContext, readMatcher, originOf, parseBytes, type ParsedFile, readDecision, pastBounds, readOutput, schemaError, shown, str, warn, withReason, CommandSchema } from "./shared.js";
 import type { Path } from "./locate.js";
 
 const BytesSchema = z.union([z.string(), z.number()]).refine((v) => parseBytes(v) !== undefined, 'expected a size such as "256m" or a number of bytes, more than zero');
@@ -204,12 +204,17 @@ function coshEffective(point: EventPoint): ReadonlySet<Decision> {
   }
 }
 
-/** cosh-hooks.md "Output": decision, reason, systemMessage (every hook's, joined), hookSpecificOutput.additional_context. */
+/**
+ * cosh-hooks.md "Output": decision, reason, systemMessage (every hook's, joined),
+ * hookSpecificOutput.additional_context. The user reads systemMessage "with priority over reason":
+ * an ask's reason is always in it, beside every hook's message — else one hook's message (an
+ * untrusted repository's, say) would be all the user reads of a question a policy hook asked.
+ */
 function coshAnswer(_point: EventPoint, f: Folded): Answer {
   const output = defined({
     decision: f.decision ?? undefined,
     reason: f.decision ? f.reason : undefined,
-    systemMessage: f.systemMessage,
+    systemMessage: f.decision === "ask" && f.systemMessage !== undefined ? withReason(f.systemMessage, f.reason) : f.systemMessage,
     hookSpecificOutput:
       f.additionalContext || f.modifiedArgs !== undefined
         ? defined({ additional_context: f.additionalContext || undefined, tool_input: f.modifiedArgs })

@@ -13,7 +13,7 @@ import { ALL, ALLOW_BLOCK, NONE, type Decision, type EventPoint } from "../event
 import { compileRegex, type HookDef, type HookSet, type Matcher } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
-import { type Answer, askDenyReason, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, isStopPoint, knownKeys, type LoadContext, readMatcher, originOf, type ParsedFile, readDecision, pastBounds, readOutput, schemaError, shown, skipOtherType, str, warn, withContext, CommandSchema } from "./shared.js";
+import { type Answer, askDenyReason, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, isStopPoint, knownKeys, type LoadContext, readMatcher, originOf, type ParsedFile, readDecision, pastBounds, readOutput, schemaError, shown, skipOtherType, str, warn, withContext, withReason, CommandSchema } from "./shared.js";
 
 /** @default 30 s — hookbox's choice, as Copilot's: the Cursor document leaves it to the agent */
 export const CURSOR_DEFAULT_TIMEOUT_MS = 30_000;
@@ -266,12 +266,6 @@ function cursorAnswer(point: EventPoint, folded: Folded): Answer {
  * beforeTabFileRead `permission` alone).
  */
 const NO_AGENT_MESSAGE_POINTS: ReadonlySet<string> = new Set(["SubagentStart", "BeforeReadFile", "BeforeTabFileRead"]);
-
-/** The hooks' messages to the user and the reason of a deny, each once, on lines of their own. */
-function withReason(message: string | undefined, reason: string | undefined): string | undefined {
-  if (reason === undefined || message?.split("\n").includes(reason)) return message;
-  return message === undefined ? reason : `${message}\n${reason}`;
-}
 
 /**
  * Cursor's permission hooks (hooks documentation, exit codes: "beforeShellExecution,

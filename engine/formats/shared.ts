@@ -344,6 +344,12 @@ export const defined = (o: Record<string, unknown>): Record<string, unknown> => 
 /** A message and the context that has no place of its own at this event, one after the other. */
 export const withContext = (message: string | undefined, context: string | undefined) => (message && context ? `${message}\n${context}` : (message ?? context));
 
+/** The hooks' messages to the user and a decision's reason, each once, on lines of their own. */
+export function withReason(message: string | undefined, reason: string | undefined): string | undefined {
+  if (reason === undefined || message?.split("\n").includes(reason)) return message;
+  return message === undefined ? reason : `${message}\n${reason}`;
+}
+
 /** A hook type hookbox does not run (`http`, `prompt`, `agent`, `mcp_tool` …): listed as skipped, never fetched or run. */
 export function skippedType(parsed: ParsedFile, path: Path, type: string): string {
   return `${originOf(parsed, path)}: ${formatPath(path)}: "${clip(type, 40)}" hooks are not run by hookbox; skipped`;
