@@ -623,7 +623,8 @@ describe("hookbox forward's stdin", () => {
     }
     return { stdin: chunks(), read };
   };
-  const unreachable = ["--url", "http://127.0.0.1:1", "--event", "preToolUse", "--format", "copilot", "--on-unreachable", "block"];
+  // --timeout: the agent's deadline counts from the process's start, and this process (the test's) started long ago
+  const unreachable = ["--url", "http://127.0.0.1:1", "--event", "preToolUse", "--format", "copilot", "--on-unreachable", "block", "--timeout", "20000"];
 
   it("reads at most MAX_STDIN_BYTES of it: a larger event is not sent, the rest not read, and the failure mode answers", async () => {
     const { stdin, read } = stdinOf(64 * 1024 * 1024);
