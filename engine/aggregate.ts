@@ -50,13 +50,17 @@ export interface Notification {
   event: { subtype: "hook_notification"; hook_name: string; message: string; decision?: Decision };
 }
 
-/** cosh-hooks.md "Notifications": one per hook with a systemMessage, else a reason. */
+/**
+ * cosh-hooks.md "Notifications": one per hook with a systemMessage, else a reason. Its card shows the
+ * hook's decision only where that decision counts: a repository's allow, or a block where blocks
+ * decide nothing, is no "allow" or "block" card the user would take for what happened.
+ */
 export function notificationOf(j: Judged): Notification | undefined {
   const message = j.verdict.systemMessage ?? j.verdict.reason ?? j.verdict.warning;
   if (!message) return undefined;
   return {
     type: "stream_event",
-    event: { subtype: "hook_notification", hook_name: j.hook.name, message, ...(j.verdict.decision ? { decision: j.verdict.decision } : {}) },
+    event: { subtype: "hook_notification", hook_name: j.hook.name, message, ...(j.verdict.decision && isEffective(j) ? { decision: j.verdict.decision } : {}) },
   };
 }
 

@@ -204,7 +204,8 @@ describe("folding (SERVICE.md §4)", () => {
     expect(f.notifications).toEqual([
       { type: "stream_event", event: { subtype: "hook_notification", hook_name: "first", message: "shown", decision: "allow" } },
       { type: "stream_event", event: { subtype: "hook_notification", hook_name: "second", message: "only a reason" } },
-      { type: "stream_event", event: { subtype: "hook_notification", hook_name: "fourth", message: "Command blocked by security policy", decision: "block" } },
+      // a block at SessionStart, where cosh's decisions do not count: its card says no decision
+      { type: "stream_event", event: { subtype: "hook_notification", hook_name: "fourth", message: "Command blocked by security policy" } },
     ]);
   });
 
