@@ -110,7 +110,15 @@ export async function readBody(
   }
   if (incoming?.readableEnded) return new Uint8Array(0);
   const charge = length !== undefined && Number.isFinite(declared) ? Math.max(declared, MIN_BODY_CHARGE_BYTES) : maxBytes;
-  const give = opts.budget && opts.tenant !== undefined ? opts.budget.take(opts.tenant, charge) : undefined;
+  let give: (() => void) | undefined;
+  try {
+    give = opts.budget && opts.tenant !== undefined ? opts.budget.take(opts.tenant, charge) : undefined;
+  } catch (err) {
+    // Refused before it is read (429): read and dropped first, never kept, as a body too large is —
+    // a connection closed on a body still arriving is reset, and the reset takes the answer with it.
+    if (incoming) await discard(incoming, DISCARD_MS);
+    throw err;
+  }
   const readMs = opts.readMs ?? EVENT_BODY_READ_MS;
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {

@@ -571,7 +571,7 @@ describe.concurrent("event bodies arriving", () => {
     expect((await big).status).toBe(408);
   });
 
-  it("charge a body at least MIN_BODY_CHARGE_BYTES, whatever it declares: 256 stalled bodies of a declared byte fill the budget (each holds a socket and its state)", async () => {
+  it("charge a body at least MIN_BODY_CHARGE_BYTES, whatever it declares: 256 stalled bodies of a declared byte fill the budget (each holds a socket and its state)", async ({ expect }) => {
     const edge = edgeApp();
     // Each sends nothing until the test ends it: no timing decides what is still arriving.
     const ends: (() => void)[] = [];
@@ -632,7 +632,7 @@ describe.concurrent("event bodies arriving", () => {
 });
 
 describe.concurrent("admission and shutdown", () => {
-  it("answers 429 with Retry-After when the tenant's queue is full; the waiting event still finishes", async () => {
+  it("answers 429 with Retry-After when the tenant's queue is full; the waiting event still finishes", async ({ expect }) => {
     const edge = edgeApp();
     const first = edge.request("/v1/events/Stop", post({ session_id: "s" }));
     await expect.poll(() => edge.ran.length).toBe(1);
@@ -647,7 +647,7 @@ describe.concurrent("admission and shutdown", () => {
     expect(metrics).toMatch(/^hookbox_rejected_total\{status="429"\} 1$/m);
   });
 
-  it("answers 503 event_expired when an event waits for a slot past max_event_ms; a native hook gets the failure mode", async () => {
+  it("answers 503 event_expired when an event waits for a slot past max_event_ms; a native hook gets the failure mode", async ({ expect }) => {
     const audit = join(mkdtempSync(join(tmpdir(), "hookbox-edge-audit-")), "audit.jsonl");
     const edge = edgeApp({ auditFile: audit, config: "[sandbox]\nmax_concurrency = 1\nmax_tenant_concurrency = 1\nmax_queue = 2\nmax_event_ms = 100\n\n[[hooks.UserPromptSubmit]]\nname = \"slow\"\ncommand = \"hang\"\n" });
     // The fake runner holds "hang" until released, whatever its timeout: the slot stays taken.
@@ -671,7 +671,7 @@ describe.concurrent("admission and shutdown", () => {
     await held;
   });
 
-  it("answers a native hook at a stop that could not be decided with nothing, even for on_failure = block: a block there would keep the agent going", async () => {
+  it("answers a native hook at a stop that could not be decided with nothing, even for on_failure = block: a block there would keep the agent going", async ({ expect }) => {
     const edge = edgeApp({ config: "[sandbox]\nmax_concurrency = 1\nmax_tenant_concurrency = 1\nmax_queue = 2\nmax_event_ms = 100\n\n[[hooks.Stop]]\nname = \"slow\"\ncommand = \"hang\"\n" });
     const held = edge.request("/v1/events/Stop", { ...post({ session_id: "b" }), token: TOKEN_B });
     await expect.poll(() => edge.ran.length).toBe(1);
@@ -682,7 +682,7 @@ describe.concurrent("admission and shutdown", () => {
     await held;
   });
 
-  it("answers a native hook with the failure mode of the event named in its body, not only in its path", async () => {
+  it("answers a native hook with the failure mode of the event named in its body, not only in its path", async ({ expect }) => {
     const edge = edgeApp({
       config: "[sandbox]\nmax_concurrency = 1\nmax_tenant_concurrency = 1\nmax_queue = 0\n\n[[hooks.PreToolUse]]\nname = \"slow\"\ncommand = \"hang\"\n",
       onFailureB: '{ PreToolUse = "block", "*" = "allow" }',
@@ -741,7 +741,7 @@ describe.concurrent("admission and shutdown", () => {
     expect(await (await edge.request("/metrics")).text()).toMatch(/^hookbox_audit_errors_total 2$/m);
   });
 
-  it("ends a stream that could not decide with an error line carrying the failure mode", async () => {
+  it("ends a stream that could not decide with an error line carrying the failure mode", async ({ expect }) => {
     const edge = edgeApp({ config: "[sandbox]\nmax_concurrency = 1\nmax_tenant_concurrency = 1\nmax_queue = 2\nmax_event_ms = 100\n\n[[hooks.Stop]]\nname = \"slow\"\ncommand = \"hang\"\n" });
     const first = edge.request("/v1/events/Stop", { ...post({ session_id: "b" }), token: TOKEN_B });
     await expect.poll(() => edge.ran.length).toBe(1);
@@ -766,7 +766,7 @@ describe.concurrent("admission and shutdown", () => {
     edge.release();
   });
 
-  it("keeps a block its hooks gave when the service's shutdown ends the event's other hooks", async () => {
+  it("keeps a block its hooks gave when the service's shutdown ends the event's other hooks", async ({ expect }) => {
     const shutdown = new AbortController();
     const edge = edgeApp({ shutdown, config: "[hooks]\nparallel = true\n\n[[hooks.PreToolUse]]\nname = \"guard\"\ncommand = \"guard\"\n\n[[hooks.PreToolUse]]\nname = \"slow\"\ncommand = \"hang\"\n" });
     const pending = edge.request("/v1/events", post(rmEvent));
