@@ -97,73 +97,54 @@ describe("names and matchers cost linear time", () => {
     expect((await svc.event(pre({ tool_name: "nothing-matches" }))).status).toBe(200);
   }, 30_000);
 
-  it("takes 16 bodies of 1 MiB of invalid JSON completed at once in turns: each gets its located 400, the loop answers throughout", async () => {
+  /**
+   * Sixteen copies of `body` sent but for their last byte, which all get at once under the health
+   * probe, another tenant's event beside them: each answer (its raw HTTP text) must match `answer`,
+   * the other tenant is served, `/healthz` answers throughout, and the service lives on.
+   */
+  async function sixteenAtOnce(body: Buffer, answer: RegExp): Promise<void> {
     const url = new URL(svc.url);
-    const size = 1024 * 1024;
-    // Valid up to its last byte, which is not: locating the error reads the whole mebibyte.
-    const body = Buffer.concat([Buffer.from('{"a":'), Buffer.alloc(size - 6, 0x20), Buffer.from("x")]);
     const held = await Promise.all(Array.from({ length: 16 }, () => sendAllButLast(url, body)));
     await new Promise((r) => setTimeout(r, 1000));
     // The probe's client is warm before the attack: its first call would time its own start-up.
     await (await fetch(`${svc.url}/healthz`)).arrayBuffer();
     const { value: answers, health } = await underProbe(svc.url, async () => {
-      for (const { socket } of held) socket.write(body.subarray(size - 1));
+      for (const { socket } of held) socket.write(body.subarray(body.length - 1));
       const other = svc.event(pre({ tool_name: "nothing-matches" }), { token: TOKEN_B });
       const all = await Promise.all(held.map((h) => h.answer));
       expect((await other).status).toBe(200);
       return all;
     });
-    for (const text of answers) expect(text).toMatch(/^HTTP\/1\.1 400 [\s\S]*expected a value, found \\"x\\" at line 1, column 1048576/);
+    for (const text of answers) expect(text).toMatch(answer);
     expect(health.worstMs).toBeLessThanOrEqual(WORST_HEALTH_MS);
     for (const { socket } of held) socket.destroy();
     await alive(svc);
+  }
+
+  it("takes 16 bodies of 1 MiB of invalid JSON completed at once in turns: each gets its located 400, the loop answers throughout", async () => {
+    const size = 1024 * 1024;
+    // Valid up to its last byte, which is not: locating the error reads the whole mebibyte.
+    const body = Buffer.concat([Buffer.from('{"a":'), Buffer.alloc(size - 6, 0x20), Buffer.from("x")]);
+    await sixteenAtOnce(body, /^HTTP\/1\.1 400 [\s\S]*expected a value, found \\"x\\" at line 1, column 1048576/);
   }, 30_000);
 
   it("takes 16 bodies of 1 MiB of surrogate-pair escapes ending in a lone one, completed at once: each a 400 naming it, the loop answers throughout", async () => {
-    const url = new URL(svc.url);
     const size = 1024 * 1024;
     // Every escape a pair until the last, unpaired: the check reads every backslash of the mebibyte.
     const head = '{"hook_event_name":"PreToolUse","tool_name":"x","notes":"';
     const pairs = "\\ud83d\\ude00".repeat(Math.floor((size - head.length - 10) / 12));
     const body = Buffer.from(`${head}${pairs}\\ud800"}`);
     expect(body.length).toBeLessThanOrEqual(size);
-    const held = await Promise.all(Array.from({ length: 16 }, () => sendAllButLast(url, body)));
-    await new Promise((r) => setTimeout(r, 1000));
-    await (await fetch(`${svc.url}/healthz`)).arrayBuffer();
-    const { value: answers, health } = await underProbe(svc.url, async () => {
-      for (const { socket } of held) socket.write(body.subarray(body.length - 1));
-      const other = svc.event(pre({ tool_name: "nothing-matches" }), { token: TOKEN_B });
-      const all = await Promise.all(held.map((h) => h.answer));
-      expect((await other).status).toBe(200);
-      return all;
-    });
-    for (const text of answers) expect(text).toMatch(/^HTTP\/1\.1 400 [\s\S]*lone surrogate escape/);
-    expect(health.worstMs).toBeLessThanOrEqual(WORST_HEALTH_MS);
-    for (const { socket } of held) socket.destroy();
-    await alive(svc);
+    await sixteenAtOnce(body, /^HTTP\/1\.1 400 [\s\S]*lone surrogate escape/);
   }, 30_000);
 
   it("takes 16 bodies of 1 MiB of two-byte characters ending in a byte that is none, completed at once: each a 400 saying where, the loop answers throughout", async () => {
-    const url = new URL(svc.url);
     const size = 1024 * 1024;
     // UTF-8 up to its last bytes: finding where it stops reads the whole mebibyte.
     const head = '{"hook_event_name":"PreToolUse","tool_name":"x","notes":"';
     const body = Buffer.concat([Buffer.from(`${head}${"é".repeat(Math.floor((size - head.length - 10) / 2))}`), Buffer.from([0xc3, 0x28]), Buffer.from('"}')]);
     expect(body.length).toBeLessThanOrEqual(size);
-    const held = await Promise.all(Array.from({ length: 16 }, () => sendAllButLast(url, body)));
-    await new Promise((r) => setTimeout(r, 1000));
-    await (await fetch(`${svc.url}/healthz`)).arrayBuffer();
-    const { value: answers, health } = await underProbe(svc.url, async () => {
-      for (const { socket } of held) socket.write(body.subarray(body.length - 1));
-      const other = svc.event(pre({ tool_name: "nothing-matches" }), { token: TOKEN_B });
-      const all = await Promise.all(held.map((h) => h.answer));
-      expect((await other).status).toBe(200);
-      return all;
-    });
-    for (const text of answers) expect(text).toMatch(new RegExp(`^HTTP/1\\.1 400 [\\s\\S]*the body is not UTF-8 \\(at byte offset ${body.length - 3}, line 1\\)`));
-    expect(health.worstMs).toBeLessThanOrEqual(WORST_HEALTH_MS);
-    for (const { socket } of held) socket.destroy();
-    await alive(svc);
+    await sixteenAtOnce(body, new RegExp(`^HTTP/1\\.1 400 [\\s\\S]*the body is not UTF-8 \\(at byte offset ${body.length - 3}, line 1\\)`));
   }, 30_000);
 
   it("closes a connection that trickles its headers past 10 s (headers timeout checked every second)", async () => {

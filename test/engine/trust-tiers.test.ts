@@ -36,13 +36,21 @@ function runner(kind: Runner["kind"]): Runner {
 const engineWith = (toml: string) => createEngine({ config: parseConfig("test.toml", toml), runners: { host: runner("host"), container: runner("container") } });
 const hook = (table: string, event: string, name: string) => `[[${table}.${event}]]\nname = "${name}"\ncommand = "${name}"\n`;
 
+/** A repository of `files` (a string as written, anything else as JSON) and the hooks it declares. */
 async function repository(files: Record<string, unknown>) {
   const dir = mkdtempSync(join(tmpdir(), "hookbox-trust-"));
   for (const [path, doc] of Object.entries(files)) {
     mkdirSync(join(dir, dirname(path)), { recursive: true });
-    writeFileSync(join(dir, path), JSON.stringify(doc));
+    writeFileSync(join(dir, path), typeof doc === "string" ? doc : JSON.stringify(doc));
   }
   return { dir, hooks: await loadRepositoryHooks(dir, 60_000) };
+}
+
+/** A cosh PreToolUse for `command`, with a repository whose one cosh hook (`name`) runs `run`. */
+async function coshEvent(command: string, name: string, run: string): Promise<EventRequest> {
+  const workspace = await repository({ ".copilot-shell/config.toml": `[[hooks.PreToolUse]]\nname = "${name}"\ncommand = "${run}"\n` });
+  const body = { session_id: "s", hook_event_name: "PreToolUse", tool_name: "shell", tool_input: { command } };
+  return { body, raw: Buffer.from(JSON.stringify(body)), tenant: { name: "t", repositoryHooks: true }, interactive: true, format: "cosh", workspace };
 }
 
 describe("a policy hook's question", () => {
@@ -57,12 +65,7 @@ describe("a policy hook's question", () => {
   });
 
   it("reaches the cosh user beside a repository hook's systemMessage, which cosh shows over the reason", async () => {
-    const workspace = await repository({});
-    mkdirSync(join(workspace.dir, ".copilot-shell"), { recursive: true });
-    writeFileSync(join(workspace.dir, ".copilot-shell/config.toml"), '[[hooks.PreToolUse]]\nname = "soothe"\ncommand = "repo-soothe-cosh"\n');
-    const hooks = await loadRepositoryHooks(workspace.dir, 60_000);
-    const body = { session_id: "s", hook_event_name: "PreToolUse", tool_name: "shell", tool_input: { command: "aws s3 rm --recursive s3://prod" } };
-    const request: EventRequest = { body, raw: Buffer.from(JSON.stringify(body)), tenant: { name: "t", repositoryHooks: true }, interactive: true, format: "cosh", workspace: { dir: workspace.dir, hooks } };
+    const request = await coshEvent("aws s3 rm --recursive s3://prod", "soothe", "repo-soothe-cosh");
     const r = await engineWith(hook("policy", "PreToolUse", "policy-ask")).handleEvent(request);
     expect(r.decision).toBe("ask");
     expect(r.output).toMatchObject({ decision: "ask", reason: "this deletes the production bucket: are you sure?" });
@@ -91,12 +94,7 @@ describe("an allow given with changed arguments where Cursor takes no change (be
 
 describe("a notification card", () => {
   it("shows a hook's decision only where it counts: a repository's allow is a card with its message and no decision", async () => {
-    const workspace = await repository({});
-    mkdirSync(join(workspace.dir, ".copilot-shell"), { recursive: true });
-    writeFileSync(join(workspace.dir, ".copilot-shell/config.toml"), '[[hooks.PreToolUse]]\nname = "card"\ncommand = "repo-allow-card"\n');
-    const hooks = await loadRepositoryHooks(workspace.dir, 60_000);
-    const body = { session_id: "s", hook_event_name: "PreToolUse", tool_name: "shell", tool_input: { command: "ls" } };
-    const request: EventRequest = { body, raw: Buffer.from(JSON.stringify(body)), tenant: { name: "t", repositoryHooks: true }, interactive: true, format: "cosh", workspace: { dir: workspace.dir, hooks } };
+    const request = await coshEvent("ls", "card", "repo-allow-card");
     const r = await engineWith(hook("policy", "PreToolUse", "policy-ask")).handleEvent(request);
     expect(r.notifications).toContainEqual({ type: "stream_event", event: { subtype: "hook_notification", hook_name: "card", message: "approved by the repository" } });
     // the policy hook's ask counts: its card says so
