@@ -125,7 +125,7 @@ export function createApp(given: AppDeps): Hono<Env> {
   // Up to 1000, each id up to 1 KiB (six bytes a character once escaped): written as the client
   // reads, as the trace list is — never some 6 MB built at once on the shared thread and held whole
   // for a client that does not read.
-  app.get("/v1/sessions", (c) => listAnswer(c, deps, '{"sessions":[', () => deps.sessions.list(c.get("tenant").name), () => "]}"));
+  app.get("/v1/sessions", (c) => listAnswer(c, deps, '{"sessions":[', () => deps.sessions.list(c.get("tenant").name), "]}"));
 
   app.notFound((c) => {
     // A native hook's URL with a typo is still its tenant's failure mode in its agent's JSON — one

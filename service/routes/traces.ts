@@ -125,11 +125,11 @@ export function jsonChunks(head: string, items: readonly unknown[], tail: string
  * A list, sent as the client reads, in one of its tenant's TRACE_READS_PER_TENANT places until it is
  * sent or the client goes. HEAD: the headers alone, holding no place (hono drops the body unread).
  */
-export function listAnswer(c: Context<Env>, deps: AppDeps, head: string, items: () => readonly unknown[], tail: () => string): Response {
+export function listAnswer(c: Context<Env>, deps: AppDeps, head: string, items: () => readonly unknown[], tail: string): Response {
   if (c.req.method === "HEAD") return c.body(null, 200, { "Content-Type": "application/json" });
   const give = deps.answers!.take(c.get("tenant").name, 1);
   try {
-    return c.body(jsonChunks(head, items(), tail(), give), 200, { "Content-Type": "application/json" });
+    return c.body(jsonChunks(head, items(), tail, give), 200, { "Content-Type": "application/json" });
   } catch (err) {
     give();
     throw err;
@@ -150,7 +150,7 @@ export function traceRoutes(deps: AppDeps): Hono<Env> {
     const { events, next_cursor } = await deps.traces.list(c.get("tenant").name, q);
     // Up to 500 summaries, each field up to 1 KiB before JSON escaping: written as the client
     // reads, never held whole for a client that does not — and only so many such clients.
-    return listAnswer(c, deps, '{"events":[', () => events, () => `],"next_cursor":${JSON.stringify(next_cursor)}}`);
+    return listAnswer(c, deps, '{"events":[', () => events, `],"next_cursor":${JSON.stringify(next_cursor)}}`);
   });
 
   app.get("/live", (c) => {
