@@ -197,15 +197,15 @@ export function fold(judged: Judged[], opts: { interactive: boolean }): Folded {
  * them did not run to a normal end, or the request went away.
  * - a policy block blocks, and the change goes with it; a policy ask asks about the changed event,
  *   so the change stays with the question;
- * - unchecked: the change is dropped, and with it an allow, which only ever goes out with the
- *   change it was given for (see `fold`);
- * - a policy change of the changed event: looked at by no policy hook, it is dropped, and the
- *   change it was made of with it (and the allow given with that);
+ * - unchecked, or changed by a policy hook in turn (looked at by no policy hook): the change cannot
+ *   go out, and neither may the call as sent, which a hook this tier trusts changed — where a block
+ *   stops the call (`onLost` "block"), the call is blocked; elsewhere the change is dropped, and with
+ *   it an allow, which only ever goes out with the change it was given for (see `fold`);
  * - a policy allow of the changed event allows it when nothing else decided.
  * Every message and context of both looks reaches the agent.
  */
-export function afterPolicyLook(first: Folded, again: Folded | undefined, unchecked: boolean, changedInTurn = false): Folded {
-  const out = lookedAt(first, again, unchecked, changedInTurn || (again?.modifiedArgs !== undefined && !sameJson(again.modifiedArgs, first.modifiedArgs)));
+export function afterPolicyLook(first: Folded, again: Folded | undefined, unchecked: boolean, changedInTurn: boolean, onLost: "block" | "drop"): Folded {
+  const out = lookedAt(first, again, unchecked, changedInTurn || (again?.modifiedArgs !== undefined && !sameJson(again.modifiedArgs, first.modifiedArgs)), onLost);
   // A policy hook that stopped the agent (`continue: false`) at the second look stops it: the change
   // goes nowhere, whatever else was decided.
   if (again?.halt !== undefined) {
@@ -215,7 +215,7 @@ export function afterPolicyLook(first: Folded, again: Folded | undefined, unchec
   return out;
 }
 
-function lookedAt(first: Folded, again: Folded | undefined, unchecked: boolean, changedInTurn: boolean): Folded {
+function lookedAt(first: Folded, again: Folded | undefined, unchecked: boolean, changedInTurn: boolean, onLost: "block" | "drop"): Folded {
   // The policy hooks speak in both looks: what they said twice is said once.
   const both = (a: string | undefined, b: string | undefined) => joinCapped([...new Set([a, b].filter((t): t is string => !!t).flatMap((t) => t.split("\n")))]);
   const merged = (f: Folded): Folded => {
@@ -227,6 +227,21 @@ function lookedAt(first: Folded, again: Folded | undefined, unchecked: boolean, 
     if (additionalContext !== undefined) out.additionalContext = additionalContext;
     return out;
   };
+  // A change that cannot go out as the policy hooks checked it: a slow or failing guard (or a
+  // repository hook that used up max_event_ms) must not turn an operator's wrapper back into the
+  // call as sent — the call is blocked where a block stops it.
+  const lost = again?.decision === "block" ? undefined
+    : unchecked ? "the policy hooks could not check the changed event"
+      : changedInTurn ? "the policy hooks changed the changed event in turn — a change no policy hook has looked at" : undefined;
+  if (lost !== undefined && onLost === "block") {
+    const { modifiedArgs: _dropped, ...rest } = first;
+    return merged({
+      ...rest,
+      decision: "block",
+      reason: `a hook changed the arguments, and ${lost}: the call is blocked, run neither as changed nor as sent`,
+      note: `a hook changed the arguments, but ${lost}: the change is dropped, and the call blocked rather than run as sent`,
+    });
+  }
   if (again && (again.decision === "block" || again.decision === "ask")) {
     const blocked = again.decision === "block";
     // (fold gives every block and ask a reason)

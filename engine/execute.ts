@@ -90,8 +90,11 @@ export interface ExecuteOptions {
   traceCaptureBytes?: number;
   /** `performance.now()` by which every hook of the event is done (`[sandbox] max_event_ms`) */
   deadline?: number;
-  /** each hook as it finishes, with its stop reason when it stopped the agent (`continue: false`) */
-  onHook?: (record: HookRecord, notification: Notification | undefined, halt?: string, updatedOutput?: unknown) => void;
+  /**
+   * each hook as it finishes, with its stop reason when it stopped the agent (`continue: false`);
+   * `changed`: it changed the arguments, and its tier let the change stand
+   */
+  onHook?: (record: HookRecord, notification: Notification | undefined, halt?: string, updatedOutput?: unknown, changed?: boolean) => void;
 }
 
 export interface Executed {
@@ -146,7 +149,7 @@ export async function executeHooks(hooks: HookDef[], opts: ExecuteOptions): Prom
     // while others of its parallel step still run; the fold keeps the configuration's order.
     const done = await mapLimited(step, opts.sandbox.maxContainersPerEvent, async (hook) => {
       const out = await runOne(hook, opts, t0);
-      opts.onHook?.(out[1], budget.take(notificationOf(out[0])), out[0].verdict.halt, out[0].verdict.updatedOutput);
+      opts.onHook?.(out[1], budget.take(notificationOf(out[0])), out[0].verdict.halt, out[0].verdict.updatedOutput, out[0].verdict.modifiedArgs !== undefined);
       return out;
     });
     for (const [j, record, trace, cut] of done) {

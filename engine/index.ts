@@ -3,7 +3,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterPolicyLook, fold, RANK, withoutChange, type Judged, type Notification } from "./aggregate.js";
-import { answerFor, blockWithoutEvent, changeAsRun } from "./formats/registry.js";
+import { answerFor, blockWithoutEvent, changeAsRun, effectiveDecisions } from "./formats/registry.js";
 import { blockKeepsGoing, isStopPoint } from "./formats/shared.js";
 import { failureModeFor, type Config, type FailureMode, type Tenant } from "./config.js";
 import { BadRequestError, EventExpiredError } from "./errors.js";
@@ -202,10 +202,18 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
     let halted: { name: string; reason: string } | undefined;
     /** the latest finished hook's replacement of the tool's output (its tier let it): an early answer carries it too */
     let replaced: unknown;
-    const onHook: NonNullable<ExecuteOptions["onHook"]> = (record, notification, halt, updatedOutput) => {
+    /**
+     * Where a block stops the call: there a change that cannot go out as the policy hooks checked it
+     * blocks the call (afterPolicyLook), and an early answer blocks once a hook has made one.
+     */
+    const changeLostBlocks = effectiveDecisions(point, format).has("block") && !blockKeepsGoing(point);
+    /** the first finished hook (first look) whose change of the arguments its tier let stand */
+    let changedBy: string | undefined;
+    const onHook: NonNullable<ExecuteOptions["onHook"]> = (record, notification, halt, updatedOutput, changed) => {
       finished.push(record);
       if (halt !== undefined && !record.pass) halted ??= { name: record.name, reason: halt };
       if (updatedOutput !== undefined && !record.pass) replaced = updatedOutput;
+      if (changed && !record.pass && record.decision !== "block") changedBy ??= record.name;
       req.onHook?.(record, notification);
     };
     return {
@@ -231,6 +239,16 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
           return {
             event_id: eventId, event: point, decision, ...(decision ? { reason } : {}), ...kept, continue: false as const, stopReason: halted.reason, notifications: [], hooks: [...finished],
             output: answer.output, exit_code: answer.exit_code, note: `answered before the event was done: ${why}; hook ${halted.name} stopped the agent`,
+          };
+        }
+        // A hook changed the arguments, and the policy hooks have not passed the change: the call can go
+        // out neither as changed nor as sent (the failure mode's allow would run it as sent).
+        if (changedBy !== undefined && changeLostBlocks && best?.decision !== "block") {
+          const reason = `hook ${changedBy} changed the arguments, and the changed call could not be checked by the policy hooks in time (${why}): the call is blocked, run neither as changed nor as sent`;
+          const answer = answerFor(format, point, { decision: "block", reason, ...kept, notifications: [] });
+          return {
+            event_id: eventId, event: point, decision: "block", reason, ...kept, notifications: [], hooks: [...finished],
+            output: answer.output, exit_code: answer.exit_code, note: `answered before the event was done: ${why}; hook ${changedBy} changed the arguments`,
           };
         }
         if (!best || (mode === "block" && best.decision !== "block")) return undefined;
@@ -325,7 +343,7 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
               unchecked = true;
               cut ??= { hook: "(the policy hooks' second look)", why: "failed_to_start", capBytes: config.sandbox.limits.maxOutputBytes };
             }
-            folded = afterPolicyLook(folded, looked ? fold(judgedAgain, { interactive: req.interactive }) : undefined, unchecked, changedInTurn);
+            folded = afterPolicyLook(folded, looked ? fold(judgedAgain, { interactive: req.interactive }) : undefined, unchecked, changedInTurn, changeLostBlocks ? "block" : "drop");
           }
           // A hook the event's deadline or the output cap cut, or one that could not be started, never
           // decided: hookbox could not decide.

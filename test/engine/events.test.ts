@@ -330,7 +330,7 @@ describe("answers an agent accepts whole (an answer it refuses loses the block w
     const note = { type: "stream_event" as const, event: { subtype: "hook_notification" as const, hook_name: "p", message: "policy: watched" } };
     const first: Folded = { decision: null, modifiedArgs: { command: "ls -la" }, systemMessage: "policy: watched\nsvc: changed", notifications: [note] };
     const again: Folded = { decision: null, systemMessage: "policy: watched", notifications: [note] };
-    const out = afterPolicyLook(first, again, false);
+    const out = afterPolicyLook(first, again, false, false, "block");
     expect(out.systemMessage).toBe("policy: watched\nsvc: changed");
     expect(out.notifications).toEqual([note]);
   });
@@ -338,22 +338,47 @@ describe("answers an agent accepts whole (an answer it refuses loses the block w
   it.each([
     ["an allow", { decision: "allow" as const, reason: "wrapped" }],
     ["no decision", { decision: null }],
-  ])("drops a change the policy hooks change in turn, with %s of theirs on it: the other hooks' ask stands, no allow goes out, no arguments no policy hook saw", (_what, theirs) => {
+  ])("blocks a call whose change the policy hooks change in turn, with %s of theirs on it: no arguments no policy hook saw, nor the call as sent, which a hook changed", (_what, theirs) => {
     const first: Folded = { decision: "ask", reason: "a human must confirm network access", modifiedArgs: { command: "npm install --registry https://npm.internal foo" }, notifications: [] };
     const again: Folded = { ...theirs, modifiedArgs: { command: "sudo firejail --net=none npm install foo" }, notifications: [] };
-    const out = afterPolicyLook(first, again, false);
+    for (const decision of ["ask", null] as const) {
+      const out = afterPolicyLook({ ...first, decision }, again, false, true, "block");
+      expect(out.decision).toBe("block");
+      expect(out.reason).toMatch(/changed the changed event in turn .*the call is blocked, run neither as changed nor as sent/);
+      expect(out.modifiedArgs).toBeUndefined();
+    }
+  });
+
+  it.each([
+    ["an allow", { decision: "allow" as const, reason: "wrapped" }],
+    ["no decision", { decision: null }],
+  ])("drops such a change, with %s of theirs on it, where a block stops nothing: the other hooks' ask stands, no allow goes out", (_what, theirs) => {
+    const first: Folded = { decision: "ask", reason: "a human must confirm network access", modifiedArgs: { command: "npm install --registry https://npm.internal foo" }, notifications: [] };
+    const again: Folded = { ...theirs, modifiedArgs: { command: "sudo firejail --net=none npm install foo" }, notifications: [] };
+    const out = afterPolicyLook(first, again, false, false, "drop");
     expect(out.decision).toBe("ask");
     expect(out.reason).toBe("a human must confirm network access");
     expect(out.modifiedArgs).toBeUndefined();
     // With nothing else decided, nothing is: the agent asks as it would.
-    expect(afterPolicyLook({ ...first, decision: null }, again, false)).toMatchObject({ decision: null });
-    expect(afterPolicyLook({ ...first, decision: null }, again, false).modifiedArgs).toBeUndefined();
+    expect(afterPolicyLook({ ...first, decision: null }, again, false, false, "drop")).toMatchObject({ decision: null });
+    expect(afterPolicyLook({ ...first, decision: null }, again, false, false, "drop").modifiedArgs).toBeUndefined();
+  });
+
+  it("blocks a call whose change the policy hooks could not check (one of them failed, or the event's time ran out), whatever the others decided", () => {
+    const first: Folded = { decision: "allow", reason: "wrapped for you", modifiedArgs: { command: "sandbox-run rm -rf ~" }, notifications: [] };
+    for (const again of [undefined, { decision: null, notifications: [] }, { decision: "ask" as const, reason: "sure?", notifications: [] }]) {
+      const out = afterPolicyLook(first, again, true, false, "block");
+      expect(out).toMatchObject({ decision: "block", reason: expect.stringMatching(/could not check the changed event: the call is blocked/) });
+      expect(out.modifiedArgs).toBeUndefined();
+    }
+    // A policy block of the changed event says its own reason.
+    expect(afterPolicyLook(first, { decision: "block", reason: "no", notifications: [] }, true, false, "block")).toMatchObject({ decision: "block", reason: "no" });
   });
 
   it("lets a change go out when the policy hooks, shown it, give back the same (a wrapper that always prints its wrapping)", () => {
     const wrapped = { command: "firejail --net=none curl-evil" };
     const first: Folded = { decision: "allow", reason: "sandboxed", modifiedArgs: wrapped, notifications: [] };
-    const out = afterPolicyLook(first, { decision: "allow", modifiedArgs: { ...wrapped }, notifications: [] }, false);
+    const out = afterPolicyLook(first, { decision: "allow", modifiedArgs: { ...wrapped }, notifications: [] }, false, false, "block");
     expect(out).toMatchObject({ decision: "allow", modifiedArgs: wrapped });
   });
 

