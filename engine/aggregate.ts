@@ -60,7 +60,7 @@ export function notificationOf(j: Judged): Notification | undefined {
   if (!message) return undefined;
   return {
     type: "stream_event",
-    event: { subtype: "hook_notification", hook_name: j.hook.name, message, ...(j.verdict.decision && isEffective(j) ? { decision: j.verdict.decision } : {}) },
+    event: { subtype: "hook_notification", hook_name: j.hook.source === "repository" ? `repository ${j.hook.name}` : j.hook.name, message, ...(j.verdict.decision && isEffective(j) ? { decision: j.verdict.decision } : {}) },
   };
 }
 
@@ -125,10 +125,16 @@ const said = (reason: string | undefined) => (reason !== undefined && reason.tri
 
 /** What a block or an ask without a reason of its own says. */
 function defaultReason(winner: Judged | undefined): string | undefined {
-  if (winner?.verdict.decision === "block") return `blocked by hook ${winner.hook.name}`;
-  if (winner?.verdict.decision === "ask") return `hook ${winner.hook.name} asks for confirmation`;
+  if (winner?.verdict.decision === "block") return `blocked by ${hookCalled(winner.hook)}`;
+  if (winner?.verdict.decision === "ask") return `${hookCalled(winner.hook)} asks for confirmation`;
   return undefined;
 }
+
+/**
+ * A hook as the user is told of it: a repository hook says so, so that one named as an
+ * administrator's guard (a cosh or Gemini `name` is the repository's to choose) is not taken for it.
+ */
+export const hookCalled = (hook: Pick<HookDef, "name" | "source">): string => (hook.source === "repository" ? `repository hook ${hook.name}` : `hook ${hook.name}`);
 
 export function fold(judged: Judged[], opts: { interactive: boolean }): Folded {
   let winner: Judged | undefined;
@@ -167,7 +173,7 @@ export function fold(judged: Judged[], opts: { interactive: boolean }): Folded {
     if (folded.decision === "allow" && !(isEffective(modified) && modified.verdict.decision === "allow")) {
       folded.decision = null;
       delete folded.reason;
-      folded.note = `hook ${winner!.hook.name} allowed the arguments as sent; hook ${modified.hook.name} changed them, so that allow does not carry over`;
+      folded.note = `${hookCalled(winner!.hook)} allowed the arguments as sent; ${hookCalled(modified.hook)} changed them, so that allow does not carry over`;
     }
   }
   // Claude Code: `continue: false` "takes precedence over any event-specific decision fields". A
@@ -185,7 +191,7 @@ export function fold(judged: Judged[], opts: { interactive: boolean }): Folded {
   // copilot-hooks.md: "ask needs an interactive approval flow … where no prompt is shown, it is treated as a deny"
   if (folded.decision === "ask" && !opts.interactive) {
     folded.decision = "block";
-    folded.reason ??= `hook ${winner!.hook.name} asked for confirmation and no one can answer`;
+    folded.reason ??= `${hookCalled(winner!.hook)} asked for confirmation and no one can answer`;
     folded.note = "ask is a block when no one can answer (interactive=false)";
   }
   return folded;

@@ -2,7 +2,7 @@
  * @module The engine: what a hook event means and how its hooks run. The one file service/ imports.
  */
 import { randomUUID } from "node:crypto";
-import { afterPolicyLook, fold, RANK, withoutChange, type Judged, type Notification } from "./aggregate.js";
+import { afterPolicyLook, fold, hookCalled, RANK, withoutChange, type Judged, type Notification } from "./aggregate.js";
 import { answerFor, blockWithoutEvent, changeAsRun, effectiveDecisions } from "./formats/registry.js";
 import { blockKeepsGoing, isStopPoint } from "./formats/shared.js";
 import { failureModeFor, type Config, type FailureMode, type Tenant } from "./config.js";
@@ -199,7 +199,7 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
     const format = req.format ?? (dialect === "camel" ? "copilot" : "cosh");
     const finished: HookRecord[] = [];
     /** the first finished hook that stopped the agent (`continue: false`): an early answer says so too */
-    let halted: { name: string; reason: string } | undefined;
+    let halted: { name: string; source: HookRecord["source"]; reason: string } | undefined;
     /** the latest finished hook's replacement of the tool's output (its tier let it): an early answer carries it too */
     let replaced: unknown;
     /**
@@ -208,12 +208,12 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
      */
     const changeLostBlocks = effectiveDecisions(point, format).has("block") && !blockKeepsGoing(point);
     /** the first finished hook (first look) whose change of the arguments its tier let stand */
-    let changedBy: string | undefined;
+    let changedBy: HookRecord | undefined;
     const onHook: NonNullable<ExecuteOptions["onHook"]> = (record, notification, halt, updatedOutput, changed) => {
       finished.push(record);
-      if (halt !== undefined && !record.pass) halted ??= { name: record.name, reason: halt };
+      if (halt !== undefined && !record.pass) halted ??= { name: record.name, source: record.source, reason: halt };
       if (updatedOutput !== undefined && !record.pass) replaced = updatedOutput;
-      if (changed && !record.pass && record.decision !== "block") changedBy ??= record.name;
+      if (changed && !record.pass && record.decision !== "block") changedBy ??= record;
       req.onHook?.(record, notification);
     };
     return {
@@ -238,23 +238,23 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
           const answer = answerFor(format, point, { decision, ...(decision ? { reason } : {}), halt: halted.reason, ...kept, notifications: [] });
           return {
             event_id: eventId, event: point, decision, ...(decision ? { reason } : {}), ...kept, continue: false as const, stopReason: halted.reason, notifications: [], hooks: [...finished],
-            output: answer.output, exit_code: answer.exit_code, note: `answered before the event was done: ${why}; hook ${halted.name} stopped the agent`,
+            output: answer.output, exit_code: answer.exit_code, note: `answered before the event was done: ${why}; ${hookCalled(halted)} stopped the agent`,
           };
         }
         // A hook changed the arguments, and the policy hooks have not passed the change: the call can go
         // out neither as changed nor as sent (the failure mode's allow would run it as sent).
         if (changedBy !== undefined && changeLostBlocks && best?.decision !== "block") {
-          const reason = `hook ${changedBy} changed the arguments, and the changed call could not be checked by the policy hooks in time (${why}): the call is blocked, run neither as changed nor as sent`;
+          const reason = `${hookCalled(changedBy)} changed the arguments, and the changed call could not be checked by the policy hooks in time (${why}): the call is blocked, run neither as changed nor as sent`;
           const answer = answerFor(format, point, { decision: "block", reason, ...kept, notifications: [] });
           return {
             event_id: eventId, event: point, decision: "block", reason, ...kept, notifications: [], hooks: [...finished],
-            output: answer.output, exit_code: answer.exit_code, note: `answered before the event was done: ${why}; hook ${changedBy} changed the arguments`,
+            output: answer.output, exit_code: answer.exit_code, note: `answered before the event was done: ${why}; ${hookCalled(changedBy)} changed the arguments`,
           };
         }
         if (!best || (mode === "block" && best.decision !== "block")) return undefined;
         // copilot-hooks.md: an ask "where no prompt is shown, it is treated as a deny"
         const decision: Decision = best.decision === "ask" && !req.interactive ? "block" : best.decision!;
-        const reason = `${best.reason ?? `hook ${best.name} decided ${best.decision}`} (${why}; other hooks still running)`;
+        const reason = `${best.reason ?? `${hookCalled(best)} decided ${best.decision}`} (${why}; other hooks still running)`;
         const answer = answerFor(format, point, { decision, reason, ...kept, notifications: [] });
         return {
           event_id: eventId, event: point, decision, reason, ...kept, notifications: [], hooks: [...finished],

@@ -96,7 +96,8 @@ describe("a notification card", () => {
   it("shows a hook's decision only where it counts: a repository's allow is a card with its message and no decision", async () => {
     const request = await coshEvent("ls", "card", "repo-allow-card");
     const r = await engineWith(hook("policy", "PreToolUse", "policy-ask")).handleEvent(request);
-    expect(r.notifications).toContainEqual({ type: "stream_event", event: { subtype: "hook_notification", hook_name: "card", message: "approved by the repository" } });
+    // named by the repository, said to be the repository's: no card passes for an administrator's guard
+    expect(r.notifications).toContainEqual({ type: "stream_event", event: { subtype: "hook_notification", hook_name: "repository card", message: "approved by the repository" } });
     // the policy hook's ask counts: its card says so
     expect(r.notifications).toContainEqual({ type: "stream_event", event: { subtype: "hook_notification", hook_name: "policy-ask", message: "this deletes the production bucket: are you sure?", decision: "ask" } });
   });
