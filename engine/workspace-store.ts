@@ -15,10 +15,37 @@ import { HOOK_GID, HOOK_UID } from "./names.js";
 import { loadRepositoryHooks, type RepositoryLimits } from "./repository.js";
 import { TenantUsage, type Quota } from "./workspace-quota.js";
 import { checkLinks, readTree } from "./workspace-tree.js";
+import { FairSlots } from "./fair-slots.js";
 import { unpack, type UnpackLimits } from "./workspace-unpack.js";
 
 /** @default 60 s — how long a stored workspace refused for anything but its links is refused before it is judged again */
 export const REFUSAL_RETRY_MS = 60_000;
+
+/**
+ * @default 64 MiB — what the hook sets of stored workspaces may hold in memory, all tenants together,
+ * as `residentBytes` reckons it. Past it, the tenant holding the most gives up its least recently
+ * used, which is read again from its stored files when next named. (A tenant's hundred workspaces
+ * of 4 MiB of hook files each would otherwise hold half a gigabyte for good.)
+ */
+export const MAX_RESIDENT_HOOK_BYTES = 64 * 1024 * 1024;
+
+/**
+ * @default 2 — stored workspaces read from disk at once (after a restart, or a hook set given up to
+ * MAX_RESIDENT_HOOK_BYTES), all tenants together, tenants in turn (fair-slots.ts): each walks a tree
+ * of up to `max_workspace_entries` names and parses up to 4 MiB of hook files.
+ */
+export const MAX_WORKSPACE_LOADS_AT_ONCE = 2;
+
+/**
+ * What a hook set holds in memory, reckoned from what it is made of: each hook's strings twice (as
+ * read and as kept) and 2 KiB for its objects, compiled matcher and summary line; each warning twice.
+ */
+export function residentBytes(hooks: HookSet): number {
+  let bytes = 4096;
+  for (const h of hooks.hooks) bytes += 2048 + 2 * (h.command.length + h.name.length + h.origin.length);
+  for (const w of hooks.warnings) bytes += 2 * w.length;
+  return bytes;
+}
 
 /** the longest workspace id */
 const MAX_WORKSPACE_ID_CHARS = 128;
@@ -47,6 +74,15 @@ interface Stored {
   current: () => boolean;
 }
 
+/** A stored workspace as the store keeps it: its hook set only while resident (MAX_RESIDENT_HOOK_BYTES). */
+interface Entry {
+  tenant: string;
+  dir: string;
+  about: Omit<WorkspaceInfo, "hooks" | "warnings">;
+  resident?: { hooks: HookSet; info: WorkspaceInfo; bytes: number };
+  current: () => boolean;
+}
+
 const META_DIR = "_meta";
 /** `charged`: what the workspace counts against the tenant's quota — its files in whole blocks, a block for each folder and link (workspace-unpack.ts). */
 const MetaSchema = z.object({ digest: z.string(), files: z.number().int().nonnegative(), bytes: z.number().int().nonnegative(), charged: z.number().int().nonnegative().optional() });
@@ -54,7 +90,12 @@ type Meta = z.infer<typeof MetaSchema>;
 const NO_QUOTA: Quota = { maxWorkspaceBytes: Number.POSITIVE_INFINITY, maxWorkspaces: Number.POSITIVE_INFINITY };
 
 export class WorkspaceStore {
-  private readonly cache = new Map<string, Stored>();
+  /** every workspace read since the start, by key; its hook set while resident */
+  private readonly cache = new Map<string, Entry>();
+  /** the entries whose hook sets are held, least recently used first */
+  private readonly resident = new Map<string, Entry>();
+  private residentTotal = 0;
+  private readonly loads = new FairSlots(MAX_WORKSPACE_LOADS_AT_ONCE);
   /** Per stored id: the tail of the swaps, deletes and loads of it, which run one at a time. */
   private readonly turns = new Map<string, Promise<unknown>>();
   /** Per stored id: the reading of it from disk under way, shared by every event that waits for it. */
@@ -70,6 +111,7 @@ export class WorkspaceStore {
   constructor(
     private readonly root: string,
     private readonly options: WorkspaceStoreOptions,
+    private readonly maxResidentBytes = MAX_RESIDENT_HOOK_BYTES,
   ) {}
 
   private tenantDir(tenant: string): string {
@@ -150,7 +192,7 @@ export class WorkspaceStore {
         }
         usage.commit(upload, bytes);
         const stored: WorkspaceInfo = { id, digest, files, bytes, hooks: summary(hooks), warnings: hooks.warnings };
-        this.remember(`${base}/${id}`, { dir: final, hooks, info: stored });
+        this.remember(tenant, `${base}/${id}`, final, hooks, stored);
         // The tree is in place and counted: a meta file that cannot be written (a full disk) is
         // counted again from the tree at the next start, never a tree and a count that disagree.
         await writeFile(metaFile(base, id), JSON.stringify({ digest, files, bytes, charged } satisfies Meta)).catch(() => undefined);
@@ -191,23 +233,49 @@ export class WorkspaceStore {
     if (!WORKSPACE_ID.test(id)) return undefined;
     const base = this.tenantDir(tenant);
     const key = `${base}/${id}`;
-    const hit = this.cache.get(key);
+    const hit = this.held(key);
     if (hit) return hit;
     const refused = this.refused.get(key);
     if (refused && refused.until > Date.now()) throw refused.err;
-    // Events naming one stored workspace after a restart share one reading of it.
+    // Events naming one stored workspace after a restart share one reading of it, which waits for
+    // one of the few slots every tenant's readings share.
     let loading = this.loading.get(key);
     if (!loading) {
-      loading = this.exclusive(key, () => this.load(tenant, base, id, key)).finally(() => this.loading.delete(key));
+      loading = this.exclusive(key, () => this.inSlot(tenant, () => this.load(tenant, base, id, key))).finally(() => this.loading.delete(key));
       this.loading.set(key, loading);
     }
     return loading;
   }
 
+  /** What the hook sets held in memory take, as `residentBytes` reckons them (at most MAX_RESIDENT_HOOK_BYTES, but for the one just read). */
+  get residentBytes(): number {
+    return this.residentTotal;
+  }
+
+  /** `fn` in one of MAX_WORKSPACE_LOADS_AT_ONCE slots, tenants in turn. */
+  private inSlot<T>(tenant: string, fn: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => void this.loads.enter(tenant, () => fn().then(resolve, reject)));
+  }
+
+  /** The stored workspace of `key` with its hook set, when that is held; the most recently used then. */
+  private held(key: string): Stored | undefined {
+    const entry = this.cache.get(key);
+    if (!entry?.resident) return undefined;
+    this.resident.delete(key);
+    this.resident.set(key, entry);
+    return { dir: entry.dir, hooks: entry.resident.hooks, info: entry.resident.info, current: entry.current };
+  }
+
   private async load(tenant: string, base: string, id: string, key: string): Promise<Stored | undefined> {
-    const hit = this.cache.get(key);
+    const hit = this.held(key);
     if (hit) return hit;
     try {
+      // Judged when it was stored, or read since the start: only its hook files are read again.
+      const known = this.cache.get(key);
+      if (known) {
+        const hooks = await this.loadHooks(tenant, known.dir);
+        return this.keep(key, known, hooks, { ...known.about, hooks: summary(hooks), warnings: hooks.warnings });
+      }
       return await this.judge(tenant, base, id, key);
     } catch (err) {
       // Judged and refused: a link that leads out stays refused until the workspace is replaced or
@@ -225,18 +293,66 @@ export class WorkspaceStore {
     if (!(await lstat(dir).catch(() => undefined))?.isDirectory()) return undefined;
     // After a restart: the stored tree and hook files are judged again, as an upload is.
     const tree = await readTree(dir);
-    await checkLinks(tree);
+    await checkLinks(tree, dir);
     const hooks = await this.loadHooks(tenant, dir);
     const digest = (await readMeta(base, id))?.digest ?? (await readFile(join(base, `${id}.digest`), "utf8").catch(() => ""));
-    return this.remember(key, { dir, hooks, info: { id, digest, files: tree.files, bytes: tree.bytes, hooks: summary(hooks), warnings: hooks.warnings } });
+    return this.remember(tenant, key, dir, hooks, { id, digest, files: tree.files, bytes: tree.bytes, hooks: summary(hooks), warnings: hooks.warnings });
   }
 
   /** The workspace of `key` as stored now; it stays current until an upload replaces it or a delete removes it. */
-  private remember(key: string, entry: Omit<Stored, "current">): Stored {
-    const stored: Stored = { ...entry, current: () => this.cache.get(key) === stored };
-    this.cache.set(key, stored);
+  private remember(tenant: string, key: string, dir: string, hooks: HookSet, info: WorkspaceInfo): Stored {
+    this.forget(key);
+    const { hooks: _summary, warnings: _warnings, ...about } = info;
+    const entry: Entry = { tenant, dir, about, current: () => this.cache.get(key) === entry };
+    this.cache.set(key, entry);
     this.refused.delete(key);
+    return this.keep(key, entry, hooks, info);
+  }
+
+  /** Holds `entry`'s hook set, then gives up the least recently used of the tenant holding the most while past the budget. */
+  private keep(key: string, entry: Entry, hooks: HookSet, info: WorkspaceInfo): Stored {
+    const stored: Stored = { dir: entry.dir, hooks, info, current: entry.current };
+    // Replaced or removed while its hooks were read: the event that asked runs it as it was, unheld.
+    if (this.cache.get(key) !== entry) return stored;
+    this.release(key);
+    const bytes = residentBytes(hooks);
+    entry.resident = { hooks, info, bytes };
+    this.resident.set(key, entry);
+    this.residentTotal += bytes;
+    while (this.residentTotal > this.maxResidentBytes) {
+      const victim = this.victim(key);
+      if (victim === undefined) break;
+      this.release(victim);
+    }
     return stored;
+  }
+
+  /**
+   * Whose hook set goes when the held ones are past the budget: the least recently used of the
+   * tenant holding the most (counting the one just read, which itself stays: it is being used).
+   */
+  private victim(keep: string): string | undefined {
+    const held = new Map<string, number>();
+    for (const e of this.resident.values()) held.set(e.tenant, (held.get(e.tenant) ?? 0) + e.resident!.bytes);
+    for (const [tenant] of [...held].sort((a, b) => b[1] - a[1])) {
+      for (const [k, e] of this.resident) if (k !== keep && e.tenant === tenant) return k;
+    }
+    return undefined;
+  }
+
+  /** Gives up `key`'s hook set, if held (the entry stays: its next event reads the hook files again). */
+  private release(key: string): void {
+    const entry = this.resident.get(key);
+    if (!entry?.resident) return;
+    this.resident.delete(key);
+    this.residentTotal -= entry.resident.bytes;
+    delete entry.resident;
+  }
+
+  /** `key` no longer stored as it was (replaced or removed). */
+  private forget(key: string): void {
+    this.release(key);
+    this.cache.delete(key);
   }
 
   async delete(tenant: string, id: string): Promise<boolean> {
@@ -247,7 +363,7 @@ export class WorkspaceStore {
     // Looked at inside its turn only: between an upload's two renames the folder is briefly absent.
     return this.exclusive(`${base}/${id}`, async () => {
       if (!(await lstat(dir).catch(() => undefined))?.isDirectory()) return false;
-      this.cache.delete(`${base}/${id}`);
+      this.forget(`${base}/${id}`);
       this.refused.delete(`${base}/${id}`);
       // Out of the way at once, then removed: a crash half-way leaves a `.trash-` folder (removed
       // when the tenant's workspaces are next counted), never a partial workspace under its id.

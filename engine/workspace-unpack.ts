@@ -290,7 +290,7 @@ export async function unpack(body: AsyncIterable<Uint8Array>, dest: string, limi
     await entryWork;
     if (refused) throw asBadArchive(refused);
     deadline?.throwIfAborted();
-    await checkLinks(await readTree(rootReal));
+    await checkLinks(await readTree(rootReal), rootReal);
     return { digest: `sha256:${hash.digest("hex")}`, files, bytes, folders: made, charged };
   } finally {
     deadline?.removeEventListener("abort", stop);

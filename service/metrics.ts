@@ -26,8 +26,8 @@ export class Metrics {
   readonly loopLag = new Histogram({ name: "hookbox_event_loop_lag_seconds", help: `How late a ${LAG_SAMPLE_MS} ms timer fired: the event loop's lag`, buckets: LAG_BUCKETS_S, registers: [this.registry] });
   private readonly sampler: NodeJS.Timeout;
 
-  /** `stats`: the engine's figures, read at each scrape for the gauges. */
-  constructor(stats: () => EngineStats) {
+  /** `stats`: the engine's figures, read at each scrape for the gauges; `residentHookBytes`: the workspace store's. */
+  constructor(stats: () => EngineStats, residentHookBytes: () => number = () => 0) {
     collectDefaultMetrics({ register: this.registry });
     const gauge = (name: string, help: string, read: (s: EngineStats) => number) =>
       new Gauge({ name, help, registers: [this.registry], collect() { this.set(read(stats())); } });
@@ -35,6 +35,7 @@ export class Metrics {
     gauge("hookbox_events_running", "Events running hooks", (s) => s.running);
     gauge("hookbox_containers_running", "Container hook runs in flight", (s) => s.containers);
     gauge("hookbox_pool_ready", "Pre-started containers waiting for a hook", (s) => s.poolReady);
+    gauge("hookbox_workspace_hooks_resident_bytes", "What the stored workspaces' hook sets held in memory take, as reckoned against MAX_RESIDENT_HOOK_BYTES", () => residentHookBytes());
 
     let due = performance.now() + LAG_SAMPLE_MS;
     this.sampler = setInterval(() => {

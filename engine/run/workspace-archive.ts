@@ -3,16 +3,19 @@
  * hand-over (handover.ts), so that one warm pool serves every workspace. Built once per stored
  * workspace from disk — readdir and lstat, files opened with O_NOFOLLOW and read no further than
  * their size, links kept as links (the store checked them) — a few at a time, tenants in turn
- * (archive-builds.ts), and kept in memory (archive-cache.ts). A workspace too large to stream is
+ * (fair-slots.ts), and kept in memory (archive-cache.ts). A workspace too large to stream is
  * `null`: it runs cold, on its overlay.
  */
 import { constants } from "node:fs";
 import { lstat, open, readdir, readlink, stat } from "node:fs/promises";
 import { join, posix } from "node:path";
 import { pack } from "tar-stream";
-import { ArchiveBuilds, MAX_ARCHIVE_BUILDS_AT_ONCE, type BuildTurn } from "./archive-builds.js";
+import { FairSlots, type SlotTurn } from "../fair-slots.js";
 import { ARCHIVE_CACHE_BYTES, ArchiveCache, type Built } from "./archive-cache.js";
 import { waitAtMost } from "./run-guard.js";
+
+/** 2: archive builds running at once, all tenants together (each takes one of libuv's four threads while it reads). */
+export const MAX_ARCHIVE_BUILDS_AT_ONCE = 2;
 
 /** 16 MiB: past this a workspace runs cold on its copy-on-write overlay instead of being streamed. */
 export const MAX_ARCHIVE_BYTES = 16 * 1024 * 1024;
@@ -39,26 +42,26 @@ export interface ArchiveWait {
 interface Build {
   /** gets waiting for it; at 0 before its turn, it never starts */
   waiters: number;
-  turn: BuildTurn | undefined;
+  turn: SlotTurn | undefined;
   done: Promise<{ archive: Built | null }>;
 }
 
 export class WorkspaceArchives {
   private readonly cache: ArchiveCache;
   private readonly building = new Map<string, Build>();
-  private readonly turns: ArchiveBuilds;
+  private readonly turns: FairSlots;
   private readonly maxArchiveBytes: number;
 
   constructor(options: ArchiveOptions = {}) {
     this.maxArchiveBytes = options.maxArchiveBytes ?? MAX_ARCHIVE_BYTES;
     this.cache = new ArchiveCache(options.maxCacheBytes ?? ARCHIVE_CACHE_BYTES);
-    this.turns = new ArchiveBuilds(options.buildsAtOnce ?? MAX_ARCHIVE_BUILDS_AT_ONCE);
+    this.turns = new FairSlots(options.buildsAtOnce ?? MAX_ARCHIVE_BUILDS_AT_ONCE);
   }
 
   /**
    * The tar of `dir` (null: larger than `maxArchiveBytes`, or it or its unpacked footprint larger than `limitBytes`,
    * or not built within `wait`, or its build failed). A re-uploaded workspace is a new folder at the same path: its inode and ctime tell
-   * the two apart. A build waits for its turn (archive-builds.ts); one whose every waiter gave up before it is
+   * the two apart. A build waits for its turn (fair-slots.ts); one whose every waiter gave up before it is
    * dropped, never started. One that has started goes on and is kept: the next event of that workspace finds it.
    */
   async get(dir: string, limitBytes = Infinity, wait: ArchiveWait = {}): Promise<Buffer | null> {

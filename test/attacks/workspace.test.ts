@@ -6,7 +6,7 @@
  * read, and the service never stops answering.
  */
 import { spawnSync } from "node:child_process";
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { leftovers } from "../helpers/engine.js";
 import { TENANT_UPLOADS_IN_FLIGHT } from "../../service/routes/workspaces.js";
 import { MAX_META_HEADER_BYTES, MAX_PAX_RECORDS } from "../../engine/workspace-unpack.js";
+import { MAX_RESIDENT_HOOK_BYTES } from "../../engine/workspace-store.js";
 import { underProbe, WORST_HEALTH_MS } from "../helpers/probe.js";
 import { startService, tenantsToml, TOKEN_A, TOKEN_B, type Service } from "../helpers/service.js";
 import { badSizeMember, paxRecords, rawMember, sparseTarGz, TAR_END, tarOf, zerosGzip, type Entry } from "../helpers/tar.js";
@@ -860,5 +861,41 @@ describe("folders are entries and are charged to the tenant's quota", () => {
     expect(errorOf(linked.text).code).toBe("tenant_workspace_bytes");
     // 200 of them fit (800 KiB)
     expect((await put(svc, "tiny-200", await tarOf(tiny.slice(0, 200)))).status).toBe(200);
+  });
+});
+
+describe("the hook sets of many large stored workspaces", () => {
+  let svc: Service;
+  beforeAll(async () => {
+    svc = await startService("[sandbox]\npool_size = 0\n");
+  });
+  afterAll(async () => {
+    await svc.stop();
+  });
+
+  it(`are held within MAX_RESIDENT_HOOK_BYTES (${MAX_RESIDENT_HOOK_BYTES / MiB} MiB) whatever one tenant stores, the rest read again from disk when named`, async () => {
+    // Each workspace: four hook files of 250 hooks of ~4000 random characters (1000 hooks, ~4 MiB,
+    // within every limit) — about 10 MiB as held; sixteen of them would hold 160 MiB for good.
+    const workspace = async (w: number) =>
+      tarOf(Array.from({ length: 4 }, (_, f) => ({
+        name: `.github/hooks/h${f}.json`,
+        content: JSON.stringify({ version: 1, hooks: { postToolUse: Array.from({ length: 250 }, (_, i) => ({ type: "command", bash: `echo ${w}-${f}-${i}-${randomBytes(2900).toString("base64")}`, timeoutSec: 10 })) } }),
+      })), { gzip: true });
+    const ids = Array.from({ length: 16 }, (_, w) => `big-${w}`);
+    for (const [w, id] of ids.entries()) {
+      const res = await attack(svc, async () => put(svc, id, await workspace(w)), 15_000);
+      expect(res.status, res.text.slice(0, 300)).toBe(200);
+    }
+    const held = async () => Number(/^hookbox_workspace_hooks_resident_bytes (\d+)/m.exec(await (await fetch(`${svc.url}/metrics`, { headers: auth })).text())?.[1]);
+    const perWorkspace = 1000 * (2048 + 2 * 4000);
+    expect(await held()).toBeGreaterThan(MAX_RESIDENT_HOOK_BYTES - 2 * perWorkspace);
+    expect(await held()).toBeLessThanOrEqual(MAX_RESIDENT_HOOK_BYTES + 2 * perWorkspace);
+    // every one still answers with its hooks, the first ones read again from disk
+    for (const id of ids) {
+      const res = await attack(svc, () => get(svc, id), 15_000);
+      expect(res.status).toBe(200);
+      expect((JSON.parse(res.text) as { hooks: unknown[] }).hooks).toHaveLength(1000);
+    }
+    expect(await held()).toBeLessThanOrEqual(MAX_RESIDENT_HOOK_BYTES + 2 * perWorkspace);
   });
 });

@@ -8,7 +8,8 @@ import type * as FsPromises from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
-import { WorkspaceStore } from "../../engine/workspace-store.js";
+import { residentBytes, WorkspaceStore } from "../../engine/workspace-store.js";
+import type { HookDef } from "../../engine/hooks.js";
 import { rawMember, tarOf } from "../helpers/tar.js";
 
 /** Every rename the store makes, in order (the file system's own rename, watched). */
@@ -152,3 +153,44 @@ describe("a stored workspace refused when read after a restart", () => {
     }
   });
 });
+
+describe("the hook sets of stored workspaces held in memory (MAX_RESIDENT_HOOK_BYTES)", () => {
+  const hookFile = (n: number, tag: string) => JSON.stringify({ version: 1, hooks: { preToolUse: Array.from({ length: n }, (_, i) => ({ type: "command", bash: `${tag}-${i}-${"x".repeat(400)}` })) } });
+  const upload = async (store: WorkspaceStore, tenant: string, id: string, n = 50) => store.put(tenant, id, chunks(await tarOf([{ name: ".github/hooks/h.json", content: hookFile(n, `${tenant}/${id}`) }])));
+
+  it("keep within the budget: past it the heaviest tenant gives up its least recently used, read again — the same hooks, still current — when next named", async () => {
+    const root = mkdtempSync(join(tmpdir(), "hookbox-store-"));
+    // room for three and a half of these sets
+    const sample = await (async () => {
+      const s = new WorkspaceStore(mkdtempSync(join(tmpdir(), "hookbox-store-")), options);
+      await upload(s, "t", "w0");
+      return residentBytes((await s.get("t", "w0"))!.hooks);
+    })();
+    const store = new WorkspaceStore(root, options, Math.floor(sample * 3.5));
+    for (const id of ["w0", "w1", "w2"]) await upload(store, "flood", id);
+    const kept = (await store.get("flood", "w0"))!;
+    await upload(store, "calm", "c0");
+    await upload(store, "flood", "w3");
+    // w1 was the flooding tenant's least recently used (w0 was named since): given up, then read again from disk
+    expect(heldKeys(store)).not.toContain(`${tenantDir(root, "flood")}/w1`);
+    expect(heldKeys(store)).toContain(`${tenantDir(root, "calm")}/c0`);
+    const again = (await store.get("flood", "w1"))!;
+    expect(again.hooks.hooks.map((h) => h.command.split("-").slice(0, 2).join("-"))).toEqual(Array.from({ length: 50 }, (_, i) => `flood/w1-${i}`));
+    expect(again.info).toMatchObject({ id: "w1", files: 1 });
+    expect(again.info.hooks).toHaveLength(50);
+    // an event that read w0 before it was given up still finds it current: it was not replaced
+    expect(kept.current()).toBe(true);
+    expect(heldBytes(store)).toBeLessThanOrEqual(Math.floor(sample * 3.5));
+    // the calm tenant's one set outlasts the flood
+    for (const id of ["w4", "w5", "w6"]) await upload(store, "flood", id);
+    expect(heldKeys(store)).toContain(`${tenantDir(root, "calm")}/c0`);
+  });
+
+  it("reckons a set by its hooks' strings and objects, each warning too", () => {
+    const hook = { name: "n", origin: "o", command: "c".repeat(1000) } as HookDef;
+    expect(residentBytes({ hooks: [hook, hook], warnings: ["w".repeat(100)], disableAll: false })).toBe(4096 + 2 * (2048 + 2 * 1002) + 200);
+  });
+});
+
+const heldKeys = (store: WorkspaceStore) => [...(store as unknown as { resident: Map<string, unknown> }).resident.keys()];
+const heldBytes = (store: WorkspaceStore) => (store as unknown as { residentTotal: number }).residentTotal;

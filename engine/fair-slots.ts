@@ -1,36 +1,33 @@
 /**
- * @module Turns at building workspace archives (workspace-archive.ts), shared fairly between tenants.
- * A build reads a whole workspace through libuv's four threads, which every tenant's file reads
- * share, and holds its tar in memory while it grows: `atOnce` builds run at once, all tenants
- * together, and the rest wait, each tenant's in its own line in arrival order. When a build ends,
- * the tenant with the fewest builds running goes next, ties in turn (round-robin) — so one tenant's
- * flood of builds makes another's wait for one build to end, never behind the flood. A build that
- * nobody waits for any more leaves its line before it starts (`cancel`).
+ * @module A few slots for work that holds much for a while, shared fairly between tenants: `atOnce`
+ * jobs run at once, all tenants together, and the rest wait, each tenant's in its own line in
+ * arrival order. When a job ends, the tenant with the fewest jobs running goes next, ties in turn
+ * (round-robin) — so one tenant's flood makes another's job wait for one job to end, never behind
+ * the flood. A job that nobody waits for any more leaves its line before it starts (`cancel`).
+ * Used for building workspace archives (run/workspace-archive.ts) and for loading stored workspaces
+ * (workspace-store.ts).
  */
 
-/** 2: archive builds running at once, all tenants together (each takes one of libuv's four threads while it reads). */
-export const MAX_ARCHIVE_BUILDS_AT_ONCE = 2;
-
-export interface BuildTurn {
-  /** Takes a build that has not started out of its line (true); false once it has started. */
+export interface SlotTurn {
+  /** Takes a job that has not started out of its line (true); false once it has started. */
   cancel(): boolean;
 }
 
 interface Party {
   running: number;
-  /** builds waiting, in arrival order */
+  /** jobs waiting, in arrival order */
   waiting: Array<() => void>;
 }
 
-export class ArchiveBuilds {
+export class FairSlots {
   private running = 0;
   /** per party (tenant), what it runs and what waits; the Map's order is the round-robin's */
   private readonly parties = new Map<string, Party>();
 
-  constructor(readonly atOnce = MAX_ARCHIVE_BUILDS_AT_ONCE) {}
+  constructor(readonly atOnce: number) {}
 
-  /** Runs `build` when a slot is free and it is `party`'s turn — at once when one is free now. */
-  enter(party: string, build: () => Promise<void>): BuildTurn {
+  /** Runs `job` when a slot is free and it is `party`'s turn — at once when one is free now. */
+  enter(party: string, job: () => Promise<void>): SlotTurn {
     const p = this.party(party);
     let started = false;
     const start = () => {
@@ -40,14 +37,14 @@ export class ArchiveBuilds {
       // Served: to the back of the round.
       this.parties.delete(party);
       this.parties.set(party, p);
-      // The build answers its own waiters, its failure too: here it only frees its slot.
+      // The job answers its own waiters, its failure too: here it only frees its slot.
       const ended = () => {
         this.running--;
         p.running--;
         this.forget(party, p);
         this.dispatch();
       };
-      void build().then(ended, ended);
+      void job().then(ended, ended);
     };
     p.waiting.push(start);
     this.dispatch();
@@ -68,7 +65,7 @@ export class ArchiveBuilds {
     return p;
   }
 
-  /** Gives free slots to waiting builds: the party running the fewest first, ties in turn. */
+  /** Gives free slots to waiting jobs: the party running the fewest first, ties in turn. */
   private dispatch(): void {
     while (this.running < this.atOnce) {
       let next: Party | undefined;
