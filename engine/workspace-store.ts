@@ -402,6 +402,15 @@ const REPLACED = ".replaced-";
 const REPLACING = "replacing-";
 const SWAP_ID = /^[0-9a-f-]{36}$/;
 
+/** Whether `text` is a workspace's meta file (a swap marker names an id instead). */
+function isMeta(text: string): boolean {
+  try {
+    return MetaSchema.safeParse(JSON.parse(text)).success;
+  } catch {
+    return false;
+  }
+}
+
 /** The id a swap marker names, or undefined when its text is not the JSON of one. */
 function markedId(text: string): unknown {
   try {
@@ -440,8 +449,11 @@ async function loadUsage(base: string): Promise<TenantUsage> {
       continue;
     }
     const swap = name.slice(REPLACING.length, -".json".length);
+    const text = SWAP_ID.test(swap) ? await readFile(join(base, META_DIR, name), "utf8").catch(() => undefined) : undefined;
+    // The meta of a workspace whose id looks like a swap's (`replacing-<uuid>`): its own, kept.
+    if (text !== undefined && isMeta(text) && WORKSPACE_ID.test(name.slice(0, -".json".length))) continue;
     // One that does not read (empty or half-written, by an older hookbox) is no marker: removed, as a leftover is.
-    const id = SWAP_ID.test(swap) ? await readFile(join(base, META_DIR, name), "utf8").then(markedId, () => undefined) : undefined;
+    const id = text === undefined ? undefined : markedId(text);
     const aside = join(base, `${REPLACED}${swap}`);
     if (typeof id === "string" && WORKSPACE_ID.test(id) && (await lstat(aside).catch(() => undefined))?.isDirectory() && !(await lstat(join(base, id)).catch(() => undefined)))
       await rename(aside, join(base, id));

@@ -194,3 +194,15 @@ describe("the hook sets of stored workspaces held in memory (MAX_RESIDENT_HOOK_B
 
 const heldKeys = (store: WorkspaceStore) => [...(store as unknown as { resident: Map<string, unknown> }).resident.keys()];
 const heldBytes = (store: WorkspaceStore) => (store as unknown as { residentTotal: number }).residentTotal;
+
+describe("a workspace whose id looks like a swap marker's (replacing-<uuid>)", () => {
+  it("keeps its meta file, and so its digest, across a restart", async () => {
+    const root = mkdtempSync(join(tmpdir(), "hookbox-store-"));
+    const id = "replacing-00000000-0000-0000-0000-000000000000";
+    const stored = await new WorkspaceStore(root, options).put("team-a", id, chunks(await tarOf([{ name: "a.txt", content: "a" }])));
+    expect(stored.digest).toMatch(/^sha256:/);
+    const next = new WorkspaceStore(root, options);
+    await next.sweep();
+    expect((await next.get("team-a", id))?.info.digest).toBe(stored.digest);
+  });
+});
