@@ -2,33 +2,12 @@
  * @module Hook-controlled text made safe for a terminal. A hook's output, reason or rule could
  * otherwise move the cursor, erase lines, retitle the window or start an escape sequence through
  * the C1 controls (U+009B is a one-character CSI). Every C0 control, DEL and C1 control is shown
- * as an escape (`\x1b`, `\u009b`) instead; newline and tab only where the layout wants them.
+ * as an escape (`\x1b`, `\u009b`) instead; newline and tab only where the layout wants them
+ * (engine/visible-text.ts).
  */
+import { oneLine } from "../engine/visible-text.js";
 
-// C0 but \t and \n, DEL, C1 — and the invisible format characters that reorder or hide text on
-// screen (bidi overrides and isolates, zero-width marks, line and paragraph separators, BOM).
-// Also the Arabic letter mark, the Mongolian vowel separator, word joiners and invisible operators,
-// the Hangul filler, interlinear annotation marks and the tag characters (U+E0000–E007F).
-const HIDDEN = "\\u061c\\u180e\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u2064\\u2066-\\u206f\\u3164\\ufeff\\ufff9-\\ufffb\\u{e0000}-\\u{e007f}";
-const CONTROLS_KEEP_LAYOUT = new RegExp(`[\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f${HIDDEN}]`, "gu");
-const CONTROLS = new RegExp(`[\\u0000-\\u001f\\u007f-\\u009f${HIDDEN}]`, "gu");
-
-const escape = (c: string): string => {
-  const code = c.codePointAt(0)!;
-  if (c === "\n") return "\\n";
-  if (c === "\t") return "\\t";
-  return code < 0x80 ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`;
-};
-
-/** For one line of output: every control character escaped, newlines and tabs too. */
-export function oneLine(text: string): string {
-  return text.replace(CONTROLS, escape);
-}
-
-/** For a block of output: newlines and tabs kept, every other control character escaped. */
-export function block(text: string): string {
-  return text.replace(CONTROLS_KEEP_LAYOUT, escape);
-}
+export { block, oneLine } from "../engine/visible-text.js";
 
 /**
  * A URL as it may be shown: without the user name and password in it — through the last `@` before

@@ -19,6 +19,7 @@ import type { SandboxConfig } from "./config.js";
 import { mapLimited } from "./map-limited.js";
 import { head } from "./detached.js";
 import { jsonShapeProblem } from "./event-body.js";
+import { block } from "./visible-text.js";
 
 /** One hook's line in a response and in the audit log. */
 export interface HookRecord {
@@ -216,7 +217,7 @@ async function runOne(hook: HookDef, opts: ExecuteOptions, t0: number): Promise<
   // Cut by max_timeout short of the time its agent would have given it: it never got its time either.
   const agentTimeoutMs = hook.agentTimeoutMs ?? (hook.timeoutMs > opts.sandbox.maxTimeoutMs ? hook.timeoutMs : undefined);
   // Trust first: a change it drops is never merged into the arguments (a megabyte of keys would cost the merge).
-  const verdict = capMessages(checkedChange(applyTrust(interpret(run, hook), hook.source, { repositoryMayRewrite: opts.repositoryMayRewrite === true })));
+  const verdict = capMessages(visibleText(checkedChange(applyTrust(interpret(run, hook), hook.source, { repositoryMayRewrite: opts.repositoryMayRewrite === true })), hook.source));
   const why: Undecided["why"] | undefined = run === NO_TIME || (run.outcome === "timed_out" && leftMs < ownTimeoutMs) ? "max_event_ms"
     : run.outcome === "timed_out" && agentTimeoutMs !== undefined ? "max_timeout"
     : run.outcome === "timed_out" && (run.preparedMs ?? 0) > 0 ? "preparation"
@@ -297,6 +298,20 @@ export const MAX_HOOK_MESSAGE_CHARS = 16 * 1024;
  * lists every hook of the event, a thousand of them.
  */
 export const MAX_HOOK_ERROR_CHARS = 1024;
+
+/**
+ * What a repository hook says to the agent and its user, its controls and invisible characters
+ * shown as escapes (visible-text.ts): an agent shows a hook's message in a terminal, where an escape
+ * sequence could rewrite the screen or a bidi override reorder what the user reads.
+ */
+function visibleText(verdict: Verdict, source: HookDef["source"]): Verdict {
+  if (source !== "repository") return verdict;
+  for (const key of ["reason", "systemMessage", "warning", "additionalContext", "halt"] as const) {
+    const text = verdict[key];
+    if (text !== undefined) verdict[key] = block(text);
+  }
+  return verdict;
+}
 
 function capMessages(verdict: Verdict): Verdict {
   for (const key of ["reason", "systemMessage", "warning", "additionalContext", "halt"] as const) {
