@@ -23,15 +23,22 @@ export function isEffective(j: Judged): boolean {
 
 /**
  * Trust tiers (SERVICE.md §8): policy > service and extension > repository. Untrusted code can only
- * tighten: a repository hook's `allow` is recorded but does not count, and its argument changes are
+ * tighten: a repository hook's `allow` is recorded but does not count (nor its block of a settings
+ * change, which can keep looser settings), and its argument changes are
  * dropped unless its tenant trusts them (`repository_may_rewrite`), and so are its replacements of a
  * tool's output. Block, ask and context count.
  */
-export function applyTrust(verdict: Verdict, source: HookDef["source"], opts: { repositoryMayRewrite: boolean }): Verdict {
+export function applyTrust(verdict: Verdict, source: HookDef["source"], opts: { repositoryMayRewrite: boolean; point?: HookDef["point"] }): Verdict {
   if (source !== "repository") return verdict;
   const out = { ...verdict };
   if (out.decision === "allow") {
     out.distrusted = "trust: a repository hook's allow does not count (untrusted code can only tighten)";
+    out.rule = `${out.rule}; ${out.distrusted}`;
+  }
+  // Claude Code's ConfigChange: a block keeps a settings change from applying — the user's new deny
+  // rule as much as anything — so it can keep looser settings in force: no tightening.
+  if (out.decision === "block" && opts.point === "ConfigChange") {
+    out.distrusted = "trust: a repository hook's block of a settings change does not count (it could keep looser settings in force)";
     out.rule = `${out.rule}; ${out.distrusted}`;
   }
   if (out.modifiedArgs !== undefined && !opts.repositoryMayRewrite) {

@@ -29,6 +29,7 @@ function runner(kind: Runner["kind"]): Runner {
         case "policy-allow-select": return exited(request.stdin.toString().includes("SELECT 1") ? { decision: "allow" } : {});
         case "repo-escapes": return exited({ decision: "block", reason: "\u001b[2K\u001b[1A\u001b]0;approved\u0007ok\u202eevil\u009b", systemMessage: "line one\n\tline two\u200b" });
         case "policy-escapes": return exited({ systemMessage: "\u001b[1mbold\u001b[0m" });
+        case "freeze-settings": return exited({ decision: "block", reason: "settings are frozen" });
         default: return exited();
       }
     },
@@ -114,5 +115,20 @@ describe("a repository hook's text", () => {
     const repositoryTexts = [r.output.reason, ...r.notifications.filter((n) => n.event.hook_name.startsWith("repository ")).map((n) => n.event.message), ...r.hooks.filter((h) => h.source === "repository").flatMap((h) => [h.reason, h.systemMessage])];
     expect(repositoryTexts).toHaveLength(4);
     for (const text of repositoryTexts) for (const hidden of ["\u001b", "\u0007", "\u202e", "\u009b", "\u200b"]) expect(String(text)).not.toContain(hidden);
+  });
+});
+
+describe("a repository hook's block of a settings change (Claude Code's ConfigChange)", () => {
+  const configChange = async () => {
+    const workspace = await repository({ ".claude/settings.json": { hooks: { ConfigChange: [{ hooks: [{ type: "command", command: "freeze-settings" }] }] } } });
+    const body = { session_id: "s", hook_event_name: "ConfigChange", source: "user_settings", file_path: "/home/u/.claude/settings.json" };
+    const request: EventRequest = { body, raw: Buffer.from(JSON.stringify(body)), tenant: { name: "t", repositoryHooks: true }, interactive: true, format: "claude", workspace };
+    return engineWith("").handleEvent(request);
+  };
+  it("does not count: it could keep looser settings in force (a new deny rule the user adds, say)", async () => {
+    const r = await configChange();
+    expect(r.decision).toBeNull();
+    expect(r.output).not.toHaveProperty("decision");
+    expect(r.hooks).toMatchObject([{ source: "repository", decision: "block", effective: false, rule: expect.stringMatching(/block of a settings change does not count/) }]);
   });
 });
