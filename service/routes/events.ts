@@ -7,12 +7,13 @@ import type { ServerResponse } from "node:http";
 import { Hono, type Context } from "hono";
 import type { z } from "zod";
 import { stream } from "hono/streaming";
-import { agentDeadlineS, BadRequestError, blockAnswer, blockKeepsGoing, EventExpiredError, HookboxError, ShuttingDownError, failureModeFor, newEventId, NotDecidedInTimeError, NotFoundError, heavyTurns, parseEventBodyOffThread, resolveEventName, TURN_BODY_BYTES, toolArgsMemoryBytes, weighEventBody, type Decision, type EventResult, type Tenant, type Format, type Notification } from "../../engine/index.js";
+import { agentDeadlineS, BadRequestError, blockAnswer, blockKeepsGoing, EventExpiredError, HookboxError, ShuttingDownError, failureModeFor, newEventId, NotDecidedInTimeError, NotFoundError, heavyTurns, parseEventBodyOffThread, resolveEventName, TURN_BODY_BYTES, toolArgsMemoryBytes, weighEventBody, type Decision, type EventResult, type Tenant, type Format } from "../../engine/index.js";
 import type { AnsweredOtherwise } from "../records/trace-content.js";
 import { auditEntry } from "../records/audit-log.js";
 import { BriefDecisionSchema, EventQuerySchema, queryOf, type EventQuery } from "../schemas.js";
 import type { AppDeps, Env } from "../context.js";
 import { readBody } from "../read-body.js";
+import { ndjsonLine } from "../ndjson.js";
 
 export function eventRoutes(deps: AppDeps): Hono<Env> {
   const app = new Hono<Env>();
@@ -183,7 +184,7 @@ async function decide(c: Context<Env>, deps: AppDeps, event: EventRead, workspac
       onHook: (record, notification) => {
         deps.metrics.hooks.inc({ source: record.source, sandbox: record.sandbox, decision: record.decision ?? "none", outcome: record.outcome });
         deps.metrics.hookSeconds.observe({ sandbox: record.sandbox }, record.duration_ms / 1000);
-        if (notification) sink?.(line(notification));
+        if (notification) sink?.(ndjsonLine(notification));
       },
     });
   } catch (err) {
@@ -286,7 +287,7 @@ async function decide(c: Context<Env>, deps: AppDeps, event: EventRead, workspac
       sink = undefined;
       if ("error" in last) c.get("log").warn({ error: last.error }, "stream ended without a decision: the client applies the failure mode");
       await Promise.all(pending);
-      await s.write(line(last));
+      await s.write(ndjsonLine(last));
     });
   }
   const outcome = prepared.run();
@@ -431,4 +432,3 @@ function bodyEventName(body: Record<string, unknown>): string | undefined {
   return typeof name === "string" ? name : undefined;
 }
 
-const line = (value: Notification | Record<string, unknown>) => `${JSON.stringify(value)}\n`;

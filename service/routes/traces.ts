@@ -13,6 +13,7 @@ import { queryOf, TraceQuerySchema } from "../schemas.js";
 import type { TraceQuery, TraceSummary } from "../records/trace-store.js";
 import type { AppDeps, Env } from "../context.js";
 import { BodyBudget } from "../read-body.js";
+import { ndjsonLine } from "../ndjson.js";
 
 /**
  * Decisions one `/v1/events/live` follower may have waiting to be sent; past it the oldest are
@@ -212,7 +213,7 @@ export function traceRoutes(deps: AppDeps): Hono<Env> {
       deps.shutdown.addEventListener("abort", () => { wake?.(); over(); }, { once: true, signal: ended.signal });
       s.onAbort(() => { wake?.(); over(); });
       try {
-        await send(`${JSON.stringify({ type: "hello" })}\n`);
+        await send(ndjsonLine({ type: "hello" }));
         while (!stop.aborted && !s.aborted) {
           if (queue.length === 0) {
             // A line now and then keeps proxies from closing an idle stream.
@@ -230,9 +231,9 @@ export function traceRoutes(deps: AppDeps): Hono<Env> {
           if (dropped > 0) {
             const count = dropped;
             dropped = 0;
-            await send(`${JSON.stringify({ type: "dropped", count })}\n`);
+            await send(ndjsonLine({ type: "dropped", count }));
           }
-          await send(`${JSON.stringify({ type: "decision", event: queue.shift() })}\n`);
+          await send(ndjsonLine({ type: "decision", event: queue.shift() }));
         }
       } finally {
         off();

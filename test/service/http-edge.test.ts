@@ -741,6 +741,18 @@ describe.concurrent("admission and shutdown", () => {
     expect(await (await edge.request("/metrics")).text()).toMatch(/^hookbox_audit_errors_total 2$/m);
   });
 
+  it("writes each stream line as one line for every reader: U+2028, U+2029 and U+0085 a hook said are escaped, the same JSON", async () => {
+    const said = "one\u2028two\u2029three\u0085four";
+    const edge = edgeApp({ config: `[[hooks.Stop]]\nname = "talker"\ncommand = '''say ${JSON.stringify({ systemMessage: said })}'''\n` });
+    const res = await edge.request("/v1/events/Stop", { ...post({ session_id: "b" }), headers: { accept: "application/x-ndjson" } });
+    const text = await res.text();
+    for (const c of ["\u0085", "\u2028", "\u2029"]) expect(text).not.toContain(c);
+    // every line a reader that splits on any Unicode line break finds is whole JSON, and says what the hook said
+    const lines = text.split(/\r\n|[\n\v\f\r\u0085\u2028\u2029]/).filter((l) => l !== "").map((l) => JSON.parse(l) as { type?: string; event?: { message?: string }; systemMessage?: string });
+    expect(lines[0]?.event?.message).toBe(said);
+    expect(lines.at(-1)).toMatchObject({ type: "result", systemMessage: said });
+  });
+
   it("ends a stream that could not decide with an error line carrying the failure mode", async ({ expect }) => {
     const edge = edgeApp({ config: "[sandbox]\nmax_concurrency = 1\nmax_tenant_concurrency = 1\nmax_queue = 2\nmax_event_ms = 100\n\n[[hooks.Stop]]\nname = \"slow\"\ncommand = \"hang\"\n" });
     const first = edge.request("/v1/events/Stop", { ...post({ session_id: "b" }), token: TOKEN_B });
