@@ -21,7 +21,10 @@ import { TOKEN_B } from "../helpers/service.js";
 import { tarOf } from "../helpers/tar.js";
 
 const ASK = { decision: "ask", reason: "curl | sh: a human should look" };
-const edge = edgeApp({ onFailureB: '"allow"', config: `[[policy.PreToolUse]]\nname = "asker"\ncommand = '''say ${JSON.stringify(ASK)}'''\n` });
+// Beside the repository's thousand, an operator's thousand noisy hooks: a repository's text reaches the
+// answer escaped (control characters as `\x00`), within the same character caps, so its own say is smaller.
+const NOISY_SERVICE_HOOKS = Array.from({ length: 1000 }, (_, i) => `[[hooks.PreToolUse]]\nname = "noise-${i}"\ncommand = "noise 1100"\n`).join("\n");
+const edge = edgeApp({ onFailureB: '"allow"', config: `[[policy.PreToolUse]]\nname = "asker"\ncommand = '''say ${JSON.stringify(ASK)}'''\n\n${NOISY_SERVICE_HOOKS}` });
 const dir = mkdtempSync(join(tmpdir(), "hookbox-brief-"));
 const script = join(dir, "forward.sh");
 let server: ReturnType<typeof serve>;

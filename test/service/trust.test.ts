@@ -111,7 +111,7 @@ describe("a repository hook can only tighten", () => {
     expect(a.decision).toBeNull();
     expect(a.modifiedArgs).toEqual({ command: "ls -la" });
     expect(a.output).not.toHaveProperty("hookSpecificOutput.permissionDecision");
-    expect(a.note).toMatch(/allowed the arguments as sent; hook .* changed them/);
+    expect(a.note).toMatch(/allowed the arguments as sent; (repository )?hook .* changed them/);
   });
 
   it("looks at a trusted Gemini hook's tool_input as Gemini runs it, merged over the arguments: policy sees the path it writes to", async () => {
