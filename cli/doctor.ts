@@ -546,8 +546,10 @@ async function check(entry: Entry, dir: string, env: NodeJS.ProcessEnv, lineEnv:
   const blocked = blocks(entry.agent, run);
   if (blocked && text.includes(CANARY_MARK)) return { entry, ok: true, message: `a block from hookbox at ${url} reaches ${AGENT_NAME[entry.agent]} (${blocked})${note}` };
   const said = run.stderr.trim().split("\n").filter(Boolean).at(-1) ?? "";
+  // A token of no tenant: the line blocks every call (a wrong line lets nothing through), never a canary's block.
+  if (/refused the token/.test(said)) return fail(`hookbox at ${url} refused the token (401): set HOOKBOX_TOKEN to this tenant's token — until then the line blocks every call`);
+  if (/answered without hookbox's Hookbox-On-Failure header/.test(said)) return fail(`${url} is not hookbox's address (its answer carries no Hookbox-On-Failure header): fix --url — until then the line blocks every call`);
   if (blocked) return fail(`the line blocks, but not with hookbox's answer: ${said || run.stdout.trim()}`);
-  if (/answered 401/.test(said)) return fail(`hookbox at ${url} refused the token (401): set HOOKBOX_TOKEN to this tenant's token`);
   if (/unreachable/.test(said)) return fail(`hookbox is unreachable at ${url}: ${said}`);
   return fail(`a block never reaches ${AGENT_NAME[entry.agent]} through this line (exit ${run.code ?? "killed"}, stdout ${JSON.stringify(run.stdout.trim().slice(0, 200))})${said ? `: ${said}` : ""}`);
 }
@@ -581,7 +583,9 @@ async function checkHttp(entry: Entry, env: NodeJS.ProcessEnv): Promise<Finding>
     const res = await fetch(url, { method: "POST", redirect: "error", headers: { "content-type": "application/json", ...headers, "hookbox-canary": "block" }, body: JSON.stringify(canaryPayload(entry)), signal: AbortSignal.timeout(10_000) });
     // No more than the forwarders read of an answer: a server that answers without end holds no memory.
     const text = await readText(res, MAX_ANSWER_BYTES);
-    if (res.status === 401) return { entry, ok: false, message: `hookbox at ${url} refused the token (401): check the Authorization header and its variables` };
+    // hookbox answers a token of no tenant with a block in the agent's JSON (a 401 would be a silent allow)
+    if (res.status === 401 || (!res.headers.has("hookbox-on-failure") && text.includes("hookbox refused the token")))
+      return { entry, ok: false, message: `hookbox at ${url} refused the token: check the Authorization header and its variables — until then the hook blocks every call` };
     if (!res.ok) return { entry, ok: false, message: `hookbox at ${url} answered ${res.status}: ${text.slice(0, 200)}` };
     const blocked = blocks(entry.agent, { code: 0, stdout: text, stderr: "" });
     return blocked && text.includes(CANARY_MARK)

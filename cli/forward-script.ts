@@ -284,7 +284,7 @@ END {
       }
     }
     # Headers cut off before the empty line that ends them (the connection closed) say nothing.
-    if (i >= n) { told = ""; break }
+    if (i >= n) { told = ""; cut = 1; break }
     i++
     # 101 switches protocols: what follows is no answer of hookbox's, whatever it looks like
     if (status >= 200 || status == 101 || L[i] !~ /^HTTP\//) break
@@ -321,7 +321,12 @@ END {
     if (blocked) print (("reason" in V) ? V["reason"] : "blocked by hookbox") > "/dev/stderr"
     exit code
   }
-  print "!Ahookbox answered " status ": " ((ok && ("error.message" in V)) ? clipb(V["error.message"], ${MAX_SAID_BYTES}) : "no decision")
+  said = status ": " ((ok && ("error.message" in V)) ? clipb(V["error.message"], ${MAX_SAID_BYTES}) : "no decision")
+  # A line hookbox refuses, or a URL that answers as no hookbox does (no failure mode told, and no
+  # gateway's 408, 429 or 5xx): wiring to fix, blocked as any wrong line is ('hookbox forward' alike).
+  if (status == 401 || status == 403) { print "!Wrefused the token: check --token or HOOKBOX_TOKEN (" said ")"; exit 0 }
+  if (told == "" && !cut && status >= 200 && status < 500 && status != 408 && status != 429) { print "!Wanswered without hookbox's Hookbox-On-Failure header: --url names no hookbox (" said ")"; exit 0 }
+  print "!Ahookbox answered " said
 }
 `;
 
@@ -352,9 +357,13 @@ usage() {
   cat >&2 <<'USAGE'
 ${FORWARD_USAGE.replace("usage: hookbox forward", "usage: forward.sh")}
 USAGE
+  wrongline "\${1:-the command line is wrong}"
+}
+# A line that is wrong blocks (at a stop it lets the agent stop), whatever the failure mode.
+wrongline() {
   ue=$ev0
   # what the line said, its control characters out (a flag's text may hold any byte)
-  said=$(HOOKBOX_TEXT="forward.sh: \${1:-the command line is wrong}" LC_ALL=C awk -v mode=text "$AWK" </dev/null)
+  said=$(HOOKBOX_TEXT="forward.sh: $1" LC_ALL=C awk -v mode=text "$AWK" </dev/null)
   case $(printf %s "$ue" | LC_ALL=C tr '[:upper:]' '[:lower:]') in
     stop|agentstop|subagentstop|afteragent|teammateidle|taskcompleted)
       printf '%s (at this stop a block would keep the agent going: it goes on)\n' "$said" >&2
@@ -543,6 +552,7 @@ case $rest in
   !T) problem="hookbox did not answer within $tms ms (the agent's $d s deadline is near)" ;;
   !U*) problem="hookbox unreachable at $(HOOKBOX_TEXT=$shown LC_ALL=C awk -v mode=text "$AWK" </dev/null): \${rest#!U}" ;;
   !A*) problem=\${rest#!A} ;;
+  !W*) wrongline "$shown \${rest#!W}" ;;
   *) problem="hookbox unreachable at $(HOOKBOX_TEXT=$shown LC_ALL=C awk -v mode=text "$AWK" </dev/null): no answer" ;;
 esac
 # Who decides what a failure means: --on-unreachable, else what hookbox said (now or last time), else allow.

@@ -234,7 +234,12 @@ export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Ar
       };
     }
     const message = answer.error?.message;
-    problem = `hookbox answered ${res.status}: ${block(typeof message === "string" ? said(message) : "no decision")}`;
+    const text = block(typeof message === "string" ? said(message) : "no decision");
+    // A line hookbox refuses, or one whose URL answers as no hookbox does: wiring to fix, not a
+    // hookbox that cannot decide — it blocks as any wrong line does, whatever the failure mode.
+    const wrong = wrongLine(res.status, told !== undefined);
+    if (wrong) return usageError(`${shownUrl(values.url)} ${wrong} (${res.status}: ${text})`, argv, false);
+    problem = `hookbox answered ${res.status}: ${text}`;
   } catch (err) {
     const e = err as Error;
     problem = e instanceof StdinTooSlow
@@ -260,6 +265,19 @@ export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Ar
   // preToolUse); the agent's own deny JSON is printed too, for those that read stdout.
   const reason = `${problem} (${why})`;
   return { stdout: `${safeJson(denyOutput(format, values.event, reason))}\n`, stderr: `${reason}\n`, code: jsonBlockOnly(format, values.event) ? 0 : 2 };
+}
+
+/**
+ * Why an answer that is no decision says the line itself is wrong, or undefined where hookbox could
+ * not decide. hookbox refuses a token that names no tenant (401) and tells its failure mode with every
+ * other answer on /v1: one without it that is no gateway's trouble (a redirect, a 404 of another
+ * server, a page) came from something else at that URL. A gateway's 429, 408 or 5xx is hookbox out
+ * of reach: the failure mode decides.
+ */
+export function wrongLine(status: number, told: boolean): string | undefined {
+  if (status === 401 || status === 403) return "refused the token: check --token or HOOKBOX_TOKEN";
+  if (told || status === 408 || status === 429 || status >= 500 || status < 200) return undefined;
+  return "answered without hookbox's Hookbox-On-Failure header: --url names no hookbox";
 }
 
 /** The event did not arrive on stdin before the deadline. */

@@ -2,7 +2,7 @@
  * @module createApp(deps): the routes, the request logger, and the one place errors become HTTP.
  * No env reads, no listen.
  */
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { secureHeaders } from "hono/secure-headers";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import {
@@ -136,9 +136,25 @@ export function createApp(given: AppDeps): Hono<Env> {
         c.set("tenant", tenant);
         throw new NotFoundError(`no route ${c.req.method} ${c.req.path}`);
       }
+      return refusedToken(c);
     }
     return c.json({ error: { code: "not_found", message: `no route ${c.req.method} ${c.req.path}` } }, 404);
   });
+
+  /**
+   * A native hook whose token names no tenant: a hook line that is wrong, which an agent would read
+   * from a 401 as a non-blocking error — a silent allow. It blocks, as a wrong `hookbox forward` line
+   * does, in the agent's JSON for the event the path (else the body's head) names: where a block
+   * keeps the agent going (a stop) it lets it stop. No failure mode is told: no tenant is known.
+   */
+  async function refusedToken(c: Context<Env>): Promise<Response> {
+    const native = nativeOf(c.req.path)!;
+    const event = native.event ?? (await sniffedEvent(c.req.raw));
+    (c.get("log") ?? deps.logger).warn({ format: native.format, event }, "native hook with a token of no tenant: answered with a block");
+    deps.metrics.rejected.inc({ status: "401" });
+    const reason = "hookbox refused the token: the hook's Authorization header names no tenant (check the token in the agent's hook settings; `hookbox doctor` checks each hook)";
+    return c.json(failureAnswer(native.format, event, "block", reason).output, 200);
+  }
 
   app.onError((err, c) => {
     let status: ContentfulStatusCode = 500;
@@ -152,9 +168,10 @@ export function createApp(given: AppDeps): Hono<Env> {
     }
     // An agent's HTTP hook treats any non-2xx answer as a non-blocking error — a silent allow. On the
     // native endpoints every failure after the token is known is the tenant's failure mode, in the
-    // agent's own JSON (SERVICE.md §8). A wrong token stays a 401: no tenant, no failure mode.
+    // agent's own JSON (SERVICE.md §8).
     const native = nativeOf(c.req.path);
     const tenant = c.get("tenant") as Tenant | undefined;
+    if (native && status === 401) return refusedToken(c);
     if (native && tenant && status !== 401) {
       // The event's own point: from the path, else from the body once it was read; when neither
       // says (a body that could not be read), the strictest of the tenant's failure modes.

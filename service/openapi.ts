@@ -76,8 +76,7 @@ function hookRoute(path: string, params: z.ZodObject, example: Record<string, un
     // Past the token every answer is 200: an agent's HTTP hook reads any other status as a
     // non-blocking error (a silent allow), so what hookbox cannot decide is the failure mode in its JSON.
     responses: {
-      200: { description: "exactly the agent's hook JSON; the tenant's failure mode when hookbox cannot decide (a bad body, overload, shutting down, an error) and shortly before the agent's own deadline", headers: ON_FAILURE, content: json(NativeAnswerSchema) },
-      ...errors(401),
+      200: { description: "exactly the agent's hook JSON; the tenant's failure mode when hookbox cannot decide (a bad body, overload, shutting down, an error) and shortly before the agent's own deadline; a block (no Hookbox-On-Failure) when the token names no tenant — a wrong hook line lets nothing through", headers: ON_FAILURE, content: json(NativeAnswerSchema) },
     },
   };
 }

@@ -68,6 +68,11 @@ Object.assign(CASES, {
   },
   "duplicate-reason": answer('{"decision":"block","reason":"A","reason":5,"output":{"permissionDecision":"deny"}}'),
   "codex-block": answer(JSON.stringify({ decision: "block", reason: "stop here", output: { decision: "block", reason: "stop here", continue: false, stopReason: "budget spent" }, exit_code: 0 })),
+  "refused-token": answer('{"error":{"code":"unauthorized","message":"a valid bearer token is required"}}', "401 Unauthorized", ['WWW-Authenticate: Bearer realm="hookbox"']),
+  "redirect": (sock: Socket) => sock.end(`${head("302 Found", ["Location: https://elsewhere.example/", "Content-Length: 0", "Connection: close"])}\r\n`),
+  "other-server-404": answer("<html>no such page</html>", "404 Not Found", []),
+  "other-server-200": answer('{"ok":true}', "200 OK", []),
+  "gateway-502": answer("<html>bad gateway</html>", "502 Bad Gateway", []),
   "partial-headers-allow": (sock: Socket) => sock.end(head("200 OK", ["Hookbox-On-Failure: allow"])),
   "echo-answer-by": (sock: Socket, got: string) => answer(JSON.stringify({ decision: "block", reason: "r", output: { permissionDecision: "deny", permissionDecisionReason: `answer-by ${/hookbox-answer-by-ms: (\d+)/i.exec(got)?.[1] ?? "none"}` }, exit_code: 0 }))(sock),
   "upgrade-then-allow": (sock: Socket) => {
@@ -306,6 +311,39 @@ describe("a hostile hookbox, failure mode block", () => {
       expect(r.code).toBe(0);
       expect(r.stderr).toContain("\\x1b]0;PWNED\\x07");
       expect(r.stderr).not.toMatch(RAW_CONTROL);
+    }
+  });
+});
+
+describe("a line that reaches no hookbox of its tenant blocks, whatever the failure mode", () => {
+  it.each([
+    ["refused-token", /refused the token: check --token or HOOKBOX_TOKEN \(401: a valid bearer token is required\)/],
+    ["redirect", /answered without hookbox's Hookbox-On-Failure header: --url names no hookbox \(302/],
+    ["other-server-404", /--url names no hookbox \(404/],
+    ["other-server-200", /--url names no hookbox \(200/],
+  ])("%s: a deny in both (a wrong line, not a hookbox that cannot decide), even with --on-unreachable allow; at a stop it lets the agent stop", async (name, said) => {
+    const [node, sh] = await Promise.all([run("node", args(name, ["--on-unreachable", "allow"])), run("sh", args(name, ["--on-unreachable", "allow"]))]);
+    for (const r of [node, sh]) {
+      expect(r.code, r.stderr).toBe(2);
+      expect(JSON.parse(r.stdout)).toMatchObject({ permissionDecision: "deny", permissionDecisionReason: expect.stringMatching(said) });
+      expect(r.stderr).toMatch(/: blocking \(a guard whose line is wrong lets nothing through/);
+      expect(r.stderr).toMatch(new RegExp(`^(hookbox forward|forward\\.sh): http://127\\.0\\.0\\.1:\\d+ `));
+    }
+    const stop = ["--url", url, "--event", "agentStop", "--format", "copilot", "--workspace", name, "--timeout", "8000"];
+    const [nodeStop, shStop] = await Promise.all([run("node", stop), run("sh", stop)]);
+    for (const r of [nodeStop, shStop]) {
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toBe("{}\n");
+      expect(r.stderr).toMatch(said);
+    }
+  });
+
+  it("a gateway's 502 without hookbox's header is hookbox out of reach: the failure mode decides (none known: through, said)", async () => {
+    const [node, sh] = await Promise.all([run("node", args("gateway-502")), run("sh", args("gateway-502"))]);
+    for (const r of [node, sh]) {
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toBe("{}\n");
+      expect(r.stderr).toMatch(/hookbox answered 502: no decision \(passing through: no failure mode known yet/);
     }
   });
 });

@@ -1262,7 +1262,42 @@ describe("what one request may cost and answer", () => {
     const res = await edgeApp().request(path, { ...post(rmEvent), token: TOKEN_B });
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny" } });
-    // Without a valid token it stays what it was: no tenant, no failure mode.
-    expect((await edgeApp().request(path, { ...post(rmEvent), token: "not-a-token" })).status).not.toBe(200);
+    // Without a valid token: a block all the same (the hook line is wrong), and no failure mode told.
+    const refused = await edgeApp().request(path, { ...post(rmEvent), token: "not-a-token" });
+    expect(refused.status).toBe(200);
+    expect(refused.headers.get("hookbox-on-failure")).toBeNull();
+    expect(await refused.json()).toMatchObject({ hookSpecificOutput: { permissionDecision: "deny", permissionDecisionReason: expect.stringMatching(/^hookbox refused the token/) } });
+  });
+
+  describe("a native hook whose token names no tenant blocks (a 401 is an agent's silent allow), running nothing", () => {
+    const edge = edgeApp();
+    it.each([
+      ["no token", null],
+      ["a wrong token", "not-a-token"],
+    ])("%s: Claude's deny at PreToolUse, from the path or the body", async (_what, token) => {
+      for (const path of ["/v1/hooks/claude/PreToolUse", "/v1/hooks/claude"]) {
+        const res = await edge.request(path, { ...post(rmEvent), token });
+        expect(res.status, path).toBe(200);
+        expect(res.headers.get("hookbox-on-failure"), path).toBeNull();
+        expect(await res.json(), path).toEqual({
+          hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: expect.stringMatching(/^hookbox refused the token: .*names no tenant/) },
+        });
+      }
+      const copilot = await edge.request("/v1/hooks/copilot/preToolUse", { ...post({ toolName: "bash", toolArgs: "{}" }), token });
+      expect(await copilot.json()).toMatchObject({ permissionDecision: "deny" });
+      expect(edge.ran).toEqual([]);
+    });
+
+    it("lets the agent stop at a stop (a block there would keep it going), the event named by the path or the body", async () => {
+      for (const [path, body] of [["/v1/hooks/claude/Stop", { hook_event_name: "Stop" }], ["/v1/hooks/claude", { session_id: "s", hook_event_name: "Stop" }]] as const) {
+        const res = await edge.request(path, { ...post(body), token: "not-a-token" });
+        expect(res.status, path).toBe(200);
+        expect(await res.json(), path).toEqual({});
+      }
+    });
+
+    it("/v1/events keeps its 401: the forwarder says a refused token itself", async () => {
+      expect((await edge.request("/v1/events", { ...post(rmEvent), token: "not-a-token" })).status).toBe(401);
+    });
   });
 });

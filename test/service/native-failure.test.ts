@@ -79,8 +79,11 @@ describe("native hook endpoints answer the failure mode, never an error status",
     expect(plain.headers.get("hookbox-on-failure")).toBe("block");
   });
 
-  it("a wrong token is still a 401: no tenant, no failure mode", async () => {
-    expect((await claude(event("ls"), "not-a-token")).status).toBe(401);
+  it("a wrong token is a block (the hook line is wrong), with no failure mode told", async () => {
+    const res = await claude(event("ls"), "not-a-token");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("hookbox-on-failure")).toBeNull();
+    expect(await res.json()).toMatchObject({ hookSpecificOutput: { permissionDecision: "deny", permissionDecisionReason: expect.stringMatching(/^hookbox refused the token/) } });
   });
 
   it("an event not decided before the agent's deadline (cosh: 5 s) is answered the failure mode by then, and its decision is still recorded", async () => {
