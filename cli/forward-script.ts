@@ -497,9 +497,14 @@ if [ -n "$interactive" ]; then enc "$interactive"; path="$path&interactive=$e"; 
 # stdin as it arrives (-T -, chunked), so --max-time covers its arrival too: an agent that never
 # ends it is answered by the deadline all the same.
 set -- -q -sS --noproxy '*' --globoff --proto =http,https --suppress-connect-headers -X POST -T - -H 'content-type: application/json' -H 'Expect:' -D - -w '\n%{http_code} %{exitcode} %{size_download} %{errormsg}' --max-time "$mt"
-# hookbox answers by then with what is decided so far, a little before curl gives up.
-if [ "$tms" -ge 400 ]; then
-  aby=$(( tms - 300 ))
+# hookbox answers by then with what is decided so far, a little before curl gives up: 5 % of the
+# wait sooner, at least 300 ms and at most 2 s, for the answer's way back ('hookbox forward' alike).
+# curl streams the event as it arrives: hookbox counts from the request's start, as curl does.
+am=$(( tms / 20 ))
+[ "$am" -lt 300 ] && am=300
+[ "$am" -gt 2000 ] && am=2000
+if [ "$tms" -ge $(( am + 100 )) ]; then
+  aby=$(( tms - am ))
   [ "$aby" -gt 3600000 ] && aby=3600000
   set -- "$@" -H "hookbox-answer-by-ms: $aby"
 fi

@@ -198,6 +198,7 @@ export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Ar
   // One clock for the whole call, the event's arrival on stdin included: an agent that is slow to
   // write it (or never ends it) is answered by the deadline all the same.
   const signal = AbortSignal.timeout(timeoutMs);
+  const startedMs = performance.now();
   // brief: what the agent acts on only — what hooks wrote beside their decisions (the records, in
   // the trace) can never make the answer larger than MAX_ANSWER_BYTES.
   const query = new URLSearchParams({ format: FORMATS[format], brief: "true" });
@@ -208,6 +209,9 @@ export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Ar
   let told: Mode | undefined;
   try {
     const body = await readAll(io.stdin, signal);
+    // What is left of this process's wait once the event is in, less the way back (answerMarginMs).
+    const leftMs = timeoutMs - (performance.now() - startedMs);
+    const answerByMs = Math.min(Math.floor(leftMs - answerMarginMs(leftMs)), 3_600_000);
     const res = await post(url, body, (mode) => {
       // Told before the body arrives: a body that then fails still knows the tenant's failure mode.
       told = mode;
@@ -218,7 +222,7 @@ export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Ar
       // HOOKBOX_CANARY: `hookbox doctor` runs this very line to see whether a block reaches the agent.
       ...(io.env.HOOKBOX_CANARY ? { "hookbox-canary": "block" } : {}),
       // hookbox answers by then with what is decided so far, a little before this process gives up.
-      ...(timeoutMs >= 400 ? { "hookbox-answer-by-ms": String(Math.min(Math.floor(timeoutMs - 300), 3_600_000)) } : {}),
+      ...(answerByMs >= 100 ? { "hookbox-answer-by-ms": String(answerByMs) } : {}),
     }, signal);
     const answer = (parseJson(res.body) ?? {}) as { output?: unknown; exit_code?: number; decision?: string; reason?: string; error?: { message?: string } };
     if (res.ok && answer.output !== undefined) {
@@ -265,6 +269,15 @@ export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Ar
   // preToolUse); the agent's own deny JSON is printed too, for those that read stdout.
   const reason = `${problem} (${why})`;
   return { stdout: `${safeJson(denyOutput(format, values.event, reason))}\n`, stderr: `${reason}\n`, code: jsonBlockOnly(format, values.event) ? 0 : 2 };
+}
+
+/**
+ * How much sooner than this process gives up hookbox is asked to answer (`Hookbox-Answer-By-Ms`),
+ * for the answer's way back and its reading: 5 % of the wait left, at least 300 ms and at most 2 s
+ * (forward.sh alike). hookbox counts the wait from the request's arrival.
+ */
+export function answerMarginMs(leftMs: number): number {
+  return Math.max(300, Math.min(2_000, Math.floor(leftMs / 20)));
 }
 
 /**
