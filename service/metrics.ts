@@ -19,6 +19,7 @@ export class Metrics {
   readonly events = new Counter({ name: "hookbox_events_total", help: "Events answered, by event and decision", labelNames: ["event", "decision"] as const, registers: [this.registry] });
   readonly hooks = new Counter({ name: "hookbox_hooks_total", help: "Hook runs, by source, sandbox, decision and outcome", labelNames: ["source", "sandbox", "decision", "outcome"] as const, registers: [this.registry] });
   readonly auditErrors = new Counter({ name: "hookbox_audit_errors_total", help: "Audit lines that could not be written (the event was still answered)", registers: [this.registry] });
+  readonly auditLate = new Counter({ name: "hookbox_audit_late_total", help: "Events answered before their audit line was written: the disk took longer than AUDIT_WAIT_MS (the line is written when it takes it)", registers: [this.registry] });
   readonly logDrops = new Counter({ name: "hookbox_log_lines_dropped_total", help: "Log lines dropped: stdout did not take them while LOG_BUFFER_BYTES were waiting", registers: [this.registry] });
   readonly rejected = new Counter({ name: "hookbox_rejected_total", help: "Requests refused, by HTTP status", labelNames: ["status"] as const, registers: [this.registry] });
   readonly eventSeconds = new Histogram({ name: "hookbox_event_duration_seconds", help: "Time to answer an event", buckets: BUCKETS_S, registers: [this.registry] });

@@ -231,10 +231,20 @@ async function decide(c: Context<Env>, deps: AppDeps, event: EventRead, workspac
     }
     deps.sessions.heard(tenant.name, result.session_id, result.event, format);
     // A decision is answered even when its audit line cannot be written (a full disk, say): logged, counted.
-    await deps.audit.write(tenant.name, await auditEntry({ result, tenant: tenant.name, workspace: workspaceId, durationMs, cancelled: signal.aborted, answered: answeredOtherwise ?? null, body, includeInputs: deps.auditToolInput })).catch((err: unknown) => {
+    const written = deps.audit.write(tenant.name, await auditEntry({ result, tenant: tenant.name, workspace: workspaceId, durationMs, cancelled: signal.aborted, answered: answeredOtherwise ?? null, body, includeInputs: deps.auditToolInput })).catch((err: unknown) => {
       deps.metrics.auditErrors.inc();
       c.get("log").error({ err, event: { id: result.event_id } }, "audit line not written");
     });
+    // Nor does a disk that stalls hold it past AUDIT_WAIT_MS, or past the client's answer-by: the line
+    // is written when the disk takes it (the service's shutdown waits for it), the answer goes now.
+    deps.inflight.add(written);
+    const waitMs = Math.max(0, Math.min(AUDIT_WAIT_MS, answerByMs === undefined ? Infinity : leftMs(answerByMs)));
+    let waited: NodeJS.Timeout | undefined;
+    const inTime = await Promise.race([written.then(() => true), new Promise<false>((r) => (waited = setTimeout(() => r(false), waitMs)))]).finally(() => clearTimeout(waited));
+    if (!inTime) {
+      deps.metrics.auditLate.inc();
+      c.get("log").warn({ event: { id: result.event_id }, waitedMs: waitMs }, "audit line not yet written: answered without waiting for it (AUDIT_WAIT_MS, or the client's answer-by)");
+    }
     // The trace is readable at once; it reaches the disk right after the answer.
     await deps.traces.add(tenant, result, { workspace: workspaceId, durationMs, cancelled: signal.aborted, answered: answeredOtherwise ?? null }).catch((err: unknown) => c.get("log").error({ err }, "trace not stored"));
     deps.metrics.events.inc({ event: result.event, decision: result.decision ?? "none" });
@@ -416,6 +426,13 @@ const agentAnswerByMs = (format: Format, event: string) => {
 
 /** @default 100 ms .. 1 h — what `Hookbox-Answer-By-Ms` may ask */
 const ANSWER_BY_MS = { min: 100, max: 3_600_000 };
+
+/**
+ * @default 1 s — how long an answer waits for its event's audit line to reach the disk. A disk that
+ * stalls (a full or failing volume, a network mount) never holds a decision past it, nor past the
+ * client's `Hookbox-Answer-By-Ms`: the line is written when the disk takes it.
+ */
+export const AUDIT_WAIT_MS = 1_000;
 
 /** A forwarder's `Hookbox-Answer-By-Ms`: answer by then, with what is decided so far. */
 function answerByHeader(c: Context<Env>): number | undefined {

@@ -13,7 +13,7 @@ import { createEngine, parseConfig, WorkspaceStore, type RunRequest, type RunRes
 import { createApp } from "../../service/app.js";
 import { eventMemoryBudget } from "../../service/read-body.js";
 import { Metrics } from "../../service/metrics.js";
-import { AuditLog } from "../../service/records/audit-log.js";
+import { AuditLog, type AuditSink } from "../../service/records/audit-log.js";
 import { Sessions } from "../../service/records/sessions.js";
 import { TraceStore } from "../../service/records/trace-store.js";
 import { TOKEN_A, TOKEN_B } from "./service.js";
@@ -116,6 +116,8 @@ export function edgeApp(opts: {
   onFailureB?: string;
   /** where the audit log goes (default: the data folder) */
   auditFile?: string;
+  /** in place of the audit file: a disk that stalls, say */
+  audit?: AuditSink;
   /** the service's shutdown signal, for the test to fire */
   shutdown?: AbortController;
   /** what the engine check finds wrong (default: nothing) */
@@ -153,7 +155,7 @@ export function edgeApp(opts: {
     engine,
     workspaces,
     tenants: config.tenants,
-    audit: new AuditLog(opts.auditFile ?? join(dir, "audit.jsonl")),
+    audit: opts.audit ?? new AuditLog(opts.auditFile ?? join(dir, "audit.jsonl")),
     traces: new TraceStore(join(dir, "traces"), config.traces),
     sessions: new Sessions(),
     metrics,

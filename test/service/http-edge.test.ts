@@ -17,6 +17,7 @@ import { DecisionSchema, ErrorSchema, SessionsSchema, TraceListSchema, TraceSche
 import { LIVE_FOLLOWERS_PER_TENANT, LIVE_KEEPALIVE_MS, TRACE_READS_PER_TENANT } from "../../service/routes/traces.js";
 import { MIN_BODY_CHARGE_BYTES, TENANT_BODY_BYTES_IN_FLIGHT } from "../../service/read-body.js";
 import { TENANT_UPLOADS_IN_FLIGHT } from "../../service/routes/workspaces.js";
+import { AUDIT_WAIT_MS } from "../../service/routes/events.js";
 import { MAX_HOOK_ERROR_CHARS, MAX_HOOK_MESSAGE_CHARS } from "../../engine/execute.js";
 import { duplicateKey, MAX_EVENT_CONTAINERS } from "../../engine/event-body.js";
 import { WorkspaceStore } from "../../engine/workspace-store.js";
@@ -739,6 +740,24 @@ describe.concurrent("admission and shutdown", () => {
     expect(canary.status).toBe(200);
     expect(await canary.json()).toMatchObject({ decision: "block", canary: true });
     expect(await (await edge.request("/metrics")).text()).toMatch(/^hookbox_audit_errors_total 2$/m);
+  });
+
+  it("answers a decision whose audit line the disk does not take, by AUDIT_WAIT_MS — and by the client's answer-by when sooner — and counts it", async () => {
+    const lines: unknown[] = [];
+    // a disk that stalls: the line is taken, never written
+    const edge = edgeApp({ audit: { write: (_tenant, entry) => (lines.push(entry), new Promise<void>(() => undefined)) } });
+    const t0 = performance.now();
+    const res = await edge.request("/v1/events", post(rmEvent));
+    expect(res.status).toBe(200);
+    expect(DecisionSchema.parse(await res.json())).toMatchObject({ decision: "block" });
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(AUDIT_WAIT_MS - 5);
+    expect(lines).toHaveLength(1);
+    expect(await (await edge.request("/metrics")).text()).toMatch(/^hookbox_audit_late_total 1$/m);
+    const t1 = performance.now();
+    const soon = await edge.request("/v1/events", { ...post(rmEvent), headers: { "hookbox-answer-by-ms": "200" } });
+    expect(DecisionSchema.parse(await soon.json())).toMatchObject({ decision: "block" });
+    expect(performance.now() - t1).toBeLessThan(AUDIT_WAIT_MS);
+    expect(await (await edge.request("/metrics")).text()).toMatch(/^hookbox_audit_late_total 2$/m);
   });
 
   it("writes each stream line as one line for every reader: U+2028, U+2029 and U+0085 a hook said are escaped, the same JSON", async () => {
