@@ -51,9 +51,9 @@ export class ContainerRunner implements Runner {
   private readonly removals = new Set<Promise<unknown>>();
   private readonly archives = new WorkspaceArchives();
   /**
-   * Shapes whose image has no bash: their pre-started containers take no workspace (the sh
-   * wrapper's `head -c` may read past the archive, into the event — BusyBox's does), so a run with
-   * one goes cold there.
+   * Shapes whose pre-started containers chose the sh wrapper (no bash, or a `head -c` that reads
+   * ahead: handover.ts): they take no workspace (`head -c` may read past the archive, into the
+   * event — BusyBox's does), so a run with one goes cold there.
    */
   private readonly noWorkspaceShapes = new Set<string>();
   private statusInFlight: Promise<EngineStatus> | undefined;

@@ -76,8 +76,23 @@ export const SH_WRAPPER = [
   "exit \"$r\"",
 ].join("\n");
 
-/** Picks the wrapper before any hook is known; tells the host which handover format to write. */
-export const HANDOVER_SCRIPT = `if [ -x /bin/bash ]; then echo bash >&2; exec /bin/bash -c '${BASH_WRAPPER.replace(/'/g, `'\\''`)}'; fi
+/**
+ * Whether `head -c` reads no further than it is asked (GNU's does; BusyBox's, say, reads ahead and
+ * would take the event with the workspace): one byte of two, the other left for `read`. Run once,
+ * when the container starts, never per hook.
+ */
+const EXACT_HEAD = "{ head -c 1 >/dev/null 2>&1; IFS= read -r -N 1 x; } <<< ab; [ \"$x\" = b ]";
+
+/**
+ * Picks the wrapper before any hook is known; tells the host which handover format to write. bash
+ * only with a `head` that reads exactly what it is asked; else the sh wrapper, which is never handed
+ * a workspace (container-runner.ts).
+ */
+export const HANDOVER_SCRIPT = `if [ -x /bin/bash ]; then exec /bin/bash -c '${`if ${EXACT_HEAD}; then unset x; echo bash >&2
+${BASH_WRAPPER}
+fi
+unset x; echo sh >&2
+${SH_WRAPPER}`.replace(/'/g, `'\\''`)}'; fi
 echo sh >&2
 ${SH_WRAPPER}`;
 

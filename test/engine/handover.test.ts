@@ -4,8 +4,9 @@
  * end marker.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { BASH_WRAPPER, HANDOVER_SCRIPT, handover, MarkerWatch, SH_WRAPPER } from "../../engine/run/handover.js";
 import type { RunRequest } from "../../engine/run/types.js";
@@ -80,4 +81,16 @@ it("the launcher picks bash when the image has it and says so", () => {
   const r = spawnSync("sh", ["-c", HANDOVER_SCRIPT], { input: Buffer.concat(handover("f".repeat(32), { ...request, command: "true" }, "bash")) });
   expect(r.stderr.toString()).toMatch(/^bash\n/);
   expect(r.stdout.toString()).toMatch(new RegExp(`^${"f".repeat(32)} 0 \\d+\\n$`));
+});
+
+it("the launcher picks sh where head reads ahead (BusyBox's, say: the workspace's tar would take the event with it), and the hook still gets its event", () => {
+  // a head that reads a whole buffer of its input, as BusyBox's does, and passes on only what it was asked
+  const bin = mkdtempSync(`${tmpdir()}/hookbox-greedy-head-`);
+  writeFileSync(join(bin, "head"), '#!/bin/sh\nexec dd bs=65536 count=1 2>/dev/null | /usr/bin/head "$@"\n', { mode: 0o755 });
+  const env = { PATH: `${bin}:${process.env.PATH ?? ""}`, HOME: bin };
+  const r = spawnSync("sh", ["-c", HANDOVER_SCRIPT], { env, input: Buffer.concat(handover("e".repeat(32), { ...request, env: {}, command: "cat" }, "sh")) });
+  expect(r.stderr.toString()).toMatch(/^sh\n/);
+  expect(r.stdout.toString()).toBe(`{"toolName":"bash"}${"e".repeat(32)} 0 0\n`);
+  // and with bash's own head, the bash wrapper
+  expect(spawnSync("sh", ["-c", HANDOVER_SCRIPT], { input: "" }).stderr.toString()).toMatch(/^bash\n/);
 });
