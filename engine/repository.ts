@@ -15,7 +15,7 @@ import { REPOSITORY_SOURCES } from "./formats/registry.js";
 import type { Format } from "./events.js";
 import { LOCATED_MEMBERS, readJson, readToml, withWarningBudget, type LoadContext, type ParsedFile, type WarningBudget } from "./formats/shared.js";
 import { readTomlOffThread } from "./formats/parse-off-thread.js";
-import { MAX_REPOSITORY_MATCHER_PROGRAM, mergeHookSets, withCompileBudget, type HookSet } from "./hooks.js";
+import { MAX_REPOSITORY_COMPILE_MS, MAX_REPOSITORY_MATCHER_PROGRAM, mergeHookSets, withCompileBudget, type HookSet } from "./hooks.js";
 import { heavyTurns } from "./turns.js";
 
 export interface RepositoryLimits {
@@ -23,6 +23,12 @@ export interface RepositoryLimits {
   maxHookFileBytes: number;
   /** most hooks all of a workspace's files may declare; @default 1000 ([server] max_repository_hooks) */
   maxHooks: number;
+  /**
+   * the time its matchers may take to compile; @default MAX_REPOSITORY_COMPILE_MS. A stored
+   * workspace read again (after a restart, or its hook set given up for memory) was held to it
+   * when it was uploaded: held to it again on a busy thread, it could be refused for what it is not.
+   */
+  maxCompileMs?: number;
 }
 
 export const DEFAULT_REPOSITORY_LIMITS: RepositoryLimits = { maxHookFileBytes: 1024 * 1024, maxHooks: 1000 };
@@ -79,7 +85,7 @@ function* loadSteps(dir: string, maxTimeoutMs: number, limits: RepositoryLimits)
   /** Each agent's own switch (`disableAllHooks`, cosh `enabled = false`) turns off that agent's hooks only: the file that said so. */
   const switchedOff = new Map<Format, string>();
   // Every matcher and condition compiled counts, before the hooks it belongs to are counted.
-  const compileBudget = { left: limits.maxHooks, limit: limits.maxHooks, instructions: MAX_REPOSITORY_MATCHER_PROGRAM, ms: 0 };
+  const compileBudget = { left: limits.maxHooks, limit: limits.maxHooks, instructions: MAX_REPOSITORY_MATCHER_PROGRAM, ms: 0, maxMs: limits.maxCompileMs ?? MAX_REPOSITORY_COMPILE_MS };
   // Warnings past what the answer lists are counted, not written: each costs a line's look-up and a suggestion.
   const warningBudget: WarningBudget = { left: MAX_WORKSPACE_WARNINGS, skipped: 0 };
   let hooks = 0;

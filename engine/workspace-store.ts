@@ -134,9 +134,12 @@ export class WorkspaceStore {
   }
 
   /** The repository's hooks; its TOML files wait their tenant's turn behind other tenants' (toml-off-thread.ts). */
-  private async loadHooks(tenant: string, dir: string, deadline?: AbortSignal): Promise<HookSet> {
+  private async loadHooks(tenant: string, dir: string, deadline?: AbortSignal, stored = false): Promise<HookSet> {
     try {
-      return await loadRepositoryHooks(dir, this.options.maxTimeoutMs, this.options, tenant, deadline);
+      // A stored workspace passed the compile time budget when it was uploaded: read again, only its
+      // weight (RE2 instructions, a thread-independent bound) is judged, not a busy thread's time.
+      const limits = stored ? { ...this.options, maxCompileMs: Infinity } : this.options;
+      return await loadRepositoryHooks(dir, this.options.maxTimeoutMs, limits, tenant, deadline);
     } catch (err) {
       if (err instanceof ConfigError) throw new BadRequestError(`repository hook file ${err.message}`, err.file, "workspace_hooks_invalid");
       throw err;
@@ -248,7 +251,7 @@ export class WorkspaceStore {
   }
 
   /** What the hook sets held in memory take, as `residentBytes` reckons them (at most MAX_RESIDENT_HOOK_BYTES, but for the one just read). */
-  get residentBytes(): number {
+  get heldBytes(): number {
     return this.residentTotal;
   }
 
@@ -273,7 +276,7 @@ export class WorkspaceStore {
       // Judged when it was stored, or read since the start: only its hook files are read again.
       const known = this.cache.get(key);
       if (known) {
-        const hooks = await this.loadHooks(tenant, known.dir);
+        const hooks = await this.loadHooks(tenant, known.dir, undefined, true);
         return this.keep(key, known, hooks, { ...known.about, hooks: summary(hooks), warnings: hooks.warnings });
       }
       return await this.judge(tenant, base, id, key);
@@ -294,7 +297,7 @@ export class WorkspaceStore {
     // After a restart: the stored tree and hook files are judged again, as an upload is.
     const tree = await readTree(dir);
     await checkLinks(tree, dir);
-    const hooks = await this.loadHooks(tenant, dir);
+    const hooks = await this.loadHooks(tenant, dir, undefined, true);
     const digest = (await readMeta(base, id))?.digest ?? (await readFile(join(base, `${id}.digest`), "utf8").catch(() => ""));
     return this.remember(tenant, key, dir, hooks, { id, digest, files: tree.files, bytes: tree.bytes, hooks: summary(hooks), warnings: hooks.warnings });
   }

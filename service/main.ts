@@ -172,7 +172,7 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
   });
   // What a crash left in the tenants' folders is put right now, not at each one's next upload.
   void workspaces.sweep((folder, err) => logger.error({ err, folder }, "a tenant's workspaces could not be put right")).catch((err: unknown) => logger.error({ err }, "workspace sweep failed"));
-  const metrics = new Metrics(() => engine.stats(), () => workspaces.residentBytes);
+  const metrics = new Metrics(() => engine.stats(), () => workspaces.heldBytes);
   logOut.on("drop", () => metrics.logDrops.inc());
   const app = createApp({
     engine,

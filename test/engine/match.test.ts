@@ -117,9 +117,9 @@ describe("a matcher's repeats are weighed before RE2 builds it", () => {
   it("refuses a pattern past the program limit by its repeats, and a load past its compile budget", async () => {
     const { compileRegex, withCompileBudget } = await import("../../engine/hooks.js");
     expect(() => compileRegex("\\pL{999}".repeat(50), { anchored: false })).toThrow(/weighed before it is built: over 300/);
-    const budget = { left: 2, limit: 2, instructions: 1000, ms: 0 };
+    const budget = { left: 2, limit: 2, instructions: 1000, ms: 0, maxMs: 100 };
     expect(() => withCompileBudget(budget, () => ["a", "b", "c"].map((p) => compileRegex(p, { anchored: true })))).toThrow(/more than 2 matchers and conditions/);
-    const small = { left: 100, limit: 100, instructions: 500, ms: 0 };
+    const small = { left: 100, limit: 100, instructions: 500, ms: 0, maxMs: 100 };
     expect(() => withCompileBudget(small, () => ["a{200}", "b{200}", "c{200}"].map((p) => compileRegex(p, { anchored: true })))).toThrow(/together pass 40000 RE2 instructions/);
   });
 });

@@ -192,6 +192,32 @@ describe("the hook sets of stored workspaces held in memory (MAX_RESIDENT_HOOK_B
   });
 });
 
+describe("a stored workspace read again (after a restart, or given up for memory)", () => {
+  const settings = (pattern: string) => JSON.stringify({ hooks: { PreToolUse: [{ matcher: pattern, hooks: [{ type: "command", command: "guard.sh" }] }] } });
+  /** A thread so busy that every reading of the clock is 150 ms on: any compile "takes" longer than MAX_REPOSITORY_COMPILE_MS. */
+  const busy = <T>(fn: () => Promise<T>): Promise<T> => {
+    let now = performance.now();
+    const spy = vi.spyOn(performance, "now").mockImplementation(() => (now += 150));
+    return fn().finally(() => spy.mockRestore());
+  };
+
+  it("is held to its matchers' weight, not to a busy thread's compile time (an upload is)", async () => {
+    const root = mkdtempSync(join(tmpdir(), "hookbox-store-"));
+    const tag = `${process.pid}${Date.now()}`;
+    await new WorkspaceStore(root, options).put("team-a", "w", chunks(await tarOf([{ name: ".claude/settings.json", content: settings(`Bash.*Write${tag}a`) }])));
+    // an upload on the busy thread: refused by the time budget
+    const uploaded = busy(async () => new WorkspaceStore(mkdtempSync(join(tmpdir(), "hookbox-store-")), options).put("team-a", "u", chunks(await tarOf([{ name: ".claude/settings.json", content: settings(`Bash.*Edit${tag}b`) }]))));
+    await expect(uploaded).rejects.toThrow(/took more than 100 ms to compile \(MAX_REPOSITORY_COMPILE_MS\)/);
+    // the stored one, its matcher compiled afresh (never seen by this process), read after a restart on the busy thread: kept
+    writeFileSync(join(tenantDir(root, "team-a"), "w", ".claude/settings.json"), settings(`Bash.*Read${tag}c`));
+    const back = await busy(() => new WorkspaceStore(root, options).get("team-a", "w"));
+    expect(back?.hooks.hooks.map((h) => h.command)).toEqual(["guard.sh"]);
+    // its weight still counts: a matcher past the weight limit is refused when read again too
+    writeFileSync(join(tenantDir(root, "team-a"), "w", ".claude/settings.json"), settings("\\pL{999}".repeat(50)));
+    await expect(new WorkspaceStore(root, options).get("team-a", "w")).rejects.toThrow();
+  });
+});
+
 const heldKeys = (store: WorkspaceStore) => [...(store as unknown as { resident: Map<string, unknown> }).resident.keys()];
 const heldBytes = (store: WorkspaceStore) => (store as unknown as { residentTotal: number }).residentTotal;
 

@@ -745,7 +745,7 @@ describe.concurrent("admission and shutdown", () => {
   it("answers a decision whose audit line the disk does not take, by AUDIT_WAIT_MS — and by the client's answer-by when sooner — and counts it", async () => {
     const lines: unknown[] = [];
     // a disk that stalls: the line is taken, never written
-    const edge = edgeApp({ audit: { write: (_tenant, entry) => (lines.push(entry), new Promise<void>(() => undefined)) } });
+    const edge = edgeApp({ audit: { write: (_tenant, entry) => (lines.push(entry), new Promise<void>(() => undefined)), close: async () => undefined } });
     const t0 = performance.now();
     const res = await edge.request("/v1/events", post(rmEvent));
     expect(res.status).toBe(200);
