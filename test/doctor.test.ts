@@ -116,7 +116,9 @@ describe("hookbox doctor", () => {
     const { repo, home } = workspaceOf(svc.url);
     const r = doctor(repo, home, "not-the-token");
     expect(r.code).toBe(1);
-    expect(r.out).toMatch(/refused the token \(401\)/);
+    // the command lines (which now block every call) and Claude's HTTP hook (answered a block) alike
+    expect(r.out).toMatch(/refused the token \(401\): set HOOKBOX_TOKEN to this tenant's token — until then the line blocks every call/);
+    expect(r.out).toMatch(/refused the token: check the Authorization header and its variables — until then the hook blocks every call/);
   });
 
   it("names a wrong URL", async () => {
