@@ -65,8 +65,9 @@ export const SH_WRAPPER = [
   "IFS= read -r e",
   UNPACK,
   "if [ -n \"$d\" ]; then cd -- \"$(printf %s \"$d\" | base64 -d)\" || exit 96; fi",
-  "c=\"$(printf %s \"$c\" | base64 -d)\"",
-  "e=\"$(printf %s \"$e\" | base64 -d)\"",
+  // Without base64 (or with one that fails) the command would be empty, and run as one that passes.
+  "c=\"$(printf %s \"$c\" | base64 -d)\" && [ -n \"$c\" ] || exit 98",
+  "e=\"$(printf %s \"$e\" | base64 -d)\" || exit 98",
   "unset d h la",
   RUN_HOOK,
   "r=$?",

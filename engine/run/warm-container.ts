@@ -13,6 +13,7 @@ const WRAPPER_EXITS: Record<number, string> = {
   95: "the workspace could not be unpacked into the pre-started container's /workspace",
   96: "the hook's working directory could not be entered in the pre-started container",
   97: "the pre-started container's wrapper did not get its hand-over",
+  98: "the pre-started container's sh wrapper could not decode its hand-over (no base64 in the image?)",
 };
 
 /** A run's result; `beforeHook`: it failed in the hand-over, before its hook ran (a cold run may take it). */
@@ -142,7 +143,7 @@ export class WarmContainer {
         if (state.running) return result({ outcome: "failed_to_start", exitCode: null, error: "the connection to the pre-started container closed while its hook ran: its answer could not be read" });
         // The wrapper's own exits before the hook ran — looked at before an out-of-memory mark, which
         // the engine sets on any kill in the container: an unpack that ran out of memory is no crash
-        // of the hook's. The wrapper also ends with its hook's exit code, so a hook's own 95–97 whose
+        // of the hook's. The wrapper also ends with its hook's exit code, so a hook's own 95–98 whose
         // markers were both lost reads as one of these: it is run again cold, never taken as a pass.
         const setup = state.exitCode === null ? undefined : WRAPPER_EXITS[state.exitCode];
         if (setup) return { ...result({ outcome: "failed_to_start", exitCode: null, error: setup }), beforeHook: true };

@@ -83,6 +83,13 @@ it("the launcher picks bash when the image has it and says so", () => {
   expect(r.stdout.toString()).toMatch(new RegExp(`^${"f".repeat(32)} 0 \\d+\\n$`));
 });
 
+it("the sh wrapper without base64 runs no hook (an empty command would pass): it exits 98, a hand-over failure a cold run takes", () => {
+  const empty = mkdtempSync(`${tmpdir()}/hookbox-no-base64-`);
+  const r = spawnSync("/bin/sh", ["-c", SH_WRAPPER], { env: { PATH: empty, HOME: empty }, input: Buffer.concat(handover("d".repeat(32), { ...request, command: "echo ran" }, "sh")) });
+  expect(r.status).toBe(98);
+  expect(r.stdout.toString()).toBe("");
+});
+
 it("the launcher picks sh where head reads ahead (BusyBox's, say: the workspace's tar would take the event with it), and the hook still gets its event", () => {
   // a head that reads a whole buffer of its input, as BusyBox's does, and passes on only what it was asked
   const bin = mkdtempSync(`${tmpdir()}/hookbox-greedy-head-`);
