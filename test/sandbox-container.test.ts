@@ -164,6 +164,14 @@ describe.each<[Runtime, "cold" | "warm"]>([
     expect(Number(result.stdout.trim())).toBeLessThanOrEqual(64);
   });
 
+  it("bounds /dev/shm, all its files together, at tmp_size (the engine's own default is 64 MiB)", async () => {
+    const limits = { ...DEFAULT_LIMITS, tmpBytes: 16 * 1024 * 1024 };
+    // each file under the fsize ulimit (tmp_size): only the size of /dev/shm stops the third
+    const result = await run("for i in 1 2 3; do head -c 8388608 /dev/zero > /dev/shm/f$i || { echo stopped=$i; exit 1; }; done; echo all", { limits, timeoutMs: 20_000 });
+    expect(result.stdout, JSON.stringify(result)).toMatch(/^stopped=[23]$/m);
+    expect(result.stderr).toMatch(/No space left on device/);
+  });
+
   it("stops a 400 MB write to /workspace at tmp_size, on a tmpfs of the run's own that goes with it", async () => {
     const dir = await makeWorkspace({ "README.md": "stored\n" });
     const before = existsSync(SCRATCH) ? readdirSync(SCRATCH) : [];

@@ -159,6 +159,8 @@ export async function makeContainer(
         NetworkMode: "none",
         ReadonlyRootfs: true,
         Tmpfs: tmpfs,
+        // /dev/shm is a tmpfs too (the engine's 64 MiB by default): as large as /tmp, no more.
+        ShmSize: limits.tmpBytes,
         Mounts: mounts,
         CapDrop: ["ALL"],
         SecurityOpt: ["no-new-privileges"],
