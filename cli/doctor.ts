@@ -547,8 +547,10 @@ async function check(entry: Entry, dir: string, env: NodeJS.ProcessEnv, lineEnv:
   if (blocked && text.includes(CANARY_MARK)) return { entry, ok: true, message: `a block from hookbox at ${url} reaches ${AGENT_NAME[entry.agent]} (${blocked})${note}` };
   const said = run.stderr.trim().split("\n").filter(Boolean).at(-1) ?? "";
   // A token of no tenant: the line blocks every call (a wrong line lets nothing through), never a canary's block.
-  if (/refused the token/.test(said)) return fail(`hookbox at ${url} refused the token (401): set HOOKBOX_TOKEN to this tenant's token — until then the line blocks every call`);
-  if (/answered without hookbox's Hookbox-On-Failure header/.test(said)) return fail(`${url} is not hookbox's address (its answer carries no Hookbox-On-Failure header): fix --url — until then the line blocks every call`);
+  const refused = /refused the token[^(]*\((\d{3}):/.exec(said);
+  if (refused) return fail(`hookbox at ${url} refused the token (${refused[1]}): set HOOKBOX_TOKEN to this tenant's token — until then the line blocks every call`);
+  if (/the token holds a character no header can carry/.test(said)) return fail(`HOOKBOX_TOKEN holds a character no header can carry (a space, a control character — a CR from a CRLF file, say): fix it — until then the line blocks every call`);
+  if (/without hookbox's Hookbox-On-Failure header/.test(said)) return fail(`${url} is not hookbox's address (its answer carries no Hookbox-On-Failure header; a proxy before hookbox may be answering for it): fix --url — until then the line blocks every call`);
   if (blocked) return fail(`the line blocks, but not with hookbox's answer: ${said || run.stdout.trim()}`);
   if (/unreachable/.test(said)) return fail(`hookbox is unreachable at ${url}: ${said}`);
   return fail(`a block never reaches ${AGENT_NAME[entry.agent]} through this line (exit ${run.code ?? "killed"}, stdout ${JSON.stringify(run.stdout.trim().slice(0, 200))})${said ? `: ${said}` : ""}`);

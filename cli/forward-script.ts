@@ -6,7 +6,7 @@
  * test/service/failure-mode.test.ts run both through the same tables.
  */
 import { AGENT_DEADLINE_S, CLAUDE_EVENT_DEADLINE_S } from "../engine/agents.js";
-import { FORWARD_USAGE, MAX_SAID_BYTES, USAGE_BLOCK_EXIT } from "./forward.js";
+import { FORWARD_USAGE, MAX_SAID_BYTES, TOKEN_NOT_SENDABLE, USAGE_BLOCK_EXIT } from "./forward.js";
 
 /** The JSON the forwarder reads and writes, in awk: the answer's fields, the agent's deny, terminal-safe text. */
 const AWK = String.raw`
@@ -297,7 +297,15 @@ END {
   # The last line is curl's word only when the answer was read to its end: else it is a piece of the
   # answer (cut at the cap), said no longer than any message.
   if (f[2] != "0" || f[1] == "000") { print "!U" esc(em != "" ? clipb(em, ${MAX_SAID_BYTES}) : "curl failed (exit " f[2] ")", 0); exit 0 }
-  if (BIG) { print "!Ahookbox's answer is larger than " MAXBYTES " bytes or " MAXLINES " lines: no answer"; exit 0 }
+  # A line hookbox refuses, or a URL that answers as no hookbox does (no failure mode told, and no
+  # gateway's 408, 429 or 5xx): wiring to fix, blocked as any wrong line is ('hookbox forward' alike),
+  # however long the page.
+  if (status == 401 || status == 403) wl = "refused the token: check --token or HOOKBOX_TOKEN"
+  else if (told == "" && !cut && status >= 200 && status < 500 && status != 408 && status != 429) wl = "answered " status " without hookbox's Hookbox-On-Failure header: no hookbox at this --url (a wrong URL, or a proxy before hookbox answering for it)"
+  if (BIG) {
+    if (wl != "") { print "!W" wl " (" status ": no decision)"; exit 0 }
+    print "!Ahookbox's answer is larger than " MAXBYTES " bytes or " MAXLINES " lines: no answer"; exit 0
+  }
   S = ""
   for (; i < n; i++) S = S L[i] (CR[i] ? "\r" : "") (i < n - 1 ? "\n" : "")
   # The body is what curl counted of it (-w size_download): trailers a chunked answer ends with
@@ -322,10 +330,7 @@ END {
     exit code
   }
   said = status ": " ((ok && ("error.message" in V)) ? clipb(V["error.message"], ${MAX_SAID_BYTES}) : "no decision")
-  # A line hookbox refuses, or a URL that answers as no hookbox does (no failure mode told, and no
-  # gateway's 408, 429 or 5xx): wiring to fix, blocked as any wrong line is ('hookbox forward' alike).
-  if (status == 401 || status == 403) { print "!Wrefused the token: check --token or HOOKBOX_TOKEN (" said ")"; exit 0 }
-  if (told == "" && !cut && status >= 200 && status < 500 && status != 408 && status != 429) { print "!Wanswered without hookbox's Hookbox-On-Failure header: --url names no hookbox (" said ")"; exit 0 }
+  if (wl != "") { print "!W" wl " (" said ")"; exit 0 }
   print "!Ahookbox answered " said
 }
 `;
@@ -441,6 +446,8 @@ fi
 [ -n "$url" ] && [ -n "$event" ] || usage "--url and --event are needed"
 # Every tenant has a token: a line without one is refused by hookbox on every call.
 [ -n "$token" ] || usage "no token: set HOOKBOX_TOKEN (or --token)"
+# One no header can carry (a CR from a CRLF .env file, say) never reaches hookbox: a wrong line.
+case $token in *[!!-~]*) wrongline "${TOKEN_NOT_SENDABLE}" ;; esac
 # hookbox speaks HTTP: curl would speak gopher, dict, smtp or file to whatever --url names.
 case $url in [Hh][Tt][Tt][Pp]://*|[Hh][Tt][Tt][Pp][Ss]://*) ;; *) usage ;; esac
 # The URL as it may be shown: without a user name and password (through the last @ before the path).
@@ -516,9 +523,6 @@ cr=$(printf '\r')
 # stops on its next write, and awk reads no more (what it got is no answer: the failure mode).
 cap=16842752
 case $token in
-  *"$nl"*|*"$cr"*)
-    # No header can carry it ('hookbox forward' refuses it too): hookbox is not asked.
-    out="$nl!Uthe token holds a line break: it cannot be sent in a header" ;;
   ?*)
     # The token reaches curl on a pipe, never on its command line.
     out=$(printf 'authorization: Bearer %s\n' "$token" | curl "$@" -H @/dev/fd/3 -- "$path" 3<&0 <&4 2>/dev/null | head -c "$cap" | LC_ALL=C awk -v fmt="$format" -v ev="$event" "$AWK") ;;

@@ -185,6 +185,8 @@ export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Ar
   const token = values.token ?? io.env.HOOKBOX_TOKEN;
   // Every tenant has a token: a line without one is refused by hookbox on every call.
   if (!token) return usageError("no token: set HOOKBOX_TOKEN (or --token)", argv);
+  // One no header can carry (a CR from a CRLF .env file, say) never reaches hookbox: a wrong line, never "unreachable".
+  if (!/^[\x21-\x7e]+$/.test(token)) return usageError(TOKEN_NOT_SENDABLE, argv, false);
   // Answer before the agent's deadline, counted from this process's start: 90 %, and at least 0.5 s early.
   const answerByMs = Math.min(deadlineS * 1000 - 500, deadlineS * 900) - process.uptime() * 1000;
   const byDeadlineMs = Math.round(Math.max(100, answerByMs));
@@ -290,8 +292,11 @@ export function answerMarginMs(leftMs: number): number {
 export function wrongLine(status: number, told: boolean): string | undefined {
   if (status === 401 || status === 403) return "refused the token: check --token or HOOKBOX_TOKEN";
   if (told || status === 408 || status === 429 || status >= 500 || status < 200) return undefined;
-  return "answered without hookbox's Hookbox-On-Failure header: --url names no hookbox";
+  return `answered ${status} without hookbox's Hookbox-On-Failure header: no hookbox at this --url (a wrong URL, or a proxy before hookbox answering for it)`;
 }
+
+/** Why a token is refused before anything is sent (forward.sh says the same). */
+export const TOKEN_NOT_SENDABLE = "the token holds a character no header can carry (a space, a control character, a line break, a non-ASCII letter): check HOOKBOX_TOKEN (or --token)";
 
 /** The event did not arrive on stdin before the deadline. */
 class StdinTooSlow extends Error {}
@@ -341,21 +346,21 @@ async function post(url: string, body: Buffer, onFailure: (mode: Mode) => void, 
       const chunks: Buffer[] = [];
       let size = 0;
       // One that says it is larger than hookbox's answers ever are is not waited for (as forward.sh's curl does not).
-      if (Number(res.headers["content-length"] ?? 0) > MAX_ANSWER_BYTES) {
+      const status = res.statusCode ?? 0;
+      // A page too large to read that is no hookbox's (another server's, a proxy's) is judged by its
+      // status and headers alone, as forward.sh judges it: a wrong line, not hookbox out of reach.
+      const tooLarge = () => {
+        if (wrongLine(status, mode !== undefined)) resolve({ status, ok: false, body: "" });
         req.destroy(new Error(`hookbox's answer is larger than ${MAX_ANSWER_BYTES} bytes`));
-        return;
-      }
+      };
+      if (Number(res.headers["content-length"] ?? 0) > MAX_ANSWER_BYTES) return tooLarge();
       res.on("data", (c: Buffer) => {
         size += c.length;
-        if (size > MAX_ANSWER_BYTES) {
-          req.destroy(new Error(`hookbox's answer is larger than ${MAX_ANSWER_BYTES} bytes`));
-          return;
-        }
+        if (size > MAX_ANSWER_BYTES) return tooLarge();
         chunks.push(c);
       });
       res.on("error", reject);
       res.on("end", () => {
-        const status = res.statusCode ?? 0;
         resolve({ status, ok: status >= 200 && status < 300, body: Buffer.concat(chunks).toString("utf8") });
       });
     });

@@ -129,6 +129,7 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
     pool: config.sandbox.pool,
     maxTimeoutMs: config.sandbox.maxTimeoutMs,
     engineTimeoutMs: config.sandbox.engineTimeoutMs,
+    warn: (fields, message) => logger.warn(fields, message),
   });
   const host = new HostRunner(process.env);
   if (host.isolation !== "pid-namespace") {

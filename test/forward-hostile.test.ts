@@ -72,6 +72,9 @@ Object.assign(CASES, {
   "redirect": (sock: Socket) => sock.end(`${head("302 Found", ["Location: https://elsewhere.example/", "Content-Length: 0", "Connection: close"])}\r\n`),
   "other-server-404": answer("<html>no such page</html>", "404 Not Found", []),
   "other-server-200": answer('{"ok":true}', "200 OK", []),
+  // pages longer than any answer of hookbox's (forward.sh reads 200 lines at most)
+  "long-404": answer(`<html>\n${"<p>no such page</p>\n".repeat(300)}</html>`, "404 Not Found", []),
+  "long-403": answer(`<html>\n${"<p>sign in first</p>\n".repeat(300)}</html>`, "403 Forbidden", []),
   "gateway-502": answer("<html>bad gateway</html>", "502 Bad Gateway", []),
   "partial-headers-allow": (sock: Socket) => sock.end(head("200 OK", ["Hookbox-On-Failure: allow"])),
   "echo-answer-by": (sock: Socket, got: string) => answer(JSON.stringify({ decision: "block", reason: "r", output: { permissionDecision: "deny", permissionDecisionReason: `answer-by ${/hookbox-answer-by-ms: (\d+)/i.exec(got)?.[1] ?? "none"}` }, exit_code: 0 }))(sock),
@@ -318,9 +321,11 @@ describe("a hostile hookbox, failure mode block", () => {
 describe("a line that reaches no hookbox of its tenant blocks, whatever the failure mode", () => {
   it.each([
     ["refused-token", /refused the token: check --token or HOOKBOX_TOKEN \(401: a valid bearer token is required\)/],
-    ["redirect", /answered without hookbox's Hookbox-On-Failure header: --url names no hookbox \(302/],
-    ["other-server-404", /--url names no hookbox \(404/],
-    ["other-server-200", /--url names no hookbox \(200/],
+    ["redirect", /answered 302 without hookbox's Hookbox-On-Failure header: no hookbox at this --url/],
+    ["other-server-404", /answered 404 without hookbox's Hookbox-On-Failure header/],
+    ["other-server-200", /answered 200 without hookbox's Hookbox-On-Failure header/],
+    ["long-404", /answered 404 without hookbox's Hookbox-On-Failure header/],
+    ["long-403", /refused the token: check --token or HOOKBOX_TOKEN \(403/],
   ])("%s: a deny in both (a wrong line, not a hookbox that cannot decide), even with --on-unreachable allow; at a stop it lets the agent stop", async (name, said) => {
     const [node, sh] = await Promise.all([run("node", args(name, ["--on-unreachable", "allow"])), run("sh", args(name, ["--on-unreachable", "allow"]))]);
     for (const r of [node, sh]) {
@@ -503,12 +508,19 @@ describe("both forwarders read what they are given alike", () => {
     }
   });
 
-  it("sends no token that holds a line break (no header smuggled), in both: hookbox is not reached", async () => {
-    const a = ["--url", url, "--event", "preToolUse", "--format", "copilot", "--workspace", "echo-answer-by", "--on-unreachable", "block"];
-    const [node, sh] = await Promise.all([run("node", a, { HOOKBOX_TOKEN: "t\nx-injected: 1" }), run("sh", a, { HOOKBOX_TOKEN: "t\nx-injected: 1" })]);
+  it.each([
+    ["a line break (no header smuggled)", "t\nx-injected: 1"],
+    ["a CR (a CRLF .env file)", "t0ken\r"],
+    ["a control character", "t\u0001x"],
+    ["DEL", "t\u007fx"],
+    ["a space", "t x"],
+  ])("sends no token that holds %s: hookbox is not reached, and the line blocks (a wrong line) whatever the failure mode, in both", async (_what, token) => {
+    const a = ["--url", url, "--event", "preToolUse", "--format", "copilot", "--workspace", "echo-answer-by", "--on-unreachable", "allow"];
+    const [node, sh] = await Promise.all([run("node", a, { HOOKBOX_TOKEN: token }), run("sh", a, { HOOKBOX_TOKEN: token })]);
     for (const r of [node, sh]) {
       expect(r.code, r.stderr).toBe(2);
-      expect(r.stderr).toMatch(/^hookbox unreachable at /);
+      expect(r.stderr).toMatch(/the token holds a character no header can carry .*: blocking \(a guard whose line is wrong/);
+      expect(JSON.parse(r.stdout)).toMatchObject({ permissionDecision: "deny" });
       expect(r.stdout).not.toMatch(/answer-by/);
     }
   });

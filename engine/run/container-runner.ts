@@ -39,6 +39,8 @@ export interface ContainerRunnerOptions {
   pool?: PoolOptions;
   /** The longest a pooled container may be asked to run (the server's max_timeout). @default 60 s */
   maxTimeoutMs?: number;
+  /** Where what an operator should know is said (pino's warn): an image whose pre-started containers take no workspace. */
+  warn?: (fields: Record<string, unknown>, message: string) => void;
 }
 
 /** Time hookbox may take to prepare a run (build a workspace's archive) without taking it from the hook. @default 100 ms */
@@ -108,6 +110,7 @@ export class ContainerRunner implements Runner {
         let warm = this.pool.take(key, () => this.prestart(pooled), request.party);
         if (warm && withWorkspace && warm.wrapperKind === "sh") {
           this.noWorkspaceShapes.add(key);
+          this.options.warn?.({ image: pooled.image, runtime: pooled.runtime }, "this image's pre-started containers take no workspace (no bash, or a head -c that reads ahead — BusyBox's): its runs with a workspace start cold");
           this.fleet.track(warm.discard());
           this.pool.refill();
           warm = undefined;

@@ -79,10 +79,11 @@ export const SH_WRAPPER = [
 
 /**
  * Whether `head -c` reads no further than it is asked (GNU's does; BusyBox's, say, reads ahead and
- * would take the event with the workspace): one byte of two, the other left for `read`. Run once,
- * when the container starts, never per hook.
+ * would take the event with the workspace): one byte of two, the other left for `read`, through a
+ * pipe as the hand-over comes (a here-string may be a file, which a C library can seek back in on
+ * exit). Run once, when the container starts, never per hook.
  */
-const EXACT_HEAD = "{ head -c 1 >/dev/null 2>&1; IFS= read -r -N 1 x; } <<< ab; [ \"$x\" = b ]";
+const EXACT_HEAD = "{ head -c 1 >/dev/null 2>&1; IFS= read -r -N 1 x; } < <(printf ab); [ \"$x\" = b ]";
 
 /**
  * Picks the wrapper before any hook is known; tells the host which handover format to write. bash
