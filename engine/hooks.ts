@@ -157,6 +157,8 @@ export interface CompileBudget {
   ms: number;
   /** what `ms` may reach: MAX_REPOSITORY_COMPILE_MS for an upload */
   maxMs: number;
+  /** the patterns charged so far (each once) */
+  seen: Set<string>;
 }
 let compiles: CompileBudget | undefined;
 
@@ -304,8 +306,11 @@ export function repeatWeight(pattern: string): number {
   return frames[0]!.sum;
 }
 
-/** Compiled patterns, shared: a workspace that repeats one matcher a thousand times compiles it once. */
-const compiled = new Map<string, RE2JS>();
+/**
+ * Compiled patterns, shared, each with what compiling it took: a workspace that repeats one matcher a
+ * thousand times compiles it once, and one whose patterns are found here is charged that time all the same.
+ */
+const compiled = new Map<string, { re: RE2JS; ms: number }>();
 const COMPILED_KEPT = 4096;
 
 /**
@@ -328,24 +333,37 @@ export function compileRegex(pattern: string, opts: { anchored: boolean }): (tex
   if (compiles && compiles.left-- <= 0) throw new CompileBudgetError(`more than ${compiles.limit} matchers and conditions in one repository (server.max_repository_hooks)`);
   if (repeatWeight(pattern) > MAX_MATCHER_PROGRAM) throw new MatcherLimitError(`too complex (weighed before it is built: over ${MAX_MATCHER_PROGRAM} RE2 instructions)`);
   const source = opts.anchored ? `^(?:${pattern})$` : pattern;
-  let re = compiled.get(source);
-  if (!re) {
+  let known = compiled.get(source);
+  if (known) {
+    // Compiled before (by this workspace's earlier upload, or another's): charged what it took then,
+    // once per workspace, so that patterns compiled ahead in small uploads cannot pass the budget together.
+    if (compiles && !compiles.seen.has(source)) {
+      compiles.ms += known.ms;
+      compiles.seen.add(source);
+    }
+  } else {
     const t0 = performance.now();
+    let re: RE2JS;
+    let took = 0;
     try {
       re = RE2JS.compile(source);
     } finally {
       // A pattern RE2 refuses costs its time too.
-      if (compiles) compiles.ms += performance.now() - t0;
+      took = performance.now() - t0;
+      if (compiles) compiles.ms += took;
     }
+    known = { re, ms: took };
+    compiles?.seen.add(source);
     if (re.programSize() > MAX_MATCHER_PROGRAM) throw new MatcherLimitError(`too complex (over ${MAX_MATCHER_PROGRAM} RE2 instructions)`);
     if (compiled.size >= COMPILED_KEPT) compiled.delete(compiled.keys().next().value!);
-    compiled.set(source, re);
+    compiled.set(source, known);
   }
+  const { re } = known;
   const size = re.programSize();
   if (compiles && (compiles.instructions -= size) < 0)
     throw new CompileBudgetError(`the repository's matchers and conditions together pass ${MAX_REPOSITORY_MATCHER_PROGRAM} RE2 instructions (MAX_REPOSITORY_MATCHER_PROGRAM)`);
   if (compiles && compiles.ms > compiles.maxMs)
-    throw new CompileBudgetError(`the repository's matchers and conditions took more than ${MAX_REPOSITORY_COMPILE_MS} ms to compile (MAX_REPOSITORY_COMPILE_MS)`);
+    throw new CompileBudgetError(`the repository's matchers and conditions took more than ${Math.round(compiles.maxMs)} ms to compile (MAX_REPOSITORY_COMPILE_MS${compiles.maxMs > MAX_REPOSITORY_COMPILE_MS ? " × STORED_COMPILE_FACTOR, a stored workspace read again" : ""})`);
   return (text) => {
     // At least 64 characters a test: a thousand tests of one character each are no free lunch.
     const work = size * Math.max(64, text.length);

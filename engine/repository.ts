@@ -85,7 +85,7 @@ function* loadSteps(dir: string, maxTimeoutMs: number, limits: RepositoryLimits)
   /** Each agent's own switch (`disableAllHooks`, cosh `enabled = false`) turns off that agent's hooks only: the file that said so. */
   const switchedOff = new Map<Format, string>();
   // Every matcher and condition compiled counts, before the hooks it belongs to are counted.
-  const compileBudget = { left: limits.maxHooks, limit: limits.maxHooks, instructions: MAX_REPOSITORY_MATCHER_PROGRAM, ms: 0, maxMs: limits.maxCompileMs ?? MAX_REPOSITORY_COMPILE_MS };
+  const compileBudget = { left: limits.maxHooks, limit: limits.maxHooks, instructions: MAX_REPOSITORY_MATCHER_PROGRAM, ms: 0, maxMs: limits.maxCompileMs ?? MAX_REPOSITORY_COMPILE_MS, seen: new Set<string>() };
   // Warnings past what the answer lists are counted, not written: each costs a line's look-up and a suggestion.
   const warningBudget: WarningBudget = { left: MAX_WORKSPACE_WARNINGS, skipped: 0 };
   let hooks = 0;

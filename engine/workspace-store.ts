@@ -10,13 +10,21 @@ import { chmod, chown, lstat, mkdir, readdir, readFile, rename, rm, writeFile } 
 import { join } from "node:path";
 import { z } from "zod";
 import { BadRequestError, ConfigError } from "./errors.js";
-import type { HookSet } from "./hooks.js";
+import { MAX_REPOSITORY_COMPILE_MS, type HookSet } from "./hooks.js";
 import { HOOK_GID, HOOK_UID } from "./names.js";
 import { loadRepositoryHooks, type RepositoryLimits } from "./repository.js";
 import { TenantUsage, type Quota } from "./workspace-quota.js";
 import { checkLinks, readTree } from "./workspace-tree.js";
 import { FairSlots } from "./fair-slots.js";
 import { unpack, type UnpackLimits } from "./workspace-unpack.js";
+
+/**
+ * @default 4 — how many times MAX_REPOSITORY_COMPILE_MS a stored workspace read again (after a
+ * restart, or its hook set given up for memory) may take to compile its matchers: it met the budget
+ * when uploaded, and a busier thread must not refuse it — but the thread that serves everyone is
+ * still bounded (400 ms).
+ */
+export const STORED_COMPILE_FACTOR = 4;
 
 /** @default 60 s — how long a stored workspace refused for anything but its links is refused before it is judged again */
 export const REFUSAL_RETRY_MS = 60_000;
@@ -136,9 +144,9 @@ export class WorkspaceStore {
   /** The repository's hooks; its TOML files wait their tenant's turn behind other tenants' (toml-off-thread.ts). */
   private async loadHooks(tenant: string, dir: string, deadline?: AbortSignal, stored = false): Promise<HookSet> {
     try {
-      // A stored workspace passed the compile time budget when it was uploaded: read again, only its
-      // weight (RE2 instructions, a thread-independent bound) is judged, not a busy thread's time.
-      const limits = stored ? { ...this.options, maxCompileMs: Infinity } : this.options;
+      // A stored workspace met the compile time budget when it was uploaded: read again on a thread
+      // busier than then, it has STORED_COMPILE_FACTOR times that — still a bound on the thread.
+      const limits = stored ? { ...this.options, maxCompileMs: STORED_COMPILE_FACTOR * MAX_REPOSITORY_COMPILE_MS } : this.options;
       return await loadRepositoryHooks(dir, this.options.maxTimeoutMs, limits, tenant, deadline);
     } catch (err) {
       if (err instanceof ConfigError) throw new BadRequestError(`repository hook file ${err.message}`, err.file, "workspace_hooks_invalid");

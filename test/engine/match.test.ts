@@ -2,7 +2,7 @@
  * Which hooks an event runs (SERVICE.md §2): order policy → service → extension → repository,
  * matchers, the switches that turn sources off, and which hooks run together. Pure.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { resolveEventName } from "../../engine/events.js";
 import { coshMatcher } from "../../engine/formats/cosh-toml.js";
 import type { HookDef, HookSet, Source } from "../../engine/hooks.js";
@@ -114,12 +114,31 @@ describe("a matcher's repeats are weighed before RE2 builds it", () => {
     const { repeatWeight } = await import("../../engine/hooks.js");
     expect(repeatWeight(pattern)).toBe(weight);
   });
+  it("charges a pattern compiled before (by another upload) what compiling it took, once per workspace: warming the cache in small uploads passes no budget", async () => {
+    const { compileRegex, withCompileBudget } = await import("../../engine/hooks.js");
+    const pattern = `warm${process.pid}${Date.now()}.*x`;
+    // compiled first on a thread where it took 150 ms
+    let now = performance.now();
+    const spy = vi.spyOn(performance, "now").mockImplementation(() => (now += 150));
+    try {
+      withCompileBudget({ left: 10, limit: 10, instructions: 1000, ms: 0, maxMs: 1000, seen: new Set<string>() }, () => compileRegex(pattern, { anchored: false }));
+    } finally {
+      spy.mockRestore();
+    }
+    // found in the cache by another workspace: charged the 150 ms, past a 100 ms budget
+    expect(() => withCompileBudget({ left: 10, limit: 10, instructions: 1000, ms: 0, maxMs: 100, seen: new Set<string>() }, () => compileRegex(pattern, { anchored: false }))).toThrow(/took more than 100 ms to compile/);
+    // the same pattern twice in one workspace: charged once
+    const budget = { left: 10, limit: 10, instructions: 1000, ms: 0, maxMs: 200, seen: new Set<string>() };
+    withCompileBudget(budget, () => [compileRegex(pattern, { anchored: false }), compileRegex(pattern, { anchored: false })]);
+    expect(budget.ms).toBe(150);
+  });
+
   it("refuses a pattern past the program limit by its repeats, and a load past its compile budget", async () => {
     const { compileRegex, withCompileBudget } = await import("../../engine/hooks.js");
     expect(() => compileRegex("\\pL{999}".repeat(50), { anchored: false })).toThrow(/weighed before it is built: over 300/);
-    const budget = { left: 2, limit: 2, instructions: 1000, ms: 0, maxMs: 100 };
+    const budget = { left: 2, limit: 2, instructions: 1000, ms: 0, maxMs: 100, seen: new Set<string>() };
     expect(() => withCompileBudget(budget, () => ["a", "b", "c"].map((p) => compileRegex(p, { anchored: true })))).toThrow(/more than 2 matchers and conditions/);
-    const small = { left: 100, limit: 100, instructions: 500, ms: 0, maxMs: 100 };
+    const small = { left: 100, limit: 100, instructions: 500, ms: 0, maxMs: 100, seen: new Set<string>() };
     expect(() => withCompileBudget(small, () => ["a{200}", "b{200}", "c{200}"].map((p) => compileRegex(p, { anchored: true })))).toThrow(/together pass 40000 RE2 instructions/);
   });
 });

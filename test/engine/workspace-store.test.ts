@@ -195,13 +195,13 @@ describe("the hook sets of stored workspaces held in memory (MAX_RESIDENT_HOOK_B
 describe("a stored workspace read again (after a restart, or given up for memory)", () => {
   const settings = (pattern: string) => JSON.stringify({ hooks: { PreToolUse: [{ matcher: pattern, hooks: [{ type: "command", command: "guard.sh" }] }] } });
   /** A thread so busy that every reading of the clock is 150 ms on: any compile "takes" longer than MAX_REPOSITORY_COMPILE_MS. */
-  const busy = <T>(fn: () => Promise<T>): Promise<T> => {
+  const busy = <T>(fn: () => Promise<T>, stepMs = 150): Promise<T> => {
     let now = performance.now();
-    const spy = vi.spyOn(performance, "now").mockImplementation(() => (now += 150));
+    const spy = vi.spyOn(performance, "now").mockImplementation(() => (now += stepMs));
     return fn().finally(() => spy.mockRestore());
   };
 
-  it("is held to its matchers' weight, not to a busy thread's compile time (an upload is)", async () => {
+  it("has STORED_COMPILE_FACTOR times an upload's compile time, not more: a thread busier than at its upload does not refuse it, the thread is still bounded", async () => {
     const root = mkdtempSync(join(tmpdir(), "hookbox-store-"));
     const tag = `${process.pid}${Date.now()}`;
     await new WorkspaceStore(root, options).put("team-a", "w", chunks(await tarOf([{ name: ".claude/settings.json", content: settings(`Bash.*Write${tag}a`) }])));
@@ -212,6 +212,9 @@ describe("a stored workspace read again (after a restart, or given up for memory
     writeFileSync(join(tenantDir(root, "team-a"), "w", ".claude/settings.json"), settings(`Bash.*Read${tag}c`));
     const back = await busy(() => new WorkspaceStore(root, options).get("team-a", "w"));
     expect(back?.hooks.hooks.map((h) => h.command)).toEqual(["guard.sh"]);
+    // past 4 × 100 ms it is refused all the same
+    writeFileSync(join(tenantDir(root, "team-a"), "w", ".claude/settings.json"), settings(`Bash.*Grep${tag}d`));
+    await expect(busy(() => new WorkspaceStore(root, options).get("team-a", "w"), 500)).rejects.toThrow(/took more than 400 ms to compile/);
     // its weight still counts: a matcher past the weight limit is refused when read again too
     writeFileSync(join(tenantDir(root, "team-a"), "w", ".claude/settings.json"), settings("\\pL{999}".repeat(50)));
     await expect(new WorkspaceStore(root, options).get("team-a", "w")).rejects.toThrow();
