@@ -334,6 +334,9 @@ export function compileRegex(pattern: string, opts: { anchored: boolean }): (tex
   if (repeatWeight(pattern) > MAX_MATCHER_PROGRAM) throw new MatcherLimitError(`too complex (weighed before it is built: over ${MAX_MATCHER_PROGRAM} RE2 instructions)`);
   const source = opts.anchored ? `^(?:${pattern})$` : pattern;
   let known = compiled.get(source);
+  // One whose recorded time would pass the budget is compiled again and timed afresh: a time taken on
+  // a busy moment is not held against every later workspace, and a pattern truly that slow still is.
+  if (known && compiles && !compiles.seen.has(source) && compiles.ms + known.ms > compiles.maxMs) known = undefined;
   if (known) {
     // Compiled before (by this workspace's earlier upload, or another's): charged what it took then,
     // once per workspace, so that patterns compiled ahead in small uploads cannot pass the budget together.
@@ -355,7 +358,7 @@ export function compileRegex(pattern: string, opts: { anchored: boolean }): (tex
     known = { re, ms: took };
     compiles?.seen.add(source);
     if (re.programSize() > MAX_MATCHER_PROGRAM) throw new MatcherLimitError(`too complex (over ${MAX_MATCHER_PROGRAM} RE2 instructions)`);
-    if (compiled.size >= COMPILED_KEPT) compiled.delete(compiled.keys().next().value!);
+    if (!compiled.has(source) && compiled.size >= COMPILED_KEPT) compiled.delete(compiled.keys().next().value!);
     compiled.set(source, known);
   }
   const { re } = known;

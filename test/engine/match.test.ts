@@ -125,12 +125,34 @@ describe("a matcher's repeats are weighed before RE2 builds it", () => {
     } finally {
       spy.mockRestore();
     }
-    // found in the cache by another workspace: charged the 150 ms, past a 100 ms budget
-    expect(() => withCompileBudget({ left: 10, limit: 10, instructions: 1000, ms: 0, maxMs: 100, seen: new Set<string>() }, () => compileRegex(pattern, { anchored: false }))).toThrow(/took more than 100 ms to compile/);
     // the same pattern twice in one workspace: charged once
     const budget = { left: 10, limit: 10, instructions: 1000, ms: 0, maxMs: 200, seen: new Set<string>() };
     withCompileBudget(budget, () => [compileRegex(pattern, { anchored: false }), compileRegex(pattern, { anchored: false })]);
     expect(budget.ms).toBe(150);
+    // found in the cache by another workspace whose budget its 150 ms would pass: compiled and timed
+    // afresh — here, on a quiet thread, it passes, and its record is what it took now
+    const quiet = { left: 10, limit: 10, instructions: 1000, ms: 0, maxMs: 100, seen: new Set<string>() };
+    withCompileBudget(quiet, () => compileRegex(pattern, { anchored: false }));
+    expect(quiet.ms).toBeLessThan(100);
+    // and on a thread where it takes 150 ms again, the budget refuses it
+    now = performance.now();
+    const again = vi.spyOn(performance, "now").mockImplementation(() => (now += 150));
+    try {
+      const big = { left: 10, limit: 10, instructions: 1000, ms: 0, maxMs: 1000, seen: new Set<string>() };
+      withCompileBudget(big, () => compileRegex(`${pattern}y`, { anchored: false }));
+    } finally {
+      again.mockRestore();
+    }
+    // recorded at 150 ms: a budget of 100 compiles it afresh (fast here) rather than refuse it; one
+    // already spent is refused
+    const spent = { left: 10, limit: 10, instructions: 1000, ms: 95, maxMs: 100, seen: new Set<string>() };
+    now = performance.now();
+    const slow = vi.spyOn(performance, "now").mockImplementation(() => (now += 150));
+    try {
+      expect(() => withCompileBudget(spent, () => compileRegex(`${pattern}y`, { anchored: false }))).toThrow(/took more than 100 ms to compile/);
+    } finally {
+      slow.mockRestore();
+    }
   });
 
   it("refuses a pattern past the program limit by its repeats, and a load past its compile budget", async () => {
