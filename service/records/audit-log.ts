@@ -51,6 +51,13 @@ export interface AuditRotation {
 export interface AuditSink {
   write(tenant: string, entry: AuditEntry): Promise<void>;
   close(): Promise<void>;
+  /** the bytes of lines taken and not yet written (a disk that stalls grows it) */
+  backlogBytes?(): number;
+}
+
+/** Bytes of lines taken and not yet written, shared by a service's audit files. */
+export interface AuditBacklog {
+  bytes: number;
 }
 
 /**
@@ -65,6 +72,7 @@ export function auditFileName(tenant: string): string {
 /** One audit file per tenant under `dir`, each rotated on its own. */
 export class TenantAuditLogs implements AuditSink {
   private readonly logs = new Map<string, AuditLog>();
+  private readonly backlog: AuditBacklog = { bytes: 0 };
   constructor(
     readonly dir: string,
     private readonly rotation?: AuditRotation,
@@ -74,8 +82,12 @@ export class TenantAuditLogs implements AuditSink {
 
   write(tenant: string, entry: AuditEntry): Promise<void> {
     let log = this.logs.get(tenant);
-    if (!log) this.logs.set(tenant, (log = new AuditLog(join(this.dir, auditFileName(tenant)), this.rotation)));
+    if (!log) this.logs.set(tenant, (log = new AuditLog(join(this.dir, auditFileName(tenant)), this.rotation, this.backlog)));
     return log.write(tenant, entry);
+  }
+
+  backlogBytes(): number {
+    return this.backlog.bytes;
   }
 
   async close(): Promise<void> {
@@ -89,25 +101,34 @@ export class AuditLog implements AuditSink {
   /** bytes in the current file */
   private size = 0;
   /** lines waiting for the write under way to finish; they go out together in the next one */
-  private batch: { lines: string[]; done: Promise<void> } | undefined;
+  private batch: { lines: string[]; chars: number; done: Promise<void> } | undefined;
   private tail: Promise<void> = Promise.resolve();
 
   constructor(
     readonly file: string,
     private readonly rotation: AuditRotation = { maxBytes: 64 * 1024 * 1024, keep: 5 },
+    private readonly backlog: AuditBacklog = { bytes: 0 },
   ) {}
+
+  backlogBytes(): number {
+    return this.backlog.bytes;
+  }
 
   /** Appends one line; lines never interleave. Resolves once the line is written. */
   write(_tenant: string, entry: AuditEntry): Promise<void> {
     const line = `${JSON.stringify(entry)}\n`;
+    this.backlog.bytes += line.length;
     if (this.batch) {
       this.batch.lines.push(line);
+      this.batch.chars += line.length;
       return this.batch.done;
     }
-    const batch = { lines: [line], done: Promise.resolve() };
+    const batch = { lines: [line], chars: line.length, done: Promise.resolve() };
     batch.done = this.tail.then(async () => {
       this.batch = undefined; // later lines start the next batch
       await this.append(batch.lines);
+    }).finally(() => {
+      this.backlog.bytes -= batch.chars;
     });
     this.batch = batch;
     this.tail = batch.done.catch(() => undefined);

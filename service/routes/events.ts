@@ -9,7 +9,8 @@ import type { z } from "zod";
 import { stream } from "hono/streaming";
 import { agentDeadlineS, BadRequestError, blockAnswer, blockKeepsGoing, EventExpiredError, HookboxError, ShuttingDownError, failureModeFor, newEventId, NotDecidedInTimeError, NotFoundError, heavyTurns, parseEventBodyOffThread, resolveEventName, TURN_BODY_BYTES, toolArgsMemoryBytes, weighEventBody, type Decision, type EventResult, type Tenant, type Format } from "../../engine/index.js";
 import type { AnsweredOtherwise } from "../records/trace-content.js";
-import { auditEntry } from "../records/audit-log.js";
+import { auditEntry, type AuditEntry } from "../records/audit-log.js";
+import type { Logger } from "pino";
 import { BriefDecisionSchema, EventQuerySchema, queryOf, type EventQuery } from "../schemas.js";
 import type { AppDeps, Env } from "../context.js";
 import { readBody } from "../read-body.js";
@@ -164,10 +165,14 @@ async function decide(c: Context<Env>, deps: AppDeps, event: EventRead, workspac
   const onShutdown = () => cancel.abort(deps.shutdown.reason);
   deps.shutdown.addEventListener("abort", onShutdown, { once: true });
   const stopWatchingClient = clientGone(c, () => { if (!answered) cancel.abort(new Error("the client went away")); });
+  // The event's audit line: until it is written the event's memory stays charged to its tenant, so
+  // that a disk that stalls fills the tenant's share (then 429s), never the service's heap.
+  let audited: AuditWait | undefined;
   const settle = () => {
     deps.shutdown.removeEventListener("abort", onShutdown);
     stopWatchingClient();
-    memory.giveBack();
+    if (audited) void audited.written.finally(() => memory.giveBack());
+    else memory.giveBack();
   };
   memory.runOwnsIt = true;
   if (deps.shutdown.aborted) cancel.abort(deps.shutdown.reason);
@@ -231,20 +236,11 @@ async function decide(c: Context<Env>, deps: AppDeps, event: EventRead, workspac
     }
     deps.sessions.heard(tenant.name, result.session_id, result.event, format);
     // A decision is answered even when its audit line cannot be written (a full disk, say): logged, counted.
-    const written = deps.audit.write(tenant.name, await auditEntry({ result, tenant: tenant.name, workspace: workspaceId, durationMs, cancelled: signal.aborted, answered: answeredOtherwise ?? null, body, includeInputs: deps.auditToolInput })).catch((err: unknown) => {
-      deps.metrics.auditErrors.inc();
-      c.get("log").error({ err, event: { id: result.event_id } }, "audit line not written");
-    });
-    // Nor does a disk that stalls hold it past AUDIT_WAIT_MS, or past the client's answer-by: the line
-    // is written when the disk takes it (the service's shutdown waits for it), the answer goes now.
-    deps.inflight.add(written);
-    const waitMs = Math.max(0, Math.min(AUDIT_WAIT_MS, answerByMs === undefined ? Infinity : leftMs(answerByMs)));
-    let waited: NodeJS.Timeout | undefined;
-    const inTime = await Promise.race([written.then(() => true), new Promise<false>((r) => (waited = setTimeout(() => r(false), waitMs)))]).finally(() => clearTimeout(waited));
-    if (!inTime) {
-      deps.metrics.auditLate.inc();
-      c.get("log").warn({ event: { id: result.event_id }, waitedMs: waitMs }, "audit line not yet written: answered without waiting for it (AUDIT_WAIT_MS, or the client's answer-by)");
-    }
+    // Nor does a disk that stalls hold it past AUDIT_WAIT_MS (unless AUDIT_BACKLOG_BYTES of lines
+    // wait already), nor ever past the client's answer-by.
+    const entry = await auditEntry({ result, tenant: tenant.name, workspace: workspaceId, durationMs, cancelled: signal.aborted, answered: answeredOtherwise ?? null, body, includeInputs: deps.auditToolInput });
+    audited = awaitAudit(deps, c.get("log"), tenant.name, entry, answerByMs === undefined ? Infinity : leftMs(answerByMs));
+    await audited.answer;
     // The trace is readable at once; it reaches the disk right after the answer.
     await deps.traces.add(tenant, result, { workspace: workspaceId, durationMs, cancelled: signal.aborted, answered: answeredOtherwise ?? null }).catch((err: unknown) => c.get("log").error({ err }, "trace not stored"));
     deps.metrics.events.inc({ event: result.event, decision: result.decision ?? "none" });
@@ -399,17 +395,14 @@ async function canary(c: Context<Env>, deps: AppDeps, req: { eventName: string |
   const session = req.body.session_id ?? req.body.sessionId;
   const eventId = newEventId();
   deps.sessions.heard(tenant.name, session, resolved.point, format, true);
-  await deps.audit.write(tenant.name, {
+  // Answered as any event is when its audit line cannot be written, or is slow to: the guard is live all the same.
+  await awaitAudit(deps, c.get("log"), tenant.name, {
     ...(await auditEntry({
       result: { event_id: eventId, event: resolved.point, decision: "block", reason: CANARY_REASON, notifications: [], hooks: [], output: answer.output, exit_code: answer.exit_code, ...(typeof session === "string" ? { session_id: session } : {}), trace: { queued_ms: 0, hooks: [] } },
       tenant: tenant.name, workspace: req.workspaceId, durationMs: 0, cancelled: false, body: req.body, includeInputs: false,
     })),
     canary: true,
-  }).catch((err: unknown) => {
-    // Answered as any event is when its audit line cannot be written: the guard is live all the same.
-    deps.metrics.auditErrors.inc();
-    c.get("log").error({ err, event: { id: eventId, canary: true } }, "audit line not written");
-  });
+  }, Infinity).answer;
   c.get("log").info({ event: { id: eventId, name: resolved.point, canary: true } }, "canary");
   if (req.native) return c.json(answer.output);
   return c.json({ event_id: eventId, event: resolved.point, decision: "block", reason: CANARY_REASON, canary: true, notifications: [], hooks: [], ...answer });
@@ -433,6 +426,42 @@ const ANSWER_BY_MS = { min: 100, max: 3_600_000 };
  * client's `Hookbox-Answer-By-Ms`: the line is written when the disk takes it.
  */
 export const AUDIT_WAIT_MS = 1_000;
+
+/**
+ * @default 64 MiB (in characters) — audit lines taken and not yet written, all tenants together, past
+ * which an answer waits for its line (as long as its client's answer-by allows): a disk that stalls
+ * then holds events, and their tenants' memory shares (429 past them), not an ever longer queue of lines.
+ */
+export const AUDIT_BACKLOG_BYTES = 64 * 1024 * 1024;
+
+/** An audit line on its way: `answer` settles when the answer may go, `written` when the line is written (or failed). */
+interface AuditWait {
+  answer: Promise<void>;
+  written: Promise<void>;
+}
+
+/** Writes an event's audit line; the answer waits for it AUDIT_WAIT_MS at most (past AUDIT_BACKLOG_BYTES: until it is written), never past `leftMs`. */
+function awaitAudit(deps: AppDeps, log: Logger, tenant: string, entry: AuditEntry, leftMs: number): AuditWait {
+  const eventId = entry.event_id;
+  const backlogged = (deps.audit.backlogBytes?.() ?? 0) > AUDIT_BACKLOG_BYTES;
+  const written = deps.audit.write(tenant, entry).catch((err: unknown) => {
+    deps.metrics.auditErrors.inc();
+    log.error({ err, event: { id: eventId } }, "audit line not written");
+  });
+  // The service's shutdown waits for it.
+  deps.inflight.add(written);
+  const waitMs = Math.max(0, Math.min(backlogged ? Infinity : AUDIT_WAIT_MS, leftMs));
+  if (waitMs === Infinity) return { answer: written, written };
+  let waited: NodeJS.Timeout | undefined;
+  const answer = Promise.race([written.then(() => true), new Promise<false>((r) => (waited = setTimeout(() => r(false), waitMs)))])
+    .finally(() => clearTimeout(waited))
+    .then((inTime) => {
+      if (inTime) return;
+      deps.metrics.auditLate.inc();
+      log.warn({ event: { id: eventId }, waitedMs: waitMs }, "audit line not yet written: answered without waiting for it (AUDIT_WAIT_MS, or the client's answer-by)");
+    });
+  return { answer, written };
+}
 
 /** A forwarder's `Hookbox-Answer-By-Ms`: answer by then, with what is decided so far. */
 function answerByHeader(c: Context<Env>): number | undefined {

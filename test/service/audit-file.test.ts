@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { AuditLog, auditFileName } from "../../service/records/audit-log.js";
+import { AuditLog, auditFileName, TenantAuditLogs } from "../../service/records/audit-log.js";
 
 describe("auditFileName", () => {
   it.each([
@@ -45,6 +45,23 @@ describe("an audit file that takes no more bytes (a full disk, a file size limit
     // every line in the file is whole, and as many as were said written
     for (const l of lines) expect(() => JSON.parse(l)).not.toThrow();
     expect(lines.length).toBe(results.filter((r) => r === "ok").length);
+  });
+});
+
+describe("the audit backlog", () => {
+  it("counts the lines taken and not yet written, shared by a service's files, and gives them back once written or failed", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hookbox-audit-backlog-"));
+    const logs = new TenantAuditLogs(dir);
+    const entry = (n: number) => ({ n, pad: "x".repeat(100) }) as unknown as Parameters<TenantAuditLogs["write"]>[1];
+    const writes = [logs.write("a", entry(1)), logs.write("a", entry(2)), logs.write("b", entry(3))];
+    expect(logs.backlogBytes()).toBe(3 * `${JSON.stringify(entry(1))}\n`.length);
+    await Promise.all(writes);
+    expect(logs.backlogBytes()).toBe(0);
+    // one that fails (its file cannot be made) is given back too
+    const broken = new AuditLog(join(dir, "no-such-dir", "audit.jsonl"));
+    await broken.write("t", entry(4)).catch(() => undefined);
+    expect(broken.backlogBytes()).toBe(0);
+    await logs.close();
   });
 });
 

@@ -17,7 +17,7 @@ import { DecisionSchema, ErrorSchema, SessionsSchema, TraceListSchema, TraceSche
 import { LIVE_FOLLOWERS_PER_TENANT, LIVE_KEEPALIVE_MS, TRACE_READS_PER_TENANT } from "../../service/routes/traces.js";
 import { MIN_BODY_CHARGE_BYTES, TENANT_BODY_BYTES_IN_FLIGHT } from "../../service/read-body.js";
 import { TENANT_UPLOADS_IN_FLIGHT } from "../../service/routes/workspaces.js";
-import { AUDIT_WAIT_MS } from "../../service/routes/events.js";
+import { AUDIT_BACKLOG_BYTES, AUDIT_WAIT_MS } from "../../service/routes/events.js";
 import { MAX_HOOK_ERROR_CHARS, MAX_HOOK_MESSAGE_CHARS } from "../../engine/execute.js";
 import { duplicateKey, MAX_EVENT_CONTAINERS } from "../../engine/event-body.js";
 import { WorkspaceStore } from "../../engine/workspace-store.js";
@@ -758,6 +758,31 @@ describe.concurrent("admission and shutdown", () => {
     expect(DecisionSchema.parse(await soon.json())).toMatchObject({ decision: "block" });
     expect(performance.now() - t1).toBeLessThan(AUDIT_WAIT_MS);
     expect(await (await edge.request("/metrics")).text()).toMatch(/^hookbox_audit_late_total 2$/m);
+  });
+
+  it("holds each event's memory share until its audit line is written: a disk that stalls fills the tenant's share (429), never the heap", async () => {
+    const { weighEventBody } = await import("../../engine/event-body.js");
+    const weight = weighEventBody(Buffer.from(JSON.stringify(rmEvent)));
+    const pending: (() => void)[] = [];
+    const edge = edgeApp({ eventMemoryBytes: Math.floor(2.5 * weight), audit: { write: () => new Promise<void>((r) => pending.push(r)), close: async () => undefined } });
+    const soon = { ...post(rmEvent), headers: { "hookbox-answer-by-ms": "100" } };
+    for (let i = 0; i < 2; i++) expect((await edge.request("/v1/events", soon)).status).toBe(200);
+    // two answered, their lines not written: the tenant's share is spent
+    expect((await edge.request("/v1/events", soon)).status).toBe(429);
+    // the disk takes them: the share comes back
+    for (const written of pending.splice(0)) written();
+    await new Promise((r) => setTimeout(r, 10));
+    expect((await edge.request("/v1/events", soon)).status).toBe(200);
+  });
+
+  it("waits for its audit line, past AUDIT_WAIT_MS, once AUDIT_BACKLOG_BYTES of lines wait already — never past the client's answer-by", async () => {
+    const edge = edgeApp({ audit: { write: () => new Promise<void>(() => undefined), close: async () => undefined, backlogBytes: () => AUDIT_BACKLOG_BYTES + 1 } });
+    const t0 = performance.now();
+    const bounded = await edge.request("/v1/events", { ...post(rmEvent), headers: { "hookbox-answer-by-ms": "300" } });
+    expect(bounded.status).toBe(200);
+    expect(performance.now() - t0).toBeLessThan(AUDIT_WAIT_MS);
+    const unbounded = edge.request("/v1/events", post(rmEvent)).then(() => "answered");
+    expect(await Promise.race([unbounded, new Promise((r) => setTimeout(() => r("waiting"), AUDIT_WAIT_MS + 500))])).toBe("waiting");
   });
 
   it("writes each stream line as one line for every reader: U+2028, U+2029 and U+0085 a hook said are escaped, the same JSON", async () => {
