@@ -40,23 +40,33 @@ function nativeOf(path: string): { format: Format; event: string | undefined } |
 /** @default 64 KiB, 1 s — what of a body is read, at most, to learn its event while the service stops */
 export const SNIFF_BYTES = 64 * 1024;
 export const SNIFF_MS = 1_000;
+/**
+ * @default 4 KiB, 250 ms, 64 at once — the same for a native hook whose token names no tenant (an
+ * agent writes the event's name in the first few hundred bytes): anyone may send these, so they read
+ * less, and past 64 at once they read nothing (the block then names no event).
+ */
+export const UNKNOWN_TOKEN_SNIFF = { bytes: 4 * 1024, ms: 250, atOnce: 64 };
 const EVENT_NAME_FIELD = /"(?:hook_event_name|hookEventName)"\s*:\s*"([A-Za-z]+)"/;
 
-/** The event a body's head names (`hook_event_name`), read no further than SNIFF_BYTES and SNIFF_MS; undefined when it does not say. */
-async function sniffedEvent(req: Request): Promise<string | undefined> {
+/** The event a body's head names (`hook_event_name`), read no further than `maxBytes` and `maxMs`; undefined when it does not say. */
+async function sniffedEvent(req: Request, maxBytes = SNIFF_BYTES, maxMs = SNIFF_MS): Promise<string | undefined> {
   const reader = req.body?.getReader();
   if (!reader) return undefined;
-  const timer = setTimeout(() => void reader.cancel().catch(() => undefined), SNIFF_MS);
+  const timer = setTimeout(() => void reader.cancel().catch(() => undefined), maxMs);
   const decoder = new TextDecoder();
   let text = "";
+  let bytes = 0;
   try {
-    while (text.length < SNIFF_BYTES) {
+    while (bytes < maxBytes) {
       const { value, done } = await reader.read();
       if (done) break;
-      text += decoder.decode(value, { stream: true });
+      // Bytes, not characters: no more than maxBytes of the body is read and decoded.
+      const part = value.subarray(0, maxBytes - bytes);
+      bytes += part.length;
+      text += decoder.decode(part, { stream: true });
     }
     // Searched once, over the head read: a body a byte a write costs no search a byte.
-    return EVENT_NAME_FIELD.exec(text.slice(0, SNIFF_BYTES))?.[1];
+    return EVENT_NAME_FIELD.exec(text)?.[1];
   } catch {
     return undefined;
   } finally {
@@ -147,9 +157,14 @@ export function createApp(given: AppDeps): Hono<Env> {
    * does, in the agent's JSON for the event the path (else the body's head) names: where a block
    * keeps the agent going (a stop) it lets it stop. No failure mode is told: no tenant is known.
    */
+  let unknownTokenSniffs = 0;
   async function refusedToken(c: Context<Env>): Promise<Response> {
     const native = nativeOf(c.req.path)!;
-    const event = native.event ?? (await sniffedEvent(c.req.raw));
+    let event = native.event;
+    if (event === undefined && unknownTokenSniffs < UNKNOWN_TOKEN_SNIFF.atOnce) {
+      unknownTokenSniffs++;
+      event = await sniffedEvent(c.req.raw, UNKNOWN_TOKEN_SNIFF.bytes, UNKNOWN_TOKEN_SNIFF.ms).finally(() => unknownTokenSniffs--);
+    }
     (c.get("log") ?? deps.logger).warn({ format: native.format, event }, "native hook with a token of no tenant: answered with a block");
     deps.metrics.rejected.inc({ status: "401" });
     const reason = "hookbox refused the token: the hook's Authorization header names no tenant (check the token in the agent's hook settings; `hookbox doctor` checks each hook)";

@@ -18,6 +18,7 @@ import { LIVE_FOLLOWERS_PER_TENANT, LIVE_KEEPALIVE_MS, TRACE_READS_PER_TENANT } 
 import { MIN_BODY_CHARGE_BYTES, TENANT_BODY_BYTES_IN_FLIGHT } from "../../service/read-body.js";
 import { TENANT_UPLOADS_IN_FLIGHT } from "../../service/routes/workspaces.js";
 import { AUDIT_BACKLOG_BYTES, AUDIT_WAIT_MS } from "../../service/routes/events.js";
+import { UNKNOWN_TOKEN_SNIFF } from "../../service/app.js";
 import { MAX_HOOK_ERROR_CHARS, MAX_HOOK_MESSAGE_CHARS } from "../../engine/execute.js";
 import { duplicateKey, MAX_EVENT_CONTAINERS } from "../../engine/event-body.js";
 import { WorkspaceStore } from "../../engine/workspace-store.js";
@@ -1338,6 +1339,14 @@ describe("what one request may cost and answer", () => {
         expect(res.status, path).toBe(200);
         expect(await res.json(), path).toEqual({});
       }
+    });
+
+    it("reads no more of such a body than UNKNOWN_TOKEN_SNIFF.bytes, counted in bytes: an event named past them is not known (a block that names no event)", async () => {
+      const stop = (pad: string) => edge.request("/v1/hooks/claude", { ...post(`{"pad":"${pad}","hook_event_name":"Stop"}`), token: "not-a-token" });
+      expect(await (await stop("x".repeat(UNKNOWN_TOKEN_SNIFF.bytes - 64))).json()).toEqual({});
+      // fewer characters than the limit, more bytes (three a character)
+      const far = await (await stop("€".repeat(Math.floor(UNKNOWN_TOKEN_SNIFF.bytes / 2)))).json();
+      expect(far).toMatchObject({ decision: "block", reason: expect.stringMatching(/^hookbox refused the token/) });
     });
 
     it("/v1/events keeps its 401: the forwarder says a refused token itself", async () => {
