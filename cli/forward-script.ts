@@ -246,9 +246,10 @@ BEGIN {
   }
 }
 {
+  # every byte read counts, a CR too: at the cap, head cut the stream (below)
+  TOT += length($0) + 1
   cr = sub(/\r$/, "")
   LAST = $0
-  TOT += length($0) + 1
   # An answer of more lines or bytes than hookbox's ever are is no answer (and joining it would cost too much).
   if (n < MAXLINES && TOT <= MAXBYTES) { L[++n] = $0; CR[n] = cr }
   else BIG = 1
@@ -293,15 +294,20 @@ END {
   # is) say nothing about the final one
   if (status < 200 && status != 101) told = ""
   print told
-  if (f[2] == "28") { print "!T"; exit 0 }
-  # The last line is curl's word only when the answer was read to its end: else it is a piece of the
-  # answer (cut at the cap), said no longer than any message.
-  if (f[2] != "0" || f[1] == "000") { print "!U" esc(em != "" ? clipb(em, ${MAX_SAID_BYTES}) : "curl failed (exit " f[2] ")", 0); exit 0 }
   # A line hookbox refuses, or a URL that answers as no hookbox does (no failure mode told, and no
   # gateway's 408, 429 or 5xx): wiring to fix, blocked as any wrong line is ('hookbox forward' alike),
   # however long the page.
   if (status == 401 || status == 403) wl = "refused the token: check --token or HOOKBOX_TOKEN"
   else if (told == "" && !cut && status >= 200 && status < 500 && status != 408 && status != 429) wl = "answered " status " without hookbox's Hookbox-On-Failure header: no hookbox at this --url (a wrong URL, or a proxy before hookbox answering for it)"
+  # Cut at the cap by head: what follows the headers is no answer, and curl's own last line is gone.
+  if (cap != "" && TOT >= cap + 0) {
+    if (wl != "") { print "!W" wl " (" status ": no decision)"; exit 0 }
+    print "!Ahookbox's answer is larger than " MAXBYTES " bytes: no answer"; exit 0
+  }
+  if (f[2] == "28") { print "!T"; exit 0 }
+  # The last line is curl's word only when the answer was read to its end: else it is a piece of the
+  # answer (cut at the cap), said no longer than any message.
+  if (f[2] != "0" || f[1] == "000") { print "!U" esc(em != "" ? clipb(em, ${MAX_SAID_BYTES}) : "curl failed (exit " f[2] ")", 0); exit 0 }
   if (BIG) {
     if (wl != "") { print "!W" wl " (" status ": no decision)"; exit 0 }
     print "!Ahookbox's answer is larger than " MAXBYTES " bytes or " MAXLINES " lines: no answer"; exit 0
@@ -525,9 +531,9 @@ cap=16842752
 case $token in
   ?*)
     # The token reaches curl on a pipe, never on its command line.
-    out=$(printf 'authorization: Bearer %s\n' "$token" | curl "$@" -H @/dev/fd/3 -- "$path" 3<&0 <&4 2>/dev/null | head -c "$cap" | LC_ALL=C awk -v fmt="$format" -v ev="$event" "$AWK") ;;
+    out=$(printf 'authorization: Bearer %s\n' "$token" | curl "$@" -H @/dev/fd/3 -- "$path" 3<&0 <&4 2>/dev/null | head -c "$cap" | LC_ALL=C awk -v fmt="$format" -v ev="$event" -v cap="$cap" "$AWK") ;;
   *)
-    out=$(curl "$@" -- "$path" <&4 2>/dev/null | head -c "$cap" | LC_ALL=C awk -v fmt="$format" -v ev="$event" "$AWK") ;;
+    out=$(curl "$@" -- "$path" <&4 2>/dev/null | head -c "$cap" | LC_ALL=C awk -v fmt="$format" -v ev="$event" -v cap="$cap" "$AWK") ;;
 esac
 code=$?
 told=\${out%%"$nl"*} rest=\${out#*"$nl"}

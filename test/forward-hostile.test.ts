@@ -75,6 +75,9 @@ Object.assign(CASES, {
   // pages longer than any answer of hookbox's (forward.sh reads 200 lines at most)
   "long-404": answer(`<html>\n${"<p>no such page</p>\n".repeat(300)}</html>`, "404 Not Found", []),
   "long-403": answer(`<html>\n${"<p>sign in first</p>\n".repeat(300)}</html>`, "403 Forbidden", []),
+  // past what either forwarder reads of an answer (MAX_ANSWER_BYTES)
+  "huge-404": answer(`<html>${"x".repeat(20_000_000)}</html>`, "404 Not Found", []),
+  "huge-401": answer(`<html>${"x".repeat(20_000_000)}</html>`, "401 Unauthorized", []),
   "gateway-502": answer("<html>bad gateway</html>", "502 Bad Gateway", []),
   "partial-headers-allow": (sock: Socket) => sock.end(head("200 OK", ["Hookbox-On-Failure: allow"])),
   "echo-answer-by": (sock: Socket, got: string) => answer(JSON.stringify({ decision: "block", reason: "r", output: { permissionDecision: "deny", permissionDecisionReason: `answer-by ${/hookbox-answer-by-ms: (\d+)/i.exec(got)?.[1] ?? "none"}` }, exit_code: 0 }))(sock),
@@ -326,6 +329,8 @@ describe("a line that reaches no hookbox of its tenant blocks, whatever the fail
     ["other-server-200", /answered 200 without hookbox's Hookbox-On-Failure header/],
     ["long-404", /answered 404 without hookbox's Hookbox-On-Failure header/],
     ["long-403", /refused the token: check --token or HOOKBOX_TOKEN \(403/],
+    ["huge-404", /answered 404 without hookbox's Hookbox-On-Failure header/],
+    ["huge-401", /refused the token: check --token or HOOKBOX_TOKEN \(401/],
   ])("%s: a deny in both (a wrong line, not a hookbox that cannot decide), even with --on-unreachable allow; at a stop it lets the agent stop", async (name, said) => {
     const [node, sh] = await Promise.all([run("node", args(name, ["--on-unreachable", "allow"])), run("sh", args(name, ["--on-unreachable", "allow"]))]);
     for (const r of [node, sh]) {

@@ -80,20 +80,21 @@ export const SH_WRAPPER = [
 /**
  * Whether `head -c` reads no further than it is asked (GNU's does; BusyBox's, say, reads ahead and
  * would take the event with the workspace): one byte of two, the other left for `read`, through a
- * pipe as the hand-over comes (a here-string may be a file, which a C library can seek back in on
- * exit). Run once, when the container starts, never per hook.
+ * plain pipe as the hand-over comes (a here-string may be a file, which a C library can seek back in
+ * on exit; process substitution is refused in bash's POSIX mode). Run once, when the container
+ * starts, never per hook.
  */
-const EXACT_HEAD = "{ head -c 1 >/dev/null 2>&1; IFS= read -r -N 1 x; } < <(printf ab); [ \"$x\" = b ]";
+const EXACT_HEAD = "printf ab | { head -c 1 >/dev/null 2>&1; IFS= read -r -N 1 x; [ \"$x\" = b ]; }";
 
 /**
  * Picks the wrapper before any hook is known; tells the host which handover format to write. bash
  * only with a `head` that reads exactly what it is asked; else the sh wrapper, which is never handed
  * a workspace (container-runner.ts).
  */
-export const HANDOVER_SCRIPT = `if [ -x /bin/bash ]; then exec /bin/bash -c '${`if ${EXACT_HEAD}; then unset x; echo bash >&2
+export const HANDOVER_SCRIPT = `if [ -x /bin/bash ]; then exec /bin/bash -c '${`if ${EXACT_HEAD}; then echo bash >&2
 ${BASH_WRAPPER}
 fi
-unset x; echo sh >&2
+echo sh >&2
 ${SH_WRAPPER}`.replace(/'/g, `'\\''`)}'; fi
 echo sh >&2
 ${SH_WRAPPER}`;

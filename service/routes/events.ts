@@ -35,10 +35,15 @@ export async function handleEvent(c: Context<Env>, deps: AppDeps, eventName: str
   // What the event will hold while it waits and runs is charged before it is parsed, and given back
   // when it is done (its run's end; here, if it never gets one).
   const charges: (() => void)[] = [];
-  const memory = {
+  const memory: EventMemory = {
     charge: (bytes: number) => void charges.push(deps.eventMemory!.take(tenant.name, bytes)),
     giveBack: () => charges.forEach((give) => give()),
     runOwnsIt: false,
+    held: false,
+    holdUntil(written) {
+      this.held = true;
+      void written.finally(() => this.giveBack());
+    },
   };
   try {
     // A large body is weighed and parsed in a turn of its own (its tenant's, round-robin): bodies
@@ -114,7 +119,8 @@ async function handleRead(
       .catch((err: unknown) => {
         if (!(err instanceof NotDecidedInTimeError)) c.get("log").warn({ err, workspace: workspaceId }, "event answered by its deadline while its workspace loaded, then not run");
       })
-      .finally(() => memory.giveBack()));
+      // (an event that ran holds its share until its audit line is written: `settle`)
+      .finally(() => { if (!memory.held) memory.giveBack(); }));
     throw new NotDecidedInTimeError(answerByMs!);
   }
   // Another tenant's workspace is as absent as one that never was.
@@ -143,7 +149,11 @@ interface EventRead {
 
 type StoredWorkspace = NonNullable<Awaited<ReturnType<AppDeps["workspaces"]["get"]>>>;
 
-type EventMemory = { charge(bytes: number): void; giveBack(): void; runOwnsIt: boolean };
+/**
+ * What an event holds of its tenant's memory share: given back when it is done — `holdUntil` its
+ * audit line is written, so that a disk that stalls fills the tenant's share (then 429s), never the heap.
+ */
+type EventMemory = { charge(bytes: number): void; giveBack(): void; runOwnsIt: boolean; held: boolean; holdUntil(written: Promise<unknown>): void };
 
 /** What is left of `ms` counted from the request's arrival: its body, its parse and its workspace's load took their part. */
 const leftOf = (t0: number, ms: number) => Math.max(0, ms - (performance.now() - t0));
@@ -152,7 +162,8 @@ const leftOf = (t0: number, ms: number) => Math.max(0, ms - (performance.now() -
 async function decide(c: Context<Env>, deps: AppDeps, event: EventRead, workspace: StoredWorkspace | undefined) {
   const { t0, tenant, query, raw, memory, eventName, native, format, body, named, mode, answerByMs, workspaceId, loadedLate } = event;
   const interactiveParam = query.interactive;
-  if (!loadedLate && c.req.header("hookbox-canary") !== undefined) return canary(c, deps, { eventName: eventName ?? bodyEventName(body), body, format, native, workspaceId });
+  if (!loadedLate && c.req.header("hookbox-canary") !== undefined)
+    return canary(c, deps, { eventName: eventName ?? bodyEventName(body), body, format, native, workspaceId, memory, leftMs: answerByMs === undefined ? Infinity : leftOf(t0, answerByMs) });
   const leftMs = (ms: number) => leftOf(t0, ms);
 
   // The client going away cancels the event, unless it already got its answer (a native early answer).
@@ -165,13 +176,12 @@ async function decide(c: Context<Env>, deps: AppDeps, event: EventRead, workspac
   const onShutdown = () => cancel.abort(deps.shutdown.reason);
   deps.shutdown.addEventListener("abort", onShutdown, { once: true });
   const stopWatchingClient = clientGone(c, () => { if (!answered) cancel.abort(new Error("the client went away")); });
-  // The event's audit line: until it is written the event's memory stays charged to its tenant, so
-  // that a disk that stalls fills the tenant's share (then 429s), never the service's heap.
+  // The event's audit line: until it is written the event's memory stays charged to its tenant.
   let audited: AuditWait | undefined;
   const settle = () => {
     deps.shutdown.removeEventListener("abort", onShutdown);
     stopWatchingClient();
-    if (audited) void audited.written.finally(() => memory.giveBack());
+    if (audited) memory.holdUntil(audited.written);
     else memory.giveBack();
   };
   memory.runOwnsIt = true;
@@ -383,7 +393,7 @@ export const CANARY_REASON = "hookbox canary: a block from hookbox reaches this 
  * asked dialect, so the doctor sees whether a block would reach the agent through this line. It is
  * recorded as a canary in the audit log and the session list, never as a decision.
  */
-async function canary(c: Context<Env>, deps: AppDeps, req: { eventName: string | undefined; body: Record<string, unknown>; format: Format | undefined; native: Format | undefined; workspaceId: string | undefined }) {
+async function canary(c: Context<Env>, deps: AppDeps, req: { eventName: string | undefined; body: Record<string, unknown>; format: Format | undefined; native: Format | undefined; workspaceId: string | undefined; memory: EventMemory; leftMs: number }) {
   const tenant = c.get("tenant");
   if (req.eventName === undefined) throw new BadRequestError("the event name is missing: give it in the path (/v1/events/{event}) or as hook_event_name in the body", "hook_event_name", "event_missing");
   const resolved = resolveEventName(req.eventName);
@@ -395,14 +405,19 @@ async function canary(c: Context<Env>, deps: AppDeps, req: { eventName: string |
   const session = req.body.session_id ?? req.body.sessionId;
   const eventId = newEventId();
   deps.sessions.heard(tenant.name, session, resolved.point, format, true);
-  // Answered as any event is when its audit line cannot be written, or is slow to: the guard is live all the same.
-  await awaitAudit(deps, c.get("log"), tenant.name, {
+  // Answered as any event is when its audit line cannot be written, or is slow to: the guard is live
+  // all the same; and as any event, it holds its memory share until its line is written.
+  const entry = {
     ...(await auditEntry({
       result: { event_id: eventId, event: resolved.point, decision: "block", reason: CANARY_REASON, notifications: [], hooks: [], output: answer.output, exit_code: answer.exit_code, ...(typeof session === "string" ? { session_id: session } : {}), trace: { queued_ms: 0, hooks: [] } },
       tenant: tenant.name, workspace: req.workspaceId, durationMs: 0, cancelled: false, body: req.body, includeInputs: false,
     })),
-    canary: true,
-  }, Infinity).answer;
+    canary: true as const,
+  };
+  const audited = awaitAudit(deps, c.get("log"), tenant.name, entry, req.leftMs);
+  req.memory.runOwnsIt = true;
+  req.memory.holdUntil(audited.written);
+  await audited.answer;
   c.get("log").info({ event: { id: eventId, name: resolved.point, canary: true } }, "canary");
   if (req.native) return c.json(answer.output);
   return c.json({ event_id: eventId, event: resolved.point, decision: "block", reason: CANARY_REASON, canary: true, notifications: [], hooks: [], ...answer });

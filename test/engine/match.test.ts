@@ -155,6 +155,32 @@ describe("a matcher's repeats are weighed before RE2 builds it", () => {
     }
   });
 
+  it("times afresh the patterns it charged from the cache before refusing a workspace on time: a record made on a busy moment (another tenant's) refuses no workspace that compiles within its budget", async () => {
+    const { compileRegex, withCompileBudget } = await import("../../engine/hooks.js");
+    const popular = `Bash.*popular${process.pid}${Date.now()}`;
+    // compiled first by someone else on a busy moment: recorded at 95 ms
+    let now = performance.now();
+    const spy = vi.spyOn(performance, "now").mockImplementation(() => (now += 95));
+    try {
+      withCompileBudget({ left: 10, limit: 10, instructions: 1000, ms: 0, maxMs: 1000, seen: new Set<string>() }, () => compileRegex(popular, { anchored: false }));
+    } finally {
+      spy.mockRestore();
+    }
+    const budget = { left: 10, limit: 10, instructions: 5000, ms: 0, maxMs: 100, seen: new Set<string>() };
+    withCompileBudget(budget, () => {
+      compileRegex(popular, { anchored: false });
+      expect(budget.ms).toBe(95);
+      // the workspace's other patterns took 10 ms: 105 charged, over the budget — until the popular one is timed afresh
+      budget.ms += 10;
+      compileRegex(`${popular}other`, { anchored: false });
+    });
+    expect(budget.ms).toBeLessThan(100);
+    // and its record is now what it took here, the least it ever took
+    const again = { left: 10, limit: 10, instructions: 1000, ms: 0, maxMs: 100, seen: new Set<string>() };
+    withCompileBudget(again, () => compileRegex(popular, { anchored: false }));
+    expect(again.ms).toBeLessThan(50);
+  });
+
   it("refuses a pattern past the program limit by its repeats, and a load past its compile budget", async () => {
     const { compileRegex, withCompileBudget } = await import("../../engine/hooks.js");
     expect(() => compileRegex("\\pL{999}".repeat(50), { anchored: false })).toThrow(/weighed before it is built: over 300/);

@@ -776,6 +776,30 @@ describe.concurrent("admission and shutdown", () => {
     expect((await edge.request("/v1/events", soon)).status).toBe(200);
   });
 
+  it("holds the memory share of a canary, and of an event answered while its workspace loaded, until its audit line is written", async () => {
+    const { weighEventBody } = await import("../../engine/event-body.js");
+    const weight = weighEventBody(Buffer.from(JSON.stringify(rmEvent)));
+    const pending: (() => void)[] = [];
+    const audit = { write: () => new Promise<void>((r) => pending.push(r)), close: async () => undefined };
+    // canaries
+    const canaries = edgeApp({ eventMemoryBytes: Math.floor(2.5 * weight), audit });
+    const canary = { ...post(rmEvent), headers: { "hookbox-canary": "block", "hookbox-answer-by-ms": "100" } };
+    for (let i = 0; i < 2; i++) expect((await canaries.request("/v1/events/PreToolUse", canary)).status).toBe(200);
+    expect((await canaries.request("/v1/events/PreToolUse", canary)).status).toBe(429);
+    for (const written of pending.splice(0)) written();
+    await new Promise((r) => setTimeout(r, 10));
+    expect((await canaries.request("/v1/events/PreToolUse", canary)).status).toBe(200);
+    // events answered by their deadline while their workspace loaded, then run and recorded
+    const late = edgeApp({ eventMemoryBytes: Math.floor(2.5 * weight), audit, workspaceReadMs: 200 });
+    const tar = await tarOf([{ name: "README.md", content: "hi" }]);
+    expect((await late.request("/v1/workspaces/w", { method: "PUT", body: new Uint8Array(tar) })).status).toBe(200);
+    const onW = { ...post(rmEvent), headers: { "hookbox-workspace": "w", "hookbox-answer-by-ms": "100" } };
+    for (let i = 0; i < 2; i++) expect((await late.request("/v1/events", onW)).status).toBe(503);
+    // both ran once their workspace was in; their lines are not written
+    await vi.waitFor(() => expect(pending).toHaveLength(3), { timeout: 3_000 });
+    expect((await late.request("/v1/events", onW)).status).toBe(429);
+  });
+
   it("waits for its audit line, past AUDIT_WAIT_MS, once AUDIT_BACKLOG_BYTES of lines wait already — never past the client's answer-by", async () => {
     const edge = edgeApp({ audit: { write: () => new Promise<void>(() => undefined), close: async () => undefined, backlogBytes: () => AUDIT_BACKLOG_BYTES + 1 } });
     const t0 = performance.now();
