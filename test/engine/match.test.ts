@@ -114,59 +114,44 @@ describe("a matcher's repeats are weighed before RE2 builds it", () => {
     const { repeatWeight } = await import("../../engine/hooks.js");
     expect(repeatWeight(pattern)).toBe(weight);
   });
-  it("charges a pattern compiled before (by another upload) what compiling it took, once per workspace: warming the cache in small uploads passes no budget", async () => {
-    const { compileRegex, withCompileBudget } = await import("../../engine/hooks.js");
-    const pattern = `warm${process.pid}${Date.now()}.*x`;
-    // compiled first on a thread where it took 150 ms
+  /** `fn` on a thread so busy that every reading of the clock is `stepMs` on. */
+  const busy = <T>(stepMs: number, fn: () => T): T => {
     let now = performance.now();
-    const spy = vi.spyOn(performance, "now").mockImplementation(() => (now += 150));
+    const spy = vi.spyOn(performance, "now").mockImplementation(() => (now += stepMs));
     try {
-      withCompileBudget({ left: 10, limit: 10, instructions: 1000, ms: 0, maxMs: 1000, seen: new Set<string>() }, () => compileRegex(pattern, { anchored: false }));
+      return fn();
     } finally {
       spy.mockRestore();
     }
+  };
+  const budgetOf = (maxMs: number, ms = 0) => ({ left: 10, limit: 10, instructions: 5000, ms, maxMs, seen: new Set<string>() });
+
+  it("charges a pattern compiled before (by another upload) what compiling it took, once per workspace: warming the cache in small uploads passes no budget", async () => {
+    const { compileRegex, withCompileBudget } = await import("../../engine/hooks.js");
+    const pattern = `warm${process.pid}${Date.now()}.*x`;
+    const compile = (p: string) => compileRegex(p, { anchored: false });
+    // compiled first on a thread where it took 150 ms
+    busy(150, () => withCompileBudget(budgetOf(1000), () => compile(pattern)));
     // the same pattern twice in one workspace: charged once
-    const budget = { left: 10, limit: 10, instructions: 1000, ms: 0, maxMs: 200, seen: new Set<string>() };
-    withCompileBudget(budget, () => [compileRegex(pattern, { anchored: false }), compileRegex(pattern, { anchored: false })]);
+    const budget = budgetOf(200);
+    withCompileBudget(budget, () => [compile(pattern), compile(pattern)]);
     expect(budget.ms).toBe(150);
     // found in the cache by another workspace whose budget its 150 ms would pass: compiled and timed
     // afresh — here, on a quiet thread, it passes, and its record is what it took now
-    const quiet = { left: 10, limit: 10, instructions: 1000, ms: 0, maxMs: 100, seen: new Set<string>() };
-    withCompileBudget(quiet, () => compileRegex(pattern, { anchored: false }));
+    const quiet = budgetOf(100);
+    withCompileBudget(quiet, () => compile(pattern));
     expect(quiet.ms).toBeLessThan(100);
-    // and on a thread where it takes 150 ms again, the budget refuses it
-    now = performance.now();
-    const again = vi.spyOn(performance, "now").mockImplementation(() => (now += 150));
-    try {
-      const big = { left: 10, limit: 10, instructions: 1000, ms: 0, maxMs: 1000, seen: new Set<string>() };
-      withCompileBudget(big, () => compileRegex(`${pattern}y`, { anchored: false }));
-    } finally {
-      again.mockRestore();
-    }
-    // recorded at 150 ms: a budget of 100 compiles it afresh (fast here) rather than refuse it; one
-    // already spent is refused
-    const spent = { left: 10, limit: 10, instructions: 1000, ms: 95, maxMs: 100, seen: new Set<string>() };
-    now = performance.now();
-    const slow = vi.spyOn(performance, "now").mockImplementation(() => (now += 150));
-    try {
-      expect(() => withCompileBudget(spent, () => compileRegex(`${pattern}y`, { anchored: false }))).toThrow(/took more than 100 ms to compile/);
-    } finally {
-      slow.mockRestore();
-    }
+    // one that takes 150 ms whenever it is compiled is refused by a budget already spent
+    busy(150, () => withCompileBudget(budgetOf(1000), () => compile(`${pattern}y`)));
+    expect(() => busy(150, () => withCompileBudget(budgetOf(100, 95), () => compile(`${pattern}y`)))).toThrow(/took more than 100 ms to compile/);
   });
 
   it("times afresh the patterns it charged from the cache before refusing a workspace on time: a record made on a busy moment (another tenant's) refuses no workspace that compiles within its budget", async () => {
     const { compileRegex, withCompileBudget } = await import("../../engine/hooks.js");
     const popular = `Bash.*popular${process.pid}${Date.now()}`;
     // compiled first by someone else on a busy moment: recorded at 95 ms
-    let now = performance.now();
-    const spy = vi.spyOn(performance, "now").mockImplementation(() => (now += 95));
-    try {
-      withCompileBudget({ left: 10, limit: 10, instructions: 1000, ms: 0, maxMs: 1000, seen: new Set<string>() }, () => compileRegex(popular, { anchored: false }));
-    } finally {
-      spy.mockRestore();
-    }
-    const budget = { left: 10, limit: 10, instructions: 5000, ms: 0, maxMs: 100, seen: new Set<string>() };
+    busy(95, () => withCompileBudget(budgetOf(1000), () => compileRegex(popular, { anchored: false })));
+    const budget = budgetOf(100);
     withCompileBudget(budget, () => {
       compileRegex(popular, { anchored: false });
       expect(budget.ms).toBe(95);
@@ -176,7 +161,7 @@ describe("a matcher's repeats are weighed before RE2 builds it", () => {
     });
     expect(budget.ms).toBeLessThan(100);
     // and its record is now what it took here, the least it ever took
-    const again = { left: 10, limit: 10, instructions: 1000, ms: 0, maxMs: 100, seen: new Set<string>() };
+    const again = budgetOf(100);
     withCompileBudget(again, () => compileRegex(popular, { anchored: false }));
     expect(again.ms).toBeLessThan(50);
   });
