@@ -300,7 +300,9 @@ END {
   if (status == 401 || status == 403) wl = "refused the token: check --token or HOOKBOX_TOKEN"
   else if (told == "" && !cut && status >= 200 && status < 500 && status != 408 && status != 429) wl = "answered " status " without hookbox's Hookbox-On-Failure header: no hookbox at this --url (a wrong URL, or a proxy before hookbox answering for it)"
   # Cut at the cap by head: what follows the headers is no answer, and curl's own last line is gone.
-  if (cap != "" && TOT >= cap + 0) {
+  # (TOT counts a newline after the last record too, which curl's -w line never has: past the cap
+  # is cut; a cut that falls just after a newline reads as curl's failure, the failure mode.)
+  if (cap != "" && TOT > cap + 0) {
     if (wl != "") { print "!W" wl " (" status ": no decision)"; exit 0 }
     print "!Ahookbox's answer is larger than " MAXBYTES " bytes: no answer"; exit 0
   }

@@ -114,8 +114,10 @@ async function handleRead(
     memory.runOwnsIt = true;
     c.get("log").warn({ event: { name: named }, workspace: workspaceId, answerByMs, mode }, "workspace not loaded before the agent's deadline: answered with the tenant's failure mode");
     // (held by the service's shutdown as any event is)
+    // A canary runs no hook: answered so, it is done (run now, it would be taken for an event).
+    const canaryCall = c.req.header("hookbox-canary") !== undefined;
     deps.inflight.add(loading
-      .then((found) => (found ? decide(c, deps, { ...event, loadedLate: true }, found) : undefined))
+      .then((found) => (found && !canaryCall ? decide(c, deps, { ...event, loadedLate: true }, found) : undefined))
       .catch((err: unknown) => {
         if (!(err instanceof NotDecidedInTimeError)) c.get("log").warn({ err, workspace: workspaceId }, "event answered by its deadline while its workspace loaded, then not run");
       })

@@ -325,6 +325,16 @@ describe.concurrent("the time an event is given", () => {
     expect(lines()[0]).toMatchObject({ event: "PreToolUse", answered: { decision: "block", why: "answered within 150 ms, the agent's deadline near, its workspace still loading, with the tenant's failure mode (block)" } });
   });
 
+  it("a canary whose workspace loads past its deadline is answered by it, and never run as an event once the workspace is in", async ({ expect }) => {
+    const edge = edgeApp({ workspaceReadMs: 200, config: "[[hooks.PreToolUse]]\nname = \"slow\"\ncommand = \"hang\"\n" });
+    const tar = await tarOf([{ name: "README.md", content: "hi" }]);
+    expect((await edge.request("/v1/workspaces/w", { method: "PUT", body: new Uint8Array(tar), token: TOKEN_B })).status).toBe(200);
+    const res = await edge.request("/v1/events/PreToolUse", { ...post(rmEvent), token: TOKEN_B, headers: { "hookbox-workspace": "w", "hookbox-canary": "block", "hookbox-answer-by-ms": "100" } });
+    expect(res.status).toBe(503);
+    await new Promise((r) => setTimeout(r, 600));
+    expect(edge.ran).toHaveLength(0);
+  });
+
   it("an event whose workspace turns out absent after its deadline answered it is not run", async ({ expect }) => {
     const edge = edgeApp({ workspaceReadMs: 300, config: "[[hooks.PreToolUse]]\nname = \"slow\"\ncommand = \"hang\"\n" });
     const res = await edge.request("/v1/events", { ...post(rmEvent), token: TOKEN_B, headers: { "hookbox-workspace": "none", "hookbox-answer-by-ms": "100" } });
