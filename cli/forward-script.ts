@@ -6,7 +6,7 @@
  * test/service/failure-mode.test.ts run both through the same tables.
  */
 import { AGENT_DEADLINE_S, CLAUDE_EVENT_DEADLINE_S } from "../engine/agents.js";
-import { FORWARD_USAGE, MAX_SAID_BYTES, TOKEN_NOT_SENDABLE, USAGE_BLOCK_EXIT } from "./forward.js";
+import { FORWARD_USAGE, MAX_SAID_BYTES, NOT_HOOKBOX, TOKEN_NOT_SENDABLE, TOKEN_REFUSED, USAGE_BLOCK_EXIT } from "./forward.js";
 
 /** The JSON the forwarder reads and writes, in awk: the answer's fields, the agent's deny, terminal-safe text. */
 const AWK = String.raw`
@@ -297,23 +297,20 @@ END {
   # A line hookbox refuses, or a URL that answers as no hookbox does (no failure mode told, and no
   # gateway's 408, 429 or 5xx): wiring to fix, blocked as any wrong line is ('hookbox forward' alike),
   # however long the page.
-  if (status == 401 || status == 403) wl = "refused the token: check --token or HOOKBOX_TOKEN"
-  else if (told == "" && !cut && status >= 200 && status < 500 && status != 408 && status != 429) wl = "answered " status " without hookbox's Hookbox-On-Failure header: no hookbox at this --url (a wrong URL, or a proxy before hookbox answering for it)"
+  if (status == 401 || status == 403) wl = "${TOKEN_REFUSED}"
+  else if (told == "" && !cut && status >= 200 && status < 500 && status != 408 && status != 429) wl = "answered " status " ${NOT_HOOKBOX}"
   # Cut at the cap by head: what follows the headers is no answer, and curl's own last line is gone.
   # (TOT counts a newline after the last record too, which curl's -w line never has: past the cap
   # is cut; a cut that falls just after a newline reads as curl's failure, the failure mode.)
-  if (cap != "" && TOT > cap + 0) {
-    if (wl != "") { print "!W" wl " (" status ": no decision)"; exit 0 }
-    print "!Ahookbox's answer is larger than " MAXBYTES " bytes: no answer"; exit 0
-  }
+  TRUNC = cap != "" && TOT > cap + 0
+  # A wrong line is one however long its page: judged by its status and headers alone.
+  if (wl != "" && (TRUNC || BIG)) { print "!W" wl " (" status ": no decision)"; exit 0 }
+  if (TRUNC) { print "!Ahookbox's answer is larger than " MAXBYTES " bytes: no answer"; exit 0 }
   if (f[2] == "28") { print "!T"; exit 0 }
   # The last line is curl's word only when the answer was read to its end: else it is a piece of the
   # answer (cut at the cap), said no longer than any message.
   if (f[2] != "0" || f[1] == "000") { print "!U" esc(em != "" ? clipb(em, ${MAX_SAID_BYTES}) : "curl failed (exit " f[2] ")", 0); exit 0 }
-  if (BIG) {
-    if (wl != "") { print "!W" wl " (" status ": no decision)"; exit 0 }
-    print "!Ahookbox's answer is larger than " MAXBYTES " bytes or " MAXLINES " lines: no answer"; exit 0
-  }
+  if (BIG) { print "!Ahookbox's answer is larger than " MAXBYTES " bytes or " MAXLINES " lines: no answer"; exit 0 }
   S = ""
   for (; i < n; i++) S = S L[i] (CR[i] ? "\r" : "") (i < n - 1 ? "\n" : "")
   # The body is what curl counted of it (-w size_download): trailers a chunked answer ends with

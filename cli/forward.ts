@@ -290,10 +290,14 @@ export function answerMarginMs(leftMs: number): number {
  * of reach: the failure mode decides.
  */
 export function wrongLine(status: number, told: boolean): string | undefined {
-  if (status === 401 || status === 403) return "refused the token: check --token or HOOKBOX_TOKEN";
+  if (status === 401 || status === 403) return TOKEN_REFUSED;
   if (told || status === 408 || status === 429 || status >= 500 || status < 200) return undefined;
-  return `answered ${status} without hookbox's Hookbox-On-Failure header: no hookbox at this --url (a wrong URL, or a proxy before hookbox answering for it)`;
+  return `answered ${status} ${NOT_HOOKBOX}`;
 }
+
+/** What both forwarders say of a refused token, and of an answer no hookbox gave (after "answered <status>"). */
+export const TOKEN_REFUSED = "refused the token: check --token or HOOKBOX_TOKEN";
+export const NOT_HOOKBOX = "without hookbox's Hookbox-On-Failure header: no hookbox at this --url (a wrong URL, or a proxy before hookbox answering for it)";
 
 /** Why a token is refused before anything is sent (forward.sh says the same). */
 export const TOKEN_NOT_SENDABLE = "the token holds a character no header can carry (a space, a control character, a line break, a non-ASCII letter): check HOOKBOX_TOKEN (or --token)";

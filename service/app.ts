@@ -146,7 +146,7 @@ export function createApp(given: AppDeps): Hono<Env> {
         c.set("tenant", tenant);
         throw new NotFoundError(`no route ${c.req.method} ${c.req.path}`);
       }
-      return refusedToken(c);
+      return refusedToken(c, nativeOf(c.req.path)!);
     }
     return c.json({ error: { code: "not_found", message: `no route ${c.req.method} ${c.req.path}` } }, 404);
   });
@@ -158,14 +158,13 @@ export function createApp(given: AppDeps): Hono<Env> {
    * keeps the agent going (a stop) it lets it stop. No failure mode is told: no tenant is known.
    */
   let unknownTokenSniffs = 0;
-  async function refusedToken(c: Context<Env>): Promise<Response> {
-    const native = nativeOf(c.req.path)!;
+  async function refusedToken(c: Context<Env>, native: { format: Format; event: string | undefined }): Promise<Response> {
     let event = native.event;
     if (event === undefined && unknownTokenSniffs < UNKNOWN_TOKEN_SNIFF.atOnce) {
       unknownTokenSniffs++;
       event = await sniffedEvent(c.req.raw, UNKNOWN_TOKEN_SNIFF.bytes, UNKNOWN_TOKEN_SNIFF.ms).finally(() => unknownTokenSniffs--);
     }
-    (c.get("log") ?? deps.logger).warn({ format: native.format, event }, "native hook with a token of no tenant: answered with a block");
+    // Counted, not logged beyond the request's own line: anyone may send these, as many as they like.
     deps.metrics.rejected.inc({ status: "401" });
     const reason = "hookbox refused the token: the hook's Authorization header names no tenant (check the token in the agent's hook settings; `hookbox doctor` checks each hook)";
     return c.json(failureAnswer(native.format, event, "block", reason).output, 200);
@@ -186,7 +185,7 @@ export function createApp(given: AppDeps): Hono<Env> {
     // agent's own JSON (SERVICE.md §8).
     const native = nativeOf(c.req.path);
     const tenant = c.get("tenant") as Tenant | undefined;
-    if (native && status === 401) return refusedToken(c);
+    if (native && status === 401) return refusedToken(c, native);
     if (native && tenant && status !== 401) {
       // The event's own point: from the path, else from the body once it was read; when neither
       // says (a body that could not be read), the strictest of the tenant's failure modes.

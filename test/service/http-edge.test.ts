@@ -1383,6 +1383,22 @@ describe("what one request may cost and answer", () => {
       expect(far).toMatchObject({ decision: "block", reason: expect.stringMatching(/^hookbox refused the token/) });
     });
 
+    it("reads the bodies of no more than UNKNOWN_TOKEN_SNIFF.atOnce such requests at once, each for UNKNOWN_TOKEN_SNIFF.ms: past them, one is answered at once, naming no event", async () => {
+      const app = edgeApp();
+      // bodies that never end, each holding its read until its time is up
+      const stalled = () => new ReadableStream<Uint8Array>({ start: (ctl) => ctl.enqueue(new TextEncoder().encode('{"session_id":"s"')) });
+      const held = Array.from({ length: UNKNOWN_TOKEN_SNIFF.atOnce }, () => app.request("/v1/hooks/claude", { method: "POST", body: stalled(), duplex: "half", token: "not-a-token" } as RequestInit & { token: string }));
+      await new Promise((r) => setTimeout(r, 20));
+      const t0 = performance.now();
+      const next = await app.request("/v1/hooks/claude", { ...post({ session_id: "s", hook_event_name: "Stop" }), token: "not-a-token" });
+      // not read: its Stop unknown, a block (a read one would have let the agent stop)
+      expect(await next.json()).toMatchObject({ decision: "block", reason: expect.stringMatching(/^hookbox refused the token/) });
+      expect(performance.now() - t0).toBeLessThan(UNKNOWN_TOKEN_SNIFF.ms);
+      for (const res of await Promise.all(held)) expect(res.status).toBe(200);
+      // their time up, the slots are back
+      expect(await (await app.request("/v1/hooks/claude", { ...post({ session_id: "s", hook_event_name: "Stop" }), token: "not-a-token" })).json()).toEqual({});
+    });
+
     it("/v1/events keeps its 401: the forwarder says a refused token itself", async () => {
       expect((await edge.request("/v1/events", { ...post(rmEvent), token: "not-a-token" })).status).toBe(401);
     });
