@@ -460,9 +460,14 @@ async function loadUsage(base: string): Promise<TenantUsage> {
       continue;
     }
     const swap = name.slice(REPLACING.length, -".json".length);
-    const text = SWAP_ID.test(swap) ? await readFile(join(base, META_DIR, name), "utf8").catch(() => undefined) : undefined;
-    // The meta of a workspace whose id looks like a swap's (`replacing-<uuid>`): its own, kept.
+    const text = await readFile(join(base, META_DIR, name), "utf8").catch(() => undefined);
+    // The meta of a workspace whose id starts as a swap's marker does (`replacing-…`): its own, kept.
     if (text !== undefined && isMeta(text) && WORKSPACE_ID.test(name.slice(0, -".json".length))) continue;
+    // Nor a marker (those are named by a swap's uuid) nor a meta: a leftover, removed.
+    if (!SWAP_ID.test(swap)) {
+      await rm(join(base, META_DIR, name), { force: true });
+      continue;
+    }
     // One that does not read (empty or half-written, by an older hookbox) is no marker: removed, as a leftover is.
     const id = text === undefined ? undefined : markedId(text);
     const aside = join(base, `${REPLACED}${swap}`);

@@ -2,7 +2,8 @@
  * @module The workspace archives kept in memory (workspace-archive.ts) and what the builds running
  * may grow to, within one budget of bytes. Over it, the tenant holding the most gives up its least
  * recently used archive: a tenant cycling through its workspaces pushes out its own, another
- * tenant's only while that one holds more — and a lone tenant may use it all.
+ * tenant's only while that one holds more — and a lone tenant may use it all. The count of entries
+ * is shared the same way: over it, the tenant with the most gives up its least recently used.
  */
 
 /**
@@ -10,7 +11,10 @@
  * what it may grow to, from its start to its end).
  */
 export const ARCHIVE_CACHE_BYTES = 256 * 1024 * 1024;
-/** 4096: the workspaces whose archive (or that it is too large) is kept, whatever their bytes — a deleted one's entry goes with time */
+/**
+ * 4096: the workspaces whose archive (or that it is too large) is kept, whatever their bytes — a
+ * deleted one's entry goes with time, its tenant's first
+ */
 export const ARCHIVE_CACHE_ENTRIES = 4096;
 
 /** A workspace's tar, and what it takes unpacked on tmpfs (whole pages). */
@@ -31,6 +35,8 @@ export interface Kept {
 interface Holder {
   /** its archives kept and its builds running */
   bytes: number;
+  /** all its entries, least recently used first */
+  all: Map<string, Kept>;
   /** its archives that hold bytes, least recently used first */
   kept: Map<string, Kept>;
 }
@@ -43,7 +49,10 @@ export class ArchiveCache {
   private readonly holders = new Map<string, Holder>();
   private heldBytes = 0;
 
-  constructor(private readonly maxBytes = ARCHIVE_CACHE_BYTES) {}
+  constructor(
+    private readonly maxBytes = ARCHIVE_CACHE_BYTES,
+    private readonly maxEntries = ARCHIVE_CACHE_ENTRIES,
+  ) {}
 
   /** What is kept of `dir`'s upload `key`, now the most recently used; undefined when nothing is. */
   get(dir: string, key: string): Kept | undefined {
@@ -51,8 +60,8 @@ export class ArchiveCache {
     if (hit?.key !== key) return undefined;
     this.entries.delete(dir);
     this.entries.set(dir, hit);
-    const kept = this.holders.get(hit.party)?.kept;
-    if (kept?.delete(dir)) kept.set(dir, hit);
+    const h = this.holders.get(hit.party);
+    for (const m of h ? [h.all, h.kept] : []) if (m.delete(dir)) m.set(dir, hit);
     return hit;
   }
 
@@ -61,7 +70,9 @@ export class ArchiveCache {
     if (old) this.drop(dir, old);
     this.entries.set(dir, entry);
     const bytes = bytesOf(entry);
-    if (bytes > 0) this.holder(entry.party).kept.set(dir, entry);
+    const h = this.holder(entry.party);
+    h.all.set(dir, entry);
+    if (bytes > 0) h.kept.set(dir, entry);
     this.count(entry.party, bytes);
     this.makeRoom();
   }
@@ -76,25 +87,32 @@ export class ArchiveCache {
     const h = this.holder(party);
     h.bytes += bytes;
     this.heldBytes += bytes;
-    if (h.bytes === 0 && h.kept.size === 0) this.holders.delete(party);
+    if (h.bytes === 0 && h.all.size === 0) this.holders.delete(party);
   }
 
   private holder(party: string): Holder {
     let h = this.holders.get(party);
-    if (!h) this.holders.set(party, (h = { bytes: 0, kept: new Map() }));
+    if (!h) this.holders.set(party, (h = { bytes: 0, all: new Map(), kept: new Map() }));
     return h;
   }
 
   private drop(dir: string, entry: Kept): void {
     this.entries.delete(dir);
-    this.holders.get(entry.party)?.kept.delete(dir);
+    const h = this.holders.get(entry.party);
+    h?.all.delete(dir);
+    h?.kept.delete(dir);
     this.count(entry.party, -bytesOf(entry));
   }
 
-  /** Over the entries, the least recently used go; over the bytes, the archive the largest holder used least recently. */
+  /**
+   * Over the entries, the least recently used of the tenant with the most go; over the bytes, the
+   * archive the largest holder used least recently.
+   */
   private makeRoom(): void {
-    for (const [dir, entry] of this.entries) {
-      if (this.entries.size <= ARCHIVE_CACHE_ENTRIES) break;
+    while (this.entries.size > this.maxEntries) {
+      let most: Holder | undefined;
+      for (const h of this.holders.values()) if (!most || h.all.size > most.all.size) most = h;
+      const [dir, entry] = most!.all.entries().next().value!;
       this.drop(dir, entry);
     }
     while (this.heldBytes > this.maxBytes) {

@@ -11,7 +11,7 @@ import { lstat, open, readdir, readlink, stat } from "node:fs/promises";
 import { join, posix } from "node:path";
 import { pack } from "tar-stream";
 import { FairSlots, type SlotTurn } from "../fair-slots.js";
-import { ARCHIVE_CACHE_BYTES, ArchiveCache, type Built } from "./archive-cache.js";
+import { ARCHIVE_CACHE_BYTES, ARCHIVE_CACHE_ENTRIES, ArchiveCache, type Built } from "./archive-cache.js";
 import { waitAtMost } from "./run-guard.js";
 
 /** 2: archive builds running at once, all tenants together (each takes one of libuv's four threads while it reads). */
@@ -25,6 +25,8 @@ export interface ArchiveOptions {
   maxArchiveBytes?: number;
   /** @default ARCHIVE_CACHE_BYTES */
   maxCacheBytes?: number;
+  /** @default ARCHIVE_CACHE_ENTRIES */
+  maxCacheEntries?: number;
   /** @default MAX_ARCHIVE_BUILDS_AT_ONCE */
   buildsAtOnce?: number;
 }
@@ -54,7 +56,7 @@ export class WorkspaceArchives {
 
   constructor(options: ArchiveOptions = {}) {
     this.maxArchiveBytes = options.maxArchiveBytes ?? MAX_ARCHIVE_BYTES;
-    this.cache = new ArchiveCache(options.maxCacheBytes ?? ARCHIVE_CACHE_BYTES);
+    this.cache = new ArchiveCache(options.maxCacheBytes ?? ARCHIVE_CACHE_BYTES, options.maxCacheEntries ?? ARCHIVE_CACHE_ENTRIES);
     this.turns = new FairSlots(options.buildsAtOnce ?? MAX_ARCHIVE_BUILDS_AT_ONCE);
   }
 

@@ -192,4 +192,21 @@ describe("workspace archives in memory", () => {
     expect(await cache.get(flood[0]!, Infinity, { party: "a" })).not.toBeNull();
     expect(startsOf(flood[0]!)).toBe(2);
   });
+
+  it("make room in entries from the tenant keeping the most: one cycling through more workspaces than ARCHIVE_CACHE_ENTRIES pushes out its own, never another's", async () => {
+    reset();
+    const [calm] = workspaces(1) as [string];
+    const flood = workspaces(6);
+    // room for four entries, whatever their bytes
+    const cache = archives({ maxCacheEntries: 4 });
+    await cache.get(calm, Infinity, { party: "b" });
+    for (const d of flood) await cache.get(d, Infinity, { party: "a" });
+    expect(await cache.get(calm, Infinity, { party: "b" })).not.toBeNull();
+    expect(startsOf(calm)).toBe(1);
+    // the flood's own oldest went; its newest three stayed
+    expect(await cache.get(flood[5]!, Infinity, { party: "a" })).not.toBeNull();
+    expect(startsOf(flood[5]!)).toBe(1);
+    expect(await cache.get(flood[0]!, Infinity, { party: "a" })).not.toBeNull();
+    expect(startsOf(flood[0]!)).toBe(2);
+  });
 });

@@ -224,10 +224,9 @@ describe("a stored workspace read again (after a restart, or given up for memory
 const heldKeys = (store: WorkspaceStore) => [...(store as unknown as { resident: Map<string, unknown> }).resident.keys()];
 const heldBytes = (store: WorkspaceStore) => (store as unknown as { residentTotal: number }).residentTotal;
 
-describe("a workspace whose id looks like a swap marker's (replacing-<uuid>)", () => {
-  it("keeps its meta file, and so its digest, across a restart", async () => {
+describe("a workspace whose id starts as a swap marker's does (replacing-…)", () => {
+  it.each(["replacing-00000000-0000-0000-0000-000000000000", "replacing-foo"])("keeps its meta file, and so its digest, across a restart: %s", async (id) => {
     const root = mkdtempSync(join(tmpdir(), "hookbox-store-"));
-    const id = "replacing-00000000-0000-0000-0000-000000000000";
     const stored = await new WorkspaceStore(root, options).put("team-a", id, chunks(await tarOf([{ name: "a.txt", content: "a" }])));
     expect(stored.digest).toMatch(/^sha256:/);
     const next = new WorkspaceStore(root, options);
