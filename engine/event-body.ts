@@ -9,6 +9,7 @@ import { formatPath, jsonSyntaxError } from "./formats/locate.js";
 import { jsonSyntaxErrorOffThread } from "./formats/parse-off-thread.js";
 import { TURN_BODY_BYTES } from "./turns.js";
 import type { JsonObject } from "./payload.js";
+import { MAX_OBJECT_KEYS } from "./names.js";
 
 /** What hookbox reads of an event body; every other field passes to hooks untouched. */
 export const EventBodySchema = z.looseObject({
@@ -48,23 +49,32 @@ export const MAX_EVENT_DEPTH = 64;
  */
 export const MAX_EVENT_CONTAINERS = 65_536;
 
+/** Keys of one object, in the same places (names.ts). */
+export { MAX_OBJECT_KEYS };
+
 /** Why JSON of this shape is not read, as a predicate ("is nested deeper …", "holds more …"), or undefined: one byte pass (see scanJson). */
 export function jsonShapeProblem(bytes: Uint8Array): string | undefined {
-  const scan = scanJson(bytes, MAX_EVENT_DEPTH, MAX_EVENT_CONTAINERS);
+  const scan = scanJson(bytes, MAX_EVENT_DEPTH, MAX_EVENT_CONTAINERS, MAX_OBJECT_KEYS);
   return "refused" in scan ? shapeProblem(scan.refused) : undefined;
 }
 
-const shapeProblem = (refused: "deep" | "many") =>
-  refused === "deep" ? `is nested deeper than ${MAX_EVENT_DEPTH} levels` : `holds more than ${MAX_EVENT_CONTAINERS} arrays and objects (MAX_EVENT_CONTAINERS)`;
+/** Why JSON is refused by a byte pass: too deep, too many arrays and objects, an object of too many keys. */
+export type ShapeRefusal = "deep" | "many" | "wide";
 
-const refusedBody = (refused: "deep" | "many") => new BadRequestError(`the body ${shapeProblem(refused)}`, "body", "bad_json");
+/** What a refusal says, as a predicate ("is nested deeper …"). */
+export const shapeProblem = (refused: ShapeRefusal): string =>
+  refused === "deep" ? `is nested deeper than ${MAX_EVENT_DEPTH} levels`
+  : refused === "many" ? `holds more than ${MAX_EVENT_CONTAINERS} arrays and objects (MAX_EVENT_CONTAINERS)`
+  : `holds an object of more than ${MAX_OBJECT_KEYS} keys (MAX_OBJECT_KEYS)`;
+
+const refusedBody = (refused: ShapeRefusal) => new BadRequestError(`the body ${shapeProblem(refused)}`, "body", "bad_json");
 
 /**
  * One pass before anything parses the body: a body nested too deep, or of too many arrays and
  * objects, is refused (400), and what it will hold in memory once parsed is weighed (`eventMemoryBytes`).
  */
 export function weighEventBody(raw: Uint8Array): number {
-  const scan = scanJson(raw, MAX_EVENT_DEPTH, MAX_EVENT_CONTAINERS);
+  const scan = scanJson(raw, MAX_EVENT_DEPTH, MAX_EVENT_CONTAINERS, MAX_OBJECT_KEYS);
   if ("refused" in scan) throw refusedBody(scan.refused);
   return memoryOf(raw.length, scan);
 }
@@ -284,7 +294,7 @@ export function parseEventBody(raw: Uint8Array, opts: { weighed?: boolean; locat
  * is parsed again later, when a condition or another dialect reads it: it counts as 32 bytes a character.
  */
 export function eventMemoryBytes(bytes: Uint8Array): number {
-  return memoryOf(bytes.length, scanJson(bytes, Infinity, Infinity) as Counted);
+  return memoryOf(bytes.length, scanJson(bytes, Infinity, Infinity, Infinity) as Counted);
 }
 
 const memoryOf = (length: number, counted: Counted) => 2 * length + 64 * counted.containers + 24 * counted.separators + 64 * counted.keys;
@@ -305,16 +315,19 @@ type Counted = { deeper: false; containers: number; separators: number; keys: nu
 
 /**
  * One pass over the bytes: whether `[` and `{` outside strings (a `\` escapes the next byte) ever
- * stand more than `max` deep, or number more than `maxContainers` — it stops there — and, when not, how many containers and `,` or `:`
+ * stand more than `max` deep, or number more than `maxContainers`, or an object holds more than
+ * `maxKeys` keys (`:` in it, at its own level) — it stops there — and, when not, how many containers and `,` or `:`
  * separators (and of them `:`, keys) stand outside strings. Exact for any text JSON.parse accepts — UTF-8 never puts these
  * ASCII bytes inside a multi-byte character — so no walk of the parsed value is needed after it.
  */
-function scanJson(bytes: Uint8Array, max: number, maxContainers: number): { refused: "deep" | "many" } | Counted {
+function scanJson(bytes: Uint8Array, max: number, maxContainers: number, maxKeys: number): { refused: ShapeRefusal } | Counted {
   let depth = 0;
   let containers = 0;
   let separators = 0;
   let keys = 0;
   let inString = false;
+  // the keys of each object open (-1: an array), as deep as `max` lets them stand
+  const open: number[] = [];
   for (let i = 0; i < bytes.length; i++) {
     const b = bytes[i];
     if (inString) {
@@ -325,15 +338,21 @@ function scanJson(bytes: Uint8Array, max: number, maxContainers: number): { refu
     } else if (b === OPEN_BRACKET || b === OPEN_BRACE) {
       if (++containers > maxContainers) return { refused: "many" };
       if (++depth > max) return { refused: "deep" };
+      if (maxKeys !== Infinity) open.push(b === OPEN_BRACE ? 0 : -1);
     } else if ((b === CLOSE_BRACKET || b === CLOSE_BRACE) && depth > 0) {
       depth--;
+      open.pop();
     } else if (b === COMMA || b === COLON) {
       separators++;
-      if (b === COLON) keys++;
+      if (b === COLON) {
+        keys++;
+        const top = open.length - 1;
+        if (top >= 0 && open[top]! >= 0 && ++open[top]! > maxKeys) return { refused: "wide" };
+      }
     }
   }
   return { deeper: false, containers, separators, keys };
 }
 
 /** Whether `[` and `{` outside strings ever stand more than `max` deep (see scanJson). */
-export const nestedDeeperThan = (bytes: Uint8Array, max: number): boolean => "refused" in scanJson(bytes, max, Infinity);
+export const nestedDeeperThan = (bytes: Uint8Array, max: number): boolean => "refused" in scanJson(bytes, max, Infinity, Infinity);

@@ -19,6 +19,7 @@ import type { SandboxConfig } from "./config.js";
 import { mapLimited } from "./map-limited.js";
 import { head } from "./detached.js";
 import { jsonShapeProblem } from "./event-body.js";
+import { heavyTurns, TURN_BODY_BYTES } from "./turns.js";
 import { block } from "./visible-text.js";
 
 /** One hook's line in a response and in the audit log. */
@@ -216,6 +217,10 @@ async function runOne(hook: HookDef, opts: ExecuteOptions, t0: number): Promise<
   // Ended by the event's deadline, not by its own timeout, or by the output cap: it never got to decide.
   // Cut by max_timeout short of the time its agent would have given it: it never got its time either.
   const agentTimeoutMs = hook.agentTimeoutMs ?? (hook.timeoutMs > opts.sandbox.maxTimeoutMs ? hook.timeoutMs : undefined);
+  // A large answer is read in a turn of its own (turns.ts), as a large event body is parsed: a
+  // tenant's thousand hooks each printing a mebibyte take turns with other tenants' heavy work, never
+  // hold the thread back to back. Everything up to the verdict below is done without awaiting.
+  if (run.stdout.length >= TURN_BODY_BYTES || run.stderr.length >= TURN_BODY_BYTES) await heavyTurns.take(opts.party ?? "");
   // Trust first: a change it drops is never merged into the arguments (a megabyte of keys would cost the merge).
   const verdict = capMessages(visibleText(checkedChange(applyTrust(interpret(run, hook), hook.source, { repositoryMayRewrite: opts.repositoryMayRewrite === true, point: hook.point })), hook.source));
   const why: Undecided["why"] | undefined = run === NO_TIME || (run.outcome === "timed_out" && leftMs < ownTimeoutMs) ? "max_event_ms"
@@ -225,7 +230,7 @@ async function runOne(hook: HookDef, opts: ExecuteOptions, t0: number): Promise<
     // Killed at the sandbox's memory limit: a limit of hookbox's, which its agent does not set.
     : run.outcome === "oom_killed" ? "memory"
     : run.outcome === "failed_to_start" ? "failed_to_start"
-    // An answer past hookbox's bounds for one (64 levels, 65,536 arrays and objects): its agent would read it.
+    // An answer past hookbox's bounds for one (64 levels, 65,536 arrays and objects, 16,384 keys in one object): its agent would read it.
     : verdict.limit === "output_shape" ? "output_shape" : undefined;
   const undecided: Undecided | undefined = why && {
     hook: hook.name, why, capBytes: request.limits.maxOutputBytes,

@@ -360,7 +360,7 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
               : cut.why === "memory"
                 ? "was killed at the sandbox's memory limit ([sandbox] memory) before it finished"
               : cut.why === "output_shape"
-                ? "answered past hookbox's bounds for an answer (64 levels, 65,536 arrays and objects: MAX_EVENT_CONTAINERS)"
+                ? "answered past hookbox's bounds for an answer (64 levels, 65,536 arrays and objects: MAX_EVENT_CONTAINERS, 16,384 keys in one object: MAX_OBJECT_KEYS)"
                 : cut.why === "preparation"
                   ? `timed out after hookbox took ${cut.preparedMs ?? 0} ms of its time to prepare its workspace`
                   : "could not be run (failed_to_start)";

@@ -77,3 +77,12 @@ export const PROJECT_DIR_VARS = [
   "COPILOT_SHELL_PROJECT_DIR",
   "QWEN_PROJECT_DIR",
 ] as const;
+
+/**
+ * @default 16 384 — keys of one object in an event body, a hook's answer, a repository's hook file
+ * (a table of its TOML too). An object of a hundred thousand keys fits in a mebibyte, and each step
+ * over it — the parse, the copy that renames the event for a hook, the trace's, a schema's check —
+ * costs several times what as many keys spread over smaller objects do (V8 keeps so large an object
+ * as a dictionary). No event, answer or hook file needs as many in one object.
+ */
+export const MAX_OBJECT_KEYS = 16_384;

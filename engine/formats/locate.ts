@@ -40,6 +40,7 @@ export function lineIndex(text: string): (offset: number) => Position {
 
 const unquote = (s: string) => s.trim().replace(/^["']|["']$/g, "");
 const splitKey = (s: string) => s.split(".").map(unquote);
+const DOTTED_OR_QUOTED = /[."']/;
 const isKeyChar = (c: number) =>
   (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x5f || c === 0x2e || c === 0x22 || c === 0x27 || c === 0x20 || c === 0x2d;
 const isSpace = (c: number) => c === 0x20 || c === 0x09 || c === 0x0b || c === 0x0c || c === 0x0d || c === 0xa0 || c === 0xfeff;
@@ -127,7 +128,8 @@ function tomlLines(text: string): Tables {
       table.line = n + 1;
     } else if (table) {
       const key = keyOf(line);
-      if (key !== undefined && key.length <= MAX_TOML_NAME_CHARS) (table.keys ??= new Map()).set(splitKey(key).join("."), n + 1);
+      // (a bare key — no dot, no quote — is its own normal form, but for the spaces around it)
+      if (key !== undefined && key.length <= MAX_TOML_NAME_CHARS) (table.keys ??= new Map()).set(DOTTED_OR_QUOTED.test(key) ? splitKey(key).join(".") : key.trim(), n + 1);
     }
   }
   return {
@@ -492,13 +494,16 @@ function protoAsField(value: unknown): unknown {
 const FIRST_ERROR = new Error("first error");
 
 /**
- * Where `text` first opens its `max + 1`-th level of `[`/`{` (strings skipped, and with `comments`
- * `//` and `/* *\/` comments too), or -1. One pass: a file nested a hundred thousand deep is
+ * Where `text` first opens its `max + 1`-th level of `[`/`{` (`deep`), or its `maxContainers + 1`-th
+ * (`many`), or an object its `maxKeys + 1`-th key (`wide`) — strings skipped, and with `comments`
+ * `//` and `/* *\/` comments too — or undefined. One pass: a file nested a hundred thousand deep is
  * refused at its line before any parser walks it.
  */
-export function deeperThanAt(text: string, max: number, comments = false, maxContainers = Infinity): { at: number; many: boolean } | undefined {
+export function deeperThanAt(text: string, max: number, comments = false, maxContainers = Infinity, maxKeys = Infinity): { at: number; why: "deep" | "many" | "wide" } | undefined {
   let depth = 0;
   let containers = 0;
+  // the keys of each object open (-1: an array)
+  const open: number[] = [];
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === 0x22) {
@@ -514,9 +519,13 @@ export function deeperThanAt(text: string, max: number, comments = false, maxCon
       const end = text.indexOf("*/", i + 2);
       i = end === -1 ? text.length : end + 1;
     } else if (c === 0x5b || c === 0x7b) {
-      if (++containers > maxContainers) return { at: i, many: true };
-      if (++depth > max) return { at: i, many: false };
-    } else if ((c === 0x5d || c === 0x7d) && depth > 0) depth--;
+      if (++containers > maxContainers) return { at: i, why: "many" };
+      if (++depth > max) return { at: i, why: "deep" };
+      open.push(c === 0x7b ? 0 : -1);
+    } else if ((c === 0x5d || c === 0x7d) && depth > 0) {
+      depth--;
+      open.pop();
+    } else if (c === 0x3a && open.length > 0 && open[open.length - 1]! >= 0 && ++open[open.length - 1]! > maxKeys) return { at: i, why: "wide" };
   }
   return undefined;
 }

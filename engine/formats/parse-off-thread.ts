@@ -12,7 +12,8 @@
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
 import { ConfigError } from "../errors.js";
-import { describeJsonError, tomlLocator, type JsonErrorFound, type Position } from "./locate.js";
+import { describeJsonError, formatPath, tomlLocator, type JsonErrorFound, type Position } from "./locate.js";
+import { MAX_OBJECT_KEYS } from "../names.js";
 import type { ParsedFile } from "./shared.js";
 
 /**
@@ -27,7 +28,7 @@ export const TOML_PARSE_TIMEOUT_MS = 5_000;
 /** A TOML syntax error from the worker, with where it stands. */
 export class TomlSyntaxError extends Error {
   override readonly name = "TomlSyntaxError";
-  constructor(message: string, readonly line?: number, readonly column?: number) {
+  constructor(message: string, readonly line?: number, readonly column?: number, readonly path?: (string | number)[]) {
     super(message);
   }
 }
@@ -88,14 +89,27 @@ parentPort.on("message", ({ kind, text, keep }) => {
     // Only the tables asked for go back: the main thread rebuilds every value it is sent.
     const value = keep === undefined ? all : Object.fromEntries(keep.filter((k) => Object.hasOwn(all, k)).map((k) => [k, all[k]]));
     let count = 0;
-    for (const stack = [value]; stack.length > 0; ) {
-      const v = stack.pop();
+    // [value, the entry of the value it is in, its key there]: a table's path, when it is refused
+    for (const stack = [[value, null, null]]; stack.length > 0; ) {
+      const entry = stack.pop();
+      const v = entry[0];
       if (++count > workerData.maxValues) throw new Error("the file holds more than " + workerData.maxValues + " values (MAX_TOML_VALUES): refused");
-      if (v !== null && typeof v === "object" && !(v instanceof Date)) for (const k in v) stack.push(v[k]);
+      if (v === null || typeof v !== "object" || v instanceof Date) continue;
+      let keys = 0;
+      for (const k in v) {
+        if (!Array.isArray(v) && ++keys > workerData.maxKeys) {
+          const path = [];
+          for (let e = entry; e[1] !== null; e = e[1]) path.unshift(Array.isArray(e[1][0]) ? Number(e[2]) : e[2]);
+          const tooWide = new Error("holds more than " + workerData.maxKeys + " keys (MAX_OBJECT_KEYS)");
+          tooWide.path = path;
+          throw tooWide;
+        }
+        stack.push([v[k], entry, k]);
+      }
     }
     parentPort.postMessage({ value });
   } catch (e) {
-    parentPort.postMessage({ error: { message: String(e && e.message), line: e && e.line, column: e && e.column } });
+    parentPort.postMessage({ error: { message: String(e && e.message), line: e && e.line, column: e && e.column, path: e && e.path } });
   }
 });`;
 
@@ -112,7 +126,7 @@ interface Job {
 
 interface Answer {
   value?: unknown;
-  error?: { message: string; line?: number; column?: number };
+  error?: { message: string; line?: number; column?: number; path?: (string | number)[] };
 }
 
 /** One party's jobs not yet posted, oldest first (`head` is the next one: no O(n) shift per job). */
@@ -139,10 +153,10 @@ function finish(settle: (job: Job) => void): void {
 
 function started(): Worker {
   if (worker) return worker;
-  const w = new Worker(SOURCE, { eval: true, workerData: { smolToml: SMOL_TOML, jsoncParser: JSONC_PARSER, maxValues: MAX_TOML_VALUES } });
+  const w = new Worker(SOURCE, { eval: true, workerData: { smolToml: SMOL_TOML, jsoncParser: JSONC_PARSER, maxValues: MAX_TOML_VALUES, maxKeys: MAX_OBJECT_KEYS } });
   w.on("message", (m: Answer) => {
     if (running?.worker !== w) return;
-    finish((job) => (m.error ? job.reject(new TomlSyntaxError(m.error.message, m.error.line, m.error.column)) : job.resolve(m.value)));
+    finish((job) => (m.error ? job.reject(new TomlSyntaxError(m.error.message, m.error.line, m.error.column, m.error.path)) : job.resolve(m.value)));
   });
   const gone = (err: Error) => {
     if (worker !== w) return; // ended by a timeout: its job has already failed
@@ -241,6 +255,11 @@ export async function readTomlOffThread(file: string, text: string, party = "", 
   try {
     return { file, value: await parseTomlOffThread(text, TOML_PARSE_TIMEOUT_MS, party, keep), locate: tomlLocator(text) };
   } catch (err) {
+    // A table of too many keys: said at its line, as the main thread finds it.
+    if (err instanceof TomlSyntaxError && err.path) {
+      const at = tomlLocator(text)(err.path);
+      throw new ConfigError(file, `${err.path.length > 0 ? formatPath(err.path) : "the file"}: ${err.message}`, at?.line, at?.column);
+    }
     if (err instanceof TomlSyntaxError) throw new ConfigError(file, err.message.split("\n")[0] ?? "invalid TOML", err.line, err.column);
     throw new ConfigError(file, `cannot parse: ${(err as Error).message}`);
   }

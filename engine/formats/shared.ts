@@ -7,7 +7,7 @@ import { parse as parseToml, TomlError } from "smol-toml";
 import { z } from "zod";
 import type { Folded } from "../aggregate.js";
 import { ConfigError } from "../errors.js";
-import { jsonShapeProblem, MAX_EVENT_CONTAINERS, MAX_EVENT_DEPTH } from "../event-body.js";
+import { jsonShapeProblem, MAX_EVENT_CONTAINERS, MAX_EVENT_DEPTH, MAX_OBJECT_KEYS, shapeProblem } from "../event-body.js";
 import { resolveEventName, unknownEventMessage, type Decision, type Dialect, type EventPoint, type Format } from "../events.js";
 import { CompileBudgetError, MatcherLimitError, type HookSet, type Source } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
@@ -40,12 +40,13 @@ export const LOCATED_MEMBERS: ReadonlySet<string> = new Set(["hooks", "hooksConf
 
 /** `within`: of a root object, the members whose insides may be located (`LOCATED_MEMBERS`); absent, all. */
 export function readJson(file: string, text: string, comments = false, within?: ReadonlySet<string>): ParsedFile {
-  // No hook file needs more; deeper ones would make every parser and walker after this recurse, and
-  // each array and object costs the parse and the locator's walk (MAX_EVENT_CONTAINERS).
-  const past = deeperThanAt(text, MAX_EVENT_DEPTH, comments, MAX_EVENT_CONTAINERS);
+  // No hook file needs more; deeper ones would make every parser and walker after this recurse,
+  // each array and object costs the parse and the locator's walk (MAX_EVENT_CONTAINERS), and an
+  // object of a hundred thousand keys the parse and every check of it (MAX_OBJECT_KEYS).
+  const past = deeperThanAt(text, MAX_EVENT_DEPTH, comments, MAX_EVENT_CONTAINERS, MAX_OBJECT_KEYS);
   if (past) {
     const at = lineIndex(text)(past.at);
-    throw new ConfigError(file, past.many ? `holds more than ${MAX_EVENT_CONTAINERS} arrays and objects (MAX_EVENT_CONTAINERS)` : `nested deeper than ${MAX_EVENT_DEPTH} levels`, at.line, at.column);
+    throw new ConfigError(file, past.why === "deep" ? `nested deeper than ${MAX_EVENT_DEPTH} levels` : shapeProblem(past.why), at.line, at.column);
   }
   try {
     return { file, ...(comments ? parseJsoncLocated(text, within) : parseJsonLocated(text, within)) };
@@ -116,7 +117,7 @@ export function readOutput(stdout: string, stringOnce = false): Output {
 
 /**
  * Why a hook's answer is past what hookbox reads (64 levels, MAX_EVENT_CONTAINERS arrays and
- * objects), for text that opens as JSON holding them (`[` or `{`), or undefined. One byte pass. A
+ * objects, MAX_OBJECT_KEYS keys in one object), for text that opens as JSON holding them (`[` or `{`), or undefined. One byte pass. A
  * limit of hookbox's, not the hook's fault: its agent would read it (execute.ts: the tenant's failure mode).
  */
 export function answerShapeProblem(text: string): string | undefined {
@@ -129,7 +130,7 @@ export function answerShapeProblem(text: string): string | undefined {
  * hookbox's (its agent has none of these bounds), so the tenant's failure mode applies (execute.ts).
  */
 export function pastBounds(out: { error: string }, format: string): Verdict {
-  return { decision: null, error: out.error, rule: `${format}: an answer past hookbox's bounds (64 levels, 65,536 arrays and objects) is hookbox not deciding`, limit: "output_shape" };
+  return { decision: null, error: out.error, rule: `${format}: an answer past hookbox's bounds (64 levels, ${MAX_EVENT_CONTAINERS} arrays and objects, ${MAX_OBJECT_KEYS} keys in one object) is hookbox not deciding`, limit: "output_shape" };
 }
 
 /** A `\uD800`–`\uDFFF` escape: the only way a lone surrogate gets into a value parsed from UTF-8 text. */
@@ -146,16 +147,36 @@ export function wellFormedJson(text: string, value: unknown): unknown {
   return SURROGATE_ESCAPE.test(text) ? wellFormed(value) : value;
 }
 
-/** String.prototype.toWellFormed (Node 20; ES2024, past this project's lib). */
+/** String.prototype.toWellFormed and isWellFormed (Node 20; ES2024, past this project's lib). */
 const toWellFormed = (s: string): string => (s as unknown as { toWellFormed(): string }).toWellFormed();
+const isWellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
 
+/** A field as JSON.parse makes one: defineProperty, so that a "__proto__" key stays a field. */
+const setField = (o: object, k: string, value: unknown) => Object.defineProperty(o, k, { value, enumerable: true, writable: true, configurable: true });
+
+/**
+ * In place — `value` is what JSON.parse just built, shared with nothing: only a string that holds a
+ * lone surrogate is replaced, and only an object with such a key is built again (in its order, a
+ * later key taking the place of an earlier one it now equals). A mebibyte of small objects is
+ * walked, never copied.
+ */
 function wellFormed(value: unknown): unknown {
-  if (typeof value === "string") return toWellFormed(value);
+  if (typeof value === "string") return isWellFormed(value) ? value : toWellFormed(value);
   if (typeof value !== "object" || value === null) return value;
-  if (Array.isArray(value)) return value.map(wellFormed);
-  const out: Record<string, unknown> = {};
-  // defineProperty: a "__proto__" key stays a field, as JSON.parse made it
-  for (const [k, v] of Object.entries(value)) Object.defineProperty(out, toWellFormed(k), { value: wellFormed(v), enumerable: true, writable: true, configurable: true });
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) value[i] = wellFormed(value[i]);
+    return value;
+  }
+  const o = value as Record<string, unknown>;
+  const keys = Object.keys(o);
+  for (const k of keys) {
+    const v = o[k];
+    const w = wellFormed(v);
+    if (w !== v) setField(o, k, w);
+  }
+  if (keys.every(isWellFormed)) return o;
+  const out = {};
+  for (const k of keys) setField(out, toWellFormed(k), o[k]);
   return out;
 }
 
@@ -256,7 +277,10 @@ export function shown(value: unknown): string {
 export function describeFailure(run: RunResult): string {
   switch (run.outcome) {
     case "exited": {
-      const first = run.stderr.trim().split("\n")[0];
+      // (its first line found, never a mebibyte of stderr split into lines for it)
+      const text = run.stderr.trimStart();
+      const nl = text.indexOf("\n");
+      const first = (nl === -1 ? text : text.slice(0, nl)).trimEnd();
       return `exit ${run.exitCode}${first ? `: ${clip(first, 200)}` : ""}`;
     }
     case "timed_out": return "timed out";

@@ -498,6 +498,29 @@ describe("workspaces cannot read the host", () => {
     }
   });
 
+  it("refuses a body, a Copilot toolArgs, a JSON hook file and a TOML table of a mebibyte of one object's keys — past MAX_OBJECT_KEYS — by a byte pass, at the key's line in a file", async () => {
+    const keys = (n: number, sep = ":") => Array.from({ length: n }, (_, i) => `"k${i}"${sep}0`).join(",\n");
+    const wide = `{${keys(80_000)}}`;
+    expect(wide.length).toBeGreaterThan(MiB - 200_000);
+    for (const [body, code, message] of [
+      [`{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":${wide}}`, "bad_json", /^the body holds an object of more than 16384 keys \(MAX_OBJECT_KEYS\)$/],
+      [JSON.stringify({ toolName: "bash", toolArgs: wide.slice(0, MiB - 300_000) + "}" }), "bad_field", /^toolArgs: the JSON in it holds an object of more than 16384 keys \(MAX_OBJECT_KEYS\)$/],
+    ] as const) {
+      const { status, text } = await attack(svc, () => svc.event(body));
+      expect(status, text).toBe(400);
+      expect(errorOf(text)).toMatchObject({ code, message: expect.stringMatching(message) });
+    }
+    const files = [
+      [".claude/settings.json", `{"hooks":\n${wide}}`, /\.claude\/settings\.json:16386:\d+: holds an object of more than 16384 keys \(MAX_OBJECT_KEYS\)/],
+      [".copilot-shell/config.toml", `[hooks]\n${keys(70_000, " =").replace(/,\n/g, "\n")}\n`, /\.copilot-shell\/config\.toml:1:\d+: hooks: holds more than 16384 keys \(MAX_OBJECT_KEYS\)/],
+    ] as const;
+    for (const [name, content, message] of files) {
+      const { status, text } = await attack(svc, async () => put(svc, "wide-file", await tarOf([{ name, content }])));
+      expect(status, text).toBe(400);
+      expect(errorOf(text).message).toMatch(message);
+    }
+  });
+
   it("refuses a hook file nested half a million deep at the line where it passes 64 levels, before any parser walks it", async () => {
     const content = `{\n"hooks": {\n"PreToolUse":\n${"[\n".repeat(500_000)}`;
     for (const name of [".claude/settings.json", ".gemini/settings.json"]) {

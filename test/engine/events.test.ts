@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { afterPolicyLook, applyTrust, fold, type Folded, type Judged } from "../../engine/aggregate.js";
 import { answerFor, effectiveDecisions } from "../../engine/formats/registry.js";
-import { nestedDeeperThan, parseEventBody, MAX_EVENT_DEPTH } from "../../engine/event-body.js";
+import { nestedDeeperThan, parseEventBody, MAX_EVENT_DEPTH, MAX_OBJECT_KEYS } from "../../engine/event-body.js";
 import { boundedDistance, resolveEventName, unknownEventMessage, type EventPoint } from "../../engine/events.js";
 import type { HookDef } from "../../engine/hooks.js";
 import { detectDialect, PayloadCache, translate } from "../../engine/payload.js";
@@ -426,10 +426,21 @@ describe("event bodies (hostile input costs linear time)", () => {
   });
 
   it("locates an error in 120 KB of invalid JSON with many lines at once", () => {
-    const text = `{\n${Array.from({ length: 20_000 }, (_, i) => `"k${i}": ${i},`).join("\n")}\n}`;
+    const text = `{\n${Array.from({ length: 16_000 }, (_, i) => `"k${i}": ${i},`).join("\n")}\n}`;
     const t0 = performance.now();
-    expect(refusal(text)).toMatch(/expected a string, found "}" at line 20002, column 1$/);
+    expect(refusal(text)).toMatch(/expected a string, found "}" at line 16002, column 1$/);
     expect(performance.now() - t0).toBeLessThan(200);
+  });
+
+  it(`refuses a body with an object of more than ${MAX_OBJECT_KEYS} keys (MAX_OBJECT_KEYS), and takes objects of ${MAX_OBJECT_KEYS} each`, () => {
+    const keys = (n: number, p = "k") => Array.from({ length: n }, (_, i) => `"${p}${i}":0`).join(",");
+    // at the limit, in the body itself and in two objects inside it (counted per object); colons in strings count for nothing
+    const atLimit = `{"hook_event_name":"Stop","a":{${keys(MAX_OBJECT_KEYS)}},"b":[{${keys(MAX_OBJECT_KEYS)}}],"c":"${":".repeat(1000)}",${keys(MAX_OBJECT_KEYS - 4, "t")}}`;
+    expect(() => parseEventBody(Buffer.from(atLimit))).not.toThrow();
+    expect(refusal(`{"hook_event_name":"Stop","a":{${keys(MAX_OBJECT_KEYS + 1)}}}`)).toBe(`the body holds an object of more than ${MAX_OBJECT_KEYS} keys (MAX_OBJECT_KEYS)`);
+    expect(refusal(`{"hook_event_name":"Stop",${keys(MAX_OBJECT_KEYS)}}`)).toBe(`the body holds an object of more than ${MAX_OBJECT_KEYS} keys (MAX_OBJECT_KEYS)`);
+    // the keys of an object go on being counted past the objects inside it
+    expect(refusal(`{"hook_event_name":"Stop","a":{${keys(MAX_OBJECT_KEYS / 2)},"in":{"x":1},${keys(MAX_OBJECT_KEYS / 2, "j")}}}`)).toBe(`the body holds an object of more than ${MAX_OBJECT_KEYS} keys (MAX_OBJECT_KEYS)`);
   });
 
   it(`refuses a body nested deeper than ${MAX_EVENT_DEPTH} levels, and takes one ${MAX_EVENT_DEPTH} deep`, () => {

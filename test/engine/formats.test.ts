@@ -728,7 +728,7 @@ describe("repository hook files are hostile input", () => {
 
   it("takes turns between parties: one tenant's flood of TOML puts another's parse behind one of its own at most", async () => {
     // Each of these costs the parser tens of milliseconds.
-    const heavy = Array.from({ length: 20_000 }, (_, i) => `k${i} = ${i}`).join("\n");
+    const heavy = Array.from({ length: 16_000 }, (_, i) => `k${i} = ${i}`).join("\n");
     const order: string[] = [];
     const flood = Array.from({ length: 6 }, (_, i) => parseTomlOffThread(heavy, 5_000, "tenant-a").then(() => order.push(`a${i}`)));
     const other = parseTomlOffThread("x = 1\n", 5_000, "tenant-b").then(() => order.push("b"));
@@ -910,6 +910,13 @@ describe("hook files nested too deep", () => {
     expect(() => readJson("f.json", deep)).toThrow("f.json:2:71: nested deeper than 64 levels");
     const commented = `// ${"[".repeat(100)}\n/* ${"{".repeat(100)} */\n{"s": "${"[".repeat(100)}", "ok": [[1]]}`;
     expect(readJson("g.json", commented, true).value).toEqual({ s: "[".repeat(100), ok: [[1]] });
+  });
+
+  it("are refused at the key that makes an object of more than MAX_OBJECT_KEYS keys; colons in strings and comments do not count", async () => {
+    const { readJson } = await import("../../engine/formats/shared.js");
+    const keys = (n: number) => Array.from({ length: n }, (_, i) => `"k${i}": "a:b"`).join(",\n");
+    expect(() => readJson("f.json", `{"hooks": {\n${keys(16_385)}}}`)).toThrow("f.json:16386:9: holds an object of more than 16384 keys (MAX_OBJECT_KEYS)");
+    expect(Object.keys((readJson("g.json", `{"hooks": {\n${keys(16_384)}}} // a: b: c:`, true).value as { hooks: object }).hooks)).toHaveLength(16_384);
   });
 });
 

@@ -15,7 +15,7 @@ import { geminiMatcher, interpretGemini } from "../../engine/formats/gemini-sett
 import { answerFor, changeAsRun, effectiveDecisions, interpret } from "../../engine/formats/registry.js";
 import { fold } from "../../engine/aggregate.js";
 import { selectHooks } from "../../engine/match.js";
-import { readDecision } from "../../engine/formats/shared.js";
+import { readDecision, wellFormedJson } from "../../engine/formats/shared.js";
 import { resolveEventName } from "../../engine/events.js";
 import type { HookDef } from "../../engine/hooks.js";
 import type { RunResult } from "../../engine/run/types.js";
@@ -786,6 +786,37 @@ describe("a hook's answer of more arrays and objects than MAX_EVENT_CONTAINERS",
     ["cursor (failClosed)", interpretCursor, hook("cursor", "beforeShellExecution", { failOpen: false })],
   ] as const)("blocks from a hook whose failure blocks, in %s's rules: still a bound of hookbox's, said as one", (_format, interpretIn, h) => {
     expect(interpretIn(exited(0, wide), h)).toMatchObject({ decision: "block", limit: "output_shape", error: expect.stringMatching(/^output holds more than 65536 arrays and objects/) });
+  });
+});
+
+describe("lone surrogates in a hook's answer", () => {
+  const read = (text: string) => wellFormedJson(text, JSON.parse(text));
+  it("become U+FFFD in values and keys at any depth; the rest stays as parsed, __proto__ a field", () => {
+    const v = read(String.raw`{"a":["x\ud800",{"k\udc00":"ok","n":1}],"__proto__":{"p":"\ud83d"},"z":"\ud83d\ude00"}`) as Record<string, unknown>;
+    expect(JSON.stringify(v)).toBe('{"a":["x\ufffd",{"k\ufffd":"ok","n":1}],"__proto__":{"p":"\ufffd"},"z":"\ud83d\ude00"}');
+    expect(Object.getPrototypeOf(v)).toBe(Object.prototype);
+  });
+  it("a key that becomes one already there takes its place, as a later key of JSON does", () => {
+    expect(read(String.raw`{"\ufffd":1,"\ud800":2,"b":3}`)).toEqual({ "\ufffd": 2, b: 3 });
+  });
+  it("leave text without an escape of one as JSON.parse made it: the same object", () => {
+    const value = JSON.parse('{"a":{"b":"c"}}') as unknown;
+    expect(wellFormedJson('{"a":{"b":"c"}}', value)).toBe(value);
+  });
+});
+
+describe("a hook's answer with an object of more keys than MAX_OBJECT_KEYS", () => {
+  const keys = (n: number) => Array.from({ length: n }, (_, i) => `"k${i}":0`).join(",");
+  it.each([
+    ["claude", "PreToolUse", interpretClaude],
+    ["copilot", "preToolUse", interpretCopilot],
+    ["cosh", "PreToolUse", interpretCosh],
+    ["cursor", "beforeShellExecution", interpretCursor],
+  ] as const)("is, in %s's rules, refused by a byte pass (one key fewer is read): a bound of hookbox's, not the hook's error", (format, event, interpretIn) => {
+    const ask = format === "cursor" ? '"permission":"deny"' : format === "copilot" ? '"permissionDecision":"deny"' : '"decision":"block"';
+    const past = interpretIn(exited(0, `{${ask},${keys(16_384)}}`), hook(format, event));
+    expect(past).toMatchObject({ decision: null, limit: "output_shape", error: expect.stringMatching(/^output holds an object of more than 16384 keys \(MAX_OBJECT_KEYS\)/) });
+    expect(interpretIn(exited(0, `{${ask},"x":{${keys(16_384)}},${keys(16_382)}}`), hook(format, event))).toMatchObject({ decision: "block" });
   });
 });
 
