@@ -250,8 +250,12 @@ BEGIN {
   TOT += length($0) + 1
   cr = sub(/\r$/, "")
   LAST = $0
+  # Headers (an interim answer's too) are not the answer's lines: hookbox writes a dozen, a proxy
+  # before it may add hundreds (curl reads 100 KiB of them at most).
+  if (hd == 0 && $0 ~ /^HTTP\//) { hd = 1; st = substr($0, index($0, " ") + 1, 3) + 0 }
+  else if (hd == 1 && $0 == "" && cr) hd = (st < 200 && st != 101) ? 0 : 2
   # An answer of more lines or bytes than hookbox's ever are is no answer (and joining it would cost too much).
-  if (n < MAXLINES && TOT <= MAXBYTES) { L[++n] = $0; CR[n] = cr }
+  if ((hd < 2 || nb++ < MAXLINES) && TOT <= MAXBYTES) { L[++n] = $0; CR[n] = cr }
   else BIG = 1
 }
 END {
@@ -330,7 +334,10 @@ END {
     x = R["exit_code"] + 0
     code = (T["exit_code"] ~ /[0-9]/ && x == int(x) && x >= 0 && x <= 255) ? x : 0
     if (blocked && fmt == "codex" && (tolower(ev) == "pretooluse" || tolower(ev) == "permissionrequest")) code = 2
-    print "=" esc(R["output"], 1)
+    # A CR in it stands between tokens (a string holds none raw): JSON's whitespace, printed as a space.
+    o = R["output"]
+    gsub(/\r/, " ", o)
+    print "=" esc(o, 1)
     if (blocked) print (("reason" in V) ? V["reason"] : "blocked by hookbox") > "/dev/stderr"
     exit code
   }

@@ -248,6 +248,9 @@ export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Ar
     problem = `hookbox answered ${res.status}: ${text}`;
   } catch (err) {
     const e = err as Error;
+    // Something at the URL answered, but not in HTTP as hookbox writes it (headers past
+    // MAX_HEADER_BYTES, a malformed line), before any failure mode was told: no hookbox there.
+    if (isGarbled(e) && told === undefined && !signal.aborted) return usageError(`${shownUrl(values.url)} answered with what no hookbox sends (${block(e.message)}): ${NOT_HOOKBOX}`, argv, false);
     problem = e instanceof StdinTooSlow
       ? `the event did not arrive on stdin within ${Math.round(timeoutMs)} ms (the agent's ${deadlineS} s deadline is near)`
       : e instanceof StdinTooLarge
@@ -302,6 +305,21 @@ export const NOT_HOOKBOX = "without hookbox's Hookbox-On-Failure header: no hook
 /** Why a token is refused before anything is sent (forward.sh says the same). */
 export const TOKEN_NOT_SENDABLE = "the token holds a character no header can carry (a space, a control character, a line break, a non-ASCII letter): check HOOKBOX_TOKEN (or --token)";
 
+/**
+ * @default 100 KiB — the answer's headers, as curl (forward.sh's) reads them at most: a proxy
+ * before hookbox may add some of its own, past Node's default of 16 KiB.
+ */
+const MAX_HEADER_BYTES = 100 * 1024;
+
+/**
+ * What Node's HTTP parser refuses (HPE_…): an answer that is no HTTP as hookbox writes it — but
+ * headers past MAX_HEADER_BYTES, which curl does not read either (the failure mode decides, in both).
+ */
+const isGarbled = (err: unknown) => {
+  const code = (err as { code?: unknown }).code;
+  return typeof code === "string" && code.startsWith("HPE_") && code !== "HPE_HEADER_OVERFLOW";
+};
+
 /** The event did not arrive on stdin before the deadline. */
 class StdinTooSlow extends Error {}
 
@@ -344,7 +362,7 @@ async function post(url: string, body: Buffer, onFailure: (mode: Mode) => void, 
   // Only the one the URL needs, loaded synchronously: no ES module loader in the bundled command.
   const { request } = /^https:/i.test(url) ? process.getBuiltinModule("node:https") : process.getBuiltinModule("node:http");
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: "POST", agent: false, signal, lookup: lookupWithin(signal) as never, headers: { ...headers, "content-length": String(body.length) } }, (res) => {
+    const req = request(url, { method: "POST", agent: false, signal, lookup: lookupWithin(signal) as never, maxHeaderSize: MAX_HEADER_BYTES, headers: { ...headers, "content-length": String(body.length) } }, (res) => {
       const mode = modeOf(res.headers["hookbox-on-failure"]);
       if (mode) onFailure(mode);
       const chunks: Buffer[] = [];
@@ -428,7 +446,8 @@ function lookupWithin(signal: AbortSignal) {
  * (repeated headers) says block if any value does, else allow if any does.
  */
 function modeOf(header: string | string[] | undefined): Mode | undefined {
-  const values = (Array.isArray(header) ? header.join(",") : (header ?? "")).split(",").map((v) => v.trim().toLowerCase());
+  // (spaces and tabs around a value, as HTTP's own whitespace and forward.sh trim them: nothing else)
+  const values = (Array.isArray(header) ? header.join(",") : (header ?? "")).split(",").map((v) => v.replace(/^[ \t]+|[ \t]+$/g, "").toLowerCase());
   return values.includes("block") ? "block" : values.includes("allow") ? "allow" : undefined;
 }
 

@@ -106,6 +106,17 @@ Object.assign(CASES, {
   "huge-error": answer(JSON.stringify({ error: { code: "x", message: `${"é".repeat(70_000)}tail` } }), "500 Internal Server Error"),
   // Takes the event and never answers.
   "silent": () => undefined,
+  // A proxy before hookbox adding headers: hundreds of lines, or one of 20 KB (Node reads 16 KiB by default).
+  "many-headers": answer(DENY, "200 OK", ["Hookbox-On-Failure: block", ...Array.from({ length: 250 }, (_, i) => `X-Proxy-${i}: v`)]),
+  "big-header": answer(DENY, "200 OK", ["Hookbox-On-Failure: block", `X-Big: ${"a".repeat(20_000)}`]),
+  // past what either reads (curl: 100 KiB): hookbox out of reach, told nothing
+  "huge-header": answer(DENY, "200 OK", ["Hookbox-On-Failure: block", `X-Big: ${"a".repeat(200_000)}`]),
+  // a header line Node's parser refuses and curl reads
+  "space-colon": answer(DENY, "200 OK", ["Hookbox-On-Failure: block", "X-Odd : v"]),
+  // a CR between tokens: JSON's whitespace
+  "lone-cr": answer(DENY.replace(',"reason"', ',\r"reason"').replace('"permissionDecisionReason"', '\r"permissionDecisionReason"')),
+  // a no-break space after the mode (one byte: latin1): no mode HTTP's whitespace leaves
+  "nbsp-mode": (sock: Socket) => sock.end(Buffer.from(`${head("503 Service Unavailable", ["Hookbox-On-Failure: block\u00a0", "Content-Length: 2", "Connection: close"])}\r\n{}`, "latin1")),
   "big-unicode": answer(JSON.stringify({ decision: null, output: { systemMessage: `${"日本語".repeat(100_000)}\u202e` }, exit_code: 0 })),
 });
 
@@ -431,6 +442,35 @@ describe("both forwarders read what they are given alike", () => {
       expect(r.stderr, via).toMatch(/blocking: on_failure = block \(the tenant's, as hookbox last said/);
       expect(readFileSync(file, "utf8"), via).toBe("block\n");
     }
+  });
+
+  it.each(["many-headers", "big-header", "lone-cr"])("reads the answer past a proxy's headers and whitespace (%s), in both: the deny stands, printed as JSON", async (name) => {
+    const [node, sh] = await Promise.all([run("node", args(name)), run("sh", args(name))]);
+    for (const r of [node, sh]) {
+      expect(r.code, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout)).toEqual({ permissionDecision: "deny", permissionDecisionReason: "no" });
+      expect(r.stdout).not.toMatch(RAW_CONTROL);
+    }
+  });
+
+  it("takes headers past 100 KiB as hookbox out of reach, and a mode with a no-break space after it as none, in both: the failure mode decides (none known: through, said)", async () => {
+    for (const name of ["huge-header", "nbsp-mode"]) {
+      const [node, sh] = await Promise.all([run("node", args(name)), run("sh", args(name))]);
+      for (const r of [node, sh]) {
+        expect(r.code, `${name}: ${r.stderr}`).toBe(0);
+        expect(r.stdout).toBe("{}\n");
+        expect(r.stderr).toMatch(/no failure mode known yet/);
+      }
+    }
+  });
+
+  it("blocks on a header line Node's parser refuses as a wrong line, where curl reads the deny: the call is denied either way", async () => {
+    const [node, sh] = await Promise.all([run("node", args("space-colon")), run("sh", args("space-colon"))]);
+    expect(node.code, node.stderr).toBe(2);
+    expect(node.stderr).toMatch(/answered with what no hookbox sends/);
+    expect(JSON.parse(node.stdout)).toMatchObject({ permissionDecision: "deny" });
+    expect(sh.code, sh.stderr).toBe(0);
+    expect(JSON.parse(sh.stdout)).toEqual({ permissionDecision: "deny", permissionDecisionReason: "no" });
   });
 
   it.each(["trailers", "crlf", "crlf-trailers"])("reads an answer's body as JSON.parse does (%s: without a chunked answer's trailers, CRLF line ends as blanks), in both: the deny stands", async (name) => {
