@@ -18,7 +18,7 @@ import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import { compileRegex, type Matcher } from "../hooks.js";
 import { claudeDecision, claudeEffective, interpretClaude, loadMatcherGroups } from "./claude-settings.js";
-import { type Answer, askDenyReason, describeFailure, type FormatModule, type ParsedFile, withContext, withHalt } from "./shared.js";
+import { type Answer, askDenyReason, describeFailure, type FormatModule, type ParsedFile, readOutput, withContext, withHalt } from "./shared.js";
 
 /** Codex: "`apply_patch` matchers may also use `Edit` or `Write`". */
 const APPLY_PATCH_ALIASES = ["Edit", "Write"];
@@ -46,6 +46,26 @@ export function codexMatcher(pattern: string | undefined): Matcher | undefined {
  */
 const COMPACTION_POINTS: ReadonlySet<string> = new Set(["PreCompact", "PostCompact"]);
 const COMPACTION_FIELDS: ReadonlySet<string> = new Set(["continue", "stopReason", "suppressOutput", "systemMessage"]);
+
+/**
+ * What Codex refuses in a PermissionRequest answer (its output parser: "PermissionRequest hook
+ * returned unsupported …"; the schema's reserved fields "fail closed"): the hook run failed, its
+ * decision is dropped, and Codex asks its user as it would without the hook. The first one found,
+ * in Codex's order, or undefined.
+ */
+function unsupportedPermissionField(o: Record<string, unknown>): string | undefined {
+  if (o.continue === false) return "continue:false";
+  if (o.stopReason !== undefined && o.stopReason !== null) return "stopReason";
+  if (o.suppressOutput === true) return "suppressOutput";
+  const specific = o.hookSpecificOutput;
+  const d = typeof specific === "object" && specific !== null ? (specific as Record<string, unknown>).decision : undefined;
+  if (typeof d !== "object" || d === null) return undefined;
+  const decision = d as Record<string, unknown>;
+  if (decision.updatedInput !== undefined && decision.updatedInput !== null) return "updatedInput";
+  if (decision.updatedPermissions !== undefined && decision.updatedPermissions !== null) return "updatedPermissions";
+  if (decision.interrupt === true) return "interrupt:true";
+  return undefined;
+}
 
 /** The first field of a compaction hook's JSON answer Codex does not take; undefined when it takes them all (or it is no JSON object). */
 function untakenCompactionField(stdout: string): string | undefined {
@@ -77,6 +97,11 @@ export function interpretCodex(run: RunResult, hook: HookDef): Verdict {
     // again): a second parse costs no more.
     const field = untakenCompactionField(run.stdout.trim());
     if (field !== undefined) return { decision: null, error: `field "${field}" in a ${hook.point} answer`, rule: `codex: a ${hook.point} answer takes continue, stopReason, suppressOutput and systemMessage only — with "${field}" the hook failed` };
+  }
+  if (hook.point === "PermissionRequest" && run.outcome === "exited" && verdict.limit === undefined) {
+    const out = readOutput(run.stdout);
+    const field = out.kind === "object" ? unsupportedPermissionField(out.value) : undefined;
+    if (field !== undefined) return { decision: null, error: `PermissionRequest hook returned unsupported ${field}`, rule: `codex: a PermissionRequest answer with ${field} fails the hook — its decision is dropped and Codex asks its user` };
   }
   const rule = verdict.rule.replace(/^claude:/, "codex:") + (untaken !== undefined ? "; codex: a replaced tool output is not taken" : "");
   // Codex refuses a deny or block whose reason is missing or blank, and the call goes on — but for
