@@ -78,6 +78,20 @@ describe("host runner", () => {
     expect(processesWith(marker)).toEqual([]);
   });
 
+  // A script's `die` often ends it with `kill $$`: in a PID namespace the hook's shell must not be
+  // its init, which ignores signals it has no handler for — the script would go on to its allow.
+  it.each([
+    ["kill -s TERM $$", 143],
+    ["kill -9 $$", 137],
+    ["kill 0", 143],
+  ])("ends a hook that ends itself (%s) as it ends outside: its exit status, never the allow after it", async (kill, status) => {
+    const command = `input=$(cat); case "$input" in *bash*) echo "blocked" >&2; ${kill};; esac; echo '{"permissionDecision":"allow"}'`;
+    for (const r of [runner, new HostRunner(process.env, { isolation: "process-group" })]) {
+      const result = await r.run({ command, stdin: Buffer.from('{"toolName":"bash"}'), env: {}, timeoutMs: 5_000, limits: DEFAULT_LIMITS });
+      expect(result, r.isolation).toMatchObject({ outcome: "exited", exitCode: status, stdout: "", stderr: "blocked\n" });
+    }
+  });
+
   it("keeps a process group where no PID namespace is allowed (and says so through `isolation`)", async () => {
     const groupOnly = new HostRunner(process.env, { isolation: "process-group" });
     expect(groupOnly.isolation).toBe("process-group");

@@ -17,9 +17,9 @@ import { RunGuard } from "./run-guard.js";
 import type { RunEnd, RunRequest, RunResult, Runner } from "./types.js";
 
 /**
- * How a policy hook's processes are held together: `pid-namespace` (util-linux unshare: the hook's
- * shell is the namespace's init; when it ends, the kernel kills the rest) or `process-group` (a
- * process that calls setsid leaves the group and outlives the hook).
+ * How a policy hook's processes are held together: `pid-namespace` (util-linux unshare: a shell
+ * waits as the namespace's init for the hook's, its child; when it ends, the kernel kills the rest)
+ * or `process-group` (a process that calls setsid leaves the group and outlives the hook).
  */
 export type HostIsolation = "pid-namespace" | "process-group";
 
@@ -32,12 +32,21 @@ const BASH = existsSync("/bin/bash") ? "/bin/bash" : undefined;
  * The namespace's first process while it waits for its hook (bash, builtins only; `--norc`: its
  * stdin is a socket, which bash would otherwise take for a remote shell's and read ~/.bashrc): it reads on
  * stdin the lengths, then the working directory, the command and the hook's environment (`export
- * NAME='value'` lines), goes there, and becomes `sh -c <command>` — the namespace's init — with the
- * rest of stdin (the event) as the hook's stdin. Started ahead (host-spawner.ts), so that making
+ * NAME='value'` lines), goes there, and runs `sh -c <command>` with the rest of stdin (the event) as
+ * the hook's stdin — as its child, never as the namespace's init: init ignores every signal it has
+ * no handler for, so a hook that ends itself (`kill $$`, the usual way a script's `die` stops it)
+ * would go on past it, to the allow its last line prints. Its exit status is the hook's. Started ahead (host-spawner.ts), so that making
  * the namespace — unshare and a fork, ≈ 4 ms here — is not on the hook's path. Positional
  * parameters hold the command and the environment, so a variable the hook declares (`c`, `e`) cannot
  * change what runs.
  */
+/**
+ * The hook's shell run as a child of the namespace's init, its exit status init's. The shell's own
+ * word on a child a signal ended ("Killed", "Terminated") goes nowhere: the hook's stderr is its
+ * own (the hook's, on fd 4 while it runs, closed for it).
+ */
+const CHILD_OF_INIT_RUN = 'exec 4>&2 2>/dev/null; /bin/sh -c "$1" 2>&4 4>&-; exit $?';
+
 const WAITER = [
   "IFS=' ' read -r ld lc le || exit 97",
   "d=; c=; e=",
@@ -48,7 +57,7 @@ const WAITER = [
   "set -- \"$c\" \"$e\"",
   "unset ld lc le d c e",
   "eval \"$2\"",
-  "exec /bin/sh -c \"$1\"",
+  CHILD_OF_INIT_RUN,
 ].join("\n");
 
 /** What the waiter reads before the event: `<lengths>\n<cwd><command><exports>`, lengths in bytes. */
@@ -104,7 +113,7 @@ export class HostRunner implements Runner {
       const [file, args] = ahead
         ? [UNSHARE!, [...UNSHARE_ARGS, BASH!, "--norc", "--noprofile", "-c", WAITER]]
         : this.isolation === "pid-namespace" && UNSHARE
-          ? [UNSHARE, [...UNSHARE_ARGS, "/bin/sh", "-c", request.command]]
+          ? [UNSHARE, [...UNSHARE_ARGS, "/bin/sh", "-c", CHILD_OF_INIT_RUN, "sh", request.command]]
           : ["/bin/sh", ["-c", request.command]];
       // The hook's timeout, the cancellation and the output cap: one signal that kills the group.
       const guard = new RunGuard({ timeoutMs: request.timeoutMs, maxOutputBytes: request.limits.maxOutputBytes, cancel: request.signal });
