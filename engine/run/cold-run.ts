@@ -51,9 +51,16 @@ export async function runCold(fleet: Fleet, request: RunRequest, shape: Shape): 
     // that (the stream's tail, the look at its state) is no time of the hook's.
     const atExit = guard.stopped;
     // The engine closes the attach stream once the container is gone; read what is left.
-    await Promise.race([streamDone, new Promise((r) => setTimeout(r, STREAM_TAIL_MS))]);
+    let tailRead = false;
+    let wake: NodeJS.Timeout | undefined;
+    await Promise.race([streamDone.then(() => { tailRead = true; }), new Promise((r) => (wake = setTimeout(r, STREAM_TAIL_MS)))]);
+    clearTimeout(wake);
     const stopped = atExit ?? (guard.stopped === "output_truncated" ? "output_truncated" : null);
     if (stopped) return result(stoppedEnd(stopped, capture));
+    // The stream had not ended: what the engine passed on of the hook's output may be cut (a
+    // guard's JSON read as text, no decision) — hookbox could not read its answer, never a pass
+    // (as a pre-started container's run without its end marks).
+    if (!tailRead) return result({ outcome: "failed_to_start", exitCode: null, error: `the engine had not passed on all of the hook's output ${STREAM_TAIL_MS} ms after its container ended: its answer may be cut` });
     // Its out-of-memory mark, within what is left of the run's deadline; without it, its exit code.
     const state = await client.state(id, AbortSignal.timeout(Math.max(1, Math.ceil(guard.leftMs())))).catch(() => undefined);
     if (state?.oomKilled) return result({ outcome: "oom_killed", exitCode: waited.exitCode });

@@ -5,7 +5,9 @@
  * `sh -c <command>` with the rest of stdin (the event) as the hook's stdin, and
  * prints `<nonce> <exit code> <oom kills>\n` on stdout and on stderr when it returns — one line, one
  * write, which no other writer's bytes can split. The nonce never enters the hook's environment or
- * command line.
+ * command line (a hook, as the wrapper's user, may still read it from the wrapper's memory: it then
+ * changes only how its own run is read — what it decides anyway — never another's, each container
+ * running one hook).
  */
 import type { RunRequest } from "./types.js";
 import { FIXED_ENV_NAMES } from "./hook-env.js";
