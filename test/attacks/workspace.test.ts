@@ -433,7 +433,8 @@ describe("workspaces cannot read the host", () => {
   });
 
   it("refuses a hook env past its limits (count, name, value) with 400 at its line", async () => {
-    const env = Object.fromEntries(Array.from({ length: 30_000 }, (_, i) => [`K${i}`, "x=x=x=x"]));
+    // as many as one object holds (MAX_OBJECT_KEYS): refused by the schema at its line, not by the byte pass
+    const env = Object.fromEntries(Array.from({ length: 16_000 }, (_, i) => [`K${i}`, "x=x=x=x"]));
     const hook = (e: unknown) => JSON.stringify({ version: 1, hooks: { preToolUse: [{ type: "command", bash: "true", env: e }] } }, null, 1);
     const { status, text } = await attack(svc, async () => put(svc, "env-flood", await tarOf([{ name: ".github/hooks/env.json", content: hook(env) }])));
     expect(status, text).toBe(400);
@@ -460,11 +461,11 @@ describe("workspaces cannot read the host", () => {
   });
 
   it("answers 120 KB of invalid JSON with many lines with a located 400 at once", async () => {
-    const body = `{\n${Array.from({ length: 20_000 }, (_, i) => `"k${i}": ${i},`).join("\n")}\n}`;
+    const body = `{\n${Array.from({ length: 16_000 }, (_, i) => `"k${i}": ${i},`).join("\n")}\n}`;
     expect(body.length).toBeGreaterThan(120_000);
     const { status, text } = await attack(svc, () => svc.event(body));
     expect(status).toBe(400);
-    expect(errorOf(text)).toEqual({ code: "bad_json", message: 'the body is not valid JSON: expected a string, found "}" at line 20002, column 1', field: "body" });
+    expect(errorOf(text)).toEqual({ code: "bad_json", message: 'the body is not valid JSON: expected a string, found "}" at line 16002, column 1', field: "body" });
   });
 
   it.each([
@@ -559,9 +560,10 @@ describe("workspaces cannot read the host", () => {
   });
 
   it.each([
-    [".copilot-shell/config.toml", `[hooks]\n${Array.from({ length: 45_000 }, (_, i) => `NoSuchEvent${i} = 1`).join("\n")}\n`],
-    [".claude/settings.json", JSON.stringify({ hooks: Object.fromEntries(Array.from({ length: 45_000 }, (_, i) => [`NoSuchEvent${i}`, []])) })],
-  ])("lists 100 of 45 000 unknown events in %s and writes none of the rest, without holding the loop", async (name, content) => {
+    // as many as one object or table holds (MAX_OBJECT_KEYS)
+    [".copilot-shell/config.toml", `[hooks]\n${Array.from({ length: 16_384 }, (_, i) => `NoSuchEvent${i} = 1`).join("\n")}\n`],
+    [".claude/settings.json", JSON.stringify({ hooks: Object.fromEntries(Array.from({ length: 16_384 }, (_, i) => [`NoSuchEvent${i}`, []])) })],
+  ])("lists 100 of 16 384 unknown events in %s and writes none of the rest, without holding the loop", async (name, content) => {
     expect(content.length).toBeLessThanOrEqual(MiB);
     const { status, text } = await attack(svc, async () => put(svc, `unknown-events-${name.length}`, await tarOf([{ name, content }])));
     expect(status, text.slice(0, 300)).toBe(200);
