@@ -251,11 +251,14 @@ BEGIN {
   cr = sub(/\r$/, "")
   LAST = $0
   # Headers (an interim answer's too) are not the answer's lines: hookbox writes a dozen, a proxy
-  # before it may add hundreds (curl reads 100 KiB of them at most).
-  if (hd == 0 && $0 ~ /^HTTP\//) { hd = 1; st = substr($0, index($0, " ") + 1, 3) + 0 }
-  else if (hd == 1 && $0 == "" && cr) hd = (st < 200 && st != 101) ? 0 : 2
+  # before it may add hundreds (curl reads 300 KiB of them at most). An empty line ends them, with
+  # or without its CR.
+  if (hd == 0 && $0 ~ /^HTTP\//) { hd = 1; st = substr($0, index($0, " ") + 1, 3) + 0; keep = 1 }
+  else if (hd == 1 && $0 == "") { hd = (st < 200 && st != 101) ? 0 : 2; keep = 1 }
+  # the body's lines, MAXLINES of them, and curl's own last line after them
+  else keep = hd < 2 || ++nb <= MAXLINES + 1
   # An answer of more lines or bytes than hookbox's ever are is no answer (and joining it would cost too much).
-  if ((hd < 2 || nb++ < MAXLINES) && TOT <= MAXBYTES) { L[++n] = $0; CR[n] = cr }
+  if (keep && TOT <= MAXBYTES) { L[++n] = $0; CR[n] = cr }
   else BIG = 1
 }
 END {
@@ -274,7 +277,9 @@ END {
     status = substr(status, 1, 3) + 0
     # Only the final answer's headers count; repeated or listed values say block if any does.
     told = ""
-    for (i++; i < n && !(L[i] == "" && CR[i]); i++) {
+    # An empty line ends them — without its CR too (headers ended by LF alone), but for the one curl's
+    # -w line starts with (the line before it): headers cut off leave only that one.
+    for (i++; i < n && !(L[i] == "" && (CR[i] || i < n - 1)); i++) {
       h = tolower(L[i])
       if (h ~ /^hookbox-on-failure:/) {
         v = h

@@ -306,14 +306,17 @@ export const NOT_HOOKBOX = "without hookbox's Hookbox-On-Failure header: no hook
 export const TOKEN_NOT_SENDABLE = "the token holds a character no header can carry (a space, a control character, a line break, a non-ASCII letter): check HOOKBOX_TOKEN (or --token)";
 
 /**
- * @default 100 KiB — the answer's headers, as curl (forward.sh's) reads them at most: a proxy
- * before hookbox may add some of its own, past Node's default of 16 KiB.
+ * @default 300 KiB — the answer's headers in all, and 100 KiB one header line: what curl
+ * (forward.sh's) reads at most. A proxy before hookbox may add some of its own, past Node's default
+ * of 16 KiB; past either, the answer is none, in both.
  */
-const MAX_HEADER_BYTES = 100 * 1024;
+const MAX_HEADER_BYTES = 300 * 1024;
+const MAX_HEADER_LINE_BYTES = 100 * 1024;
 
 /**
  * What Node's HTTP parser refuses (HPE_…): an answer that is no HTTP as hookbox writes it — but
  * headers past MAX_HEADER_BYTES, which curl does not read either (the failure mode decides, in both).
+ * (A header line ended by LF alone is one of these: forward.sh reads it, and blocks with its answer.)
  */
 const isGarbled = (err: unknown) => {
   const code = (err as { code?: unknown }).code;
@@ -363,6 +366,11 @@ async function post(url: string, body: Buffer, onFailure: (mode: Mode) => void, 
   const { request } = /^https:/i.test(url) ? process.getBuiltinModule("node:https") : process.getBuiltinModule("node:http");
   return new Promise((resolve, reject) => {
     const req = request(url, { method: "POST", agent: false, signal, lookup: lookupWithin(signal) as never, maxHeaderSize: MAX_HEADER_BYTES, headers: { ...headers, "content-length": String(body.length) } }, (res) => {
+      // A header line curl would not read: no answer, and nothing it says is taken (forward.sh alike).
+      const raw = res.rawHeaders;
+      for (let i = 0; i + 1 < raw.length; i += 2) {
+        if (raw[i]!.length + raw[i + 1]!.length + 4 > MAX_HEADER_LINE_BYTES) return req.destroy(new Error(`a header line of the answer is longer than ${MAX_HEADER_LINE_BYTES} bytes`));
+      }
       const mode = modeOf(res.headers["hookbox-on-failure"]);
       if (mode) onFailure(mode);
       const chunks: Buffer[] = [];

@@ -14,7 +14,11 @@ import { ConfigError } from "./errors.js";
 import { REPOSITORY_SOURCES } from "./formats/registry.js";
 import type { Format } from "./events.js";
 import { LOCATED_MEMBERS, readJson, readToml, withWarningBudget, type LoadContext, type ParsedFile, type WarningBudget } from "./formats/shared.js";
-import { readTomlOffThread } from "./formats/parse-off-thread.js";
+import { MAX_TOML_VALUES, readTomlOffThread, tomlShapeError, wideTableError } from "./formats/parse-off-thread.js";
+import { MAX_OBJECT_KEYS } from "./names.js";
+
+/** A repository's TOML (cosh's and Codex's config.toml) is read for these tables only; the rest is never sent to the main thread. */
+const TOML_KEPT = ["hooks", "features"] as const;
 import { MAX_REPOSITORY_COMPILE_MS, MAX_REPOSITORY_MATCHER_PROGRAM, mergeHookSets, withCompileBudget, type HookSet } from "./hooks.js";
 import { heavyTurns } from "./turns.js";
 
@@ -60,7 +64,7 @@ export async function loadRepositoryHooks(dir: string, maxTimeoutMs: number, lim
       const { file, text } = step.value;
       // A repository's TOML (cosh's and Codex's config.toml) is read for its [hooks] table, and
       // Codex's [features] (its switch for every hook), only.
-      const parsed = await readTomlOffThread(file, text, party, ["hooks", "features"]).then((p) => ({ p }), (err: unknown) => ({ err }));
+      const parsed = await readTomlOffThread(file, text, party, TOML_KEPT).then((p) => ({ p }), (err: unknown) => ({ err }));
       step = "err" in parsed ? steps.throw(parsed.err) : steps.next(parsed.p);
     } else {
       await heavyTurns.take(party);
@@ -69,12 +73,23 @@ export async function loadRepositoryHooks(dir: string, maxTimeoutMs: number, lim
   }
 }
 
+/** `readTomlOffThread`'s reading, on this thread (the CLI's `hookbox check`): the same tables kept, the same bounds. */
+function readTomlHere(file: string, text: string, keep?: readonly string[]): ParsedFile {
+  const parsed = readToml(file, text);
+  const all = parsed.value as Record<string, unknown>;
+  const value = keep === undefined ? all : Object.fromEntries(keep.filter((k) => Object.hasOwn(all, k)).map((k) => [k, all[k]]));
+  const past = tomlShapeError(value, MAX_TOML_VALUES, MAX_OBJECT_KEYS);
+  if (past?.path) throw wideTableError(file, text, past.path, past.message);
+  if (past) throw new ConfigError(file, `cannot parse: ${past.message}`);
+  return { ...parsed, value };
+}
+
 /** For the CLI (`hookbox check --workspace`): the same reads, at once. */
 export function loadRepositoryHooksSync(dir: string, maxTimeoutMs: number, limits: RepositoryLimits = DEFAULT_REPOSITORY_LIMITS): HookSet {
   const steps = loadSteps(dir, maxTimeoutMs, limits);
   for (let step = steps.next(); ; ) {
     if (step.done) return step.value;
-    step = step.value ? steps.next(readToml(step.value.file, step.value.text)) : steps.next();
+    step = step.value ? steps.next(readTomlHere(step.value.file, step.value.text, TOML_KEPT)) : steps.next();
   }
 }
 

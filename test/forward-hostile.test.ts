@@ -109,8 +109,16 @@ Object.assign(CASES, {
   // A proxy before hookbox adding headers: hundreds of lines, or one of 20 KB (Node reads 16 KiB by default).
   "many-headers": answer(DENY, "200 OK", ["Hookbox-On-Failure: block", ...Array.from({ length: 250 }, (_, i) => `X-Proxy-${i}: v`)]),
   "big-header": answer(DENY, "200 OK", ["Hookbox-On-Failure: block", `X-Big: ${"a".repeat(20_000)}`]),
-  // past what either reads (curl: 100 KiB): hookbox out of reach, told nothing
+  // 150 KB of headers in all, each line within 100 KiB: read by both
+  "many-big-headers": answer(DENY, "200 OK", ["Hookbox-On-Failure: block", ...Array.from({ length: 150 }, (_, i) => `X-Proxy-${i}: ${"a".repeat(1_000)}`)]),
+  // past what either reads (curl: a line of 100 KiB, 300 KiB in all): hookbox out of reach, told nothing
   "huge-header": answer(DENY, "200 OK", ["Hookbox-On-Failure: block", `X-Big: ${"a".repeat(200_000)}`]),
+  "huge-headers-total": answer(DENY, "200 OK", ["Hookbox-On-Failure: block", ...Array.from({ length: 320 }, (_, i) => `X-Proxy-${i}: ${"a".repeat(1_000)}`)]),
+  // the deny in 200 lines (JSON's whitespace): as many as forward.sh reads
+  "body-200-lines": answer(`${DENY}${"\n".repeat(199)}`),
+  // headers ended by LF alone (no HTTP as hookbox writes it), and after them a body of 2 million lines
+  "lf-headers": (sock: Socket) => sock.end(`HTTP/1.1 200 OK\nHookbox-On-Failure: block\nContent-Length: ${DENY.length}\nConnection: close\n\n${DENY}`),
+  "lf-headers-bomb": (sock: Socket) => sock.end(`HTTP/1.1 200 OK\nHookbox-On-Failure: block\nConnection: close\n\n${"\n".repeat(2_000_000)}${DENY}`),
   // a header line Node's parser refuses and curl reads
   "space-colon": answer(DENY, "200 OK", ["Hookbox-On-Failure: block", "X-Odd : v"]),
   // a CR between tokens: JSON's whitespace
@@ -445,7 +453,7 @@ describe("both forwarders read what they are given alike", () => {
   });
 
   it("takes headers past 100 KiB as hookbox out of reach, and a mode with a no-break space after it as none, in both: the failure mode decides (none known: through, said)", async () => {
-    for (const name of ["huge-header", "nbsp-mode"]) {
+    for (const name of ["huge-header", "huge-headers-total", "nbsp-mode"]) {
       const [node, sh] = await Promise.all([run("node", args(name)), run("sh", args(name))]);
       for (const r of [node, sh]) {
         expect(r.code, `${name}: ${r.stderr}`).toBe(0);
@@ -453,6 +461,17 @@ describe("both forwarders read what they are given alike", () => {
         expect(r.stderr).toMatch(/no failure mode known yet/);
       }
     }
+  });
+
+  it("denies on headers ended by LF alone, in both (a wrong line to Node's parser, the deny read by forward.sh), and reads no more than 200 lines after them", async () => {
+    const [node, sh] = await Promise.all([run("node", args("lf-headers")), run("sh", args("lf-headers"))]);
+    expect(node.code, node.stderr).toBe(2);
+    expect(JSON.parse(node.stdout)).toMatchObject({ permissionDecision: "deny" });
+    expect(sh.code, sh.stderr).toBe(0);
+    expect(JSON.parse(sh.stdout)).toEqual({ permissionDecision: "deny", permissionDecisionReason: "no" });
+    const bomb = await run("sh", args("lf-headers-bomb"));
+    expect(bomb.code, bomb.stderr).toBe(2);
+    expect(bomb.stderr).toMatch(/larger than \d+ bytes or 200 lines: no answer \(blocking: on_failure = block/);
   });
 
   it("blocks on a header line Node's parser refuses as a wrong line, where curl reads the deny: the call is denied either way", async () => {
@@ -464,7 +483,7 @@ describe("both forwarders read what they are given alike", () => {
     expect(JSON.parse(sh.stdout)).toEqual({ permissionDecision: "deny", permissionDecisionReason: "no" });
   });
 
-  it.each(["trailers", "crlf", "crlf-trailers", "lone-cr", "many-headers", "big-header"])("reads an answer's body as JSON.parse does (%s: without a chunked answer's trailers, CRLF line ends and a lone CR as blanks, past a proxy's headers), in both: the deny stands", async (name) => {
+  it.each(["trailers", "crlf", "crlf-trailers", "lone-cr", "many-headers", "big-header", "many-big-headers", "body-200-lines"])("reads an answer's body as JSON.parse does (%s: without a chunked answer's trailers, CRLF line ends and a lone CR as blanks, past a proxy's headers), in both: the deny stands", async (name) => {
     const [node, sh] = await Promise.all([run("node", args(name)), run("sh", args(name))]);
     for (const r of [node, sh]) {
       expect(r.code, r.stderr).toBe(0);

@@ -41,6 +41,33 @@ const PARSER_NICE = 10;
 
 // The worker requires smol-toml's CommonJS build by path: it runs as eval'd CommonJS, whatever
 // loads this module (the built service, or vitest over the sources).
+/**
+ * Why parsed TOML is past what the main thread takes — more than `maxValues` values
+ * (MAX_TOML_VALUES), or a table of more than `maxKeys` keys (MAX_OBJECT_KEYS, with the table's
+ * `path`) — or undefined. Self-contained: the worker runs its very source.
+ */
+export function tomlShapeError(value: unknown, maxValues: number, maxKeys: number): (Error & { path?: (string | number)[] }) | undefined {
+  type Entry = [unknown, Entry | null, string | null];
+  let count = 0;
+  // [value, the entry of the value it is in, its key there]: a table's path, when it is refused
+  for (const stack: Entry[] = [[value, null, null]]; stack.length > 0; ) {
+    const entry = stack.pop()!;
+    const v = entry[0];
+    if (++count > maxValues) return new Error(`the file holds more than ${maxValues} values (MAX_TOML_VALUES): refused`);
+    if (v === null || typeof v !== "object" || v instanceof Date) continue;
+    let keys = 0;
+    for (const k in v) {
+      if (!Array.isArray(v) && ++keys > maxKeys) {
+        const path: (string | number)[] = [];
+        for (let e: Entry = entry; e[1] !== null; e = e[1]) path.unshift(Array.isArray(e[1][0]) ? Number(e[2]) : e[2]!);
+        return Object.assign(new Error(`holds more than ${maxKeys} keys (MAX_OBJECT_KEYS)`), { path });
+      }
+      stack.push([(v as Record<string, unknown>)[k], entry, k]);
+    }
+  }
+  return undefined;
+}
+
 const SMOL_TOML = createRequire(import.meta.url).resolve("smol-toml");
 const JSONC_PARSER = createRequire(import.meta.url).resolve("jsonc-parser");
 const SOURCE = `
@@ -88,25 +115,8 @@ parentPort.on("message", ({ kind, text, keep }) => {
     const all = parse(text, { integersAsBigInt: "asNeeded" });
     // Only the tables asked for go back: the main thread rebuilds every value it is sent.
     const value = keep === undefined ? all : Object.fromEntries(keep.filter((k) => Object.hasOwn(all, k)).map((k) => [k, all[k]]));
-    let count = 0;
-    // [value, the entry of the value it is in, its key there]: a table's path, when it is refused
-    for (const stack = [[value, null, null]]; stack.length > 0; ) {
-      const entry = stack.pop();
-      const v = entry[0];
-      if (++count > workerData.maxValues) throw new Error("the file holds more than " + workerData.maxValues + " values (MAX_TOML_VALUES): refused");
-      if (v === null || typeof v !== "object" || v instanceof Date) continue;
-      let keys = 0;
-      for (const k in v) {
-        if (!Array.isArray(v) && ++keys > workerData.maxKeys) {
-          const path = [];
-          for (let e = entry; e[1] !== null; e = e[1]) path.unshift(Array.isArray(e[1][0]) ? Number(e[2]) : e[2]);
-          const tooWide = new Error("holds more than " + workerData.maxKeys + " keys (MAX_OBJECT_KEYS)");
-          tooWide.path = path;
-          throw tooWide;
-        }
-        stack.push([v[k], entry, k]);
-      }
-    }
+    const past = (${tomlShapeError.toString()})(value, workerData.maxValues, workerData.maxKeys);
+    if (past) throw past;
     parentPort.postMessage({ value });
   } catch (e) {
     parentPort.postMessage({ error: { message: String(e && e.message), line: e && e.line, column: e && e.column, path: e && e.path } });
@@ -250,16 +260,18 @@ function queued(job: Omit<Job, "resolve" | "reject">, party: string): Promise<un
   });
 }
 
+/** A table of too many keys: said at its line, as the main thread finds it. */
+export function wideTableError(file: string, text: string, path: (string | number)[], message: string): ConfigError {
+  const at = tomlLocator(text)(path);
+  return new ConfigError(file, `${path.length > 0 ? formatPath(path) : "the file"}: ${message}`, at?.line, at?.column);
+}
+
 /** `readToml` of formats/shared.ts, parsed in the worker: a ConfigError at the line when it is not TOML. */
 export async function readTomlOffThread(file: string, text: string, party = "", keep?: readonly string[]): Promise<ParsedFile> {
   try {
     return { file, value: await parseTomlOffThread(text, TOML_PARSE_TIMEOUT_MS, party, keep), locate: tomlLocator(text) };
   } catch (err) {
-    // A table of too many keys: said at its line, as the main thread finds it.
-    if (err instanceof TomlSyntaxError && err.path) {
-      const at = tomlLocator(text)(err.path);
-      throw new ConfigError(file, `${err.path.length > 0 ? formatPath(err.path) : "the file"}: ${err.message}`, at?.line, at?.column);
-    }
+    if (err instanceof TomlSyntaxError && err.path) throw wideTableError(file, text, err.path, err.message);
     if (err instanceof TomlSyntaxError) throw new ConfigError(file, err.message.split("\n")[0] ?? "invalid TOML", err.line, err.column);
     throw new ConfigError(file, `cannot parse: ${(err as Error).message}`);
   }

@@ -29,6 +29,8 @@ export async function runCold(fleet: Fleet, request: RunRequest, shape: Shape): 
   /** the engine left a call unanswered: the answer does not wait for it again */
   let silent = false;
   let tStarted = t0;
+  /** the attach stream was read to its end */
+  let ended = false;
   const onStop = () => { if (made) void client.kill(made.id); };
   signal.addEventListener("abort", onStop, { once: true });
   let finished: RunResult | undefined;
@@ -40,6 +42,7 @@ export async function runCold(fleet: Fleet, request: RunRequest, shape: Shape): 
     const labels = labelsFor(fleet, randomUUID(), Date.now() + guard.leftMs() + REAP_GRACE_MS, request.eventId);
     made = await makeContainer(fleet, shape, ["/bin/sh", "-c", request.command], env, request.cwd, labels, signal);
     const { id, stream, streamDone } = made;
+    stream.once("end", () => (ended = true));
     client.demux(stream, sink((c) => capture.stdout.push(c)), sink((c) => capture.stderr.push(c)));
     await client.start(id, signal);
     started = true;
@@ -51,13 +54,14 @@ export async function runCold(fleet: Fleet, request: RunRequest, shape: Shape): 
     // that (the stream's tail, the look at its state) is no time of the hook's.
     const atExit = guard.stopped;
     // The engine closes the attach stream once the container is gone; read what is left.
-    let tailRead = false;
+    // Read to its end: a stream that closed without one (the engine's connection reset) may be cut too.
     let wake: NodeJS.Timeout | undefined;
-    await Promise.race([streamDone.then(() => { tailRead = true; }), new Promise((r) => (wake = setTimeout(r, STREAM_TAIL_MS)))]);
+    await Promise.race([streamDone, new Promise((r) => (wake = setTimeout(r, STREAM_TAIL_MS)))]);
     clearTimeout(wake);
+    const tailRead = ended;
     const stopped = atExit ?? (guard.stopped === "output_truncated" ? "output_truncated" : null);
     if (stopped) return result(stoppedEnd(stopped, capture));
-    // The stream had not ended: what the engine passed on of the hook's output may be cut (a
+    // The stream had not ended (or broke off): what the engine passed on of the hook's output may be cut (a
     // guard's JSON read as text, no decision) — hookbox could not read its answer, never a pass
     // (as a pre-started container's run without its end marks).
     if (!tailRead) return result({ outcome: "failed_to_start", exitCode: null, error: `the engine had not passed on all of the hook's output ${STREAM_TAIL_MS} ms after its container ended: its answer may be cut` });

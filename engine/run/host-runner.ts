@@ -41,11 +41,12 @@ const BASH = existsSync("/bin/bash") ? "/bin/bash" : undefined;
  * change what runs.
  */
 /**
- * The hook's shell run as a child of the namespace's init, its exit status init's. The shell's own
- * word on a child a signal ended ("Killed", "Terminated") goes nowhere: the hook's stderr is its
- * own (the hook's, on fd 4 while it runs, closed for it).
+ * The hook's shell run as a child of the namespace's init, its exit status init's (quoted: an `IFS`
+ * the hook declares cannot split it). The shell's own word on a child a signal ended ("Killed",
+ * "Terminated") goes nowhere: the hook's stderr is its own (the hook's, on fd 4 while it runs,
+ * closed for it). A subshell that execs the hook's shell: no `_` in its environment, `SHLVL=0`.
  */
-const CHILD_OF_INIT_RUN = 'exec 4>&2 2>/dev/null; /bin/sh -c "$1" 2>&4 4>&-; exit $?';
+const CHILD_OF_INIT_RUN = 'exec 4>&2 2>/dev/null; (SHLVL=0 exec /bin/sh -c "$1") 2>&4 4>&-; exit "$?"';
 
 const WAITER = [
   "IFS=' ' read -r ld lc le || exit 97",

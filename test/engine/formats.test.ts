@@ -551,6 +551,18 @@ describe("repository hook files are hostile input", () => {
     expect(configErrorOf(() => loadRepositoryHooksSync(dir, 60_000)).message).toMatch(message);
   });
 
+  it.each([
+    ["[hooks] of 16,385 keys", `[hooks]\n${Array.from({ length: 16_385 }, (_, i) => `k${i} = 1`).join("\n")}\n`, /^\.copilot-shell\/config\.toml:1:1: hooks: holds more than 16384 keys \(MAX_OBJECT_KEYS\)$/],
+    ["a hook's env of 16,385 keys", `[[hooks.PreToolUse]]\nname = "x"\ncommand = "true"\n[hooks.PreToolUse.env]\n${Array.from({ length: 16_385 }, (_, i) => `K${i} = "v"`).join("\n")}\n`, /^\.copilot-shell\/config\.toml:1:1: hooks\.PreToolUse\[0\]\.env: holds more than 16384 keys/],
+  ])("refuses a config.toml with %s (MAX_OBJECT_KEYS) at its table's line, in the worker and in hookbox check alike; 16,384 are read", async (_what, content, message) => {
+    const dir = tree({ ".copilot-shell/config.toml": content });
+    expect((await configErrorOfAsync(() => loadRepositoryHooks(dir, 60_000))).message).toMatch(message);
+    expect(configErrorOf(() => loadRepositoryHooksSync(dir, 60_000)).message).toMatch(message);
+    const fits = tree({ ".copilot-shell/config.toml": `[hooks]\n${Array.from({ length: 16_384 }, (_, i) => `k${i} = 1`).join("\n")}\n` });
+    expect((await loadRepositoryHooks(fits, 60_000)).hooks).toEqual([]);
+    expect(loadRepositoryHooksSync(fits, 60_000).hooks).toEqual([]);
+  });
+
   it("takes a repository hook's limits at their floors (memory 6m, cpus 0.01)", async () => {
     const set = await loadRepositoryHooks(tree({ ".copilot-shell/config.toml": '[[hooks.PreToolUse]]\nname = "x"\ncommand = "true"\nmemory = "6m"\ncpus = 0.01\n' }), 60_000);
     expect(set.hooks[0]!.limits).toEqual({ memoryBytes: 6 * 1024 * 1024, cpus: 0.01 });
