@@ -29,6 +29,14 @@ const UNSHARE_ARGS = ["--pid", "--fork", "--kill-child", "--"];
 const BASH = existsSync("/bin/bash") ? "/bin/bash" : undefined;
 
 /**
+ * The hook's shell run as a child of the namespace's init, its exit status init's (quoted: an `IFS`
+ * the hook declares cannot split it). The shell's own word on a child a signal ended ("Killed",
+ * "Terminated") goes nowhere: the hook's stderr is its own (the hook's, on fd 4 while it runs,
+ * closed for it). A subshell that execs the hook's shell: no `_` in its environment, `SHLVL=0`.
+ */
+const CHILD_OF_INIT_RUN = 'exec 4>&2 2>/dev/null; (SHLVL=0 exec /bin/sh -c "$1") 2>&4 4>&-; exit "$?"';
+
+/**
  * The namespace's first process while it waits for its hook (bash, builtins only; `--norc`: its
  * stdin is a socket, which bash would otherwise take for a remote shell's and read ~/.bashrc): it reads on
  * stdin the lengths, then the working directory, the command and the hook's environment (`export
@@ -40,14 +48,6 @@ const BASH = existsSync("/bin/bash") ? "/bin/bash" : undefined;
  * parameters hold the command and the environment, so a variable the hook declares (`c`, `e`) cannot
  * change what runs.
  */
-/**
- * The hook's shell run as a child of the namespace's init, its exit status init's (quoted: an `IFS`
- * the hook declares cannot split it). The shell's own word on a child a signal ended ("Killed",
- * "Terminated") goes nowhere: the hook's stderr is its own (the hook's, on fd 4 while it runs,
- * closed for it). A subshell that execs the hook's shell: no `_` in its environment, `SHLVL=0`.
- */
-const CHILD_OF_INIT_RUN = 'exec 4>&2 2>/dev/null; (SHLVL=0 exec /bin/sh -c "$1") 2>&4 4>&-; exit "$?"';
-
 const WAITER = [
   "IFS=' ' read -r ld lc le || exit 97",
   "d=; c=; e=",
