@@ -316,7 +316,7 @@ const MAX_HEADER_LINE_BYTES = 100 * 1024;
 /**
  * What Node's HTTP parser refuses (HPE_…): an answer that is no HTTP as hookbox writes it — but
  * headers past MAX_HEADER_BYTES, which curl does not read either (the failure mode decides, in both).
- * (A header line ended by LF alone is one of these: forward.sh reads it, and blocks with its answer.)
+ * (A header line ended by LF alone is one of these, where forward.sh reads the answer: Node blocks.)
  */
 const isGarbled = (err: unknown) => {
   const code = (err as { code?: unknown }).code;
