@@ -55,6 +55,16 @@ name = "deep-policy"
 matcher = "deep"
 command = '''cat >/dev/null; s=$(head -c 100000 /dev/zero | tr '\\0' '['); e=$(head -c 100000 /dev/zero | tr '\\0' ']'); printf '{"decision":"allow","modifiedArgs":%s1%s}' "$s" "$e"'''
 
+[[policy.PreToolUse]]
+name = "wide-policy"
+matcher = "wide-answer"
+command = '''cat >/dev/null; awk 'BEGIN { printf "{\\"decision\\":\\"block\\",\\"reason\\":\\"wide\\""; for (i = 0; i < 16384; i++) printf ",\\"k%d\\":0", i; printf "}" }' '''
+
+[[policy.PreToolUse]]
+name = "keyset-policy"
+matcher = "keyset-answer"
+command = '''cat >/dev/null; awk 'BEGIN { printf "{\\"decision\\":\\"block\\",\\"reason\\":\\"keys\\",\\"a\\":["; for (i = 0; i < 20000; i++) printf "%s{\\"a%d\\":0,\\"b%d\\":0,\\"c%d\\":0,\\"d%d\\":0}", (i ? "," : ""), i, i, i, i; printf "]}" }' '''
+
 ${Array.from({ length: 100 }, (_, i) => `[[policy.PreToolUse]]
 name = "loud-${i}"
 matcher = "loud"
@@ -199,6 +209,17 @@ describe("nesting past every parser's stack", () => {
     const answer = (await res.json()) as { hooks: Array<{ name: string; error: string | null }>; modifiedArgs?: unknown };
     expect(answer.hooks[0]).toMatchObject({ name: "deep-policy", error: expect.stringMatching(/output is nested deeper than 64 levels/) });
     expect(answer.modifiedArgs).toBeUndefined();
+  });
+
+  it("judges a hook's answer with one object of 16,386 keys past MAX_OBJECT_KEYS, and reads one of 800 KB of small objects of distinct keys, the service answering throughout", async () => {
+    const { value, ms, health } = await underProbe(svc.url, async () => {
+      const [wide, keyset] = await Promise.all([svc.event(pre("wide-answer")), svc.event(pre("keyset-answer"))]);
+      return { wide: (await wide.json()) as { decision: unknown; hooks: Array<{ name: string; error: string | null }> }, keyset: (await keyset.json()) as { decision: unknown; reason: unknown } };
+    });
+    expect(health.worstMs).toBeLessThanOrEqual(WORST_HEALTH_MS);
+    expect(ms).toBeLessThan(5_000);
+    expect(value.wide.hooks[0]).toMatchObject({ name: "wide-policy", error: expect.stringMatching(/output holds an object of more than 16384 keys \(MAX_OBJECT_KEYS\)/) });
+    expect(value.keyset).toMatchObject({ decision: "block", reason: "keys" });
   });
 
   it("refuses a Copilot toolArgs string of 400 000-deep JSON with 400 naming the field", async () => {
