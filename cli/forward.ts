@@ -5,7 +5,6 @@
  * may reach a terminal: the answer is printed as JSON with DEL and C1 escaped too, the reason and
  * any message with every control but newline and tab escaped (terminal.ts).
  */
-import { createHash } from "node:crypto";
 import { closeSync, constants, existsSync, fstatSync, ftruncateSync, lstatSync, mkdirSync, openSync, readSync, writeSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import { parseArgs } from "node:util";
@@ -218,7 +217,7 @@ export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Ar
       // Told before the body arrives: a body that then fails still knows the tenant's failure mode.
       told = mode;
       cache.save(mode);
-    }, {
+    }, () => cache.name(), {
       "content-type": "application/json",
       ...(token ? { authorization: `Bearer ${token}` } : {}),
       // HOOKBOX_CANARY: `hookbox doctor` runs this very line to see whether a block reaches the agent.
@@ -361,7 +360,7 @@ function readAll(stdin: AsyncIterable<Uint8Array>, signal: AbortSignal): Promise
  * One POST, its connection closed after the answer: node:http starts in a few milliseconds where
  * fetch (undici) takes tens to load, and no keep-alive socket holds the process after the answer.
  */
-async function post(url: string, body: Buffer, onFailure: (mode: Mode) => void, headers: Record<string, string>, signal: AbortSignal): Promise<{ status: number; ok: boolean; body: string }> {
+async function post(url: string, body: Buffer, onFailure: (mode: Mode) => void, onSent: () => void, headers: Record<string, string>, signal: AbortSignal): Promise<{ status: number; ok: boolean; body: string }> {
   // Only the one the URL needs, loaded synchronously: no ES module loader in the bundled command.
   const { request } = /^https:/i.test(url) ? process.getBuiltinModule("node:https") : process.getBuiltinModule("node:http");
   return new Promise((resolve, reject) => {
@@ -402,6 +401,8 @@ async function post(url: string, body: Buffer, onFailure: (mode: Mode) => void, 
       reject(new Error("hookbox answered 101 (a protocol switch), not a decision"));
     });
     req.on("error", reject);
+    // Work that can wait for the answer is done while hookbox decides.
+    req.on("finish", onSent);
     req.end(body);
   });
 }
@@ -527,9 +528,16 @@ function ownRegular(path: string, kind: "dir" | "file"): boolean {
  * a link, never a FIFO (which would hold the call past the agent's deadline).
  */
 function modeCache(dir: string | undefined, url: string, token: string | undefined, event: string) {
-  const file = dir && `${dir}/on-failure-${createHash("sha256").update(`${url}\n${token ?? ""}\n${event}`).digest("hex").slice(0, 24)}`;
+  let named: string | undefined;
+  // Named when first needed (node:crypto takes milliseconds to load): by then the event is on its way.
+  const fileName = () => (named ??= `${dir}/on-failure-${process.getBuiltinModule("node:crypto").createHash("sha256").update(`${url}\n${token ?? ""}\n${event}`).digest("hex").slice(0, 24)}`);
   return {
+    /** The file's path (none without a cache folder), worked out ahead of load and save. */
+    name(): string | undefined {
+      return dir ? fileName() : undefined;
+    },
     load(): { mode: Mode; from: string } | undefined {
+      const file = this.name();
       if (!file || !ownRegular(dir!, "dir") || !ownRegular(file, "file")) return undefined;
       let fd: number | undefined;
       try {
@@ -546,6 +554,7 @@ function modeCache(dir: string | undefined, url: string, token: string | undefin
       }
     },
     save(mode: Mode): void {
+      const file = this.name();
       if (!file) return;
       let fd: number | undefined;
       try {
