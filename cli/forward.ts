@@ -7,6 +7,7 @@
  */
 import { closeSync, constants, existsSync, fstatSync, ftruncateSync, lstatSync, mkdirSync, openSync, readSync, writeSync } from "node:fs";
 import { isAbsolute } from "node:path";
+import type { Readable } from "node:stream";
 import { parseArgs } from "node:util";
 import { agentDeadlineS } from "../engine/agents.js";
 import { headBytes } from "../engine/detached.js";
@@ -134,7 +135,7 @@ export function forwardCommand(argv: string[]): void {
   forward(argv, { stdin: process.stdin, env: process.env }).then(answer, (err: unknown) => answer(forwardFailed(err, argv)));
 }
 
-export async function forward(argv: string[], io: { stdin: AsyncIterable<Uint8Array>; env: NodeJS.ProcessEnv; cacheDir?: string }): Promise<{ stdout: string; stderr: string; code: number }> {
+export async function forward(argv: string[], io: { stdin: Readable; env: NodeJS.ProcessEnv; cacheDir?: string }): Promise<{ stdout: string; stderr: string; code: number }> {
   const options = FORWARD_OPTIONS;
   let values: ReturnType<typeof parseArgs<{ args: string[]; options: typeof options }>>["values"];
   try {
@@ -328,31 +329,35 @@ class StdinTooSlow extends Error {}
 /** The event on stdin is larger than MAX_STDIN_BYTES. */
 class StdinTooLarge extends Error {}
 
-/** All of stdin, or StdinTooSlow once `signal` aborts first, or StdinTooLarge past MAX_STDIN_BYTES (the rest not read). */
-function readAll(stdin: AsyncIterable<Uint8Array>, signal: AbortSignal): Promise<Buffer> {
+/**
+ * All of stdin, or StdinTooSlow once `signal` aborts first, or StdinTooLarge past MAX_STDIN_BYTES
+ * (the rest not read). Read by its events: an async iterator over it loads more of Node's stream
+ * machinery on every call of the command.
+ */
+function readAll(stdin: Readable, signal: AbortSignal): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    const onAbort = () => reject(new StdinTooSlow());
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    const settle = (err?: Error) => {
+      signal.removeEventListener("abort", onAbort);
+      stdin.off("data", onData).off("end", onEnd).off("error", onError);
+      if (err) reject(err);
+      else resolve(Buffer.concat(chunks));
+    };
+    const onAbort = () => settle(new StdinTooSlow());
+    const onEnd = () => settle();
+    const onError = (err: unknown) => settle(err instanceof Error ? err : new Error(String(err)));
+    const onData = (c: Buffer | string) => {
+      bytes += c.length;
+      if (bytes > MAX_STDIN_BYTES) {
+        stdin.destroy();
+        return settle(new StdinTooLarge());
+      }
+      chunks.push(typeof c === "string" ? Buffer.from(c) : c);
+    };
     if (signal.aborted) return onAbort();
     signal.addEventListener("abort", onAbort, { once: true });
-    (async () => {
-      const chunks: Buffer[] = [];
-      let bytes = 0;
-      for await (const c of stdin) {
-        bytes += c.length;
-        if (bytes > MAX_STDIN_BYTES) throw new StdinTooLarge();
-        chunks.push(Buffer.from(c));
-      }
-      return Buffer.concat(chunks);
-    })().then(
-      (body) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(body);
-      },
-      (err: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(err instanceof Error ? err : new Error(String(err)));
-      },
-    );
+    stdin.on("data", onData).on("end", onEnd).on("error", onError);
   });
 }
 

@@ -11,6 +11,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFil
 import { createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { forward, MAX_SAID_BYTES, MAX_STDIN_BYTES } from "../cli/forward.js";
 import { withoutUserinfo } from "../cli/terminal.js";
@@ -670,6 +671,45 @@ describe("both entries of hookbox forward", () => {
     expect(main.code).toBe(bundle.code);
     expect(main.stdout).toBe(bundle.stdout);
   });
+
+  it("stop reading stdin past MAX_STDIN_BYTES and answer with the failure mode, the agent still writing", async () => {
+    const flood = (entry: string) =>
+      new Promise<Run & { written: number }>((resolve) => {
+        const t0 = performance.now();
+        const child = spawn(process.execPath, [entry, "forward", "--url", "http://127.0.0.1:1", "--event", "preToolUse", "--format", "copilot", "--on-unreachable", "block"], {
+          env: { PATH: process.env.PATH ?? "", HOOKBOX_TOKEN: "t", XDG_CACHE_HOME: mkdtempSync(join(dir, "cache-")) },
+        });
+        let stdout = "";
+        let stderr = "";
+        child.stdout.on("data", (c: Buffer) => (stdout += c.toString("latin1")));
+        child.stderr.on("data", (c: Buffer) => (stderr += c.toString("latin1")));
+        // A mebibyte at a time, for as long as the command reads (EPIPE once it is gone), 64 MiB at most.
+        let written = 0;
+        const chunk = Buffer.alloc(1024 * 1024, 0x20);
+        const more = () => {
+          while (written < 64 * chunk.length && !child.stdin.destroyed) {
+            written += chunk.length;
+            if (!child.stdin.write(chunk)) return void child.stdin.once("drain", more);
+          }
+          child.stdin.end();
+        };
+        child.stdin.on("error", () => undefined);
+        more();
+        const kill = setTimeout(() => child.kill("SIGKILL"), 30_000);
+        child.on("close", (code) => {
+          clearTimeout(kill);
+          resolve({ code, stdout, stderr, ms: performance.now() - t0, written });
+        });
+      });
+    for (const entry of ["dist/cli/main.js", "dist/cli/hookbox.cjs"]) {
+      const r = await flood(entry);
+      expect(r.stderr, entry).toMatch(new RegExp(`^the event on stdin is larger than ${MAX_STDIN_BYTES} bytes \\(MAX_STDIN_BYTES\\): not sent \\(blocking: --on-unreachable = block\\)`));
+      expect(r.code, entry).toBe(2);
+      expect(JSON.parse(r.stdout), entry).toMatchObject({ permissionDecision: "deny" });
+      // it stopped reading: far less than the 64 MiB offered went into the pipe
+      expect(r.written, entry).toBeLessThan(32 * 1024 * 1024);
+    }
+  });
 });
 
 describe("trace and tail against a hostile server", () => {
@@ -731,7 +771,8 @@ describe("hookbox forward's stdin", () => {
         yield left >= chunk.length ? chunk : chunk.subarray(0, left);
       }
     }
-    return { stdin: chunks(), read };
+    // as process.stdin is given to it: a stream, here one that reads no further ahead than a chunk
+    return { stdin: Readable.from(chunks(), { highWaterMark: 1 }), read };
   };
   // --timeout: the agent's deadline counts from the process's start, and this process (the test's) started long ago
   const unreachable = ["--url", "http://127.0.0.1:1", "--event", "preToolUse", "--format", "copilot", "--on-unreachable", "block", "--timeout", "20000"];
@@ -741,7 +782,9 @@ describe("hookbox forward's stdin", () => {
     const r = await forward(unreachable, { stdin, env: { HOOKBOX_TOKEN: "t" }, cacheDir: mkdtempSync(join(dir, "cache-")) });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(new RegExp(`^the event on stdin is larger than ${MAX_STDIN_BYTES} bytes \\(MAX_STDIN_BYTES\\): not sent \\(blocking: --on-unreachable = block\\)`));
-    expect(read.chunks).toBe(MAX_STDIN_BYTES / (1024 * 1024) + 1);
+    // the chunk that goes past it, and at most the one the stream had asked for next
+    expect(read.chunks).toBeGreaterThanOrEqual(MAX_STDIN_BYTES / (1024 * 1024) + 1);
+    expect(read.chunks).toBeLessThanOrEqual(MAX_STDIN_BYTES / (1024 * 1024) + 2);
   });
 
   it("asks hookbox to answer by what is left of its wait once the event is in, less the way back", async () => {
@@ -749,7 +792,7 @@ describe("hookbox forward's stdin", () => {
       await new Promise((r) => setTimeout(r, 1_500));
       yield Buffer.from(JSON.stringify({ toolName: "bash", toolArgs: "{}" }));
     }
-    const r = await forward(["--url", url, "--event", "preToolUse", "--format", "copilot", "--workspace", "echo-answer-by", "--timeout", "10000"], { stdin: late(), env: { HOOKBOX_TOKEN: "t" }, cacheDir: mkdtempSync(join(dir, "cache-")) });
+    const r = await forward(["--url", url, "--event", "preToolUse", "--format", "copilot", "--workspace", "echo-answer-by", "--timeout", "10000"], { stdin: Readable.from(late()), env: { HOOKBOX_TOKEN: "t" }, cacheDir: mkdtempSync(join(dir, "cache-")) });
     const by = Number(/answer-by (\d+)/.exec(r.stdout)?.[1]);
     // 10 s less the 1.5 s the event took, less 5 % of the 8.5 s left (425 ms)
     expect(by, r.stdout).toBeLessThanOrEqual(10_000 - 1_500 - 425);
