@@ -316,6 +316,9 @@ END {
   if (wl != "" && (TRUNC || BIG)) { print "!W" wl " (" status ": no decision)"; exit 0 }
   if (TRUNC) { print "!Ahookbox's answer is larger than " MAXBYTES " bytes: no answer"; exit 0 }
   if (f[2] == "28") { print "!T"; exit 0 }
+  # Something answered, but in no HTTP as hookbox writes it (HTTP/0.9, a NUL or a bad status line,
+  # a broken chunk), before any failure mode was told: no hookbox there ('hookbox forward' alike).
+  if (told == "" && (f[2] == "1" || f[2] == "8" || (f[2] == "56" && em ~ /chunk/))) { print "!Wanswered with what no hookbox sends (" esc(clipb(em, ${MAX_SAID_BYTES}), 0) "): ${NOT_HOOKBOX}"; exit 0 }
   # The last line is curl's word only when the answer was read to its end: else it is a piece of the
   # answer (cut at the cap), said no longer than any message.
   if (f[2] != "0" || f[1] == "000") { print "!U" esc(em != "" ? clipb(em, ${MAX_SAID_BYTES}) : "curl failed (exit " f[2] ")", 0); exit 0 }

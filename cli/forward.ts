@@ -306,9 +306,10 @@ export const NOT_HOOKBOX = "without hookbox's Hookbox-On-Failure header: no hook
 export const TOKEN_NOT_SENDABLE = "the token holds a character no header can carry (a space, a control character, a line break, a non-ASCII letter): check HOOKBOX_TOKEN (or --token)";
 
 /**
- * @default 300 KiB — the answer's headers in all, and 100 KiB one header line: what curl
- * (forward.sh's) reads at most. A proxy before hookbox may add some of its own, past Node's default
- * of 16 KiB; past either, the answer is none, in both.
+ * @default 300 KiB — the answer's headers in all (an interim 1xx answer's counted with the final
+ * one's), and under 100 KiB one header line with its CRLF: what curl (forward.sh's) reads at most. A
+ * proxy before hookbox may add some of its own, past Node's default of 16 KiB; past either, the
+ * answer is none, in both.
  */
 const MAX_HEADER_BYTES = 300 * 1024;
 const MAX_HEADER_LINE_BYTES = 100 * 1024;
@@ -322,6 +323,16 @@ const isGarbled = (err: unknown) => {
   const code = (err as { code?: unknown }).code;
   return typeof code === "string" && code.startsWith("HPE_") && code !== "HPE_HEADER_OVERFLOW";
 };
+
+/** A status of fewer than three digits' worth (099, say): Node's parser takes it, curl refuses it as no HTTP. */
+const noStatus = () => Object.assign(new Error("a status line without an HTTP status (under 100)"), { code: "HPE_INVALID_STATUS" });
+
+/** The bytes of an answer's status line and header lines, with their CRLFs and the empty line after them. */
+function headerBytes(res: { statusMessage?: string; rawHeaders: string[] }): number {
+  let bytes = "HTTP/1.1 200 \r\n\r\n".length + (res.statusMessage?.length ?? 0);
+  for (const part of res.rawHeaders) bytes += part.length + 2;
+  return bytes;
+}
 
 /** The event did not arrive on stdin before the deadline. */
 class StdinTooSlow extends Error {}
@@ -369,12 +380,22 @@ async function post(url: string, body: Buffer, onFailure: (mode: Mode) => void, 
   // Only the one the URL needs, loaded synchronously: no ES module loader in the bundled command.
   const { request } = /^https:/i.test(url) ? process.getBuiltinModule("node:https") : process.getBuiltinModule("node:http");
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: "POST", agent: false, signal, lookup: lookupWithin(signal) as never, maxHeaderSize: MAX_HEADER_BYTES, headers: { ...headers, "content-length": String(body.length) } }, (res) => {
+    // The headers of every answer to this request, interim ones too, as curl counts them.
+    let headersSeen = 0;
+    const tooManyHeaders = (res: { statusMessage?: string; rawHeaders: string[] }) => {
+      headersSeen += headerBytes(res);
+      if (headersSeen > MAX_HEADER_BYTES) return new Error(`the answer's headers are larger than ${MAX_HEADER_BYTES} bytes`);
       // A header line curl would not read: no answer, and nothing it says is taken (forward.sh alike).
       const raw = res.rawHeaders;
       for (let i = 0; i + 1 < raw.length; i += 2) {
-        if (raw[i]!.length + raw[i + 1]!.length + 4 > MAX_HEADER_LINE_BYTES) return req.destroy(new Error(`a header line of the answer is longer than ${MAX_HEADER_LINE_BYTES} bytes`));
+        if (raw[i]!.length + raw[i + 1]!.length + 4 >= MAX_HEADER_LINE_BYTES) return new Error(`a header line of the answer is ${MAX_HEADER_LINE_BYTES} bytes or longer`);
       }
+      return undefined;
+    };
+    const req = request(url, { method: "POST", agent: false, signal, lookup: lookupWithin(signal) as never, maxHeaderSize: MAX_HEADER_BYTES, headers: { ...headers, "content-length": String(body.length) } }, (res) => {
+      const over = tooManyHeaders(res);
+      if (over) return req.destroy(over);
+      if ((res.statusCode ?? 0) < 100) return req.destroy(noStatus());
       const mode = modeOf(res.headers["hookbox-on-failure"]);
       if (mode) onFailure(mode);
       const chunks: Buffer[] = [];
@@ -404,6 +425,11 @@ async function post(url: string, body: Buffer, onFailure: (mode: Mode) => void, 
       if (mode) onFailure(mode);
       socket.destroy();
       reject(new Error("hookbox answered 101 (a protocol switch), not a decision"));
+    });
+    req.on("information", (info) => {
+      const over = tooManyHeaders(info);
+      if (over) req.destroy(over);
+      else if (info.statusCode < 100) req.destroy(noStatus());
     });
     req.on("error", reject);
     // Work that can wait for the answer is done while hookbox decides.

@@ -126,6 +126,16 @@ Object.assign(CASES, {
   "lone-cr": answer(DENY.replace(',"reason"', ',\r"reason"').replace('"permissionDecisionReason"', '\r"permissionDecisionReason"')),
   // a no-break space after the mode (one byte: latin1): no mode HTTP's whitespace leaves
   "nbsp-mode": (sock: Socket) => sock.end(Buffer.from(`${head("503 Service Unavailable", ["Hookbox-On-Failure: block\u00a0", "Content-Length: 2", "Connection: close"])}\r\n{}`, "latin1")),
+  // Answers in no HTTP as hookbox writes it, no failure mode told before the fault: a wrong line in both.
+  "ssh-banner": (sock: Socket) => sock.end("SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\r\n"),
+  "bad-chunk": (sock: Socket) => sock.end(`${head("200 OK", ["Transfer-Encoding: chunked"])}\r\nZZ\r\n${DENY}\r\n0\r\n\r\n`),
+  "nul-header": (sock: Socket) => sock.end(`${head("503 Service Unavailable", ["Hookbox-On-Failure: block", "X-A: a\u0000b", "Content-Length: 2"])}\r\n{}`),
+  "status-099": (sock: Socket) => sock.end(`HTTP/1.1 099 Odd\r\nHookbox-On-Failure: block\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`),
+  // headers past what curl reads in all, an interim answer's counted: hookbox out of reach, told nothing
+  "interim-headers-total": (sock: Socket) =>
+    sock.end(`${head("100 Continue", Array.from({ length: 270 }, (_, i) => `X-Proxy-${i}: ${"a".repeat(1_000)}`))}\r\n${head("503 Service Unavailable", ["Hookbox-On-Failure: block", ...Array.from({ length: 90 }, (_, i) => `X-Proxy-${i}: ${"a".repeat(1_000)}`), "Content-Length: 2"])}\r\n{}`),
+  // one header line of exactly 100 KiB with its CRLF: past what curl reads
+  "line-102400": answer(DENY, "200 OK", ["Hookbox-On-Failure: block", `X-Big: ${"a".repeat(100 * 1024 - "X-Big: ".length - 2)}`]),
   "big-unicode": answer(JSON.stringify({ decision: null, output: { systemMessage: `${"日本語".repeat(100_000)}\u202e` }, exit_code: 0 })),
 });
 
@@ -461,6 +471,25 @@ describe("both forwarders read what they are given alike", () => {
         expect(r.stdout).toBe("{}\n");
         expect(r.stderr).toMatch(/no failure mode known yet/);
       }
+    }
+  });
+
+  it.each(["ssh-banner", "bad-chunk", "nul-header", "status-099"])("blocks an answer in no HTTP as hookbox writes it as a wrong line, in both, whatever the failure mode known (%s)", async (name) => {
+    const [node, sh] = await Promise.all([run("node", args(name)), run("sh", args(name))]);
+    for (const r of [node, sh]) {
+      expect(r.code, `${name}: ${r.stderr}`).toBe(2);
+      expect(JSON.parse(r.stdout)).toMatchObject({ permissionDecision: "deny" });
+      expect(r.stderr).toMatch(/answered with what no hookbox sends \(.+\): without hookbox's Hookbox-On-Failure header/);
+      expect(r.stderr).not.toMatch(/passing through/);
+    }
+  });
+
+  it.each(["interim-headers-total", "line-102400"])("takes headers past what curl reads as hookbox out of reach, in both (%s): the failure mode decides", async (name) => {
+    const [node, sh] = await Promise.all([run("node", args(name)), run("sh", args(name))]);
+    for (const r of [node, sh]) {
+      expect(r.code, `${name}: ${r.stderr}`).toBe(0);
+      expect(r.stdout).toBe("{}\n");
+      expect(r.stderr).toMatch(/^hookbox unreachable at .*no failure mode known yet/);
     }
   });
 
