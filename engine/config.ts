@@ -58,6 +58,10 @@ const ServerSchema = z.strictObject({
   max_body_bytes: Bytes.default("64m"),
   /** @default false — true: /metrics answers without a token (a cluster-internal scrape) */
   public_metrics: z.boolean().default(false),
+  /** @default none — the one token /metrics then takes (an operator's scraper), as a SHA-256 digest; tenants' tokens no longer do */
+  metrics_token_sha256: z.string().regex(/^[0-9a-f]{64}$/, "expected 64 lowercase hex digits").optional(),
+  /** @default none — as metrics_token_sha256, the token read from this environment variable */
+  metrics_token_env: z.string().min(1).optional(),
   /** @default 10000 — most entries a workspace archive may hold */
   max_workspace_entries: z.number().int().positive().default(10_000),
   /** @default 10 s — SIGTERM: how long running hooks may finish */
@@ -77,7 +81,9 @@ const ServerSchema = z.strictObject({
   max_unpack_ratio: z.number().positive().default(200),
   /** @default 1000 — most hooks a workspace's files may declare */
   max_repository_hooks: z.number().int().positive().default(1000),
-});
+})
+  .refine((t) => t.metrics_token_sha256 === undefined || t.metrics_token_env === undefined, "set at most one of metrics_token_sha256 and metrics_token_env")
+  .refine((t) => !t.public_metrics || (t.metrics_token_sha256 === undefined && t.metrics_token_env === undefined), "public_metrics = true needs no metrics token: set one or the other");
 
 const FailureModeSchema = z.enum(["allow", "block"]);
 export type FailureMode = z.infer<typeof FailureModeSchema>;
@@ -195,6 +201,8 @@ export interface Config {
     maxWorkspaceEntries: number;
     shutdownGraceMs: number;
     publicMetrics: boolean;
+    /** the SHA-256 of the one token /metrics takes, if set (tenants' tokens then do not) */
+    metricsTokenSha256?: string;
     auditMaxBytes: number;
     auditKeep: number;
     maxHookFileBytes: number;
@@ -250,6 +258,13 @@ export function parseConfig(file: string, text: string, env: Record<string, stri
     if (other !== undefined) throw configError(parsed, ["tenants", i], `tenant "${t.name}" has the same token as tenant "${other}"`);
     tokens.set(t.tokenSha256, t.name);
   });
+  const metricsTokenSha256 = server.metrics_token_env !== undefined ? sha256Hex(envToken(parsed, ["server", "metrics_token_env"], env, server.metrics_token_env)) : server.metrics_token_sha256;
+  // A tenant's token for it would show that tenant every other tenant's figures.
+  const holder = metricsTokenSha256 === undefined ? undefined : tokens.get(metricsTokenSha256);
+  if (holder !== undefined) throw configError(parsed, ["server", server.metrics_token_env !== undefined ? "metrics_token_env" : "metrics_token_sha256"], `the metrics token is tenant "${holder}"'s token: /metrics shows every tenant's figures, so it takes a token of its own`);
+  if (metricsTokenSha256 === undefined && !server.public_metrics && tenants.length > 1) {
+    tenantWarnings.push(`${originOf(parsed, ["tenants", 1])}: every tenant's token reads /metrics, whose figures are all tenants' together: set metrics_token_sha256 (or metrics_token_env) for a scraper of the operator's own`);
+  }
   // Mounted read-only into every container, a repository's hooks' too: never hookbox's own data
   // (every tenant's workspaces, traces and audit), nor the container engine's socket.
   // Where a path really is, even one not made yet (a data_dir created at start-up): its deepest
@@ -298,6 +313,7 @@ export function parseConfig(file: string, text: string, env: Record<string, stri
       maxBodyBytes: parseBytes(server.max_body_bytes)!,
       maxWorkspaceEntries: server.max_workspace_entries,
       publicMetrics: server.public_metrics,
+      ...(metricsTokenSha256 !== undefined ? { metricsTokenSha256 } : {}),
       shutdownGraceMs: server.shutdown_grace_ms,
       auditMaxBytes: parseBytes(server.audit_max_bytes)!,
       auditKeep: server.audit_keep,
@@ -376,16 +392,19 @@ function settingWarnings(parsed: ParsedFile, sandbox: z.infer<typeof SandboxSche
   return out;
 }
 
+/** A token from the environment variable `name`, which `at` in the file names. */
+function envToken(parsed: ParsedFile, at: (string | number)[], env: Record<string, string | undefined>, name: string): string {
+  const token = env[name];
+  if (!token) throw configError(parsed, at, `environment variable ${name} is not set`);
+  // A client sends a token as one word after "Bearer ": one with a blank or a control character in
+  // it (a secret file's trailing newline) could never be sent, and every call would be refused.
+  if (/\s/.test(token) || [...token].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f)) throw configError(parsed, at, `environment variable ${name} holds a blank or a control character (a trailing newline?): no client can send it as a token`);
+  return token;
+}
+
 function tenantOf(parsed: ParsedFile, t: z.infer<typeof TenantSchema>, i: number, env: Record<string, string | undefined>, server: z.infer<typeof ServerSchema>, warnings: string[]): Tenant {
   let sha = t.token_sha256;
-  if (t.token_env !== undefined) {
-    const token = env[t.token_env];
-    if (!token) throw configError(parsed, ["tenants", i, "token_env"], `environment variable ${t.token_env} is not set`);
-    // A client sends a token as one word after "Bearer ": one with a blank or a control character in
-    // it (a secret file's trailing newline) could never be sent, and every call would be refused.
-    if (/\s/.test(token) || [...token].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f)) throw configError(parsed, ["tenants", i, "token_env"], `environment variable ${t.token_env} holds a blank or a control character (a trailing newline?): no client can send it as a token`);
-    sha = sha256Hex(token);
-  }
+  if (t.token_env !== undefined) sha = sha256Hex(envToken(parsed, ["tenants", i, "token_env"], env, t.token_env));
   return {
     name: t.name,
     tokenSha256: sha!,

@@ -16,3 +16,9 @@ export function tenantForToken(tenants: readonly Tenant[], authorization: string
   }
   return found;
 }
+
+/** Whether `authorization` carries the token whose SHA-256 is `sha256` (compared in constant time). */
+export function holdsToken(sha256: string, authorization: string | undefined): boolean {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? "");
+  return m !== null && timingSafeEqual(createHash("sha256").update(m[1]!).digest(), Buffer.from(sha256, "hex"));
+}

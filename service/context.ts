@@ -37,6 +37,8 @@ export interface AppDeps {
   auditToolInput: boolean;
   /** /metrics without a token */
   publicMetrics: boolean;
+  /** the SHA-256 of the one token /metrics takes ([server] metrics_token_sha256), if set */
+  metricsTokenSha256?: string;
   /** aborts every running event when the service stops */
   shutdown: AbortSignal;
   /** true once SIGTERM came: no new work */

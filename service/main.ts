@@ -188,6 +188,7 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
     limits: { maxEventBytes: MAX_EVENT_BYTES, maxUploadBytes: config.server.maxBodyBytes },
     auditToolInput: config.server.auditToolInput,
     publicMetrics: config.server.publicMetrics,
+    ...(config.server.metricsTokenSha256 !== undefined ? { metricsTokenSha256: config.server.metricsTokenSha256 } : {}),
     shutdown: shutdown.signal,
     draining: () => draining,
     inflight: {

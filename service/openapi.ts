@@ -131,7 +131,7 @@ export function openApiDocument(): ReturnType<OpenApiGeneratorV31["generateDocum
   });
   r.registerPath({
     method: "get", path: "/metrics", summary: "Prometheus text exposition", tags: ["operations"], security: [{ bearer: [] }, {}],
-    description: "a token unless the configuration sets public_metrics = true",
+    description: "a tenant's token, or only the operator's metrics token where the configuration sets one (metrics_token_sha256, metrics_token_env); none with public_metrics = true",
     responses: { 200: { description: "hookbox_*, process_* and nodejs_* metrics", content: { "text/plain": { schema: { type: "string" } } } }, ...errors(401) },
   });
   r.registerPath({ method: "get", path: "/ui", summary: "the decisions page (it asks for a token)", tags: ["operations"], ...pub, responses: { 200: { description: "HTML", content: { "text/html": { schema: { type: "string" } } } } } });

@@ -1,11 +1,11 @@
 /**
  * @module `/healthz` (the process answers), `/readyz` (the engine answers, images and runtime are
  * there, not draining), `/metrics` (Prometheus text), `/openapi.json` (the API, OpenAPI 3.1). No
- * token needed but for `/metrics`.
+ * token needed but for `/metrics` (a tenant's, or the operator's metrics token where one is set).
  */
 import { Hono } from "hono";
 import type { AppDeps, Env } from "../context.js";
-import { tenantForToken } from "../auth.js";
+import { holdsToken, tenantForToken } from "../auth.js";
 import { UnauthorizedError } from "../../engine/index.js";
 import { UI_CSP, UI_HTML } from "../ui/page.js";
 import { openApiDocument } from "../openapi.js";
@@ -24,7 +24,10 @@ export function healthRoutes(deps: AppDeps): Hono<Env> {
     return c.json(whole ? r : { ...r, problems: r.problems.map((p) => p.split(": ")[0]!) }, r.ready ? 200 : 503);
   });
   app.get("/metrics", async (c) => {
-    if (!deps.publicMetrics && !tenantForToken(deps.tenants, c.req.header("authorization"))) throw new UnauthorizedError();
+    // The figures are every tenant's together: with a metrics token of the operator's, only it reads them.
+    const authorization = c.req.header("authorization");
+    const allowed = deps.publicMetrics || (deps.metricsTokenSha256 !== undefined ? holdsToken(deps.metricsTokenSha256, authorization) : tenantForToken(deps.tenants, authorization) !== undefined);
+    if (!allowed) throw new UnauthorizedError();
     return c.text(await deps.metrics.render(), 200, { "Content-Type": deps.metrics.contentType });
   });
   let document: string | undefined;

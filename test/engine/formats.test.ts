@@ -2,6 +2,7 @@
  * Loading hook configurations of every format from real files: the source documents' own examples
  * load unchanged; a malformed file of each format fails with the file, the line and the reason.
  */
+import { createHash } from "node:crypto";
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -108,6 +109,9 @@ describe("cosh TOML", () => {
     ["two spellings of one event in on_failure", `[[tenants]]\nname = "a"\ntoken_sha256 = "${"a".repeat(64)}"\non_failure = { PreToolUse = "block", preToolUse = "allow" }\n`, /^c\.toml:\d+:\d+: tenants\[0\]\.on_failure\.preToolUse: preToolUse and PreToolUse name the same event \(PreToolUse\): set it once/],
     ["a listen address without a host (every interface)", '[server]\nlisten = ":8080"\n', /^c\.toml:2:1: server\.listen: expected "HOST:PORT"/],
     ["a listen port past 65535", '[server]\nlisten = "127.0.0.1:99999"\n', /^c\.toml:2:1: server\.listen: expected "HOST:PORT"/],
+    ["both metrics token settings", `[server]\nmetrics_token_sha256 = "${"b".repeat(64)}"\nmetrics_token_env = "M"\n`, /^c\.toml:1:1: server: set at most one of metrics_token_sha256 and metrics_token_env/],
+    ["a metrics token beside public_metrics", `[server]\npublic_metrics = true\nmetrics_token_sha256 = "${"b".repeat(64)}"\n`, /^c\.toml:1:1: server: public_metrics = true needs no metrics token/],
+    ["a metrics token that is a tenant's", `[server]\nmetrics_token_sha256 = "${"a".repeat(64)}"\n\n[[tenants]]\nname = "a"\ntoken_sha256 = "${"a".repeat(64)}"\n`, /^c\.toml:2:1: server\.metrics_token_sha256: the metrics token is tenant "a"'s token/],
     ["a policy directory that is a file", '[policy]\ndirs = ["package.json"]\n', /^c\.toml:2:1: policy\.dirs\[0\]: policy directory .* is not a folder/],
   ])("fails on %s with file, line and reason", (_what, text, message) => {
     expect(configErrorOf(() => parseConfig("c.toml", text)).message).toMatch(message);
@@ -119,6 +123,19 @@ describe("cosh TOML", () => {
       expect(err.message, JSON.stringify(token)).toMatch(/^c\.toml:3:1: tenants\[0\]\.token_env: environment variable T holds a blank or a control character/);
     }
     expect(parseConfig("c.toml", '[[tenants]]\nname = "a"\ntoken_env = "T"\n', { T: "abc" }).tenants[0]!.name).toBe("a");
+  });
+
+  it("reads a metrics token from the environment as a tenant's, and warns where every tenant's token reads /metrics", () => {
+    const two = `[[tenants]]\nname = "a"\ntoken_sha256 = "${"a".repeat(64)}"\n\n[[tenants]]\nname = "b"\ntoken_sha256 = "${"c".repeat(64)}"\n`;
+    const open = parseConfig("c.toml", two);
+    expect(open.server.metricsTokenSha256).toBeUndefined();
+    expect(open.warnings).toContainEqual(expect.stringMatching(/^c\.toml:5: every tenant's token reads \/metrics, whose figures are all tenants' together: set metrics_token_sha256/));
+    const own = parseConfig("c.toml", `[server]\nmetrics_token_env = "M"\n\n${two}`, { M: "scraper" });
+    expect(own.server.metricsTokenSha256).toBe(createHash("sha256").update("scraper").digest("hex"));
+    expect(own.warnings.filter((w) => w.includes("/metrics"))).toEqual([]);
+    expect(parseConfig("c.toml", `[server]\npublic_metrics = true\n\n${two}`).warnings.filter((w) => w.includes("/metrics"))).toEqual([]);
+    expect(configErrorOf(() => parseConfig("c.toml", `[server]\nmetrics_token_env = "M"\n`, { M: "a b" })).message).toMatch(/^c\.toml:2:1: server\.metrics_token_env: environment variable M holds a blank/);
+    expect(configErrorOf(() => parseConfig("c.toml", `[server]\nmetrics_token_env = "M"\n`, {})).message).toMatch(/^c\.toml:2:1: server\.metrics_token_env: environment variable M is not set/);
   });
 
   it("warns of an on_failure block where a block would keep the agent going (a stop, TeammateIdle, TaskCompleted): it has no effect there", () => {

@@ -111,7 +111,9 @@ export interface EdgeApp {
 }
 
 export function edgeApp(opts: {
-  config?: string; publicMetrics?: boolean; maxEventBytes?: number; maxUploadBytes?: number; eventBodyReadMs?: number; uploadIdleMs?: number; uploadMaxMs?: number;
+  config?: string; publicMetrics?: boolean;
+  /** more lines of its [server] section */
+  server?: string; maxEventBytes?: number; maxUploadBytes?: number; eventBodyReadMs?: number; uploadIdleMs?: number; uploadMaxMs?: number;
   /** team-b's on_failure, as TOML (default "block") */
   onFailureB?: string;
   /** where the audit log goes (default: the data folder) */
@@ -128,7 +130,7 @@ export function edgeApp(opts: {
   workspaceReadMs?: number;
 } = {}): EdgeApp {
   const dir = mkdtempSync(join(tmpdir(), "hookbox-edge-"));
-  const toml = `[server]\ndata_dir = "${dir}"\n\n[[tenants]]\nname = "team-a"\ntoken_sha256 = "${sha(TOKEN_A)}"\n\n` +
+  const toml = `[server]\ndata_dir = "${dir}"\n${opts.server ?? ""}\n\n[[tenants]]\nname = "team-a"\ntoken_sha256 = "${sha(TOKEN_A)}"\n\n` +
     `[[tenants]]\nname = "team-b"\ntoken_sha256 = "${sha(TOKEN_B)}"\non_failure = ${opts.onFailureB ?? '"block"'}\n\n${opts.config ?? EDGE_CONFIG}`;
   const config = parseConfig(join(dir, "hookbox.toml"), toml);
   const held = new Set<() => void>();
@@ -163,7 +165,8 @@ export function edgeApp(opts: {
     readiness: async () => ({ ready: (opts.problems ?? []).length === 0, problems: opts.problems ?? [] }),
     limits: { maxEventBytes: opts.maxEventBytes ?? 1024 * 1024, maxUploadBytes: opts.maxUploadBytes ?? config.server.maxBodyBytes, eventBodyReadMs: opts.eventBodyReadMs, uploadIdleMs: opts.uploadIdleMs, uploadMaxMs: opts.uploadMaxMs },
     auditToolInput: false,
-    publicMetrics: opts.publicMetrics ?? false,
+    publicMetrics: opts.publicMetrics ?? config.server.publicMetrics,
+    ...(config.server.metricsTokenSha256 !== undefined ? { metricsTokenSha256: config.server.metricsTokenSha256 } : {}),
     shutdown: shutdownSignal,
     draining: () => draining,
     inflight: { add: () => undefined },

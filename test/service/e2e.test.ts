@@ -215,6 +215,21 @@ describe("observability", () => {
     expect(text).toMatch(/^hookbox_containers_running 0$/m);
   });
 
+  it("with a metrics token, reads /metrics for that token alone: no tenant sees the others' figures", async () => {
+    const own = await startService("", { server: 'metrics_token_env = "HOOKBOX_METRICS"', env: { HOOKBOX_METRICS: "scraper-of-the-operator" } });
+    try {
+      expect(own.logs()).not.toMatch(/every tenant's token reads \/metrics/);
+      for (const token of [TOKEN_A, TOKEN_B]) expect((await fetch(`${own.url}/metrics`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(401);
+      const res = await fetch(`${own.url}/metrics`, { headers: { authorization: "Bearer scraper-of-the-operator" } });
+      expect(res.status).toBe(200);
+      expect(await res.text()).toMatch(/^hookbox_queue_depth 0$/m);
+    } finally {
+      await own.stop();
+    }
+    // without one, two tenants: said at start
+    expect(svc.logs()).toMatch(/every tenant's token reads \/metrics, whose figures are all tenants' together/);
+  });
+
   it("writes tool inputs to the audit log only when configured", async () => {
     const lines = svc.auditLines();
     expect(lines.length).toBeGreaterThan(0);

@@ -5,6 +5,7 @@
  * and engine stay in e2e.test.ts, security.test.ts and traces.test.ts.
  */
 import { serve } from "@hono/node-server";
+import { createHash } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -1261,6 +1262,15 @@ describe("/metrics", () => {
 
   it("needs no token with public_metrics", async () => {
     expect((await edgeApp({ publicMetrics: true }).request("/metrics", { token: null })).status).toBe(200);
+  });
+
+  it("takes the operator's metrics token only, where one is set: no tenant reads the others' figures", async () => {
+    const edge = edgeApp({ server: `metrics_token_sha256 = "${createHash("sha256").update("scraper-token").digest("hex")}"` });
+    expect((await edge.request("/metrics", { token: "scraper-token" })).status).toBe(200);
+    for (const token of [null, undefined, TOKEN_B, "scraper-token2"]) expect((await edge.request("/metrics", { token })).status, String(token)).toBe(401);
+    // and it is no tenant's: it reads nothing else
+    expect((await edge.request("/v1/events", { token: "scraper-token" })).status).toBe(401);
+    edge.metrics.close();
   });
 });
 
