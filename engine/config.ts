@@ -81,6 +81,8 @@ const ServerSchema = z.strictObject({
   max_unpack_ratio: z.number().positive().default(200),
   /** @default 1000 — most hooks a workspace's files may declare */
   max_repository_hooks: z.number().int().positive().default(1000),
+  /** @default 4096 — most client connections open at once; past it a new one is closed at once (the service's own files and engine socket keep their descriptors) */
+  max_connections: z.number().int().positive().default(4096),
 })
   .refine((t) => t.metrics_token_sha256 === undefined || t.metrics_token_env === undefined, "set at most one of metrics_token_sha256 and metrics_token_env")
   .refine((t) => !t.public_metrics || (t.metrics_token_sha256 === undefined && t.metrics_token_env === undefined), "public_metrics = true needs no metrics token: set one or the other");
@@ -208,6 +210,7 @@ export interface Config {
     maxHookFileBytes: number;
     maxUnpackRatio: number;
     maxRepositoryHooks: number;
+    maxConnections: number;
   };
   tenants: Tenant[];
   sandbox: SandboxConfig;
@@ -320,6 +323,7 @@ export function parseConfig(file: string, text: string, env: Record<string, stri
       maxHookFileBytes: parseBytes(server.max_hook_file_bytes)!,
       maxUnpackRatio: server.max_unpack_ratio,
       maxRepositoryHooks: server.max_repository_hooks,
+      maxConnections: server.max_connections,
     },
     tenants,
     sandbox: {

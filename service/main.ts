@@ -7,7 +7,7 @@
 import { serve } from "@hono/node-server";
 import { createHash } from "node:crypto";
 import { setMaxListeners } from "node:events";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -38,6 +38,19 @@ const HEADERS_TIMEOUT_MS = 10_000;
 const REQUEST_TIMEOUT_MARGIN_MS = 30_000;
 /** After the grace period, how long killed events and late requests get to answer before the process exits. @default 5 s */
 const SHUTDOWN_AFTER_KILL_MS = 5_000;
+/** File descriptors max_connections should leave to the service's own files, pipes and engine sockets. @default 1024 */
+const RESERVED_DESCRIPTORS = 1024;
+
+/** The soft limit of open files (Linux: /proc/self/limits), if it can be read. */
+function openFilesLimit(): number | undefined {
+  try {
+    const m = /^Max open files\s+(\d+)/m.exec(readFileSync("/proc/self/limits", "utf8"));
+    return m ? Number(m[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** A connection idle longer than `max_event_ms` plus this is closed. @default 30 s */
 const SOCKET_IDLE_MARGIN_MS = 30_000;
 
@@ -216,6 +229,23 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
   // A connection on which nothing moves for longer than any event can take (a client that never
   // reads its answer, say) is closed: it holds a socket, and perhaps a file, for no one.
   server.setTimeout(config.sandbox.maxEventMs + SOCKET_IDLE_MARGIN_MS);
+  // Connections past max_connections are closed as they come: a flood of them (no token needed to
+  // open one) is refused before it takes the descriptors the service's own files and the engine's
+  // socket need — which would fail every tenant's events, not just new connections.
+  server.maxConnections = config.server.maxConnections;
+  let droppedSaid = 0;
+  server.on("drop", () => {
+    metrics.connectionsDropped.inc();
+    // said once a minute at most: a flood writes no flood of lines
+    if (Date.now() - droppedSaid >= 60_000) {
+      droppedSaid = Date.now();
+      logger.warn({ maxConnections: config.server.maxConnections }, "max_connections are open: new connections are closed as they come (hookbox_connections_dropped_total counts them)");
+    }
+  });
+  const descriptors = openFilesLimit();
+  if (descriptors !== undefined && config.server.maxConnections > descriptors - RESERVED_DESCRIPTORS) {
+    logger.warn({ maxConnections: config.server.maxConnections, openFilesLimit: descriptors }, `max_connections leaves fewer than ${RESERVED_DESCRIPTORS} of the process's file descriptors (ulimit -n) to its own files and the engine: raise the limit or lower max_connections`);
+  }
   server.on("error", (err) => {
     logger.fatal({ err }, "cannot listen");
     process.exit(1);

@@ -21,6 +21,7 @@ export class Metrics {
   readonly auditErrors = new Counter({ name: "hookbox_audit_errors_total", help: "Audit lines that could not be written (the event was still answered)", registers: [this.registry] });
   readonly auditLate = new Counter({ name: "hookbox_audit_late_total", help: "Events answered before their audit line was written: the disk took longer than AUDIT_WAIT_MS (the line is written when it takes it)", registers: [this.registry] });
   readonly logDrops = new Counter({ name: "hookbox_log_lines_dropped_total", help: "Log lines dropped: stdout did not take them while LOG_BUFFER_BYTES were waiting", registers: [this.registry] });
+  readonly connectionsDropped = new Counter({ name: "hookbox_connections_dropped_total", help: "Connections closed as they came: max_connections were open", registers: [this.registry] });
   readonly rejected = new Counter({ name: "hookbox_rejected_total", help: "Requests refused, by HTTP status", labelNames: ["status"] as const, registers: [this.registry] });
   readonly eventSeconds = new Histogram({ name: "hookbox_event_duration_seconds", help: "Time to answer an event", buckets: BUCKETS_S, registers: [this.registry] });
   readonly hookSeconds = new Histogram({ name: "hookbox_hook_duration_seconds", help: "Time a hook ran, by sandbox", labelNames: ["sandbox"] as const, buckets: BUCKETS_S, registers: [this.registry] });

@@ -449,3 +449,45 @@ describe("kept parts of a request hold no more than themselves", () => {
     expect(sessions.sessions[0]!.session_id).toMatch(/^399-s{1020}…\[truncated \d+ bytes\]$/);
   });
 });
+
+describe("a flood of connections", () => {
+  let svc: Service;
+  beforeAll(async () => {
+    svc = await startService("", { server: "max_connections = 8" });
+  });
+  afterAll(async () => {
+    await svc.stop();
+  });
+
+  it("closes connections past max_connections as they come, counts them, and serves again once the flood goes", async () => {
+    const url = new URL(svc.url);
+    const open = (): Promise<ReturnType<typeof connect>> =>
+      new Promise((resolve, reject) => {
+        const s = connect(Number(url.port), url.hostname, () => resolve(s));
+        s.on("error", reject);
+      });
+    // eight idle connections, none of them sending a byte
+    const flood = await Promise.all(Array.from({ length: 8 }, open));
+    // the ninth is closed at once, without an answer
+    const ninth = await open();
+    const said = await new Promise<string>((resolve) => {
+      let got = "";
+      ninth.on("data", (d: Buffer) => (got += d.toString("latin1")));
+      ninth.on("close", () => resolve(got));
+      ninth.on("error", () => undefined);
+      ninth.write("GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n");
+    });
+    expect(said).toBe("");
+    for (const s of flood) s.destroy();
+    // once they are gone, every request is served again
+    let status = 0;
+    for (let i = 0; i < 50 && status !== 200; i++) {
+      status = await fetch(`${svc.url}/healthz`).then((r) => r.status, () => 0);
+      if (status !== 200) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(status).toBe(200);
+    const metrics = await (await fetch(`${svc.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN_A}` } })).text();
+    expect(metrics).toMatch(/^hookbox_connections_dropped_total [1-9]\d*$/m);
+    expect(svc.logs()).toMatch(/max_connections are open: new connections are closed as they come/);
+  });
+});
