@@ -14,7 +14,7 @@ import { clip, wellFormedJson } from "./formats/shared.js";
 import { DEFAULT_TRACE_LIMITS } from "./trace-limits.js";
 import type { Verdict } from "./verdict.js";
 import type { PayloadCache } from "./payload.js";
-import type { RunRequest, RunResult, Runner, Outcome } from "./run/types.js";
+import { STALE_WORKSPACE_ERROR, type RunRequest, type RunResult, type Runner, type Outcome } from "./run/types.js";
 import type { SandboxConfig } from "./config.js";
 import { mapLimited } from "./map-limited.js";
 import { head } from "./detached.js";
@@ -75,6 +75,8 @@ export interface ExecuteOptions {
   workspaceDir?: string;
   /** whether `workspaceDir` still holds the workspace whose hooks these are: no container runs a replaced one */
   workspaceCurrent?: () => boolean;
+  /** the stored workspace's upload (WorkspaceStore): what its cached archive is known by */
+  workspaceVersion?: string;
   signal?: AbortSignal;
   eventId?: string;
   /** the tenant: its share of the warm pool */
@@ -198,10 +200,7 @@ const NO_TIME: RunResult = { outcome: "timed_out", exitCode: null, stdout: "", s
  * tree than the one those hooks were written for — hookbox's failure to run them, never a run of
  * them over files they do not know.
  */
-const STALE_WORKSPACE: RunResult = {
-  outcome: "failed_to_start", exitCode: null, stdout: "", stderr: "", durationMs: 0, startMs: 0,
-  error: "the workspace was replaced or deleted while the event waited: its hooks were read from the one before",
-};
+const STALE_WORKSPACE: RunResult = { outcome: "failed_to_start", exitCode: null, stdout: "", stderr: "", durationMs: 0, startMs: 0, error: STALE_WORKSPACE_ERROR };
 const NO_TIME_ERROR = "not run: the event's max_event_ms had passed";
 
 async function runOne(hook: HookDef, opts: ExecuteOptions, t0: number): Promise<[Judged, HookRecord, HookTrace, Undecided | undefined]> {
@@ -344,6 +343,9 @@ function requestFor(hook: HookDef, onHost: boolean, opts: ExecuteOptions): RunRe
     signal: opts.signal,
     eventId: opts.eventId,
     ...(opts.party !== undefined ? { party: opts.party } : {}),
+    ...(!onHost && opts.workspaceVersion !== undefined ? { workspaceVersion: opts.workspaceVersion } : {}),
+    // Checked again once its files are ready for the container: a replacement while they were packed is caught there.
+    ...(!onHost && hook.source === "repository" && opts.workspaceCurrent !== undefined ? { workspaceCurrent: opts.workspaceCurrent } : {}),
     ...(hook.source === "repository" && Object.values(hook.limits).some((v) => v !== undefined) ? { poolable: false } : {}),
   };
 }

@@ -52,7 +52,7 @@ export interface EventRequest {
    * an uploaded workspace: its folder (seen at /workspace) and its repository hooks; `current`: whether
    * that is still the stored workspace (an upload of its id, or a delete, may come while the event waits)
    */
-  workspace?: { dir: string; hooks: HookSet; current?: () => boolean };
+  workspace?: { dir: string; hooks: HookSet; current?: () => boolean; version?: string };
   /** false: no one can answer an `ask` (copilot-hooks.md autopilot) */
   interactive: boolean;
   /** dialect of `output`; default: the body's */
@@ -293,6 +293,7 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
             payloads: new PayloadCache(req.raw, req.body, dialect, point),
             workspaceDir: req.workspace?.dir,
             ...(req.workspace?.current ? { workspaceCurrent: req.workspace.current } : {}),
+            ...(req.workspace?.version !== undefined ? { workspaceVersion: req.workspace.version } : {}),
             repositoryMayRewrite: req.tenant.repositoryMayRewrite === true,
           });
           let cut = firstCut;

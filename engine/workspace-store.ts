@@ -80,6 +80,8 @@ interface Stored {
   info: WorkspaceInfo;
   /** whether this is still the stored workspace of its id (not replaced by an upload, nor deleted since) */
   current: () => boolean;
+  /** this upload's own name (this load's, after a restart): what its files' cached archive is known by — a path, an inode and a ctime can all come back */
+  version: string;
 }
 
 /** A stored workspace as the store keeps it: its hook set only while resident (MAX_RESIDENT_HOOK_BYTES). */
@@ -89,6 +91,7 @@ interface Entry {
   about: Omit<WorkspaceInfo, "hooks" | "warnings">;
   resident?: { hooks: HookSet; info: WorkspaceInfo; bytes: number };
   current: () => boolean;
+  version: string;
 }
 
 const META_DIR = "_meta";
@@ -274,7 +277,7 @@ export class WorkspaceStore {
     if (!entry?.resident) return undefined;
     this.resident.delete(key);
     this.resident.set(key, entry);
-    return { dir: entry.dir, hooks: entry.resident.hooks, info: entry.resident.info, current: entry.current };
+    return { dir: entry.dir, hooks: entry.resident.hooks, info: entry.resident.info, current: entry.current, version: entry.version };
   }
 
   private async load(tenant: string, base: string, id: string, key: string): Promise<Stored | undefined> {
@@ -314,7 +317,7 @@ export class WorkspaceStore {
   private remember(tenant: string, key: string, dir: string, hooks: HookSet, info: WorkspaceInfo): Stored {
     this.forget(key);
     const { hooks: _summary, warnings: _warnings, ...about } = info;
-    const entry: Entry = { tenant, dir, about, current: () => this.cache.get(key) === entry };
+    const entry: Entry = { tenant, dir, about, current: () => this.cache.get(key) === entry, version: randomUUID() };
     this.cache.set(key, entry);
     this.refused.delete(key);
     return this.keep(key, entry, hooks, info);
@@ -322,7 +325,7 @@ export class WorkspaceStore {
 
   /** Holds `entry`'s hook set, then gives up the least recently used of the tenant holding the most while past the budget. */
   private keep(key: string, entry: Entry, hooks: HookSet, info: WorkspaceInfo): Stored {
-    const stored: Stored = { dir: entry.dir, hooks, info, current: entry.current };
+    const stored: Stored = { dir: entry.dir, hooks, info, current: entry.current, version: entry.version };
     // Replaced or removed while its hooks were read: the event that asked runs it as it was, unheld.
     if (this.cache.get(key) !== entry) return stored;
     this.release(key);

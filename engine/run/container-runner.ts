@@ -20,7 +20,7 @@ import { WorkspaceArchives } from "./workspace-archive.js";
 import { prestart } from "./warm-start.js";
 import type { WarmContainer } from "./warm-container.js";
 import { clearScratch, scratchBoundProblem } from "./workspace-view.js";
-import type { RunRequest, RunResult, Runner } from "./types.js";
+import { STALE_WORKSPACE_ERROR, type RunRequest, type RunResult, type Runner } from "./types.js";
 
 export type { EngineStatus } from "./engine-status.js";
 
@@ -94,7 +94,10 @@ export class ContainerRunner implements Runner {
       // cancellation, builds taking turns between tenants: a build that has started goes on for the
       // cache (a slow disk's), one no event waits for any more before its turn is dropped.
       const wait = { party: request.party ?? "", waitMs: request.timeoutMs, ...(request.signal ? { signal: request.signal } : {}) };
-      const archive = request.workspaceDir ? await this.archives.get(request.workspaceDir, fits, wait).catch(() => null) : undefined;
+      const archive = request.workspaceDir ? await this.archives.get(request.workspaceDir, fits, { ...wait, ...(request.workspaceVersion !== undefined ? { version: request.workspaceVersion } : {}) }).catch(() => null) : undefined;
+      // Replaced or deleted while its files were packed (or waited for): neither these files nor
+      // the folder's new ones are the workspace its hooks were read from.
+      if (request.workspaceCurrent && !request.workspaceCurrent()) return { outcome: "failed_to_start", exitCode: null, error: STALE_WORKSPACE_ERROR, stdout: "", stderr: "", startMs: 0, durationMs: performance.now() - t0 };
       // Building the workspace's archive (not when it is cached) takes from the hook's time: the
       // hook gets what is left, and a timeout then is hookbox's doing (`preparedMs`), not the hook's.
       const spentMs = performance.now() - t0;

@@ -18,6 +18,10 @@ export interface RunRequest {
   runtime?: Runtime;
   /** Host directory seen by the hook at /workspace, copy-on-write (SERVICE.md §3). */
   workspaceDir?: string;
+  /** the stored workspace's upload: its cached archive is known by it (a re-upload's folder may reuse the inode, and ctime) */
+  workspaceVersion?: string;
+  /** a repository hook's: whether `workspaceDir` still holds the workspace its hooks were read from */
+  workspaceCurrent?: () => boolean;
   /** Host directories mounted read-only at their own path (container runner). */
   mounts?: readonly string[];
   /** Working directory: on the host for the host runner; relative to /workspace in a container. */
@@ -68,3 +72,6 @@ export interface Runner {
   readonly kind: "host" | "container";
   run(request: RunRequest): Promise<RunResult>;
 }
+
+/** Why a repository hook did not run: its workspace changed under the event. */
+export const STALE_WORKSPACE_ERROR = "the workspace was replaced or deleted while the event waited: its hooks were read from the one before";

@@ -39,6 +39,8 @@ export interface ArchiveWait {
   waitMs?: number;
   /** stops the wait at once (the event was cancelled); then null */
   signal?: AbortSignal;
+  /** the stored workspace's upload (WorkspaceStore's `version`): part of what the archive is known by */
+  version?: string;
 }
 
 interface Build {
@@ -62,13 +64,15 @@ export class WorkspaceArchives {
 
   /**
    * The tar of `dir` (null: larger than `maxArchiveBytes`, or it or its unpacked footprint larger than `limitBytes`,
-   * or not built within `wait`, or its build failed). A re-uploaded workspace is a new folder at the same path: its inode and ctime tell
-   * the two apart. A build waits for its turn (fair-slots.ts); one whose every waiter gave up before it is
+   * or not built within `wait`, or its build failed). A re-uploaded workspace is a new folder at the same path: its inode, ctime and
+   * the upload's own name (`wait.version`) tell the two apart. A build waits for its turn (fair-slots.ts); one whose every waiter gave up before it is
    * dropped, never started. One that has started goes on and is kept: the next event of that workspace finds it.
    */
   async get(dir: string, limitBytes = Infinity, wait: ArchiveWait = {}): Promise<Buffer | null> {
     const st = await stat(dir);
-    const key = `${st.ino}:${st.ctimeMs}`;
+    // The upload's own name where the store gives one: an inode a delete frees comes back at once,
+    // and a ctime of whole seconds (some file systems') may too.
+    const key = `${st.ino}:${st.ctimeMs}:${wait.version ?? ""}`;
     let archive = this.cache.get(dir, key)?.archive;
     if (archive === undefined) {
       const id = `${dir}\n${key}`;

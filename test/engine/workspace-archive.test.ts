@@ -11,6 +11,11 @@ import { join } from "node:path";
 import type * as FsPromises from "node:fs/promises";
 import { describe, expect, it, vi } from "vitest";
 import { WorkspaceArchives, type ArchiveOptions } from "../../engine/run/workspace-archive.js";
+import { ContainerRunner } from "../../engine/run/container-runner.js";
+import { STALE_WORKSPACE_ERROR } from "../../engine/run/types.js";
+import { DEFAULT_LIMITS } from "../../engine/names.js";
+import { WorkspaceStore } from "../../engine/workspace-store.js";
+import { tarOf } from "../helpers/tar.js";
 
 const probe = vi.hoisted(() => ({
   /** workspaces whose builds are watched */
@@ -208,5 +213,50 @@ describe("workspace archives in memory", () => {
     expect(startsOf(flood[5]!)).toBe(1);
     expect(await cache.get(flood[0]!, Infinity, { party: "a" })).not.toBeNull();
     expect(startsOf(flood[0]!)).toBe(2);
+  });
+});
+
+describe("a workspace replaced under its event", () => {
+  const storeOptions = { maxEntries: 1000, maxUnpackedBytes: 1 << 24, maxUnpackRatio: 200, maxHookFileBytes: 1 << 20, maxHooks: 1000, maxTimeoutMs: 60_000, tenants: [] };
+  async function* once(b: Buffer) {
+    yield b;
+  }
+  const upload = (v: string) =>
+    tarOf([
+      { name: ".github/hooks/g.json", content: JSON.stringify({ version: 1, hooks: { preToolUse: [{ type: "command", bash: `guard-${v}` }] } }) },
+      { name: "top.txt", content: `top-${v}` },
+    ]);
+  // An engine no call may reach: the run must end before any container is asked for.
+  const noEngine = new Proxy({}, { get: () => () => Promise.reject(new Error("no engine call may be made")) }) as never;
+
+  it("is never served the archive of the upload before, though its folder keeps its inode and ctime", async () => {
+    reset();
+    const [dir] = workspaces(1);
+    writeFileSync(join(dir!, "f.txt"), "upload-one");
+    const cache = archives({});
+    expect((await cache.get(dir!, Infinity, { version: "one" }))!.toString("latin1")).toContain("upload-one");
+    // the folder's inode and ctime stay (its entries do): only the upload's own name tells them apart
+    writeFileSync(join(dir!, "f.txt"), "upload-two");
+    expect((await cache.get(dir!, Infinity, { version: "one" }))!.toString("latin1")).toContain("upload-one");
+    expect((await cache.get(dir!, Infinity, { version: "two" }))!.toString("latin1")).toContain("upload-two");
+  });
+
+  it("runs no repository hook whose workspace was replaced while its files were packed: neither the old files nor the new", async () => {
+    reset();
+    const store = new WorkspaceStore(mkdtempSync(join(tmpdir(), "hookbox-stale-")), storeOptions);
+    await store.put("team-a", "w", once(await upload("v1")));
+    const v1 = (await store.get("team-a", "w"))!;
+    probe.watched.add(v1.dir);
+    probe.holding.add(v1.dir);
+    const runner = new ContainerRunner({ scratchDir: mkdtempSync(join(tmpdir(), "hookbox-scratch-")), pool: { size: 1, maxTotal: 2, idleMs: 60_000, maxStarting: 1 }, client: noEngine });
+    const running = runner.run({ command: "cat top.txt", stdin: Buffer.from("{}"), env: {}, timeoutMs: 10_000, limits: DEFAULT_LIMITS, workspaceDir: v1.dir, workspaceVersion: v1.version, workspaceCurrent: v1.current, party: "team-a" });
+    await expect.poll(() => probe.held.has(v1.dir)).toBe(true);
+    await store.put("team-a", "w", once(await upload("v2")));
+    expect(v1.current()).toBe(false);
+    letGo(v1.dir);
+    expect(await running).toMatchObject({ outcome: "failed_to_start", error: STALE_WORKSPACE_ERROR, stdout: "" });
+    // the new upload is its own: known by another name, its archive built afresh
+    const v2 = (await store.get("team-a", "w"))!;
+    expect(v2.version).not.toBe(v1.version);
   });
 });
