@@ -6,7 +6,7 @@
  * test/service/failure-mode.test.ts run both through the same tables.
  */
 import { AGENT_DEADLINE_S, CLAUDE_EVENT_DEADLINE_S } from "../engine/agents.js";
-import { FORWARD_USAGE, MAX_SAID_BYTES, NOT_HOOKBOX, TOKEN_NOT_SENDABLE, TOKEN_REFUSED, USAGE_BLOCK_EXIT } from "./forward.js";
+import { EVENT_NAME_PROBLEM, FORWARD_USAGE, MAX_SAID_BYTES, NOT_HOOKBOX, TOKEN_NOT_SENDABLE, TOKEN_REFUSED, URL_BYTES, URL_HOST, USAGE_BLOCK_EXIT } from "./forward.js";
 
 /** The JSON the forwarder reads and writes, in awk: the answer's fields, the agent's deny, terminal-safe text. */
 const AWK = String.raw`
@@ -368,6 +368,9 @@ export const FORWARD_SCRIPT = String.raw`#!/bin/sh
 # codes and failure-mode handling as 'hookbox forward'. Needs sh, curl >= 7.75, awk, and sha256sum
 # or shasum. Keep it next to the agent's config, e.g. .hookbox/forward.sh.
 umask 077
+# An agent that stops reading the answer does not end this script before its exit code: a write
+# to its stdout fails, and the code it exits with is still the answer's ('hookbox forward' alike).
+trap '' PIPE
 AWK='${AWK.replace(/'/g, `'\\''`)}'
 # A line whose flags are wrong is a guard that never reaches hookbox: it blocks — exit 2 with the
 # problem on stderr, every agent's block — but where a block would keep the agent going (a stop).
@@ -469,7 +472,35 @@ fi
 # One no header can carry (a CR from a CRLF .env file, say) never reaches hookbox: a wrong line.
 case $token in *[!!-~]*) wrongline "${TOKEN_NOT_SENDABLE}" ;; esac
 # hookbox speaks HTTP: curl would speak gopher, dict, smtp or file to whatever --url names.
-case $url in [Hh][Tt][Tt][Pp]://*|[Hh][Tt][Tt][Pp][Ss]://*) ;; *) usage ;; esac
+case $url in [Hh][Tt][Tt][Pp]://*|[Hh][Tt][Tt][Pp][Ss]://*) ;; *) usage "--url must be http:// or https://" ;; esac
+# Read as 'hookbox forward' reads it, before anything is sent: printable ASCII without a byte curl
+# and Node's URL parser read apart (a backslash is a user name's to curl, a path's to Node: the token
+# would go to two hosts), nor ? or # (the event's path goes after it); a host that is a name of
+# letters, digits, dots and hyphens, or [an IPv6 address]; a port of at most 65535.
+case $url in *[!!-~]*|*[\\\"\<\>\^\`{\|}?#]*) usage "${URL_BYTES}" ;; esac
+hp=\${url#*://}
+hp=\${hp%%/*}
+hp=\${hp##*@}
+hh=$hp hport=
+case $hp in
+  \[*\]:*) hh=\${hp%\]:*}] hport=\${hp##*\]:} ;;
+  \[*) ;;
+  *:*) hh=\${hp%%:*} hport=\${hp#*:} ;;
+esac
+case $hp in *:) hport=x ;; esac
+case $hh in
+  \[\]|\[*[!0-9A-Fa-f:.]*\]) usage "${URL_HOST}" ;;
+  \[*\]) ;;
+  ''|*[!A-Za-z0-9.-]*) usage "${URL_HOST}" ;;
+esac
+case $hport in
+  '') ;;
+  *[!0-9]*|??????*) usage "${URL_HOST}" ;;
+  *) [ "$hport" -le 65535 ] || usage "${URL_HOST}" ;;
+esac
+# An event is a name (never a path: no dot, no slash), as every agent's are.
+case $event in *[!A-Za-z0-9_-]*) usage "${EVENT_NAME_PROBLEM}" ;; esac
+[ "\${#event}" -le 128 ] || usage "${EVENT_NAME_PROBLEM}"
 # The URL as it may be shown: without a user name and password (through the last @ before the path).
 after=\${url#*://}
 authority=\${after%%[/?#\\]*}
@@ -537,7 +568,11 @@ if [ "$tms" -ge $(( am + 100 )) ]; then
 fi
 # HOOKBOX_CANARY: 'hookbox doctor' runs this very line to see whether a block reaches the agent.
 [ -n "\${HOOKBOX_CANARY-}" ] && set -- "$@" -H 'hookbox-canary: block'
-exec 4<&0
+# stdin as it is — or, closed by the agent, as /dev/null (an empty event, as Node reads it): dash
+# would end the script on the bare exec (command keeps it going; its message is not shown).
+exec 5>&2
+command exec 2>/dev/null 4<&0 || exec 4</dev/null
+exec 2>&5 5>&-
 cr=$(printf '\r')
 # Read no further than an answer of hookbox's can be, and its headers: past that, head ends, curl
 # stops on its next write, and awk reads no more (what it got is no answer: the failure mode).
@@ -568,7 +603,8 @@ cachefile() {
 }
 # A folder or regular file of this user's, not a link (never a FIFO, which would hold the call).
 own() { [ ! -h "$1" ] && [ -O "$1" ] && [ "$2" "$1" ]; }
-readcache() { cur=; [ -n "$f" ] && own "$cdir" -d && own "$f" -f && read -r cur < "$f"; }
+# its first line, exactly ('hookbox forward' alike)
+readcache() { cur=; [ -n "$f" ] && own "$cdir" -d && own "$f" -f && IFS= read -r cur < "$f"; }
 if [ -n "$told" ]; then
   cachefile
   readcache

@@ -9,7 +9,7 @@ import { closeSync, constants, existsSync, fstatSync, ftruncateSync, lstatSync, 
 import { isAbsolute } from "node:path";
 import type { Readable } from "node:stream";
 import { parseArgs } from "node:util";
-import { agentDeadlineS } from "../engine/agents.js";
+import { agentDeadlineS, asciiLower } from "../engine/agents.js";
 import { headBytes } from "../engine/detached.js";
 import { block, safeJson, shownUrl, withoutUserinfo } from "./terminal.js";
 
@@ -44,7 +44,8 @@ export const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
 export const MAX_SAID_BYTES = 4096;
 /**
  * @default 16 MiB — the most of stdin read as the event: hookbox takes a mebibyte at most (413 past
- * it), so a larger event is no event, and the forwarder's memory stays bounded whatever the agent writes.
+ * it, with the tenant's failure mode), so a larger event goes cut one byte past this — refused as the
+ * whole of it forward.sh streams is — and the forwarder's memory stays bounded whatever the agent writes.
  */
 export const MAX_STDIN_BYTES = 16 * 1024 * 1024;
 
@@ -73,7 +74,7 @@ function usageError(problem: string, argv: string[], usage = true): { stdout: st
   const head = usage ? `${FORWARD_USAGE}\n` : "";
   const text = `hookbox forward: ${block(problem)}`;
   const event = lastFlag(argv, "event");
-  if (event !== undefined && STOP_EVENTS.has(event.toLowerCase())) return { stdout: "{}\n", stderr: `${head}${text} (at ${block(event)} a block would keep the agent going: it goes on)\n`, code: 0 };
+  if (event !== undefined && STOP_EVENTS.has(asciiLower(event))) return { stdout: "{}\n", stderr: `${head}${text} (at ${block(event)} a block would keep the agent going: it goes on)\n`, code: 0 };
   const reason = `${text}: blocking (a guard whose line is wrong lets nothing through; \`hookbox doctor\` checks each line)`;
   // The block the failure mode gives, in the line's own format where it names one (cosh unless told).
   // No --format: cosh, the default; an empty one is no agent's.
@@ -89,7 +90,7 @@ function usageError(problem: string, argv: string[], usage = true): { stdout: st
  * exit there is a failed hook, the stop read from exit 0's JSON).
  */
 function jsonBlockOnly(format: AgentFormat, event: string): boolean {
-  return format === "cosh" || (format === "codex" && event.toLowerCase() === "precompact");
+  return format === "cosh" || (format === "codex" && asciiLower(event) === "precompact");
 }
 
 /** What a usage error exits with, but for cosh (whose block is its JSON at exit 0): 2, a block to every other agent. */
@@ -166,10 +167,12 @@ export async function forward(argv: string[], io: { stdin: Readable; env: NodeJS
   const badTimeout = values.timeout !== undefined && !(/^[0-9.]+$/.test(values.timeout) && parseInt(values.timeout, 10) > 0);
   const problem0 = !values.url
     ? "--url is missing"
-    : !/^https?:\/\//i.test(values.url)
-      ? "--url must be http:// or https://"
+    : urlProblem(values.url) !== undefined
+      ? urlProblem(values.url)
       : !values.event
         ? "--event is missing"
+        : !EVENT_NAME.test(values.event)
+          ? EVENT_NAME_PROBLEM
         : !Object.hasOwn(FORMATS, format)
           ? `--format ${format} is not one of cosh, copilot, claude, codex, gemini, cursor`
           : override !== undefined && override !== "allow" && override !== "block"
@@ -236,7 +239,7 @@ export async function forward(argv: string[], io: { stdin: Readable; env: NodeJS
         stderr: blocked ? `${block(String(reason))}\n` : "",
         // Codex reads a block before a tool from exit code 2 with the reason on stderr; elsewhere its
         // JSON (continue: false, context) is read at exit 0 only. An exit code is 0–255, or none.
-        code: blocked && format === "codex" && CODEX_EXIT_2_EVENTS.has(values.event.toLowerCase()) ? 2 : exitCodeOf(answer.exit_code),
+        code: blocked && format === "codex" && CODEX_EXIT_2_EVENTS.has(asciiLower(values.event)) ? 2 : exitCodeOf(answer.exit_code),
       };
     }
     const message = answer.error?.message;
@@ -253,8 +256,6 @@ export async function forward(argv: string[], io: { stdin: Readable; env: NodeJS
     if (isGarbled(e) && told === undefined && !signal.aborted) return usageError(`${shownUrl(values.url)} answered with what no hookbox sends (${block(e.message)}): ${NOT_HOOKBOX}`, argv, false);
     problem = e instanceof StdinTooSlow
       ? `the event did not arrive on stdin within ${Math.round(timeoutMs)} ms (the agent's ${deadlineS} s deadline is near)`
-      : e instanceof StdinTooLarge
-        ? `the event on stdin is larger than ${MAX_STDIN_BYTES} bytes (MAX_STDIN_BYTES): not sent`
       : signal.aborted
         ? `hookbox did not answer within ${Math.round(timeoutMs)} ms (the agent's ${deadlineS} s deadline is near)`
         : `hookbox unreachable at ${shownUrl(values.url)}: ${block(withoutUserinfo(e.message))}`;
@@ -269,7 +270,7 @@ export async function forward(argv: string[], io: { stdin: Readable; env: NodeJS
   if (mode === "allow") return { stdout: "{}\n", stderr: `${problem} (${why})\n`, code: 0 };
   // Where the agent is about to stop, a block would keep it going (another turn, told the error):
   // hookbox's failure lets it stop.
-  if (STOP_EVENTS.has(values.event.toLowerCase())) return { stdout: "{}\n", stderr: `${problem} (${why}; at ${block(values.event)} a block would keep the agent going: it goes on as it would)\n`, code: 0 };
+  if (STOP_EVENTS.has(asciiLower(values.event))) return { stdout: "{}\n", stderr: `${problem} (${why}; at ${block(values.event)} a block would keep the agent going: it goes on as it would)\n`, code: 0 };
   // Exit 2 with the reason on stderr blocks in every one of these agents (copilot-hooks.md: for
   // preToolUse); the agent's own deny JSON is printed too, for those that read stdout.
   const reason = `${problem} (${why})`;
@@ -301,6 +302,28 @@ export function wrongLine(status: number, told: boolean): string | undefined {
 /** What both forwarders say of a refused token, and of an answer no hookbox gave (after "answered <status>"). */
 export const TOKEN_REFUSED = "refused the token: check --token or HOOKBOX_TOKEN";
 export const NOT_HOOKBOX = "without hookbox's Hookbox-On-Failure header: no hookbox at this --url (a wrong URL, or a proxy before hookbox answering for it)";
+
+/**
+ * What --url may be, read alike by both forwarders before anything is sent: http(s)://HOST[:PORT][/PATH]
+ * in printable ASCII, a user name and password before the host aside — without a byte that curl
+ * and Node's URL parser read apart (a backslash is a path's to Node, a user name's to curl: the
+ * token would go to two hosts), nor `?` or `#` (the event's path goes after it). The host: a name
+ * of letters, digits, dots and hyphens, or an IPv6 address in brackets; a port of at most 65535.
+ */
+export function urlProblem(url: string): string | undefined {
+  if (!/^https?:\/\//i.test(url)) return "--url must be http:// or https://";
+  if (/[^\x21-\x7e]|[\\"<>^`{|}?#]/.test(url)) return URL_BYTES;
+  const after = url.slice(url.indexOf("://") + 3);
+  const authority = after.split("/", 1)[0]!;
+  const m = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::([0-9]{1,5}))?$/.exec(authority.slice(authority.lastIndexOf("@") + 1));
+  return m && (m[1] === undefined || Number(m[1]) <= 65535) ? undefined : URL_HOST;
+}
+/** Why a --url is refused (forward.sh says the same). */
+export const URL_BYTES = "--url holds a blank, a control or non-ASCII byte, or a character curl and Node read apart (a backslash, a quote or backquote, <, >, ^, a brace or |) or ? or # (the event's path goes after the URL)";
+export const URL_HOST = "--url has no host (a name of letters, digits, dots and hyphens, or [an IPv6 address]) or a port past 65535";
+/** What --event may be: a name, as every agent's events are (never a path: no dot, no slash). */
+export const EVENT_NAME = /^[A-Za-z0-9_-]{1,128}$/;
+export const EVENT_NAME_PROBLEM = "--event must be a name of at most 128 letters, digits, _ and -";
 
 /** Why a token is refused before anything is sent (forward.sh says the same). */
 export const TOKEN_NOT_SENDABLE = "the token holds a character no header can carry (a space, a control character, a line break, a non-ASCII letter): check HOOKBOX_TOKEN (or --token)";
@@ -337,11 +360,11 @@ function headerBytes(res: { statusMessage?: string; rawHeaders: string[] }): num
 /** The event did not arrive on stdin before the deadline. */
 class StdinTooSlow extends Error {}
 
-/** The event on stdin is larger than MAX_STDIN_BYTES. */
-class StdinTooLarge extends Error {}
 
 /**
- * All of stdin, or StdinTooSlow once `signal` aborts first, or StdinTooLarge past MAX_STDIN_BYTES
+ * All of stdin, or StdinTooSlow once `signal` aborts first; past MAX_STDIN_BYTES its first
+ * MAX_STDIN_BYTES + 1 bytes, the rest not read: sent as they are, hookbox refuses them (413) with
+ * the tenant's failure mode, as it does the whole event forward.sh streams
  * (the rest not read). Read by its events: an async iterator over it loads more of Node's stream
  * machinery on every call of the command.
  */
@@ -359,12 +382,14 @@ function readAll(stdin: Readable, signal: AbortSignal): Promise<Buffer> {
     const onEnd = () => settle();
     const onError = (err: unknown) => settle(err instanceof Error ? err : new Error(String(err)));
     const onData = (c: Buffer | string) => {
-      bytes += c.length;
+      const b = typeof c === "string" ? Buffer.from(c) : c;
+      bytes += b.length;
       if (bytes > MAX_STDIN_BYTES) {
         stdin.destroy();
-        return settle(new StdinTooLarge());
+        chunks.push(b.subarray(0, b.length - (bytes - MAX_STDIN_BYTES - 1)));
+        return settle();
       }
-      chunks.push(typeof c === "string" ? Buffer.from(c) : c);
+      chunks.push(b);
     };
     if (signal.aborted) return onAbort();
     signal.addEventListener("abort", onAbort, { once: true });
@@ -512,11 +537,11 @@ function denyOutput(format: AgentFormat, event: string, reason: string): Record<
     // takes its decision object, the rest a top-level block.
     case "claude":
     case "codex":
-      if (event.toLowerCase() === "pretooluse") return { decision: "block", reason, hookSpecificOutput: { hookEventName: event, permissionDecision: "deny", permissionDecisionReason: reason } };
+      if (asciiLower(event) === "pretooluse") return { decision: "block", reason, hookSpecificOutput: { hookEventName: event, permissionDecision: "deny", permissionDecisionReason: reason } };
       // PermissionRequest ignores exit 2: a deny there is its decision object.
-      if (event.toLowerCase() === "permissionrequest") return { hookSpecificOutput: { hookEventName: event, decision: { behavior: "deny", message: reason } } };
+      if (asciiLower(event) === "permissionrequest") return { hookSpecificOutput: { hookEventName: event, decision: { behavior: "deny", message: reason } } };
       // Codex's compaction answer takes no decision field (it refuses the whole answer): its stop is the block.
-      if (format === "codex" && event.toLowerCase() === "precompact") return { continue: false, stopReason: reason };
+      if (format === "codex" && asciiLower(event) === "precompact") return { continue: false, stopReason: reason };
       return { decision: "block", reason };
     case "cosh":
     case "gemini": return { decision: "block", reason };
@@ -575,7 +600,9 @@ function modeCache(dir: string | undefined, url: string, token: string | undefin
         fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
         if (!fstatSync(fd).isFile()) return undefined;
         const buf = Buffer.alloc(16);
-        const mode = buf.subarray(0, readSync(fd, buf, 0, 16, 0)).toString("utf8").trim();
+        // its first line, exactly (forward.sh's IFS= read -r)
+        const text = buf.subarray(0, readSync(fd, buf, 0, 16, 0)).toString("latin1");
+        const mode = text.split("\n", 1)[0];
         // the path is the environment's (XDG_CACHE_HOME, HOME): escaped for the terminal
         return mode === "allow" || mode === "block" ? { mode, from: `on_failure (the tenant's, as hookbox last said: ${block(file)})` } : undefined;
       } catch {

@@ -16,9 +16,18 @@ export type Agent = keyof typeof AGENT_DEADLINE_S;
  */
 export const CLAUDE_EVENT_DEADLINE_S: Readonly<Record<string, number>> = { userpromptsubmit: 30, premodelswitch: 30, postmodelswitch: 30, messagedisplay: 10, sessionend: 1.5 };
 
+/**
+ * `name` with its ASCII capitals in lower case, and nothing else: as forward.sh's `LC_ALL=C tr` folds
+ * it (JavaScript's toLowerCase folds the Kelvin sign to a "k", say: the two forwarders would read
+ * one event name apart).
+ */
+export function asciiLower(name: string): string {
+  return name.replace(/[A-Z]+/g, (c) => c.toLowerCase());
+}
+
 /** The agent's own deadline for one hook of `event`, in seconds. */
 export function agentDeadlineS(agent: Agent, event: string): number {
-  const key = event.toLowerCase();
+  const key = asciiLower(event);
   const own = agent === "claude" && Object.hasOwn(CLAUDE_EVENT_DEADLINE_S, key) ? CLAUDE_EVENT_DEADLINE_S[key] : undefined;
   return own ?? AGENT_DEADLINE_S[agent];
 }

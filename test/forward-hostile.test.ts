@@ -329,7 +329,7 @@ describe("a hostile hookbox, failure mode block", () => {
   });
 
   it("shows a --url without its user name and password — a password holding @ too — in both, on stderr and in the reason the model reads", async () => {
-    for (const u of ["http://alice:s3cretpw@127.0.0.1:1", "http://alice:pa@ssw0rd@127.0.0.1:1/x?y=@z"]) {
+    for (const u of ["http://alice:s3cretpw@127.0.0.1:1", "http://alice:pa@ssw0rd@127.0.0.1:1/x/y@z"]) {
       const a = ["--url", u, "--event", "preToolUse", "--format", "copilot", "--on-unreachable", "block"];
       const [node, sh] = await Promise.all([run("node", a), run("sh", a)]);
       for (const r of [node, sh]) {
@@ -340,13 +340,13 @@ describe("a hostile hookbox, failure mode block", () => {
     }
   });
 
-  it("prints a --url with control bytes escaped, in both", async () => {
+  it("refuses a --url with control bytes as a wrong line, in both, printing none of them", async () => {
     const evil = "http://127.0.0.1:1/\u001b]0;PWNED\u0007";
     const [node, sh] = await Promise.all([run("node", ["--url", evil, "--event", "preToolUse", "--format", "copilot"]), run("sh", ["--url", evil, "--event", "preToolUse", "--format", "copilot"])]);
     for (const r of [node, sh]) {
-      expect(r.code).toBe(0);
-      expect(r.stderr).toContain("\\x1b]0;PWNED\\x07");
-      expect(r.stderr).not.toMatch(RAW_CONTROL);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/--url holds a blank, a control or non-ASCII byte/);
+      expect(r.stderr + r.stdout).not.toMatch(RAW_CONTROL);
     }
   });
 });
@@ -732,7 +732,7 @@ describe("both entries of hookbox forward", () => {
       });
     for (const entry of ["dist/cli/main.js", "dist/cli/hookbox.cjs"]) {
       const r = await flood(entry);
-      expect(r.stderr, entry).toMatch(new RegExp(`^the event on stdin is larger than ${MAX_STDIN_BYTES} bytes \\(MAX_STDIN_BYTES\\): not sent \\(blocking: --on-unreachable = block\\)`));
+      expect(r.stderr, entry).toMatch(/^hookbox unreachable at http:\/\/127\.0\.0\.1:1: .*\(blocking: --on-unreachable = block\)/);
       expect(r.code, entry).toBe(2);
       expect(JSON.parse(r.stdout), entry).toMatchObject({ permissionDecision: "deny" });
       // it stopped reading: far less than the 64 MiB offered went into the pipe
@@ -806,11 +806,11 @@ describe("hookbox forward's stdin", () => {
   // --timeout: the agent's deadline counts from the process's start, and this process (the test's) started long ago
   const unreachable = ["--url", "http://127.0.0.1:1", "--event", "preToolUse", "--format", "copilot", "--on-unreachable", "block", "--timeout", "20000"];
 
-  it("reads at most MAX_STDIN_BYTES of it: a larger event is not sent, the rest not read, and the failure mode answers", async () => {
+  it("reads at most MAX_STDIN_BYTES + 1 bytes of it, the rest not read, and sends them (hookbox refuses them with the failure mode, as forward.sh's whole event)", async () => {
     const { stdin, read } = stdinOf(64 * 1024 * 1024);
     const r = await forward(unreachable, { stdin, env: { HOOKBOX_TOKEN: "t" }, cacheDir: mkdtempSync(join(dir, "cache-")) });
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(new RegExp(`^the event on stdin is larger than ${MAX_STDIN_BYTES} bytes \\(MAX_STDIN_BYTES\\): not sent \\(blocking: --on-unreachable = block\\)`));
+    expect(r.stderr).toMatch(/^hookbox unreachable at http:\/\/127\.0\.0\.1:1: .*\(blocking: --on-unreachable = block\)/);
     // the chunk that goes past it, and at most the one the stream had asked for next
     expect(read.chunks).toBeGreaterThanOrEqual(MAX_STDIN_BYTES / (1024 * 1024) + 1);
     expect(read.chunks).toBeLessThanOrEqual(MAX_STDIN_BYTES / (1024 * 1024) + 2);
@@ -832,5 +832,123 @@ describe("hookbox forward's stdin", () => {
     const { stdin } = stdinOf(MAX_STDIN_BYTES);
     const r = await forward(unreachable, { stdin, env: { HOOKBOX_TOKEN: "t" }, cacheDir: mkdtempSync(join(dir, "cache-")) });
     expect(r.stderr).toMatch(/^hookbox unreachable at http:\/\/127\.0\.0\.1:1/);
+  });
+});
+
+describe("both forwarders read their command line and stdin alike", () => {
+  const line = (u: string, event = "preToolUse") => ["--url", u, "--event", event, "--format", "copilot", "--timeout", "8000"];
+  const bothBlock = async (a: string[], problem: RegExp) => {
+    const [node, sh] = await Promise.all([run("node", a), run("sh", a)]);
+    for (const r of [node, sh]) {
+      expect(r.code, `${JSON.stringify(a)}: ${r.stderr}`).toBe(2);
+      expect(r.stderr, JSON.stringify(a)).toMatch(problem);
+      expect(r.stderr).not.toMatch(/hookbox unreachable|passing through/);
+      expect(JSON.parse(r.stdout)).toMatchObject({ permissionDecision: "deny" });
+    }
+  };
+
+  it("refuses a --url that curl and Node would read apart, or that names no host, as a wrong line in both: nothing is sent", async () => {
+    const port = new URL(url).port;
+    // each would reach this test's hookbox (which answers a deny at exit 0) if it were sent
+    for (const u of [`${url}/ `, `${url}\n/`, `${url}/\t`, `http://127.0.0.1:1\\@127.0.0.1:${port}`, `${url}/{a}`, `${url}/?q=1`, `${url}/#f`, `${url}/a"b`, `${url}/a|b`]) {
+      await bothBlock(line(u), /--url holds a blank, a control or non-ASCII byte, or a character curl and Node read apart/);
+    }
+    for (const u of ["http://x y", "http://127.0.0.1:99999", "http://[::1", "http://", "http:///v1", "http://127.0.0.1:", `http://127.0.0.1:00${port}`, "http://[]:1", "http://[::g]:1", "http://a:b:c/"]) {
+      await bothBlock(line(u), /--url (holds|has no host)/);
+    }
+  });
+
+  it("takes what both read alike: a user name and password before the host, an upper-case scheme, an IPv6 address, a path", async () => {
+    const port = new URL(url).port;
+    for (const u of [`http://alice:pw@127.0.0.1:${port}`, `HTTP://127.0.0.1:${port}/`, `http://127.0.0.1:${port}/`]) {
+      const [node, sh] = await Promise.all([run("node", line(u)), run("sh", line(u))]);
+      for (const r of [node, sh]) {
+        expect(r.code, `${u}: ${r.stderr}`).toBe(0);
+        expect(JSON.parse(r.stdout)).toEqual({ permissionDecision: "deny", permissionDecisionReason: "no" });
+      }
+    }
+    const [node, sh] = await Promise.all([run("node", line("http://[::1]:1/prefix")), run("sh", line("http://[::1]:1/prefix"))]);
+    for (const r of [node, sh]) expect(r.stderr).toMatch(/^hookbox unreachable at http:\/\/\[::1\]:1\/prefix/);
+  });
+
+  it("refuses an --event that is no name (a path, a dot, a blank, a letter only JavaScript folds to ASCII) as a wrong line in both", async () => {
+    for (const event of ["..", ".", "a/b", "a b", "Tas\u212aCompleted", "x".repeat(129), "pre%54oolUse"]) {
+      await bothBlock(line(url, event), /--event must be a name of at most 128 letters, digits, _ and -/);
+    }
+    const [node, sh] = await Promise.all([run("node", line(url, "x".repeat(128))), run("sh", line(url, "x".repeat(128)))]);
+    for (const r of [node, sh]) expect(r.code, r.stderr).toBe(0);
+  });
+
+  it("read a closed stdin as an empty event, and keep their exit code when the agent stops reading the answer", async () => {
+    const closed = (via: "node" | "sh") =>
+      new Promise<Run>((resolve) => {
+        const cmd = via === "node" ? [process.execPath, join(process.cwd(), "dist/cli/hookbox.cjs"), "forward"] : ["/bin/sh", script];
+        const child = spawn("/bin/sh", ["-c", 'exec "$@" <&-', "sh", ...cmd, ...line(url), "--format", "cosh"], { env: { PATH: process.env.PATH ?? "", HOOKBOX_TOKEN: "t", XDG_CACHE_HOME: mkdtempSync(join(dir, "cache-")) } });
+        let stdout = "";
+        let stderr = "";
+        child.stdout.on("data", (c: Buffer) => (stdout += c.toString("latin1")));
+        child.stderr.on("data", (c: Buffer) => (stderr += c.toString("latin1")));
+        child.on("close", (code) => resolve({ code, stdout, stderr, ms: 0 }));
+      });
+    const [node, sh] = await Promise.all([closed("node"), closed("sh")]);
+    expect(sh.stderr).not.toMatch(/Bad file descriptor/);
+    expect(sh.stdout, sh.stderr).toBe(node.stdout);
+    expect(sh.code).toBe(node.code);
+    expect(node.stdout).not.toBe("");
+
+    // the agent closes the pipe it reads the answer from: a block is still exit 2, never a signal's death (141)
+    const gone = (via: "node" | "sh") =>
+      new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+        const [file, argv] = via === "node" ? [process.execPath, [join(process.cwd(), "dist/cli/hookbox.cjs"), "forward"]] : ["/bin/sh", [script]];
+        const child = spawn(file, [...argv, "--url", "http://127.0.0.1:1", "--event", "preToolUse", "--format", "copilot", "--on-unreachable", "block"], { env: { PATH: process.env.PATH ?? "", HOOKBOX_TOKEN: "t", XDG_CACHE_HOME: mkdtempSync(join(dir, "cache-")) } });
+        child.stdout.destroy();
+        child.stderr.resume();
+        child.stdin.on("error", () => undefined);
+        child.stdin.end("{}");
+        child.on("close", (code, signal) => resolve({ code, signal }));
+      });
+    for (const via of ["node", "sh"] as const) expect(await gone(via), via).toEqual({ code: 2, signal: null });
+  });
+
+  it("send an event past MAX_STDIN_BYTES for hookbox to refuse: its 413 tells the failure mode, in both", async () => {
+    // as hookbox does: the headers read, 413 with the tenant's failure mode, the rest read and dropped
+    const refusing = createServer((sock) => {
+      let head = "";
+      let answered = false;
+      sock.on("data", (c: Buffer) => {
+        if (answered) return;
+        head += c.toString("latin1");
+        if (!head.includes("\r\n\r\n")) return;
+        answered = true;
+        const body = '{"error":{"code":"too_large","message":"the event is larger than 1048576 bytes"}}';
+        sock.write(`${head.startsWith("POST") ? "HTTP/1.1 413 Payload Too Large" : "HTTP/1.1 400 Bad Request"}\r\nHookbox-On-Failure: block\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
+        sock.end();
+      });
+      sock.on("error", () => undefined);
+    });
+    await new Promise<void>((r) => refusing.listen(0, "127.0.0.1", () => r()));
+    try {
+      const at = `http://127.0.0.1:${(refusing.address() as { port: number }).port}`;
+      const huge = (via: "node" | "sh") =>
+        new Promise<Run>((resolve) => {
+          const [file, argv] = via === "node" ? [process.execPath, [join(process.cwd(), "dist/cli/hookbox.cjs"), "forward"]] : ["/bin/sh", [script]];
+          const child = spawn(file, [...argv, ...line(at)], { env: { PATH: process.env.PATH ?? "", HOOKBOX_TOKEN: "t", XDG_CACHE_HOME: mkdtempSync(join(dir, "cache-")) } });
+          let stdout = "";
+          let stderr = "";
+          child.stdout.on("data", (c: Buffer) => (stdout += c.toString("latin1")));
+          child.stderr.on("data", (c: Buffer) => (stderr += c.toString("latin1")));
+          child.stdin.on("error", () => undefined);
+          child.stdin.end(Buffer.alloc(MAX_STDIN_BYTES + 4 * 1024 * 1024, 0x20));
+          child.on("close", (code) => resolve({ code, stdout, stderr, ms: 0 }));
+        });
+      for (const via of ["node", "sh"] as const) {
+        const r = await huge(via);
+        expect(r.code, `${via}: ${r.stderr}`).toBe(2);
+        expect(r.stderr, via).toMatch(/blocking: on_failure = block \(the tenant's, from hookbox\)/);
+        expect(JSON.parse(r.stdout)).toMatchObject({ permissionDecision: "deny" });
+      }
+    } finally {
+      await new Promise<void>((r) => refusing.close(() => r()));
+    }
   });
 });
