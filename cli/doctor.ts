@@ -24,7 +24,7 @@ import { CURSOR_EVENTS } from "../engine/formats/cursor-hooks.js";
 import { GEMINI_EVENTS } from "../engine/formats/gemini-settings.js";
 import { agentDeadlineS } from "../engine/agents.js";
 import { mapLimited } from "../engine/map-limited.js";
-import { FORWARD_OPTIONS, MAX_ANSWER_BYTES } from "./forward.js";
+import { EVENT_NAME, EVENT_NAME_PROBLEM, FORWARD_OPTIONS, MAX_ANSWER_BYTES, urlProblem as lineUrlProblem } from "./forward.js";
 import { FORWARD_SCRIPT } from "./forward-script.js";
 import { readText } from "./read-answer.js";
 import { oneLine, safeJson } from "./terminal.js";
@@ -506,6 +506,9 @@ async function check(entry: Entry, dir: string, env: NodeJS.ProcessEnv, lineEnv:
   if (!/^https?:\/\//i.test(url)) return fail(`--url ${url} is not an http:// or https:// URL`);
   const odd = urlProblem(url);
   if (odd) return fail(`--url ${url} ${odd}: not contacted`);
+  // What both forwarders refuse as a wrong line (it blocks every call): said as theirs.
+  const wrong = lineUrlProblem(url) ?? (EVENT_NAME.test(event) ? undefined : EVENT_NAME_PROBLEM);
+  if (wrong) return fail(`${wrong}: the line blocks every call`);
   if (originOf(url) !== origin) return fail(elsewhere(url));
   if (flag("on-unreachable") === "allow") return fail(`--on-unreachable allow: whenever hookbox is slow or down this line lets the call through, whatever the tenant's on_failure: drop it`);
   if (format !== FORMAT_OF[entry.agent]) return fail(`--format ${format}, but ${AGENT_NAME[entry.agent]} reads --format ${FORMAT_OF[entry.agent]} answers`);
