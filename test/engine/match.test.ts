@@ -114,9 +114,12 @@ describe("a matcher's repeats are weighed before RE2 builds it", () => {
     const { repeatWeight } = await import("../../engine/hooks.js");
     expect(repeatWeight(pattern)).toBe(weight);
   });
-  /** `fn` on a thread so busy that every reading of the clock is `stepMs` on. */
+  /**
+   * `fn` on a thread so busy that every reading of the clock is `stepMs` on — from 0, so that the
+   * differences are whole (late in a process's life a float's rounding would make 95 ms 94.99…).
+   */
   const busy = <T>(stepMs: number, fn: () => T): T => {
-    let now = performance.now();
+    let now = 0;
     const spy = vi.spyOn(performance, "now").mockImplementation(() => (now += stepMs));
     try {
       return fn();
