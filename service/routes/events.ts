@@ -195,7 +195,7 @@ async function decide(c: Context<Env>, deps: AppDeps, event: EventRead, workspac
     prepared = deps.engine.prepare({
       body, raw, eventName, signal,
       tenant,
-      workspace: workspace && { dir: workspace.dir, hooks: workspace.hooks, current: workspace.current },
+      workspace: workspace && { dir: workspace.dir, hooks: workspace.hooks, current: workspace.current, version: workspace.version },
       interactive: interactiveParam !== "false",
       format,
       onHook: (record, notification) => {

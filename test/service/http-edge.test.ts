@@ -451,6 +451,24 @@ describe("a workspace replaced while an event waits", () => {
     // the next event runs the new hooks
     expect(DecisionSchema.parse(await (await edge.request("/v1/events?workspace=w", { ...post(rmEvent), token: TOKEN_B })).json())).toMatchObject({ decision: "block", reason: "new guard" });
   });
+
+  it("hands the container runner the upload's own name and the check it makes again once the files are packed: a new upload, a new name", async () => {
+    const edge = edgeApp();
+    const upload = async () => expect((await edge.request("/v1/workspaces/w", { method: "PUT", body: new Uint8Array(await tarOf([{ name: ".github/hooks/g.json", content: JSON.stringify({ version: 1, hooks: { preToolUse: [{ type: "command", bash: "say {}" }] } }) }])) })).status).toBe(200);
+    const repositoryRun = async () => {
+      expect((await edge.request("/v1/events?workspace=w", post({ ...rmEvent, tool_name: "Read" }))).status).toBe(200);
+      return edge.ran.filter((r) => r.command === "say {}").at(-1)!;
+    };
+    await upload();
+    const first = await repositoryRun();
+    expect(first.workspaceVersion).toMatch(/^[0-9a-f-]{36}$/);
+    expect(first.workspaceCurrent?.()).toBe(true);
+    await upload();
+    const second = await repositoryRun();
+    expect(second.workspaceVersion).toMatch(/^[0-9a-f-]{36}$/);
+    expect(second.workspaceVersion).not.toBe(first.workspaceVersion);
+    expect(first.workspaceCurrent?.()).toBe(false);
+  });
 });
 
 describe("a hook's changed arguments", () => {
