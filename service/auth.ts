@@ -5,10 +5,15 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { Tenant } from "../engine/index.js";
 
-export function tenantForToken(tenants: readonly Tenant[], authorization: string | undefined): Tenant | undefined {
+/** The SHA-256 of the token `authorization` carries (`Bearer <token>`), if it carries one. */
+function presentedDigest(authorization: string | undefined): Buffer | undefined {
   const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? "");
-  if (!m) return undefined;
-  const presented = createHash("sha256").update(m[1]!).digest();
+  return m ? createHash("sha256").update(m[1]!).digest() : undefined;
+}
+
+export function tenantForToken(tenants: readonly Tenant[], authorization: string | undefined): Tenant | undefined {
+  const presented = presentedDigest(authorization);
+  if (!presented) return undefined;
   let found: Tenant | undefined;
   for (const tenant of tenants) {
     // No early exit: every tenant is compared.
@@ -19,6 +24,6 @@ export function tenantForToken(tenants: readonly Tenant[], authorization: string
 
 /** Whether `authorization` carries the token whose SHA-256 is `sha256` (compared in constant time). */
 export function holdsToken(sha256: string, authorization: string | undefined): boolean {
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? "");
-  return m !== null && timingSafeEqual(createHash("sha256").update(m[1]!).digest(), Buffer.from(sha256, "hex"));
+  const presented = presentedDigest(authorization);
+  return presented !== undefined && timingSafeEqual(presented, Buffer.from(sha256, "hex"));
 }
