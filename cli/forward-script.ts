@@ -478,9 +478,9 @@ case $url in [Hh][Tt][Tt][Pp]://*|[Hh][Tt][Tt][Pp][Ss]://*) ;; *) usage "--url m
 # would go to two hosts), nor ? or # (the event's path goes after it); a host that is a name of
 # letters, digits, dots and hyphens, or [an IPv6 address]; a port of at most 65535.
 case $url in *[!!-~]*|*[\\\"\<\>\^\`{\|}?#]*) usage "${URL_BYTES}" ;; esac
-hp=\${url#*://}
-hp=\${hp%%/*}
-hp=\${hp##*@}
+after=\${url#*://}
+authority=\${after%%/*}
+hp=\${authority##*@}
 hh=$hp hport=
 case $hp in
   \[*\]:*) hh=\${hp%\]:*}] hport=\${hp##*\]:} ;;
@@ -502,8 +502,6 @@ esac
 case $event in *[!A-Za-z0-9_-]*) usage "${EVENT_NAME_PROBLEM}" ;; esac
 [ "\${#event}" -le 128 ] || usage "${EVENT_NAME_PROBLEM}"
 # The URL as it may be shown: without a user name and password (through the last @ before the path).
-after=\${url#*://}
-authority=\${after%%[/?#\\]*}
 case $authority in *@*) shown="\${url%%://*}://\${authority##*@}\${after#"$authority"}" ;; *) shown=$url ;; esac
 case $onu in ''|allow|block) ;; *) usage ;; esac
 [ -n "$deadline" ] && d=$deadline

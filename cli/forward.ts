@@ -165,25 +165,20 @@ export async function forward(argv: string[], io: { stdin: Readable; env: NodeJS
   const deadlineS = values.deadline === undefined ? agentDeadlineS(format, values.event ?? "") : /^(?:\d+\.?\d*|\.\d+)$/.test(values.deadline) ? Number(values.deadline) : NaN;
   // --timeout: whole milliseconds, at least 1 (as forward.sh reads it)
   const badTimeout = values.timeout !== undefined && !(/^[0-9.]+$/.test(values.timeout) && parseInt(values.timeout, 10) > 0);
-  const problem0 = !values.url
-    ? "--url is missing"
-    : urlProblem(values.url) !== undefined
-      ? urlProblem(values.url)
-      : !values.event
-        ? "--event is missing"
-        : !EVENT_NAME.test(values.event)
-          ? EVENT_NAME_PROBLEM
-        : !Object.hasOwn(FORMATS, format)
-          ? `--format ${format} is not one of cosh, copilot, claude, codex, gemini, cursor`
-          : override !== undefined && override !== "allow" && override !== "block"
-            ? "--on-unreachable must be allow or block"
-            : !(Math.floor(deadlineS * 1000) > 0)
-              ? "--deadline must be a number of seconds, at least 0.001"
-              : badTimeout
-                ? "--timeout must be a whole number of milliseconds, at least 1"
-                : values.interactive !== undefined && values.interactive !== "true" && values.interactive !== "false"
-                  ? "--interactive must be true or false"
-                  : undefined;
+  // The first thing wrong with the line.
+  const problem0 = ((): string | undefined => {
+    if (!values.url) return "--url is missing";
+    const url = urlProblem(values.url);
+    if (url !== undefined) return url;
+    if (!values.event) return "--event is missing";
+    if (!EVENT_NAME.test(values.event)) return EVENT_NAME_PROBLEM;
+    if (!Object.hasOwn(FORMATS, format)) return `--format ${format} is not one of cosh, copilot, claude, codex, gemini, cursor`;
+    if (override !== undefined && override !== "allow" && override !== "block") return "--on-unreachable must be allow or block";
+    if (!(Math.floor(deadlineS * 1000) > 0)) return "--deadline must be a number of seconds, at least 0.001";
+    if (badTimeout) return "--timeout must be a whole number of milliseconds, at least 1";
+    if (values.interactive !== undefined && values.interactive !== "true" && values.interactive !== "false") return "--interactive must be true or false";
+    return undefined;
+  })();
   if (problem0 !== undefined || !values.url || !values.event) return usageError(problem0 ?? "--url and --event are needed", argv);
   const token = values.token ?? io.env.HOOKBOX_TOKEN;
   // Every tenant has a token: a line without one is refused by hookbox on every call.
@@ -360,13 +355,11 @@ function headerBytes(res: { statusMessage?: string; rawHeaders: string[] }): num
 /** The event did not arrive on stdin before the deadline. */
 class StdinTooSlow extends Error {}
 
-
 /**
  * All of stdin, or StdinTooSlow once `signal` aborts first; past MAX_STDIN_BYTES its first
  * MAX_STDIN_BYTES + 1 bytes, the rest not read: sent as they are, hookbox refuses them (413) with
- * the tenant's failure mode, as it does the whole event forward.sh streams
- * (the rest not read). Read by its events: an async iterator over it loads more of Node's stream
- * machinery on every call of the command.
+ * the tenant's failure mode, as it does the whole event forward.sh streams. Read by its events: an
+ * async iterator over it loads more of Node's stream machinery on every call of the command.
  */
 function readAll(stdin: Readable, signal: AbortSignal): Promise<Buffer> {
   return new Promise((resolve, reject) => {
