@@ -40,6 +40,8 @@ const REQUEST_TIMEOUT_MARGIN_MS = 30_000;
 const SHUTDOWN_AFTER_KILL_MS = 5_000;
 /** File descriptors max_connections should leave to the service's own files, pipes and engine sockets. @default 1024 */
 const RESERVED_DESCRIPTORS = 1024;
+/** A connection idle longer than `max_event_ms` plus this is closed. @default 30 s */
+const SOCKET_IDLE_MARGIN_MS = 30_000;
 
 /** The soft limit of open files (Linux: /proc/self/limits), if it can be read. */
 function openFilesLimit(): number | undefined {
@@ -50,9 +52,6 @@ function openFilesLimit(): number | undefined {
     return undefined;
   }
 }
-
-/** A connection idle longer than `max_event_ms` plus this is closed. @default 30 s */
-const SOCKET_IDLE_MARGIN_MS = 30_000;
 
 export async function main(argv = process.argv.slice(2)): Promise<void> {
   let args;
