@@ -178,19 +178,25 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
-type Run = { code: number | null; stdout: string; stderr: string; ms: number };
-function run(via: "node" | "sh", args: string[], env: Record<string, string> = {}, cwd?: string): Promise<Run> {
+type Run = { code: number | null; stdout: string; stderr: string; ms: number; signal?: NodeJS.Signals | null };
+/**
+ * One forwarder run. `io.input`: the event on stdin (a Copilot bash call unless given);
+ * `io.stdinClosed`: run with stdin closed (`<&-`); `io.stdoutGone`: the answer's pipe closed at once.
+ */
+function run(via: "node" | "sh", args: string[], env: Record<string, string> = {}, cwd?: string, io: { input?: string | Buffer; stdinClosed?: boolean; stdoutGone?: boolean } = {}): Promise<Run> {
   const t0 = performance.now();
-  const [file, argv] = via === "node" ? [process.execPath, [join(process.cwd(), "dist/cli/hookbox.cjs"), "forward", ...args]] : ["/bin/sh", [script, ...args]];
+  const cmd = via === "node" ? [process.execPath, join(process.cwd(), "dist/cli/hookbox.cjs"), "forward", ...args] : ["/bin/sh", script, ...args];
+  const [file, ...argv] = io.stdinClosed ? ["/bin/sh", "-c", 'exec "$@" <&-', "sh", ...cmd] : cmd;
   // Each run its own empty cache: what it knows of the failure mode, it was told in this answer.
-  const child = spawn(file, argv, { cwd, env: { PATH: process.env.PATH ?? "", HOOKBOX_TOKEN: "t", XDG_CACHE_HOME: mkdtempSync(join(dir, "cache-")), ...env } });
+  const child = spawn(file!, argv, { cwd, env: { PATH: process.env.PATH ?? "", HOOKBOX_TOKEN: "t", XDG_CACHE_HOME: mkdtempSync(join(dir, "cache-")), ...env } });
   let stdout = "";
   let stderr = "";
-  child.stdout.on("data", (c: Buffer) => (stdout += c.toString("latin1")));
+  if (io.stdoutGone) child.stdout.destroy();
+  else child.stdout.on("data", (c: Buffer) => (stdout += c.toString("latin1")));
   child.stderr.on("data", (c: Buffer) => (stderr += c.toString("latin1")));
   child.stdin.on("error", () => undefined);
-  child.stdin.end(JSON.stringify({ toolName: "bash", toolArgs: '{"command":"ls"}' }));
-  return new Promise((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr, ms: performance.now() - t0 })));
+  child.stdin.end(io.input ?? JSON.stringify({ toolName: "bash", toolArgs: '{"command":"ls"}' }));
+  return new Promise((resolve) => child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr, ms: performance.now() - t0 })));
 }
 const args = (name: string, extra: string[] = []) => ["--url", url, "--event", "preToolUse", "--format", "copilot", "--workspace", name, "--timeout", "8000", ...extra];
 // eslint-disable-next-line no-control-regex -- the bytes a terminal acts on
@@ -880,16 +886,7 @@ describe("both forwarders read their command line and stdin alike", () => {
   });
 
   it("read a closed stdin as an empty event, and keep their exit code when the agent stops reading the answer", async () => {
-    const closed = (via: "node" | "sh") =>
-      new Promise<Run>((resolve) => {
-        const cmd = via === "node" ? [process.execPath, join(process.cwd(), "dist/cli/hookbox.cjs"), "forward"] : ["/bin/sh", script];
-        const child = spawn("/bin/sh", ["-c", 'exec "$@" <&-', "sh", ...cmd, ...line(url), "--format", "cosh"], { env: { PATH: process.env.PATH ?? "", HOOKBOX_TOKEN: "t", XDG_CACHE_HOME: mkdtempSync(join(dir, "cache-")) } });
-        let stdout = "";
-        let stderr = "";
-        child.stdout.on("data", (c: Buffer) => (stdout += c.toString("latin1")));
-        child.stderr.on("data", (c: Buffer) => (stderr += c.toString("latin1")));
-        child.on("close", (code) => resolve({ code, stdout, stderr, ms: 0 }));
-      });
+    const closed = (via: "node" | "sh") => run(via, [...line(url), "--format", "cosh"], {}, undefined, { stdinClosed: true });
     const [node, sh] = await Promise.all([closed("node"), closed("sh")]);
     expect(sh.stderr).not.toMatch(/Bad file descriptor/);
     expect(sh.stdout, sh.stderr).toBe(node.stdout);
@@ -897,16 +894,10 @@ describe("both forwarders read their command line and stdin alike", () => {
     expect(node.stdout).not.toBe("");
 
     // the agent closes the pipe it reads the answer from: a block is still exit 2, never a signal's death (141)
-    const gone = (via: "node" | "sh") =>
-      new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-        const [file, argv] = via === "node" ? [process.execPath, [join(process.cwd(), "dist/cli/hookbox.cjs"), "forward"]] : ["/bin/sh", [script]];
-        const child = spawn(file, [...argv, "--url", "http://127.0.0.1:1", "--event", "preToolUse", "--format", "copilot", "--on-unreachable", "block"], { env: { PATH: process.env.PATH ?? "", HOOKBOX_TOKEN: "t", XDG_CACHE_HOME: mkdtempSync(join(dir, "cache-")) } });
-        child.stdout.destroy();
-        child.stderr.resume();
-        child.stdin.on("error", () => undefined);
-        child.stdin.end("{}");
-        child.on("close", (code, signal) => resolve({ code, signal }));
-      });
+    const gone = async (via: "node" | "sh") => {
+      const { code, signal } = await run(via, ["--url", "http://127.0.0.1:1", "--event", "preToolUse", "--format", "copilot", "--on-unreachable", "block"], {}, undefined, { input: "{}", stdoutGone: true });
+      return { code, signal };
+    };
     for (const via of ["node", "sh"] as const) expect(await gone(via), via).toEqual({ code: 2, signal: null });
   });
 
@@ -929,20 +920,8 @@ describe("both forwarders read their command line and stdin alike", () => {
     await new Promise<void>((r) => refusing.listen(0, "127.0.0.1", () => r()));
     try {
       const at = `http://127.0.0.1:${(refusing.address() as { port: number }).port}`;
-      const huge = (via: "node" | "sh") =>
-        new Promise<Run>((resolve) => {
-          const [file, argv] = via === "node" ? [process.execPath, [join(process.cwd(), "dist/cli/hookbox.cjs"), "forward"]] : ["/bin/sh", [script]];
-          const child = spawn(file, [...argv, ...line(at)], { env: { PATH: process.env.PATH ?? "", HOOKBOX_TOKEN: "t", XDG_CACHE_HOME: mkdtempSync(join(dir, "cache-")) } });
-          let stdout = "";
-          let stderr = "";
-          child.stdout.on("data", (c: Buffer) => (stdout += c.toString("latin1")));
-          child.stderr.on("data", (c: Buffer) => (stderr += c.toString("latin1")));
-          child.stdin.on("error", () => undefined);
-          child.stdin.end(Buffer.alloc(MAX_STDIN_BYTES + 4 * 1024 * 1024, 0x20));
-          child.on("close", (code) => resolve({ code, stdout, stderr, ms: 0 }));
-        });
       for (const via of ["node", "sh"] as const) {
-        const r = await huge(via);
+        const r = await run(via, line(at), {}, undefined, { input: Buffer.alloc(MAX_STDIN_BYTES + 4 * 1024 * 1024, 0x20) });
         expect(r.code, `${via}: ${r.stderr}`).toBe(2);
         expect(r.stderr, via).toMatch(/blocking: on_failure = block \(the tenant's, from hookbox\)/);
         expect(JSON.parse(r.stdout)).toMatchObject({ permissionDecision: "deny" });
