@@ -4,6 +4,7 @@
  */
 import { isUtf8 } from "node:buffer";
 import { z } from "zod";
+import { asciiLower } from "./agents.js";
 import { BadRequestError } from "./errors.js";
 import { formatPath, jsonSyntaxError } from "./formats/locate.js";
 import { jsonSyntaxErrorOffThread } from "./formats/parse-off-thread.js";
@@ -263,7 +264,7 @@ export function parseEventBody(raw: Uint8Array, opts: { weighed?: boolean; locat
   if (snakeSaid.length > 0 && camelSaid.length > 0)
     throw new BadRequestError(`${camelSaid[0]}: the body gives ${snakeSaid[0]} too; an event names its tool and arguments in one dialect`, camelSaid[0], "bad_field");
   const { hook_event_name: snakeEvent, hookEventName: camelEvent } = value as { hook_event_name?: unknown; hookEventName?: unknown };
-  if (snakeEvent !== undefined && camelEvent !== undefined && String(snakeEvent).toLowerCase() !== String(camelEvent).toLowerCase())
+  if (snakeEvent !== undefined && camelEvent !== undefined && asciiLower(String(snakeEvent)) !== asciiLower(String(camelEvent)))
     throw new BadRequestError("hookEventName: the body gives hook_event_name too, naming another event; an event is named once", "hookEventName", "bad_field");
   const fields: Record<string, unknown> = {};
   for (const k of CHECKED_FIELDS) if (Object.hasOwn(value, k)) fields[k] = (value as Record<string, unknown>)[k];

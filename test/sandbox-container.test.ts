@@ -85,6 +85,11 @@ describe.each<[Runtime, "cold" | "warm"]>([
     expect(result.stdout).toBe("");
   });
 
+  it("reads a hook killed by a signal (137) as its exit, not an out-of-memory kill", async () => {
+    const result = await run("echo before; kill -9 $$");
+    expect(result, JSON.stringify(result)).toMatchObject({ outcome: "exited", exitCode: 137, stdout: "before\n" });
+  });
+
   it.each([
     ["a CPU spin", "while :; do :; done"],
     ["sleep 600", "sleep 600"],

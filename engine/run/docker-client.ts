@@ -28,6 +28,12 @@ export interface Listed {
   name: string;
 }
 
+/** A container's exit code when its process was killed (128 + SIGKILL): how an out-of-memory kill ends one. */
+const SIGKILL_EXIT = 137;
+
+/** How long past its inspection a killed container's late "oom" event is waited for. */
+export const LATE_OOM_WAIT_MS = 500;
+
 /** @default engine timeout 5 s — `[sandbox] engine_timeout_ms` */
 export const DEFAULT_ENGINE_TIMEOUT_MS = 5_000;
 
@@ -78,10 +84,44 @@ export class DockerClient {
     return this.call(signal, (abortSignal) => this.docker.getContainer(id).remove({ force: true, v: true, abortSignal }));
   }
 
-  /** `exitCode` is 0 while the container runs: read it only when `running` is false. */
+  /**
+   * `exitCode` is 0 while the container runs: read it only when `running` is false. A container
+   * killed (137) without the engine's out-of-memory mark may still have been: the engine marks it only
+   * when the kernel's out-of-memory event reaches it before the exit, which under load it may not.
+   * Then its "oom" event is looked for, LATE_OOM_WAIT_MS past now at most.
+   */
   async state(id: string, signal?: AbortSignal): Promise<{ running: boolean; oomKilled: boolean; exitCode: number }> {
     const { State } = await this.call(signal, (abortSignal) => this.docker.getContainer(id).inspect({ abortSignal }));
-    return { running: State.Running || State.Restarting || State.Paused, oomKilled: State.OOMKilled, exitCode: State.ExitCode };
+    const running = State.Running || State.Restarting || State.Paused;
+    const startedMs = Date.parse(State.StartedAt);
+    const killed = !running && !State.OOMKilled && State.ExitCode === SIGKILL_EXIT && Number.isFinite(startedMs);
+    const oomKilled = State.OOMKilled || (killed && (await this.oomReported(id, startedMs, signal).catch(() => false)));
+    return { running, oomKilled, exitCode: State.ExitCode };
+  }
+
+  /** Whether the engine reported an out-of-memory kill in the container between `sinceMs` and LATE_OOM_WAIT_MS from now. */
+  private async oomReported(id: string, sinceMs: number, signal?: AbortSignal): Promise<boolean> {
+    // Seconds with a fraction, as the engine takes them; from a second before the start (clocks round).
+    const since = ((sinceMs - 1_000) / 1_000).toFixed(3);
+    const until = ((Date.now() + LATE_OOM_WAIT_MS) / 1_000).toFixed(3);
+    const filters = JSON.stringify({ container: [id], event: ["oom"] });
+    const events = await this.call(signal, (abortSignal) => (this.docker.getEvents as (o: object) => Promise<Readable>)({ since, until, filters, abortSignal }));
+    // The engine ends the stream at `until`; its first line is the event looked for.
+    return new Promise<boolean>((resolve) => {
+      const done = (seen: boolean) => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+        events.destroy();
+        resolve(seen);
+      };
+      const onAbort = () => done(false);
+      const timer = setTimeout(() => done(false), LATE_OOM_WAIT_MS + this.timeoutMs);
+      signal?.addEventListener("abort", onAbort, { once: true });
+      events.once("data", () => done(true));
+      events.once("end", () => done(false));
+      events.once("error", () => done(false));
+      events.once("close", () => done(false));
+    });
   }
 
   /** The runtimes registered with the engine. */
