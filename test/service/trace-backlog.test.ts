@@ -3,9 +3,10 @@
  * tenant's flood of 1 MiB events cannot fill the memory (and take the service down for every
  * tenant) while the writer falls behind, nor cost another tenant its traces' contents.
  */
+import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { EventResult } from "../../engine/index.js";
 import { MAX_PENDING_TRACE_BYTES, PENDING_FULL } from "../../service/records/trace-content.js";
@@ -139,5 +140,42 @@ describe("a trace whose hook's text is made to cost the redactor most", () => {
     // One part at a time: at most about 17 Ki characters at a few microseconds each
     // (all of one hook in one piece took about twice that: 335 ms here)
     expect(worstGapMs).toBeLessThan(300);
+  });
+});
+
+describe("trace files on a disk that takes no more bytes, or cut by a crash", () => {
+  it("leaves no part of a trace it could not write whole, and removes at the next start a file a crash cut short", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hookbox-trace-full-"));
+    dirs.push(dir);
+    const module = join(process.cwd(), "dist/service/records/trace-store.js");
+    // 8 KiB files at most (ulimit -f 8): a small trace fits, one that holds a 32 KiB session id does not.
+    const small = event(1, 10);
+    const large = event(2, 32 * 1024);
+    const events = join(mkdtempSync(join(tmpdir(), "hookbox-trace-events-")), "events.json");
+    dirs.push(dirname(events));
+    writeFileSync(events, JSON.stringify([small, large]));
+    const script = `import { readFile } from "node:fs/promises";
+    import(${JSON.stringify(module)}).then(async ({ TraceStore }) => {
+      const errors = [];
+      const store = new TraceStore(${JSON.stringify(dir)}, undefined, (e) => errors.push(e.code ?? String(e)));
+      await store.load();
+      const revive = (e) => ({ ...e, trace: { ...e.trace, hooks: e.trace.hooks.map((h) => ({ ...h, stdin: Buffer.from(h.stdin.data) })) } });
+      for (const e of JSON.parse(await readFile(process.argv[1], "utf8")).map(revive)) await store.add({ name: "t", traceToolInput: true }, e, { durationMs: 1, cancelled: false });
+      await store.flush();
+      console.log(JSON.stringify({ errors, small: (await store.get("t", "e1"))?.event_id ?? null, large: (await store.get("t", "e2"))?.event_id ?? null }));
+    })`;
+    const out = execFileSync("sh", ["-c", `ulimit -f 8 && exec "$0" --input-type=module -e "$1" "$2"`, process.execPath, script, events], { encoding: "utf8" });
+    expect(JSON.parse(out)).toEqual({ errors: ["EFBIG"], small: "e1", large: null });
+    const [tenantDir] = readdirSync(dir);
+    const files = () => readdirSync(join(dir, tenantDir!)).sort();
+    expect(files()).toHaveLength(1);
+    const [kept] = files();
+    expect(() => JSON.parse(readFileSync(join(dir, tenantDir!, kept!), "utf8"))).not.toThrow();
+    // A trace a crash cut short: no JSON, removed when the files are read again; the whole one stays.
+    writeFileSync(join(dir, tenantDir!, "e3.json"), readFileSync(join(dir, tenantDir!, kept!), "utf8").slice(0, 100));
+    const store = new TraceStore(dir);
+    await store.load();
+    expect(files()).toEqual([kept]);
+    expect((await store.get("t", "e1"))?.event_id).toBe("e1");
   });
 });
