@@ -39,6 +39,9 @@ export function parseListen(text: string): { hostname: string; port: number } | 
 
 /** @default 64 KiB — the most `[traces] capture_bytes` may keep of each stream */
 export const MAX_CAPTURE_BYTES = 64 * 1024;
+
+/** The most `[traces] max_events` may keep per tenant: their summaries live in memory (about a KiB each), and `GET /v1/events?session_id=…` walks them all on the shared thread (a few ms at this count). */
+export const MAX_TRACE_EVENTS = 100_000;
 /** @default 1000 — rotated audit files kept per tenant, at most (`[server] audit_keep`) */
 export const MAX_AUDIT_KEEP = 1000;
 
@@ -152,8 +155,8 @@ const ExtensionsSchema = z.strictObject({ dirs: z.array(z.string()).default([]) 
 const TracesSchema = z.strictObject({
   /** ms a trace is kept; @default 24 h */
   retention_ms: z.number().int().positive().default(DEFAULT_TRACE_LIMITS.retentionMs),
-  /** @default 10000 */
-  max_events: z.number().int().positive().default(DEFAULT_TRACE_LIMITS.maxEvents),
+  /** @default 10000; at most MAX_TRACE_EVENTS — each tenant's summaries are kept in memory, and a filtered listing walks them all */
+  max_events: z.number().int().positive().max(MAX_TRACE_EVENTS, `max_events is at most ${MAX_TRACE_EVENTS} (MAX_TRACE_EVENTS): every tenant's trace summaries are kept in memory, and a filtered listing walks them all on the shared thread`).default(DEFAULT_TRACE_LIMITS.maxEvents),
   /** @default "256m" */
   max_bytes: Bytes.default(DEFAULT_TRACE_LIMITS.maxBytes),
   /** of each hook's stdin, stdout and stderr; @default 4096 */

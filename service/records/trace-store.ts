@@ -45,12 +45,23 @@ function cursorSeq(cursor: string): number {
   return Number(m[1]);
 }
 
-/** One tenant's traces, oldest first: the limits apply to each shelf on its own. */
+/**
+ * One tenant's traces, oldest first: the limits apply to each shelf on its own. Those before
+ * `head` are gone: a trace dropped is passed over, not moved out — the array is cut only once
+ * half of it is gone, so a full shelf's drop of its oldest on every event costs no copy of the rest.
+ */
 interface Shelf {
   entries: Entry[];
+  head: number;
   byId: Map<string, Entry>;
   bytes: number;
 }
+
+/** The shelf's traces not yet gone, oldest first (a copy). */
+const kept = (shelf: Shelf): Entry[] => shelf.entries.slice(shelf.head);
+
+/** Gone places at the start of a shelf past which its array is cut (and past half of it). */
+const SHELF_CUT_AT = 1024;
 
 interface Pending {
   entry: Entry;
@@ -108,7 +119,7 @@ export class TraceStore {
 
   private shelf(tenantKey: string): Shelf {
     let shelf = this.shelves.get(tenantKey);
-    if (!shelf) this.shelves.set(tenantKey, (shelf = { entries: [], byId: new Map(), bytes: 0 }));
+    if (!shelf) this.shelves.set(tenantKey, (shelf = { entries: [], head: 0, byId: new Map(), bytes: 0 }));
     return shelf;
   }
 
@@ -180,12 +191,13 @@ export class TraceStore {
       const shelf = this.shelf(tenantKey);
       const loaded = read.filter((e): e is Entry => e !== undefined && !shelf.byId.has(e.summary.event_id)).sort((a, b) => a.timeMs - b.timeMs);
       if (loaded.length === 0) {
-        if (shelf.entries.length === 0) this.shelves.delete(tenantKey);
+        if (shelf.entries.length === shelf.head) this.shelves.delete(tenantKey);
         continue;
       }
       // Older than anything recorded since the start: first on the shelf. No cursor was given yet
       // (listing waited for this), so the shelf's places are given again, in its order.
-      shelf.entries = [...loaded, ...shelf.entries];
+      shelf.entries = [...loaded, ...kept(shelf)];
+      shelf.head = 0;
       this.places.delete(tenantKey);
       for (const e of shelf.entries) e.seq = this.nextPlace(tenantKey);
       for (const e of loaded) shelf.byId.set(e.summary.event_id, e);
@@ -349,13 +361,15 @@ export class TraceStore {
   /** Newest first, `limit` at a time; `next_cursor` pages on. */
   async list(tenant: string, q: TraceQuery): Promise<{ events: TraceSummary[]; next_cursor: string | null }> {
     await this.loaded;
-    const entries = this.shelves.get(this.key(tenant))?.entries ?? [];
+    const shelf = this.shelves.get(this.key(tenant));
+    const entries = shelf?.entries ?? [];
+    const head = shelf?.head ?? 0;
     const limit = Math.min(Math.max(q.limit ?? 50, 1), 500);
     // The cursor is the place of the page's last entry in the shelf's own order (the order the
     // walk goes in): events of the same millisecond are neither skipped nor listed twice.
     const before = q.cursor === undefined ? Infinity : cursorSeq(q.cursor);
     const out: Entry[] = [];
-    for (let i = entries.length - 1; i >= 0 && out.length <= limit; i--) {
+    for (let i = entries.length - 1; i >= head && out.length <= limit; i--) {
       const e = entries[i]!;
       if (!this.live(e)) continue;
       if (e.seq >= before) continue;
@@ -400,8 +414,8 @@ export class TraceStore {
 
   /** Takes one shelf's expired and excess entries off it (and off the write queue); returns them. */
   private trim(shelf: Shelf, nowMs: number): Entry[] {
-    const { entries } = shelf;
-    let drop = 0;
+    const { entries, head } = shelf;
+    let drop = head;
     while (
       drop < entries.length &&
       (nowMs - entries[drop]!.timeMs > this.limits.retentionMs || entries.length - drop > this.limits.maxEvents || shelf.bytes > this.limits.maxBytes)
@@ -409,14 +423,19 @@ export class TraceStore {
       shelf.bytes -= entries[drop]!.bytes;
       drop++;
     }
-    if (drop === 0) return [];
-    const gone = entries.splice(0, drop);
+    if (drop === head) return [];
+    const gone = entries.slice(head, drop);
+    shelf.head = drop;
     for (const e of gone) {
       e.gone = true;
       shelf.byId.delete(e.summary.event_id);
       this.unpend(e.file);
     }
-    if (entries.length === 0) this.shelves.delete(gone[0]!.tenantKey);
+    if (shelf.head === entries.length) this.shelves.delete(gone[0]!.tenantKey);
+    else if (shelf.head >= SHELF_CUT_AT && shelf.head * 2 >= entries.length) {
+      shelf.entries = kept(shelf);
+      shelf.head = 0;
+    }
     return gone;
   }
 }

@@ -72,6 +72,11 @@ describe("cosh TOML", () => {
     expect(configErrorOf(() => parseConfig("c.toml", "[server]\naudit_keep = 1001\n")).message).toMatch(/^c\.toml:2:\d+: .*audit_keep is at most 1000 \(MAX_AUDIT_KEEP\)/);
   });
 
+  it("takes [traces] max_events up to MAX_TRACE_EVENTS (summaries in memory, walked by a filtered listing), refusing more at its line", () => {
+    expect(parseConfig("c.toml", "[traces]\nmax_events = 100000\n").traces.maxEvents).toBe(100_000);
+    expect(configErrorOf(() => parseConfig("c.toml", "[traces]\nmax_events = 100001\n")).message).toMatch(/^c\.toml:2:\d+: .*max_events is at most 100000 \(MAX_TRACE_EVENTS\)/);
+  });
+
   it("clamps timeouts to max_timeout, defaults to 5000 ms, reads hookbox's extra fields", () => {
     const config = parseConfig("c.toml", [
       "[sandbox]", "max_timeout = 2000", "",

@@ -179,3 +179,31 @@ describe("trace files on a disk that takes no more bytes, or cut by a crash", ()
     expect((await store.get("t", "e1"))?.event_id).toBe("e1");
   });
 });
+
+describe("a full shelf", () => {
+  it("drops its oldest trace on every event and still lists, pages and serves exactly the newest max_events, across the cuts of its array", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hookbox-shelf-"));
+    dirs.push(dir);
+    const store = new TraceStore(dir, { ...DEFAULT_TRACE_LIMITS, maxEvents: 5 });
+    await store.load();
+    const tenant = { name: "t", traceToolInput: false };
+    // Past 1024 (SHELF_CUT_AT) gone places twice over, then a few: the array is cut along the way.
+    for (let i = 0; i < 2_600; i++) await store.add(tenant, event(i, 1), { durationMs: 1, cancelled: false });
+    await store.flush();
+    const first = await store.list("t", { limit: 3 });
+    expect(first.events.map((e) => e.event_id)).toEqual(["e2599", "e2598", "e2597"]);
+    const rest = await store.list("t", { limit: 3, cursor: first.next_cursor! });
+    expect(rest.events.map((e) => e.event_id)).toEqual(["e2596", "e2595"]);
+    expect(rest.next_cursor).toBeNull();
+    expect(await store.get("t", "e2594")).toBeUndefined();
+    expect((await store.get("t", "e2595"))?.event_id).toBe("e2595");
+    // Only the kept ones are on disk.
+    const [tenantDir] = readdirSync(dir);
+    // (a dropped trace's file is removed beside the writes, not waited for by flush)
+    await expect.poll(() => readdirSync(join(dir, tenantDir!)).sort()).toEqual(["e2595.json", "e2596.json", "e2597.json", "e2598.json", "e2599.json"]);
+    // And after a restart, the same five.
+    const again = new TraceStore(dir, { ...DEFAULT_TRACE_LIMITS, maxEvents: 5 });
+    await again.load();
+    expect((await again.list("t", { limit: 10 })).events.map((e) => e.event_id)).toEqual(["e2599", "e2598", "e2597", "e2596", "e2595"]);
+  });
+});
