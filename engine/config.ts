@@ -40,7 +40,11 @@ export function parseListen(text: string): { hostname: string; port: number } | 
 /** @default 64 KiB — the most `[traces] capture_bytes` may keep of each stream */
 export const MAX_CAPTURE_BYTES = 64 * 1024;
 
-/** The most `[traces] max_events` may keep per tenant: their summaries live in memory (about a KiB each), and `GET /v1/events?session_id=…` walks them all on the shared thread (a few ms at this count). */
+/**
+ * The most `[traces] max_events` may keep per tenant: their summaries live in memory (up to about
+ * 10 KiB each with every field at its cap: about 1 GiB a tenant at this count), and
+ * `GET /v1/events?session_id=…` walks them all on the shared thread (a few ms at this count).
+ */
 export const MAX_TRACE_EVENTS = 100_000;
 /** @default 1000 — rotated audit files kept per tenant, at most (`[server] audit_keep`) */
 export const MAX_AUDIT_KEEP = 1000;

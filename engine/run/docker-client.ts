@@ -28,6 +28,16 @@ export interface Listed {
   name: string;
 }
 
+/** Whether one line of the engine's event stream says an out-of-memory kill of container `id`. */
+function isOomOf(line: string, id: string): boolean {
+  try {
+    const event = JSON.parse(line) as { status?: unknown; Action?: unknown; id?: unknown; Actor?: { ID?: unknown } };
+    return (event.status === "oom" || event.Action === "oom") && (event.id === id || event.Actor?.ID === id);
+  } catch {
+    return false;
+  }
+}
+
 /** A container's exit code when its process was killed (128 + SIGKILL): how an out-of-memory kill ends one. */
 const SIGKILL_EXIT = 137;
 
@@ -94,7 +104,8 @@ export class DockerClient {
     const { State } = await this.call(signal, (abortSignal) => this.docker.getContainer(id).inspect({ abortSignal }));
     const running = State.Running || State.Restarting || State.Paused;
     const startedMs = Date.parse(State.StartedAt);
-    const killed = !running && !State.OOMKilled && State.ExitCode === SIGKILL_EXIT && Number.isFinite(startedMs);
+    // (A container never started says the zero time, year 1: nothing to look for.)
+    const killed = !running && !State.OOMKilled && State.ExitCode === SIGKILL_EXIT && startedMs > 0;
     const oomKilled = State.OOMKilled || (killed && (await this.oomReported(id, startedMs, signal).catch(() => false)));
     return { running, oomKilled, exitCode: State.ExitCode };
   }
@@ -106,7 +117,9 @@ export class DockerClient {
     const until = ((Date.now() + LATE_OOM_WAIT_MS) / 1_000).toFixed(3);
     const filters = JSON.stringify({ container: [id], event: ["oom"] });
     const events = await this.call(signal, (abortSignal) => (this.docker.getEvents as (o: object) => Promise<Readable>)({ since, until, filters, abortSignal }));
-    // The engine ends the stream at `until`; its first line is the event looked for.
+    // The engine ends the stream at `until` by its own clock; this one's ends the wait too. Its
+    // lines are read, not trusted to be what the filter asked for: an "oom" of this container.
+    let text = "";
     return new Promise<boolean>((resolve) => {
       const done = (seen: boolean) => {
         clearTimeout(timer);
@@ -115,9 +128,15 @@ export class DockerClient {
         resolve(seen);
       };
       const onAbort = () => done(false);
-      const timer = setTimeout(() => done(false), LATE_OOM_WAIT_MS + this.timeoutMs);
+      const timer = setTimeout(() => done(false), 2 * LATE_OOM_WAIT_MS);
       signal?.addEventListener("abort", onAbort, { once: true });
-      events.once("data", () => done(true));
+      events.on("data", (chunk: Buffer) => {
+        // At most a few lines of this container's: the bytes kept are bounded all the same.
+        text = (text + chunk.toString("utf8")).slice(-64 * 1024);
+        const lines = text.split("\n");
+        text = lines.pop()!;
+        if (lines.some((line) => isOomOf(line, id))) done(true);
+      });
       events.once("end", () => done(false));
       events.once("error", () => done(false));
       events.once("close", () => done(false));

@@ -60,6 +60,9 @@ interface Shelf {
 /** The shelf's traces not yet gone, oldest first (a copy). */
 const kept = (shelf: Shelf): Entry[] => shelf.entries.slice(shelf.head);
 
+/** What a dropped trace's place holds until its shelf's array is cut: nothing of the trace. */
+const DROPPED: Entry = { tenantKey: "", summary: {} as TraceSummary, timeMs: 0, bytes: 0, file: "", gone: true, seq: 0 };
+
 /** Gone places at the start of a shelf past which its array is cut (and past half of it). */
 const SHELF_CUT_AT = 1024;
 
@@ -264,6 +267,7 @@ export class TraceStore {
   private async drain(): Promise<void> {
     for (let next = this.nextPending(); next; next = this.nextPending()) {
       const { entry, text: textOf } = next;
+      let written = false;
       try {
         if (!this.madeDirs.has(entry.tenantKey)) {
           await mkdir(join(this.dir, entry.tenantKey), { recursive: true, mode: 0o700 });
@@ -276,6 +280,7 @@ export class TraceStore {
         // the trace is served from memory (it is still pending). One a crash cut short is no JSON,
         // and is removed when the files are read at the next start.
         await writeWhole(entry.file, text);
+        written = true;
         if (entry.gone) {
           await removeFile(entry.file); // dropped while it was being written
           continue;
@@ -286,10 +291,19 @@ export class TraceStore {
         await removeFiles(this.trim(shelf, Date.now()));
       } catch (err) {
         this.onWriteError(err);
+        // Not on disk whole (or its removal failed too, and part of it is): neither listed nor served.
+        if (!written) this.forget(entry);
       } finally {
         if (this.pending.get(entry.file)?.entry === entry) this.unpend(entry.file);
       }
     }
+  }
+
+  /** A trace that could not be written: kept in its shelf's order (its count stays), never listed or served. */
+  private forget(entry: Entry): void {
+    entry.gone = true;
+    const shelf = this.shelves.get(entry.tenantKey);
+    if (shelf?.byId.get(entry.summary.event_id) === entry) shelf.byId.delete(entry.summary.event_id);
   }
 
   /** A trace leaves the write queue: what it held is given back to its tenant's pending bytes. */
@@ -371,7 +385,7 @@ export class TraceStore {
     const out: Entry[] = [];
     for (let i = entries.length - 1; i >= head && out.length <= limit; i--) {
       const e = entries[i]!;
-      if (!this.live(e)) continue;
+      if (e.gone || !this.live(e)) continue;
       if (e.seq >= before) continue;
       if (q.session_id !== undefined && e.summary.session_id !== q.session_id) continue;
       if (q.decision !== undefined && (e.summary.decision ?? "none") !== q.decision) continue;
@@ -425,6 +439,8 @@ export class TraceStore {
     }
     if (drop === head) return [];
     const gone = entries.slice(head, drop);
+    // Their places keep no trace: what a dropped one held is freed now, not at the next cut.
+    entries.fill(DROPPED, head, drop);
     shelf.head = drop;
     for (const e of gone) {
       e.gone = true;

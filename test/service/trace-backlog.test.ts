@@ -148,7 +148,8 @@ describe("trace files on a disk that takes no more bytes, or cut by a crash", ()
     const dir = mkdtempSync(join(tmpdir(), "hookbox-trace-full-"));
     dirs.push(dir);
     const module = join(process.cwd(), "dist/service/records/trace-store.js");
-    // 8 KiB files at most (ulimit -f 8): a small trace fits, one that holds a 32 KiB session id does not.
+    // 4 KiB files at most (ulimit -f 8: dash counts 512-byte blocks): a small trace fits, one that
+    // holds a 32 KiB session id does not.
     const small = event(1, 10);
     const large = event(2, 32 * 1024);
     const events = join(mkdtempSync(join(tmpdir(), "hookbox-trace-events-")), "events.json");
@@ -162,10 +163,12 @@ describe("trace files on a disk that takes no more bytes, or cut by a crash", ()
       const revive = (e) => ({ ...e, trace: { ...e.trace, hooks: e.trace.hooks.map((h) => ({ ...h, stdin: Buffer.from(h.stdin.data) })) } });
       for (const e of JSON.parse(await readFile(process.argv[1], "utf8")).map(revive)) await store.add({ name: "t", traceToolInput: true }, e, { durationMs: 1, cancelled: false });
       await store.flush();
-      console.log(JSON.stringify({ errors, small: (await store.get("t", "e1"))?.event_id ?? null, large: (await store.get("t", "e2"))?.event_id ?? null }));
+      const listed = (await store.list("t", {})).events.map((e) => e.event_id);
+      console.log(JSON.stringify({ errors, listed, small: (await store.get("t", "e1"))?.event_id ?? null, large: (await store.get("t", "e2"))?.event_id ?? null }));
     })`;
     const out = execFileSync("sh", ["-c", `ulimit -f 8 && exec "$0" --input-type=module -e "$1" "$2"`, process.execPath, script, events], { encoding: "utf8" });
-    expect(JSON.parse(out)).toEqual({ errors: ["EFBIG"], small: "e1", large: null });
+    // The one not written whole is neither served nor listed.
+    expect(JSON.parse(out)).toEqual({ errors: ["EFBIG"], listed: ["e1"], small: "e1", large: null });
     const [tenantDir] = readdirSync(dir);
     const files = () => readdirSync(join(dir, tenantDir!)).sort();
     expect(files()).toHaveLength(1);
