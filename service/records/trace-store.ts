@@ -5,6 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import { unlink as unlinkFile, writeFile as writeTextFile } from "node:fs";
+import { promisify } from "node:util";
 import { mkdir, open, readdir, readFile, rm, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { BadRequestError, DEFAULT_TRACE_LIMITS, type EventResult, type TraceLimits } from "../../engine/index.js";
@@ -466,23 +467,24 @@ async function removeFiles(gone: Entry[]): Promise<void> {
 }
 
 /**
- * One trace file, if it is there: a plain unlink (rm's walk costs an lstat per file, on every event
- * once the shelf is full). The callback forms here and in writeWhole: a file a trace, written and
- * removed on every event, costs about a third less CPU without a FileHandle per call.
+ * The callback forms of unlink and writeFile, promised: a file a trace, written and removed on
+ * every event, costs about a third less CPU than with fs/promises' FileHandle per call.
  */
-function removeFile(file: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    unlinkFile(file, (err) => (err && err.code !== "ENOENT" ? reject(err) : resolve()));
+const unlinkNow = promisify(unlinkFile);
+const writeNow = promisify(writeTextFile);
+
+/** One trace file, if it is there: a plain unlink (rm's walk costs an lstat per file, on every event once the shelf is full). */
+async function removeFile(file: string): Promise<void> {
+  await unlinkNow(file).catch((err: NodeJS.ErrnoException) => {
+    if (err.code !== "ENOENT") throw err;
   });
 }
 
 /** Writes a trace's file, readable by the service's user only; a write that fails leaves no file. */
-function writeWhole(file: string, text: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    writeTextFile(file, text, { mode: 0o600 }, (err) => {
-      if (!err) return resolve();
-      removeFile(file).then(() => reject(err), () => reject(err));
-    });
+async function writeWhole(file: string, text: string): Promise<void> {
+  await writeNow(file, text, { mode: 0o600 }).catch(async (err: unknown) => {
+    await removeFile(file).catch(() => undefined);
+    throw err;
   });
 }
 
