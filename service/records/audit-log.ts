@@ -12,10 +12,13 @@ import { open, rename, rm, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import type { EventResult } from "../../engine/index.js";
 import { headBytes, keep, keepStrings, redactJson } from "./redact.js";
-import { mapInSlices, type AnsweredOtherwise } from "./trace-content.js";
+import { keptFields, mapInSlices, SUMMARY_FIELD_BYTES, type AnsweredOtherwise, type KeptFields } from "./trace-content.js";
 
-/** each string of a line: session_id, reason, a hook's rule, …; @default 1 KiB */
-export const AUDIT_FIELD_BYTES = 1024;
+/**
+ * each string of a line: session_id, reason, a hook's rule, …; @default 1 KiB — a trace summary's
+ * cap, so the event's session id, tool name and reason are kept once for both (`KeptFields`)
+ */
+export const AUDIT_FIELD_BYTES = SUMMARY_FIELD_BYTES;
 /** tool_input and prompt together (only with `audit_tool_input`), as JSON; @default 16 KiB */
 export const AUDIT_INPUT_BYTES = 16 * 1024;
 
@@ -233,21 +236,24 @@ export async function auditEntry(opts: {
   durationMs: number;
   cancelled: boolean;
   answered?: AnsweredOtherwise | null;
+  /** the event's fields as its trace keeps them, when made already */
+  kept?: KeptFields;
   body: Record<string, unknown>;
   includeInputs: boolean;
 }): Promise<AuditEntry> {
   const { result, body } = opts;
   const field = (text: string | undefined) => (text === undefined ? null : keep(text, AUDIT_FIELD_BYTES));
+  const kept = opts.kept ?? keptFields(result);
   return {
     time: new Date().toISOString(),
     event_id: result.event_id,
     tenant: keep(opts.tenant, AUDIT_FIELD_BYTES),
-    session_id: field(result.session_id),
+    session_id: kept.session_id,
     event: result.event,
-    tool_name: field(result.tool_name),
+    tool_name: kept.tool_name,
     workspace: field(opts.workspace),
     decision: result.decision,
-    reason: field(result.reason),
+    reason: kept.reason,
     duration_ms: Math.round(opts.durationMs),
     cancelled: opts.cancelled,
     answered: opts.answered ? { decision: opts.answered.decision, why: keep(opts.answered.why, AUDIT_FIELD_BYTES) } : null,

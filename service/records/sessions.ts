@@ -3,8 +3,6 @@
  * wired"): per tenant, the last event and the last `hookbox doctor` canary of every session. Kept in
  * memory, at most `MAX_SESSIONS_PER_TENANT` per tenant (the least recently heard go first).
  */
-import { keep } from "./redact.js";
-import { SUMMARY_FIELD_BYTES } from "./trace-content.js";
 
 /** @default 1000 sessions per tenant */
 export const MAX_SESSIONS_PER_TENANT = 1000;
@@ -26,8 +24,9 @@ export interface SessionSeen {
 export class Sessions {
   private readonly byTenant = new Map<string, Map<string, SessionSeen>>();
 
-  heard(tenant: string, sessionId: unknown, event: string, format: string | undefined, canary = false): void {
-    const id = typeof sessionId === "string" && sessionId !== "" ? keep(sessionId, SUMMARY_FIELD_BYTES) : "(no session id)";
+  /** `keptId`: the session id as the event's trace keeps it (`keptFields`) */
+  heard(tenant: string, keptId: string | null, event: string, format: string | undefined, canary = false): void {
+    const id = keptId === null || keptId === "" ? "(no session id)" : keptId;
     let sessions = this.byTenant.get(tenant);
     if (!sessions) this.byTenant.set(tenant, (sessions = new Map()));
     const now = new Date().toISOString();

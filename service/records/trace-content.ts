@@ -133,17 +133,33 @@ const OMITTED = "[omitted]";
 
 const field = (text: string | undefined, maxBytes = SUMMARY_FIELD_BYTES) => (text === undefined ? null : keep(text, maxBytes));
 
-export function summaryOf(result: EventResult, extra: { workspace?: string; durationMs: number; cancelled: boolean; answered?: AnsweredOtherwise | null }): TraceSummary {
+/**
+ * An event's session id, tool name and reason as its records keep them (redacted, at most
+ * SUMMARY_FIELD_BYTES each), made once: its trace, its audit line and its session's entry take the
+ * same copies, so a text made to be slow to redact (`password=password=…`) costs it once an event.
+ */
+export interface KeptFields {
+  session_id: string | null;
+  tool_name: string | null;
+  reason: string | null;
+}
+
+export function keptFields(result: Pick<EventResult, "session_id" | "tool_name" | "reason">): KeptFields {
+  return { session_id: field(result.session_id), tool_name: field(result.tool_name), reason: field(result.reason) };
+}
+
+export function summaryOf(result: EventResult, extra: { workspace?: string; durationMs: number; cancelled: boolean; answered?: AnsweredOtherwise | null; kept?: KeptFields }): TraceSummary {
+  const kept = extra.kept ?? keptFields(result);
   const blocking = result.decision === "block" ? result.hooks.find((h) => h.effective && h.decision === "block") : undefined;
   return {
     event_id: result.event_id,
     time: new Date().toISOString(),
     event: result.event,
-    session_id: field(result.session_id),
-    tool_name: field(result.tool_name),
+    session_id: kept.session_id,
+    tool_name: kept.tool_name,
     workspace: field(extra.workspace),
     decision: result.decision,
-    reason: field(result.reason),
+    reason: kept.reason,
     duration_ms: Math.round(extra.durationMs),
     queued_ms: result.trace.queued_ms,
     cancelled: extra.cancelled,

@@ -10,7 +10,7 @@ import { mkdir, open, readdir, readFile, rm, type FileHandle } from "node:fs/pro
 import { join } from "node:path";
 import { BadRequestError, DEFAULT_TRACE_LIMITS, type EventResult, type TraceLimits } from "../../engine/index.js";
 import { mapLimited } from "../../engine/map-limited.js";
-import { MAX_PENDING_TRACE_BYTES, outcomesOnly, summaryOf, traceHooksOf, traceText, type AnsweredOtherwise, type StoredTrace, type TraceSummary } from "./trace-content.js";
+import { MAX_PENDING_TRACE_BYTES, outcomesOnly, summaryOf, traceHooksOf, traceText, type AnsweredOtherwise, type KeptFields, type StoredTrace, type TraceSummary } from "./trace-content.js";
 
 export type { StoredHook, StoredTrace, TraceSummary } from "./trace-content.js";
 
@@ -215,7 +215,7 @@ export class TraceStore {
    * hooks' input and output, redacted) is built and written after the answer, off its path, and
    * built from memory until it is on disk. Past `maxEvents`, the tenant's oldest trace goes at once.
    */
-  async add(tenant: { name: string; traceToolInput: boolean }, result: EventResult, extra: { workspace?: string; durationMs: number; cancelled: boolean; answered?: AnsweredOtherwise | null }): Promise<TraceSummary> {
+  async add(tenant: { name: string; traceToolInput: boolean }, result: EventResult, extra: { workspace?: string; durationMs: number; cancelled: boolean; answered?: AnsweredOtherwise | null; kept?: KeptFields }): Promise<TraceSummary> {
     const summary = summaryOf(result, extra);
     const tenantKey = this.key(tenant.name);
     // Only the hooks' part of the result is kept until written (the summary holds capped copies of

@@ -8,7 +8,7 @@ import { Hono, type Context } from "hono";
 import type { z } from "zod";
 import { stream } from "hono/streaming";
 import { agentDeadlineS, BadRequestError, blockAnswer, blockKeepsGoing, EventExpiredError, HookboxError, ShuttingDownError, failureModeFor, newEventId, NotDecidedInTimeError, NotFoundError, heavyTurns, parseEventBodyOffThread, resolveEventName, TURN_BODY_BYTES, toolArgsMemoryBytes, weighEventBody, type Decision, type EventResult, type Tenant, type Format } from "../../engine/index.js";
-import type { AnsweredOtherwise } from "../records/trace-content.js";
+import { keptFields, type AnsweredOtherwise } from "../records/trace-content.js";
 import { auditEntry, type AuditEntry } from "../records/audit-log.js";
 import type { Logger } from "pino";
 import { BriefDecisionSchema, EventQuerySchema, queryOf, type EventQuery } from "../schemas.js";
@@ -246,15 +246,16 @@ async function decide(c: Context<Env>, deps: AppDeps, event: EventRead, workspac
       stopping = true;
       answeredOtherwise = { decision: failed, why: failedAs("the service was stopping") };
     }
-    deps.sessions.heard(tenant.name, result.session_id, result.event, format);
+    const kept = keptFields(result);
+    deps.sessions.heard(tenant.name, kept.session_id, result.event, format);
     // A decision is answered even when its audit line cannot be written (a full disk, say): logged, counted.
     // Nor does a disk that stalls hold it past AUDIT_WAIT_MS (unless AUDIT_BACKLOG_BYTES of lines
     // wait already), nor ever past the client's answer-by.
-    const entry = await auditEntry({ result, tenant: tenant.name, workspace: workspaceId, durationMs, cancelled: signal.aborted, answered: answeredOtherwise ?? null, body, includeInputs: deps.auditToolInput });
+    const entry = await auditEntry({ result, tenant: tenant.name, workspace: workspaceId, durationMs, cancelled: signal.aborted, answered: answeredOtherwise ?? null, kept, body, includeInputs: deps.auditToolInput });
     audited = awaitAudit(deps, c.get("log"), tenant.name, entry, answerByMs === undefined ? Infinity : leftMs(answerByMs));
     await audited.answer;
     // The trace is readable at once; it reaches the disk right after the answer.
-    await deps.traces.add(tenant, result, { workspace: workspaceId, durationMs, cancelled: signal.aborted, answered: answeredOtherwise ?? null }).catch((err: unknown) => c.get("log").error({ err }, "trace not stored"));
+    await deps.traces.add(tenant, result, { workspace: workspaceId, durationMs, cancelled: signal.aborted, answered: answeredOtherwise ?? null, kept }).catch((err: unknown) => c.get("log").error({ err }, "trace not stored"));
     deps.metrics.events.inc({ event: result.event, decision: result.decision ?? "none" });
     deps.metrics.eventSeconds.observe(durationMs / 1000);
     c.get("log").info({ event: { id: result.event_id, name: result.event, decision: result.decision, hooks: result.hooks.length } }, "event");
@@ -406,13 +407,14 @@ async function canary(c: Context<Env>, deps: AppDeps, req: { eventName: string |
   const answer = blockAnswer(format, req.eventName, CANARY_REASON);
   const session = req.body.session_id ?? req.body.sessionId;
   const eventId = newEventId();
-  deps.sessions.heard(tenant.name, session, resolved.point, format, true);
+  const kept = keptFields({ session_id: typeof session === "string" ? session : undefined, reason: CANARY_REASON });
+  deps.sessions.heard(tenant.name, kept.session_id, resolved.point, format, true);
   // Answered as any event is when its audit line cannot be written, or is slow to: the guard is live
   // all the same; and as any event, it holds its memory share until its line is written.
   const entry = {
     ...(await auditEntry({
       result: { event_id: eventId, event: resolved.point, decision: "block", reason: CANARY_REASON, notifications: [], hooks: [], output: answer.output, exit_code: answer.exit_code, ...(typeof session === "string" ? { session_id: session } : {}), trace: { queued_ms: 0, hooks: [] } },
-      tenant: tenant.name, workspace: req.workspaceId, durationMs: 0, cancelled: false, body: req.body, includeInputs: false,
+      tenant: tenant.name, workspace: req.workspaceId, durationMs: 0, cancelled: false, kept, body: req.body, includeInputs: false,
     })),
     canary: true as const,
   };

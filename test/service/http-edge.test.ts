@@ -1159,15 +1159,22 @@ describe("uploads", () => {
 });
 
 describe("sessions", () => {
-  it("are listed by their session_id as traces keep it — redacted and capped — and find their events by it", async () => {
-    const edge = edgeApp();
+  it("are listed by their session_id as traces and the audit log keep it — redacted and capped, once an event — and find their events by it", async () => {
+    const audit = join(mkdtempSync(join(tmpdir(), "hookbox-edge-audit-")), "audit.jsonl");
+    const edge = edgeApp({ auditFile: audit });
     const secretId = "sk-abcdefghijklmnopqrstuvwx";
     const longId = `s-${"x".repeat(3000)}`;
-    for (const session_id of [secretId, longId]) expect((await edge.request("/v1/events", post({ ...rmEvent, session_id }))).status).toBe(200);
+    // an assignment every ten characters, past the cap: the costliest text to redact
+    const chainId = `password=hunter2 ${"password=1".repeat(200)}`;
+    for (const session_id of [secretId, longId, chainId]) expect((await edge.request("/v1/events", post({ ...rmEvent, session_id }))).status).toBe(200);
     const listed = SessionsSchema.parse(await (await edge.request("/v1/sessions")).json()).sessions.map((s) => s.session_id);
-    expect(listed).toHaveLength(2);
+    expect(listed).toHaveLength(3);
     expect(listed.join("\n")).not.toContain(secretId);
+    expect(listed.join("\n")).not.toContain("hunter2");
     expect(listed).toContain("[redacted]");
+    expect(listed.find((id) => id.startsWith("password="))).toMatch(/^password=\[redacted\] password=\[redacted\].*…\[truncated \d+ bytes\]$/);
+    const audited = readFileSync(audit, "utf8").trim().split("\n").map((l) => (JSON.parse(l) as { session_id: string }).session_id);
+    expect(audited.toSorted()).toEqual(listed.toSorted());
     for (const id of listed) {
       const found = TraceListSchema.parse(await (await edge.request(`/v1/events?session_id=${encodeURIComponent(id)}`)).json()).events;
       expect(found.map((e) => e.session_id)).toEqual([id]);
