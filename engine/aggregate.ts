@@ -4,7 +4,7 @@
  */
 import type { Decision } from "./events.js";
 import { effectiveDecisions } from "./formats/registry.js";
-import { isStopPoint } from "./formats/shared.js";
+import { blockKeepsGoing } from "./formats/shared.js";
 import type { HookDef } from "./hooks.js";
 import type { Verdict } from "./verdict.js";
 
@@ -184,12 +184,12 @@ export function fold(judged: Judged[], opts: { interactive: boolean }): Folded {
     }
   }
   // Claude Code: `continue: false` "takes precedence over any event-specific decision fields". A
-  // stop point's block would keep the agent going: the stop outranks it (haltVerdict).
+  // block where one keeps the agent going (blockKeepsGoing) would: the stop outranks it (haltVerdict).
   const halting = judged.find((j) => j.verdict.halt !== undefined);
   if (halting) {
     folded.halt = halting.verdict.halt;
     delete folded.modifiedArgs;
-    if (isStopPoint(halting.hook.point) && folded.decision !== null) {
+    if (blockKeepsGoing(halting.hook.point) && folded.decision !== null) {
       folded.decision = null;
       delete folded.reason;
       folded.note = `hook ${halting.hook.name} stopped the agent (continue: false), which outranks a decision that would keep it going`;

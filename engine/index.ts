@@ -4,7 +4,7 @@
 import { randomUUID } from "node:crypto";
 import { afterPolicyLook, fold, hookCalled, RANK, withoutChange, type Judged, type Notification } from "./aggregate.js";
 import { answerFor, blockWithoutEvent, changeAsRun, effectiveDecisions } from "./formats/registry.js";
-import { blockKeepsGoing, isStopPoint } from "./formats/shared.js";
+import { blockKeepsGoing } from "./formats/shared.js";
 import { failureModeFor, type Config, type FailureMode, type Tenant } from "./config.js";
 import { BadRequestError, EventExpiredError } from "./errors.js";
 import { EVENT_NAMES, pointHasTool, pointName, resolveEventName, unknownEventMessage, type Decision, type EventPoint, type Format } from "./events.js";
@@ -230,10 +230,10 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
         }
         // The tool has run: a finished hook's replacement of its output goes with what is answered (as in the fold).
         const kept = replaced !== undefined ? { updatedOutput: replaced } : {};
-        // A hook that stopped the agent outranks every decision, as in the fold: at a stop point with
-        // no block (which would keep the agent going), elsewhere as a block.
+        // A hook that stopped the agent outranks every decision, as in the fold: with no block where
+        // one would keep the agent going (blockKeepsGoing), elsewhere as a block.
         if (halted) {
-          const decision: Decision | null = isStopPoint(point) ? null : "block";
+          const decision: Decision | null = blockKeepsGoing(point) ? null : "block";
           const reason = `${halted.reason} (${why}; other hooks still running)`;
           const answer = answerFor(format, point, { decision, ...(decision ? { reason } : {}), halt: halted.reason, ...kept, notifications: [] });
           return {

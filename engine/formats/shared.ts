@@ -221,12 +221,14 @@ export const blockKeepsGoing = (point: EventPoint): boolean => isStopPoint(point
 /**
  * A hook's `"continue": false` (Claude Code hooks reference; VS Code's hooks): the agent stops
  * altogether, `stopReason` says why, and it "takes precedence over any event-specific decision
- * fields". On a stop point, where a block would keep the agent going, the verdict makes no decision
- * (the agent stops, as it was about to); elsewhere it blocks as well, with the stop's reason.
+ * fields". Where a block would keep the agent going (a stop point, Claude Code's TeammateIdle and
+ * TaskCompleted: there exit 2 keeps the teammate working, and Claude Code reads no JSON at exit 2)
+ * the verdict makes no decision (the agent or teammate stops, answered at exit 0); elsewhere it
+ * blocks as well, with the stop's reason.
  */
 export function haltVerdict(o: Record<string, unknown>, point: EventPoint, hookName: string, reason: string | undefined, agent: string): Pick<Verdict, "decision" | "reason" | "halt" | "rule"> {
   const halt = str(o.stopReason) ?? `hook ${hookName} stopped the agent (continue: false)`;
-  return isStopPoint(point)
+  return blockKeepsGoing(point)
     ? { decision: null, reason: undefined, halt, rule: `${agent}: continue = false stops the agent (outranks a block that would keep it going)` }
     : { decision: "block", reason: reason ?? halt, halt, rule: `${agent}: continue = false stops the agent (and blocks this ${point})` };
 }

@@ -595,6 +595,18 @@ describe("continue: false stops the agent, and outranks every decision (Claude C
     expect(answerFor("copilot", stop, folded).output).toEqual({ continue: false, stopReason: "budget spent" });
     expect(answerFor("cosh", stop, folded).output).not.toHaveProperty("decision");
   });
+  // There exit 2 keeps the teammate working, and Claude Code reads no JSON at exit 2: a continue:
+  // false answered with it would keep the teammate working, the opposite of what the hook asked.
+  it.each(["TaskCompleted", "TeammateIdle"])("at %s the halt stops the teammate: no block, answered at exit 0 with continue: false, outranking another hook's exit 2", (event) => {
+    const point = resolveEventName(event)!.point;
+    const h = hook("claude", event, { name: "tests-first" });
+    const keepWorking = { hook: h, verdict: interpretClaude(exited(2, "", "tests fail"), h) };
+    const stops = judge("budget", '{"continue":false,"stopReason":"budget spent"}', event);
+    expect(stops.verdict).toMatchObject({ decision: null, halt: "budget spent", rule: /continue = false stops the agent \(outranks/ });
+    const folded = fold([keepWorking, stops], { interactive: true });
+    expect(folded).toMatchObject({ decision: null, halt: "budget spent" });
+    expect(answerFor("claude", point, folded)).toEqual({ output: { continue: false, stopReason: "budget spent" }, exit_code: 0 });
+  });
   it("on PreToolUse the halt blocks the call and says continue: false in Claude's dialect, not in Codex's (it does not support it)", () => {
     const pre = resolveEventName("PreToolUse")!.point;
     const folded = fold([judge("budget", '{"continue":false,"stopReason":"budget spent"}', "PreToolUse")], { interactive: true });
