@@ -4,7 +4,7 @@
  */
 import type { Decision } from "./events.js";
 import { effectiveDecisions } from "./formats/registry.js";
-import { blockKeepsGoing } from "./formats/shared.js";
+import { blockKeepsGoing, hookCalled } from "./formats/shared.js";
 import type { HookDef } from "./hooks.js";
 import type { Verdict } from "./verdict.js";
 
@@ -141,7 +141,6 @@ function defaultReason(winner: Judged | undefined): string | undefined {
  * A hook as the user is told of it: a repository hook says so, so that one named as an
  * administrator's guard (a cosh or Gemini `name` is the repository's to choose) is not taken for it.
  */
-export const hookCalled = (hook: Pick<HookDef, "name" | "source">): string => (hook.source === "repository" ? `repository hook ${hook.name}` : `hook ${hook.name}`);
 
 export function fold(judged: Judged[], opts: { interactive: boolean }): Folded {
   let winner: Judged | undefined;
@@ -192,7 +191,7 @@ export function fold(judged: Judged[], opts: { interactive: boolean }): Folded {
     if (blockKeepsGoing(halting.hook.point) && folded.decision !== null) {
       folded.decision = null;
       delete folded.reason;
-      folded.note = `hook ${halting.hook.name} stopped the agent (continue: false), which outranks a decision that would keep it going`;
+      folded.note = `${hookCalled(halting.hook)} stopped the agent (continue: false), which outranks a decision that would keep it going`;
     }
   }
   // copilot-hooks.md: "ask needs an interactive approval flow … where no prompt is shown, it is treated as a deny"

@@ -10,7 +10,7 @@ import type { HookDef } from "./hooks.js";
 import { planSteps } from "./match.js";
 import type { Limits } from "./names.js";
 import { changeAsRun, interpret } from "./formats/registry.js";
-import { clip, wellFormedJson } from "./formats/shared.js";
+import { clip, hookCalled, wellFormedJson } from "./formats/shared.js";
 import { DEFAULT_TRACE_LIMITS } from "./trace-limits.js";
 import type { Verdict } from "./verdict.js";
 import type { PayloadCache } from "./payload.js";
@@ -120,6 +120,7 @@ export interface Executed {
 }
 
 export interface Undecided {
+  /** the hook as texts name it (hookCalled) */
   hook: string;
   why: "max_event_ms" | "max_timeout" | "max_output_bytes" | "memory" | "failed_to_start" | "preparation" | "output_shape";
   /** the output cap the hook ran under (its own, where it lowers the sandbox's) */
@@ -232,7 +233,7 @@ async function runOne(hook: HookDef, opts: ExecuteOptions, t0: number): Promise<
     // An answer past hookbox's bounds for one (64 levels, 65,536 arrays and objects, 16,384 keys in one object): its agent would read it.
     : verdict.limit === "output_shape" ? "output_shape" : undefined;
   const undecided: Undecided | undefined = why && {
-    hook: hook.name, why, capBytes: request.limits.maxOutputBytes,
+    hook: hookCalled(hook), why, capBytes: request.limits.maxOutputBytes,
     ...(run.preparedMs !== undefined ? { preparedMs: run.preparedMs } : {}),
     ...(why === "max_timeout" ? { timeoutMs: request.timeoutMs, agentTimeoutMs } : {}),
   };

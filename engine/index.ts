@@ -2,9 +2,9 @@
  * @module The engine: what a hook event means and how its hooks run. The one file service/ imports.
  */
 import { randomUUID } from "node:crypto";
-import { afterPolicyLook, fold, hookCalled, RANK, withoutChange, type Judged, type Notification } from "./aggregate.js";
+import { afterPolicyLook, fold, RANK, withoutChange, type Judged, type Notification } from "./aggregate.js";
 import { answerFor, blockWithoutEvent, changeAsRun, effectiveDecisions } from "./formats/registry.js";
-import { blockKeepsGoing } from "./formats/shared.js";
+import { blockKeepsGoing, hookCalled } from "./formats/shared.js";
 import { failureModeFor, type Config, type FailureMode, type Tenant } from "./config.js";
 import { BadRequestError, EventExpiredError } from "./errors.js";
 import { EVENT_NAMES, pointHasTool, pointName, resolveEventName, unknownEventMessage, type Decision, type EventPoint, type Format } from "./events.js";
@@ -370,14 +370,14 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
               folded = {
                 ...rest,
                 decision: "block",
-                reason: `hook ${cut.hook} ${what}: the tenant's failure mode (block) applies`,
-                note: `hook ${cut.hook} ${cut.why === "failed_to_start" ? "could not be started" : `was cut by ${cut.why}`}; on_failure = block`,
+                reason: `${cut.hook} ${what}: the tenant's failure mode (block) applies`,
+                note: `${cut.hook} ${cut.why === "failed_to_start" ? "could not be started" : `was cut by ${cut.why}`}; on_failure = block`,
               };
             } else if (folded.decision === "allow") {
-              folded = { ...folded, decision: null, note: `hook ${cut.hook} ${what}: the allow the other hooks gave is not answered for it` };
+              folded = { ...folded, decision: null, note: `${cut.hook} ${what}: the allow the other hooks gave is not answered for it` };
             } else if (folded.decision !== "block" && folded.note === undefined) {
               // Said, never silent: a guard hookbox's limits kept from deciding did not decide.
-              folded = { ...folded, note: `hook ${cut.hook} ${what}: it made no decision, and the tenant's failure mode (allow) applies` };
+              folded = { ...folded, note: `${cut.hook} ${what}: it made no decision, and the tenant's failure mode (allow) applies` };
             }
           }
           const answer = answerFor(format, point, folded);

@@ -14,7 +14,7 @@ import type { Verdict } from "../verdict.js";
 import { agentDeadlineS } from "../agents.js";
 import { claudeCondition } from "./claude-if.js";
 import { formatPath } from "./locate.js";
-import { answerShapeProblem, type Answer, clip, configError, type Output, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, haltVerdict, knownKeys, type LoadContext, readMatcher, originOf, type ParsedFile, readDecision, pastBounds, readOutput, schemaError, shown, skippedType, str, warn, withContext, withHalt, CommandSchema } from "./shared.js";
+import { answerShapeProblem, type Answer, clip, configError, type Output, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, haltVerdict, hookCalled, knownKeys, type LoadContext, readMatcher, originOf, type ParsedFile, readDecision, pastBounds, readOutput, schemaError, shown, skippedType, str, warn, withContext, withHalt, CommandSchema } from "./shared.js";
 
 
 /** Claude Code's exec-form path placeholders: substituted as plain text into `command` and each of `args` (here: the variables, which hold the same). */
@@ -314,7 +314,7 @@ export function interpretClaude(run: RunResult, hook: HookDef): Verdict {
   if (failed === undefined) return verdict;
   // hooks reference, "Block the action when a hook fails": whatever exit 2 does at the event.
   const { modifiedArgs: _dropped, ...rest } = verdict;
-  return { ...rest, decision: "block", reason: `hook ${hook.name} failed (${failed}), and its onFailure is "block"`, rule: `${verdict.rule}; claude: onFailure "block" — a failed hook blocks` };
+  return { ...rest, decision: "block", reason: `${hookCalled(hook)} failed (${failed}), and its onFailure is "block"`, rule: `${verdict.rule}; claude: onFailure "block" — a failed hook blocks` };
 }
 
 /**
@@ -334,13 +334,13 @@ function claudeFailure(run: RunResult, verdict: Verdict): string | undefined {
 function interpretRun(run: RunResult, hook: HookDef): Verdict {
   // PreModelSwitch: "a timeout blocks the switch".
   if (run.outcome === "timed_out" && hook.point === "PreModelSwitch")
-    return { decision: "block", reason: `hook ${hook.name} timed out: the model switch is cancelled`, error: "timed out", rule: "claude: a timeout at PreModelSwitch blocks the switch" };
+    return { decision: "block", reason: `${hookCalled(hook)} timed out: the model switch is cancelled`, error: "timed out", rule: "claude: a timeout at PreModelSwitch blocks the switch" };
   if (run.outcome === "timed_out") return { decision: null, error: "timed out", rule: "claude: a timeout does not block" };
   if (run.outcome !== "exited") return { decision: null, error: describeFailure(run), rule: "claude: a failed hook does not block" };
   // hooks reference, "Exit code 2 behavior": a block at every event that can be blocked (a
   // PermissionRequest's is a deny), stderr the reason; JSON on stdout is not read.
   if (run.exitCode === 2)
-    return { decision: "block", reason: run.stderr.trim() || `blocked by hook ${hook.name} (exit 2)`, error: null, rule: "claude: exit 2 blocks (stderr the reason; its JSON is not read)" };
+    return { decision: "block", reason: run.stderr.trim() || `blocked by ${hookCalled(hook)} (exit 2)`, error: null, rule: "claude: exit 2 blocks (stderr the reason; its JSON is not read)" };
   // "Claude Code only processes JSON on exit 0": any other exit is a non-blocking error.
   if (run.exitCode !== 0) return { decision: null, error: describeFailure(run), rule: "claude: a non-zero exit other than 2 does not block (its JSON is not read)" };
   const out = claudeOutput(run.stdout, hook.format);
@@ -410,9 +410,9 @@ function interpretRun(run: RunResult, hook: HookDef): Verdict {
   const rule = decision ? `claude: ${field} "${String(raw)}"` : `claude: no decision${specific.permissionDecision === "defer" ? " (defer)" : ""}`;
   // Claude Code: `"continue": false` stops the agent, with `stopReason`, whatever the decision says.
   const halt = o.continue === false && !(hook.format === "claude" && CONTINUE_DISCARDED.has(hook.point))
-    ? haltVerdict(o, hook.point, hook.name, reason, "claude")
+    ? haltVerdict(o, hook.point, hook, reason, "claude")
     : interrupt
-      ? { halt: reason ?? `hook ${hook.name} denied and stopped Claude (interrupt)`, rule: `${rule}; claude: decision.interrupt stops Claude` }
+      ? { halt: reason ?? `${hookCalled(hook)} denied and stopped Claude (interrupt)`, rule: `${rule}; claude: decision.interrupt stops Claude` }
       : undefined;
   return {
     decision,

@@ -18,7 +18,7 @@ import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import { compileRegex, type Matcher } from "../hooks.js";
 import { claudeDecision, claudeEffective, interpretClaude, loadMatcherGroups } from "./claude-settings.js";
-import { type Answer, askDenyReason, describeFailure, type FormatModule, type ParsedFile, readOutput, withContext, withHalt } from "./shared.js";
+import { type Answer, askDenyReason, describeFailure, type FormatModule, hookCalled, type ParsedFile, readOutput, withContext, withHalt } from "./shared.js";
 
 /** Codex: "`apply_patch` matchers may also use `Edit` or `Write`". */
 const APPLY_PATCH_ALIASES = ["Edit", "Write"];
@@ -109,7 +109,7 @@ export function interpretCodex(run: RunResult, hook: HookDef): Verdict {
   if (verdict.decision === "block" && verdict.halt === undefined && hook.point !== "PermissionRequest" && !verdict.reason?.trim())
     return { decision: null, error: "a block without a reason", rule: `${rule}; codex: a block without a reason is refused — the hook failed` };
   if (verdict.decision !== "ask") return { ...verdict, rule };
-  return { ...verdict, decision: "block", reason: verdict.reason ?? `hook ${hook.name} asked, and Codex has no ask`, rule: `${rule}; codex: no ask — an ask is a block` };
+  return { ...verdict, decision: "block", reason: verdict.reason ?? `${hookCalled(hook)} asked, and Codex has no ask`, rule: `${rule}; codex: no ask — an ask is a block` };
 }
 
 /**

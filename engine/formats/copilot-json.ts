@@ -15,7 +15,7 @@ import { compileRegex, type HookDef, type HookSet } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import {
-  CommandSchema, configError, hookTimeout, readMatcher, countHook, defined, describeFailure, eventOf, haltVerdict, HookEnvSchema, isStopPoint, knownKeys, NoNulSchema, originOf, readDecision, pastBounds, readOutput, schemaError, shown, skipOtherType, str, withHalt,
+  CommandSchema, configError, hookTimeout, readMatcher, countHook, defined, describeFailure, eventOf, haltVerdict, hookCalled, HookEnvSchema, isStopPoint, knownKeys, NoNulSchema, originOf, readDecision, pastBounds, readOutput, schemaError, shown, skipOtherType, str, withHalt,
   type Answer, type FormatModule, type LoadContext, type ParsedFile, warn,
 } from "./shared.js";
 
@@ -220,7 +220,7 @@ export function interpretCopilot(run: RunResult, hook: HookDef): Verdict {
   // copilot-hooks.md: "The exception is preToolUse, which is fail-closed: a crash or other non-zero exit denies"
   const failure = (error: string, rule: string): Verdict =>
     pre
-      ? { decision: "block", reason: `hook ${hook.name} failed: ${error}`, error, rule: `${rule}; copilot: a crash or non-zero exit on preToolUse denies (fail-closed)` }
+      ? { decision: "block", reason: `${hookCalled(hook)} failed: ${error}`, error, rule: `${rule}; copilot: a crash or non-zero exit on preToolUse denies (fail-closed)` }
       : { decision: null, error, rule: `${rule}; copilot: logged and the run continues` };
   // copilot-hooks.md: "A timeout kills the hook, logs it and continues - fail-open for every event"
   if (run.outcome === "timed_out") return { decision: null, error: "timed out", rule: "copilot: a timeout is fail-open for every event, policy hooks included" };
@@ -229,9 +229,9 @@ export function interpretCopilot(run: RunResult, hook: HookDef): Verdict {
     const stderr = run.stderr.trim();
     // copilot-hooks.md: "For preToolUse and permissionRequest it is a deny, even if the hook's output claims allow"
     if (EXIT_2_DENIES.has(hook.point))
-      return { decision: "block", reason: stderr || `denied by hook ${hook.name} (exit 2)`, error: null, rule: "copilot: exit 2 denies preToolUse and permissionRequest" };
+      return { decision: "block", reason: stderr || `denied by ${hookCalled(hook)} (exit 2)`, error: null, rule: "copilot: exit 2 denies preToolUse and permissionRequest" };
     // copilot-hooks.md: "Exit code 2 is a warning for most events, with standard error shown to you"
-    return { decision: null, warning: stderr || `hook ${hook.name} exited 2`, error: null, rule: "copilot: exit 2 is a warning" };
+    return { decision: null, warning: stderr || `${hookCalled(hook)} exited 2`, error: null, rule: "copilot: exit 2 is a warning" };
   }
   if (run.exitCode !== 0) return failure(describeFailure(run), "copilot: non-zero exit");
   // copilot-hooks.md: "Exit code 0 is success, and standard output is parsed as the hook's JSON"
@@ -274,7 +274,7 @@ export function interpretCopilot(run: RunResult, hook: HookDef): Verdict {
   const cli = !vscode;
   const ignored = cli && hook.point === "UserPromptSubmit";
   // VS Code: `"continue": false` stops the agent, with `stopReason`, whatever the decision says.
-  if (o.continue === false && !cli) ({ decision, reason, rule, halt } = haltVerdict(o, hook.point, hook.name, reason, "copilot"));
+  if (o.continue === false && !cli) ({ decision, reason, rule, halt } = haltVerdict(o, hook.point, hook, reason, "copilot"));
   // copilot-hooks.md: only preToolUse may "modify arguments" (postToolUse "cannot undo the action").
   const modifiedArgs = hook.point === "PreToolUse" ? (o.modifiedArgs ?? specific.updatedInput) : undefined;
   const verdict: Verdict = {
@@ -291,7 +291,7 @@ export function interpretCopilot(run: RunResult, hook: HookDef): Verdict {
   // copilot-hooks.md: "permissionDecisionReason is required with a deny" — the deny stands (fail-closed), flagged
   if (decision === "block" && !reason) {
     verdict.error = "permissionDecisionReason is required with deny";
-    verdict.reason = `denied by hook ${hook.name}`;
+    verdict.reason = `denied by ${hookCalled(hook)}`;
   }
   return verdict;
 }

@@ -12,7 +12,7 @@ import { compileRegex, type HookDef, type HookSet, type Matcher } from "../hooks
 import { DEFAULT_TIMEOUT_MS, MIN_LIMITS } from "../names.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
-import { type Answer, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, HookEnvSchema, knownKeys, type LoadContext, readMatcher, originOf, parseBytes, type ParsedFile, readDecision, pastBounds, readOutput, schemaError, shown, str, warn, withReason, CommandSchema } from "./shared.js";
+import { type Answer, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, HookEnvSchema, hookCalled, knownKeys, type LoadContext, readMatcher, originOf, parseBytes, type ParsedFile, readDecision, pastBounds, readOutput, schemaError, shown, str, warn, withReason, CommandSchema } from "./shared.js";
 import type { Path } from "./locate.js";
 
 const BytesSchema = z.union([z.string(), z.number()]).refine((v) => parseBytes(v) !== undefined, 'expected a size such as "256m" or a number of bytes, more than zero');
@@ -161,12 +161,12 @@ export function interpretCosh(run: RunResult, hook: HookDef): Verdict {
   const failure = (error: string, rule: string): Verdict =>
     hook.failOpen
       ? { decision: null, error, rule }
-      : { decision: "block", reason: `hook ${hook.name} failed: ${error}`, error, rule: `${rule}; cosh: fail_open = false turns the failure into a block` };
+      : { decision: "block", reason: `${hookCalled(hook)} failed: ${error}`, error, rule: `${rule}; cosh: fail_open = false turns the failure into a block` };
   if (run.outcome === "timed_out") return failure("timed out", "cosh: timeout is treated as pass-through");
   if (run.outcome !== "exited") return failure(describeFailure(run), "cosh: a failed hook does not affect the main flow");
   if (run.exitCode === 2) {
     // SERVICE.md §4: exit 2 blocks with stderr as the reason, as cosh-core's own code does
-    return { decision: "block", reason: run.stderr.trim() || `blocked by hook ${hook.name} (exit 2)`, error: null, rule: "cosh: exit 2 blocks with stderr as the reason" };
+    return { decision: "block", reason: run.stderr.trim() || `blocked by ${hookCalled(hook)} (exit 2)`, error: null, rule: "cosh: exit 2 blocks with stderr as the reason" };
   }
   if (run.exitCode !== 0) return failure(describeFailure(run), "cosh: non-zero exit code is an error that does not affect the main flow");
   const out = readOutput(run.stdout);

@@ -13,7 +13,7 @@ import { ALL, ALLOW_BLOCK, NONE, type Decision, type EventPoint } from "../event
 import { compileRegex, type HookDef, type HookSet, type Matcher } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
-import { type Answer, askDenyReason, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, isStopPoint, knownKeys, type LoadContext, readMatcher, originOf, type ParsedFile, readDecision, pastBounds, readOutput, schemaError, shown, skipOtherType, str, warn, withContext, withReason, CommandSchema } from "./shared.js";
+import { type Answer, askDenyReason, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, hookCalled, isStopPoint, knownKeys, type LoadContext, readMatcher, originOf, type ParsedFile, readDecision, pastBounds, readOutput, schemaError, shown, skipOtherType, str, warn, withContext, withReason, CommandSchema } from "./shared.js";
 
 /** @default 30 s — hookbox's choice, as Copilot's: the Cursor document leaves it to the agent */
 export const CURSOR_DEFAULT_TIMEOUT_MS = 30_000;
@@ -131,12 +131,12 @@ export function interpretCursor(run: RunResult, hook: HookDef): Verdict {
   const failure = (error: string, rule: string): Verdict =>
     hook.failOpen || stopPoint
       ? { decision: null, error, rule: `${rule}; cursor: a failed hook lets the action through` }
-      : { decision: "block", reason: `hook ${hook.name} failed: ${error}`, error, rule: `${rule}; cursor: failClosed = true turns the failure into a block` };
+      : { decision: "block", reason: `${hookCalled(hook)} failed: ${error}`, error, rule: `${rule}; cursor: failClosed = true turns the failure into a block` };
   if (run.outcome === "timed_out") return failure("timed out", "cursor: timeout");
   if (run.outcome !== "exited") return failure(describeFailure(run), "cursor: the hook crashed");
   if (run.exitCode === 2 && stopPoint) return { decision: null, error: null, rule: "cursor: exit 2 at stop holds nothing back (only followup_message counts there)" };
   if (run.exitCode === 2)
-    return { decision: "block", reason: run.stderr.trim() || `blocked by hook ${hook.name} (exit 2)`, error: null, rule: "cursor: exit 2 blocks, as permission deny" };
+    return { decision: "block", reason: run.stderr.trim() || `blocked by ${hookCalled(hook)} (exit 2)`, error: null, rule: "cursor: exit 2 blocks, as permission deny" };
   if (run.exitCode !== 0) return failure(describeFailure(run), "cursor: non-zero exit");
   const out = readOutput(run.stdout);
   // Nothing at all from a failClosed hook is a failure, as Cursor reads it ("returned no output"); `{}` is an answer.
@@ -146,7 +146,7 @@ export function interpretCursor(run: RunResult, hook: HookDef): Verdict {
   // action", failClosed or not; elsewhere it is a failure like any other.
   const mismatch = (error: string, rule: string): Verdict =>
     PERMISSION_POINTS.has(hook.point)
-      ? { decision: "block", reason: `hook ${hook.name} answered what Cursor cannot read: ${error}`, error, rule: `${rule}; cursor: a permission hook's unreadable answer blocks the action` }
+      ? { decision: "block", reason: `${hookCalled(hook)} answered what Cursor cannot read: ${error}`, error, rule: `${rule}; cursor: a permission hook's unreadable answer blocks the action` }
       : failure(error, rule);
   // Past hookbox's bounds: hookbox not deciding — but a failClosed hook blocks, as past max_output_bytes.
   if (out.kind === "invalid" && out.limit) return hook.failOpen ? pastBounds(out, "cursor") : { ...failure(out.error, pastBounds(out, "cursor").rule), limit: "output_shape" };

@@ -211,7 +211,7 @@ export function interpretGemini(run: RunResult, hook: HookDef): Verdict {
   let halt: string | undefined;
   // "continue: If false, immediately terminates the agent loop for this turn." — read where the
   // loop runs; SessionStart, SessionEnd, PreCompress, Notification and BeforeToolSelection ignore it.
-  if (o.continue === false && GEMINI_CONTINUE_READ.has(hook.point)) ({ decision, reason, rule, halt } = haltVerdict(o, hook.point, hook.name, reason, "gemini"));
+  if (o.continue === false && GEMINI_CONTINUE_READ.has(hook.point)) ({ decision, reason, rule, halt } = haltVerdict(o, hook.point, hook, reason, "gemini"));
   const specific = (typeof o.hookSpecificOutput === "object" && o.hookSpecificOutput !== null ? o.hookSpecificOutput : {}) as Record<string, unknown>;
   // BeforeTool: `hookSpecificOutput.tool_input` is merged over the tool's arguments (an argument
   // change, under the trust tiers like any other).

@@ -216,6 +216,12 @@ export const isStopPoint = (point: EventPoint): boolean => point === "Stop" || p
  * TeammateIdle (the teammate works on) and TaskCompleted (the task stays open). Where hookbox cannot
  * decide, it does not block there: a block would drive the agent on, told only the error.
  */
+/**
+ * A hook as the texts hookbox writes name it: a repository's as such (a cosh or Gemini hook's
+ * `name` is the repository's to choose: none passes for an administrator's guard).
+ */
+export const hookCalled = (hook: { name: string; source: Source }): string => (hook.source === "repository" ? `repository hook ${hook.name}` : `hook ${hook.name}`);
+
 export const blockKeepsGoing = (point: EventPoint): boolean => isStopPoint(point) || point === "TeammateIdle" || point === "TaskCompleted";
 
 /**
@@ -226,8 +232,8 @@ export const blockKeepsGoing = (point: EventPoint): boolean => isStopPoint(point
  * the verdict makes no decision (the agent or teammate stops, answered at exit 0); elsewhere it
  * blocks as well, with the stop's reason.
  */
-export function haltVerdict(o: Record<string, unknown>, point: EventPoint, hookName: string, reason: string | undefined, agent: string): Pick<Verdict, "decision" | "reason" | "halt" | "rule"> {
-  const halt = str(o.stopReason) ?? `hook ${hookName} stopped the agent (continue: false)`;
+export function haltVerdict(o: Record<string, unknown>, point: EventPoint, hook: { name: string; source: Source }, reason: string | undefined, agent: string): Pick<Verdict, "decision" | "reason" | "halt" | "rule"> {
+  const halt = str(o.stopReason) ?? `${hookCalled(hook)} stopped the agent (continue: false)`;
   return blockKeepsGoing(point)
     ? { decision: null, reason: undefined, halt, rule: `${agent}: continue = false stops the agent (outranks a block that would keep it going)` }
     : { decision: "block", reason: reason ?? halt, halt, rule: `${agent}: continue = false stops the agent (and blocks this ${point})` };

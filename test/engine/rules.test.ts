@@ -634,6 +634,31 @@ describe("continue: false stops the agent, and outranks every decision (Claude C
   });
 });
 
+// A cosh or Gemini hook's name is the repository's to choose: the texts hookbox writes for a
+// repository hook say so, in every format, so that none passes for an administrator's guard.
+describe("the reasons hookbox writes name a repository hook as one", () => {
+  const repo = (format: HookDef["format"], event: string) => hook(format, event, { name: "org-guard", source: "repository", failOpen: false });
+  it.each([
+    ["cosh exit 2", interpretCosh, repo("cosh", "PreToolUse"), exited(2), "blocked by repository hook org-guard (exit 2)"],
+    ["cosh failure with fail_open = false", interpretCosh, repo("cosh", "PreToolUse"), exited(1), /^repository hook org-guard failed: /],
+    ["Claude exit 2", interpretClaude, repo("claude", "PreToolUse"), exited(2), "blocked by repository hook org-guard (exit 2)"],
+    ["Copilot exit 2", interpretCopilot, repo("copilot", "preToolUse"), exited(2), "denied by repository hook org-guard (exit 2)"],
+    ["Copilot crash", interpretCopilot, repo("copilot", "preToolUse"), exited(1), /^repository hook org-guard failed: /],
+    ["Cursor exit 2", interpretCursor, repo("cursor", "beforeShellExecution"), exited(2), "blocked by repository hook org-guard (exit 2)"],
+    ["Codex ask", interpretCodex, repo("codex", "PreToolUse"), exited(0, '{"hookSpecificOutput":{"permissionDecision":"ask"}}'), /^repository hook org-guard asked, and Codex has no ask/],
+  ] as const)("%s", (_, interpret, h, run, reason) => {
+    const v = interpret(run, h);
+    expect(v.decision).toBe("block");
+    expect(v.reason).toEqual(typeof reason === "string" ? reason : expect.stringMatching(reason));
+  });
+  it("and a service hook as a hook", () => {
+    expect(interpretCosh(exited(2), hook("cosh", "PreToolUse", { name: "org-guard" })).reason).toBe("blocked by hook org-guard (exit 2)");
+  });
+  it("and its continue: false with no stopReason", () => {
+    expect(interpretClaude(exited(0, '{"continue":false}'), repo("claude", "PreToolUse")).halt).toBe("repository hook org-guard stopped the agent (continue: false)");
+  });
+});
+
 describe("Claude Code's team events", () => {
   it.each(["TaskCompleted", "TeammateIdle"])("%s: exit 2 blocks (the task stays open, the teammate keeps working)", (event) => {
     const point = resolveEventName(event)!.point;
