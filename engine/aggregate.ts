@@ -137,11 +137,6 @@ function defaultReason(winner: Judged | undefined): string | undefined {
   return undefined;
 }
 
-/**
- * A hook as the user is told of it: a repository hook says so, so that one named as an
- * administrator's guard (a cosh or Gemini `name` is the repository's to choose) is not taken for it.
- */
-
 export function fold(judged: Judged[], opts: { interactive: boolean }): Folded {
   let winner: Judged | undefined;
   for (const j of judged) {

@@ -212,16 +212,16 @@ export const NoNulSchema = z.string().refine((s) => !s.includes("\0"), "a path c
 export const isStopPoint = (point: EventPoint): boolean => point === "Stop" || point === "SubagentStop";
 
 /**
- * Where a block keeps the agent going rather than stops an action: a stop, and Claude Code's
- * TeammateIdle (the teammate works on) and TaskCompleted (the task stays open). Where hookbox cannot
- * decide, it does not block there: a block would drive the agent on, told only the error.
- */
-/**
  * A hook as the texts hookbox writes name it: a repository's as such (a cosh or Gemini hook's
  * `name` is the repository's to choose: none passes for an administrator's guard).
  */
 export const hookCalled = (hook: { name: string; source: Source }): string => (hook.source === "repository" ? `repository hook ${hook.name}` : `hook ${hook.name}`);
 
+/**
+ * Where a block keeps the agent going rather than stops an action: a stop, and Claude Code's
+ * TeammateIdle (the teammate works on) and TaskCompleted (the task stays open). Where hookbox cannot
+ * decide, it does not block there: a block would drive the agent on, told only the error.
+ */
 export const blockKeepsGoing = (point: EventPoint): boolean => isStopPoint(point) || point === "TeammateIdle" || point === "TaskCompleted";
 
 /**
