@@ -4,15 +4,22 @@
  * capped. Tenant-scoped reads, paged listing, live subscription.
  */
 import { createHash } from "node:crypto";
-import { unlink as unlinkFile, writeFile as writeTextFile } from "node:fs";
-import { promisify } from "node:util";
-import { mkdir, open, readdir, readFile, rm, type FileHandle } from "node:fs/promises";
+import { mkdir, open, readdir, readFile, rm, unlink, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { BadRequestError, DEFAULT_TRACE_LIMITS, type EventResult, type TraceLimits } from "../../engine/index.js";
 import { mapLimited } from "../../engine/map-limited.js";
+import { TraceFiles } from "./trace-files.js";
 import { MAX_PENDING_TRACE_BYTES, outcomesOnly, summaryOf, traceHooksOf, traceText, type AnsweredOtherwise, type KeptFields, type StoredTrace, type TraceSummary } from "./trace-content.js";
 
 export type { StoredHook, StoredTrace, TraceSummary } from "./trace-content.js";
+
+/**
+ * @default 256 — traces out to the writer's thread at once (TraceFiles): each holds its text until
+ * it is written, so this bounds what the writer holds, however far behind the disk is.
+ */
+export const TRACE_WRITES_AT_ONCE = 256;
+/** @default 16 MiB — and at most this much of their text (one event's trace may keep about 8 MiB) */
+export const TRACE_WRITE_BYTES_AT_ONCE = 16 * 1024 * 1024;
 
 /** Stored trace files read at once at start-up (in the background: the service listens before). */
 export const STORED_READS_AT_ONCE = 16;
@@ -89,8 +96,8 @@ export class TraceStore {
   }
   private readonly listeners = new Map<string, Set<(s: TraceSummary) => void>>();
   /**
-   * Traces accepted but not yet on disk, oldest first: written one after another, off the
-   * answer's path. An entry dropped from its shelf leaves this too, so what waits is bounded by
+   * Traces accepted but not yet on disk, oldest first: written off the answer's path, by the
+   * writer's thread (TraceFiles), a short window's at once. An entry dropped from its shelf leaves this too, so what waits is bounded by
    * the shelves' `maxEvents`, however far the writer falls behind.
    */
   private readonly pending = new Map<string, Pending>();
@@ -105,6 +112,7 @@ export class TraceStore {
   /** per tenant: bytes its pending traces hold, bounded by MAX_PENDING_TRACE_BYTES */
   private readonly pendingBytes = new Map<string, number>();
   private readonly madeDirs = new Set<string>();
+  private readonly files = new TraceFiles();
 
   constructor(
     private readonly dir: string,
@@ -239,7 +247,7 @@ export class TraceStore {
     if (!line) this.lines.set(tenantKey, (line = new Map()));
     line.set(file, pending);
     const gone = this.trim(shelf, Date.now());
-    if (gone.length > 0) void removeFiles(gone).catch(this.onWriteError);
+    if (gone.length > 0) void this.removeFiles(gone).catch(this.onWriteError);
     this.kick();
     for (const listener of this.listeners.get(tenantKey) ?? []) listener(summary);
     return summary;
@@ -253,22 +261,33 @@ export class TraceStore {
     });
   }
 
-  /** The next trace to write: the oldest of the tenant whose turn it is, which then goes to the back of the turns. */
-  private nextPending(): Pending | undefined {
+  /**
+   * The next trace to write, taken off the turns (it stays pending, served from memory, until it is
+   * written): the oldest of the tenant whose turn it is, which then goes to the back of the turns.
+   */
+  private takeNext(): Pending | undefined {
     for (const [tenantKey, line] of this.lines) {
       this.lines.delete(tenantKey);
-      if (line.size > 0) this.lines.set(tenantKey, line);
       const next = first(line);
-      if (next) return next;
+      if (!next) continue;
+      line.delete(next.entry.file);
+      if (line.size > 0) this.lines.set(tenantKey, line);
+      return next;
     }
     return undefined;
   }
 
-  /** Writes what is pending, one at a time: each tenant's oldest first, the tenants in turn. */
+  /**
+   * Writes what is pending: each tenant's oldest first, the tenants in turn, each trace's text built
+   * one after another, and at most TRACE_WRITES_AT_ONCE of them (TRACE_WRITE_BYTES_AT_ONCE of their
+   * text) out to the writer's thread at once.
+   */
   private async drain(): Promise<void> {
-    for (let next = this.nextPending(); next; next = this.nextPending()) {
+    const out = new Set<Promise<void>>();
+    let outChars = 0;
+    for (let next = this.takeNext(); next; next = this.takeNext()) {
       const { entry, text: textOf } = next;
-      let written = false;
+      let handed = false;
       try {
         if (!this.madeDirs.has(entry.tenantKey)) {
           await mkdir(join(this.dir, entry.tenantKey), { recursive: true, mode: 0o700 });
@@ -277,27 +296,59 @@ export class TraceStore {
         if (entry.gone) continue; // dropped before it was written
         const text = await textOf();
         if (entry.gone) continue;
-        // Whole or not at all: a write cut short (a full disk) is removed, and until the write ends
-        // the trace is served from memory (it is still pending). One a crash cut short is no JSON,
-        // and is removed when the files are read at the next start.
-        await writeWhole(entry.file, text);
-        written = true;
-        if (entry.gone) {
-          await removeFile(entry.file); // dropped while it was being written
-          continue;
-        }
-        entry.bytes = Buffer.byteLength(text);
-        const shelf = this.shelf(entry.tenantKey);
-        shelf.bytes += entry.bytes;
-        await removeFiles(this.trim(shelf, Date.now()));
+        handed = true;
+        outChars += text.length;
+        const written = this.writeOne(entry, text).finally(() => {
+          out.delete(written);
+          outChars -= text.length;
+        });
+        out.add(written);
+        while (out.size >= TRACE_WRITES_AT_ONCE || (outChars >= TRACE_WRITE_BYTES_AT_ONCE && out.size > 0)) await Promise.race(out);
       } catch (err) {
+        // Its folder could not be made: not on disk, neither listed nor served.
         this.onWriteError(err);
-        // Not on disk whole (or its removal failed too, and part of it is): neither listed nor served.
-        if (!written) this.forget(entry);
+        this.forget(entry);
       } finally {
-        if (this.pending.get(entry.file)?.entry === entry) this.unpend(entry.file);
+        if (!handed) this.done(entry);
       }
     }
+    await Promise.all(out);
+  }
+
+  /**
+   * One trace, written whole or not at all: a write cut short (a full disk) is removed, and until
+   * the write ends the trace is served from memory (it is still pending). One a crash cut short is
+   * no JSON, and is removed when the files are read at the next start.
+   */
+  private async writeOne(entry: Entry, text: string): Promise<void> {
+    let written = false;
+    try {
+      await this.files.write(entry.file, text);
+      written = true;
+      if (entry.gone) {
+        await this.files.remove(entry.file); // dropped while it was being written
+        return;
+      }
+      entry.bytes = Buffer.byteLength(text);
+      const shelf = this.shelf(entry.tenantKey);
+      shelf.bytes += entry.bytes;
+      await this.removeFiles(this.trim(shelf, Date.now()));
+    } catch (err) {
+      this.onWriteError(err);
+      // Not on disk whole (or its removal failed too, and part of it is): neither listed nor served.
+      if (!written) this.forget(entry);
+    } finally {
+      this.done(entry);
+    }
+  }
+
+  /** A trace the writer is through with leaves the pending ones (unless it left them already). */
+  private done(entry: Entry): void {
+    if (this.pending.get(entry.file)?.entry === entry) this.unpend(entry.file);
+  }
+
+  private removeFiles(gone: Entry[]): Promise<unknown> {
+    return Promise.all(gone.map((e) => this.files.remove(e.file)));
   }
 
   /** A trace that could not be written: kept in its shelf's order (its count stays), never listed or served. */
@@ -423,7 +474,7 @@ export class TraceStore {
   async sweep(nowMs = Date.now()): Promise<number> {
     const gone: Entry[] = [];
     for (const shelf of this.shelves.values()) gone.push(...this.trim(shelf, nowMs));
-    await removeFiles(gone);
+    await this.removeFiles(gone);
     return gone.length;
   }
 
@@ -462,29 +513,10 @@ function first<T>(map: Map<string, T>): T | undefined {
   return undefined;
 }
 
-async function removeFiles(gone: Entry[]): Promise<void> {
-  await Promise.all(gone.map((e) => removeFile(e.file)));
-}
-
-/**
- * The callback forms of unlink and writeFile, promised: a file a trace, written and removed on
- * every event, costs about a third less CPU than with fs/promises' FileHandle per call.
- */
-const unlinkNow = promisify(unlinkFile);
-const writeNow = promisify(writeTextFile);
-
-/** One trace file, if it is there: a plain unlink (rm's walk costs an lstat per file, on every event once the shelf is full). */
+/** One file, if it is there (a write a crash cut short, found at start-up). */
 async function removeFile(file: string): Promise<void> {
-  await unlinkNow(file).catch((err: NodeJS.ErrnoException) => {
+  await unlink(file).catch((err: NodeJS.ErrnoException) => {
     if (err.code !== "ENOENT") throw err;
-  });
-}
-
-/** Writes a trace's file, readable by the service's user only; a write that fails leaves no file. */
-async function writeWhole(file: string, text: string): Promise<void> {
-  await writeNow(file, text, { mode: 0o600 }).catch(async (err: unknown) => {
-    await removeFile(file).catch(() => undefined);
-    throw err;
   });
 }
 
