@@ -65,8 +65,8 @@ type Settle = [resolve: () => void, reject: (err: Error) => void];
 export class TraceFiles {
   private worker: Worker | undefined;
   private nextId = 0;
-  /** batches sent and not yet answered: what each call's promise waits for */
-  private readonly sent = new Map<number, Settle[]>();
+  /** batches sent and not yet answered: the thread each went to, what each call's promise waits for */
+  private readonly sent = new Map<number, { thread: Worker; settles: Settle[] }>();
   private calls: Call[] = [];
   private settles: Settle[] = [];
   private bytes = 0;
@@ -87,7 +87,7 @@ export class TraceFiles {
   /** Sends what waits, waits for every call, and ends the thread. */
   async close(): Promise<void> {
     this.send();
-    await Promise.all([...this.sent.values()].map((s) => new Promise<void>((resolve) => s.push([resolve, () => resolve()]))));
+    await Promise.all([...this.sent.values()].map((s) => new Promise<void>((resolve) => s.settles.push([resolve, () => resolve()]))));
     const w = this.worker;
     this.worker = undefined;
     await w?.terminate();
@@ -109,10 +109,10 @@ export class TraceFiles {
     if (this.calls.length === 0) return;
     const id = ++this.nextId;
     const calls = this.calls;
-    this.sent.set(id, this.settles);
-    [this.calls, this.settles, this.bytes] = [[], [], 0];
     const w = this.thread();
-    // The thread keeps the process up only while a batch is out (a stop waits for the last one).
+    this.sent.set(id, { thread: w, settles: this.settles });
+    [this.calls, this.settles, this.bytes] = [[], [], 0];
+    // The thread keeps the process up only while a batch is out (flush waits for the last write).
     w.ref();
     w.postMessage({ id, calls });
   }
@@ -121,20 +121,24 @@ export class TraceFiles {
     if (this.worker) return this.worker;
     const w = new Worker(SOURCE, { eval: true });
     w.on("message", ({ id, failed }: { id: number; failed: ({ message: string; code?: string } | null)[] }) => {
-      const settles = this.sent.get(id) ?? [];
+      const settles = this.sent.get(id)?.settles ?? [];
       this.sent.delete(id);
       settles.forEach(([resolve, reject], i) => {
         const f = failed[i];
         if (f) reject(Object.assign(new Error(f.message), f.code === undefined ? {} : { code: f.code }));
         else resolve();
       });
-      if (this.sent.size === 0) w.unref();
+      if (![...this.sent.values()].some((b) => b.thread === w)) w.unref();
     });
-    // A thread that dies (out of memory, say) fails what it had; the next batch starts a fresh one.
+    // A thread that dies (out of memory, say) fails the batches it had — some of their files may be
+    // written: the store removes a trace it was told failed — and the next batch starts a fresh one.
     const fail = (err: Error) => {
       if (this.worker === w) this.worker = undefined;
-      for (const settles of this.sent.values()) for (const [, reject] of settles) reject(err);
-      this.sent.clear();
+      for (const [id, batch] of this.sent) {
+        if (batch.thread !== w) continue;
+        this.sent.delete(id);
+        for (const [, reject] of batch.settles) reject(err);
+      }
     };
     w.on("error", fail);
     w.on("exit", (code) => fail(new Error(`the trace writer's thread ended (exit ${code})`)));

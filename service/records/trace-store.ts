@@ -305,7 +305,7 @@ export class TraceStore {
         out.add(written);
         while (out.size >= TRACE_WRITES_AT_ONCE || (outChars >= TRACE_WRITE_BYTES_AT_ONCE && out.size > 0)) await Promise.race(out);
       } catch (err) {
-        // Its folder could not be made: not on disk, neither listed nor served.
+        // Its folder could not be made, or its text not built: not on disk, neither listed nor served.
         this.onWriteError(err);
         this.forget(entry);
       } finally {
@@ -335,8 +335,12 @@ export class TraceStore {
       await this.removeFiles(this.trim(shelf, Date.now()));
     } catch (err) {
       this.onWriteError(err);
-      // Not on disk whole (or its removal failed too, and part of it is): neither listed nor served.
-      if (!written) this.forget(entry);
+      // Not on disk whole (or its removal failed too, and part of it is): neither listed nor served
+      // — and, where the writer's thread died with it written, not left on disk uncounted.
+      if (!written) {
+        this.forget(entry);
+        await this.files.remove(entry.file).catch(() => undefined);
+      }
     } finally {
       this.done(entry);
     }

@@ -10,8 +10,7 @@ import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { EventResult } from "../../engine/index.js";
 import { MAX_PENDING_TRACE_BYTES, PENDING_FULL } from "../../service/records/trace-content.js";
-import { TraceStore } from "../../service/records/trace-store.js";
-import { TRACE_WRITE_BATCH } from "../../service/records/trace-files.js";
+import { TRACE_WRITES_AT_ONCE, TraceStore } from "../../service/records/trace-store.js";
 import { DEFAULT_TRACE_LIMITS } from "../../engine/trace-limits.js";
 
 const dirs: string[] = [];
@@ -68,13 +67,13 @@ describe("traces waiting to be written", () => {
     await store.add({ name: "other", traceToolInput: false }, event(5000, 10), { durationMs: 1, cancelled: false });
     await store.flush();
     // Written second or so, not after the flood's two thousand: fewer of the flood's files are
-    // older than it than the writer takes at once (one thread writes them, in the order taken).
+    // older than it than are out to the writer's thread at once (it writes them in the order taken).
     const written = (file: string) => statSync(file, { bigint: true }).mtimeNs;
     const folder = (tenant: string) => join(dir, readdirSync(dir).find((k) => readdirSync(join(dir, k)).some((f) => f.startsWith(tenant === "other" ? "e5000" : "e1999")))!);
     const otherAt = written(join(folder("other"), "e5000.json"));
     const flood = readdirSync(folder("flooder"));
     expect(flood).toHaveLength(2000);
-    expect(flood.filter((f) => written(join(folder("flooder"), f)) < otherAt).length).toBeLessThan(TRACE_WRITE_BATCH);
+    expect(flood.filter((f) => written(join(folder("flooder"), f)) < otherAt).length).toBeLessThan(TRACE_WRITES_AT_ONCE);
     expect(store.pendingBytesOf("flooder")).toBe(0);
     expect((await store.list("flooder", { limit: 500 })).events).toHaveLength(500);
   });

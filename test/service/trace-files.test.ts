@@ -54,4 +54,20 @@ describe("TraceFiles", () => {
     await written;
     expect(readFileSync(f, "utf8")).toBe("{\"late\":true}");
   });
+
+  it("fails the batches of a thread that dies, and starts a fresh one for the next call", async () => {
+    const files = new TraceFiles();
+    await files.write(join(dir, "before.json"), "{}");
+    const names = Array.from({ length: TRACE_WRITE_BATCH }, (_, i) => join(dir, `dying${i}.json`));
+    const calls = names.map((f) => files.write(f, "{}"));
+    // A full batch goes at once; its thread is ended before it can answer.
+    void (files as unknown as { worker: { terminate(): Promise<number> } }).worker.terminate();
+    const settled = await Promise.allSettled(calls);
+    const failed = settled.filter((r) => r.status === "rejected");
+    expect(failed.length).toBeGreaterThan(0);
+    for (const r of failed) expect(String((r as PromiseRejectedResult).reason)).toMatch(/thread ended/);
+    await files.write(join(dir, "after.json"), "{\"after\":1}");
+    expect(readFileSync(join(dir, "after.json"), "utf8")).toBe("{\"after\":1}");
+    await files.close();
+  });
 });
