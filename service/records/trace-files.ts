@@ -16,6 +16,11 @@ export const TRACE_WRITE_GATHER_MS = 20;
 export const TRACE_WRITE_BATCH = 64;
 /** @default 4 MiB — text that goes over at once without waiting for the window */
 export const TRACE_WRITE_BATCH_BYTES = 4 * 1024 * 1024;
+/**
+ * @default 128 MiB — the thread's heap: what TraceStore has out to it at once (TRACE_WRITE_BYTES_AT_ONCE
+ * and one trace past it) several times over; a thread past it dies alone and fails its batches.
+ */
+export const TRACE_WRITER_HEAP_MB = 128;
 
 // The thread: for each call, a file written whole (readable by the service's user only; one a
 // failed write leaves cut is removed) or removed (one already gone is no error). Errors go back as
@@ -119,7 +124,7 @@ export class TraceFiles {
 
   private thread(): Worker {
     if (this.worker) return this.worker;
-    const w = new Worker(SOURCE, { eval: true });
+    const w = new Worker(SOURCE, { eval: true, resourceLimits: { maxOldGenerationSizeMb: TRACE_WRITER_HEAP_MB } });
     w.on("message", ({ id, failed }: { id: number; failed: ({ message: string; code?: string } | null)[] }) => {
       const settles = this.sent.get(id)?.settles ?? [];
       this.sent.delete(id);
