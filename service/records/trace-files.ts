@@ -92,6 +92,7 @@ export class TraceFiles {
   /** Sends what waits, waits for every call, and ends the thread. */
   async close(): Promise<void> {
     this.send();
+    // One more settle per batch out, past its calls: its answer (or its thread's death) settles it too.
     await Promise.all([...this.sent.values()].map((s) => new Promise<void>((resolve) => s.settles.push([resolve, () => resolve()]))));
     const w = this.worker;
     this.worker = undefined;

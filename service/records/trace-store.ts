@@ -97,8 +97,8 @@ export class TraceStore {
   private readonly listeners = new Map<string, Set<(s: TraceSummary) => void>>();
   /**
    * Traces accepted but not yet on disk, oldest first: written off the answer's path, by the
-   * writer's thread (TraceFiles), a short window's at once. An entry dropped from its shelf leaves this too, so what waits is bounded by
-   * the shelves' `maxEvents`, however far the writer falls behind.
+   * writer's thread (TraceFiles), a short window's at once. An entry dropped from its shelf leaves
+   * this too, so what waits is bounded by the shelves' `maxEvents`, however far the writer falls behind.
    */
   private readonly pending = new Map<string, Pending>();
   /**
