@@ -571,7 +571,6 @@ fi
 exec 5>&2
 command exec 2>/dev/null 4<&0 || exec 4</dev/null
 exec 2>&5 5>&-
-cr=$(printf '\r')
 # Read no further than an answer of hookbox's can be, and its headers: past that, head ends, curl
 # stops on its next write, and awk reads no more (what it got is no answer: the failure mode).
 cap=16842752

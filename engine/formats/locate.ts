@@ -104,6 +104,22 @@ function tomlLines(text: string): Tables {
     if (!t) tables.set(name, (t = {}));
     return t;
   };
+  // `[a.b]` after `[[a]]` is a table of `a`'s latest element: `a.<i>.b`, as a path names it (at
+  // most MAX_TOML_LOOKUP_STEPS parts looked at, each a lookup of at most the name's length).
+  const within = (name: string): string => {
+    if (arrays.size === 0) return name;
+    let resolved = "";
+    let from = 0;
+    for (let step = 0; step < MAX_TOML_LOOKUP_STEPS; step++) {
+      const dot = name.indexOf(".", from);
+      if (dot === -1) break;
+      resolved += (from === 0 ? "" : ".") + name.slice(from, dot);
+      const elements = arrays.get(resolved);
+      if (elements) resolved += `.${elements.length - 1}`;
+      from = dot + 1;
+    }
+    return from === 0 ? name : `${resolved}.${name.slice(from)}`;
+  };
   // undefined: under a header too long to index, whose keys are not indexed either
   let table: TomlTable | undefined = tables.get("");
   let n = 0;
@@ -116,7 +132,7 @@ function tomlLines(text: string): Tables {
     if (header && header.name.length > MAX_TOML_NAME_CHARS) {
       table = undefined;
     } else if (header?.array) {
-      const name = normal(header.name);
+      const name = within(normal(header.name));
       let elements = arrays.get(name);
       if (!elements) arrays.set(name, (elements = []));
       const base = tableOf(name);
@@ -124,7 +140,7 @@ function tomlLines(text: string): Tables {
       table = { line: n + 1 };
       elements.push(table);
     } else if (header) {
-      table = tableOf(normal(header.name));
+      table = tableOf(within(normal(header.name)));
       table.line = n + 1;
     } else if (table) {
       const key = keyOf(line);

@@ -351,7 +351,7 @@ describe("repository files are read tolerantly, reported strictly (SERVICE.md §
     }), 60_000);
     expect(set.hooks.map((h) => [h.format, h.point, h.command, h.timeoutMs, h.origin])).toEqual([
       ["codex", "PreToolUse", "from-json.sh", 60_000, expect.stringMatching(/^\.codex\/hooks\.json:1/)],
-      ["codex", "PreToolUse", "echo no >&2; exit 2", 5_000, ".codex/config.toml:6"],
+      ["codex", "PreToolUse", "echo no >&2; exit 2", 5_000, ".codex/config.toml:8"],
     ]);
     expect(set.hooks[1]!.matcher!.test("Bash")).toBe(true);
     expect(set.warnings).toEqual([expect.stringMatching(/^\.codex\/config\.toml:12: .*"BeforeTool" is not an event Codex fires/)]);
@@ -575,7 +575,7 @@ describe("repository hook files are hostile input", () => {
 
   it.each([
     ["[hooks] of 16,385 keys", `[hooks]\n${Array.from({ length: 16_385 }, (_, i) => `k${i} = 1`).join("\n")}\n`, /^\.copilot-shell\/config\.toml:1:1: hooks: holds more than 16384 keys \(MAX_OBJECT_KEYS\)$/],
-    ["a hook's env of 16,385 keys", `[[hooks.PreToolUse]]\nname = "x"\ncommand = "true"\n[hooks.PreToolUse.env]\n${Array.from({ length: 16_385 }, (_, i) => `K${i} = "v"`).join("\n")}\n`, /^\.copilot-shell\/config\.toml:1:1: hooks\.PreToolUse\[0\]\.env: holds more than 16384 keys/],
+    ["a hook's env of 16,385 keys", `[[hooks.PreToolUse]]\nname = "x"\ncommand = "true"\n[hooks.PreToolUse.env]\n${Array.from({ length: 16_385 }, (_, i) => `K${i} = "v"`).join("\n")}\n`, /^\.copilot-shell\/config\.toml:4:1: hooks\.PreToolUse\[0\]\.env: holds more than 16384 keys/],
   ])("refuses a config.toml with %s (MAX_OBJECT_KEYS) at its table's line, in the worker and in hookbox check alike; 16,384 are read", async (_what, content, message) => {
     const dir = tree({ ".copilot-shell/config.toml": content });
     expect((await configErrorOfAsync(() => loadRepositoryHooks(dir, 60_000))).message).toMatch(message);
@@ -696,6 +696,17 @@ describe("repository hook files are hostile input", () => {
     const toml = tomlLocator('[hooks]\nenabled = true\n[[hooks.Stop]]\nname = "x"\n\n[[hooks.Stop]]\nname="y"\ncommand\t= 3\n');
     expect(toml(["hooks", "Stop", 1, "command"])).toEqual({ line: 8, column: 1 });
     expect(toml(["hooks", "Stop", 0, "missing"])).toEqual({ line: 3, column: 1 });
+  });
+
+  it("locates the tables of an array element in TOML: [a.b] after [[a]] belongs to a's latest element", () => {
+    const toml = tomlLocator(
+      ['[[hooks.Stop]]', 'command = "a"', '[hooks.Stop.env]', "A = 1", "[[hooks.Stop]]", 'command = "b"', "[hooks.Stop.env]", "A = 2", "[[hooks.Stop.more]]", "x = 1", "[[hooks.Stop.more]]", "x = 2"].join("\n"),
+    );
+    expect(toml(["hooks", "Stop", 0, "env", "A"])).toEqual({ line: 4, column: 1 });
+    expect(toml(["hooks", "Stop", 1, "env", "A"])).toEqual({ line: 8, column: 1 });
+    expect(toml(["hooks", "Stop", 1, "env"])).toEqual({ line: 7, column: 1 });
+    expect(toml(["hooks", "Stop", 1, "more", 1, "x"])).toEqual({ line: 12, column: 1 });
+    expect(toml(["hooks", "Stop", 0, "more"])).toEqual({ line: 1, column: 1 });
   });
 
   it("indexes a TOML text whose lines are long runs of spaces in linear time", () => {
