@@ -7,7 +7,7 @@
  * write, which no other writer's bytes can split. The nonce never enters the hook's environment or
  * command line (a hook, as the wrapper's user, may still read it from the wrapper's memory: it then
  * changes only how its own run is read — what it decides anyway — never another's, each container
- * running one hook).
+ * running one hook; and its run ends MARKER_GRACE_MS after the first marker all the same).
  */
 import type { RunRequest } from "./types.js";
 import { FIXED_ENV_NAMES } from "./hook-env.js";
@@ -103,6 +103,14 @@ ${SH_WRAPPER}`;
 
 /** Room past the output cap for the end marker; also what MarkerWatch keeps of a stream's end between chunks (longer than any marker). */
 export const MARKER_SLACK_BYTES = 64;
+/**
+ * @default 1 s — how long the second end marker may follow the first: the wrapper writes them one
+ * after the other. Past it the run is read as its first marker says and the container removed:
+ * a hook that prints a marker of its own (the nonce read from the wrapper's memory) or stops the
+ * wrapper between the two would otherwise hold its run to its timeout, its output past the marker
+ * uncounted by the cap.
+ */
+export const MARKER_GRACE_MS = 1_000;
 
 const b64 = (s: string) => Buffer.from(s).toString("base64");
 const quote = (v: string) => `'${v.replace(/'/g, "'\\''")}'`;

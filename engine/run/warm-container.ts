@@ -3,7 +3,7 @@
  * (handover.ts) waits on stdin for the one hook it will run.
  */
 import { randomBytes } from "node:crypto";
-import { handover, MARKER_SLACK_BYTES, MarkerWatch } from "./handover.js";
+import { handover, MARKER_GRACE_MS, MARKER_SLACK_BYTES, MarkerWatch } from "./handover.js";
 import { describeError, sink, stoppedEnd, type ContainerHandle } from "./container-parts.js";
 import { RunGuard } from "./run-guard.js";
 import type { RunEnd, RunRequest, RunResult } from "./types.js";
@@ -89,12 +89,15 @@ export class WarmContainer {
     const onStop = () => void this.made.kill();
     signal.addEventListener("abort", onStop, { once: true });
     const watch = new MarkerWatch(nonce);
+    let graceTimer: NodeJS.Timeout | undefined;
     const bothMarkers = new Promise<void>((resolve) => {
       // What a background process of the hook's writes after the marker is not the hook's output.
       const sink = (stream: "stdout" | "stderr") => (c: Buffer) => {
         const own = watch.take(stream, c);
         if (own.length > 0) capture[stream].push(own);
         if (watch.done) resolve();
+        // One marker read: the other follows at once, or the run is read as this one says (MARKER_GRACE_MS).
+        else if (watch.exitCode !== undefined) graceTimer ??= setTimeout(resolve, MARKER_GRACE_MS);
       };
       this.sinkOut = sink("stdout");
       this.sinkErr = sink("stderr");
@@ -164,6 +167,7 @@ export class WarmContainer {
     } finally {
       signal.removeEventListener("abort", onStop);
       clearTimeout(deadlineTimer);
+      clearTimeout(graceTimer);
       guard.dispose();
       // The answer does not wait for the removal.
       track(this.discard());

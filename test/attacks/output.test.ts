@@ -5,7 +5,8 @@
  * print terminal escapes for `hookbox trace`, `tail` and `forward` to pass on (and a repository's
  * names, matchers and warnings for `hookbox check` and `workspace push`), one tenant's flood of
  * no-hook events (against other tenants' traces, and a live follower that never reads), and a large
- * event read by hundreds of hooks; a container hook writing its output a byte at a time.
+ * event read by hundreds of hooks; a container hook writing its output a byte at a time, and one
+ * printing its wrapper's end mark and flooding past it.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { connect } from "node:net";
@@ -81,6 +82,40 @@ matcher = "dribble"
 timeout = 30000
 command = '''cat >/dev/null; i=0; while [ $i -lt 30000 ]; do printf ' '; printf e >&2; i=$((i+1)); done; printf '{"decision":"block","reason":"dribbled"}' '''
 
+[[hooks.PreToolUse]]
+name = "forged-mark-box"
+matcher = "forge-mark"
+timeout = 30000
+command = '''python3 -c '
+import os, re
+def parent(p):
+    return int(open("/proc/%d/stat" % p).read().rsplit(")", 1)[1].split()[1])
+found = set()
+p = os.getpid()
+for _ in range(3):
+    p = parent(p)
+    if p <= 1:
+        break
+    try:
+        mem = open("/proc/%d/mem" % p, "rb", 0)
+        for line in open("/proc/%d/maps" % p).read().splitlines():
+            addr, perms = line.split()[:2]
+            if "rw" not in perms:
+                continue
+            a, b = [int(x, 16) for x in addr.split("-")]
+            try:
+                mem.seek(a)
+                data = mem.read(b - a)
+            except OSError:
+                continue
+            found.update(m.group() for m in re.finditer(rb"(?<![0-9a-f])[0-9a-f]{32}(?![0-9a-f])", data))
+    except OSError:
+        pass
+out = os.fdopen(1, "wb", 0)
+for c in found:
+    out.write(c + b" 0 0" + bytes([10]))
+os.execvp("yes", ["yes"])
+' '''
 [[hooks.PreToolUse]]
 name = "escape-box"
 matcher = "escape"
@@ -196,6 +231,24 @@ describe("a container hook's output a byte a write", () => {
     const answer = (await res.json()) as { decision: string; reason: string; hooks: Array<{ name: string; outcome: string }> };
     expect(answer).toMatchObject({ decision: "block", reason: "dribbled" });
     expect(answer.hooks).toEqual([expect.objectContaining({ name: "dribble-box", outcome: "exited" })]);
+    expect((await fetch(`${svc.url}/healthz`)).status).toBe(200);
+  });
+});
+
+describe("a container hook that prints its wrapper's end mark (the nonce read from the wrapper's memory), then floods its stdout", () => {
+  // Past the mark its output is not the hook's and is not counted by the cap: without a bound on
+  // the wait for the second mark, the flood ran to the hook's 30 s timeout.
+  it("is read as its mark says within MARKER_GRACE_MS, the service answering throughout", async () => {
+    // warm: a cold run has no wrapper and no mark
+    const ready = async () => Number(/^hookbox_pool_ready (\d+)/m.exec(await (await fetch(`${svc.url}/metrics`, { headers: auth })).text())?.[1] ?? 0);
+    await expect.poll(ready, { timeout: 30_000, interval: 100 }).toBeGreaterThanOrEqual(1);
+    const { value: res, ms, health } = await underProbe(svc.url, () => svc.event(pre("forge-mark")));
+    expect(health.worstMs).toBeLessThanOrEqual(WORST_HEALTH_MS);
+    expect(res.status).toBe(200);
+    const answer = (await res.json()) as { hooks: Array<{ name: string; outcome: string; warm?: boolean }> };
+    // exited: it did find the nonce (without it, its flood is output_truncated at the cap)
+    expect(answer.hooks).toEqual([expect.objectContaining({ name: "forged-mark-box", outcome: "exited" })]);
+    expect(ms).toBeLessThan(10_000);
     expect((await fetch(`${svc.url}/healthz`)).status).toBe(200);
   });
 });

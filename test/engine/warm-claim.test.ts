@@ -5,6 +5,7 @@
  */
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
+import { MARKER_GRACE_MS } from "../../engine/run/handover.js";
 import { WarmContainer } from "../../engine/run/warm-container.js";
 import { DEFAULT_LIMITS } from "../../engine/names.js";
 import type { ContainerHandle } from "../../engine/run/container-parts.js";
@@ -61,5 +62,30 @@ describe("a claim whose container ends without its wrapper's end marks", () => {
     end();
     const result = await claimed;
     expect(result).toMatchObject({ outcome: "failed_to_start", error: expect.stringMatching(/ended \(exit 0\) without its wrapper's end marks/) });
+  });
+});
+
+describe("a claim whose second end mark does not follow the first", () => {
+  it(`is read as the first says within MARKER_GRACE_MS (${MARKER_GRACE_MS} ms), however much the hook writes past it — never held to its timeout`, async () => {
+    const s = standIn();
+    const warm = new WarmContainer(s.handle, 1_000);
+    s.up();
+    await warm.up;
+    const t0 = performance.now();
+    const removals: Promise<unknown>[] = [];
+    const claimed = warm.claim({ command: "guard", stdin: Buffer.from("{}"), env: {}, timeoutMs: 20_000, limits: { ...DEFAULT_LIMITS, maxOutputBytes: 1024 } }, (p) => removals.push(p));
+    await new Promise((r) => setImmediate(r));
+    // The hook read the nonce (from the wrapper's memory) and prints a mark of its own on stdout, then floods it.
+    const nonce = Buffer.concat(s.written).toString("latin1").split(" ")[0]!;
+    s.out(`{"decision":"allow"}\n${nonce} 0 0\n`);
+    const junk = "A".repeat(64 * 1024);
+    const flood = setInterval(() => {
+      for (let i = 0; i < 16; i++) s.out(junk);
+    }, 1);
+    const result = await claimed.finally(() => clearInterval(flood));
+    expect(performance.now() - t0).toBeLessThan(MARKER_GRACE_MS + 5_000);
+    expect(result).toMatchObject({ outcome: "exited", exitCode: 0, stdout: '{"decision":"allow"}\n' });
+    await Promise.all(removals);
+    expect(s.cleaned()).toBe(1); // and its container removed
   });
 });
