@@ -43,7 +43,8 @@ export const MAX_CAPTURE_BYTES = 64 * 1024;
 /**
  * The most `[traces] max_events` may keep per tenant: their summaries live in memory (up to about
  * 10 KiB each with every field at its cap: about 1 GiB a tenant at this count), and
- * `GET /v1/events?session_id=…` walks them all on the shared thread (a few ms at this count).
+ * `GET /v1/events?session_id=…` walks them all on the shared thread (about 10 ms of CPU at this count,
+ * in slices of TRACE_LIST_SLICE with the event loop let in between).
  */
 export const MAX_TRACE_EVENTS = 100_000;
 /** @default 1000 — rotated audit files kept per tenant, at most (`[server] audit_keep`) */

@@ -21,6 +21,12 @@ export const TRACE_WRITES_AT_ONCE = 256;
 /** @default 16 MiB — and at most this much of their text (one event's trace may keep about 8 MiB) */
 export const TRACE_WRITE_BYTES_AT_ONCE = 16 * 1024 * 1024;
 
+/**
+ * @default 4096 — kept summaries a listing looks at before it lets the event loop in: a filter that
+ * matches nothing walks a tenant's whole shelf (up to MAX_TRACE_EVENTS), never in one go.
+ */
+export const TRACE_LIST_SLICE = 4096;
+
 /** Stored trace files read at once at start-up (in the background: the service listens before). */
 export const STORED_READS_AT_ONCE = 16;
 
@@ -439,7 +445,10 @@ export class TraceStore {
     // walk goes in): events of the same millisecond are neither skipped nor listed twice.
     const before = q.cursor === undefined ? Infinity : cursorSeq(q.cursor);
     const out: Entry[] = [];
-    for (let i = entries.length - 1; i >= head && out.length <= limit; i--) {
+    // The array as it is now: a cut while the walk waits makes a new one, and what leaves this
+    // one meanwhile is marked gone. Places rise along it: a cursor's walk starts below its place.
+    for (let i = below(entries, head, before) - 1, seen = 0; i >= head && out.length <= limit; i--, seen++) {
+      if (seen > 0 && seen % TRACE_LIST_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
       const e = entries[i]!;
       if (e.gone || !this.live(e)) continue;
       if (e.seq >= before) continue;
@@ -510,6 +519,17 @@ export class TraceStore {
     }
     return gone;
   }
+}
+
+/** The first index from `head` whose place is `seq` or past it (entries.length if none), by halving. */
+function below(entries: readonly Entry[], head: number, seq: number): number {
+  let [lo, hi] = [head, entries.length];
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (entries[mid]!.seq < seq) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 function first<T>(map: Map<string, T>): T | undefined {

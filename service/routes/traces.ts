@@ -126,9 +126,13 @@ export function jsonChunks(head: string, items: readonly unknown[], tail: string
  * A list, sent as the client reads, in one of its tenant's TRACE_READS_PER_TENANT places until it is
  * sent or the client goes. HEAD: the headers alone, holding no place (hono drops the body unread).
  */
-export function listAnswer(c: Context<Env>, deps: AppDeps, head: string, items: () => readonly unknown[], tail: string): Response {
-  if (c.req.method === "HEAD") return c.body(null, 200, { "Content-Type": "application/json" });
-  const give = deps.answers!.take(c.get("tenant").name, 1);
+export function listAnswer(c: Context<Env>, deps: AppDeps, head: string, items: () => readonly unknown[], tail: string, held?: () => void): Response {
+  if (c.req.method === "HEAD") {
+    held?.();
+    return c.body(null, 200, { "Content-Type": "application/json" });
+  }
+  // the place taken by the caller (before a listing's walk), else one taken now
+  const give = held ?? deps.answers!.take(c.get("tenant").name, 1);
   try {
     return c.body(jsonChunks(head, items(), tail, give), 200, { "Content-Type": "application/json" });
   } catch (err) {
@@ -148,10 +152,20 @@ export function traceRoutes(deps: AppDeps): Hono<Env> {
     if (since !== undefined) q.since = /^\d+$/.test(since) ? Number(since) : Date.parse(since);
     if (limit !== undefined) q.limit = Number(limit);
     if (cursor) q.cursor = cursor;
-    const { events, next_cursor } = await deps.traces.list(c.get("tenant").name, q);
+    // The place is taken before the walk (a filter that matches nothing walks the whole shelf, in
+    // slices): a tenant has at most TRACE_READS_PER_TENANT walks and answers under way.
+    const give = deps.answers!.take(c.get("tenant").name, 1);
+    let listed: Awaited<ReturnType<typeof deps.traces.list>>;
+    try {
+      listed = await deps.traces.list(c.get("tenant").name, q);
+    } catch (err) {
+      give();
+      throw err;
+    }
+    const { events, next_cursor } = listed;
     // Up to 500 summaries, each field up to 1 KiB before JSON escaping: written as the client
     // reads, never held whole for a client that does not — and only so many such clients.
-    return listAnswer(c, deps, '{"events":[', () => events, `],"next_cursor":${JSON.stringify(next_cursor)}}`);
+    return listAnswer(c, deps, '{"events":[', () => events, `],"next_cursor":${JSON.stringify(next_cursor)}}`, give);
   });
 
   app.get("/live", (c) => {

@@ -10,7 +10,7 @@ import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { EventResult } from "../../engine/index.js";
 import { MAX_PENDING_TRACE_BYTES, PENDING_FULL } from "../../service/records/trace-content.js";
-import { TRACE_WRITES_AT_ONCE, TraceStore } from "../../service/records/trace-store.js";
+import { TRACE_LIST_SLICE, TRACE_WRITES_AT_ONCE, TraceStore } from "../../service/records/trace-store.js";
 import { DEFAULT_TRACE_LIMITS } from "../../engine/trace-limits.js";
 
 const dirs: string[] = [];
@@ -217,3 +217,28 @@ describe("a full shelf", () => {
     expect((await again.list("t", { limit: 10 })).events.map((e) => e.event_id)).toEqual(["e2599", "e2598", "e2597", "e2596", "e2595"]);
   });
 });
+
+describe("a listing over a full shelf", () => {
+  it(`lets the event loop in every TRACE_LIST_SLICE (${TRACE_LIST_SLICE}) summaries when its filter matches nothing, and a cursor's page starts below its place`, async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hookbox-list-"));
+    dirs.push(dir);
+    const count = TRACE_LIST_SLICE * 5;
+    const store = new TraceStore(dir, { ...DEFAULT_TRACE_LIMITS, maxEvents: count });
+    // summaries only: the writer is not started (what is listed is the shelf in memory)
+    (store as unknown as { kick(): void }).kick = () => undefined;
+    const t = { name: "t", traceToolInput: false };
+    for (let i = 0; i < count; i++) await store.add(t, { ...event(i, 8), session_id: `s${i % 7}` }, { durationMs: 1, cancelled: false });
+    let letIn = false;
+    setImmediate(() => (letIn = true));
+    const nothing = await store.list("t", { session_id: "nope" });
+    expect(nothing).toEqual({ events: [], next_cursor: null });
+    expect(letIn).toBe(true); // walked in one go, the timer would run only after it
+    const first = await store.list("t", { limit: 3 });
+    expect(first.events.map((e) => e.event_id)).toEqual([`e${count - 1}`, `e${count - 2}`, `e${count - 3}`]);
+    const second = await store.list("t", { limit: 3, cursor: first.next_cursor! });
+    expect(second.events.map((e) => e.event_id)).toEqual([`e${count - 4}`, `e${count - 5}`, `e${count - 6}`]);
+    const session = await store.list("t", { limit: 2, session_id: "s3", cursor: second.next_cursor! });
+    expect(session.events.map((e) => [e.event_id, e.session_id])).toEqual([[`e${count - 7 - ((count - 7 - 3) % 7)}`, "s3"], [`e${count - 14 - ((count - 7 - 3) % 7)}`, "s3"]]);
+  });
+});
+
