@@ -72,6 +72,12 @@ export const DOCTOR_USAGE = "usage: hookbox doctor [DIR] [--home DIR] [--url URL
 export const MAX_DOCTOR_LINES = 256;
 /** Lines checked at once. */
 const LINES_AT_ONCE = 4;
+/** @default 512 — Copilot hook files read from one folder (the engine's MAX_REPOSITORY_HOOK_FILES); more are named, not read. */
+export const MAX_DOCTOR_FOLDER_FILES = 512;
+/** @default 16 MiB — configuration read in one run, all files together; past it the rest are named, not read. */
+export const MAX_DOCTOR_READ_BYTES = 16 * 1024 * 1024;
+/** @default 16384 — hook entries kept from all files (hookbox lines or not); past it the rest are named, not read. */
+export const MAX_DOCTOR_ENTRIES = 16_384;
 
 export async function doctor(argv: string[], env: NodeJS.ProcessEnv): Promise<{ stdout: string; stderr: string; code: number }> {
   let parsed: { values: { home?: string; url?: string; json?: boolean; help?: boolean }; positionals: string[] };
@@ -94,22 +100,31 @@ export async function doctor(argv: string[], env: NodeJS.ProcessEnv): Promise<{ 
   }
   let entries: Entry[];
   const problems: string[] = [];
-  const files = [...configsIn(dir, "repository"), ...configsIn(home, "home")];
+  const files = [...configsIn(dir, "repository", problems), ...configsIn(home, "home", problems)];
   try {
-    entries = files.flatMap((c) => {
+    // A repository of many large files, each of many entries, holds no more than these bounds.
+    const budget = { bytes: MAX_DOCTOR_READ_BYTES, entries: MAX_DOCTOR_ENTRIES };
+    entries = [];
+    for (const [i, c] of files.entries()) {
+      if (budget.bytes <= 0 || budget.entries <= 0) {
+        problems.push(`${files.length - i} more hook configuration file(s), from ${c.file} on: not read (past ${MAX_DOCTOR_READ_BYTES} bytes, MAX_DOCTOR_READ_BYTES, or ${MAX_DOCTOR_ENTRIES} hook entries, MAX_DOCTOR_ENTRIES, in the files before)`);
+        break;
+      }
       try {
         // A repository's file that is a link out of it (to ~/.aws/credentials, /proc/self/environ) is not read.
         if (c.scope === "repository" && !within(c.root, c.file)) {
           problems.push(`${c.file}: a link out of ${c.root}: not read`);
-          return [];
+          continue;
         }
-        return entriesOf(c.agent, c.file, problems);
+        const found = entriesOf(c.agent, c.file, problems, budget);
+        if (found.length > budget.entries) problems.push(`${c.file}: more than ${MAX_DOCTOR_ENTRIES} hook entries (MAX_DOCTOR_ENTRIES): the rest not read`);
+        entries.push(...found.slice(0, Math.max(0, budget.entries)));
+        budget.entries -= found.length;
       } catch (err) {
         // The parser's own message may quote the file: only where it failed.
         problems.push(`${c.file}: cannot read: ${parseProblem(err)}`);
-        return [];
       }
-    });
+    }
   } catch (err) {
     return { stdout: "", stderr: `hookbox doctor: ${oneLine((err as Error).message)}\n`, code: 1 };
   }
@@ -137,12 +152,11 @@ export async function doctor(argv: string[], env: NodeJS.ProcessEnv): Promise<{ 
 }
 
 /**
- * A name dotenv may read as one a value is given to: `NAME=`, `export NAME =`, `NAME: `, anywhere in
- * the file, with any blank (a line break, a form feed, a no-break space) between — wherever dotenv
- * might see a name, the doctor does (a word inside a value too: a false alarm rather than a miss).
- * Each match starts where a word does: linear.
+ * A name dotenv reads as one a value is given to: at a line's start (after blanks and an `export`),
+ * `NAME=`, `NAME =`, `NAME: `, the `=` perhaps on a later line. Each match starts at a line's
+ * start and looks no further than its own line for the name: linear.
  */
-const DOTENV_NAME = /(?<![\w.-])([\w.-]+)(?=\s*(?:=|:\s))/g;
+const DOTENV_NAME = /^[^\S\n]*(?:export[^\S\n]+)?([\w.-]+)(?=\s*(?:=|:\s))/gm;
 
 /**
  * Gemini CLI loads the project's `.gemini/.env`, else its `.env`, into its own environment, which
@@ -161,13 +175,17 @@ function geminiEnvProblem(dir: string): string | undefined {
       return `${file}: cannot be read, but Gemini CLI loads it into the environment of every hook it runs`;
     }
     const names = [...new Set([...text.matchAll(DOTENV_NAME)].map((m) => m[1]!))].filter(redirects);
-    return names.length > 0 ? `${file}: sets ${names.slice(0, 8).join(", ")}: Gemini CLI loads it into its environment, and so into every hook's — it decides where and how hookbox lines send events, or what runs in them: drop it` : undefined;
+    // Only plain names are shown: text that is not one may be a value (a key) dotenv would read as a name.
+    const plain = names.filter((n) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(n));
+    const others = names.length - plain.length;
+    const said = [...plain.slice(0, 8), ...(others > 0 ? [`${others} name(s) that are no plain variable name (not shown)`] : [])].join(", ");
+    return names.length > 0 ? `${file}: sets ${said}: Gemini CLI loads it into its environment, and so into every hook's — it decides where and how hookbox lines send events, or what runs in them: drop it` : undefined;
   }
   return undefined;
 }
 
 /** Each agent's hook files: in a repository, and in the user's home. */
-function configsIn(root: string, scope: "repository" | "home"): { agent: Agent; file: string; root: string; scope: "repository" | "home" }[] {
+function configsIn(root: string, scope: "repository" | "home", problems: string[]): { agent: Agent; file: string; root: string; scope: "repository" | "home" }[] {
   const out: { agent: Agent; file: string; root: string; scope: "repository" | "home" }[] = [];
   const add = (agent: Agent, ...parts: string[]) => {
     const file = join(root, ...parts);
@@ -188,7 +206,9 @@ function configsIn(root: string, scope: "repository" | "home"): { agent: Agent; 
   } catch {
     // none there, or not a folder (a file, a FIFO): no hook files for Copilot to read either
   }
-  for (const f of names.filter((n) => n.endsWith(".json")).sort()) out.push({ agent: "copilot", file: join(copilot, f), root, scope });
+  const json = names.filter((n) => n.endsWith(".json")).sort();
+  if (json.length > MAX_DOCTOR_FOLDER_FILES) problems.push(`${copilot}: ${json.length} hook files: only the first ${MAX_DOCTOR_FOLDER_FILES} read (MAX_DOCTOR_FOLDER_FILES)`);
+  for (const f of json.slice(0, MAX_DOCTOR_FOLDER_FILES)) out.push({ agent: "copilot", file: join(copilot, f), root, scope });
   // Copilot's inline hooks and its disableAllHooks: in the repository's settings files, and the user's.
   if (scope === "repository") {
     add("copilot", ".github", "copilot", "settings.json");
@@ -209,8 +229,9 @@ const num = (v: unknown): number | undefined => (typeof v === "number" && v > 0 
  * the agent's files at once: Claude Code's settings.local.json and its other files are weighed in
  * `switchedOff`.)
  */
-function entriesOf(agent: Agent, file: string, problems: string[]): Entry[] {
+function entriesOf(agent: Agent, file: string, problems: string[], budget: { bytes: number }): Entry[] {
   const text = readBounded(file, MAX_CONFIG_BYTES);
+  budget.bytes -= text.length;
   const out: Entry[] = [];
   if (agent === "cosh") {
     const doc = obj(parseToml(text, { integersAsBigInt: "asNeeded" }));
@@ -568,6 +589,10 @@ async function checkHttp(entry: Entry, env: NodeJS.ProcessEnv): Promise<Finding>
   const headers = Object.fromEntries(
     Object.entries(entry.http!.headers).map(([k, v]) => [k, v.replace(/\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?/g, (_m, name: string) => (allowed.includes(name) ? (env[name] ?? "") : ""))]),
   );
+  // A value with a byte no header may hold is refused here, unsent and unshown: the HTTP client's
+  // own error repeats the value, and with it a variable (the token, a cloud key) filled into it.
+  const bad = Object.entries(headers).find(([, v]) => !/^[\t\x20-\x7e\x80-\xff]*$/.test(v));
+  if (bad) return { entry, ok: false, message: `its header ${JSON.stringify(bad[0])}, its variables filled in, holds a character no HTTP header may (the value is not shown: it may hold one of them)` };
   // The event the URL names is the one hookbox judges and answers in the JSON of: another than the
   // one the hook is registered under is answered in a shape its agent refuses for this event.
   const named = /\/v1\/hooks\/[A-Za-z]+\/([A-Za-z]+)\/?$/.exec(new URL(url).pathname)?.[1];
@@ -596,7 +621,11 @@ async function checkHttp(entry: Entry, env: NodeJS.ProcessEnv): Promise<Finding>
       ? { entry, ok: true, message: `a block from hookbox at ${url} reaches ${AGENT_NAME[entry.agent]} (${blocked}, HTTP hook)${named === undefined ? `; name the event in the URL (…/${entry.event}) so that a body hookbox cannot read is still answered in this event's JSON` : ""}` }
       : { entry, ok: false, message: `hookbox answered, but not with a block ${AGENT_NAME[entry.agent]} obeys: ${text.slice(0, 200)}` };
   } catch (err) {
-    return { entry, ok: false, message: `hookbox is unreachable at ${url}: ${(err as Error).message}` };
+    // The connection's own failure (its cause: refused, no such host, a timeout), never a message
+    // that may repeat what the request was made of.
+    const cause = (err as { cause?: { code?: unknown } }).cause;
+    const why = (err as Error).name === "TimeoutError" ? "no answer within 10 s" : typeof cause?.code === "string" ? cause.code : "the request could not be made";
+    return { entry, ok: false, message: `hookbox is unreachable at ${url}: ${why}` };
   }
 }
 
@@ -612,11 +641,14 @@ const MAX_CONFIG_BYTES = 1024 * 1024;
 function readBounded(file: string, maxBytes: number): string {
   const fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
   try {
-    if (!fstatSync(fd).isFile()) throw new Error("not a regular file");
-    const buf = Buffer.alloc(maxBytes + 1);
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw new Error("not a regular file");
+    // As large as the file says it is (one byte more, to see it grow), never more than the cap.
+    const buf = Buffer.alloc(Math.min(st.size, maxBytes) + 1);
     let n = 0;
     for (let got = -1; got !== 0 && n < buf.length; n += got) got = readSync(fd, buf, n, buf.length - n, null);
     if (n > maxBytes) throw new Error(`larger than ${maxBytes} bytes`);
+    if (n === buf.length) throw new Error("it grew while it was read");
     return buf.toString("utf8", 0, n);
   } finally {
     closeSync(fd);

@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, startService, TOKEN_A, type Service } from "./helpers/service.js";
+import { MAX_DOCTOR_FOLDER_FILES, MAX_DOCTOR_READ_BYTES } from "../cli/doctor.js";
 
 let svc: Service;
 const bin = mkdtempSync(join(tmpdir(), "hookbox-bin-"));
@@ -294,9 +295,35 @@ describe("hookbox doctor", () => {
     const r = doctor(repo, home);
     expect(r.code).toBe(1);
     expect(r.out).toMatch(/\.gemini\/\.env: sets NODE_OPTIONS: Gemini CLI loads it into its environment/);
-    // one that sets nothing of the sort is no problem
-    writeFileSync(join(repo, ".gemini/.env"), "GEMINI_MODEL=fine\n");
+    // one that sets nothing of the sort is no problem — a key's text that looks like a name inside a value included
+    writeFileSync(join(repo, ".gemini/.env"), "GEMINI_MODEL=fine\nOPENAI_API_KEY=sk-proj-Ab3dE.fGh1-jK2_lMn=\n");
     expect(doctor(repo, home).out).not.toMatch(/Gemini CLI loads it/);
+    // a name dotenv reads that is no plain variable name is said, not shown (it may be a value's text)
+    writeFileSync(join(repo, ".gemini/.env"), "sk-proj.Ab3dE=1\n");
+    const odd = doctor(repo, home);
+    expect(odd.out).toMatch(/\.gemini\/\.env: sets 1 name\(s\) that are no plain variable name \(not shown\)/);
+    expect(odd.out).not.toContain("Ab3dE");
+  });
+
+  it(`reads at most MAX_DOCTOR_FOLDER_FILES (${MAX_DOCTOR_FOLDER_FILES}) Copilot hook files and MAX_DOCTOR_READ_BYTES (${MAX_DOCTOR_READ_BYTES / 2 ** 20} MiB) in all, naming what it left unread`, () => {
+    const { repo, home } = workspaceOf(svc.url);
+    const padded = `{"version":1,"hooks":{"preToolUse":[${'{"type":"command","bash":"true"},'.repeat(30_000)}{"type":"command","bash":"true"}]}}`;
+    // (with the example hookbox.json there: 89 past the cap)
+    for (let i = 0; i < MAX_DOCTOR_FOLDER_FILES + 88; i++) writeFileSync(join(repo, ".github/hooks", `a${String(i).padStart(4, "0")}.json`), i < 20 ? padded : "{}");
+    const r = doctor(repo, home);
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(new RegExp(`\\.github/hooks: ${MAX_DOCTOR_FOLDER_FILES + 89} hook files: only the first ${MAX_DOCTOR_FOLDER_FILES} read \\(MAX_DOCTOR_FOLDER_FILES\\)`));
+    expect(r.out).toMatch(/more hook configuration file\(s\), from .*a00\d\d\.json on: not read \(past \d+ bytes, MAX_DOCTOR_READ_BYTES, or \d+ hook entries, MAX_DOCTOR_ENTRIES/);
+  });
+
+  it("shows no variable a repository's HTTP hook fills into a header that no header may hold (the HTTP client's error would repeat it)", () => {
+    const { repo, home } = workspaceOf(svc.url, (file, text) =>
+      file.endsWith("settings.local.json") ? text.replace('"Hookbox-Answer-By-Ms": "27000"', '"Hookbox-Answer-By-Ms": "27000", "X-A": "$HOOKBOX_TOKEN\\u0000"') : text,
+    );
+    const r = doctor(repo, home);
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/FAIL +Claude Code .*settings\.local\.json.*\n.*its header "X-A", its variables filled in, holds a character no HTTP header may/);
+    expect(r.out).not.toContain(TOKEN_A);
   });
 
   it("reads no configuration that links out of the folder it checks, and prints nothing of such a file", () => {
