@@ -111,7 +111,11 @@ function files(root: string, allowed: Allowed, at: string, out: Sent[], warnings
   }
   if (st.isDirectory()) {
     for (const entry of entries) if (!isSkipped(entry)) files(root, allowed, join(at, entry), out, warnings);
-  } else if (st.isFile()) out.push({ name, from: at, listed: st });
+  } else if (st.isFile()) {
+    // Another name of the same file, perhaps outside the folder (a clone makes none): not sent.
+    if (st.nlink > 1) warnings.push(`warning: ${oneLine(name)} is a hard link (the file has ${st.nlink} names, which may lie outside ${oneLine(root)}): skipped\n`);
+    else out.push({ name, from: at, listed: st });
+  }
   else if (st.isSymbolicLink()) {
     let target: string | undefined;
     try {
@@ -123,8 +127,15 @@ function files(root: string, allowed: Allowed, at: string, out: Sent[], warnings
     if (!inside(root, target)) warnings.push(`warning: ${oneLine(name)} is a link out of ${oneLine(root)}: skipped\n`);
     else if (!allowed(target)) warnings.push(`warning: ${oneLine(name)} is a link to ${oneLine(relative(root, target))}, which is not sent: skipped\n`);
     else {
-      const to = statSync(target);
+      let to: Stats;
+      try {
+        to = statSync(target);
+      } catch {
+        warnings.push(`warning: ${oneLine(name)} is a link to nothing: skipped\n`);
+        return;
+      }
       if (!to.isFile()) warnings.push(`warning: ${oneLine(name)} is a link to a folder or a special file: skipped\n`);
+      else if (to.nlink > 1) warnings.push(`warning: ${oneLine(name)} is a link to a hard link (the file has ${to.nlink} names, which may lie outside ${oneLine(root)}): skipped\n`);
       else out.push({ name, from: target, listed: to });
     }
   } else if (st.isFIFO() || st.isSocket() || st.isCharacterDevice() || st.isBlockDevice()) {
@@ -368,14 +379,15 @@ export async function workspacePush(argv: string[], env: NodeJS.ProcessEnv, dead
   } else {
     const paths = hookPaths(dir, skipped);
     // Only a hook path that is itself a folder or file (not a link) is a place a link may lead to.
-    const roots = paths.map((p) => join(dir, p)).filter((at) => !lstatSync(at).isSymbolicLink());
+    const roots = paths.map((p) => join(dir, p)).filter((at) => lstatSync(at, { throwIfNoEntry: false })?.isSymbolicLink() === false);
     // …and never into a .git or node_modules folder, wherever it lies (a hook folder's own too).
     const allowed: Allowed = (target) => roots.some((root) => inside(root, target)) && !relative(dir, target).split(sep).some(isSkipped);
     for (const p of paths) files(dir, allowed, join(dir, p), sent, skipped);
     // A hooks table is read from the file itself, never through a link (which could lead anywhere).
     for (const p of hookPaths(dir, skipped, Object.keys(HOOK_TABLES))) {
-      const st = lstatSync(join(dir, p));
-      if (st.isFile()) sent.push({ name: p, from: join(dir, p), hooksOnly: true, listed: st });
+      const st = lstatSync(join(dir, p), { throwIfNoEntry: false });
+      if (st?.isFile() && st.nlink === 1) sent.push({ name: p, from: join(dir, p), hooksOnly: true, listed: st });
+      else if (st?.isFile()) skipped.push(`warning: ${oneLine(p)} is a hard link (the file has ${st.nlink} names): skipped\n`);
       else skipped.push(`warning: ${oneLine(p)} is not a regular file: skipped\n`);
     }
   }

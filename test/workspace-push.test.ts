@@ -5,7 +5,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, symlinkSync, writeFileSync, ftruncateSync } from "node:fs";
+import { closeSync, linkSync, mkdirSync, mkdtempSync, openSync, rmSync, symlinkSync, writeFileSync, ftruncateSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -106,6 +106,20 @@ describe("hookbox workspace push, names it cannot read", () => {
     // the archive made, the upload tried (its warnings are said with the service's answer)
     expect(r.status, r.stderr).toBe(69);
     expect(r.stderr).toContain("cannot reach");
+  });
+});
+
+describe("hookbox workspace push, a hard link", () => {
+  it("is not sent: another name of the file may lie outside the repository (a clone makes none)", async () => {
+    const dir = repo({ ".claude/hooks/guard.sh": "echo guard\n" });
+    const secret = join(root, `outside-${randomBytes(4).toString("hex")}`);
+    writeFileSync(secret, "id_rsa\n");
+    linkSync(secret, join(dir, ".claude/hooks/hard.sh"));
+    symlinkSync("hard.sh", join(dir, ".claude/hooks/to-hard.sh"));
+    const r = await workspacePush([dir, "--id", "x", "--url", "http://127.0.0.1:9"], { HOOKBOX_TOKEN: "t" }, 5_000);
+    expect(r.code, r.stderr).toBe(69);
+    expect(r.stderr).toMatch(/warning: \.claude\/hooks\/hard\.sh is a hard link \(the file has 2 names, which may lie outside .*\): skipped/);
+    expect(r.stderr).toMatch(/warning: \.claude\/hooks\/to-hard\.sh is a link to a hard link/);
   });
 });
 
