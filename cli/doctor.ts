@@ -26,7 +26,7 @@ import { agentDeadlineS } from "../engine/agents.js";
 import { mapLimited } from "../engine/map-limited.js";
 import { EVENT_NAME, EVENT_NAME_PROBLEM, FORWARD_OPTIONS, MAX_ANSWER_BYTES, urlProblem as lineUrlProblem } from "./forward.js";
 import { FORWARD_SCRIPT } from "./forward-script.js";
-import { readText } from "./read-answer.js";
+import { AnswerTooLarge, readText } from "./read-answer.js";
 import { oneLine, safeJson } from "./terminal.js";
 
 type Agent = "claude" | "copilot" | "cosh" | "codex" | "gemini" | "cursor";
@@ -623,6 +623,8 @@ async function checkHttp(entry: Entry, env: NodeJS.ProcessEnv): Promise<Finding>
   } catch (err) {
     // The connection's own failure (its cause: refused, no such host, a timeout), never a message
     // that may repeat what the request was made of.
+    // An answer past the cap is hookbox's own words, and says how large.
+    if (err instanceof AnswerTooLarge) return { entry, ok: false, message: `hookbox at ${url}: ${err.message}` };
     const cause = (err as { cause?: { code?: unknown } }).cause;
     const why = (err as Error).name === "TimeoutError" ? "no answer within 10 s" : typeof cause?.code === "string" ? cause.code : "the request could not be made";
     return { entry, ok: false, message: `hookbox is unreachable at ${url}: ${why}` };
