@@ -38,17 +38,22 @@ const CHILD_OF_INIT_RUN = 'exec 4>&2 2>/dev/null; (SHLVL=0 exec /bin/sh -c "$1")
 
 /**
  * The namespace's first process while it waits for its hook (bash, builtins only; `--norc`: its
- * stdin is a socket, which bash would otherwise take for a remote shell's and read ~/.bashrc): it reads on
+ * stdin is a socket, which bash would otherwise take for a remote shell's and read ~/.bashrc). It
+ * forks the hook's process at once, ahead of the run, and waits for it as init: the child reads on
  * stdin the lengths, then the working directory, the command and the hook's environment (`export
- * NAME='value'` lines), goes there, and runs `sh -c <command>` with the rest of stdin (the event) as
- * the hook's stdin — as its child, never as the namespace's init: init ignores every signal it has
- * no handler for, so a hook that ends itself (`kill $$`, the usual way a script's `die` stops it)
- * would go on past it, to the allow its last line prints. Its exit status is the hook's. Started ahead (host-spawner.ts), so that making
- * the namespace — unshare and a fork, ≈ 4 ms here — is not on the hook's path. Positional
- * parameters hold the command and the environment, so a variable the hook declares (`c`, `e`) cannot
- * change what runs.
+ * NAME='value'` lines), goes there, and execs `sh -c <command>` with the rest of stdin (the event)
+ * as the hook's stdin — never as the namespace's init: init ignores every signal it has no handler
+ * for, so a hook that ends itself (`kill $$`, the usual way a script's `die` stops it) would go on
+ * past it, to the allow its last line prints. Init's exit status is the hook's; its own word on a
+ * child a signal ended ("Killed", "Terminated") goes nowhere: the hook's stderr is its own (on fd 4
+ * while it runs, closed for it). Started ahead (host-spawner.ts), so that making the namespace —
+ * unshare and two forks, ≈ 4 ms here — is not on the hook's path: only the exec of its shell is.
+ * Positional parameters hold the command and the environment, so a variable the hook declares
+ * (`c`, `e`) cannot change what runs.
  */
 const WAITER = [
+  "exec 4>&2 2>/dev/null",
+  "(",
   "IFS=' ' read -r ld lc le || exit 97",
   "d=; c=; e=",
   "if [ \"$ld\" -gt 0 ]; then IFS= read -r -N \"$ld\" d; fi",
@@ -58,7 +63,9 @@ const WAITER = [
   "set -- \"$c\" \"$e\"",
   "unset ld lc le d c e",
   "eval \"$2\"",
-  CHILD_OF_INIT_RUN,
+  "SHLVL=0 exec /bin/sh -c \"$1\"",
+  ") 2>&4 4>&-",
+  "exit \"$?\"",
 ].join("\n");
 
 /** What the waiter reads before the event: `<lengths>\n<cwd><command><exports>`, lengths in bytes. */
