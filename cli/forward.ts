@@ -122,6 +122,9 @@ export function forwardFailed(err: unknown, argv: string[]): { stdout: string; s
   return usageError(`failed: ${String((err as Error)?.message ?? err)}`, argv, false);
 }
 
+/** Milliseconds on a monotonic clock: the `performance` global would load perf_hooks into every call's start-up. */
+const monotonicMs = () => Number(process.hrtime.bigint()) / 1e6;
+
 /**
  * `hookbox forward` as a command, from either entry (hookbox.ts, main.ts): prints the answer and
  * ends the process once it is out — stdin the agent keeps open, or a name lookup still running (a
@@ -130,7 +133,8 @@ export function forwardFailed(err: unknown, argv: string[]): { stdout: string; s
  */
 export function forwardCommand(argv: string[]): void {
   const answer = (r: { stdout: string; stderr: string; code: number }) => {
-    process.stderr.write(r.stderr);
+    // stderr's stream is made only when there is something to say (it costs a start-up a millisecond or two)
+    if (r.stderr) process.stderr.write(r.stderr);
     process.stdout.write(r.stdout, () => process.exit(r.code));
   };
   forward(argv, { stdin: process.stdin, env: process.env }).then(answer, (err: unknown) => answer(forwardFailed(err, argv)));
@@ -198,7 +202,7 @@ export async function forward(argv: string[], io: { stdin: Readable; env: NodeJS
   // One clock for the whole call, the event's arrival on stdin included: an agent that is slow to
   // write it (or never ends it) is answered by the deadline all the same.
   const signal = AbortSignal.timeout(timeoutMs);
-  const startedMs = performance.now();
+  const startedMs = monotonicMs();
   // brief: what the agent acts on only — what hooks wrote beside their decisions (the records, in
   // the trace) can never make the answer larger than MAX_ANSWER_BYTES.
   const query = new URLSearchParams({ format: FORMATS[format], brief: "true" });
@@ -210,7 +214,7 @@ export async function forward(argv: string[], io: { stdin: Readable; env: NodeJS
   try {
     const body = await readAll(io.stdin, signal);
     // What is left of this process's wait once the event is in, less the way back (answerMarginMs).
-    const leftMs = timeoutMs - (performance.now() - startedMs);
+    const leftMs = timeoutMs - (monotonicMs() - startedMs);
     const answerByMs = Math.min(Math.floor(leftMs - answerMarginMs(leftMs)), 3_600_000);
     const res = await post(url, body, (mode) => {
       // Told before the body arrives: a body that then fails still knows the tenant's failure mode.
