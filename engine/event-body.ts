@@ -263,9 +263,6 @@ export function parseEventBody(raw: Uint8Array, opts: { weighed?: boolean; locat
   const camelSaid = DIALECT_FIELDS.camel.filter((k) => Object.hasOwn(value, k));
   if (snakeSaid.length > 0 && camelSaid.length > 0)
     throw new BadRequestError(`${camelSaid[0]}: the body gives ${snakeSaid[0]} too; an event names its tool and arguments in one dialect`, camelSaid[0], "bad_field");
-  const { hook_event_name: snakeEvent, hookEventName: camelEvent } = value as { hook_event_name?: unknown; hookEventName?: unknown };
-  if (snakeEvent !== undefined && camelEvent !== undefined && asciiLower(String(snakeEvent)) !== asciiLower(String(camelEvent)))
-    throw new BadRequestError("hookEventName: the body gives hook_event_name too, naming another event; an event is named once", "hookEventName", "bad_field");
   const fields: Record<string, unknown> = {};
   for (const k of CHECKED_FIELDS) if (Object.hasOwn(value, k)) fields[k] = (value as Record<string, unknown>)[k];
   const checked = CheckedFieldsSchema.safeParse(fields);
@@ -274,6 +271,10 @@ export function parseEventBody(raw: Uint8Array, opts: { weighed?: boolean; locat
     const field = formatPath(issue.path as (string | number)[]);
     throw new BadRequestError(`${field}: ${issue.message}`, field, "bad_field");
   }
+  // Compared once both are known to be strings (an object's would throw in String()).
+  const { hook_event_name: snakeEvent, hookEventName: camelEvent } = checked.data;
+  if (snakeEvent !== undefined && camelEvent !== undefined && asciiLower(snakeEvent) !== asciiLower(camelEvent))
+    throw new BadRequestError("hookEventName: the body gives hook_event_name too, naming another event; an event is named once", "hookEventName", "bad_field");
   // Copilot's toolArgs is JSON inside a string, parsed again for conditions and other dialects: the same bound.
   const { toolArgs } = checked.data;
   const argsProblem = typeof toolArgs === "string" ? jsonShapeProblem(Buffer.from(toolArgs)) : undefined;

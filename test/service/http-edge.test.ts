@@ -107,6 +107,8 @@ describe.concurrent("events", () => {
     ["an unknown event name", JSON.stringify({ hook_event_name: "PreToolUsed" }), "", "unknown_event", "hook_event_name", /did you mean "PreToolUse"/],
     ["no event name", JSON.stringify({ tool_name: "x" }), "", "event_missing", "hook_event_name", /missing/],
     ["a field of the wrong type", JSON.stringify({ hook_event_name: "PreToolUse", tool_name: 5 }), "", "bad_field", "tool_name", /^tool_name: /],
+    // String() of an object whose toString is no function throws: read as a type, never as a name
+    ["an event name that is an object, beside another", '{"hook_event_name":{"toString":1},"hookEventName":"PreToolUse"}', "", "bad_field", "hook_event_name", /^hook_event_name: /],
     ["format=yaml", JSON.stringify(rmEvent), "?format=yaml", "bad_request", "format", /format must be one of/],
     ["interactive=maybe", JSON.stringify(rmEvent), "?interactive=maybe", "bad_request", "interactive", /interactive must be "true" or "false"/],
     ["brief=yes", JSON.stringify(rmEvent), "?brief=yes", "bad_request", "brief", /brief must be "true" or "false"/],
