@@ -122,6 +122,8 @@ export interface Executed {
 export interface Undecided {
   /** the hook as texts name it (hookCalled) */
   hook: string;
+  /** its tier: a repository hook's not deciding counts no more than its decision would (applyTrust) */
+  source: HookDef["source"];
   why: "max_event_ms" | "max_timeout" | "max_output_bytes" | "memory" | "failed_to_start" | "preparation" | "output_shape";
   /** the output cap the hook ran under (its own, where it lowers the sandbox's) */
   capBytes: number;
@@ -181,7 +183,8 @@ export async function executeHooks(hooks: HookDef[], opts: ExecuteOptions): Prom
       judged.push(j);
       records.push(record);
       traces.push(trace);
-      if (cut) undecided ??= cut;
+      // the first hook cut, or the first of a higher tier than a repository's cut before it
+      if (cut && (undecided === undefined || (undecided.source === "repository" && cut.source !== "repository"))) undecided = cut;
     }
     // cosh-hooks.md: "If any hook returns block, the final decision is block (short-circuit)"
     // … and so does a hook that stops the agent altogether (`continue: false`).
@@ -233,7 +236,7 @@ async function runOne(hook: HookDef, opts: ExecuteOptions, t0: number): Promise<
     // An answer past hookbox's bounds for one (64 levels, 65,536 arrays and objects, 16,384 keys in one object): its agent would read it.
     : verdict.limit === "output_shape" ? "output_shape" : undefined;
   const undecided: Undecided | undefined = why && {
-    hook: hookCalled(hook), why, capBytes: request.limits.maxOutputBytes,
+    hook: hookCalled(hook), source: hook.source, why, capBytes: request.limits.maxOutputBytes,
     ...(run.preparedMs !== undefined ? { preparedMs: run.preparedMs } : {}),
     ...(why === "max_timeout" ? { timeoutMs: request.timeoutMs, agentTimeoutMs } : {}),
   };
@@ -313,7 +316,10 @@ function visibleText(verdict: Verdict, source: HookDef["source"]): Verdict {
   if (source !== "repository") return verdict;
   for (const key of ["reason", "systemMessage", "warning", "additionalContext", "halt"] as const) {
     const text = verdict[key];
-    if (text !== undefined) verdict[key] = block(text);
+    // Only what capMessages can keep, and one character more to show it was cut: an escape only
+    // lengthens, one character at a time, so the kept head is the same — and a mebibyte of control
+    // characters is not made into four mebibytes of escapes first (half a second of the thread).
+    if (text !== undefined) verdict[key] = block(text.length > MAX_HOOK_MESSAGE_CHARS ? text.slice(0, MAX_HOOK_MESSAGE_CHARS + 1) : text);
   }
   return verdict;
 }

@@ -251,6 +251,17 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
             output: answer.output, exit_code: answer.exit_code, note: `answered before the event was done: ${why}; ${hookCalled(changedBy)} changed the arguments`,
           };
         }
+        // At a settings change a repository hook's block does not count (applyTrust), nor its not
+        // answering in time: once every other hook has answered without a block, the failure mode
+        // is not the repository's to call — the change goes on.
+        const others = hooks.filter((h) => h.source !== "repository").length;
+        if (!best && point === "ConfigChange" && finished.filter((r) => !r.pass && r.source !== "repository").length >= others) {
+          const answer = answerFor(format, point, { decision: null, ...kept, notifications: [] });
+          return {
+            event_id: eventId, event: point, decision: null, ...kept, notifications: [], hooks: [...finished],
+            output: answer.output, exit_code: answer.exit_code, note: `answered before the event was done: ${why}; only repository hooks, whose block of a settings change does not count, were still running`,
+          };
+        }
         if (!best || (mode === "block" && best.decision !== "block")) return undefined;
         // copilot-hooks.md: an ask "where no prompt is shown, it is treated as a deny"
         const decision: Decision = best.decision === "ask" && !req.interactive ? "block" : best.decision!;
@@ -342,7 +353,7 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
               // unchecked, so it never goes out — the first pass's blocks and asks stand — and
               // hookbox could not decide on it: the tenant's failure mode, as for a hook that could not run.
               unchecked = true;
-              cut ??= { hook: "(the policy hooks' second look)", why: "failed_to_start", capBytes: config.sandbox.limits.maxOutputBytes };
+              cut ??= { hook: "(the policy hooks' second look)", source: "policy", why: "failed_to_start", capBytes: config.sandbox.limits.maxOutputBytes };
             }
             folded = afterPolicyLook(folded, looked ? fold(judgedAgain, { interactive: req.interactive }) : undefined, unchecked, changedInTurn, changeLostBlocks ? "block" : "drop");
           }
@@ -365,7 +376,10 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
                 : cut.why === "preparation"
                   ? `timed out after hookbox took ${cut.preparedMs ?? 0} ms of its time to prepare its workspace`
                   : "could not be run (failed_to_start)";
-            if (folded.decision !== "block" && failureModeFor(req.tenant, point) === "block") {
+            // At a settings change a repository hook's block does not count (applyTrust): nor does its
+            // not deciding, which the failure mode would make one.
+            const untrusted = cut.source === "repository" && point === "ConfigChange";
+            if (folded.decision !== "block" && failureModeFor(req.tenant, point) === "block" && !untrusted) {
               const { modifiedArgs: _dropped, ...rest } = folded;
               folded = {
                 ...rest,

@@ -30,6 +30,11 @@ function runner(kind: Runner["kind"]): Runner {
         case "repo-escapes": return exited({ decision: "block", reason: "\u001b[2K\u001b[1A\u001b]0;approved\u0007ok\u202eevil\u009b", systemMessage: "line one\n\tline two\u200b" });
         case "policy-escapes": return exited({ systemMessage: "\u001b[1mbold\u001b[0m" });
         case "freeze-settings": return exited({ decision: "block", reason: "settings are frozen" });
+        // past hookbox's bounds for an answer (64 levels): hookbox could not read it
+        case "freeze-settings-deep": return { ...exited(), stdout: `{"decision":"block","a":${"[".repeat(70)}${"]".repeat(70)}}` };
+        case "freeze-settings-loud": return { ...exited(), outcome: "output_truncated", exitCode: null, stream: "stdout" };
+        case "slow": await new Promise((r) => setTimeout(r, 400)); return exited();
+        case "policy-loud": return { ...exited(), outcome: "output_truncated", exitCode: null, stream: "stdout" };
         default: return exited();
       }
     },
@@ -130,5 +135,39 @@ describe("a repository hook's block of a settings change (Claude Code's ConfigCh
     expect(r.decision).toBeNull();
     expect(r.output).not.toHaveProperty("decision");
     expect(r.hooks).toMatchObject([{ source: "repository", decision: "block", effective: false, rule: expect.stringMatching(/block of a settings change does not count/) }]);
+  });
+});
+
+describe("a repository hook that does not decide a settings change, under the failure mode block", () => {
+  const BLOCKING = { name: "t", repositoryHooks: true, onFailure: { "*": "block" as const } };
+  const request = async (command: string): Promise<EventRequest> => {
+    const workspace = await repository({ ".claude/settings.json": { hooks: { ConfigChange: [{ hooks: [{ type: "command", command }] }] } } });
+    const body = { session_id: "s", hook_event_name: "ConfigChange", source: "user_settings", file_path: "/home/u/.claude/settings.json" };
+    return { body, raw: Buffer.from(JSON.stringify(body)), tenant: BLOCKING, interactive: true, format: "claude", workspace };
+  };
+
+  it.each(["freeze-settings-deep", "freeze-settings-loud"])("%s: is no block, as its block would be none", async (command) => {
+    const r = await engineWith("").handleEvent(await request(command));
+    expect(r.decision).toBeNull();
+    expect(r.output).not.toHaveProperty("decision");
+  });
+
+  it("a policy hook cut at a settings change is still the failure mode's block", async () => {
+    const r = await engineWith(hook("policy", "ConfigChange", "policy-loud")).handleEvent(await request("freeze-settings-loud"));
+    expect(r.decision).toBe("block");
+    expect(r.reason).toMatch(/policy-loud.*the tenant's failure mode \(block\) applies/);
+  });
+
+  it("at the agent's deadline, with only repository hooks still running, is answered as no block; with a policy hook running, not early", async () => {
+    const repoSlow = engineWith(hook("policy", "ConfigChange", "quick")).prepare(await request("slow"));
+    const ran = repoSlow.run();
+    await new Promise((r) => setTimeout(r, 150));
+    expect(repoSlow.early("block", "the deadline")).toMatchObject({ decision: null, note: expect.stringMatching(/only repository hooks/) });
+    await ran;
+    const policySlow = engineWith(hook("policy", "ConfigChange", "slow")).prepare(await request("freeze-settings"));
+    const ranToo = policySlow.run();
+    await new Promise((r) => setTimeout(r, 150));
+    expect(policySlow.early("block", "the deadline")).toBeUndefined();
+    await ranToo;
   });
 });
