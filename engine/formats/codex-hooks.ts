@@ -69,14 +69,8 @@ function unsupportedPermissionField(o: Record<string, unknown>): string | undefi
 
 /** The first field of a compaction hook's JSON answer Codex does not take; undefined when it takes them all (or it is no JSON object). */
 function untakenCompactionField(stdout: string): string | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(stdout);
-  } catch {
-    return undefined;
-  }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
-  return Object.keys(value).find((k) => !COMPACTION_FIELDS.has(k));
+  const out = readOutput(stdout);
+  return out.kind === "object" ? Object.keys(out.value).find((k) => !COMPACTION_FIELDS.has(k)) : undefined;
 }
 
 export function interpretCodex(run: RunResult, hook: HookDef): Verdict {
@@ -93,9 +87,8 @@ export function interpretCodex(run: RunResult, hook: HookDef): Verdict {
   // Codex takes no replaced tool output (its PostToolUse answer has no such field in use).
   const { updatedOutput: untaken, ...verdict } = interpretClaude(run, hook);
   if (compaction && run.outcome === "exited" && verdict.limit === undefined) {
-    // interpretClaude has read the output within its bounds already (a deeper one is never parsed
-    // again): a second parse costs no more.
-    const field = untakenCompactionField(run.stdout.trim());
+    // interpretClaude has read the output already: readOutput answers the same stdout from its reading.
+    const field = untakenCompactionField(run.stdout);
     if (field !== undefined) return { decision: null, error: `field "${field}" in a ${hook.point} answer`, rule: `codex: a ${hook.point} answer takes continue, stopReason, suppressOutput and systemMessage only — with "${field}" the hook failed` };
   }
   if (hook.point === "PermissionRequest" && run.outcome === "exited" && verdict.limit === undefined) {

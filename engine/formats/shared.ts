@@ -90,6 +90,19 @@ export type Output =
  * `stringOnce`: a JSON string that holds the answer is read once more (Gemini CLI's hook runner does).
  */
 export function readOutput(stdout: string, stringOnce = false): Output {
+  if (lastRead?.stdout === stdout && lastRead.stringOnce === stringOnce) return lastRead.out;
+  const out = parseOutput(stdout, stringOnce);
+  lastRead = { stdout, stringOnce, out };
+  return out;
+}
+
+/**
+ * The last stdout read and what it read as (never changed by a reader): a format that looks at an
+ * answer again after another's reading of it (Codex's checks after Claude's) parses a mebibyte once.
+ */
+let lastRead: { stdout: string; stringOnce: boolean; out: Output } | undefined;
+
+function parseOutput(stdout: string, stringOnce: boolean): Output {
   const text = stdout.trim();
   if (text === "") return { kind: "empty" };
   // Deeper than any answer needs, and deep enough to overflow the stack of whatever walks it next.
