@@ -14,7 +14,7 @@ import { MAX_REPOSITORY_COMPILE_MS, type HookSet } from "./hooks.js";
 import { HOOK_GID, HOOK_UID } from "./names.js";
 import { loadRepositoryHooks, type RepositoryLimits } from "./repository.js";
 import { TenantUsage, type Quota } from "./workspace-quota.js";
-import { checkLinks, readTree } from "./workspace-tree.js";
+import { checkLinks, readTree, removeTree } from "./workspace-tree.js";
 import { FairSlots } from "./fair-slots.js";
 import { unpack, type UnpackLimits } from "./workspace-unpack.js";
 
@@ -213,11 +213,11 @@ export class WorkspaceStore {
         return stored;
       });
       // Stored already: a clean-up that fails leaves a leftover the next start removes, not a failed upload.
-      await rm(trash, { recursive: true, force: true }).catch(() => undefined);
+      await removeTree(trash).catch(() => undefined);
       return info;
     } catch (err) {
       usage.abort(upload);
-      await rm(incoming, { recursive: true, force: true });
+      await removeTree(incoming);
       throw err;
     }
   }
@@ -385,7 +385,7 @@ export class WorkspaceStore {
       await rename(dir, trash);
       await rm(metaFile(base, id), { force: true });
       usage.remove(id);
-      await rm(trash, { recursive: true, force: true });
+      await removeTree(trash);
       // An older hookbox's digest file; only a file of that name (workspace "x.digest" is a folder).
       const legacy = join(base, `${id}.digest`);
       if ((await lstat(legacy).catch(() => undefined))?.isFile()) await rm(legacy, { force: true });
@@ -480,7 +480,7 @@ async function loadUsage(base: string): Promise<TenantUsage> {
   }
   for (const entry of await readdir(base, { withFileTypes: true })) {
     if (entry.name.startsWith(".incoming-") || entry.name.startsWith(".trash-") || entry.name.startsWith(REPLACED)) {
-      await rm(join(base, entry.name), { recursive: true, force: true });
+      await removeTree(join(base, entry.name));
       continue;
     }
     if (!entry.isDirectory() || !WORKSPACE_ID.test(entry.name)) continue;

@@ -17,6 +17,8 @@ import { leftovers } from "../helpers/engine.js";
 import { TENANT_UPLOADS_IN_FLIGHT } from "../../service/routes/workspaces.js";
 import { MAX_META_HEADER_BYTES, MAX_PAX_RECORDS } from "../../engine/workspace-unpack.js";
 import { MAX_RESIDENT_HOOK_BYTES } from "../../engine/workspace-store.js";
+import { REMOVE_AT_ONCE } from "../../engine/workspace-tree.js";
+import { MAX_HOOK_MESSAGE_CHARS } from "../../engine/execute.js";
 import { underProbe, WORST_HEALTH_MS } from "../helpers/probe.js";
 import { startService, tenantsToml, TOKEN_A, TOKEN_B, type Service } from "../helpers/service.js";
 import { badSizeMember, paxRecords, rawMember, sparseTarGz, TAR_END, tarOf, zerosGzip, type Entry } from "../helpers/tar.js";
@@ -922,5 +924,57 @@ describe("the hook sets of many large stored workspaces", () => {
       expect((JSON.parse(res.text) as { hooks: unknown[] }).hooks).toHaveLength(1000);
     }
     expect(await held()).toBeLessThanOrEqual(MAX_RESIDENT_HOOK_BYTES + 2 * perWorkspace);
+  });
+});
+
+describe("removing a large stored workspace", () => {
+  let svc: Service;
+  beforeAll(async () => {
+    svc = await startService("[sandbox]\npool_size = 0\n", { server: "max_workspace_entries = 20000" });
+  });
+  afterAll(async () => {
+    await svc.stop();
+  });
+
+  /** prom-client's largest event-loop delay since the last scrape (each scrape starts a new window) */
+  const loopLagMaxMs = async () => 1000 * Number(/^nodejs_eventloop_lag_max_seconds (\S+)$/m.exec(await (await fetch(`${svc.url}/metrics`, { headers: auth })).text())?.[1]);
+
+  it(`holds the loop for no more than REMOVE_AT_ONCE (${REMOVE_AT_ONCE}) unlinks at a time, however many files: 19,999 deleted`, async () => {
+    const files = await tarOf(Array.from({ length: 19_999 }, (_, i) => ({ name: `f${i}`, content: "x" })));
+    const stored = await attack(svc, () => put(svc, "many", files), 60_000);
+    expect(stored.status, stored.text.slice(0, 300)).toBe(200);
+    await loopLagMaxMs();
+    const del = await attack(svc, () => fetch(`${svc.url}/v1/workspaces/many`, { method: "DELETE", headers: auth }), 60_000);
+    expect(del.status).toBe(204);
+    // Node's recursive rm here: an unlink started for each of the 19,999 at once, and 200–400 ms of the loop for their completions
+    expect(await loopLagMaxMs()).toBeLessThan(100);
+    expect((await get(svc, "many")).status).toBe(404);
+    expect(readdirSync(join(svc.dataDir, "workspaces")).flatMap((t) => readdirSync(join(svc.dataDir, "workspaces", t))).filter((n) => n.startsWith(".trash-"))).toEqual([]);
+  });
+});
+
+describe("a repository hook's mebibyte of control characters", () => {
+  let svc: Service;
+  beforeAll(async () => {
+    svc = await startService("[sandbox]\npool_size = 0\n");
+  });
+  afterAll(async () => {
+    await svc.stop();
+  });
+
+  const loopLagMaxMs = async () => 1000 * Number(/^nodejs_eventloop_lag_max_seconds (\S+)$/m.exec(await (await fetch(`${svc.url}/metrics`, { headers: auth })).text())?.[1]);
+
+  it(`is escaped as far as MAX_HOOK_MESSAGE_CHARS (${MAX_HOOK_MESSAGE_CHARS}) keeps of it, not whole: the reason of an exit 2`, async () => {
+    const command = "cat >/dev/null; head -c 1000000 /dev/zero | tr '\\0' '\\1' >&2; exit 2";
+    const settings = JSON.stringify({ hooks: { PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command }] }] } });
+    expect((await put(svc, "controls", await tarOf([{ name: ".claude/settings.json", content: settings }]))).status).toBe(200);
+    await loopLagMaxMs();
+    const { status, text } = await attack(svc, () => svc.event({ session_id: "s", hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command: "ls" } }, { query: "workspace=controls" }), 30_000);
+    // escaped whole, 1 MB of \x01 became 4 MB of "\x01" first: 150–500 ms of the loop
+    expect(await loopLagMaxMs()).toBeLessThan(100);
+    expect(status).toBe(200);
+    const { decision, reason } = JSON.parse(text) as { decision: string; reason: string };
+    expect(decision).toBe("block");
+    expect(reason).toBe(`${"\\x01".repeat(MAX_HOOK_MESSAGE_CHARS / 4)}…`);
   });
 });
