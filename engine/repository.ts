@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { ConfigError } from "./errors.js";
 import { REPOSITORY_SOURCES } from "./formats/registry.js";
 import type { Format } from "./events.js";
-import { LOCATED_MEMBERS, readJson, readToml, withWarningBudget, type LoadContext, type ParsedFile, type WarningBudget } from "./formats/shared.js";
+import { LOCATED_MEMBERS, readJson, SKIPPED_HOOKS_FACTOR, readToml, withWarningBudget, type LoadContext, type ParsedFile, type WarningBudget } from "./formats/shared.js";
 import { MAX_TOML_VALUES, readTomlOffThread, tomlShapeError, wideTableError } from "./formats/parse-off-thread.js";
 import { MAX_OBJECT_KEYS } from "./names.js";
 
@@ -95,7 +95,7 @@ export function loadRepositoryHooksSync(dir: string, maxTimeoutMs: number, limit
 
 /** Loads the hook files one by one, pausing after each and asking its driver to parse TOML. */
 function* loadSteps(dir: string, maxTimeoutMs: number, limits: RepositoryLimits): Generator<Need, HookSet, ParsedFile | undefined> {
-  const ctx: LoadContext = { source: "repository", maxTimeoutMs, tolerant: true, hooksLeft: { left: limits.maxHooks, limit: limits.maxHooks } };
+  const ctx: LoadContext = { source: "repository", maxTimeoutMs, tolerant: true, hooksLeft: { left: limits.maxHooks, limit: limits.maxHooks }, skippedLeft: { left: SKIPPED_HOOKS_FACTOR * limits.maxHooks, limit: SKIPPED_HOOKS_FACTOR * limits.maxHooks } };
   const sets: HookSet[] = [];
   /** Each agent's own switch (`disableAllHooks`, cosh `enabled = false`) turns off that agent's hooks only: the file that said so. */
   const switchedOff = new Map<Format, string>();

@@ -14,7 +14,7 @@ import type { Verdict } from "../verdict.js";
 import { agentDeadlineS } from "../agents.js";
 import { claudeCondition } from "./claude-if.js";
 import { formatPath } from "./locate.js";
-import { answerShapeProblem, type Answer, clip, configError, type Output, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, haltVerdict, hookCalled, knownKeys, type LoadContext, readMatcher, originOf, type ParsedFile, readDecision, pastBounds, readOutput, schemaError, shown, skippedType, str, warn, withContext, withHalt, CommandSchema } from "./shared.js";
+import { answerShapeProblem, type Answer, clip, configError, type Output, hookTimeout, countHook, countSkipped, defined, describeFailure, eventOf, type FormatModule, haltVerdict, hookCalled, knownKeys, type LoadContext, readMatcher, originOf, type ParsedFile, readDecision, pastBounds, readOutput, schemaError, shown, skippedType, skipOtherType, str, warn, withContext, withHalt, CommandSchema } from "./shared.js";
 
 
 /** Claude Code's exec-form path placeholders: substituted as plain text into `command` and each of `args` (here: the variables, which hold the same). */
@@ -170,10 +170,13 @@ export function loadMatcherGroups(
         : readMatcher(parsed, ["hooks", event, g, "matcher"], ctx, set.warnings, () => matcherOf(group.data.matcher, resolved.point));
       group.data.hooks.forEach((raw, h) => {
         const path = ["hooks", event, g, "hooks", h];
+        // Another type is skipped before any schema reads its keys (its keys are not ours to judge).
+        if (skipOtherType(parsed, path, raw, ctx, set.warnings)) return;
         const checked = HandlerSchema.safeParse(raw);
         if (!checked.success) throw schemaError(parsed, checked.error, path);
         const handler = checked.data;
         if (handler.type !== "command") {
+          countSkipped(parsed, path, ctx);
           warn(set.warnings, () => skippedType(parsed, path, handler.type));
           return;
         }
@@ -188,6 +191,7 @@ export function loadMatcherGroups(
         // Claude Code: an async hook's "decision, permissionDecision, and continue have no effect";
         // Codex skips it. Either way it can decide nothing, and its side effects would stay in the sandbox.
         if (handler.async === true) {
+          countSkipped(parsed, path, ctx);
           warn(set.warnings, () => `${originOf(parsed, path)}: ${formatPath(path)}: "async": true hooks decide nothing in ${format === "codex" ? "Codex" : "Claude Code"}; skipped`);
           return;
         }

@@ -341,11 +341,26 @@ export interface LoadContext {
   tolerant?: boolean;
   /** hooks the repository may still declare (`server.max_repository_hooks`): counted as each is read, so a file of 80 000 is refused at its 1001st */
   hooksLeft?: { left: number; limit: number };
+  /** what is left of the entries the workspace's files may hold that hookbox skips (countSkipped) */
+  skippedLeft?: { left: number; limit: number };
 }
 
 /** Counts one more hook of a file against the repository's limit; past it, the file is refused at that hook. */
 export function countHook(parsed: ParsedFile, path: Path, ctx: LoadContext): void {
   if (ctx.hooksLeft && ctx.hooksLeft.left-- <= 0) throw configError(parsed, path, `the repository declares more than ${ctx.hooksLeft.limit} hooks (server.max_repository_hooks)`);
+}
+
+/**
+ * @default 4 — hook entries a workspace's files may hold that hookbox skips (another type than
+ * "command", `async`), as a multiple of `server.max_repository_hooks`: each is still read and
+ * warned about, and a mebibyte holds 65,000 of them.
+ */
+export const SKIPPED_HOOKS_FACTOR = 4;
+
+/** One more hook entry skipped: past SKIPPED_HOOKS_FACTOR × max_repository_hooks of them, the file is refused at it. */
+export function countSkipped(parsed: ParsedFile, path: Path, ctx: LoadContext): void {
+  if (ctx.skippedLeft && ctx.skippedLeft.left-- <= 0)
+    throw configError(parsed, path, `the repository holds more than ${ctx.skippedLeft.limit} hook entries hookbox skips (other types than "command", async ones: ${SKIPPED_HOOKS_FACTOR} × server.max_repository_hooks)`);
 }
 
 /** What one agent's hooks are: its files, its rules, its answers. One module per format; formats/registry.ts lists them. */
@@ -408,6 +423,7 @@ export function skipOtherType(parsed: ParsedFile, path: Path, raw: unknown, ctx:
   const type = typeof raw === "object" && raw !== null ? (raw as Record<string, unknown>).type : undefined;
   if (typeof type !== "string" || type === "command") return false;
   if (!ctx.tolerant) throw configError(parsed, [...path, "type"], 'only "command" hooks can run here');
+  countSkipped(parsed, path, ctx);
   warn(warnings, () => skippedType(parsed, path, type));
   return true;
 }

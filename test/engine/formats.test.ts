@@ -602,6 +602,22 @@ describe("repository hook files are hostile input", () => {
       .toBe(".claude/settings.json:47:11: hooks.PreToolUse[0].hooks[10]: the repository declares more than 10 hooks (server.max_repository_hooks)");
   });
 
+  it("skips at most SKIPPED_HOOKS_FACTOR × max_repository_hooks entries of other types or async, in every format: past them, the file is refused at the one past", async () => {
+    const { SKIPPED_HOOKS_FACTOR } = await import("../../engine/formats/shared.js");
+    const limits = { maxHookFileBytes: 4 * 1024 * 1024, maxHooks: 10 };
+    const most = SKIPPED_HOOKS_FACTOR * limits.maxHooks;
+    const claudeOf = (handlers: unknown[]) => JSON.stringify({ hooks: { PreToolUse: [{ hooks: handlers }] } });
+    const http = (n: number) => Array.from({ length: n }, (_, i) => ({ type: "http", url: "https://example.com", [`k${i}`]: i }));
+    const asyncs = (n: number) => Array.from({ length: n }, () => ({ type: "command", command: "x", async: true }));
+    expect((await loadRepositoryHooks(tree({ ".claude/settings.json": claudeOf(http(most)) }), 60_000, limits)).hooks).toEqual([]);
+    expect((await configErrorOfAsync(() => loadRepositoryHooks(tree({ ".claude/settings.json": claudeOf(http(most + 1)) }), 60_000, limits))).message)
+      .toMatch(new RegExp(`^\\.claude/settings\\.json:\\d+:\\d+: hooks\\.PreToolUse\\[0\\]\\.hooks\\[${most}\\]: the repository holds more than ${most} hook entries hookbox skips`));
+    expect((await configErrorOfAsync(() => loadRepositoryHooks(tree({ ".codex/hooks.json": claudeOf(asyncs(most + 1)) }), 60_000, limits))).message)
+      .toMatch(/more than 40 hook entries hookbox skips/);
+    const copilot = JSON.stringify({ version: 1, hooks: { preToolUse: Array.from({ length: most + 1 }, () => ({ type: "prompt", prompt: "x" })) } });
+    expect((await configErrorOfAsync(() => loadRepositoryHooks(tree({ ".github/hooks/h.json": copilot }), 60_000, limits))).message).toMatch(/more than 40 hook entries hookbox skips/);
+  });
+
   it("refuses a file of 60 000 hooks at the hook past the limit, not after building them all", async () => {
     const many = JSON.stringify({ hooks: { preToolUse: Array.from({ length: 60_000 }, () => ({ bash: "x" })) } });
     const dir = tree({ ".github/copilot/settings.json": many });
