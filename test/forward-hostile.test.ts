@@ -223,13 +223,13 @@ describe("a hostile hookbox, failure mode block", () => {
   });
 
   it.each(["huge-declared", "endless"])("%s: an answer larger than hookbox's ever are is no answer in both, read no further than that — never to the deadline", async (name) => {
-    const long = ["--url", url, "--event", "preToolUse", "--format", "copilot", "--workspace", name, "--timeout", "20000"];
+    const long = ["--url", url, "--event", "preToolUse", "--format", "copilot", "--workspace", name, "--timeout", "45000"];
     const [node, sh] = await Promise.all([run("node", long), run("sh", long)]);
     for (const r of [node, sh]) {
       expect(r.code, r.stderr).toBe(2);
       expect(JSON.parse(r.stdout)).toMatchObject({ permissionDecision: "deny" });
-      // --timeout 20000: what is never coming is not waited for (about 2 s to read 16 MiB here).
-      expect(r.ms).toBeLessThan(10_000);
+      // --timeout 45000: what is never coming is not waited for (about 2 s to read 16 MiB here, 11 s on a loaded machine).
+      expect(r.ms).toBeLessThan(25_000);
     }
   });
 
