@@ -263,12 +263,20 @@ function claudeOutput(stdout: string, format: Format): Output | { kind: "text" }
   if (!text.startsWith("{") || !text.endsWith("}")) return { kind: "text" };
   const out = readOutput(text);
   if (out.kind !== "invalid" || out.limit || !text.includes("\n")) return out;
-  const lines = text.split("\n").map((l) => l.trim()).filter((l) => l !== "");
-  if (lines.length < 2) return out;
+  // One pass over the lines, none kept: a mebibyte may hold half a million of them.
   let setsField = false;
-  for (const line of lines) {
-    // each line within hookbox's bounds before JSON.parse builds it (the whole was within none)
-    if (answerShapeProblem(line)) return out;
+  let count = 0;
+  for (let at = 0; at <= text.length; ) {
+    const nl = text.indexOf("\n", at);
+    const end = nl === -1 ? text.length : nl;
+    const line = text.slice(at, end).trim();
+    at = end + 1;
+    if (line === "") continue;
+    count++;
+    // A line that opens no array or object parses to a scalar at most: nothing for the bounds to weigh.
+    const opens = line.startsWith("{") || line.startsWith("[");
+    // each such line within hookbox's bounds before JSON.parse builds it (the whole was within none)
+    if (opens && answerShapeProblem(line)) return out;
     let value: unknown;
     try {
       value = JSON.parse(line);
@@ -277,6 +285,7 @@ function claudeOutput(stdout: string, format: Format): Output | { kind: "text" }
     }
     if (typeof value === "object" && value !== null && !Array.isArray(value) && OUTPUT_FIELDS.some((f) => Object.hasOwn(value, f))) setsField = true;
   }
+  if (count < 2) return out;
   return setsField ? { kind: "invalid", error: "output is several JSON lines, one of them an answer: Claude Code reads none of it" } : { kind: "text" };
 }
 

@@ -130,6 +130,8 @@ describe("Claude Code rules (SERVICE.md §4)", () => {
     ["braces that do not parse are an error of the hook", exited(0, "{not json}"), pre, { decision: null, error: true, rule: /in braces that is no JSON answer/ }],
     ["JSON lines that set no field are plain text", exited(0, '{"level":"info"}\n{"level":"debug"}'), pre, { decision: null, error: false, rule: /plain text/ }],
     ["JSON lines one of which sets a field are read as none", exited(0, '{"level":"info"}\n{"decision":"block","reason":"x"}'), stop, { decision: null, error: true, rule: /in braces/ }],
+    ["JSON lines among blank ones and scalars, a string of brackets too, that set no field are plain text", exited(0, '{"level":"info"}\n\n  \n0\n"[[[["\n[1,{"a":2}]\n{}'), pre, { decision: null, error: false, rule: /plain text/ }],
+    ["a line of them that does not parse makes them a failed parse", exited(0, '{"level":"info"}\n0\n[1,\n{}'), stop, { decision: null, error: true, rule: /in braces/ }],
     ["text after the answer makes it plain text", exited(0, '{"decision":"block","reason":"x"}\ndone'), stop, { decision: null, error: false, rule: /plain text/ }],
   ]);
 });
