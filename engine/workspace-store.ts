@@ -59,6 +59,11 @@ export function residentBytes(hooks: HookSet): number {
 const MAX_WORKSPACE_ID_CHARS = 128;
 export const WORKSPACE_ID = new RegExp(`^[A-Za-z0-9][A-Za-z0-9._-]{0,${MAX_WORKSPACE_ID_CHARS - 1}}$`);
 
+/** 400 `bad_workspace_id`, naming `field` (the path's id, the `workspace` query, the Hookbox-Workspace header), for an id no workspace can have. */
+export function checkWorkspaceId(id: string, field: string): void {
+  if (!WORKSPACE_ID.test(id)) throw new BadRequestError(`${field}: a workspace id is 1–128 letters, digits, '.', '_' or '-', not starting with a symbol`, field, "bad_workspace_id");
+}
+
 export interface WorkspaceStoreOptions extends UnpackLimits, RepositoryLimits {
   maxTimeoutMs: number;
   /** each tenant's quota; a tenant not listed has none */
@@ -130,7 +135,7 @@ export class WorkspaceStore {
   }
 
   private checkId(id: string): void {
-    if (!WORKSPACE_ID.test(id)) throw new BadRequestError("workspace id: 1–128 letters, digits, '.', '_' or '-', not starting with a symbol", "id", "bad_workspace_id");
+    checkWorkspaceId(id, "id");
   }
 
   /** The tenant's usage, counted from `_meta/` at first use (after a restart). */
@@ -244,7 +249,7 @@ export class WorkspaceStore {
   }
 
   async get(tenant: string, id: string): Promise<Stored | undefined> {
-    if (!WORKSPACE_ID.test(id)) return undefined;
+    this.checkId(id);
     const base = this.tenantDir(tenant);
     const key = `${base}/${id}`;
     const hit = this.held(key);
@@ -370,7 +375,7 @@ export class WorkspaceStore {
   }
 
   async delete(tenant: string, id: string): Promise<boolean> {
-    if (!WORKSPACE_ID.test(id)) return false;
+    this.checkId(id);
     const base = this.tenantDir(tenant);
     const dir = join(base, id);
     const usage = await this.usageOf(base);

@@ -7,7 +7,7 @@ import type { ServerResponse } from "node:http";
 import { Hono, type Context } from "hono";
 import type { z } from "zod";
 import { stream } from "hono/streaming";
-import { agentDeadlineS, BadRequestError, blockAnswer, blockKeepsGoing, EventExpiredError, HookboxError, ShuttingDownError, failureModeFor, newEventId, NotDecidedInTimeError, NotFoundError, heavyTurns, parseEventBodyOffThread, resolveEventName, TURN_BODY_BYTES, toolArgsMemoryBytes, weighEventBody, type Decision, type EventResult, type Tenant, type Format } from "../../engine/index.js";
+import { agentDeadlineS, BadRequestError, checkWorkspaceId, blockAnswer, blockKeepsGoing, EventExpiredError, HookboxError, ShuttingDownError, failureModeFor, newEventId, NotDecidedInTimeError, NotFoundError, heavyTurns, parseEventBodyOffThread, resolveEventName, TURN_BODY_BYTES, toolArgsMemoryBytes, weighEventBody, type Decision, type EventResult, type Tenant, type Format } from "../../engine/index.js";
 import { keptFields, type AnsweredOtherwise } from "../records/trace-content.js";
 import { auditEntry, type AuditEntry } from "../records/audit-log.js";
 import type { Logger } from "pino";
@@ -102,6 +102,7 @@ async function handleRead(
   const workspaceId = query.workspace ?? c.req.header("hookbox-workspace");
   const event: EventRead = { t0, tenant, query, raw, memory, eventName, native, format: format as Format | undefined, body, named, mode, answerByMs, workspaceId, loadedLate: false };
   if (workspaceId === undefined) return decide(c, deps, event, undefined);
+  checkWorkspaceId(workspaceId, query.workspace !== undefined ? "workspace" : "Hookbox-Workspace");
   // Read from disk after a restart (its tree and hook files judged again), a workspace may take a
   // while: the deadline holds over that too. Past it, the client gets the failure mode now, and the
   // event goes on once its workspace is in — recorded as answered by its deadline (the rest of it as

@@ -120,6 +120,23 @@ describe.concurrent("events", () => {
     expect(e.message).toMatch(message);
   });
 
+  it("refuses an id no workspace can have with 400 bad_workspace_id, on every route that names one, naming where it was given", async () => {
+    for (const method of ["PUT", "GET", "DELETE"]) {
+      const res = await edge.request("/v1/workspaces/.bad", { method, ...(method === "PUT" ? { body: new Uint8Array(1024) } : {}) });
+      expect(res.status, method).toBe(400);
+      expect(await errorOf(res)).toMatchObject({ code: "bad_workspace_id", field: "id" });
+    }
+    const byQuery = await edge.request("/v1/events?workspace=.bad", post(rmEvent));
+    expect(byQuery.status).toBe(400);
+    expect(await errorOf(byQuery)).toMatchObject({ code: "bad_workspace_id", field: "workspace" });
+    // bytes past ASCII in the header: refused as an id, never echoed back as mojibake
+    const byHeader = await edge.request("/v1/events", { ...post(rmEvent), headers: { "hookbox-workspace": "w\u00ff\u00fe" } });
+    expect(byHeader.status).toBe(400);
+    const e = await errorOf(byHeader);
+    expect(e).toMatchObject({ code: "bad_workspace_id", field: "Hookbox-Workspace" });
+    expect(e.message).not.toMatch(/[\u00c0-\u00ff]/);
+  });
+
   it.each(["abc", "99", "3600001", "1e4", ""])("refuses Hookbox-Answer-By-Ms: %j with 400 naming the header", async (value) => {
     const res = await edge.request("/v1/events", { ...post(rmEvent), headers: { "hookbox-answer-by-ms": value } });
     expect(res.status).toBe(400);
