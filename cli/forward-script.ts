@@ -34,8 +34,8 @@ function cp(c) {
 }
 # What moves or hides text on a screen (cli/terminal.ts): bidi marks, overrides and isolates, zero-width and invisible marks, line and paragraph separators, BOM, tags.
 function hidden(c) {
-  return c == 1564 || c == 6158 || (c >= 8203 && c <= 8207) || (c >= 8232 && c <= 8238) || (c >= 8288 && c <= 8292) || (c >= 8294 && c <= 8303) ||
-    c == 12644 || c == 65279 || (c >= 65529 && c <= 65531) || (c >= 917504 && c <= 917631)
+  return c == 173 || c == 1564 || c == 4447 || c == 4448 || c == 6158 || (c >= 8203 && c <= 8207) || (c >= 8232 && c <= 8238) || (c >= 8288 && c <= 8292) || (c >= 8294 && c <= 8303) ||
+    c == 12644 || c == 65279 || c == 65440 || (c >= 65529 && c <= 65531) || (c >= 917504 && c <= 917631)
 }
 # Raw C0 but tab and newline, DEL, C1 and hidden() characters in text: as "\x1b" / "\u0080" (json = 0: block()) or "\u001b" (json = 1: safeJson(), astral ones as surrogate pairs).
 function esc(t, json,  pc, np, i, j, c, o, u, k, len, st, e, b) {

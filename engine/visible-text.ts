@@ -9,9 +9,10 @@
 
 // C0 but \t and \n, DEL, C1 — and the invisible format characters that reorder or hide text on
 // screen (bidi overrides and isolates, zero-width marks, line and paragraph separators, BOM).
-// Also the Arabic letter mark, the Mongolian vowel separator, word joiners and invisible operators,
-// the Hangul filler, interlinear annotation marks and the tag characters (U+E0000–E007F).
-const HIDDEN = "\\u061c\\u180e\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u2064\\u2066-\\u206f\\u3164\\ufeff\\ufff9-\\ufffb\\u{e0000}-\\u{e007f}";
+// Also the soft hyphen, the Arabic letter mark, the Mongolian vowel
+// separator, word joiners and invisible operators, the Hangul fillers, interlinear annotation marks
+// and the tag characters (U+E0000–E007F).
+const HIDDEN = "\\u00ad\\u061c\\u115f\\u1160\\u180e\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u2064\\u2066-\\u206f\\u3164\\ufeff\\uffa0\\ufff9-\\ufffb\\u{e0000}-\\u{e007f}";
 const CONTROLS_KEEP_LAYOUT = new RegExp(`[\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f${HIDDEN}]`, "gu");
 const CONTROLS = new RegExp(`[\\u0000-\\u001f\\u007f-\\u009f${HIDDEN}]`, "gu");
 

@@ -20,7 +20,7 @@ import { readFileSync } from "node:fs";
 const e = JSON.parse(readFileSync(0, "utf8"));
 const cmd = JSON.stringify(e.tool_input ?? {});
 const d = /rm -rf/.test(cmd) ? { decision: "block", reason: "no rm -rf here" }
-  : /curl evil/.test(cmd) ? { decision: "block", reason: "evil \\u001b]0;title\\u0007 \\u009b31m \\u007f \\u202e\\u200b\\ufeff\\u2066 é 😀 \\"q\\" \\\\ tab\\tline\\nnext" }
+  : /curl evil/.test(cmd) ? { decision: "block", reason: "evil \\u001b]0;title\\u0007 \\u009b31m \\u007f \\u202e\\u200b\\ufeff\\u2066\\u00ad\\u115f\\uffa0 é 😀 \\"q\\" \\\\ tab\\tline\\nnext" }
   : /git push/.test(cmd) ? { decision: "ask", reason: "pushing needs a human" } : { decision: "allow" };
 process.stdout.write(JSON.stringify(d));
 `);
@@ -179,7 +179,7 @@ describe("the shell forwarder", () => {
     expect(sh!.stdout).toBe(node!.stdout);
     expect(sh!.stderr).toBe(node!.stderr);
     expect(sh!.code).toBe(node!.code);
-    if (cmd === "curl evil") expect(node!.stdout + node!.stderr, JSON.stringify(node)).toContain("evil \\x1b]0;title\\x07 \\u009b31m \\x7f \\u202e\\u200b\\ufeff\\u2066 é 😀");
+    if (cmd === "curl evil") expect(node!.stdout + node!.stderr, JSON.stringify(node)).toContain("evil \\x1b]0;title\\x07 \\u009b31m \\x7f \\u202e\\u200b\\ufeff\\u2066\\u00ad\\u115f\\uffa0 é 😀");
   });
 });
 
