@@ -32,7 +32,7 @@ function cp(c) {
   if ((c >= 128 && c < 160) || hidden(c)) return sprintf("\\u%04x", c)
   return utf8(c)
 }
-# What moves or hides text on a screen (cli/terminal.ts): bidi marks, overrides and isolates, zero-width and invisible marks, line and paragraph separators, BOM, tags.
+# What moves or hides text on a screen (cli/terminal.ts): bidi marks, overrides and isolates, zero-width and invisible marks, the soft hyphen, Hangul fillers, line and paragraph separators, BOM, tags.
 function hidden(c) {
   return c == 173 || c == 1564 || c == 4447 || c == 4448 || c == 6158 || (c >= 8203 && c <= 8207) || (c >= 8232 && c <= 8238) || (c >= 8288 && c <= 8292) || (c >= 8294 && c <= 8303) ||
     c == 12644 || c == 65279 || c == 65440 || (c >= 65529 && c <= 65531) || (c >= 917504 && c <= 917631)

@@ -209,8 +209,11 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
     const changeLostBlocks = effectiveDecisions(point, format).has("block") && !blockKeepsGoing(point);
     /** the first finished hook (first look) whose change of the arguments its tier let stand */
     let changedBy: HookRecord | undefined;
-    const onHook: NonNullable<ExecuteOptions["onHook"]> = (record, notification, halt, updatedOutput, changed) => {
+    /** finished hooks above the repository's tier that never got to decide: the failure mode is theirs to call */
+    let trustedCut = false;
+    const onHook: NonNullable<ExecuteOptions["onHook"]> = (record, notification, halt, updatedOutput, changed, cut) => {
       finished.push(record);
+      if (cut && record.source !== "repository") trustedCut = true;
       if (halt !== undefined && !record.pass) halted ??= { name: record.name, source: record.source, reason: halt };
       if (updatedOutput !== undefined && !record.pass) replaced = updatedOutput;
       if (changed && !record.pass && record.decision !== "block") changedBy ??= record;
@@ -252,10 +255,10 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
           };
         }
         // At a settings change a repository hook's block does not count (applyTrust), nor its not
-        // answering in time: once every other hook has answered without a block, the failure mode
-        // is not the repository's to call — the change goes on.
+        // answering in time: once every other hook has decided — none cut, none a block — the
+        // failure mode is not the repository's to call, and the change goes on.
         const others = hooks.filter((h) => h.source !== "repository").length;
-        if (!best && point === "ConfigChange" && finished.filter((r) => !r.pass && r.source !== "repository").length >= others) {
+        if (!best && point === "ConfigChange" && !trustedCut && finished.filter((r) => !r.pass && r.source !== "repository").length >= others) {
           const answer = answerFor(format, point, { decision: null, ...kept, notifications: [] });
           return {
             event_id: eventId, event: point, decision: null, ...kept, notifications: [], hooks: [...finished],
@@ -387,6 +390,9 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
                 reason: `${cut.hook} ${what}: the tenant's failure mode (block) applies`,
                 note: `${cut.hook} ${cut.why === "failed_to_start" ? "could not be started" : `was cut by ${cut.why}`}; on_failure = block`,
               };
+            } else if (untrusted && folded.decision !== "block") {
+              // Said, never silent — and the other hooks' answer stands as they gave it.
+              if (folded.note === undefined) folded = { ...folded, note: `${cut.hook} ${what}: a repository hook's not deciding a settings change is no block, as its block would be none` };
             } else if (folded.decision === "allow") {
               folded = { ...folded, decision: null, note: `${cut.hook} ${what}: the allow the other hooks gave is not answered for it` };
             } else if (folded.decision !== "block" && folded.note === undefined) {

@@ -14,7 +14,7 @@ import type { Verdict } from "../verdict.js";
 import { agentDeadlineS } from "../agents.js";
 import { claudeCondition } from "./claude-if.js";
 import { formatPath } from "./locate.js";
-import { answerShapeProblem, type Answer, clip, configError, type Output, hookTimeout, countHook, countSkipped, defined, describeFailure, eventOf, type FormatModule, haltVerdict, hookCalled, knownKeys, type LoadContext, readMatcher, originOf, type ParsedFile, readDecision, pastBounds, readOutput, schemaError, shown, skippedType, skipOtherType, str, warn, withContext, withHalt, CommandSchema } from "./shared.js";
+import { answerShapeProblem, type Answer, clip, configError, type Output, hookTimeout, countHook, countSkipped, defined, describeFailure, eventOf, type FormatModule, haltVerdict, hookCalled, knownKeys, type LoadContext, readMatcher, originOf, type ParsedFile, readDecision, pastBounds, readOutput, schemaError, shown, skipOtherType, str, warn, withContext, withHalt, CommandSchema } from "./shared.js";
 
 
 /** Claude Code's exec-form path placeholders: substituted as plain text into `command` and each of `args` (here: the variables, which hold the same). */
@@ -174,12 +174,8 @@ export function loadMatcherGroups(
         if (skipOtherType(parsed, path, raw, ctx, set.warnings)) return;
         const checked = HandlerSchema.safeParse(raw);
         if (!checked.success) throw schemaError(parsed, checked.error, path);
+        // a "type" that is a string, and not "command", was skipped above
         const handler = checked.data;
-        if (handler.type !== "command") {
-          countSkipped(parsed, path, ctx);
-          warn(set.warnings, () => skippedType(parsed, path, handler.type));
-          return;
-        }
         if (!handler.command) throw configError(parsed, path, 'a "command" hook needs "command"');
         const claude = format === "claude";
         if (!claude && (handler.args !== undefined || handler.onFailure !== undefined))

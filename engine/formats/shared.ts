@@ -168,7 +168,7 @@ const isWellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): 
 const setField = (o: object, k: string, value: unknown) => Object.defineProperty(o, k, { value, enumerable: true, writable: true, configurable: true });
 
 /**
- * In place — `value` is what JSON.parse just built, shared with nothing: only a string that holds a
+ * In place — `value` is what JSON.parse just built, not yet handed to any reader: only a string that holds a
  * lone surrogate is replaced, and only an object with such a key is built again (in its order, a
  * later key taking the place of an earlier one it now equals). A mebibyte of small objects is
  * walked, never copied.

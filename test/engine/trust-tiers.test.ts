@@ -35,6 +35,7 @@ function runner(kind: Runner["kind"]): Runner {
         case "freeze-settings-loud": return { ...exited(), outcome: "output_truncated", exitCode: null, stream: "stdout" };
         case "slow": await new Promise((r) => setTimeout(r, 400)); return exited();
         case "policy-loud": return { ...exited(), outcome: "output_truncated", exitCode: null, stream: "stdout" };
+        case "policy-unstarted": return { outcome: "failed_to_start", exitCode: null, stdout: "", stderr: "", error: "no such image", durationMs: 1, startMs: 0 };
         default: return exited();
       }
     },
@@ -146,10 +147,11 @@ describe("a repository hook that does not decide a settings change, under the fa
     return { body, raw: Buffer.from(JSON.stringify(body)), tenant: BLOCKING, interactive: true, format: "claude", workspace };
   };
 
-  it.each(["freeze-settings-deep", "freeze-settings-loud"])("%s: is no block, as its block would be none", async (command) => {
+  it.each(["freeze-settings-deep", "freeze-settings-loud"])("%s: is no block, as its block would be none — and says so", async (command) => {
     const r = await engineWith("").handleEvent(await request(command));
     expect(r.decision).toBeNull();
     expect(r.output).not.toHaveProperty("decision");
+    expect(r.note).toMatch(/a repository hook's not deciding a settings change is no block/);
   });
 
   it("a policy hook cut at a settings change is still the failure mode's block", async () => {
@@ -169,5 +171,13 @@ describe("a repository hook that does not decide a settings change, under the fa
     await new Promise((r) => setTimeout(r, 150));
     expect(policySlow.early("block", "the deadline")).toBeUndefined();
     await ranToo;
+  });
+
+  it.each(["policy-loud", "policy-unstarted"])("at the agent's deadline, a policy hook that never decided (%s) leaves the failure mode to apply, however long a repository hook runs", async (policy) => {
+    const prepared = engineWith(hook("policy", "ConfigChange", policy)).prepare(await request("slow"));
+    const ran = prepared.run();
+    await new Promise((r) => setTimeout(r, 150));
+    expect(prepared.early("block", "the deadline")).toBeUndefined();
+    expect((await ran).decision).toBe("block");
   });
 });
