@@ -316,8 +316,8 @@ const ELICITATION_POINTS: ReadonlySet<string> = new Set(["Elicitation", "Elicita
  * non-blocking error whose JSON is not read; exit 0 reads JSON per event. A hook with `onFailure: "block"` that fails (`claudeFailure`) blocks,
  * but where Claude Code ignores the key.
  */
-export function interpretClaude(run: RunResult, hook: HookDef): Verdict {
-  const verdict = interpretRun(run, hook);
+export function interpretClaude(run: RunResult, hook: HookDef, read?: Output): Verdict {
+  const verdict = interpretRun(run, hook, read);
   if (hook.failOpen || ON_FAILURE_IGNORED.has(hook.point) || verdict.decision === "block") return verdict;
   const failed = claudeFailure(run, verdict);
   if (failed === undefined) return verdict;
@@ -340,7 +340,8 @@ function claudeFailure(run: RunResult, verdict: Verdict): string | undefined {
   return undefined;
 }
 
-function interpretRun(run: RunResult, hook: HookDef): Verdict {
+/** `read`: stdout as its format has read it already (Codex's checks look at it too), else read here. */
+function interpretRun(run: RunResult, hook: HookDef, read?: Output): Verdict {
   // PreModelSwitch: "a timeout blocks the switch".
   if (run.outcome === "timed_out" && hook.point === "PreModelSwitch")
     return { decision: "block", reason: `${hookCalled(hook)} timed out: the model switch is cancelled`, error: "timed out", rule: "claude: a timeout at PreModelSwitch blocks the switch" };
@@ -352,7 +353,7 @@ function interpretRun(run: RunResult, hook: HookDef): Verdict {
     return { decision: "block", reason: run.stderr.trim() || `blocked by ${hookCalled(hook)} (exit 2)`, error: null, rule: "claude: exit 2 blocks (stderr the reason; its JSON is not read)" };
   // "Claude Code only processes JSON on exit 0": any other exit is a non-blocking error.
   if (run.exitCode !== 0) return { decision: null, error: describeFailure(run), rule: "claude: a non-zero exit other than 2 does not block (its JSON is not read)" };
-  const out = claudeOutput(run.stdout, hook.format);
+  const out = read ?? claudeOutput(run.stdout, hook.format);
   if (out.kind === "empty") return { decision: null, error: null, rule: "claude: no JSON output makes no decision" };
   if (out.kind === "text") {
     if (STDOUT_IS_CONTEXT.has(hook.point))

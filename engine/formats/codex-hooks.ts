@@ -18,7 +18,7 @@ import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import { compileRegex, type Matcher } from "../hooks.js";
 import { claudeDecision, claudeEffective, interpretClaude, loadMatcherGroups } from "./claude-settings.js";
-import { type Answer, askDenyReason, describeFailure, type FormatModule, hookCalled, type ParsedFile, readOutput, withContext, withHalt } from "./shared.js";
+import { type Answer, askDenyReason, describeFailure, type FormatModule, hookCalled, type Output, type ParsedFile, readOutput, withContext, withHalt } from "./shared.js";
 
 /** Codex: "`apply_patch` matchers may also use `Edit` or `Write`". */
 const APPLY_PATCH_ALIASES = ["Edit", "Write"];
@@ -68,8 +68,7 @@ function unsupportedPermissionField(o: Record<string, unknown>): string | undefi
 }
 
 /** The first field of a compaction hook's JSON answer Codex does not take; undefined when it takes them all (or it is no JSON object). */
-function untakenCompactionField(stdout: string): string | undefined {
-  const out = readOutput(stdout);
+function untakenCompactionField(out: Output): string | undefined {
   return out.kind === "object" ? Object.keys(out.value).find((k) => !COMPACTION_FIELDS.has(k)) : undefined;
 }
 
@@ -84,15 +83,15 @@ export function interpretCodex(run: RunResult, hook: HookDef): Verdict {
   }
   // Codex reads a hook's JSON at exit 0 only: another exit is a failed hook, whatever it printed.
   if (run.outcome === "exited" && run.exitCode !== 0) return { decision: null, error: describeFailure(run), rule: "codex: a non-zero exit other than 2 is a failed hook (its JSON is not read)" };
+  // Read once, here, at exit 0 (the only exit left): Claude's reading and Codex's checks below share it.
+  const out = run.outcome === "exited" ? readOutput(run.stdout) : undefined;
   // Codex takes no replaced tool output (its PostToolUse answer has no such field in use).
-  const { updatedOutput: untaken, ...verdict } = interpretClaude(run, hook);
-  if (compaction && run.outcome === "exited" && verdict.limit === undefined) {
-    // interpretClaude has read the output already: readOutput answers the same stdout from its reading.
-    const field = untakenCompactionField(run.stdout);
+  const { updatedOutput: untaken, ...verdict } = interpretClaude(run, hook, out);
+  if (compaction && out && verdict.limit === undefined) {
+    const field = untakenCompactionField(out);
     if (field !== undefined) return { decision: null, error: `field "${field}" in a ${hook.point} answer`, rule: `codex: a ${hook.point} answer takes continue, stopReason, suppressOutput and systemMessage only — with "${field}" the hook failed` };
   }
-  if (hook.point === "PermissionRequest" && run.outcome === "exited" && verdict.limit === undefined) {
-    const out = readOutput(run.stdout);
+  if (hook.point === "PermissionRequest" && out && verdict.limit === undefined) {
     const field = out.kind === "object" ? unsupportedPermissionField(out.value) : undefined;
     if (field !== undefined) return { decision: null, error: `PermissionRequest hook returned unsupported ${field}`, rule: `codex: a PermissionRequest answer with ${field} fails the hook — its decision is dropped and Codex asks its user` };
   }

@@ -90,19 +90,6 @@ export type Output =
  * `stringOnce`: a JSON string that holds the answer is read once more (Gemini CLI's hook runner does).
  */
 export function readOutput(stdout: string, stringOnce = false): Output {
-  if (lastRead?.stdout === stdout && lastRead.stringOnce === stringOnce) return lastRead.out;
-  const out = parseOutput(stdout, stringOnce);
-  lastRead = { stdout, stringOnce, out };
-  return out;
-}
-
-/**
- * The last stdout read and what it read as (never changed by a reader): a format that looks at an
- * answer again after another's reading of it (Codex's checks after Claude's) parses a mebibyte once.
- */
-let lastRead: { stdout: string; stringOnce: boolean; out: Output } | undefined;
-
-function parseOutput(stdout: string, stringOnce: boolean): Output {
   const text = stdout.trim();
   if (text === "") return { kind: "empty" };
   // Deeper than any answer needs, and deep enough to overflow the stack of whatever walks it next.
@@ -168,7 +155,7 @@ const isWellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): 
 const setField = (o: object, k: string, value: unknown) => Object.defineProperty(o, k, { value, enumerable: true, writable: true, configurable: true });
 
 /**
- * In place — `value` is what JSON.parse just built, not yet handed to any reader: only a string that holds a
+ * In place — `value` is what JSON.parse just built, shared with nothing: only a string that holds a
  * lone surrogate is replaced, and only an object with such a key is built again (in its order, a
  * later key taking the place of an earlier one it now equals). A mebibyte of small objects is
  * walked, never copied.
