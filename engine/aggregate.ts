@@ -22,6 +22,16 @@ export function isEffective(j: Judged): boolean {
 }
 
 /**
+ * Whether a block from a hook of `source` counts at `point`: everywhere, but a repository hook's at
+ * Claude Code's ConfigChange — there a block keeps a settings change from applying, the user's new
+ * deny rule as much as anything, so it can keep looser settings in force: no tightening. Nor, there,
+ * does the hook's not deciding count, which the tenant's failure mode would make a block.
+ */
+export function blockCounts(source: HookDef["source"], point: HookDef["point"]): boolean {
+  return source !== "repository" || point !== "ConfigChange";
+}
+
+/**
  * Trust tiers (SERVICE.md §8): policy > service and extension > repository. Untrusted code can only
  * tighten: a repository hook's `allow` is recorded but does not count (nor its block of a settings
  * change, which can keep looser settings), and its argument changes are
@@ -35,9 +45,7 @@ export function applyTrust(verdict: Verdict, source: HookDef["source"], opts: { 
     out.distrusted = "trust: a repository hook's allow does not count (untrusted code can only tighten)";
     out.rule = `${out.rule}; ${out.distrusted}`;
   }
-  // Claude Code's ConfigChange: a block keeps a settings change from applying — the user's new deny
-  // rule as much as anything — so it can keep looser settings in force: no tightening.
-  if (out.decision === "block" && opts.point === "ConfigChange") {
+  if (out.decision === "block" && opts.point !== undefined && !blockCounts(source, opts.point)) {
     out.distrusted = "trust: a repository hook's block of a settings change does not count (it could keep looser settings in force)";
     out.rule = `${out.rule}; ${out.distrusted}`;
   }

@@ -4,7 +4,7 @@
  * runner — policy hooks to the host, every other one to a new container.
  */
 import { posix } from "node:path";
-import { applyTrust, isEffective, MessageBudget, notificationOf, sameJson, type Judged, type Notification } from "./aggregate.js";
+import { applyTrust, blockCounts, isEffective, MessageBudget, notificationOf, sameJson, type Judged, type Notification } from "./aggregate.js";
 import type { Decision, Format } from "./events.js";
 import type { HookDef } from "./hooks.js";
 import { planSteps } from "./match.js";
@@ -123,8 +123,8 @@ export interface Executed {
 export interface Undecided {
   /** the hook as texts name it (hookCalled) */
   hook: string;
-  /** its tier: a repository hook's not deciding counts no more than its decision would (applyTrust) */
-  source: HookDef["source"];
+  /** whether its block would count where it ran (blockCounts): else its not deciding is no failure-mode block either */
+  counts: boolean;
   why: "max_event_ms" | "max_timeout" | "max_output_bytes" | "memory" | "failed_to_start" | "preparation" | "output_shape";
   /** the output cap the hook ran under (its own, where it lowers the sandbox's) */
   capBytes: number;
@@ -184,8 +184,8 @@ export async function executeHooks(hooks: HookDef[], opts: ExecuteOptions): Prom
       judged.push(j);
       records.push(record);
       traces.push(trace);
-      // the first hook cut, or the first of a higher tier than a repository's cut before it
-      if (cut && (undecided === undefined || (undecided.source === "repository" && cut.source !== "repository"))) undecided = cut;
+      // the first hook cut whose block would count, else the first cut
+      if (cut && (undecided === undefined || (!undecided.counts && cut.counts))) undecided = cut;
     }
     // cosh-hooks.md: "If any hook returns block, the final decision is block (short-circuit)"
     // … and so does a hook that stops the agent altogether (`continue: false`).
@@ -237,7 +237,7 @@ async function runOne(hook: HookDef, opts: ExecuteOptions, t0: number): Promise<
     // An answer past hookbox's bounds for one (64 levels, 65,536 arrays and objects, 16,384 keys in one object): its agent would read it.
     : verdict.limit === "output_shape" ? "output_shape" : undefined;
   const undecided: Undecided | undefined = why && {
-    hook: hookCalled(hook), source: hook.source, why, capBytes: request.limits.maxOutputBytes,
+    hook: hookCalled(hook), counts: blockCounts(hook.source, hook.point), why, capBytes: request.limits.maxOutputBytes,
     ...(run.preparedMs !== undefined ? { preparedMs: run.preparedMs } : {}),
     ...(why === "max_timeout" ? { timeoutMs: request.timeoutMs, agentTimeoutMs } : {}),
   };

@@ -2,7 +2,7 @@
  * @module The engine: what a hook event means and how its hooks run. The one file service/ imports.
  */
 import { randomUUID } from "node:crypto";
-import { afterPolicyLook, fold, RANK, withoutChange, type Judged, type Notification } from "./aggregate.js";
+import { afterPolicyLook, blockCounts, fold, RANK, withoutChange, type Judged, type Notification } from "./aggregate.js";
 import { answerFor, blockWithoutEvent, changeAsRun, effectiveDecisions } from "./formats/registry.js";
 import { blockKeepsGoing, hookCalled } from "./formats/shared.js";
 import { failureModeFor, type Config, type FailureMode, type Tenant } from "./config.js";
@@ -209,11 +209,11 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
     const changeLostBlocks = effectiveDecisions(point, format).has("block") && !blockKeepsGoing(point);
     /** the first finished hook (first look) whose change of the arguments its tier let stand */
     let changedBy: HookRecord | undefined;
-    /** finished hooks above the repository's tier that never got to decide: the failure mode is theirs to call */
-    let trustedCut = false;
+    /** a finished hook whose block would count never got to decide: the failure mode is its to call */
+    let countedCut = false;
     const onHook: NonNullable<ExecuteOptions["onHook"]> = (record, notification, halt, updatedOutput, changed, cut) => {
       finished.push(record);
-      if (cut && record.source !== "repository") trustedCut = true;
+      if (cut?.counts) countedCut = true;
       if (halt !== undefined && !record.pass) halted ??= { name: record.name, source: record.source, reason: halt };
       if (updatedOutput !== undefined && !record.pass) replaced = updatedOutput;
       if (changed && !record.pass && record.decision !== "block") changedBy ??= record;
@@ -254,11 +254,11 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
             output: answer.output, exit_code: answer.exit_code, note: `answered before the event was done: ${why}; ${hookCalled(changedBy)} changed the arguments`,
           };
         }
-        // At a settings change a repository hook's block does not count (applyTrust), nor its not
-        // answering in time: once every other hook has decided — none cut, none a block — the
-        // failure mode is not the repository's to call, and the change goes on.
-        const others = hooks.filter((h) => h.source !== "repository").length;
-        if (!best && point === "ConfigChange" && !trustedCut && finished.filter((r) => !r.pass && r.source !== "repository").length >= others) {
+        // Only hooks whose block would not count here (blockCounts: a repository's at a settings
+        // change) still run, every other one decided — none cut, none blocking: the failure mode is
+        // not theirs to call, and the change goes on.
+        const counted = hooks.filter((h) => blockCounts(h.source, point)).length;
+        if (!best && !countedCut && counted < hooks.length && finished.filter((r) => !r.pass && blockCounts(r.source, point)).length >= counted) {
           const answer = answerFor(format, point, { decision: null, ...kept, notifications: [] });
           return {
             event_id: eventId, event: point, decision: null, ...kept, notifications: [], hooks: [...finished],
@@ -356,7 +356,7 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
               // unchecked, so it never goes out — the first pass's blocks and asks stand — and
               // hookbox could not decide on it: the tenant's failure mode, as for a hook that could not run.
               unchecked = true;
-              cut ??= { hook: "(the policy hooks' second look)", source: "policy", why: "failed_to_start", capBytes: config.sandbox.limits.maxOutputBytes };
+              cut ??= { hook: "(the policy hooks' second look)", counts: true, why: "failed_to_start", capBytes: config.sandbox.limits.maxOutputBytes };
             }
             folded = afterPolicyLook(folded, looked ? fold(judgedAgain, { interactive: req.interactive }) : undefined, unchecked, changedInTurn, changeLostBlocks ? "block" : "drop");
           }
@@ -379,10 +379,8 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
                 : cut.why === "preparation"
                   ? `timed out after hookbox took ${cut.preparedMs ?? 0} ms of its time to prepare its workspace`
                   : "could not be run (failed_to_start)";
-            // At a settings change a repository hook's block does not count (applyTrust): nor does its
-            // not deciding, which the failure mode would make one.
-            const untrusted = cut.source === "repository" && point === "ConfigChange";
-            if (folded.decision !== "block" && failureModeFor(req.tenant, point) === "block" && !untrusted) {
+            // A hook whose block would not count (blockCounts): nor does its not deciding, which the failure mode would make one.
+            if (folded.decision !== "block" && failureModeFor(req.tenant, point) === "block" && cut.counts) {
               const { modifiedArgs: _dropped, ...rest } = folded;
               folded = {
                 ...rest,
@@ -390,7 +388,7 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
                 reason: `${cut.hook} ${what}: the tenant's failure mode (block) applies`,
                 note: `${cut.hook} ${cut.why === "failed_to_start" ? "could not be started" : `was cut by ${cut.why}`}; on_failure = block`,
               };
-            } else if (untrusted && folded.decision !== "block") {
+            } else if (!cut.counts && folded.decision !== "block") {
               // Said, never silent — and the other hooks' answer stands as they gave it.
               if (folded.note === undefined) folded = { ...folded, note: `${cut.hook} ${what}: a repository hook's not deciding a settings change is no block, as its block would be none` };
             } else if (folded.decision === "allow") {
