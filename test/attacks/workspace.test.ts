@@ -19,6 +19,7 @@ import { MAX_META_HEADER_BYTES, MAX_PAX_RECORDS } from "../../engine/workspace-u
 import { MAX_RESIDENT_HOOK_BYTES } from "../../engine/workspace-store.js";
 import { REMOVE_AT_ONCE } from "../../engine/workspace-tree.js";
 import { MAX_HOOK_MESSAGE_CHARS } from "../../engine/execute.js";
+import { SKIPPED_HOOKS_FACTOR } from "../../engine/formats/shared.js";
 import { underProbe, WORST_HEALTH_MS } from "../helpers/probe.js";
 import { startService, tenantsToml, TOKEN_A, TOKEN_B, type Service } from "../helpers/service.js";
 import { badSizeMember, paxRecords, rawMember, sparseTarGz, TAR_END, tarOf, zerosGzip, type Entry } from "../helpers/tar.js";
@@ -927,7 +928,8 @@ describe("the hook sets of many large stored workspaces", () => {
   });
 });
 
-describe("removing a large stored workspace", () => {
+/** The loop that serves everyone, against a workspace's worst: its largest delay read from prom-client (each scrape starts a new window). */
+describe("a workspace's worst, against the loop that serves everyone", () => {
   let svc: Service;
   beforeAll(async () => {
     svc = await startService("[sandbox]\npool_size = 0\n", { server: "max_workspace_entries = 20000" });
@@ -936,7 +938,6 @@ describe("removing a large stored workspace", () => {
     await svc.stop();
   });
 
-  /** prom-client's largest event-loop delay since the last scrape (each scrape starts a new window) */
   const loopLagMaxMs = async () => 1000 * Number(/^nodejs_eventloop_lag_max_seconds (\S+)$/m.exec(await (await fetch(`${svc.url}/metrics`, { headers: auth })).text())?.[1]);
 
   it(`holds the loop for no more than REMOVE_AT_ONCE (${REMOVE_AT_ONCE}) unlinks at a time, however many files: 19,999 deleted`, async () => {
@@ -951,20 +952,8 @@ describe("removing a large stored workspace", () => {
     expect((await get(svc, "many")).status).toBe(404);
     expect(readdirSync(join(svc.dataDir, "workspaces")).flatMap((t) => readdirSync(join(svc.dataDir, "workspaces", t))).filter((n) => n.startsWith(".trash-"))).toEqual([]);
   });
-});
 
-describe("a repository hook's mebibyte of control characters", () => {
-  let svc: Service;
-  beforeAll(async () => {
-    svc = await startService("[sandbox]\npool_size = 0\n");
-  });
-  afterAll(async () => {
-    await svc.stop();
-  });
-
-  const loopLagMaxMs = async () => 1000 * Number(/^nodejs_eventloop_lag_max_seconds (\S+)$/m.exec(await (await fetch(`${svc.url}/metrics`, { headers: auth })).text())?.[1]);
-
-  it(`is escaped as far as MAX_HOOK_MESSAGE_CHARS (${MAX_HOOK_MESSAGE_CHARS}) keeps of it, not whole: the reason of an exit 2`, async () => {
+  it(`escapes a repository hook's mebibyte of control characters only as far as MAX_HOOK_MESSAGE_CHARS (${MAX_HOOK_MESSAGE_CHARS}) keeps of it: the reason of an exit 2`, async () => {
     const command = "cat >/dev/null; head -c 1000000 /dev/zero | tr '\\0' '\\1' >&2; exit 2";
     const settings = JSON.stringify({ hooks: { PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command }] }] } });
     expect((await put(svc, "controls", await tarOf([{ name: ".claude/settings.json", content: settings }]))).status).toBe(200);
@@ -976,5 +965,13 @@ describe("a repository hook's mebibyte of control characters", () => {
     const { decision, reason } = JSON.parse(text) as { decision: string; reason: string };
     expect(decision).toBe("block");
     expect(reason).toBe(`${"\\x01".repeat(MAX_HOOK_MESSAGE_CHARS / 4)}…`);
+  });
+
+  it(`refuses a hook file of 50,000 entries of another type at the one past SKIPPED_HOOKS_FACTOR × max_repository_hooks (${SKIPPED_HOOKS_FACTOR * 1000}), none read by a schema`, async () => {
+    const handlers = Array.from({ length: 50_000 }, (_, i) => ({ type: "x", k: i % 10 }));
+    const settings = JSON.stringify({ hooks: { PreToolUse: [{ hooks: handlers }] } });
+    const { status, text } = await attack(svc, async () => put(svc, "skipped", await tarOf([{ name: ".claude/settings.json", content: settings }])));
+    expect(status).toBe(400);
+    expect(errorOf(text)).toMatchObject({ code: "workspace_hooks_invalid", message: expect.stringContaining(`hooks.PreToolUse[0].hooks[${SKIPPED_HOOKS_FACTOR * 1000}]: the repository holds more than ${SKIPPED_HOOKS_FACTOR * 1000} hook entries hookbox skips`) });
   });
 });
