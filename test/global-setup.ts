@@ -4,7 +4,9 @@
  * leftover of an earlier run that was killed (a CI machine reused, a developer's Ctrl-C).
  */
 import Docker from "dockerode";
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { LABEL_MANAGED } from "../engine/names.js";
 
 /** A hookbox service process of another test run on this machine (its containers are not leftovers). */
@@ -16,7 +18,32 @@ function serviceRunning(): boolean {
   return false;
 }
 
-export default async function setup(): Promise<void> {
+const RUN_DIR_PREFIX = "hookbox-test-run-";
+
+/**
+ * Every temporary folder the tests, their services and their hooks make lands in one folder of
+ * this run's (TMPDIR, read by os.tmpdir() in the workers and the processes they start), removed
+ * when the run ends; a killed run's folder is removed by the next run.
+ */
+function runTmpdir(): () => void {
+  const base = tmpdir();
+  for (const name of readdirSync(base).filter((n) => n.startsWith(RUN_DIR_PREFIX))) {
+    const pid = Number(name.slice(RUN_DIR_PREFIX.length));
+    if (Number.isInteger(pid) && pid > 0 && !existsSync(`/proc/${pid}`)) rmSync(join(base, name), { recursive: true, force: true });
+  }
+  const dir = join(base, `${RUN_DIR_PREFIX}${process.pid}`);
+  mkdirSync(dir, { recursive: true });
+  process.env.TMPDIR = dir;
+  return () => rmSync(dir, { recursive: true, force: true });
+}
+
+export default async function setup(): Promise<() => void> {
+  const teardown = runTmpdir();
+  await cleanEngine();
+  return teardown;
+}
+
+async function cleanEngine(): Promise<void> {
   // `npm run test:edge` starts no container: another run's on the same engine are not leftovers.
   if (process.env.HOOKBOX_TEST_EDGE === "1" || serviceRunning()) return;
   const docker = new Docker();

@@ -25,7 +25,7 @@ async function holder(owner: string): Promise<ChildProcess> {
     import { ContainerRunner } from "./dist/engine/run/container-runner.js";
     import { DEFAULT_LIMITS } from "./dist/engine/names.js";
     const r = new ContainerRunner({ scratchDir: "${SCRATCH}", owner: "${owner}", engineTimeoutMs: ${ENGINE_TIMEOUT_MS} });
-    const dir = (await import("node:fs")).mkdtempSync("/tmp/hookbox-reap-ws-");
+    const dir = (await import("node:fs")).mkdtempSync((await import("node:path")).join((await import("node:os")).tmpdir(), "hookbox-reap-ws-"));
     (await import("node:fs")).chownSync(dir, 1000, 1000);
     for (const workspaceDir of [undefined, dir])
       void r.run({ command: "echo up; sleep 600", stdin: new Uint8Array(), env: {}, timeoutMs: 1000, limits: DEFAULT_LIMITS, workspaceDir });
