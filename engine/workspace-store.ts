@@ -380,22 +380,25 @@ export class WorkspaceStore {
     const dir = join(base, id);
     const usage = await this.usageOf(base);
     // Looked at inside its turn only: between an upload's two renames the folder is briefly absent.
-    return this.exclusive(`${base}/${id}`, async () => {
-      if (!(await lstat(dir).catch(() => undefined))?.isDirectory()) return false;
+    const trash = await this.exclusive(`${base}/${id}`, async () => {
+      if (!(await lstat(dir).catch(() => undefined))?.isDirectory()) return undefined;
       this.forget(`${base}/${id}`);
       this.refused.delete(`${base}/${id}`);
       // Out of the way at once, then removed: a crash half-way leaves a `.trash-` folder (removed
       // when the tenant's workspaces are next counted), never a partial workspace under its id.
-      const trash = join(base, `.trash-${randomUUID()}`);
-      await rename(dir, trash);
+      const moved = join(base, `.trash-${randomUUID()}`);
+      await rename(dir, moved);
       await rm(metaFile(base, id), { force: true });
       usage.remove(id);
-      await removeTree(trash);
       // An older hookbox's digest file; only a file of that name (workspace "x.digest" is a folder).
       const legacy = join(base, `${id}.digest`);
       if ((await lstat(legacy).catch(() => undefined))?.isFile()) await rm(legacy, { force: true });
-      return true;
+      return moved;
     });
+    if (trash === undefined) return false;
+    // Removed outside the id's turn: an upload of the same id waits for the rename, not for the tree's removal.
+    await removeTree(trash);
+    return true;
   }
 }
 

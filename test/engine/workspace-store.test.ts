@@ -12,11 +12,22 @@ import { residentBytes, WorkspaceStore } from "../../engine/workspace-store.js";
 import type { HookDef } from "../../engine/hooks.js";
 import { rawMember, tarOf } from "../helpers/tar.js";
 
-/** Every rename the store makes, in order (the file system's own rename, watched). */
+/** Every rename the store makes, in order (the file system's own rename, watched); `trashHeld`: unlinks in a removed workspace wait for it. */
 const renames = vi.hoisted(() => [] as [string, string][]);
+const removal = vi.hoisted(() => ({ held: undefined as Promise<void> | undefined, started: false }));
 vi.mock("node:fs/promises", async (importOriginal) => {
   const fs = await importOriginal<typeof FsPromises>();
-  return { ...fs, rename: async (from: string, to: string) => (renames.push([from, to]), fs.rename(from, to)) };
+  return {
+    ...fs,
+    rename: async (from: string, to: string) => (renames.push([from, to]), fs.rename(from, to)),
+    unlink: async (path: string) => {
+      if (removal.held && path.includes("/.trash-")) {
+        removal.started = true;
+        await removal.held;
+      }
+      return fs.unlink(path);
+    },
+  };
 });
 
 const options = { maxEntries: 1000, maxUnpackedBytes: 1 << 24, maxUnpackRatio: 200, maxHookFileBytes: 1 << 20, maxHooks: 1000, maxTimeoutMs: 60_000, tenants: [] };
@@ -232,5 +243,29 @@ describe("a workspace whose id starts as a swap marker's does (replacing-…)", 
     const next = new WorkspaceStore(root, options);
     await next.sweep();
     expect((await next.get("team-a", id))?.info.digest).toBe(stored.digest);
+  });
+});
+
+describe("a workspace deleted while it is being removed from disk", () => {
+  it("lets an upload of the same id through once it is moved aside: the id's turn is not held for the removal", async () => {
+    const root = mkdtempSync(join(tmpdir(), "hookbox-store-"));
+    const store = new WorkspaceStore(root, options);
+    await store.put("team-a", "w", chunks(await tarOf(Array.from({ length: 20 }, (_, i) => ({ name: `f${i}.txt`, content: "old" })))));
+    let letGo = () => undefined as void;
+    removal.held = new Promise<void>((go) => (letGo = go));
+    try {
+      const deleted = store.delete("team-a", "w");
+      await expect.poll(() => removal.started).toBe(true);
+      // the removal is held; the new upload of the id goes through all the same
+      const stored = await store.put("team-a", "w", chunks(await tarOf([{ name: "new.txt", content: "new" }])));
+      expect(stored.files).toBe(1);
+      letGo();
+      expect(await deleted).toBe(true);
+      expect((await store.get("team-a", "w"))?.info.files).toBe(1);
+      expect(readdirSync(tenantDir(root, "team-a")).filter((n) => n.startsWith("."))).toEqual([]);
+    } finally {
+      removal.held = undefined;
+      letGo();
+    }
   });
 });
