@@ -391,8 +391,20 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
             } else if (!cut.counts && folded.decision !== "block") {
               // Said, never silent — and the other hooks' answer stands as they gave it.
               if (folded.note === undefined) folded = { ...folded, note: `${cut.hook} ${what}: a repository hook's not deciding a settings change is no block, as its block would be none` };
+            } else if (folded.decision === "allow" && folded.modifiedArgs !== undefined && changeLostBlocks) {
+              // The allow went with a change (an operator's wrapper, say): without the allow the change
+              // goes too, and the bare call must not go out in its place — blocked, as an early answer does.
+              const { modifiedArgs: _dropped, ...rest } = folded;
+              folded = {
+                ...rest,
+                decision: "block",
+                reason: `a hook changed the arguments and allowed the changed call, but ${cut.hook} ${what}: that allow is not answered for, and the call is blocked — run neither as changed nor as sent`,
+                note: `${cut.hook} ${cut.why === "failed_to_start" ? "could not be started" : `was cut by ${cut.why}`}; the change went with the allow not answered for`,
+              };
             } else if (folded.decision === "allow") {
-              folded = { ...folded, decision: null, note: `${cut.hook} ${what}: the allow the other hooks gave is not answered for it` };
+              const note = `${cut.hook} ${what}: the allow the other hooks gave is not answered for it`;
+              // (a change where no block stops the call goes with its allow)
+              folded = folded.modifiedArgs !== undefined ? withoutChange(folded, note) : { ...folded, decision: null, note };
             } else if (folded.decision !== "block" && folded.note === undefined) {
               // Said, never silent: a guard hookbox's limits kept from deciding did not decide.
               folded = { ...folded, note: `${cut.hook} ${what}: it made no decision, and the tenant's failure mode (allow) applies` };

@@ -40,6 +40,10 @@ beforeAll(async () => {
     const res = await fetch(`${svc.url}/v1/workspaces/${id}`, { method: "PUT", headers: { authorization: `Bearer ${token}` }, body: await tarOf([{ name: ".claude/settings.json", content: benign }]) });
     expect(res.status).toBe(200);
   }
+  // A repository hook that says too much on purpose: hookbox's output cap cuts it before it decides.
+  const flood = JSON.stringify({ hooks: { PreToolUse: [{ hooks: [{ type: "command", command: "head -c 2000000 /dev/zero" }] }] } });
+  const put = await fetch(`${svc.url}/v1/workspaces/a-flood`, { method: "PUT", headers: { authorization: `Bearer ${TOKEN_A}` }, body: await tarOf([{ name: ".claude/settings.json", content: flood }]) });
+  expect(put.status).toBe(200);
   for (const [token, id] of [[TOKEN_A, "a"], [TOKEN_B, "b"]] as const) {
     const archive = await tarOf([
       { name: ".github/hooks/rw.json", content: copilotHook },
@@ -231,6 +235,21 @@ describe("an operator's rewrite", () => {
     expect(a.decision).toBe("block");
     expect(a.output).toMatchObject({ hookSpecificOutput: { permissionDecision: "deny" } });
     expect(a.note).toMatch(/the change is dropped, and the call blocked rather than run as sent/);
+  });
+
+  it.each([
+    ["Codex", "codex", (o: Record<string, unknown>) => expect(o).toMatchObject({ hookSpecificOutput: { permissionDecision: "deny" } })],
+    ["Claude", "claude", (o: Record<string, unknown>) => expect(o).toMatchObject({ hookSpecificOutput: { permissionDecision: "deny" } })],
+    ["Copilot", "copilot", (o: Record<string, unknown>) => expect(o).toMatchObject({ permissionDecision: "deny" })],
+  ])("is never taken off by a repository hook that hookbox's output cap cuts: the allow given with it is not answered for, and the call is blocked, not run bare (%s)", async (_agent, format, denied) => {
+    const a = await ask({ hook_event_name: "PreToolUse", tool_name: "approve", tool_input: { command: "ls" } }, { query: `workspace=a-flood&format=${format}` });
+    expect(a.decision).toBe("block");
+    expect(a.modifiedArgs).toBeUndefined();
+    denied(a.output);
+    expect(JSON.stringify(a.output)).not.toContain("updatedInput");
+    expect(JSON.stringify(a.output)).not.toContain("ls -la");
+    expect(a.hooks.find((h) => h.source === "repository")).toMatchObject({ decision: null });
+    expect(a.note).toMatch(/was cut by max_output_bytes/);
   });
 
   it("does not inherit a policy allow given for the arguments as sent", async () => {
