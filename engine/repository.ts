@@ -15,6 +15,7 @@ import { REPOSITORY_SOURCES } from "./formats/registry.js";
 import type { Format } from "./events.js";
 import { LOCATED_MEMBERS, readJson, SKIPPED_HOOKS_FACTOR, readToml, withWarningBudget, type LoadContext, type ParsedFile, type WarningBudget } from "./formats/shared.js";
 import { MAX_TOML_VALUES, readTomlOffThread, tomlShapeError, wideTableError } from "./formats/parse-off-thread.js";
+import { tomlLocator } from "./formats/locate.js";
 import { MAX_OBJECT_KEYS } from "./names.js";
 
 /** A repository's TOML (cosh's and Codex's config.toml) is read for these tables only; the rest is never sent to the main thread. */
@@ -81,7 +82,7 @@ function readTomlHere(file: string, text: string, keep?: readonly string[]): Par
   const past = tomlShapeError(value, MAX_TOML_VALUES, MAX_OBJECT_KEYS);
   if (past?.path) throw wideTableError(file, text, past.path, past.message);
   if (past) throw new ConfigError(file, `cannot parse: ${past.message}`);
-  return { ...parsed, value };
+  return { ...parsed, value, ...(keep !== undefined ? { locate: tomlLocator(text, keep) } : {}) };
 }
 
 /** For the CLI (`hookbox check --workspace`): the same reads, at once. */

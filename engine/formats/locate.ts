@@ -38,7 +38,14 @@ export function lineIndex(text: string): (offset: number) => Position {
 
 // ---------------------------------------------------------------- TOML
 
-const unquote = (s: string) => s.trim().replace(/^["']|["']$/g, "");
+/** A key part as written → as named: spaces round it and a quote at either end off (no regex: a call per part of every name). */
+const unquote = (raw: string) => {
+  const s = raw.trim();
+  const from = s.charCodeAt(0) === 0x22 || s.charCodeAt(0) === 0x27 ? 1 : 0;
+  const last = s.charCodeAt(s.length - 1);
+  const to = s.length > from && (last === 0x22 || last === 0x27) ? s.length - 1 : s.length;
+  return from === 0 && to === s.length ? s : s.slice(from, to);
+};
 const splitKey = (s: string) => s.split(".").map(unquote);
 const DOTTED_OR_QUOTED = /[."']/;
 const isKeyChar = (c: number) =>
@@ -88,7 +95,7 @@ interface TomlTable {
  * its keys' lines. Each header's name is kept once, each key line keeps only its key — never the
  * table's name joined to every key, which made a long header times many keys quadratic.
  */
-function tomlLines(text: string): Tables {
+function tomlLines(text: string, keep?: ReadonlySet<string>): Tables {
   const tables = new Map<string, TomlTable>([["", {}]]);
   // The elements of each array of tables, in order: `name.N` is looked up here, never made a string per element.
   const arrays = new Map<string, TomlTable[]>();
@@ -104,24 +111,50 @@ function tomlLines(text: string): Tables {
     if (!t) tables.set(name, (t = {}));
     return t;
   };
+  // The same arrays as a tree of their names' parts (an element's index a part too): a header is
+  // resolved part by part, each looked up alone, and no further than an array's name can go.
+  const arrayTree: ArrayNode = {};
+  const addArray = (name: string, elements: TomlTable[]) => {
+    let node = arrayTree;
+    for (const part of name.split(".")) {
+      let next = node.children?.get(part);
+      if (!next) (node.children ??= new Map()).set(part, (next = {}));
+      node = next;
+    }
+    node.elements = elements;
+  };
   // `[a.b]` after `[[a]]` is a table of `a`'s latest element: `a.<i>.b`, as a path names it (at
-  // most MAX_TOML_LOOKUP_STEPS parts looked at, each a lookup of at most the name's length).
+  // most MAX_TOML_LOOKUP_STEPS parts looked at, each a lookup of that part alone: linear in the name).
   const within = (name: string): string => {
     if (arrays.size === 0) return name;
-    let resolved = "";
+    const resolved: string[] = [];
+    let node: ArrayNode | undefined = arrayTree;
     let from = 0;
-    for (let step = 0; step < MAX_TOML_LOOKUP_STEPS; step++) {
+    for (let step = 0; step < MAX_TOML_LOOKUP_STEPS && node; step++) {
       const dot = name.indexOf(".", from);
       if (dot === -1) break;
-      resolved += (from === 0 ? "" : ".") + name.slice(from, dot);
-      const elements = arrays.get(resolved);
-      if (elements) resolved += `.${elements.length - 1}`;
+      const part = name.slice(from, dot);
+      resolved.push(part);
+      node = node.children?.get(part);
+      if (node?.elements) {
+        const index: string = String(node.elements.length - 1);
+        resolved.push(index);
+        node = node.children?.get(index);
+      }
       from = dot + 1;
     }
-    return from === 0 ? name : `${resolved}.${name.slice(from)}`;
+    return from === 0 ? name : `${resolved.join(".")}.${name.slice(from)}`;
   };
-  // undefined: under a header too long to index, whose keys are not indexed either
-  let table: TomlTable | undefined = tables.get("");
+  // `keep`: only these top-level tables are indexed (the rest is read by no one who asks for a line):
+  // a name's first part, as splitKey makes it, found without splitting the whole name.
+  const kept = (raw: string) => {
+    if (keep === undefined) return true;
+    const dot = raw.indexOf(".");
+    return keep.has(unquote(dot === -1 ? raw : raw.slice(0, dot)));
+  };
+  // undefined: under a header too long to index, or not kept, whose keys are not indexed either
+  const root = tables.get("")!;
+  let table: TomlTable | undefined = root;
   let n = 0;
   for (let start = 0; start <= text.length; n++) {
     const nl = text.indexOf("\n", start);
@@ -129,12 +162,15 @@ function tomlLines(text: string): Tables {
     const line = text.slice(start, end).trim();
     start = end + 1;
     const header = headerOf(line);
-    if (header && header.name.length > MAX_TOML_NAME_CHARS) {
+    if (header && (header.name.length > MAX_TOML_NAME_CHARS || !kept(header.name))) {
       table = undefined;
     } else if (header?.array) {
       const name = within(normal(header.name));
       let elements = arrays.get(name);
-      if (!elements) arrays.set(name, (elements = []));
+      if (!elements) {
+        arrays.set(name, (elements = []));
+        addArray(name, elements);
+      }
       const base = tableOf(name);
       base.line ??= n + 1;
       table = { line: n + 1 };
@@ -145,7 +181,7 @@ function tomlLines(text: string): Tables {
     } else if (table) {
       const key = keyOf(line);
       // (a bare key — no dot, no quote — is its own normal form, but for the spaces around it)
-      if (key !== undefined && key.length <= MAX_TOML_NAME_CHARS) (table.keys ??= new Map()).set(DOTTED_OR_QUOTED.test(key) ? splitKey(key).join(".") : key.trim(), n + 1);
+      if (key !== undefined && key.length <= MAX_TOML_NAME_CHARS && (table !== root || kept(key))) (table.keys ??= new Map()).set(DOTTED_OR_QUOTED.test(key) ? splitKey(key).join(".") : key.trim(), n + 1);
     }
   }
   return {
@@ -159,6 +195,12 @@ function tomlLines(text: string): Tables {
       return dot !== -1 && /^[0-9]{1,9}$/.test(index) ? arrays.get(name.slice(0, dot))?.[Number(index)] : undefined;
     },
   };
+}
+
+/** An array of tables' name, part by part: the array whose name ends here, the parts that go on from here. */
+interface ArrayNode {
+  elements?: TomlTable[];
+  children?: Map<string, ArrayNode>;
 }
 
 /** A TOML text's tables by their dotted names (`hooks.PreToolUse.3` for an element of an array of tables). */
@@ -186,11 +228,15 @@ function lineOf(tables: Tables, prefixes: readonly string[], parts: readonly str
   return best;
 }
 
-/** Finds the line of the deepest prefix of a path among a TOML text's headers and keys; indexes the text once, on first use. */
-export function tomlLocator(text: string): Locator {
+/**
+ * Finds the line of the deepest prefix of a path among a TOML text's headers and keys; indexes the
+ * text once, on first use. `keep`: only paths under these top-level names are located (the tables a
+ * loader reads): the others' headers and keys are passed over.
+ */
+export function tomlLocator(text: string, keep?: readonly string[]): Locator {
   let tables: Tables | undefined;
   return (path) => {
-    tables ??= tomlLines(text);
+    tables ??= tomlLines(text, keep && new Set(keep));
     const parts = path.slice(0, MAX_TOML_LOOKUP_STEPS).map(String);
     // prefixes[j]: the first j parts joined, while short enough to name a table
     const prefixes: string[] = [""];
@@ -295,64 +341,81 @@ export function describeJsonError(text: string, refused: unknown, found: JsonErr
 
 /** @default 2048 — children of one object or array whose places are kept: more than any file has hooks (a hostile one's rest is located by its parent) */
 export const MAX_LOCATED_CHILDREN = 2048;
-/** @default 100 000 — places kept for one JSON text */
-export const MAX_LOCATED_VALUES = 100_000;
+/**
+ * @default 20 000 — places kept for one JSON text: room for a dozen of every hook's fields at
+ * max_repository_hooks (1000); past it a value is located by its nearest kept parent, and an object
+ * or array not kept is passed over by the parser (a megabyte of numbers under `hooks` costs the scan).
+ */
+export const MAX_LOCATED_VALUES = 20_000;
 
 type JsonVisitor = Parameters<typeof visit>[1];
 
-/** Where a value starts; an object's or array's kept children by key or index. */
-interface Place {
+/**
+ * Where a value starts: a number for a string, number, true, false or null; for an object, its kept
+ * members by key; for an array, its kept elements in order.
+ */
+type Place = number | ObjectPlace | ArrayPlace;
+interface ObjectPlace {
   offset: number;
-  array?: boolean;
-  children?: Map<string | number, Place>;
+  members?: Map<string, Place>;
 }
+interface ArrayPlace {
+  offset: number;
+  elements: Place[];
+}
+const offsetOf = (place: Place) => (typeof place === "number" ? place : place.offset);
 
 /**
  * Keeps where each value of a JSON text starts, as a tree of places built from the parser's visitor
- * in one pass — a place and a map entry per value, the key held once (a tree of jsonc-parser's nodes
- * for a megabyte of `0,` takes ten times as long and as much memory as the text). At most
- * MAX_LOCATED_CHILDREN children of each object or array and MAX_LOCATED_VALUES in all; the last of
- * duplicate keys wins, as in JSON.parse. `also`: callbacks of the same pass.
+ * in one pass — a number for each value that holds none, an object for each that does, the key held
+ * once (a tree of jsonc-parser's nodes for a megabyte of `0,` takes ten times as long and as much
+ * memory as the text). At most MAX_LOCATED_CHILDREN children of each object or array and
+ * MAX_LOCATED_VALUES in all; the last of duplicate keys wins, as in JSON.parse. `also`: callbacks of
+ * the same pass.
  */
 function jsonPlaces(text: string, options: typeof STRICT | typeof LENIENT, also: JsonVisitor = {}, within?: ReadonlySet<string>): Place | undefined {
   let root: Place | undefined;
   let kept = 0;
   // the open objects and arrays, innermost last: the place kept for each (if any), its children so far, the key of its next member
-  const open: { place: Place | undefined; count: number; key: string }[] = [];
+  const open: { place: ObjectPlace | ArrayPlace | undefined; count: number; key: string }[] = [];
   // `within`: of a root object's members, only these are walked into — the others' places are kept,
   // their insides passed over by the parser without a callback (a megabyte of values beside the hooks
   // costs the scan only). Returned by a begin callback: false passes over what it opens.
-  const walkedInto = () => within === undefined || open.length !== 1 || open[0]!.place?.array === true || within.has(open[0]!.key);
-  const value = (offset: number, container?: "object" | "array"): Place | undefined => {
+  const walkedInto = () => within === undefined || open.length !== 1 || (open[0]!.place !== undefined && "elements" in open[0]!.place) || within.has(open[0]!.key);
+  // An object or array whose place is not kept keeps none of its children either: the parser passes
+  // over its insides without a callback — unless a callback of the same pass (an error's) needs them.
+  const passOverUnkept = Object.keys(also).length === 0;
+  /** Keeps `place` as the next child of the innermost open object or array, if there is room: false if not. */
+  const keep = (place: Place): boolean => {
     const parent = open[open.length - 1];
-    const place: Place = { offset, ...(container === "array" ? { array: true } : {}) };
-    if (!parent) root = place;
-    else {
-      const n = parent.count++;
-      if (!parent.place || n >= MAX_LOCATED_CHILDREN || kept >= MAX_LOCATED_VALUES) return undefined;
-      (parent.place.children ??= new Map()).set(parent.place.array ? n : parent.key, place);
-      kept++;
+    if (!parent) {
+      root = place;
+      return true;
     }
-    return place;
+    const n = parent.count++;
+    if (!parent.place || n >= MAX_LOCATED_CHILDREN || kept >= MAX_LOCATED_VALUES) return false;
+    if ("elements" in parent.place) parent.place.elements.push(place);
+    else (parent.place.members ??= new Map()).set(parent.key, place);
+    kept++;
+    return true;
+  };
+  const begin = (offset: number, container: "object" | "array") => {
+    const walked = walkedInto();
+    const made: ObjectPlace | ArrayPlace = container === "array" ? { offset, elements: [] } : { offset };
+    const place = keep(made) ? made : undefined;
+    open.push({ place, count: 0, key: "" });
+    return walked && (place !== undefined || !passOverUnkept);
   };
   visit(text, {
     ...also,
-    onObjectBegin: (offset) => {
-      const walked = walkedInto();
-      open.push({ place: value(offset, "object"), count: 0, key: "" });
-      return walked;
-    },
-    onArrayBegin: (offset) => {
-      const walked = walkedInto();
-      open.push({ place: value(offset, "array"), count: 0, key: "" });
-      return walked;
-    },
+    onObjectBegin: (offset) => begin(offset, "object"),
+    onArrayBegin: (offset) => begin(offset, "array"),
     onObjectProperty: (property) => {
       open[open.length - 1]!.key = property;
     },
     onObjectEnd: () => void open.pop(),
     onArrayEnd: () => void open.pop(),
-    onLiteralValue: (_v, offset) => void value(offset),
+    onLiteralValue: (_v, offset) => void keep(offset),
   }, options);
   return root;
 }
@@ -377,12 +440,13 @@ export function jsonLocator(text: string, options: typeof STRICT | typeof LENIEN
     position ??= lineIndex(text);
     let place = root;
     for (const step of path) {
+      if (typeof place === "number") break;
       // an array's children by index only; an object's by name
-      const next = place.array ? (typeof step === "number" ? place.children?.get(step) : undefined) : place.children?.get(String(step));
-      if (!next) break;
+      const next = "elements" in place ? (typeof step === "number" ? place.elements[step] : undefined) : place.members?.get(String(step));
+      if (next === undefined) break;
       place = next;
     }
-    return position(place.offset);
+    return position(offsetOf(place));
   };
 }
 

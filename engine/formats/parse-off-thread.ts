@@ -262,14 +262,15 @@ function queued(job: Omit<Job, "resolve" | "reject">, party: string): Promise<un
 
 /** A table of too many keys: said at its line, as the main thread finds it. */
 export function wideTableError(file: string, text: string, path: (string | number)[], message: string): ConfigError {
-  const at = tomlLocator(text)(path);
+  // (only the table the path is in is indexed)
+  const at = tomlLocator(text, path.length > 0 ? [String(path[0])] : undefined)(path);
   return new ConfigError(file, `${path.length > 0 ? formatPath(path) : "the file"}: ${message}`, at?.line, at?.column);
 }
 
 /** `readToml` of formats/shared.ts, parsed in the worker: a ConfigError at the line when it is not TOML. */
 export async function readTomlOffThread(file: string, text: string, party = "", keep?: readonly string[]): Promise<ParsedFile> {
   try {
-    return { file, value: await parseTomlOffThread(text, TOML_PARSE_TIMEOUT_MS, party, keep), locate: tomlLocator(text) };
+    return { file, value: await parseTomlOffThread(text, TOML_PARSE_TIMEOUT_MS, party, keep), locate: tomlLocator(text, keep) };
   } catch (err) {
     if (err instanceof TomlSyntaxError && err.path) throw wideTableError(file, text, err.path, err.message);
     if (err instanceof TomlSyntaxError) throw new ConfigError(file, err.message.split("\n")[0] ?? "invalid TOML", err.line, err.column);

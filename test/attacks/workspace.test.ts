@@ -967,6 +967,29 @@ describe("a workspace's worst, against the loop that serves everyone", () => {
     expect(reason).toBe(`${"\\x01".repeat(MAX_HOOK_MESSAGE_CHARS / 4)}…`);
   });
 
+  it("locates a JSON hook file of max_repository_hooks hooks, each padded with 445 numbers under hooks, without walking into what no place is kept of", async () => {
+    const pad = Array.from({ length: 445 }, () => 0);
+    const settings = JSON.stringify({ hooks: { PreToolUse: Array.from({ length: 1000 }, () => ({ matcher: "Bash", hooks: [{ type: "command", command: "x", pad }] })) } });
+    expect(settings.length).toBeGreaterThan(900_000);
+    await loopLagMaxMs();
+    const { status, text } = await attack(svc, async () => put(svc, "padded", await tarOf([{ name: ".claude/settings.json", content: settings }])));
+    expect(status, text.slice(0, 300)).toBe(200);
+    expect((JSON.parse(text) as { hooks: unknown[] }).hooks).toHaveLength(1000);
+    // a place made for each of the first 100,000 numbers, the rest walked into: 230–550 ms of the loop (now 40–120 ms)
+    expect(await loopLagMaxMs()).toBeLessThan(200);
+  });
+
+  it("locates a config.toml's hooks past a mebibyte of tables outside [hooks] without indexing them", async () => {
+    let content = `[[hooks.PreToolUse]]\nname = "n"\ncommand = "x"\n`;
+    for (let i = 0; content.length < 1_000_000; i++) content += `[a.b.b.b.b.b.b.c${i}]\n`;
+    await loopLagMaxMs();
+    const { status, text } = await attack(svc, async () => put(svc, "toml-tables", await tarOf([{ name: ".copilot-shell/config.toml", content }])));
+    expect(status, text.slice(0, 300)).toBe(200);
+    expect((JSON.parse(text) as { hooks: { origin: string }[] }).hooks.map((h) => h.origin)).toEqual([".copilot-shell/config.toml:1"]);
+    // every header indexed, each resolved against the array by a growing name: 180–1200 ms of the loop
+    expect(await loopLagMaxMs()).toBeLessThan(100);
+  });
+
   it(`refuses a hook file of 50,000 entries of another type at the one past SKIPPED_HOOKS_FACTOR × max_repository_hooks (${SKIPPED_HOOKS_FACTOR * 1000}), none read by a schema`, async () => {
     const handlers = Array.from({ length: 50_000 }, (_, i) => ({ type: "x", k: i % 10 }));
     const settings = JSON.stringify({ hooks: { PreToolUse: [{ hooks: handlers }] } });
