@@ -46,11 +46,19 @@ export const MAX_WORKSPACE_LOADS_AT_ONCE = 2;
 
 /**
  * What a hook set holds in memory, reckoned from what it is made of: each hook's strings twice (as
- * read and as kept) and 2 KiB for its objects, compiled matcher and summary line; each warning twice.
+ * read and as kept) — its command, name, origin, environment (names and values), matcher and
+ * condition as written, working folder, event name, image and mounts — and 2 KiB for its objects,
+ * compiled matcher and summary line; each warning twice.
  */
 export function residentBytes(hooks: HookSet): number {
   let bytes = 4096;
-  for (const h of hooks.hooks) bytes += 2048 + 2 * (h.command.length + h.name.length + h.origin.length);
+  for (const h of hooks.hooks) {
+    let chars = h.command.length + h.name.length + h.origin.length + (h.matcher?.source.length ?? 0) + (h.condition?.source.length ?? 0);
+    chars += (h.cwd?.length ?? 0) + (h.eventName?.length ?? 0) + (h.image?.length ?? 0) + (h.batch?.length ?? 0);
+    for (const [k, v] of Object.entries(h.env)) chars += k.length + v.length;
+    for (const m of h.mounts) chars += m.length;
+    bytes += 2048 + 2 * chars;
+  }
   for (const w of hooks.warnings) bytes += 2 * w.length;
   return bytes;
 }

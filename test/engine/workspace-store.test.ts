@@ -198,8 +198,20 @@ describe("the hook sets of stored workspaces held in memory (MAX_RESIDENT_HOOK_B
   });
 
   it("reckons a set by its hooks' strings and objects, each warning too", () => {
-    const hook = { name: "n", origin: "o", command: "c".repeat(1000) } as HookDef;
+    const hook = { name: "n", origin: "o", command: "c".repeat(1000), env: {}, mounts: [] } as unknown as HookDef;
     expect(residentBytes({ hooks: [hook, hook], warnings: ["w".repeat(100)], disableAll: false })).toBe(4096 + 2 * (2048 + 2 * 1002) + 200);
+    const dressed = { ...hook, env: { AB: "v".repeat(98) }, matcher: { source: "m".repeat(10), test: () => true }, condition: { source: "i".repeat(20), test: () => true }, cwd: "sub" } as HookDef;
+    expect(residentBytes({ hooks: [dressed], warnings: [], disableAll: false })).toBe(4096 + 2048 + 2 * (1002 + 100 + 10 + 20 + 3));
+  });
+
+  it("counts the environment a repository file gives its hooks: 64 values of 4 KiB each are not held for free", async () => {
+    const env = Object.fromEntries(Array.from({ length: 64 }, (_, i) => [`V${i}`, "e".repeat(4096)]));
+    const file = JSON.stringify({ version: 1, hooks: { preToolUse: Array.from({ length: 3 }, () => ({ type: "command", bash: "true", env })) } });
+    const store = new WorkspaceStore(mkdtempSync(join(tmpdir(), "hookbox-store-")), options);
+    await store.put("t", "w", chunks(await tarOf(["a", "b", "c", "d"].map((n) => ({ name: `.github/hooks/${n}.json`, content: file })))));
+    const set = (await store.get("t", "w"))!.hooks;
+    expect(set.hooks).toHaveLength(12);
+    expect(residentBytes(set)).toBeGreaterThan(2 * 12 * 64 * 4096);
   });
 });
 
