@@ -19,7 +19,7 @@ export function check(argv: string[], env: NodeJS.ProcessEnv): { stdout: string;
     const repositorySet = values.workspace ? loadRepositoryHooksSync(values.workspace, config.sandbox.maxTimeoutMs) : undefined;
     const repository = repositorySet?.hooks ?? [];
     const all: HookDef[] = [...config.policy.hooks, ...(config.hooksEnabled ? [...config.service.hooks, ...config.extension.hooks, ...repository] : [])];
-    const lines = [`${oneLine(file)}: ok — ${config.tenants.length} tenant(s), runtime ${config.sandbox.runtime}, image ${config.sandbox.image}`];
+    const lines = [`${oneLine(file)}: ok — ${config.tenants.length} tenant(s), runtime ${config.sandbox.runtime}, image ${oneLine(config.sandbox.image)}`];
     if (!config.hooksEnabled) lines.push("[hooks] enabled = false: only policy hooks run");
     const points = [...new Set(EVENT_NAMES.map((n) => resolveEventName(n)!.point as string))];
     for (const point of points) {

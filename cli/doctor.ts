@@ -12,7 +12,7 @@
 import { spawn } from "node:child_process";
 import { accessSync, closeSync, constants, existsSync, fstatSync, openSync, readdirSync, readSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
-import { delimiter, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { basename, delimiter, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { parseArgs } from "node:util";
 import { parse as parseToml } from "smol-toml";
 import { resolveEventName } from "../engine/events.js";
@@ -511,6 +511,11 @@ async function check(entry: Entry, dir: string, env: NodeJS.ProcessEnv, lineEnv:
     if (tool.includes("/")) continue;
     const found = hookboxOf(tool, dir, env);
     if (found?.inside) return fail(`${tool} is found in the repository (${found.path}) on the PATH ${AGENT_NAME[entry.agent]} gives its hooks: the repository's own program would run in the line, not the system's`);
+    // BusyBox's awk finds a character of a string in time that grows with the string: forward.sh
+    // reads an answer of a few hundred KB (a hook's long message) for seconds, past the agent's
+    // deadline — which lets the call through.
+    if (tool === "awk" && found && basename(realpathOf(found.path)) === "busybox")
+      return fail(`awk on the PATH ${AGENT_NAME[entry.agent]} gives its hooks is BusyBox's (${found.path}), which reads a large answer too slowly for the agent's deadline — a hook's long message would let the call through: install mawk or gawk, or use hookbox forward`);
   }
   const flags = lineFlags(script ? script.args : argv!.slice(2));
   if (typeof flags === "string") return fail(`${flags}: hookbox doctor cannot prove what the line does: ${command}`);
@@ -668,6 +673,15 @@ function within(dir: string, path: string): boolean {
  * there, a bare name on PATH (an empty or relative PATH entry is the repository's root too).
  * `inside`: it is a file of the repository. Undefined when there is none to run.
  */
+/** Where a path's links lead (the path itself where they cannot be followed). */
+function realpathOf(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
 function hookboxOf(word: string, dir: string, env: NodeJS.ProcessEnv): { path: string; inside: boolean } | undefined {
   const candidates = word.includes("/") ? [isAbsolute(word) ? word : join(dir, word)] : (env.PATH ?? "").split(delimiter).map((p) => join(isAbsolute(p) ? p : join(dir, p), word));
   for (const path of candidates) {

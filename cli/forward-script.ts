@@ -6,7 +6,7 @@
  * test/service/failure-mode.test.ts run both through the same tables.
  */
 import { AGENT_DEADLINE_S, CLAUDE_EVENT_DEADLINE_S } from "../engine/agents.js";
-import { EVENT_NAME_PROBLEM, FORWARD_USAGE, MAX_SAID_BYTES, NOT_HOOKBOX, TOKEN_NOT_SENDABLE, TOKEN_REFUSED, URL_BYTES, URL_HOST, USAGE_BLOCK_EXIT } from "./forward.js";
+import { EVENT_NAME_PROBLEM, FORWARD_USAGE, MAX_SAID_BYTES, NOT_HOOKBOX, TOKEN_NOT_SENDABLE, TOKEN_REFUSED, URL_BYTES, URL_HOST, URL_USERINFO, USAGE_BLOCK_EXIT } from "./forward.js";
 
 /** The JSON the forwarder reads and writes, in awk: the answer's fields, the agent's deny, terminal-safe text. */
 const AWK = String.raw`
@@ -32,10 +32,11 @@ function cp(c) {
   if ((c >= 128 && c < 160) || hidden(c)) return sprintf("\\u%04x", c)
   return utf8(c)
 }
-# What moves or hides text on a screen (cli/terminal.ts): bidi marks, overrides and isolates, zero-width and invisible marks, the soft hyphen, Hangul fillers, line and paragraph separators, BOM, tags.
+# What moves or hides text on a screen (engine/visible-text.ts): Unicode's Default_Ignorable_Code_Point set but U+FE0E and U+FE0F (bidi marks, overrides and isolates, zero-width and invisible marks, variation selectors, tags …), line and paragraph separators, interlinear annotation marks.
 function hidden(c) {
-  return c == 173 || c == 1564 || c == 4447 || c == 4448 || c == 6158 || (c >= 8203 && c <= 8207) || (c >= 8232 && c <= 8238) || (c >= 8288 && c <= 8292) || (c >= 8294 && c <= 8303) ||
-    c == 12644 || c == 65279 || c == 65440 || (c >= 65529 && c <= 65531) || (c >= 917504 && c <= 917631)
+  return c == 173 || c == 847 || c == 1564 || c == 4447 || c == 4448 || c == 6068 || c == 6069 || (c >= 6155 && c <= 6159) || (c >= 8203 && c <= 8207) ||
+    (c >= 8232 && c <= 8238) || (c >= 8288 && c <= 8303) || c == 12644 || (c >= 65024 && c <= 65037) || c == 65279 || c == 65440 || (c >= 65520 && c <= 65531) ||
+    (c >= 113824 && c <= 113827) || (c >= 119155 && c <= 119162) || (c >= 917504 && c <= 921599)
 }
 # Raw C0 but tab and newline, DEL, C1 and hidden() characters in text: as "\x1b" / "\u0080" (json = 0: block()) or "\u001b" (json = 1: safeJson(), astral ones as surrogate pairs).
 function esc(t, json,  pc, np, i, j, c, o, u, k, len, st, e, b) {
@@ -318,6 +319,8 @@ END {
   if (f[2] == "28") { print "!T"; exit 0 }
   # Something answered, but in no HTTP as hookbox writes it (HTTP/0.9, a NUL or a bad status line,
   # a broken chunk), before any failure mode was told: no hookbox there ('hookbox forward' alike).
+  # A URL curl cannot read (exit 3): a wrong line, never hookbox out of reach.
+  if (f[2] == "3") { print "!W${URL_HOST} (curl: " esc(clipb(em, ${MAX_SAID_BYTES}), 0) ")"; exit 0 }
   if (told == "" && (f[2] == "1" || f[2] == "8" || (f[2] == "56" && em ~ /chunk/))) { print "!Wanswered with what no hookbox sends (" esc(clipb(em, ${MAX_SAID_BYTES}), 0) "): ${NOT_HOOKBOX}"; exit 0 }
   # The last line is curl's word only when the answer was read to its end: else it is a piece of the
   # answer (cut at the cap), said no longer than any message.
@@ -328,6 +331,9 @@ END {
   # The body is what curl counted of it (-w size_download): trailers a chunked answer ends with
   # come after it in the same stream (-D -), and are no part of it.
   if (f[3] ~ /^[0-9]+$/ && length(S) > f[3] + 0) S = substr(S, 1, f[3] + 0)
+  # Fewer bytes than curl counted: some were lost on the way in (BusyBox awk ends a record at a NUL,
+  # which JSON never holds raw): no answer.
+  if (f[3] ~ /^[0-9]+$/ && length(S) < f[3] + 0) BAD = 1
   # A CR is JSON's whitespace only (a string holds none raw): line ends read as JSON.parse reads them.
   gsub(/\r\n/, "\n", S)
   sub(/\r$/, "", S)
@@ -376,9 +382,15 @@ AWK='${AWK.replace(/'/g, `'\\''`)}'
 # problem on stderr, every agent's block — but where a block would keep the agent going (a stop).
 # Where the agent reads a block from the JSON at exit 0 only, any exit 2 its hook's failure: cosh (a
 # non-zero exit does not affect its main flow) and Codex's compaction (the stop read at exit 0 only).
+# $1 in ASCII lower case, as l: all of it — \$( ) alone would drop its trailing newlines ("Stop\n" is no stop).
+lower() {
+  l=$(printf '%s.' "$1" | LC_ALL=C tr '[:upper:]' '[:lower:]')
+  l=\${l%.}
+}
 json_block_only() {
   [ "$1" = cosh ] && return 0
-  [ "$1" = codex ] && [ "$(printf %s "$2" | LC_ALL=C tr '[:upper:]' '[:lower:]')" = precompact ] && return 0
+  lower "$2"
+  [ "$1" = codex ] && [ "$l" = precompact ] && return 0
   return 1
 }
 usage() {
@@ -392,7 +404,8 @@ wrongline() {
   ue=$ev0
   # what the line said, its control characters out (a flag's text may hold any byte)
   said=$(HOOKBOX_TEXT="forward.sh: $1" LC_ALL=C awk -v mode=text "$AWK" </dev/null)
-  case $(printf %s "$ue" | LC_ALL=C tr '[:upper:]' '[:lower:]') in
+  lower "$ue"
+  case $l in
     stop|agentstop|subagentstop|afteragent|teammateidle|taskcompleted)
       printf '%s (at this stop a block would keep the agent going: it goes on)\n' "$said" >&2
       printf '{}\n'
@@ -475,11 +488,26 @@ case $token in *[!!-~]*) wrongline "${TOKEN_NOT_SENDABLE}" ;; esac
 case $url in [Hh][Tt][Tt][Pp]://*|[Hh][Tt][Tt][Pp][Ss]://*) ;; *) usage "--url must be http:// or https://" ;; esac
 # Read as 'hookbox forward' reads it, before anything is sent: printable ASCII without a byte curl
 # and Node's URL parser read apart (a backslash is a user name's to curl, a path's to Node: the token
-# would go to two hosts), nor ? or # (the event's path goes after it); a host that is a name of
-# letters, digits, dots and hyphens, or [an IPv6 address]; a port of at most 65535.
+# would go to two hosts), nor ? or # (the event's path goes after it); one @ at most (curl ends the
+# user name at the first, Node at the last); a host that is a name of letters, digits, dots and
+# hyphens — one that ends in a number an IPv4 address of four numbers 0–255, as both read it — or
+# [an IPv6 address]; a port of 1–65535.
 case $url in *[!!-~]*|*[\\\"\<\>\^\`{\|}?#]*) usage "${URL_BYTES}" ;; esac
 after=\${url#*://}
 authority=\${after%%/*}
+case $authority in *@*@*) usage "${URL_USERINFO}" ;; esac
+# A user name and password: % only as an escape of ASCII (Node decodes them before it sends anything).
+case $authority in
+  *@*)
+    ui=\${authority%@*}
+    while :; do
+      case $ui in
+        *%*) ui=\${ui#*%}; case $ui in [0-7][0-9A-Fa-f]*) ;; *) usage "${URL_HOST}" ;; esac ;;
+        *) break ;;
+      esac
+    done
+    ;;
+esac
 hp=\${authority##*@}
 hh=$hp hport=
 case $hp in
@@ -496,7 +524,28 @@ esac
 case $hport in
   '') ;;
   *[!0-9]*|??????*) usage "${URL_HOST}" ;;
-  *) [ "$hport" -le 65535 ] || usage "${URL_HOST}" ;;
+  *) [ "$hport" -ge 1 ] && [ "$hport" -le 65535 ] || usage "${URL_HOST}" ;;
+esac
+case $hh in
+  \[*) ;;
+  *)
+    h4=\${hh%.} last=\${hh%.}
+    last=\${last##*.}
+    case $last in
+      '') h4= ;;
+      *[!0-9]*) case $last in 0[xX]*[!0-9A-Fa-f]*) h4= ;; 0[xX]*) ;; *) h4= ;; esac ;;
+    esac
+    # ends in a number: four numbers 0–255, no leading zero
+    n4=0
+    while [ -n "$h4" ]; do
+      p4=\${h4%%.*}
+      case $p4 in ''|*[!0-9]*|0?*|????*) usage "${URL_HOST}" ;; esac
+      [ "$p4" -le 255 ] || usage "${URL_HOST}"
+      n4=$((n4 + 1))
+      case $h4 in *.*) h4=\${h4#*.} ;; *) h4= ;; esac
+    done
+    [ "$n4" -eq 0 ] || [ "$n4" -eq 4 ] || usage "${URL_HOST}"
+    ;;
 esac
 # An event is a name (never a path: no dot, no slash), as every agent's are.
 case $event in *[!A-Za-z0-9_-]*) usage "${EVENT_NAME_PROBLEM}" ;; esac
@@ -642,7 +691,8 @@ fi
 # Where a block keeps the agent going (a stop: another turn; a teammate idle; a task completed),
 # hookbox's failure lets the agent go on as it would, not told the error as its next step. In the C
 # locale, as everywhere here: a Turkish one lowers TeammateIdle's I to a dotless ı (or not at all).
-case $(printf %s "$event" | LC_ALL=C tr '[:upper:]' '[:lower:]') in
+lower "$event"
+case $l in
   stop|agentstop|subagentstop|afteragent|teammateidle|taskcompleted)
     printf '{}\n'
     printf '%s (blocking: %s; at %s a block would keep the agent going: it goes on as it would)\n' "$problem" "$why" "$(HOOKBOX_TEXT=$event LC_ALL=C awk -v mode=text "$AWK" </dev/null)" >&2

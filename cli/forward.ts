@@ -252,6 +252,8 @@ export async function forward(argv: string[], io: { stdin: Readable; env: NodeJS
     const e = err as Error;
     // Something at the URL answered, but not in HTTP as hookbox writes it (headers past
     // MAX_HEADER_BYTES, a malformed line), before any failure mode was told: no hookbox there.
+    // A URL the request itself cannot be made to: a wrong line, never hookbox out of reach.
+    if (e instanceof URIError || (e as NodeJS.ErrnoException).code === "ERR_INVALID_URL") return usageError(`${shownUrl(values.url)}: ${URL_HOST}`, argv, false);
     if (isGarbled(e) && told === undefined && !signal.aborted) return usageError(`${shownUrl(values.url)} answered with what no hookbox sends (${block(e.message)}): ${NOT_HOOKBOX}`, argv, false);
     problem = e instanceof StdinTooSlow
       ? `the event did not arrive on stdin within ${Math.round(timeoutMs)} ms (the agent's ${deadlineS} s deadline is near)`
@@ -314,12 +316,34 @@ export function urlProblem(url: string): string | undefined {
   if (/[^\x21-\x7e]|[\\"<>^`{|}?#]/.test(url)) return URL_BYTES;
   const after = url.slice(url.indexOf("://") + 3);
   const authority = after.split("/", 1)[0]!;
-  const m = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::([0-9]{1,5}))?$/.exec(authority.slice(authority.lastIndexOf("@") + 1));
-  return m && (m[1] === undefined || Number(m[1]) <= 65535) ? undefined : URL_HOST;
+  const at = authority.lastIndexOf("@");
+  // curl takes the first @ as the user name's end, Node the last: the token would go to two hosts
+  if (authority.indexOf("@") !== at) return URL_USERINFO;
+  // Node decodes a user name and password before it sends anything (%zz, or %ff of no UTF-8, fail
+  // it): only escapes of ASCII, which both read alike.
+  if (at !== -1 && /%(?![0-7][0-9A-Fa-f])/.test(authority.slice(0, at))) return URL_HOST;
+  const m = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::([0-9]{1,5}))?$/.exec(authority.slice(at + 1));
+  if (!m || (m[2] !== undefined && !(Number(m[2]) >= 1 && Number(m[2]) <= 65535))) return URL_HOST;
+  // A name that ends in a number is an IPv4 address to Node's URL parser (which refuses 999.1.1.1
+  // and reads 1.2.3 or 0x7f.1 its own way): taken as four decimal numbers 0–255 only, as both read them.
+  const host = m[1]!.replace(/\.$/, "");
+  if (/(?:^|\.)(?:[0-9]+|0[xX][0-9A-Fa-f]*)$/.test(host) && !IPV4.test(host)) return URL_HOST;
+  try {
+    const parsed = new URL(url);
+    // a user name or password Node cannot decode (%zz) fails the request before anything is sent
+    decodeURIComponent(parsed.username);
+    decodeURIComponent(parsed.password);
+  } catch {
+    return URL_HOST;
+  }
+  return undefined;
 }
+const OCTET = "(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])";
+const IPV4 = new RegExp(`^(?:${OCTET}\\.){3}${OCTET}$`);
 /** Why a --url is refused (forward.sh says the same). */
 export const URL_BYTES = "--url holds a blank, a control or non-ASCII byte, or a character curl and Node read apart (a backslash, a quote or backquote, <, >, ^, a brace or |) or ? or # (the event's path goes after the URL)";
-export const URL_HOST = "--url has no host (a name of letters, digits, dots and hyphens, or [an IPv6 address]) or a port past 65535";
+export const URL_HOST = "--url has no host (a name of letters, digits, dots and hyphens — one that ends in a number an IPv4 address of four numbers 0–255 —, or [an IPv6 address]), a port outside 1–65535, or a user name or password with a % that is no escape of ASCII (%00–%7F)";
+export const URL_USERINFO = "--url holds more than one @ (an @ in a user name or password is written %40)";
 /** What --event may be: a name, as every agent's events are (never a path: no dot, no slash). */
 export const EVENT_NAME = /^[A-Za-z0-9_-]{1,128}$/;
 export const EVENT_NAME_PROBLEM = "--event must be a name of at most 128 letters, digits, _ and -";

@@ -8,12 +8,17 @@
  */
 
 // C0 but \t and \n, DEL, C1 — and the invisible format characters that reorder or hide text on
-// screen (bidi overrides and isolates, zero-width marks, line and paragraph separators, BOM).
-// Also the soft hyphen, the Arabic letter mark, the Mongolian vowel
-// separator, word joiners and invisible operators, the Hangul fillers, interlinear annotation marks
-// and the tag characters (U+E0000–E007F).
-const HIDDEN = "\\u00ad\\u061c\\u115f\\u1160\\u180e\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u2064\\u2066-\\u206f\\u3164\\ufeff\\uffa0\\ufff9-\\ufffb\\u{e0000}-\\u{e007f}";
+// screen (bidi overrides and isolates, zero-width marks, line and paragraph separators, BOM):
+// Unicode's Default_Ignorable_Code_Point set whole — the soft hyphen, the combining grapheme joiner,
+// the Arabic letter mark, the Hangul fillers, the Khmer inherent vowels, the Mongolian free variation
+// selectors and vowel separator, word joiners and invisible operators, variation selectors, the
+// shorthand format controls, the musical symbol format controls, the tag characters and the
+// supplementary variation selectors (U+E0000–E0FFF: text can be smuggled in them unseen) — but
+// U+FE0E and U+FE0F, which choose text or emoji presentation ("⚠️"); and the interlinear annotation marks.
+const HIDDEN = "\\u00ad\\u034f\\u061c\\u115f\\u1160\\u17b4\\u17b5\\u180b-\\u180f\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u206f\\u3164\\ufe00-\\ufe0d\\ufeff\\uffa0\\ufff0-\\ufffb\\u{1bca0}-\\u{1bca3}\\u{1d173}-\\u{1d17a}\\u{e0000}-\\u{e0fff}";
+// eslint-disable-next-line no-misleading-character-class -- each mark is matched alone: escaping them is the point
 const CONTROLS_KEEP_LAYOUT = new RegExp(`[\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f${HIDDEN}]`, "gu");
+// eslint-disable-next-line no-misleading-character-class -- as above
 const CONTROLS = new RegExp(`[\\u0000-\\u001f\\u007f-\\u009f${HIDDEN}]`, "gu");
 
 const escape = (c: string): string => {

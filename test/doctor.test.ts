@@ -4,8 +4,8 @@
  * and a line whose answer never reaches the agent are each named (exit 1). Canaries are recorded as
  * such and show in the session list, never as decisions.
  */
-import { spawnSync } from "node:child_process";
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { execFileSync, spawnSync } from "node:child_process";
+import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -495,6 +495,22 @@ describe("hookbox doctor", () => {
     expect(r.out).toMatch(/FAIL +Codex +PreToolUse .*\n.*curl is found in the repository .* on the PATH Codex gives its hooks/);
     expect(r.out).toMatch(/FAIL +Claude Code +PreToolUse .*\n.*node is found in the repository .* on the PATH Claude Code gives its hooks/);
     // Without the repository's folder on PATH, the same lines are live.
+    expect(doctor(repo, home).code).toBe(0);
+  });
+
+  it("fails a forward.sh line whose awk is BusyBox's, which reads a large answer for seconds: a hook's long message would outlast the agent's deadline", () => {
+    const script = spawnSync(process.execPath, ["dist/cli/hookbox.cjs", "forward", "--print-script"], { encoding: "utf8" }).stdout;
+    const { repo, home } = workspaceOf(svc.url, (file, text) => (file.endsWith(join(".codex", "hooks.json")) ? text.replace("hookbox forward --url", "sh .hookbox/forward.sh --url") : text));
+    mkdirSync(join(repo, ".hookbox"));
+    writeFileSync(join(repo, ".hookbox/forward.sh"), script);
+    // a system folder of the user's, outside the repository: awk a link to a program named busybox
+    const tools = mkdtempSync(join(tmpdir(), "hookbox-doctor-busybox-"));
+    copyFileSync(execFileSync("sh", ["-c", "command -v awk"], { encoding: "utf8" }).trim(), join(tools, "busybox"));
+    chmodSync(join(tools, "busybox"), 0o755);
+    symlinkSync(join(tools, "busybox"), join(tools, "awk"));
+    const r = doctor(repo, home, TOKEN_A, svc.url, tools);
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/FAIL +Codex +PreToolUse .*\n.*awk on the PATH Codex gives its hooks is BusyBox's/);
     expect(doctor(repo, home).code).toBe(0);
   });
 

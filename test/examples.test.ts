@@ -20,7 +20,7 @@ import { readFileSync } from "node:fs";
 const e = JSON.parse(readFileSync(0, "utf8"));
 const cmd = JSON.stringify(e.tool_input ?? {});
 const d = /rm -rf/.test(cmd) ? { decision: "block", reason: "no rm -rf here" }
-  : /curl evil/.test(cmd) ? { decision: "block", reason: "evil \\u001b]0;title\\u0007 \\u009b31m \\u007f \\u202e\\u200b\\ufeff\\u2066\\u00ad\\u115f\\uffa0 é 😀 \\"q\\" \\\\ tab\\tline\\nnext" }
+  : /curl evil/.test(cmd) ? { decision: "block", reason: "evil \\u001b]0;title\\u0007 \\u009b31m \\u007f \\u202e\\u200b\\ufeff\\u2066\\u00ad\\u115f\\uffa0\\u034f\\ufe00\\u2065\\udb40\\udd00\\ud834\\udd73 é 😀 ⚠\\ufe0f \\"q\\" \\\\ tab\\tline\\nnext" }
   : /git push/.test(cmd) ? { decision: "ask", reason: "pushing needs a human" } : { decision: "allow" };
 process.stdout.write(JSON.stringify(d));
 `);
@@ -179,7 +179,7 @@ describe("the shell forwarder", () => {
     expect(sh!.stdout).toBe(node!.stdout);
     expect(sh!.stderr).toBe(node!.stderr);
     expect(sh!.code).toBe(node!.code);
-    if (cmd === "curl evil") expect(node!.stdout + node!.stderr, JSON.stringify(node)).toContain("evil \\x1b]0;title\\x07 \\u009b31m \\x7f \\u202e\\u200b\\ufeff\\u2066\\u00ad\\u115f\\uffa0 é 😀");
+    if (cmd === "curl evil") expect(node!.stdout + node!.stderr, JSON.stringify(node)).toContain("evil \\x1b]0;title\\x07 \\u009b31m \\x7f \\u202e\\u200b\\ufeff\\u2066\\u00ad\\u115f\\uffa0\\u034f\\ufe00\\u2065\\ue0100\\u1d173 é 😀 ⚠\ufe0f");
   });
 });
 
@@ -223,6 +223,15 @@ describe("hookbox check", () => {
     const r = spawnSync(process.execPath, ["dist/cli/main.js", "check", "hookbox.example.toml", "--workspace", join(dir, "no-such-repo")], { encoding: "utf8" });
     expect(r.status).toBe(66);
     expect(r.stderr).toMatch(/--workspace .*no-such-repo is not a folder/);
+  });
+  it("escapes the image's name as it escapes every name it prints", () => {
+    const odd = join(dir, "odd-image.toml");
+    writeFileSync(odd, '[sandbox]\nimage = "x\\u001b]0;PWNED\\u0007\\u009b31m"\n');
+    const r = spawnSync(process.execPath, ["dist/cli/main.js", "check", odd], { encoding: "utf8" });
+    // eslint-disable-next-line no-control-regex -- the bytes a terminal acts on
+    expect(r.stdout + r.stderr).not.toMatch(/[\u001b\u0007\u009b]/);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toContain("image x\\x1b]0;PWNED\\x07\\u009b31m");
   });
   it("names a policy folder that is a file at its key, never a stack trace", () => {
     const bad = join(dir, "bad-dirs.toml");

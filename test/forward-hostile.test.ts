@@ -334,13 +334,13 @@ describe("a hostile hookbox, failure mode block", () => {
     expect(sh.ms).toBeLessThan(8_000);
   });
 
-  it("shows a --url without its user name and password — a password holding @ too — in both, on stderr and in the reason the model reads", async () => {
-    for (const u of ["http://alice:s3cretpw@127.0.0.1:1", "http://alice:pa@ssw0rd@127.0.0.1:1/x/y@z"]) {
+  it("shows a --url without its user name and password in both, on stderr and in the reason the model reads — and refuses a password holding a raw @ (curl and Node read it apart) without showing it", async () => {
+    for (const u of ["http://alice:s3cretpw@127.0.0.1:1", "http://alice:pa%40ssw0rd@127.0.0.1:1/x/y@z", "http://alice:pa@ssw0rd@127.0.0.1:1/x/y@z"]) {
       const a = ["--url", u, "--event", "preToolUse", "--format", "copilot", "--on-unreachable", "block"];
       const [node, sh] = await Promise.all([run("node", a), run("sh", a)]);
       for (const r of [node, sh]) {
         expect(r.stdout + r.stderr, u).not.toMatch(/alice|s3cret|ssw0rd/);
-        expect(r.stderr, u).toMatch(/unreachable at http:\/\/127\.0\.0\.1:1/);
+        expect(r.stderr, u).toMatch(u.includes("pa@") ? /--url holds more than one @/ : /unreachable at http:\/\/127\.0\.0\.1:1/);
         expect(JSON.parse(r.stdout), u).toMatchObject({ permissionDecision: "deny" });
       }
     }
@@ -862,6 +862,17 @@ describe("both forwarders read their command line and stdin alike", () => {
     for (const u of ["http://x y", "http://127.0.0.1:99999", "http://[::1", "http://", "http:///v1", "http://127.0.0.1:", `http://127.0.0.1:00${port}`, "http://[]:1", "http://[::g]:1", "http://a:b:c/"]) {
       await bothBlock(line(u), /--url (holds|has no host)/);
     }
+    // Read by one client only, or by neither — never "hookbox unreachable", which the failure mode
+    // would let through: a host that ends in a number but is no IPv4 address of four numbers 0–255
+    // (Node refuses 999.1.1.1, reads 1.2.3 and 0x7f.1 its own way), an IPv6 address Node refuses,
+    // port 0 (Node goes to 80), a user name Node cannot decode, two @ (curl ends the user name at the
+    // first, Node at the last).
+    for (const u of ["http://999.1.1.1", `http://999.1.1.1:${port}`, "http://[1:2]", `http://127.0.0.1:0`, "http://1.2.3", "http://0x7f.1", "http://010.0.0.1", "http://127.0.0.256", "http://a.0x"]) {
+      await bothBlock(line(u), /--url has no host/);
+    }
+    await bothBlock(line(`http://%zz@127.0.0.1:${port}`), /--url has no host .*a user name or password with a % that is no escape of ASCII/);
+    await bothBlock(line(`http://%ff@127.0.0.1:${port}`), /--url has no host/);
+    await bothBlock(line(`http://u@x@127.0.0.1:${port}`), /--url holds more than one @/);
   });
 
   it("takes what both read alike: a user name and password before the host, an upper-case scheme, an IPv6 address, a path", async () => {
@@ -878,7 +889,7 @@ describe("both forwarders read their command line and stdin alike", () => {
   });
 
   it("refuses an --event that is no name (a path, a dot, a blank, a letter only JavaScript folds to ASCII) as a wrong line in both", async () => {
-    for (const event of ["..", ".", "a/b", "a b", "Tas\u212aCompleted", "x".repeat(129), "pre%54oolUse"]) {
+    for (const event of ["..", ".", "a/b", "a b", "Tas\u212aCompleted", "x".repeat(129), "pre%54oolUse", "Stop\n", "subagentStop\n\n"]) {
       await bothBlock(line(url, event), /--event must be a name of at most 128 letters, digits, _ and -/);
     }
     const [node, sh] = await Promise.all([run("node", line(url, "x".repeat(128))), run("sh", line(url, "x".repeat(128)))]);
