@@ -241,7 +241,7 @@ BEGIN {
     else if (fmt == "cursor") print "{\"permission\":\"deny\",\"user_message\":" r ",\"agent_message\":" r "}"
     else if ((fmt == "claude" || fmt == "codex") && tolower(ENVIRON["HOOKBOX_EVENT"]) == "pretooluse") print "{\"decision\":\"block\",\"reason\":" r ",\"hookSpecificOutput\":{\"hookEventName\":" q(ENVIRON["HOOKBOX_EVENT"]) ",\"permissionDecision\":\"deny\",\"permissionDecisionReason\":" r "}}"
     else if ((fmt == "claude" || fmt == "codex") && tolower(ENVIRON["HOOKBOX_EVENT"]) == "permissionrequest") print "{\"hookSpecificOutput\":{\"hookEventName\":" q(ENVIRON["HOOKBOX_EVENT"]) ",\"decision\":{\"behavior\":\"deny\",\"message\":" r "}}}"
-    else if (fmt == "codex" && tolower(ENVIRON["HOOKBOX_EVENT"]) == "precompact") print "{\"continue\":false,\"stopReason\":" r "}"
+    else if (fmt == "codex" && tolower(ENVIRON["HOOKBOX_EVENT"]) ~ /^(precompact|sessionstart|subagentstart)$/) print "{\"continue\":false,\"stopReason\":" r "}"
     else print "{\"decision\":\"block\",\"reason\":" r "}"
     exit 0
   }
@@ -381,7 +381,7 @@ AWK='${AWK.replace(/'/g, `'\\''`)}'
 # A line whose flags are wrong is a guard that never reaches hookbox: it blocks — exit 2 with the
 # problem on stderr, every agent's block — but where a block would keep the agent going (a stop).
 # Where the agent reads a block from the JSON at exit 0 only, any exit 2 its hook's failure: cosh (a
-# non-zero exit does not affect its main flow) and Codex's compaction (the stop read at exit 0 only).
+# non-zero exit does not affect its main flow) and Codex's compaction and starts (the stop read at exit 0 only).
 # $1 in ASCII lower case, as l: all of it — \$( ) alone would drop its trailing newlines ("Stop\n" is no stop).
 lower() {
   l=$(printf '%s.' "$1" | LC_ALL=C tr '[:upper:]' '[:lower:]')
@@ -390,7 +390,7 @@ lower() {
 json_block_only() {
   [ "$1" = cosh ] && return 0
   lower "$2"
-  [ "$1" = codex ] && [ "$l" = precompact ] && return 0
+  [ "$1" = codex ] && case $l in precompact|sessionstart|subagentstart) true ;; *) false ;; esac && return 0
   return 1
 }
 usage() {

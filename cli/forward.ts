@@ -86,12 +86,14 @@ function usageError(problem: string, argv: string[], usage = true): { stdout: st
 
 /**
  * Where the agent reads a block from the JSON at exit 0 only — any exit 2 its hook's failure: cosh
- * (cosh-hooks.md: a non-zero exit "does not affect main flow") and Codex's compaction (a non-zero
- * exit there is a failed hook, the stop read from exit 0's JSON).
+ * (cosh-hooks.md: a non-zero exit "does not affect main flow") and Codex's compaction and its
+ * session's and subagent's start (answers without a decision: the stop read from exit 0's JSON).
  */
 function jsonBlockOnly(format: AgentFormat, event: string): boolean {
-  return format === "cosh" || (format === "codex" && asciiLower(event) === "precompact");
+  return format === "cosh" || (format === "codex" && CODEX_STOP_ONLY.has(asciiLower(event)));
 }
+/** Codex's events whose answer takes no decision, where a block is the stop it reads at exit 0 (`continue: false`). */
+const CODEX_STOP_ONLY = new Set(["precompact", "sessionstart", "subagentstart"]);
 
 /** What a usage error exits with, but for cosh (whose block is its JSON at exit 0): 2, a block to every other agent. */
 export const USAGE_BLOCK_EXIT = 2;
@@ -561,8 +563,8 @@ function denyOutput(format: AgentFormat, event: string, reason: string): Record<
       if (asciiLower(event) === "pretooluse") return { decision: "block", reason, hookSpecificOutput: { hookEventName: event, permissionDecision: "deny", permissionDecisionReason: reason } };
       // PermissionRequest ignores exit 2: a deny there is its decision object.
       if (asciiLower(event) === "permissionrequest") return { hookSpecificOutput: { hookEventName: event, decision: { behavior: "deny", message: reason } } };
-      // Codex's compaction answer takes no decision field (it refuses the whole answer): its stop is the block.
-      if (format === "codex" && asciiLower(event) === "precompact") return { continue: false, stopReason: reason };
+      // Codex's compaction and start answers take no decision field (it refuses the whole answer): its stop is the block.
+      if (format === "codex" && CODEX_STOP_ONLY.has(asciiLower(event))) return { continue: false, stopReason: reason };
       return { decision: "block", reason };
     case "cosh":
     case "gemini": return { decision: "block", reason };

@@ -629,8 +629,8 @@ describe("both forwarders read what they are given alike", () => {
     }
   });
 
-  it("stops Codex's compaction when hookbox cannot decide with the one answer Codex takes there (continue: false, no decision field), in both", async () => {
-    const a = ["--url", "http://127.0.0.1:1", "--event", "PreCompact", "--format", "codex", "--timeout", "1000", "--on-unreachable", "block"];
+  it.each(["PreCompact", "SessionStart", "SubagentStart"])("stops Codex at %s when hookbox cannot decide with the one answer Codex takes there (continue: false, no decision field), in both", async (event) => {
+    const a = ["--url", "http://127.0.0.1:1", "--event", event, "--format", "codex", "--timeout", "1000", "--on-unreachable", "block"];
     const [node, sh] = await Promise.all([run("node", a), run("sh", a)]);
     for (const r of [node, sh]) {
       expect(r.code, r.stderr).toBe(0);

@@ -14,7 +14,7 @@ import type { Verdict } from "../verdict.js";
 import { agentDeadlineS } from "../agents.js";
 import { claudeCondition } from "./claude-if.js";
 import { formatPath } from "./locate.js";
-import { answerShapeProblem, type Answer, clip, configError, type Output, hookTimeout, countHook, countSkipped, defined, describeFailure, eventOf, type FormatModule, haltVerdict, hookCalled, knownKeys, type LoadContext, readMatcher, originOf, type ParsedFile, readDecision, pastBounds, readOutput, schemaError, shown, skipOtherType, str, warn, withContext, withHalt, CommandSchema } from "./shared.js";
+import { answerShapeProblem, type Answer, clip, configError, type Output, hookTimeout, countHook, countSkipped, defined, describeFailure, eventOf, type FormatModule, haltVerdict, hookCalled, knownKeys, type LoadContext, readMatcher, originOf, type ParsedFile, readDecision, pastBounds, readOutput, schemaError, shown, skipOtherType, str, warn, withContext, withHalt, CommandSchema, unknownThing } from "./shared.js";
 
 
 /** Claude Code's exec-form path placeholders: substituted as plain text into `command` and each of `args` (here: the variables, which hold the same). */
@@ -157,7 +157,12 @@ export function loadMatcherGroups(
   }
   const settings = SettingsSchema.safeParse(input);
   if (!settings.success) throw schemaError(parsed, settings.error);
-  const set: HookSet = { hooks: [], warnings, disableAll: settings.data.disableAllHooks === true, ...(settings.data.disableAllHooks !== undefined ? { disableAllSaid: settings.data.disableAllHooks } : {}) };
+  // disableAllHooks is Claude Code's switch: Codex reads no such key in its hooks.json (its switch is
+  // [features] in config.toml), and runs the hooks all the same.
+  const said = format === "claude" ? settings.data.disableAllHooks : undefined;
+  if (format !== "claude" && settings.data.disableAllHooks !== undefined)
+    unknownThing(parsed, ["disableAllHooks"], `Claude Code's switch, which ${fires?.agent ?? format} does not read (its hooks run)`, ctx, warnings);
+  const set: HookSet = { hooks: [], warnings, disableAll: said === true, ...(said !== undefined ? { disableAllSaid: said } : {}) };
   for (const [event, groups] of Object.entries(settings.data.hooks ?? {})) {
     const resolved = resolvedOf.get(event) ?? eventOf(parsed, ["hooks", event], event, ctx, set.warnings, fires);
     if (!resolved) continue;

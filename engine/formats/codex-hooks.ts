@@ -143,12 +143,22 @@ function codexAnswer(point: EventPoint, f: Folded): Answer {
     const message = withContext(rest.systemMessage, rest.additionalContext);
     return { output: { ...(stop !== undefined ? { continue: false, stopReason: stop } : {}), ...(message !== undefined ? { systemMessage: message } : {}) }, exit_code: 0 };
   }
+  // No decision field at a session's or subagent's start either (Codex refuses the whole answer over
+  // one, and goes on): a block there is said as the stop it is.
+  let stop = halt;
+  if (START_POINTS.has(point) && decision === "block") {
+    stop ??= rest.reason?.trim() || "blocked by a hook";
+    decision = null;
+  }
   const told = withContext(rest.systemMessage, untaken);
   // Codex refuses a deny or block whose reason is missing or blank (and lets the call go on).
   const reason = f.decision === "ask" ? askDenyReason(rest.reason, "Codex") : decision === "block" && !rest.reason?.trim() ? "blocked by a hook" : rest.reason;
   const answer = claudeDecision(point, { ...rest, decision, ...(reason !== undefined ? { reason } : {}), ...(changed !== undefined ? { modifiedArgs: changed } : {}), ...(told !== undefined ? { systemMessage: told } : {}) }, CODEX_SPECIFIC_POINTS);
-  return NO_STOP_POINTS.has(point) ? answer : withHalt(answer, { ...f, ...(halt !== undefined ? { halt } : {}) });
+  return NO_STOP_POINTS.has(point) ? answer : withHalt(answer, { ...f, ...(stop !== undefined ? { halt: stop } : {}) });
 }
+
+/** Codex's answers at these events hold no `decision` or `reason` (their output schemas take none, and refuse what they do not know). */
+const START_POINTS: ReadonlySet<string> = new Set(["SessionStart", "SubagentStart"]);
 
 /** Codex refuses `continue: false` and `stopReason` here as unsupported (the whole answer with them). */
 const NO_STOP_POINTS: ReadonlySet<string> = new Set(["PreToolUse", "PermissionRequest"]);

@@ -867,6 +867,15 @@ describe("each agent's own switch turns off that agent's hooks only", () => {
     expect(codex.timeoutMs).toBe(60_000); // 600 s by default, bounded by max_timeout
   });
 
+  it("runs .codex/hooks.json and config.toml guards whatever a disableAllHooks beside them says: Claude Code's switch, which Codex does not read (a warning)", async () => {
+    const set = await loadRepositoryHooks(tree({
+      ".codex/hooks.json": JSON.stringify({ disableAllHooks: true, hooks: { PreToolUse: [{ hooks: [{ type: "command", command: "codex.sh" }] }] } }),
+      ".codex/config.toml": `[[hooks.PreToolUse]]\n[[hooks.PreToolUse.hooks]]\ntype = "command"\ncommand = "inline.sh"\n`,
+    }), 60_000);
+    expect(set.hooks.map((h) => h.command).sort()).toEqual(["codex.sh", "inline.sh"]);
+    expect(set.warnings).toEqual([expect.stringMatching(/^\.codex\/hooks\.json:1: disableAllHooks: Claude Code's switch, which Codex does not read \(its hooks run\); skipped$/)]);
+  });
+
   it("weighs Claude Code's disableAllHooks as Claude Code does: settings.local.json's false switches the project's true back off", async () => {
     const set = await loadRepositoryHooks(tree({
       ".claude/settings.json": JSON.stringify({ disableAllHooks: true, hooks: { PreToolUse: [{ hooks: [{ type: "command", command: "project.sh" }] }] } }),

@@ -625,6 +625,13 @@ describe("continue: false stops the agent, and outranks every decision (Claude C
       expect(answerFor("codex", point, folded).output, name).toMatchObject({ continue: false, stopReason: "budget spent" });
     }
   });
+  it.each(["SessionStart", "SubagentStart"])("says a block at Codex's %s as its stop, never with a decision or reason its output schema refuses (the whole answer with them)", (name) => {
+    const point = resolveEventName(name)!.point;
+    expect(answerFor("codex", point, { decision: "block", reason: "not in this repository", notifications: [] })).toEqual({ output: { continue: false, stopReason: "not in this repository" }, exit_code: 0 });
+    const halted = fold([judge("budget", '{"continue":false,"stopReason":"budget spent"}', name)], { interactive: true });
+    expect(answerFor("codex", point, halted).output).toEqual({ continue: false, stopReason: "budget spent" });
+    expect(answerFor("codex", point, { decision: null, additionalContext: "ctx", notifications: [] }).output).not.toHaveProperty("decision");
+  });
   it("a Codex PreToolUse answer says nothing for a plain allow (Codex reports it unsupported), and keeps an allow with changed arguments", () => {
     const pre = resolveEventName("PreToolUse")!.point;
     expect(answerFor("codex", pre, { decision: "allow", notifications: [] }).output).toEqual({});
