@@ -216,6 +216,9 @@ export function interpretGemini(run: RunResult, hook: HookDef): Verdict {
   // BeforeTool: `hookSpecificOutput.tool_input` is merged over the tool's arguments (an argument
   // change, under the trust tiers like any other).
   const changed = hook.point === "PreToolUse" && typeof specific.tool_input === "object" && specific.tool_input !== null && !Array.isArray(specific.tool_input) ? specific.tool_input : undefined;
+  // What Gemini CLI takes from these and hookbox does not pass on: said in the hook's record, never silently dropped.
+  const untaken = ["toolConfig", "llm_request", "llm_response"].filter((k) => specific[k] !== undefined && specific[k] !== null);
+  if (untaken.length > 0) rule += `; gemini: hookSpecificOutput.${untaken.join(", ")} is not passed on by hookbox (Gemini CLI would take it)`;
   return {
     decision,
     reason,

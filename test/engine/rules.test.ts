@@ -305,6 +305,17 @@ describe("Gemini CLI reads continue: false where the agent loop runs (hooks refe
   });
 });
 
+describe("what Gemini CLI takes from a hook and hookbox does not pass on", () => {
+  it.each<[string, string]>([
+    ["BeforeToolSelection", '{"hookSpecificOutput":{"hookEventName":"BeforeToolSelection","toolConfig":{"mode":"NONE"}}}'],
+    ["AfterModel", '{"hookSpecificOutput":{"hookEventName":"AfterModel","llm_response":{"candidates":[]}}}'],
+  ])("is said in the hook's record at %s, never dropped unsaid", (event, out) => {
+    const v = interpretGemini(exited(0, out), hook("gemini", event));
+    expect(v.decision).toBeNull();
+    expect(v.rule).toMatch(/hookSpecificOutput\.(toolConfig|llm_response) is not passed on by hookbox \(Gemini CLI would take it\)$/);
+  });
+});
+
 describe("cosh-ng rules", () => {
   it('the sandbox guard\'s rewrite: decision "allow" with hookSpecificOutput.tool_input is an argument change', () => {
     expect(interpretCosh(exited(0, '{"decision":"allow","hookSpecificOutput":{"tool_input":{"command":"sandbox ls"}}}'), hook("cosh", "PreToolUse"))).toMatchObject({ decision: "allow", modifiedArgs: { command: "sandbox ls" } });
