@@ -206,7 +206,7 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
      * Where a block stops the call: there a change that cannot go out as the policy hooks checked it
      * blocks the call (afterPolicyLook), and an early answer blocks once a hook has made one.
      */
-    const changeLostBlocks = effectiveDecisions(point, format).has("block") && !blockKeepsGoing(point);
+    const changeLostBlocks = changeRuns(point) && effectiveDecisions(point, format).has("block") && !blockKeepsGoing(point);
     /** the first finished hook (first look) whose change of the arguments its tier let stand */
     let changedBy: HookRecord | undefined;
     /** a finished hook whose block would count never got to decide: the failure mode is its to call */
@@ -216,7 +216,7 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
       if (cut?.counts) countedCut = true;
       if (halt !== undefined && !record.pass) halted ??= { name: record.name, source: record.source, reason: halt };
       if (updatedOutput !== undefined && !record.pass) replaced = updatedOutput;
-      if (changed && !record.pass && record.decision !== "block") changedBy ??= record;
+      if (changed && !record.pass && record.decision !== "block" && changeRuns(point)) changedBy ??= record;
       req.onHook?.(record, notification);
     };
     return {
@@ -317,6 +317,9 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
           // the change the agent would make of it.
           if (folded.modifiedArgs !== undefined && !pointHasTool(point)) {
             folded = withoutChange(folded, `a hook changed the arguments, but ${point} carries no tool arguments to change: the change is dropped`);
+          } else if (folded.modifiedArgs !== undefined && !changeRuns(point)) {
+            // After the tool ran (PostToolUse …), or once it was denied, a change runs nothing: no agent takes one there.
+            folded = withoutChange(folded, `a hook changed the arguments, but at ${point} a change runs nothing (the tool has run, or was denied): the change is dropped`);
           }
           // SERVICE.md §8: changed arguments go back through the policy hooks before they are returned.
           if (folded.modifiedArgs !== undefined) {
@@ -465,6 +468,16 @@ export function blockAnswer(format: Format, eventName: string | undefined, reaso
 }
 
 const PRE_TOOL_USE = "PreToolUse" as EventPoint;
+
+/**
+ * Where a change of the tool's arguments may decide what runs: before the tool (its permission
+ * request, Cursor's gate before an MCP tool — whose answer says a change it does not take was not
+ * applied). After it ran, or once it was denied, a change runs nothing.
+ */
+const CHANGE_RUNS: ReadonlySet<string> = new Set(["PreToolUse", "PermissionRequest", "BeforeMCPExecution"]);
+function changeRuns(point: EventPoint): boolean {
+  return CHANGE_RUNS.has(point);
+}
 const NO_SOURCES = { policy: emptyHookSet(), service: emptyHookSet(), extension: emptyHookSet(), repository: emptyHookSet() };
 
 /** The event under another name, in its dialect (`hook_event_name`, or Copilot's `hookEventName` where it carries one). */

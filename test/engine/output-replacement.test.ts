@@ -58,9 +58,11 @@ describe("a replaced tool output and the policy hooks' second look at changed ar
   it.each([
     ["blocks", "block-curl"],
     ["asks about", "ask-curl"],
-  ])("is kept when a policy hook %s the changed event (the tool has run: its output is what the model sees)", async (_what, policy) => {
+  ])("is kept, and the change of the arguments dropped unlooked-at, where a policy hook %s a changed event: the tool has run, and a change runs nothing", async (_what, policy) => {
     const r = await engineWith(hook("hooks", "PostToolUse", "rewrite") + hook("policy", "PreToolUse", policy)).handleEvent(await postToolUse());
-    expect(r.decision).not.toBeNull();
+    expect(r.modifiedArgs).toBeUndefined();
+    expect(r.note).toMatch(/at PostToolUse a change runs nothing/);
+    expect(r.hooks.filter((h) => h.pass === "rewritten")).toEqual([]);
     expect(r.updatedOutput).toBe("[redacted]");
     expect(r.output).toMatchObject({ hookSpecificOutput: { updatedToolOutput: "[redacted]" } });
     expect(JSON.stringify(r.output)).not.toContain("s3cret");

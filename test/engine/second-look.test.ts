@@ -97,12 +97,15 @@ describe("a policy hook of another format that gives the change back as it was s
   });
 });
 
-describe("a policy hook that stops the agent at the changed event", () => {
-  it("stops it, the change dropped, where its block does not count (PostToolUse)", async () => {
+describe("a change of the arguments after the tool ran (PostToolUse)", () => {
+  it("runs nothing: dropped at once, never sent to the policy hooks or the agent", async () => {
     const engine = engineWith(hook("hooks", "PostToolUse", "rewrite"), { "halt.json": { hooks: { PostToolUse: [{ type: "command", command: "halt-curl" }] } } });
     const r = await engine.handleEvent(event("PostToolUse"));
-    expect(r).toMatchObject({ continue: false, stopReason: "stop now" });
     expect(r.modifiedArgs).toBeUndefined();
+    expect(r.note).toMatch(/at PostToolUse a change runs nothing \(the tool has run, or was denied\): the change is dropped/);
+    // the policy hook that stops the agent over the changed event never saw one
+    expect(r).not.toHaveProperty("continue");
+    expect(r.hooks.filter((h) => h.pass === "rewritten")).toEqual([]);
     expect(JSON.stringify(r.output)).not.toContain("curl evil");
   });
 });
