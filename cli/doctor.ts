@@ -514,7 +514,7 @@ async function check(entry: Entry, dir: string, env: NodeJS.ProcessEnv, lineEnv:
     // BusyBox's awk finds a character of a string in time that grows with the string: forward.sh
     // reads an answer of a few hundred KB (a hook's long message) for seconds, past the agent's
     // deadline — which lets the call through.
-    if (tool === "awk" && found && basename(realpathOf(found.path)) === "busybox")
+    if (tool === "awk" && found && isBusybox(found.path, dir, env))
       return fail(`awk on the PATH ${AGENT_NAME[entry.agent]} gives its hooks is BusyBox's (${found.path}), which reads a large answer too slowly for the agent's deadline — a hook's long message would let the call through: install mawk or gawk, or use hookbox forward`);
   }
   const flags = lineFlags(script ? script.args : argv!.slice(2));
@@ -669,19 +669,32 @@ function within(dir: string, path: string): boolean {
 }
 
 /**
+ * Whether `path` is BusyBox (an applet of it by a link, or a hard link to the busybox on `env`'s PATH):
+ * its awk finds a character of a string in time that grows with the string.
+ */
+function isBusybox(path: string, dir: string, env: NodeJS.ProcessEnv): boolean {
+  let real = path;
+  try {
+    real = realpathSync(path);
+  } catch {
+    // unreadable: judged by its name alone
+  }
+  if (basename(real) === "busybox") return true;
+  const box = hookboxOf("busybox", dir, env);
+  if (!box) return false;
+  try {
+    const [a, b] = [statSync(real), statSync(box.path)];
+    return a.ino === b.ino && a.dev === b.dev;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * The `hookbox` a line runs, found as the agent finds it from the repository's root: a path from
  * there, a bare name on PATH (an empty or relative PATH entry is the repository's root too).
  * `inside`: it is a file of the repository. Undefined when there is none to run.
  */
-/** Where a path's links lead (the path itself where they cannot be followed). */
-function realpathOf(path: string): string {
-  try {
-    return realpathSync(path);
-  } catch {
-    return path;
-  }
-}
-
 function hookboxOf(word: string, dir: string, env: NodeJS.ProcessEnv): { path: string; inside: boolean } | undefined {
   const candidates = word.includes("/") ? [isAbsolute(word) ? word : join(dir, word)] : (env.PATH ?? "").split(delimiter).map((p) => join(isAbsolute(p) ? p : join(dir, p), word));
   for (const path of candidates) {

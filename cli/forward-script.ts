@@ -502,7 +502,7 @@ case $authority in
     ui=\${authority%@*}
     while :; do
       case $ui in
-        *%*) ui=\${ui#*%}; case $ui in [0-7][0-9A-Fa-f]*) ;; *) usage "${URL_HOST}" ;; esac ;;
+        *%*) ui=\${ui#*%}; case $ui in 0[1-9A-Fa-f]*|[1-7][0-9A-Fa-f]*) ;; *) usage "${URL_HOST}" ;; esac ;;
         *) break ;;
       esac
     done
@@ -535,7 +535,10 @@ case $hh in
       '') h4= ;;
       *[!0-9]*) case $last in 0[xX]*[!0-9A-Fa-f]*) h4= ;; 0[xX]*) ;; *) h4= ;; esac ;;
     esac
-    # ends in a number: four numbers 0–255, no leading zero
+    # ends in a number: four numbers 0–255, no leading zero, no dot after them (curl asks a resolver
+    # for 127.0.0.1., Node reads it as the address); no label of punycode (Node may refuse it)
+    case $hh in *.) [ -z "$h4" ] || usage "${URL_HOST}" ;; esac
+    case .$hh in *.[Xx][Nn]--*) usage "${URL_HOST}" ;; esac
     n4=0
     while [ -n "$h4" ]; do
       p4=\${h4%%.*}

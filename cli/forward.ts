@@ -323,13 +323,14 @@ export function urlProblem(url: string): string | undefined {
   if (authority.indexOf("@") !== at) return URL_USERINFO;
   // Node decodes a user name and password before it sends anything (%zz, or %ff of no UTF-8, fail
   // it): only escapes of ASCII, which both read alike.
-  if (at !== -1 && /%(?![0-7][0-9A-Fa-f])/.test(authority.slice(0, at))) return URL_HOST;
+  if (at !== -1 && /%(?!0[1-9A-Fa-f]|[1-7][0-9A-Fa-f])/.test(authority.slice(0, at))) return URL_HOST;
   const m = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::([0-9]{1,5}))?$/.exec(authority.slice(at + 1));
   if (!m || (m[2] !== undefined && !(Number(m[2]) >= 1 && Number(m[2]) <= 65535))) return URL_HOST;
   // A name that ends in a number is an IPv4 address to Node's URL parser (which refuses 999.1.1.1
-  // and reads 1.2.3 or 0x7f.1 its own way): taken as four decimal numbers 0–255 only, as both read them.
-  const host = m[1]!.replace(/\.$/, "");
-  if (/(?:^|\.)(?:[0-9]+|0[xX][0-9A-Fa-f]*)$/.test(host) && !IPV4.test(host)) return URL_HOST;
+  // and reads 1.2.3, 0x7f.1 or 127.0.0.1. its own way, where curl asks a resolver): taken as four
+  // decimal numbers 0–255 only, as both read them. A label of punycode (xn--) Node may refuse, curl sends.
+  if (/(?:^|\.)(?:[0-9]+|0[xX][0-9A-Fa-f]*)\.?$/.test(m[1]!) && !IPV4.test(m[1]!)) return URL_HOST;
+  if (/(?:^|\.)xn--/i.test(m[1]!)) return URL_HOST;
   try {
     const parsed = new URL(url);
     // a user name or password Node cannot decode (%zz) fails the request before anything is sent
@@ -344,7 +345,7 @@ const OCTET = "(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])";
 const IPV4 = new RegExp(`^(?:${OCTET}\\.){3}${OCTET}$`);
 /** Why a --url is refused (forward.sh says the same). */
 export const URL_BYTES = "--url holds a blank, a control or non-ASCII byte, or a character curl and Node read apart (a backslash, a quote or backquote, <, >, ^, a brace or |) or ? or # (the event's path goes after the URL)";
-export const URL_HOST = "--url has no host (a name of letters, digits, dots and hyphens — one that ends in a number an IPv4 address of four numbers 0–255 —, or [an IPv6 address]), a port outside 1–65535, or a user name or password with a % that is no escape of ASCII (%00–%7F)";
+export const URL_HOST = "--url has no host (a name of letters, digits, dots and hyphens, no label starting xn-- — one that ends in a number an IPv4 address of four numbers 0–255 —, or [an IPv6 address]), a port outside 1–65535, or a user name or password with a % that is no escape of ASCII (%01–%7F)";
 export const URL_USERINFO = "--url holds more than one @ (an @ in a user name or password is written %40)";
 /** What --event may be: a name, as every agent's events are (never a path: no dot, no slash). */
 export const EVENT_NAME = /^[A-Za-z0-9_-]{1,128}$/;

@@ -867,7 +867,7 @@ describe("both forwarders read their command line and stdin alike", () => {
     // (Node refuses 999.1.1.1, reads 1.2.3 and 0x7f.1 its own way), an IPv6 address Node refuses,
     // port 0 (Node goes to 80), a user name Node cannot decode, two @ (curl ends the user name at the
     // first, Node at the last).
-    for (const u of ["http://999.1.1.1", `http://999.1.1.1:${port}`, "http://[1:2]", `http://127.0.0.1:0`, "http://1.2.3", "http://0x7f.1", "http://010.0.0.1", "http://127.0.0.256", "http://a.0x"]) {
+    for (const u of ["http://999.1.1.1", `http://999.1.1.1:${port}`, "http://[1:2]", `http://127.0.0.1:0`, "http://1.2.3", "http://0x7f.1", "http://010.0.0.1", "http://127.0.0.256", "http://a.0x", `http://127.0.0.1.:${port}`, `http://xn--a:${port}`, `http://a.XN--b.example:${port}`, `http://a%00@127.0.0.1:${port}`]) {
       await bothBlock(line(u), /--url has no host/);
     }
     await bothBlock(line(`http://%zz@127.0.0.1:${port}`), /--url has no host .*a user name or password with a % that is no escape of ASCII/);

@@ -4,7 +4,7 @@
  * leftover of an earlier run that was killed (a CI machine reused, a developer's Ctrl-C).
  */
 import Docker from "dockerode";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LABEL_MANAGED } from "../engine/names.js";
@@ -20,6 +20,16 @@ function serviceRunning(): boolean {
 
 const RUN_DIR_PREFIX = "hookbox-test-run-";
 
+/** A process of that id runs (another user's too). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
 /**
  * Every temporary folder the tests, their services and their hooks make lands in one folder of
  * this run's (TMPDIR, read by os.tmpdir() in the workers and the processes they start), removed
@@ -29,7 +39,12 @@ function runTmpdir(): () => void {
   const base = tmpdir();
   for (const name of readdirSync(base).filter((n) => n.startsWith(RUN_DIR_PREFIX))) {
     const pid = Number(name.slice(RUN_DIR_PREFIX.length));
-    if (Number.isInteger(pid) && pid > 0 && !existsSync(`/proc/${pid}`)) rmSync(join(base, name), { recursive: true, force: true });
+    if (!Number.isInteger(pid) || pid <= 0 || alive(pid)) continue;
+    try {
+      rmSync(join(base, name), { recursive: true, force: true });
+    } catch {
+      // another user's, say: not this run's to remove
+    }
   }
   const dir = join(base, `${RUN_DIR_PREFIX}${process.pid}`);
   mkdirSync(dir, { recursive: true });
