@@ -54,7 +54,11 @@ export interface TraceHooks {
   omitted?: string;
 }
 
-/** The part of a result a trace is built from, and the bytes it holds (each distinct stdin once, the kept streams). */
+/**
+ * The part of a result a trace is built from, and the bytes it holds and its build redacts: each
+ * distinct stdin once, the kept streams, and each record's texts (names, origins, rules, reasons,
+ * messages, errors — a thousand hooks of long names cost a build as much as their streams).
+ */
 export function traceHooksOf(result: EventResult): { hooks: TraceHooks; bytes: number } {
   const stdins = new Set<Uint8Array>();
   let bytes = 0;
@@ -63,6 +67,7 @@ export function traceHooksOf(result: EventResult): { hooks: TraceHooks; bytes: n
     stdins.add(t.stdin);
     bytes += 2 * (t.stdout.length + t.stderr.length);
   }
+  for (const r of result.hooks) bytes += 2 * (r.name.length + r.origin.length + r.rule.length + (r.reason?.length ?? 0) + (r.systemMessage?.length ?? 0) + (r.error?.length ?? 0));
   return { hooks: { records: result.hooks, runs: result.trace.hooks }, bytes };
 }
 

@@ -114,6 +114,14 @@ export class TraceStore {
    * tenant's trace — which would sit in memory meanwhile, and past MAX_PENDING_TRACE_BYTES lose its streams.
    */
   private readonly lines = new Map<string, Map<string, Pending>>();
+  /**
+   * Per tenant with traces waiting: the writer's time spent building its traces since it last had
+   * none. The writer serves the tenant that has had the least: a tenant whose every trace takes a
+   * third of a second to build (a thousand hooks of long names) gets no more of its time than one
+   * whose traces take milliseconds, whose traces then never wait behind the other's long enough to
+   * pass MAX_PENDING_TRACE_BYTES. A tenant that starts waiting starts level with the least served.
+   */
+  private readonly builtMs = new Map<string, number>();
   private writer: Promise<void> | undefined;
   /** per tenant: bytes its pending traces hold, bounded by MAX_PENDING_TRACE_BYTES */
   private readonly pendingBytes = new Map<string, number>();
@@ -250,7 +258,10 @@ export class TraceStore {
     const pending: Pending = { entry, text, bytes };
     this.pending.set(file, pending);
     let line = this.lines.get(tenantKey);
-    if (!line) this.lines.set(tenantKey, (line = new Map()));
+    if (!line) {
+      this.lines.set(tenantKey, (line = new Map()));
+      this.builtMs.set(tenantKey, this.leastBuiltMs(tenantKey));
+    }
     line.set(file, pending);
     const gone = this.trim(shelf, Date.now());
     if (gone.length > 0) void this.removeFiles(gone).catch(this.onWriteError);
@@ -267,20 +278,39 @@ export class TraceStore {
     });
   }
 
+  /** The least build time of the tenants with traces waiting but `except` (0 when none waits). */
+  private leastBuiltMs(except: string): number {
+    let least: number | undefined;
+    for (const [tenantKey, ms] of this.builtMs) if (tenantKey !== except && (least === undefined || ms < least)) least = ms;
+    return least ?? 0;
+  }
+
   /**
    * The next trace to write, taken off the turns (it stays pending, served from memory, until it is
-   * written): the oldest of the tenant whose turn it is, which then goes to the back of the turns.
+   * written): the oldest of the tenant that has had the least of the writer's time (builtMs), which
+   * then goes to the back of the turns (tenants level with it take turns).
    */
   private takeNext(): Pending | undefined {
+    let chosen: string | undefined;
+    let least = Infinity;
     for (const [tenantKey, line] of this.lines) {
-      this.lines.delete(tenantKey);
-      const next = first(line);
-      if (!next) continue;
-      line.delete(next.entry.file);
-      if (line.size > 0) this.lines.set(tenantKey, line);
-      return next;
+      if (line.size === 0) continue;
+      const ms = this.builtMs.get(tenantKey) ?? 0;
+      if (ms < least) [chosen, least] = [tenantKey, ms];
     }
-    return undefined;
+    if (chosen === undefined) return undefined;
+    const line = this.lines.get(chosen)!;
+    this.lines.delete(chosen);
+    const next = first(line)!;
+    line.delete(next.entry.file);
+    if (line.size > 0) this.lines.set(chosen, line);
+    return next;
+  }
+
+  /** `ms` of the writer's time went to building a trace of the tenant's: counted while it has traces waiting. */
+  private charge(tenantKey: string, ms: number): void {
+    if (this.lines.has(tenantKey)) this.builtMs.set(tenantKey, (this.builtMs.get(tenantKey) ?? 0) + ms);
+    else this.builtMs.delete(tenantKey);
   }
 
   /**
@@ -300,7 +330,8 @@ export class TraceStore {
           this.madeDirs.add(entry.tenantKey);
         }
         if (entry.gone) continue; // dropped before it was written
-        const text = await textOf();
+        const t0 = performance.now();
+        const text = await textOf().finally(() => this.charge(entry.tenantKey, performance.now() - t0));
         if (entry.gone) continue;
         handed = true;
         outChars += text.length;
@@ -375,7 +406,10 @@ export class TraceStore {
     this.pending.delete(file);
     const line = this.lines.get(p.entry.tenantKey);
     line?.delete(file);
-    if (line?.size === 0) this.lines.delete(p.entry.tenantKey);
+    if (line?.size === 0) {
+      this.lines.delete(p.entry.tenantKey);
+      this.builtMs.delete(p.entry.tenantKey);
+    }
     const left = (this.pendingBytes.get(p.entry.tenantKey) ?? 0) - p.bytes;
     if (left > 0) this.pendingBytes.set(p.entry.tenantKey, left);
     else this.pendingBytes.delete(p.entry.tenantKey);

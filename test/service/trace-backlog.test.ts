@@ -80,6 +80,30 @@ describe("traces waiting to be written", () => {
     expect((await store.list("flooder", { limit: 500 })).events).toHaveLength(500);
   });
 
+  it("share the writer's time between tenants: one whose every trace takes long to build (a thousand hooks of long names) keeps another's quick traces waiting no longer than its own share", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hookbox-share-"));
+    dirs.push(dir);
+    const store = new TraceStore(dir);
+    await store.load();
+    const name = 'password=a "token":"x",--secret y '.repeat(8).slice(0, 240);
+    const heavy = (n: number): EventResult => {
+      const one = event(n, 10);
+      return { ...one, hooks: Array.from({ length: 1000 }, () => ({ ...one.hooks[0]!, name, origin: name, rule: name })), trace: { queued_ms: 0, hooks: Array.from({ length: 1000 }, () => one.trace.hooks[0]!) } };
+    };
+    const slow = { name: "slow", traceToolInput: false };
+    for (let i = 0; i < 20; i++) await store.add(slow, heavy(i), { durationMs: 1, cancelled: false });
+    const perTrace = store.pendingBytesOf("slow") / 20;
+    expect(perTrace).toBeGreaterThan(1000 * 2 * 3 * 240);
+    // the writer is on the first of them; the quick tenant's twenty come in behind
+    for (let i = 0; i < 20; i++) await store.add({ name: "quick", traceToolInput: false }, event(100 + i, 10), { durationMs: 1, cancelled: false });
+    await expect.poll(() => store.pendingBytesOf("quick"), { timeout: 30_000 }).toBe(0);
+    // One trace of the slow tenant's each turn, as the tenants took turns trace by trace: the quick
+    // tenant's last written after nineteen of the slow one's.
+    expect(store.pendingBytesOf("slow") / perTrace).toBeGreaterThanOrEqual(15);
+    await store.flush();
+    expect((await store.get("quick", "e119"))!.hooks[0]!.stdout).toBe("out");
+  });
+
   it("are read back at a restart whatever else lies beside them: a folder named like a trace, a file of no time, a cut one", async () => {
     const dir = mkdtempSync(join(tmpdir(), "hookbox-restart-"));
     dirs.push(dir);
