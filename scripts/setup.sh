@@ -88,7 +88,10 @@ else
   pidof dockerd >/dev/null 2>&1 || rm -f /var/run/docker.pid
   pidof containerd >/dev/null 2>&1 || rm -f /var/run/docker/containerd/containerd.pid
   say "starting dockerd (log: $DOCKERD_LOG) ..."
-  setsid dockerd >"$DOCKERD_LOG" 2>&1 </dev/null &
+  # It outlives this script: from / and without the caller's TMPDIR (gVisor's runsc makes each
+  # sandbox's root in the engine's TMPDIR — a test run's own folder, removed when the run ends,
+  # would leave every later runsc container unable to start).
+  (cd / && setsid env -u TMPDIR dockerd >"$DOCKERD_LOG" 2>&1 </dev/null &)
   for _ in $(seq 1 120); do engine_answers && break; sleep 0.5; done
   engine_answers || die "dockerd did not answer within 60 s; see $DOCKERD_LOG"
   done_step "container engine started"
