@@ -254,8 +254,6 @@ export async function forward(argv: string[], io: { stdin: Readable; env: NodeJS
     const e = err as Error;
     // Something at the URL answered, but not in HTTP as hookbox writes it (headers past
     // MAX_HEADER_BYTES, a malformed line), before any failure mode was told: no hookbox there.
-    // A URL the request itself cannot be made to: a wrong line, never hookbox out of reach.
-    if (e instanceof URIError || (e as NodeJS.ErrnoException).code === "ERR_INVALID_URL") return usageError(`${shownUrl(values.url)}: ${URL_HOST}`, argv, false);
     if (isGarbled(e) && told === undefined && !signal.aborted) return usageError(`${shownUrl(values.url)} answered with what no hookbox sends (${block(e.message)}): ${NOT_HOOKBOX}`, argv, false);
     problem = e instanceof StdinTooSlow
       ? `the event did not arrive on stdin within ${Math.round(timeoutMs)} ms (the agent's ${deadlineS} s deadline is near)`
@@ -331,15 +329,8 @@ export function urlProblem(url: string): string | undefined {
   // decimal numbers 0–255 only, as both read them. A label of punycode (xn--) Node may refuse, curl sends.
   if (/(?:^|\.)(?:[0-9]+|0[xX][0-9A-Fa-f]*)\.?$/.test(m[1]!) && !IPV4.test(m[1]!)) return URL_HOST;
   if (/(?:^|\.)xn--/i.test(m[1]!)) return URL_HOST;
-  try {
-    const parsed = new URL(url);
-    // a user name or password Node cannot decode (%zz) fails the request before anything is sent
-    decodeURIComponent(parsed.username);
-    decodeURIComponent(parsed.password);
-  } catch {
-    return URL_HOST;
-  }
-  return undefined;
+  // What Node's URL parser still refuses (an IPv6 address of too few parts, say) is no URL it sends to.
+  return URL.canParse(url) ? undefined : URL_HOST;
 }
 const OCTET = "(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])";
 const IPV4 = new RegExp(`^(?:${OCTET}\\.){3}${OCTET}$`);
