@@ -248,15 +248,7 @@ function lookedAt(first: Folded, again: Folded | undefined, unchecked: boolean, 
   const lost = again?.decision === "block" ? undefined
     : unchecked ? "the policy hooks could not check the changed event"
       : changedInTurn ? "the policy hooks changed the changed event in turn — a change no policy hook has looked at" : undefined;
-  if (lost !== undefined && onLost === "block") {
-    const { modifiedArgs: _dropped, ...rest } = first;
-    return merged({
-      ...rest,
-      decision: "block",
-      reason: `a hook changed the arguments, and ${lost}: the call is blocked, run neither as changed nor as sent`,
-      note: `a hook changed the arguments, but ${lost}: the change is dropped, and the call blocked rather than run as sent`,
-    });
-  }
+  if (lost !== undefined && onLost === "block") return merged(changeLost(first, lost));
   if (again && (again.decision === "block" || again.decision === "ask")) {
     const blocked = again.decision === "block";
     // (fold gives every block and ask a reason)
@@ -300,6 +292,21 @@ export function sameJson(a: unknown, b: unknown): boolean {
   const ka = Object.keys(a);
   if (ka.length !== Object.keys(b).length) return false;
   return ka.every((k) => Object.hasOwn(b, k) && sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+}
+
+/**
+ * `f` whose change of the arguments cannot go out (`lost` says why), where a block stops the call:
+ * blocked — run neither as changed nor as sent, the call as sent being what a hook hookbox trusts
+ * wanted changed (an operator's wrapper round a command).
+ */
+export function changeLost(f: Folded, lost: string): Folded {
+  const { modifiedArgs: _dropped, ...rest } = f;
+  return {
+    ...rest,
+    decision: "block",
+    reason: `a hook changed the arguments, and ${lost}: the call is blocked, run neither as changed nor as sent`,
+    note: `a hook changed the arguments, but ${lost}: the change is dropped, and the call blocked rather than run as sent`,
+  };
 }
 
 /**

@@ -2,7 +2,7 @@
  * @module The engine: what a hook event means and how its hooks run. The one file service/ imports.
  */
 import { randomUUID } from "node:crypto";
-import { afterPolicyLook, blockCounts, fold, RANK, withoutChange, type Judged, type Notification } from "./aggregate.js";
+import { afterPolicyLook, blockCounts, changeLost, fold, RANK, withoutChange, type Judged, type Notification } from "./aggregate.js";
 import { answerFor, blockWithoutEvent, changeAsRun, effectiveDecisions } from "./formats/registry.js";
 import { blockKeepsGoing, hookCalled } from "./formats/shared.js";
 import { failureModeFor, type Config, type FailureMode, type Tenant } from "./config.js";
@@ -206,7 +206,7 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
      * Where a block stops the call: there a change that cannot go out as the policy hooks checked it
      * blocks the call (afterPolicyLook), and an early answer blocks once a hook has made one.
      */
-    const changeLostBlocks = changeRuns(point) && effectiveDecisions(point, format).has("block") && !blockKeepsGoing(point);
+    const changeLostBlocks = CHANGE_RUNS.has(point) && effectiveDecisions(point, format).has("block") && !blockKeepsGoing(point);
     /** the first finished hook (first look) whose change of the arguments its tier let stand */
     let changedBy: HookRecord | undefined;
     /** a finished hook whose block would count never got to decide: the failure mode is its to call */
@@ -216,7 +216,7 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
       if (cut?.counts) countedCut = true;
       if (halt !== undefined && !record.pass) halted ??= { name: record.name, source: record.source, reason: halt };
       if (updatedOutput !== undefined && !record.pass) replaced = updatedOutput;
-      if (changed && !record.pass && record.decision !== "block" && changeRuns(point)) changedBy ??= record;
+      if (changed && !record.pass && record.decision !== "block" && CHANGE_RUNS.has(point)) changedBy ??= record;
       req.onHook?.(record, notification);
     };
     return {
@@ -317,7 +317,7 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
           // the change the agent would make of it.
           if (folded.modifiedArgs !== undefined && !pointHasTool(point)) {
             folded = withoutChange(folded, `a hook changed the arguments, but ${point} carries no tool arguments to change: the change is dropped`);
-          } else if (folded.modifiedArgs !== undefined && !changeRuns(point)) {
+          } else if (folded.modifiedArgs !== undefined && !CHANGE_RUNS.has(point)) {
             // After the tool ran (PostToolUse …), or once it was denied, a change runs nothing: no agent takes one there.
             folded = withoutChange(folded, `a hook changed the arguments, but at ${point} a change runs nothing (the tool has run, or was denied): the change is dropped`);
           }
@@ -382,28 +382,18 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
                 : cut.why === "preparation"
                   ? `timed out after hookbox took ${cut.preparedMs ?? 0} ms of its time to prepare its workspace`
                   : "could not be run (failed_to_start)";
+            const how = cut.why === "failed_to_start" ? "could not be started" : `was cut by ${cut.why}`;
             // A hook whose block would not count (blockCounts): nor does its not deciding, which the failure mode would make one.
             if (folded.decision !== "block" && failureModeFor(req.tenant, point) === "block" && cut.counts) {
               const { modifiedArgs: _dropped, ...rest } = folded;
-              folded = {
-                ...rest,
-                decision: "block",
-                reason: `${cut.hook} ${what}: the tenant's failure mode (block) applies`,
-                note: `${cut.hook} ${cut.why === "failed_to_start" ? "could not be started" : `was cut by ${cut.why}`}; on_failure = block`,
-              };
+              folded = { ...rest, decision: "block", reason: `${cut.hook} ${what}: the tenant's failure mode (block) applies`, note: `${cut.hook} ${how}; on_failure = block` };
             } else if (!cut.counts && folded.decision !== "block") {
               // Said, never silent — and the other hooks' answer stands as they gave it.
               if (folded.note === undefined) folded = { ...folded, note: `${cut.hook} ${what}: a repository hook's not deciding a settings change is no block, as its block would be none` };
             } else if (folded.decision === "allow" && folded.modifiedArgs !== undefined && changeLostBlocks) {
               // The allow went with a change (an operator's wrapper, say): without the allow the change
-              // goes too, and the bare call must not go out in its place — blocked, as an early answer does.
-              const { modifiedArgs: _dropped, ...rest } = folded;
-              folded = {
-                ...rest,
-                decision: "block",
-                reason: `a hook changed the arguments and allowed the changed call, but ${cut.hook} ${what}: that allow is not answered for, and the call is blocked — run neither as changed nor as sent`,
-                note: `${cut.hook} ${cut.why === "failed_to_start" ? "could not be started" : `was cut by ${cut.why}`}; the change went with the allow not answered for`,
-              };
+              // goes too, and the bare call must not go out in its place — as where the policy hooks could not check it.
+              folded = changeLost(folded, `${cut.hook} ${what} (it ${how}): the allow given with the change is not answered for`);
             } else if (folded.decision === "allow") {
               const note = `${cut.hook} ${what}: the allow the other hooks gave is not answered for it`;
               // (a change where no block stops the call goes with its allow)
@@ -475,9 +465,6 @@ const PRE_TOOL_USE = "PreToolUse" as EventPoint;
  * applied). After it ran, or once it was denied, a change runs nothing.
  */
 const CHANGE_RUNS: ReadonlySet<string> = new Set(["PreToolUse", "PermissionRequest", "BeforeMCPExecution"]);
-function changeRuns(point: EventPoint): boolean {
-  return CHANGE_RUNS.has(point);
-}
 const NO_SOURCES = { policy: emptyHookSet(), service: emptyHookSet(), extension: emptyHookSet(), repository: emptyHookSet() };
 
 /** The event under another name, in its dialect (`hook_event_name`, or Copilot's `hookEventName` where it carries one). */
