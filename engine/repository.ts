@@ -15,7 +15,6 @@ import { REPOSITORY_SOURCES } from "./formats/registry.js";
 import type { Format } from "./events.js";
 import { LOCATED_MEMBERS, readJson, SKIPPED_HOOKS_FACTOR, readToml, withWarningBudget, type LoadContext, type ParsedFile, type WarningBudget } from "./formats/shared.js";
 import { MAX_TOML_VALUES, readTomlOffThread, tomlShapeError, wideTableError } from "./formats/parse-off-thread.js";
-import { tomlLocator } from "./formats/locate.js";
 import { MAX_OBJECT_KEYS } from "./names.js";
 
 /** A repository's TOML (cosh's and Codex's config.toml) is read for these tables only; the rest is never sent to the main thread. */
@@ -76,13 +75,13 @@ export async function loadRepositoryHooks(dir: string, maxTimeoutMs: number, lim
 
 /** `readTomlOffThread`'s reading, on this thread (the CLI's `hookbox check`): the same tables kept, the same bounds. */
 function readTomlHere(file: string, text: string, keep?: readonly string[]): ParsedFile {
-  const parsed = readToml(file, text);
+  const parsed = readToml(file, text, keep);
   const all = parsed.value as Record<string, unknown>;
   const value = keep === undefined ? all : Object.fromEntries(keep.filter((k) => Object.hasOwn(all, k)).map((k) => [k, all[k]]));
   const past = tomlShapeError(value, MAX_TOML_VALUES, MAX_OBJECT_KEYS);
   if (past?.path) throw wideTableError(file, text, past.path, past.message);
   if (past) throw new ConfigError(file, `cannot parse: ${past.message}`);
-  return { ...parsed, value, ...(keep !== undefined ? { locate: tomlLocator(text, keep) } : {}) };
+  return { ...parsed, value };
 }
 
 /** For the CLI (`hookbox check --workspace`): the same reads, at once. */

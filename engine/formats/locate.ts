@@ -38,14 +38,7 @@ export function lineIndex(text: string): (offset: number) => Position {
 
 // ---------------------------------------------------------------- TOML
 
-/** A key part as written → as named: spaces round it and a quote at either end off (no regex: a call per part of every name). */
-const unquote = (raw: string) => {
-  const s = raw.trim();
-  const from = s.charCodeAt(0) === 0x22 || s.charCodeAt(0) === 0x27 ? 1 : 0;
-  const last = s.charCodeAt(s.length - 1);
-  const to = s.length > from && (last === 0x22 || last === 0x27) ? s.length - 1 : s.length;
-  return from === 0 && to === s.length ? s : s.slice(from, to);
-};
+const unquote = (s: string) => s.trim().replace(/^["']|["']$/g, "");
 const splitKey = (s: string) => s.split(".").map(unquote);
 const DOTTED_OR_QUOTED = /[."']/;
 const isKeyChar = (c: number) =>
@@ -97,8 +90,6 @@ interface TomlTable {
  */
 function tomlLines(text: string, keep?: ReadonlySet<string>): Tables {
   const tables = new Map<string, TomlTable>([["", {}]]);
-  // The elements of each array of tables, in order: `name.N` is looked up here, never made a string per element.
-  const arrays = new Map<string, TomlTable[]>();
   // Each header's name as written → as normalised, worked out once however often it is repeated.
   const names = new Map<string, string>();
   const normal = (raw: string) => {
@@ -111,22 +102,25 @@ function tomlLines(text: string, keep?: ReadonlySet<string>): Tables {
     if (!t) tables.set(name, (t = {}));
     return t;
   };
-  // The same arrays as a tree of their names' parts (an element's index a part too): a header is
-  // resolved part by part, each looked up alone, and no further than an array's name can go.
+  // The elements of each array of tables, in order, as a tree of the array's name's parts (an
+  // element's index a part too): `name.N` is looked up here, never made a string per element, and a
+  // header is resolved part by part, each looked up alone, no further than an array's name can go.
   const arrayTree: ArrayNode = {};
-  const addArray = (name: string, elements: TomlTable[]) => {
-    let node = arrayTree;
+  /** The node of a resolved name (made on the way with `make`). */
+  const nodeOf = (name: string, make: boolean): ArrayNode | undefined => {
+    let node: ArrayNode | undefined = arrayTree;
     for (const part of name.split(".")) {
-      let next = node.children?.get(part);
-      if (!next) (node.children ??= new Map()).set(part, (next = {}));
+      let next: ArrayNode | undefined = node.children?.get(part);
+      if (!next && make) (node.children ??= new Map()).set(part, (next = {}));
+      if (!next) return undefined;
       node = next;
     }
-    node.elements = elements;
+    return node;
   };
   // `[a.b]` after `[[a]]` is a table of `a`'s latest element: `a.<i>.b`, as a path names it (at
   // most MAX_TOML_LOOKUP_STEPS parts looked at, each a lookup of that part alone: linear in the name).
   const within = (name: string): string => {
-    if (arrays.size === 0) return name;
+    if (arrayTree.children === undefined) return name;
     const resolved: string[] = [];
     let node: ArrayNode | undefined = arrayTree;
     let from = 0;
@@ -166,11 +160,7 @@ function tomlLines(text: string, keep?: ReadonlySet<string>): Tables {
       table = undefined;
     } else if (header?.array) {
       const name = within(normal(header.name));
-      let elements = arrays.get(name);
-      if (!elements) {
-        arrays.set(name, (elements = []));
-        addArray(name, elements);
-      }
+      const elements = (nodeOf(name, true)!.elements ??= []);
       const base = tableOf(name);
       base.line ??= n + 1;
       table = { line: n + 1 };
@@ -192,7 +182,7 @@ function tomlLines(text: string, keep?: ReadonlySet<string>): Tables {
       // element's own sub-tables are named in `tables`, after it)
       const dot = name.lastIndexOf(".");
       const index = name.slice(dot + 1);
-      return dot !== -1 && /^[0-9]{1,9}$/.test(index) ? arrays.get(name.slice(0, dot))?.[Number(index)] : undefined;
+      return dot !== -1 && /^[0-9]{1,9}$/.test(index) ? nodeOf(name.slice(0, dot), false)?.elements?.[Number(index)] : undefined;
     },
   };
 }

@@ -23,9 +23,10 @@ export interface ParsedFile {
   locate: Locate;
 }
 
-export function readToml(file: string, text: string): ParsedFile {
+/** `keep`: only these top-level tables are located (tomlLocator). */
+export function readToml(file: string, text: string, keep?: readonly string[]): ParsedFile {
   try {
-    return { file, value: parseToml(text, { integersAsBigInt: "asNeeded" }), locate: tomlLocator(text) };
+    return { file, value: parseToml(text, { integersAsBigInt: "asNeeded" }), locate: tomlLocator(text, keep) };
   } catch (err) {
     if (err instanceof TomlError) throw new ConfigError(file, err.message.split("\n")[0] ?? "invalid TOML", err.line, err.column);
     throw err;
