@@ -990,6 +990,14 @@ describe("a workspace's worst, against the loop that serves everyone", () => {
     expect(await loopLagMaxMs()).toBeLessThan(100);
   });
 
+  it("refuses a config.toml of a mebibyte of tables under [hooks] at the table past MAX_OBJECT_KEYS (one no header names: no line), the headers indexed in one pass", async () => {
+    let content = `[[hooks.PreToolUse]]\nname = "n"\ncommand = "x"\n`;
+    for (let i = 0; content.length < 1_000_000; i++) content += `[hooks.b.b.b.b.b.c${i}]\n`;
+    const { status, text } = await attack(svc, async () => put(svc, "toml-hook-tables", await tarOf([{ name: ".copilot-shell/config.toml", content }])));
+    expect(status, text.slice(0, 300)).toBe(400);
+    expect(errorOf(text)).toMatchObject({ code: "workspace_hooks_invalid", message: "repository hook file .copilot-shell/config.toml: hooks.b.b.b.b.b: holds more than 16384 keys (MAX_OBJECT_KEYS)" });
+  });
+
   it(`refuses a hook file of 50,000 entries of another type at the one past SKIPPED_HOOKS_FACTOR × max_repository_hooks (${SKIPPED_HOOKS_FACTOR * 1000}), none read by a schema`, async () => {
     const handlers = Array.from({ length: 50_000 }, (_, i) => ({ type: "x", k: i % 10 }));
     const settings = JSON.stringify({ hooks: { PreToolUse: [{ hooks: handlers }] } });
