@@ -6,7 +6,7 @@ import type { Decision } from "./events.js";
 import { effectiveDecisions } from "./formats/registry.js";
 import { blockKeepsGoing, hookCalled } from "./formats/shared.js";
 import type { HookDef } from "./hooks.js";
-import type { Verdict } from "./verdict.js";
+import { MAX_TOOL_NAMES, type ToolSelection, type Verdict } from "./verdict.js";
 
 export interface Judged {
   hook: HookDef;
@@ -133,6 +133,42 @@ export interface Folded {
   notifications: Notification[];
   /** why the decision is what it is, when a service rule (not a hook) changed it */
   note?: string;
+  /** which tools the model may call next (foldToolSelection), when a hook said */
+  toolSelection?: ToolSelection;
+}
+
+/** Trust tiers (SERVICE.md §8) as lists of tools are folded: each tier's list only narrows the ones above it. */
+const TOOL_TIER: Record<HookDef["source"], number> = { policy: 0, service: 1, extension: 1, repository: 2 };
+
+/**
+ * The tools the model may call, from every hook's toolSelection (Gemini CLI hooks reference,
+ * BeforeToolSelection; its aggregator's rules): NONE from any hook is NONE ("wins over other hooks"),
+ * else ANY from any is ANY, else AUTO. The names: within a tier, the union of its hooks' lists, as
+ * Gemini CLI combines them ("multiple hooks' whitelists are combined"); across tiers, their
+ * intersection — a lower tier's list never adds a tool a higher tier's left out (untrusted code can
+ * only tighten, SERVICE.md §8). Tiers that named tools and share none leave the model none: NONE
+ * (an empty list would read as no list: any tool). Sorted, as Gemini CLI writes them, and cut at
+ * MAX_TOOL_NAMES (a shorter list only allows less). Undefined when no hook said.
+ */
+export function foldToolSelection(judged: Judged[]): ToolSelection | undefined {
+  const said = judged.filter((j) => j.verdict.toolSelection !== undefined);
+  if (said.length === 0) return undefined;
+  const modes = new Set(said.map((j) => j.verdict.toolSelection!.mode));
+  if (modes.has("NONE")) return { mode: "NONE", names: [] };
+  const mode = modes.has("ANY") ? "ANY" : "AUTO";
+  const tiers = new Map<number, Set<string>>();
+  for (const j of said) {
+    const names = j.verdict.toolSelection!.names;
+    if (names === undefined) continue;
+    const tier = TOOL_TIER[j.hook.source];
+    const union = tiers.get(tier) ?? new Set<string>();
+    for (const n of names) union.add(n);
+    tiers.set(tier, union);
+  }
+  if (tiers.size === 0) return { mode };
+  const [first, ...rest] = [...tiers.values()];
+  const names = [...first!].filter((n) => rest.every((t) => t.has(n))).sort().slice(0, MAX_TOOL_NAMES);
+  return names.length === 0 ? { mode: "NONE", names: [] } : { mode, names };
 }
 
 /** A reason that says something; a blank one is none. */
@@ -170,6 +206,8 @@ export function fold(judged: Judged[], opts: { interactive: boolean }): Folded {
     additionalContext: joinCapped(contexts),
     notifications,
   };
+  const tools = foldToolSelection(judged);
+  if (tools) folded.toolSelection = tools;
   // A replaced tool output stands with a block too (Claude Code: a block "can be combined" with it):
   // the last hook's replacement, each hook having seen the output as the tool gave it.
   const replaced = judged.filter((j) => j.verdict.updatedOutput !== undefined).at(-1);

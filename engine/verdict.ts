@@ -34,6 +34,27 @@ export interface Verdict {
   distrusted?: string;
   /** the hook answered past one of hookbox's own bounds (its agent has none): hookbox did not decide */
   limit?: "output_shape";
+  /** which tools the model may call next (Gemini CLI's BeforeToolSelection `toolConfig`) */
+  toolSelection?: ToolSelection;
 }
+
+/**
+ * Which tools the model may call (Gemini CLI hooks reference, BeforeToolSelection): `mode` NONE
+ * (no tool at all), ANY (it must call one) or AUTO; `names`, the `allowedFunctionNames` it may call —
+ * undefined when none are named (no list of the hook's own: any tool).
+ */
+export interface ToolSelection {
+  mode: "AUTO" | "ANY" | "NONE";
+  names?: string[];
+}
+
+/**
+ * @default 1024 — tool names one hook's list, and one event's answer, holds; past it the list is cut
+ * (the tools cut are not allowed: a shorter list only allows less)
+ */
+export const MAX_TOOL_NAMES = 1024;
+
+/** @default 256 — characters of one tool name in such a list; a longer one is no tool's, and dropped */
+export const MAX_TOOL_NAME_CHARS = 256;
 
 export type Interpret = (run: RunResult, hook: HookDef) => Verdict;

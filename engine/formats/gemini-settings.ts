@@ -5,7 +5,7 @@
  * `SessionStart` …), `timeout` in milliseconds, and snake_case payloads (Gemini CLI hooks reference).
  * Here: loading, its matcher, its exit-code and output rules, where its decisions count, and its
  * answers (`decision`, `reason`, `systemMessage`, `hookSpecificOutput.additionalContext`,
- * `continue: false` + `stopReason`).
+ * BeforeToolSelection's `hookSpecificOutput.toolConfig`, `continue: false` + `stopReason`).
  */
 import { basename } from "node:path";
 import { z } from "zod";
@@ -13,7 +13,7 @@ import type { Folded } from "../aggregate.js";
 import { ALL, ALLOW_BLOCK, NONE, pointHasTool, type Decision, type EventPoint } from "../events.js";
 import { compileRegex, MAX_MATCHER_CHARS, type HookDef, type HookSet, type Matcher } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
-import type { Verdict } from "../verdict.js";
+import { MAX_TOOL_NAME_CHARS, MAX_TOOL_NAMES, type ToolSelection, type Verdict } from "../verdict.js";
 import { MAX_HOOK_NAME_CHARS } from "./cosh-toml.js";
 import { formatPath, type Path } from "./locate.js";
 import { type Answer, askDenyReason, clip, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, haltVerdict, knownKeys, type LoadContext, readMatcher, originOf, type ParsedFile, readDecision, pastBounds, readOutput, schemaError, shown, skipOtherType, str, warn, withContext, withHalt, CommandSchema } from "./shared.js";
@@ -216,19 +216,43 @@ export function interpretGemini(run: RunResult, hook: HookDef): Verdict {
   // BeforeTool: `hookSpecificOutput.tool_input` is merged over the tool's arguments (an argument
   // change, under the trust tiers like any other).
   const changed = hook.point === "PreToolUse" && typeof specific.tool_input === "object" && specific.tool_input !== null && !Array.isArray(specific.tool_input) ? specific.tool_input : undefined;
+  // BeforeToolSelection: which tools the model may call (folded over every hook and tier: aggregate.ts).
+  const tools = hook.point === "BeforeToolSelection" ? readToolSelection(specific.toolConfig) : undefined;
+  if (tools) rule += `; gemini: toolConfig ${tools.said}`;
   // What Gemini CLI takes from these and hookbox does not pass on: said in the hook's record, never silently dropped.
-  const untaken = ["toolConfig", "llm_request", "llm_response"].filter((k) => specific[k] !== undefined && specific[k] !== null);
+  const untaken = ["llm_request", "llm_response"].filter((k) => specific[k] !== undefined && specific[k] !== null);
   if (untaken.length > 0) rule += `; gemini: hookSpecificOutput.${untaken.join(", ")} is not passed on by hookbox (Gemini CLI would take it)`;
   return {
     decision,
     reason,
     ...(halt !== undefined ? { halt } : {}),
+    ...(tools ? { toolSelection: tools.selection } : {}),
     systemMessage: messageRead(hook.point) ? str(o.systemMessage) : undefined,
     additionalContext: GEMINI_CONTEXT_READ.has(hook.point) ? str(specific.additionalContext) : undefined,
     ...(changed !== undefined ? { modifiedArgs: changed } : {}),
     error: null,
     rule,
   };
+}
+
+/**
+ * BeforeToolSelection's `hookSpecificOutput.toolConfig` as Gemini CLI's hook aggregator reads it
+ * (`hookAggregator.ts`, mergeToolSelectionOutputs): none unless it is an object; `mode` "NONE" or "ANY"
+ * as given, anything else AUTO; `allowedFunctionNames` an array whose names the model may call — an
+ * empty one names none (Gemini adds nothing from it). A name that is no string, or longer than
+ * MAX_TOOL_NAME_CHARS, is no tool's: dropped; past MAX_TOOL_NAMES the list is cut. Either only
+ * allows less — and a list whose every name was dropped allows nothing, never everything.
+ */
+function readToolSelection(given: unknown): { selection: ToolSelection; said: string } | undefined {
+  if (typeof given !== "object" || given === null || Array.isArray(given)) return undefined;
+  const { mode: m, allowedFunctionNames: listed } = given as Record<string, unknown>;
+  const mode = m === "NONE" || m === "ANY" ? m : "AUTO";
+  if (!Array.isArray(listed) || listed.length === 0) return { selection: { mode }, said: `mode ${mode}, no tools named` };
+  const named = listed.slice(0, MAX_TOOL_NAMES + 1);
+  const names = [...new Set(named.filter((n): n is string => typeof n === "string" && n.length <= MAX_TOOL_NAME_CHARS))].slice(0, MAX_TOOL_NAMES);
+  const dropped = listed.length > MAX_TOOL_NAMES ? `; the list cut at ${MAX_TOOL_NAMES} names (those past it not allowed)` : "";
+  const odd = named.some((n) => typeof n !== "string" || n.length > MAX_TOOL_NAME_CHARS) ? `; a name that is no string or longer than ${MAX_TOOL_NAME_CHARS} characters dropped (it names no tool)` : "";
+  return { selection: { mode, names }, said: `mode ${mode}, ${names.length} tool${names.length === 1 ? "" : "s"} allowed${odd}${dropped}` };
 }
 
 /**
@@ -260,7 +284,9 @@ function geminiAnswer(point: EventPoint, f: Folded): Answer {
   const reason = f.decision === "ask" ? askDenyReason(f.reason, "Gemini CLI") : f.decision ? f.reason : undefined;
   const changed = point === "PreToolUse" && decision !== "deny" && decision !== "block" && typeof f.modifiedArgs === "object" && f.modifiedArgs !== null ? f.modifiedArgs : undefined;
   const context = GEMINI_CONTEXT_READ.has(point);
-  const specific = defined({ additionalContext: context ? f.additionalContext : undefined, tool_input: changed });
+  // BeforeToolSelection: the tools the model may call, as Gemini's own aggregator writes them (names sorted).
+  const toolConfig = point === "BeforeToolSelection" && f.toolSelection ? { mode: f.toolSelection.mode, allowedFunctionNames: f.toolSelection.names ?? [] } : undefined;
+  const specific = defined({ additionalContext: context ? f.additionalContext : undefined, tool_input: changed, toolConfig });
   const output = defined({
     decision,
     reason,

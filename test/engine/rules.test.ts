@@ -13,13 +13,13 @@ import { interpretCursor } from "../../engine/formats/cursor-hooks.js";
 import { claudeCondition } from "../../engine/formats/claude-if.js";
 import { geminiMatcher, interpretGemini } from "../../engine/formats/gemini-settings.js";
 import { answerFor, changeAsRun, effectiveDecisions, interpret } from "../../engine/formats/registry.js";
-import { fold } from "../../engine/aggregate.js";
+import { fold, foldToolSelection } from "../../engine/aggregate.js";
 import { selectHooks } from "../../engine/match.js";
 import { readDecision, wellFormedJson } from "../../engine/formats/shared.js";
 import { resolveEventName } from "../../engine/events.js";
 import type { HookDef } from "../../engine/hooks.js";
 import type { RunResult } from "../../engine/run/types.js";
-import type { Interpret } from "../../engine/verdict.js";
+import { MAX_TOOL_NAME_CHARS, MAX_TOOL_NAMES, type Interpret, type ToolSelection } from "../../engine/verdict.js";
 
 const hook = (format: HookDef["format"], event: string, extra: Partial<HookDef> = {}): HookDef => ({
   name: "h", source: "service", format, point: resolveEventName(event)!.point, dialect: "snake", command: "x",
@@ -307,12 +307,81 @@ describe("Gemini CLI reads continue: false where the agent loop runs (hooks refe
 
 describe("what Gemini CLI takes from a hook and hookbox does not pass on", () => {
   it.each<[string, string]>([
-    ["BeforeToolSelection", '{"hookSpecificOutput":{"hookEventName":"BeforeToolSelection","toolConfig":{"mode":"NONE"}}}'],
+    ["BeforeModel", '{"hookSpecificOutput":{"hookEventName":"BeforeModel","llm_request":{"model":"gemini-pro"}}}'],
     ["AfterModel", '{"hookSpecificOutput":{"hookEventName":"AfterModel","llm_response":{"candidates":[]}}}'],
   ])("is said in the hook's record at %s, never dropped unsaid", (event, out) => {
     const v = interpretGemini(exited(0, out), hook("gemini", event));
     expect(v.decision).toBeNull();
-    expect(v.rule).toMatch(/hookSpecificOutput\.(toolConfig|llm_response) is not passed on by hookbox \(Gemini CLI would take it\)$/);
+    expect(v.rule).toMatch(/hookSpecificOutput\.(llm_request|llm_response) is not passed on by hookbox \(Gemini CLI would take it\)$/);
+  });
+});
+
+describe("Gemini CLI's BeforeToolSelection toolConfig (hooks reference; its hook aggregator)", () => {
+  const selection = (toolConfig: unknown, event = "BeforeToolSelection") =>
+    interpretGemini(exited(0, JSON.stringify({ hookSpecificOutput: { hookEventName: event, toolConfig } })), hook("gemini", event));
+  it.each<[string, unknown, unknown]>([
+    ['"NONE": disables all tools', { mode: "NONE" }, { mode: "NONE" }],
+    ['"ANY" with a whitelist', { mode: "ANY", allowedFunctionNames: ["read_file", "glob"] }, { mode: "ANY", names: ["read_file", "glob"] }],
+    ["a mode Gemini does not know counts as AUTO", { mode: "SOMETIMES", allowedFunctionNames: ["read_file"] }, { mode: "AUTO", names: ["read_file"] }],
+    ["an empty whitelist names no tool: no list", { allowedFunctionNames: [] }, { mode: "AUTO" }],
+    ["a whitelist that is no array: no list", { allowedFunctionNames: "read_file" }, { mode: "AUTO" }],
+    ["a name said twice is one", { allowedFunctionNames: ["glob", "glob"] }, { mode: "AUTO", names: ["glob"] }],
+  ])("%s", (_what, toolConfig, expected) => {
+    const v = selection(toolConfig);
+    expect(v.decision).toBeNull();
+    expect(v.toolSelection).toEqual(expected);
+    expect(v.rule).toMatch(/; gemini: toolConfig mode (NONE|ANY|AUTO)/);
+  });
+  it("takes none that is no object, and none at another event", () => {
+    expect(selection("NONE").toolSelection).toBeUndefined();
+    expect(selection(["NONE"]).toolSelection).toBeUndefined();
+    expect(selection({ mode: "NONE" }, "BeforeTool").toolSelection).toBeUndefined();
+  });
+  it("drops a name that is no string or longer than MAX_TOOL_NAME_CHARS, and says so; a list of nothing but such names allows nothing", () => {
+    const long = "x".repeat(MAX_TOOL_NAME_CHARS + 1);
+    const v = selection({ allowedFunctionNames: ["read_file", 7, null, long, "y".repeat(MAX_TOOL_NAME_CHARS)] });
+    expect(v.toolSelection).toEqual({ mode: "AUTO", names: ["read_file", "y".repeat(MAX_TOOL_NAME_CHARS)] });
+    expect(v.rule).toMatch(/longer than 256 characters dropped/);
+    expect(selection({ allowedFunctionNames: [long, 1] }).toolSelection).toEqual({ mode: "AUTO", names: [] });
+  });
+  it("cuts a list at MAX_TOOL_NAMES, and says so", () => {
+    const names = Array.from({ length: MAX_TOOL_NAMES + 5 }, (_, i) => `tool_${i}`);
+    const v = selection({ allowedFunctionNames: names });
+    expect(v.toolSelection?.names).toEqual(names.slice(0, MAX_TOOL_NAMES));
+    expect(v.rule).toMatch(/cut at 1024 names/);
+    expect(selection({ allowedFunctionNames: names.slice(0, MAX_TOOL_NAMES) }).rule).not.toMatch(/cut at/);
+  });
+});
+
+describe("tools the model may call, folded over hooks and trust tiers", () => {
+  const at = (source: HookDef["source"], toolSelection: ToolSelection) => ({ hook: hook("gemini", "BeforeToolSelection", { source }), verdict: { decision: null, error: null, rule: "r", toolSelection } });
+  it.each<[string, ReturnType<typeof at>[], ToolSelection | undefined]>([
+    ["no hook said: none", [], undefined],
+    ["NONE from any hook, a repository's too, wins", [at("policy", { mode: "ANY", names: ["a"] }), at("repository", { mode: "NONE" })], { mode: "NONE", names: [] }],
+    ["ANY from any hook, else AUTO", [at("repository", { mode: "ANY" }), at("repository", { mode: "AUTO", names: ["b"] })], { mode: "ANY", names: ["b"] }],
+    ["one tier's lists are joined, as Gemini joins them, sorted", [at("repository", { mode: "AUTO", names: ["read_file", "glob"] }), at("repository", { mode: "AUTO", names: ["web_fetch"] })], { mode: "AUTO", names: ["glob", "read_file", "web_fetch"] }],
+    ["a hook that names no tools adds none and takes none away", [at("repository", { mode: "AUTO", names: ["glob"] }), at("repository", { mode: "AUTO" })], { mode: "AUTO", names: ["glob"] }],
+    ["a repository's list only narrows a policy's", [at("policy", { mode: "AUTO", names: ["glob", "read_file"] }), at("repository", { mode: "AUTO", names: ["read_file", "run_shell_command"] })], { mode: "AUTO", names: ["read_file"] }],
+    ["a service hook's list only narrows a policy's too", [at("service", { mode: "AUTO", names: ["a", "b"] }), at("policy", { mode: "AUTO", names: ["b", "c"] })], { mode: "AUTO", names: ["b"] }],
+    ["lists of two tiers that share no tool leave none: NONE, never an empty list (any tool)", [at("policy", { mode: "AUTO", names: ["glob"] }), at("repository", { mode: "ANY", names: ["run_shell_command"] })], { mode: "NONE", names: [] }],
+    ["a list whose every name was dropped allows nothing", [at("repository", { mode: "AUTO", names: [] })], { mode: "NONE", names: [] }],
+    ["a mode without any list", [at("repository", { mode: "AUTO" })], { mode: "AUTO" }],
+  ])("%s", (_what, judged, expected) => {
+    expect(foldToolSelection(judged)).toEqual(expected);
+    expect(fold(judged, { interactive: true }).toolSelection).toEqual(expected);
+  });
+  it("cuts the folded list at MAX_TOOL_NAMES", () => {
+    const names = (from: number) => Array.from({ length: MAX_TOOL_NAMES }, (_, i) => `t${String(from + i).padStart(5, "0")}`);
+    const f = foldToolSelection([at("repository", { mode: "AUTO", names: names(0) }), at("repository", { mode: "AUTO", names: names(MAX_TOOL_NAMES) })]);
+    expect(f?.names).toHaveLength(MAX_TOOL_NAMES);
+    expect(f?.names?.[0]).toBe("t00000");
+  });
+  it("is written as Gemini's own aggregator writes it, at BeforeToolSelection only", () => {
+    const f = fold([at("repository", { mode: "AUTO", names: ["read_file", "glob"] })], { interactive: true });
+    expect(answerFor("gemini", resolveEventName("BeforeToolSelection")!.point, f).output).toEqual({ hookSpecificOutput: { toolConfig: { mode: "AUTO", allowedFunctionNames: ["glob", "read_file"] } } });
+    expect(answerFor("gemini", resolveEventName("BeforeToolSelection")!.point, fold([at("repository", { mode: "ANY" })], { interactive: true })).output).toEqual({ hookSpecificOutput: { toolConfig: { mode: "ANY", allowedFunctionNames: [] } } });
+    expect(answerFor("gemini", resolveEventName("BeforeToolSelection")!.point, fold([], { interactive: true })).output).toEqual({});
+    expect(answerFor("gemini", resolveEventName("BeforeTool")!.point, f).output).toEqual({});
   });
 });
 

@@ -71,6 +71,11 @@ const gemini = {
   general: { vimMode: true },
   hooks: {
     BeforeTool: [{ matcher: "web_fetch|google_web_search", hooks: [{ type: "command", name: "gemini-net", command: say({ decision: "deny", reason: "gemini: no network from here", hookSpecificOutput: { additionalContext: "use the docs folder" } }), timeout: 10000 }] }],
+    // Two hooks that each leave the model a few tools: Gemini CLI joins their lists.
+    BeforeToolSelection: [{ hooks: [
+      { type: "command", name: "gemini-readers", command: say({ hookSpecificOutput: { hookEventName: "BeforeToolSelection", toolConfig: { mode: "AUTO", allowedFunctionNames: ["read_file", "glob"] } } }) },
+      { type: "command", name: "gemini-fetch", command: say({ hookSpecificOutput: { hookEventName: "BeforeToolSelection", toolConfig: { allowedFunctionNames: ["web_fetch"] } } }) },
+    ] }],
   },
 };
 
@@ -111,7 +116,7 @@ describe("a repository of every agent's real hook files", () => {
       expect.stringMatching(/^\.github\/hooks\/schema\.json: no "hooks" object: not a hook file; skipped$/),
       expect.stringMatching(/^\.copilot-shell\/config\.toml:5: hooks\.PreToolUse\[0\]\.sequential: unknown key "sequential"; skipped$/),
     ]));
-    expect((upload.hooks as unknown[]).length).toBe(18);
+    expect((upload.hooks as unknown[]).length).toBe(20);
   });
 
   it("a VS Code-form hook's hookSpecificOutput deny blocks", async () => {
@@ -184,6 +189,16 @@ describe("a repository of every agent's real hook files", () => {
     const body = await post(pre("web_fetch", { url: "https://example.com" }), `${ws.query}&format=gemini`);
     expect(body).toMatchObject({ decision: "block", reason: "gemini: no network from here" });
     expect(body.output).toEqual({ decision: "block", reason: "gemini: no network from here" });
+  });
+
+  it("Gemini BeforeToolSelection: the hooks' tool lists reach the agent joined, as Gemini CLI joins them, and each hook's record says what it left", async () => {
+    const body = await post({ session_id: "s-1", hook_event_name: "BeforeToolSelection", llm_request: { model: "gemini-2.5-pro", messages: [], config: {} } }, `${ws.query}&format=gemini`);
+    expect(body.decision).toBeNull();
+    expect(body.output).toEqual({ hookSpecificOutput: { toolConfig: { mode: "AUTO", allowedFunctionNames: ["glob", "read_file", "web_fetch"] } } });
+    expect(ran(body).map((h) => [h.name, (h as { rule?: string }).rule?.match(/toolConfig mode \w+, \d+ tools? allowed/)?.[0]])).toEqual([
+      ["gemini-readers", "toolConfig mode AUTO, 2 tools allowed"],
+      ["gemini-fetch", "toolConfig mode AUTO, 1 tool allowed"],
+    ]);
   });
 
   it("Claude Stop: continue: false stops the agent and outranks a block that would keep it going", async () => {
