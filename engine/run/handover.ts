@@ -4,7 +4,9 @@
  * (workspace-archive.ts), unpacked into the container's own size-limited /workspace — then runs
  * `sh -c <command>` with the rest of stdin (the event) as the hook's stdin, and
  * prints `<nonce> <exit code> <oom kills>\n` on stdout and on stderr when it returns — one line, one
- * write, which no other writer's bytes can split. The nonce never enters the hook's environment or
+ * write, which no other writer's bytes can split. Before the hook starts it says so on stderr
+ * (`<nonce> s\n`): the hook's timeout counts from there, as a cold run's counts from its container's
+ * start — the hand-over and the unpacking of its workspace are not the hook's time. The nonce never enters the hook's environment or
  * command line (a hook, as the wrapper's user, may still read it from the wrapper's memory: it then
  * changes only how its own run is read — what it decides anyway — never another's, each container
  * running one hook; and its run ends MARKER_GRACE_MS after the first marker all the same).
@@ -30,6 +32,9 @@ const UNPACK = [
  */
 const RUN_HOOK = "(set -- \"$c\"; eval \"$e\"; exec /bin/sh -c \"$1\")";
 
+/** The hook starts now (its workspace unpacked, its folder entered): said on stderr, ahead of anything the hook writes there. */
+const STARTING = "printf '%s s\\n' \"$n\" >&2";
+
 /**
  * The wrapper, in bash when the image has it: builtins only between the handover and the hook, so
  * the hook starts at once (a fork costs most under gVisor). Lengths are in bytes (LC_ALL=C while
@@ -46,6 +51,7 @@ export const BASH_WRAPPER = [
   UNPACK,
   "if [ -n \"$d\" ]; then cd -- \"$d\" || exit 96; fi",
   "unset ld lc le la d",
+  STARTING,
   RUN_HOOK,
   "r=$?",
   "o=0",
@@ -71,6 +77,7 @@ export const SH_WRAPPER = [
   "c=\"$(printf %s \"$c\" | base64 -d)\" && [ -n \"$c\" ] || exit 98",
   "e=\"$(printf %s \"$e\" | base64 -d)\" || exit 98",
   "unset d h la",
+  STARTING,
   RUN_HOOK,
   "r=$?",
   "o=$(cat /sys/fs/cgroup/memory/memory.oom_control /sys/fs/cgroup/memory.events 2>/dev/null | sed -n 's/^oom_kill //p' | head -n 1)",
@@ -156,12 +163,19 @@ export class MarkerWatch {
   private readonly tails = { stdout: "", stderr: "" };
   private readonly seen = { stdout: "", stderr: "" };
   private readonly pattern: RegExp;
+  private readonly startLine: string;
+  /** stderr before the start line: the wrapper's own (a `cd` that failed), never the hook's; its last bytes only */
+  private before = "";
   exitCode: number | undefined;
   /** OOM kills the container's memory cgroup counted */
   oomKills = 0;
+  /** the wrapper said its hook starts */
+  started = false;
 
-  constructor(nonce: string) {
+  /** `onStart`: called once, as the wrapper's start line is read — the hook runs from then. */
+  constructor(nonce: string, private readonly onStart: () => void = () => undefined) {
     this.pattern = new RegExp(`${nonce} (\\d+) (\\d+)\\n`);
+    this.startLine = `${nonce} s\n`;
   }
 
   /** Both streams have shown the marker. */
@@ -174,6 +188,19 @@ export class MarkerWatch {
    * up to the marker's end with it, nothing after it.
    */
   take(stream: "stdout" | "stderr", chunk: Buffer): Buffer {
+    if (stream === "stderr" && !this.started) {
+      const text = this.before + chunk.toString("latin1");
+      const at = text.indexOf(this.startLine);
+      if (at < 0) {
+        this.before = text.slice(-MARKER_SLACK_BYTES);
+        return chunk.subarray(0, 0);
+      }
+      this.started = true;
+      this.before = "";
+      this.onStart();
+      // What follows the start line in the same chunk is the hook's (its end marker too, maybe).
+      return this.take(stream, Buffer.from(text.slice(at + this.startLine.length), "latin1"));
+    }
     if (this.seen[stream]) return chunk.subarray(0, 0);
     const tail = this.tails[stream];
     // latin1: one character a byte, so positions in the text are positions in the bytes

@@ -88,7 +88,14 @@ export class WarmContainer {
     const { capture, signal } = guard;
     const onStop = () => void this.made.kill();
     signal.addEventListener("abort", onStop, { once: true });
-    const watch = new MarkerWatch(nonce);
+    // The hook's timeout runs from its start, as the wrapper says it (after the hand-over and the
+    // unpacking of its workspace, which a cold run does before its container starts); the run's
+    // deadline, from the claim.
+    let hookAt: number | undefined;
+    const watch = new MarkerWatch(nonce, () => {
+      hookAt = performance.now();
+      guard.hookStarted();
+    });
     let graceTimer: NodeJS.Timeout | undefined;
     const bothMarkers = new Promise<void>((resolve) => {
       // What a background process of the hook's writes after the marker is not the hook's output.
@@ -108,7 +115,11 @@ export class WarmContainer {
     // longer abort its signal.
     let deadlineTimer: NodeJS.Timeout | undefined;
     const gaveUp = new Promise<"gave_up">((resolve) => {
-      deadlineTimer = setTimeout(() => resolve("gave_up"), guard.leftMs());
+      // Whichever of this timer and the guard's own fires first, the run ends as its deadline says.
+      deadlineTimer = setTimeout(() => {
+        guard.stop("deadline");
+        resolve("gave_up");
+      }, guard.leftMs());
       const check = () => { if (guard.stopped === "deadline" || guard.stopped === "cancelled") resolve("gave_up"); };
       signal.addEventListener("abort", check, { once: true });
       check();
@@ -117,12 +128,12 @@ export class WarmContainer {
     const streamBytes = (stream: "stdout" | "stderr") => watch.strip(stream, capture[stream].bytes());
     const result = (tail: RunEnd): RunResult => {
       const [out, err] = [streamBytes("stdout"), streamBytes("stderr")];
-      return { ...tail, stdout: out.subarray(0, cap).toString("utf8"), stderr: err.subarray(0, cap).toString("utf8"), startMs: 0, durationMs: performance.now() - t0, warm: true } as RunResult;
+      const from = hookAt ?? t0;
+      return { ...tail, stdout: out.subarray(0, cap).toString("utf8"), stderr: err.subarray(0, cap).toString("utf8"), startMs: from - t0, durationMs: performance.now() - from, warm: true } as RunResult;
     };
     try {
       // Cancelled before its hand-over: the hook never starts (the container is removed unused).
       if (request.signal?.aborted) return result({ outcome: "cancelled", exitCode: null });
-      guard.hookStarted();
       for (const chunk of handover(nonce, request, this.wrapper ?? "sh", archive)) if (chunk.length > 0) stream.write(chunk);
       stream.end();
       const ended = await Promise.race([bothMarkers, streamDone, gaveUp]);

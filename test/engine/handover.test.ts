@@ -30,12 +30,16 @@ describe.each([
     const watch = new MarkerWatch(nonce);
     expect(watch.take("stdout", r.stdout)).toEqual(r.stdout);
     expect(watch.done).toBe(false);
-    watch.take("stderr", r.stderr);
+    expect(watch.started).toBe(false);
+    // The wrapper says its hook starts before anything the hook writes; that line is the wrapper's, not the hook's.
+    expect(r.stderr.toString()).toMatch(new RegExp(`^${nonce} s\\n`));
+    const err = watch.take("stderr", r.stderr);
+    expect(watch.started).toBe(true);
     expect(watch.done).toBe(true);
     expect(r.status).toBe(3); // the wrapper ends with its hook's exit code too
     expect(watch.exitCode).toBe(3);
     expect(watch.strip("stdout", r.stdout).toString()).toBe(`it's a 'quoted' ünïcode $HOME \`value\`|{"toolName":"bash"}|${r.stdout.toString().split("|")[2]}|`);
-    expect(watch.strip("stderr", r.stderr).toString()).toBe("ünï\n");
+    expect(watch.strip("stderr", err).toString()).toBe("ünï\n");
   });
 
   it("gives the hook variables named as the wrapper's own (n, c, d, e, h, la, r, PATH) without changing its nonce, its command or its tools", () => {
@@ -69,12 +73,31 @@ it("finds the marker followed by a background process's output, in any chunking,
     const watch = new MarkerWatch(nonce);
     const kept: Buffer[] = [];
     for (let at = 0; at < stream.length; at += size) kept.push(watch.take("stdout", stream.subarray(at, at + size)));
-    watch.take("stderr", Buffer.from(`${nonce} 2 0\n`));
+    watch.take("stderr", Buffer.from(`${nonce} s\n${nonce} 2 0\n`));
     expect(watch.done).toBe(true);
     expect(watch.exitCode).toBe(2);
     expect(Buffer.concat(kept)).toEqual(stream.subarray(0, end));
     expect(watch.strip("stdout", Buffer.concat(kept)).toString()).toBe("hook says\n");
   }
+});
+
+it("reads the start line in any chunking, once, and keeps of stderr only what follows it: what the wrapper wrote before is not the hook's", () => {
+  const nonce = "0123456789abcdef0123456789abcdef";
+  const stream = Buffer.from(`cd: no such folder\n${nonce} s\nthe hook's own ${nonce} s\n line\n${nonce} 0 0\n`);
+  for (const size of [1, 5, 33, stream.length]) {
+    let starts = 0;
+    const watch = new MarkerWatch(nonce, () => starts++);
+    const kept: Buffer[] = [];
+    for (let at = 0; at < stream.length; at += size) kept.push(watch.take("stderr", stream.subarray(at, at + size)));
+    expect(starts).toBe(1);
+    expect(watch.exitCode).toBe(0);
+    expect(watch.strip("stderr", Buffer.concat(kept)).toString()).toBe(`the hook's own ${nonce} s\n line\n`);
+  }
+  // Without its start line, nothing on stderr is the hook's, and its end marker is not read there.
+  const never = new MarkerWatch(nonce);
+  expect(never.take("stderr", Buffer.from(`x\n${nonce} 0 0\n`)).length).toBe(0);
+  expect(never.started).toBe(false);
+  expect(never.done).toBe(false);
 });
 
 it("the launcher picks bash when the image has it and says so", () => {

@@ -10,7 +10,7 @@ import { WarmContainer } from "../../engine/run/warm-container.js";
 import { DEFAULT_LIMITS } from "../../engine/names.js";
 import type { ContainerHandle } from "../../engine/run/container-parts.js";
 
-function standIn(opts: { ends?: Promise<void> } = {}) {
+function standIn(opts: { ends?: Promise<void>; onKill?: () => void } = {}) {
   const stream = new PassThrough();
   const written: Buffer[] = [];
   stream.on("data", (c: Buffer) => written.push(c));
@@ -24,11 +24,11 @@ function standIn(opts: { ends?: Promise<void> } = {}) {
       outErr = { err };
       outOut = { out };
     },
-    kill: async () => undefined,
+    kill: async () => void opts.onKill?.(),
     state: async () => ({ running: false, oomKilled: false, exitCode: 0 }),
     cleanup: async () => void cleaned++,
   };
-  return { handle, written, up: () => outErr.err!.write(Buffer.from("bash\n")), out: (text: string) => outOut.out!.write(Buffer.from(text)), cleaned: () => cleaned };
+  return { handle, written, up: () => outErr.err!.write(Buffer.from("bash\n")), out: (text: string) => outOut.out!.write(Buffer.from(text)), err: (text: string) => outErr.err!.write(Buffer.from(text)), cleaned: () => cleaned };
 }
 
 describe("a claim whose run was cancelled before its hand-over", () => {
@@ -87,5 +87,55 @@ describe("a claim whose second end mark does not follow the first", () => {
     expect(result).toMatchObject({ outcome: "exited", exitCode: 0, stdout: '{"decision":"allow"}\n' });
     await Promise.all(removals);
     expect(s.cleaned()).toBe(1); // and its container removed
+  });
+});
+
+describe("a claim whose workspace takes long to unpack", () => {
+  const nonceOf = (s: ReturnType<typeof standIn>) => Buffer.concat(s.written).toString("latin1").split(" ")[0]!;
+  it("counts the hook's timeout from its start as the wrapper says it, never the hand-over's time before (as a cold run's container start is not the hook's)", async () => {
+    const s = standIn();
+    const warm = new WarmContainer(s.handle, 5_000);
+    s.up();
+    await warm.up;
+    const claimed = warm.claim({ command: "guard", stdin: Buffer.from("{}"), env: {}, timeoutMs: 100, limits: DEFAULT_LIMITS }, () => undefined);
+    await new Promise((r) => setImmediate(r));
+    const nonce = nonceOf(s);
+    // the workspace unpacks for three times the hook's timeout, then the hook answers at once
+    await new Promise((r) => setTimeout(r, 300));
+    s.err(`${nonce} s\n`);
+    s.out(`{"decision":"allow"}\n${nonce} 0 0\n`);
+    s.err(`${nonce} 0 0\n`);
+    const result = await claimed;
+    expect(result).toMatchObject({ outcome: "exited", exitCode: 0, stdout: '{"decision":"allow"}\n', stderr: "" });
+    expect(result.startMs).toBeGreaterThanOrEqual(290);
+    expect(result.durationMs).toBeLessThan(100);
+  });
+  it("still times the hook out by its timeout once it has started", async () => {
+    let end!: () => void;
+    let killedAt: number | undefined;
+    const s = standIn({ ends: new Promise<void>((r) => (end = r)), onKill: () => { killedAt = performance.now(); end(); } });
+    const warm = new WarmContainer(s.handle, 5_000);
+    s.up();
+    await warm.up;
+    const claimed = warm.claim({ command: "guard", stdin: Buffer.from("{}"), env: {}, timeoutMs: 100, limits: DEFAULT_LIMITS }, () => undefined);
+    await new Promise((r) => setTimeout(r, 200));
+    const startedAt = performance.now();
+    s.err(`${nonceOf(s)} s\n`);
+    // the hook never ends: its timeout kills the container, 100 ms after its start — not after the claim
+    const result = await claimed;
+    expect(result.outcome).toBe("timed_out");
+    expect(killedAt! - startedAt).toBeGreaterThanOrEqual(95);
+    expect(killedAt! - startedAt).toBeLessThan(2_000);
+  });
+  it("ends by the run's deadline (timeout + engine timeout) when the wrapper never says its hook started", async () => {
+    const s = standIn();
+    const warm = new WarmContainer(s.handle, 300);
+    s.up();
+    await warm.up;
+    const t0 = performance.now();
+    const result = await warm.claim({ command: "guard", stdin: Buffer.from("{}"), env: {}, timeoutMs: 100, limits: DEFAULT_LIMITS }, () => undefined);
+    expect(result.outcome).toBe("timed_out");
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(390);
+    expect(performance.now() - t0).toBeLessThan(3_000);
   });
 });
