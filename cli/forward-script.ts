@@ -242,6 +242,7 @@ BEGIN {
     else if ((fmt == "claude" || fmt == "codex") && tolower(ENVIRON["HOOKBOX_EVENT"]) == "pretooluse") print "{\"decision\":\"block\",\"reason\":" r ",\"hookSpecificOutput\":{\"hookEventName\":" q(ENVIRON["HOOKBOX_EVENT"]) ",\"permissionDecision\":\"deny\",\"permissionDecisionReason\":" r "}}"
     else if ((fmt == "claude" || fmt == "codex") && tolower(ENVIRON["HOOKBOX_EVENT"]) == "permissionrequest") print "{\"hookSpecificOutput\":{\"hookEventName\":" q(ENVIRON["HOOKBOX_EVENT"]) ",\"decision\":{\"behavior\":\"deny\",\"message\":" r "}}}"
     else if (fmt == "codex" && tolower(ENVIRON["HOOKBOX_EVENT"]) ~ /^(precompact|sessionstart|subagentstart)$/) print "{\"continue\":false,\"stopReason\":" r "}"
+    else if (fmt == "gemini" && tolower(ENVIRON["HOOKBOX_EVENT"]) == "beforetoolselection") print "{\"decision\":\"block\",\"reason\":" r ",\"hookSpecificOutput\":{\"toolConfig\":{\"mode\":\"NONE\",\"allowedFunctionNames\":[]}}}"
     else print "{\"decision\":\"block\",\"reason\":" r "}"
     exit 0
   }

@@ -558,8 +558,9 @@ function denyOutput(format: AgentFormat, event: string, reason: string): Record<
       // Codex's compaction and start answers take no decision field (it refuses the whole answer): its stop is the block.
       if (format === "codex" && CODEX_STOP_ONLY.has(asciiLower(event))) return { continue: false, stopReason: reason };
       return { decision: "block", reason };
-    case "cosh":
-    case "gemini": return { decision: "block", reason };
+    case "cosh": return { decision: "block", reason };
+    // Gemini reads no decision before it picks tools: a block there leaves the model none.
+    case "gemini": return asciiLower(event) === "beforetoolselection" ? { decision: "block", reason, hookSpecificOutput: { toolConfig: { mode: "NONE", allowedFunctionNames: [] } } } : { decision: "block", reason };
     // Cursor: a prompt is stopped by continue: false, everything else by permission: deny.
     case "cursor": return event === "beforeSubmitPrompt" ? { continue: false, user_message: reason } : { permission: "deny", user_message: reason, agent_message: reason };
     default: {

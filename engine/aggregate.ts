@@ -162,7 +162,8 @@ export function foldToolSelection(judged: Judged[]): ToolSelection | undefined {
     if (names === undefined) continue;
     const tier = TOOL_TIER[j.hook.source];
     const union = tiers.get(tier) ?? new Set<string>();
-    for (const n of names) union.add(n);
+    // Past MAX_TOOL_NAMES a tier's list is cut as it is joined (a shorter list only allows less).
+    for (const n of names) if (union.size < MAX_TOOL_NAMES) union.add(n);
     tiers.set(tier, union);
   }
   if (tiers.size === 0) return { mode };

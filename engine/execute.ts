@@ -95,11 +95,11 @@ export interface ExecuteOptions {
   /** `performance.now()` by which every hook of the event is done (`[sandbox] max_event_ms`) */
   deadline?: number;
   /**
-   * each hook as it finishes, with its stop reason when it stopped the agent (`continue: false`);
-   * `changed`: it changed the arguments, and its tier let the change stand
+   * each hook as it finishes, with its verdict under its tier (a stop, a replaced output, a change its
+   * tier let stand, the tools it leaves the model); `cut`: the hook never got to decide (Undecided) —
+   * what an early answer must not take for no block
    */
-  /** `cut`: the hook never got to decide (Undecided) — what an early answer must not take for no block */
-  onHook?: (record: HookRecord, notification: Notification | undefined, halt?: string, updatedOutput?: unknown, changed?: boolean, cut?: Undecided) => void;
+  onHook?: (record: HookRecord, notification: Notification | undefined, judged: Judged, cut?: Undecided) => void;
 }
 
 export interface Executed {
@@ -157,7 +157,7 @@ export async function executeHooks(hooks: HookDef[], opts: ExecuteOptions): Prom
     // while others of its parallel step still run; the fold keeps the configuration's order.
     const done = await mapLimited(step, opts.sandbox.maxContainersPerEvent, async (hook) => {
       const out = await runOne(hook, opts, t0);
-      opts.onHook?.(out[1], budget.take(notificationOf(out[0])), out[0].verdict.halt, out[0].verdict.updatedOutput, out[0].verdict.modifiedArgs !== undefined, out[3]);
+      opts.onHook?.(out[1], budget.take(notificationOf(out[0])), out[0], out[3]);
       return out;
     });
     for (const [j, record, trace, cut] of done) {

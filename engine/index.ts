@@ -2,7 +2,7 @@
  * @module The engine: what a hook event means and how its hooks run. The one file service/ imports.
  */
 import { randomUUID } from "node:crypto";
-import { afterPolicyLook, blockCounts, changeLost, fold, RANK, withoutChange, type Judged, type Notification } from "./aggregate.js";
+import { afterPolicyLook, blockCounts, changeLost, fold, foldToolSelection, RANK, withoutChange, type Judged, type Notification } from "./aggregate.js";
 import { answerFor, blockWithoutEvent, changeAsRun, effectiveDecisions } from "./formats/registry.js";
 import { blockKeepsGoing, hookCalled } from "./formats/shared.js";
 import { failureModeFor, type Config, type FailureMode, type Tenant } from "./config.js";
@@ -211,12 +211,16 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
     let changedBy: HookRecord | undefined;
     /** a finished hook whose block would count never got to decide: the failure mode is its to call */
     let countedCut = false;
-    const onHook: NonNullable<ExecuteOptions["onHook"]> = (record, notification, halt, updatedOutput, changed, cut) => {
+    /** the finished hooks' verdicts (first look): the tools they leave the model go with an early answer too */
+    const judgedSoFar: Judged[] = [];
+    const onHook: NonNullable<ExecuteOptions["onHook"]> = (record, notification, judged, cut) => {
+      const { halt, updatedOutput, modifiedArgs } = judged.verdict;
       finished.push(record);
+      if (!record.pass) judgedSoFar.push(judged);
       if (cut?.counts) countedCut = true;
       if (halt !== undefined && !record.pass) halted ??= { name: record.name, source: record.source, reason: halt };
       if (updatedOutput !== undefined && !record.pass) replaced = updatedOutput;
-      if (changed && !record.pass && record.decision !== "block" && CHANGE_RUNS.has(point)) changedBy ??= record;
+      if (modifiedArgs !== undefined && !record.pass && record.decision !== "block" && CHANGE_RUNS.has(point)) changedBy ??= record;
       req.onHook?.(record, notification);
     };
     return {
@@ -231,8 +235,11 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
           if (!r.effective || r.pass || (r.decision !== "block" && r.decision !== "ask")) continue;
           if (!best || RANK[r.decision] > RANK[best.decision!]) best = r;
         }
-        // The tool has run: a finished hook's replacement of its output goes with what is answered (as in the fold).
-        const kept = replaced !== undefined ? { updatedOutput: replaced } : {};
+        // The tool has run: a finished hook's replacement of its output goes with what is answered (as
+        // in the fold); the tools the finished hooks leave the model, too — fewer than all of them would
+        // leave, never more (Gemini CLI takes each finished hook's list and drops only a late one's).
+        const toolSelection = foldToolSelection(judgedSoFar);
+        const kept = { ...(replaced !== undefined ? { updatedOutput: replaced } : {}), ...(toolSelection ? { toolSelection } : {}) };
         // A hook that stopped the agent outranks every decision, as in the fold: with no block where
         // one would keep the agent going (blockKeepsGoing), elsewhere as a block.
         if (halted) {
@@ -263,6 +270,15 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
           return {
             event_id: eventId, event: point, decision: null, ...kept, notifications: [], hooks: [...finished],
             output: answer.output, exit_code: answer.exit_code, note: `answered before the event was done: ${why}; only repository hooks, whose block of a settings change does not count, were still running`,
+          };
+        }
+        // Nothing decided, the failure mode allow: the tools the finished hooks leave the model still
+        // hold (the failure mode's block leaves it none: answerFor).
+        if (!best && mode === "allow" && toolSelection) {
+          const answer = answerFor(format, point, { decision: null, ...kept, notifications: [] });
+          return {
+            event_id: eventId, event: point, decision: null, notifications: [], hooks: [...finished],
+            output: answer.output, exit_code: answer.exit_code, note: `answered before the event was done: ${why}; the tools the hooks that finished leave the model hold`,
           };
         }
         if (!best || (mode === "block" && best.decision !== "block")) return undefined;

@@ -54,7 +54,11 @@ export interface ToolSelection {
  */
 export const MAX_TOOL_NAMES = 1024;
 
-/** @default 256 — characters of one tool name in such a list; a longer one is no tool's, and dropped */
-export const MAX_TOOL_NAME_CHARS = 256;
+/**
+ * @default 64 — characters of one tool name in such a list, as the Gemini API bounds a function's
+ * name (letters, digits, `_`, `.`, `:`, `-`): a name past it, or of other characters, is no tool's,
+ * and dropped
+ */
+export const MAX_TOOL_NAME_CHARS = 64;
 
 export type Interpret = (run: RunResult, hook: HookDef) => Verdict;

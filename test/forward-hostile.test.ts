@@ -638,6 +638,18 @@ describe("both forwarders read what they are given alike", () => {
     }
   });
 
+  it.each(["BeforeToolSelection", "beforetoolselection"])("leaves Gemini's model no tool at %s when hookbox cannot decide, failure mode block (Gemini reads no decision there), in both", async (event) => {
+    const a = ["--url", "http://127.0.0.1:1", "--event", event, "--format", "gemini", "--timeout", "1000", "--on-unreachable", "block"];
+    const [node, sh] = await Promise.all([run("node", a), run("sh", a)]);
+    for (const r of [node, sh]) {
+      expect(r.code, r.stderr).toBe(2);
+      expect(JSON.parse(r.stdout)).toEqual({ decision: "block", reason: expect.stringMatching(/^hookbox unreachable/), hookSpecificOutput: { toolConfig: { mode: "NONE", allowedFunctionNames: [] } } });
+    }
+    // elsewhere a Gemini block is its decision alone
+    const before = await run("sh", ["--url", "http://127.0.0.1:1", "--event", "BeforeTool", "--format", "gemini", "--timeout", "1000", "--on-unreachable", "block"]);
+    expect(Object.keys(JSON.parse(before.stdout))).toEqual(["decision", "reason"]);
+  });
+
   it("answers a Codex block after a tool with its JSON at exit 0 (Codex reads no JSON at exit 2), before a tool with exit 2, in both", async () => {
     for (const [event, code] of [["PostToolUse", 0], ["Stop", 0], ["PreToolUse", 2], ["PermissionRequest", 2]] as const) {
       const a = ["--url", url, "--event", event, "--format", "codex", "--workspace", "codex-block"];

@@ -235,24 +235,29 @@ export function interpretGemini(run: RunResult, hook: HookDef): Verdict {
   };
 }
 
+/** A function's name as the Gemini API takes one (MAX_TOOL_NAME_CHARS). */
+const TOOL_NAME = new RegExp(`^[A-Za-z0-9_.:-]{1,${MAX_TOOL_NAME_CHARS}}$`);
+
 /**
  * BeforeToolSelection's `hookSpecificOutput.toolConfig` as Gemini CLI's hook aggregator reads it
  * (`hookAggregator.ts`, mergeToolSelectionOutputs): none unless it is an object; `mode` "NONE" or "ANY"
- * as given, anything else AUTO; `allowedFunctionNames` an array whose names the model may call — an
- * empty one names none (Gemini adds nothing from it). A name that is no string, or longer than
- * MAX_TOOL_NAME_CHARS, is no tool's: dropped; past MAX_TOOL_NAMES the list is cut. Either only
- * allows less — and a list whose every name was dropped allows nothing, never everything.
+ * as given, anything else AUTO; `allowedFunctionNames` the names the model may call — an empty array,
+ * or a value that is false to JavaScript (null, ""), names none (Gemini adds nothing from it); any
+ * other value that is no array (a string, whose letters Gemini would take for names) allows nothing.
+ * A name that is no function's name (TOOL_NAME) is dropped; past MAX_TOOL_NAMES the list is cut.
+ * Each only allows less — and a list whose every name was dropped allows nothing, never everything.
  */
 function readToolSelection(given: unknown): { selection: ToolSelection; said: string } | undefined {
   if (typeof given !== "object" || given === null || Array.isArray(given)) return undefined;
   const { mode: m, allowedFunctionNames: listed } = given as Record<string, unknown>;
   const mode = m === "NONE" || m === "ANY" ? m : "AUTO";
-  if (!Array.isArray(listed) || listed.length === 0) return { selection: { mode }, said: `mode ${mode}, no tools named` };
-  const named = listed.slice(0, MAX_TOOL_NAMES + 1);
-  const names = [...new Set(named.filter((n): n is string => typeof n === "string" && n.length <= MAX_TOOL_NAME_CHARS))].slice(0, MAX_TOOL_NAMES);
-  const dropped = listed.length > MAX_TOOL_NAMES ? `; the list cut at ${MAX_TOOL_NAMES} names (those past it not allowed)` : "";
-  const odd = named.some((n) => typeof n !== "string" || n.length > MAX_TOOL_NAME_CHARS) ? `; a name that is no string or longer than ${MAX_TOOL_NAME_CHARS} characters dropped (it names no tool)` : "";
-  return { selection: { mode, names }, said: `mode ${mode}, ${names.length} tool${names.length === 1 ? "" : "s"} allowed${odd}${dropped}` };
+  if (!listed || (Array.isArray(listed) && listed.length === 0)) return { selection: { mode }, said: `mode ${mode}, no tools named` };
+  if (!Array.isArray(listed)) return { selection: { mode, names: [] }, said: `mode ${mode}, allowedFunctionNames is no list of names: no tool allowed` };
+  const named = listed.slice(0, MAX_TOOL_NAMES);
+  const names = [...new Set(named.filter((n): n is string => typeof n === "string" && TOOL_NAME.test(n)))];
+  const odd = names.length < new Set(named).size ? `; a name that is no function's (${MAX_TOOL_NAME_CHARS} letters, digits, _ . : - at most) dropped` : "";
+  const cut = listed.length > MAX_TOOL_NAMES ? `; the list cut at ${MAX_TOOL_NAMES} names (those past it not allowed)` : "";
+  return { selection: { mode, names }, said: `mode ${mode}, ${names.length} tool${names.length === 1 ? "" : "s"} allowed${odd}${cut}` };
 }
 
 /**
@@ -284,8 +289,11 @@ function geminiAnswer(point: EventPoint, f: Folded): Answer {
   const reason = f.decision === "ask" ? askDenyReason(f.reason, "Gemini CLI") : f.decision ? f.reason : undefined;
   const changed = point === "PreToolUse" && decision !== "deny" && decision !== "block" && typeof f.modifiedArgs === "object" && f.modifiedArgs !== null ? f.modifiedArgs : undefined;
   const context = GEMINI_CONTEXT_READ.has(point);
-  // BeforeToolSelection: the tools the model may call, as Gemini's own aggregator writes them (names sorted).
-  const toolConfig = point === "BeforeToolSelection" && f.toolSelection ? { mode: f.toolSelection.mode, allowedFunctionNames: f.toolSelection.names ?? [] } : undefined;
+  // BeforeToolSelection: the tools the model may call, as Gemini's own aggregator writes them (names
+  // sorted). Gemini reads no decision there: hookbox's own block (the tenant's failure mode, a guard
+  // cut short) leaves the model no tool.
+  const tools: ToolSelection | undefined = point !== "BeforeToolSelection" ? undefined : f.decision === "block" ? { mode: "NONE", names: [] } : f.toolSelection;
+  const toolConfig = tools ? { mode: tools.mode, allowedFunctionNames: tools.names ?? [] } : undefined;
   const specific = defined({ additionalContext: context ? f.additionalContext : undefined, tool_input: changed, toolConfig });
   const output = defined({
     decision,

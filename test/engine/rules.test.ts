@@ -324,7 +324,9 @@ describe("Gemini CLI's BeforeToolSelection toolConfig (hooks reference; its hook
     ['"ANY" with a whitelist', { mode: "ANY", allowedFunctionNames: ["read_file", "glob"] }, { mode: "ANY", names: ["read_file", "glob"] }],
     ["a mode Gemini does not know counts as AUTO", { mode: "SOMETIMES", allowedFunctionNames: ["read_file"] }, { mode: "AUTO", names: ["read_file"] }],
     ["an empty whitelist names no tool: no list", { allowedFunctionNames: [] }, { mode: "AUTO" }],
-    ["a whitelist that is no array: no list", { allowedFunctionNames: "read_file" }, { mode: "AUTO" }],
+    ["a whitelist JavaScript reads as false (null, \"\"): no list", { allowedFunctionNames: "" }, { mode: "AUTO" }],
+    ["a whitelist that is no array (a string, whose letters Gemini would take for names) allows nothing", { allowedFunctionNames: "read_file" }, { mode: "AUTO", names: [] }],
+    ["an object for a whitelist allows nothing", { mode: "ANY", allowedFunctionNames: { read_file: true } }, { mode: "ANY", names: [] }],
     ["a name said twice is one", { allowedFunctionNames: ["glob", "glob"] }, { mode: "AUTO", names: ["glob"] }],
   ])("%s", (_what, toolConfig, expected) => {
     const v = selection(toolConfig);
@@ -337,11 +339,12 @@ describe("Gemini CLI's BeforeToolSelection toolConfig (hooks reference; its hook
     expect(selection(["NONE"]).toolSelection).toBeUndefined();
     expect(selection({ mode: "NONE" }, "BeforeTool").toolSelection).toBeUndefined();
   });
-  it("drops a name that is no string or longer than MAX_TOOL_NAME_CHARS, and says so; a list of nothing but such names allows nothing", () => {
+  it("drops a name that is no function's name (a string of at most MAX_TOOL_NAME_CHARS letters, digits, _ . : -), and says so; a list of nothing but such names allows nothing", () => {
     const long = "x".repeat(MAX_TOOL_NAME_CHARS + 1);
-    const v = selection({ allowedFunctionNames: ["read_file", 7, null, long, "y".repeat(MAX_TOOL_NAME_CHARS)] });
-    expect(v.toolSelection).toEqual({ mode: "AUTO", names: ["read_file", "y".repeat(MAX_TOOL_NAME_CHARS)] });
-    expect(v.rule).toMatch(/longer than 256 characters dropped/);
+    const v = selection({ allowedFunctionNames: ["read_file", 7, null, long, "y".repeat(MAX_TOOL_NAME_CHARS), "mcp.server:tool-1", "rm -rf", "", "\u001b[2J"] });
+    expect(v.toolSelection).toEqual({ mode: "AUTO", names: ["read_file", "y".repeat(MAX_TOOL_NAME_CHARS), "mcp.server:tool-1"] });
+    expect(v.rule).toMatch(/a name that is no function's \(64 letters, digits, _ \. : - at most\) dropped/);
+    expect(selection({ allowedFunctionNames: ["read_file"] }).rule).not.toMatch(/dropped/);
     expect(selection({ allowedFunctionNames: [long, 1] }).toolSelection).toEqual({ mode: "AUTO", names: [] });
   });
   it("cuts a list at MAX_TOOL_NAMES, and says so", () => {
@@ -381,6 +384,8 @@ describe("tools the model may call, folded over hooks and trust tiers", () => {
     expect(answerFor("gemini", resolveEventName("BeforeToolSelection")!.point, f).output).toEqual({ hookSpecificOutput: { toolConfig: { mode: "AUTO", allowedFunctionNames: ["glob", "read_file"] } } });
     expect(answerFor("gemini", resolveEventName("BeforeToolSelection")!.point, fold([at("repository", { mode: "ANY" })], { interactive: true })).output).toEqual({ hookSpecificOutput: { toolConfig: { mode: "ANY", allowedFunctionNames: [] } } });
     expect(answerFor("gemini", resolveEventName("BeforeToolSelection")!.point, fold([], { interactive: true })).output).toEqual({});
+    // Gemini reads no decision there: hookbox's own block (a failure mode's) leaves the model no tool
+    expect(answerFor("gemini", resolveEventName("BeforeToolSelection")!.point, { ...f, decision: "block", reason: "r" }).output).toEqual({ decision: "block", reason: "r", hookSpecificOutput: { toolConfig: { mode: "NONE", allowedFunctionNames: [] } } });
     expect(answerFor("gemini", resolveEventName("BeforeTool")!.point, f).output).toEqual({});
   });
 });

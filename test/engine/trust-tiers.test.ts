@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { createEngine, type EventRequest, type RunRequest, type RunResult, type Runner } from "../../engine/index.js";
+import { createEngine, failureAnswer, type EventRequest, type RunRequest, type RunResult, type Runner } from "../../engine/index.js";
 import { parseConfig } from "../../engine/config.js";
 import { loadRepositoryHooks } from "../../engine/repository.js";
 
@@ -34,6 +34,9 @@ function runner(kind: Runner["kind"]): Runner {
         case "freeze-settings-deep": return { ...exited(), stdout: `{"decision":"block","a":${"[".repeat(70)}${"]".repeat(70)}}` };
         case "freeze-settings-loud": return { ...exited(), outcome: "output_truncated", exitCode: null, stream: "stdout" };
         case "slow": await new Promise((r) => setTimeout(r, 400)); return exited();
+        case "tools-none": return exited({ hookSpecificOutput: { hookEventName: "BeforeToolSelection", toolConfig: { mode: "NONE" } } });
+        case "tools-read": return exited({ hookSpecificOutput: { hookEventName: "BeforeToolSelection", toolConfig: { allowedFunctionNames: ["read_file"] } } });
+        case "tools-string": return exited({ hookSpecificOutput: { hookEventName: "BeforeToolSelection", toolConfig: { mode: "ANY", allowedFunctionNames: "read_file" } } });
         case "policy-loud": return { ...exited(), outcome: "output_truncated", exitCode: null, stream: "stdout" };
         case "policy-unstarted": return { outcome: "failed_to_start", exitCode: null, stdout: "", stderr: "", error: "no such image", durationMs: 1, startMs: 0 };
         default: return exited();
@@ -179,5 +182,47 @@ describe("a repository hook that does not decide a settings change, under the fa
     await new Promise((r) => setTimeout(r, 150));
     expect(prepared.early("block", "the deadline")).toBeUndefined();
     expect((await ran).decision).toBe("block");
+  });
+});
+
+describe("the tools a repository's Gemini hooks leave the model (BeforeToolSelection)", () => {
+  const SELECTION = { session_id: "s", hook_event_name: "BeforeToolSelection", llm_request: { model: "m", messages: [] } };
+  async function selection(commands: string[], tenant: EventRequest["tenant"] = { name: "t", repositoryHooks: true }): Promise<EventRequest> {
+    const workspace = await repository({ ".gemini/settings.json": { hooks: { BeforeToolSelection: [{ hooks: commands.map((command) => ({ type: "command", command })) }] } } });
+    return { body: SELECTION, raw: Buffer.from(JSON.stringify(SELECTION)), tenant, interactive: true, format: "gemini", workspace };
+  }
+  const NONE = { hookSpecificOutput: { toolConfig: { mode: "NONE", allowedFunctionNames: [] } } };
+
+  it("an allowedFunctionNames that is no list (Gemini would take a string's letters for names) leaves the model no tool, never any", async () => {
+    const r = await engineWith("").handleEvent(await selection(["tools-string"]));
+    expect(r.output).toEqual(NONE);
+    expect(r.hooks[0]!.rule).toMatch(/allowedFunctionNames is no list of names: no tool allowed/);
+  });
+
+  it("at the agent's deadline, what the finished hooks left holds, the late hook's list not waited for (failure mode allow)", async () => {
+    const prepared = engineWith("").prepare(await selection(["tools-none", "slow"]));
+    const ran = prepared.run();
+    await expect.poll(() => prepared.early("allow", "the deadline")?.output).toEqual(NONE);
+    expect(prepared.early("allow", "the deadline")?.note).toMatch(/the tools the hooks that finished leave the model hold/);
+    await ran;
+    const listing = engineWith("").prepare(await selection(["tools-read", "slow"]));
+    const ranToo = listing.run();
+    await expect.poll(() => listing.early("allow", "the deadline")?.output).toEqual({ hookSpecificOutput: { toolConfig: { mode: "AUTO", allowedFunctionNames: ["read_file"] } } });
+    await ranToo;
+  });
+
+  it("with the failure mode block, hookbox's block — a hook cut short, the answer at the deadline, hookbox unreachable — leaves the model no tool, as Gemini reads no decision there", async () => {
+    const blocking = { name: "t", repositoryHooks: true, onFailure: { "*": "block" as const } };
+    const cut = await engineWith("").handleEvent(await selection(["policy-loud"], blocking));
+    expect(cut.decision).toBe("block");
+    expect(cut.output).toMatchObject(NONE);
+    // at the deadline nothing early is answered: the service answers the failure mode's block
+    const prepared = engineWith("").prepare(await selection(["slow"], blocking));
+    const ran = prepared.run();
+    await new Promise((r) => setTimeout(r, 150));
+    expect(prepared.early("block", "the deadline")).toBeUndefined();
+    await ran;
+    expect(failureAnswer("gemini", "BeforeToolSelection", "block", "hookbox could not decide").output).toEqual({ decision: "block", reason: "hookbox could not decide", ...NONE });
+    expect(failureAnswer("gemini", "BeforeToolSelection", "allow", "hookbox could not decide").output).toEqual({});
   });
 });
