@@ -382,16 +382,27 @@ AWK='${AWK.replace(/'/g, `'\\''`)}'
 # A line whose flags are wrong is a guard that never reaches hookbox: it blocks — exit 2 with the
 # problem on stderr, every agent's block — but where a block would keep the agent going (a stop).
 # Where the agent reads a block from the JSON at exit 0 only, any exit 2 its hook's failure: cosh (a
-# non-zero exit does not affect its main flow) and Codex's compaction and starts (the stop read at exit 0 only).
+# non-zero exit does not affect its main flow), Codex's compaction and starts (the stop read at exit 0
+# only) and Gemini's BeforeToolSelection (no tool left is its toolConfig, read from stdout at exit 0).
 # $1 in ASCII lower case, as l: all of it — \$( ) alone would drop its trailing newlines ("Stop\n" is no stop).
 lower() {
   l=$(printf '%s.' "$1" | LC_ALL=C tr '[:upper:]' '[:lower:]')
   l=\${l%.}
 }
+# A block all the same should awk fail: cosh reads this JSON, the others exit 2 — Gemini before it picks tools, its toolConfig.
+fallback_block() {
+  lower "$2"
+  if [ "$1" = gemini ] && [ "$l" = beforetoolselection ]; then
+    printf '{"decision":"block","reason":"blocked by hookbox","hookSpecificOutput":{"toolConfig":{"mode":"NONE","allowedFunctionNames":[]}}}\n'
+  else
+    printf '{"decision":"block","reason":"blocked by hookbox"}\n'
+  fi
+}
 json_block_only() {
   [ "$1" = cosh ] && return 0
   lower "$2"
   [ "$1" = codex ] && case $l in precompact|sessionstart|subagentstart) true ;; *) false ;; esac && return 0
+  [ "$1" = gemini ] && [ "$l" = beforetoolselection ] && return 0
   return 1
 }
 usage() {
@@ -417,7 +428,7 @@ wrongline() {
   uf=cosh
   [ -n "$fmset" ] && uf=$fm0
   case $uf in cosh|copilot|claude|codex|gemini|cursor) ;; *) uf=unknown ;; esac
-  HOOKBOX_REASON=$reason HOOKBOX_EVENT=$ue LC_ALL=C awk -v mode=deny -v fmt="$uf" "$AWK" </dev/null || printf '{"decision":"block","reason":"blocked by hookbox"}\n'
+  HOOKBOX_REASON=$reason HOOKBOX_EVENT=$ue LC_ALL=C awk -v mode=deny -v fmt="$uf" "$AWK" </dev/null || fallback_block "$uf" "$ue"
   printf '%s\n' "$reason" >&2
   json_block_only "$uf" "$ue" && exit 0
   exit ${USAGE_BLOCK_EXIT}
@@ -705,7 +716,7 @@ esac
 # Exit 2 with the reason on stderr blocks in every one of these agents; the agent's own deny JSON is printed too.
 reason="$problem (blocking: $why)"
 # Should awk fail, a block all the same: cosh reads this JSON, the others exit 2.
-HOOKBOX_REASON=$reason HOOKBOX_EVENT=$event LC_ALL=C awk -v mode=deny -v fmt="$format" "$AWK" </dev/null || printf '{"decision":"block","reason":"blocked by hookbox"}\n'
+HOOKBOX_REASON=$reason HOOKBOX_EVENT=$event LC_ALL=C awk -v mode=deny -v fmt="$format" "$AWK" </dev/null || fallback_block "$format" "$event"
 printf '%s\n' "$reason" >&2
 json_block_only "$format" "$event" && exit 0
 exit 2

@@ -86,11 +86,13 @@ function usageError(problem: string, argv: string[], usage = true): { stdout: st
 
 /**
  * Where the agent reads a block from the JSON at exit 0 only — any exit 2 its hook's failure: cosh
- * (cosh-hooks.md: a non-zero exit "does not affect main flow") and Codex's compaction and its
- * session's and subagent's start (answers without a decision: the stop read from exit 0's JSON).
+ * (cosh-hooks.md: a non-zero exit "does not affect main flow"), Codex's compaction and its
+ * session's and subagent's start (answers without a decision: the stop read from exit 0's JSON), and
+ * Gemini's BeforeToolSelection (no tool left is its toolConfig, which a Gemini CLI that reads stdout
+ * at exit 0 only would miss).
  */
 function jsonBlockOnly(format: AgentFormat, event: string): boolean {
-  return format === "cosh" || (format === "codex" && CODEX_STOP_ONLY.has(asciiLower(event)));
+  return format === "cosh" || (format === "codex" && CODEX_STOP_ONLY.has(asciiLower(event))) || (format === "gemini" && asciiLower(event) === "beforetoolselection");
 }
 /** Codex's events whose answer takes no decision, where a block is the stop it reads at exit 0 (`continue: false`). */
 const CODEX_STOP_ONLY = new Set(["precompact", "sessionstart", "subagentstart"]);

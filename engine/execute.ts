@@ -92,7 +92,11 @@ export interface ExecuteOptions {
   changedFrom?: unknown;
   /** `[traces] capture_bytes`: how much of each stream a trace shows; @default DEFAULT_TRACE_LIMITS */
   traceCaptureBytes?: number;
-  /** `performance.now()` by which every hook of the event is done (`[sandbox] max_event_ms`) */
+  /**
+   * `performance.now()` by which every hook of the event is done (`[sandbox] max_event_ms`): each
+   * hook's timeout is cut to it, counted from the hook's start (a container's start, a warm
+   * hand-over, may run past it by the engine's time)
+   */
   deadline?: number;
   /**
    * each hook as it finishes, with its verdict under its tier (a stop, a replaced output, a change its

@@ -238,14 +238,16 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
         // The tool has run: a finished hook's replacement of its output goes with what is answered (as
         // in the fold); the tools the finished hooks leave the model, too — fewer than all of them would
         // leave, never more (Gemini CLI takes each finished hook's list and drops only a late one's).
-        const toolSelection = foldToolSelection(judgedSoFar);
-        const kept = { ...(replaced !== undefined ? { updatedOutput: replaced } : {}), ...(toolSelection ? { toolSelection } : {}) };
+        const kept = replaced !== undefined ? { updatedOutput: replaced } : {};
+        // (said in the answer only: the event's record has no field of its own for them)
+        const toolSelection = format === "gemini" ? foldToolSelection(judgedSoFar) : undefined;
+        const told = { ...kept, ...(toolSelection ? { toolSelection } : {}) };
         // A hook that stopped the agent outranks every decision, as in the fold: with no block where
         // one would keep the agent going (blockKeepsGoing), elsewhere as a block.
         if (halted) {
           const decision: Decision | null = blockKeepsGoing(point) ? null : "block";
           const reason = `${halted.reason} (${why}; other hooks still running)`;
-          const answer = answerFor(format, point, { decision, ...(decision ? { reason } : {}), halt: halted.reason, ...kept, notifications: [] });
+          const answer = answerFor(format, point, { decision, ...(decision ? { reason } : {}), halt: halted.reason, ...told, notifications: [] });
           return {
             event_id: eventId, event: point, decision, ...(decision ? { reason } : {}), ...kept, continue: false as const, stopReason: halted.reason, notifications: [], hooks: [...finished],
             output: answer.output, exit_code: answer.exit_code, note: `answered before the event was done: ${why}; ${hookCalled(halted)} stopped the agent`,
@@ -255,7 +257,7 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
         // out neither as changed nor as sent (the failure mode's allow would run it as sent).
         if (changedBy !== undefined && changeLostBlocks && best?.decision !== "block") {
           const reason = `${hookCalled(changedBy)} changed the arguments, and the changed call could not be checked by the policy hooks in time (${why}): the call is blocked, run neither as changed nor as sent`;
-          const answer = answerFor(format, point, { decision: "block", reason, ...kept, notifications: [] });
+          const answer = answerFor(format, point, { decision: "block", reason, ...told, notifications: [] });
           return {
             event_id: eventId, event: point, decision: "block", reason, ...kept, notifications: [], hooks: [...finished],
             output: answer.output, exit_code: answer.exit_code, note: `answered before the event was done: ${why}; ${hookCalled(changedBy)} changed the arguments`,
@@ -266,7 +268,7 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
         // not theirs to call, and the change goes on.
         const counted = hooks.filter((h) => blockCounts(h.source, point)).length;
         if (!best && !countedCut && counted < hooks.length && finished.filter((r) => !r.pass && blockCounts(r.source, point)).length >= counted) {
-          const answer = answerFor(format, point, { decision: null, ...kept, notifications: [] });
+          const answer = answerFor(format, point, { decision: null, ...told, notifications: [] });
           return {
             event_id: eventId, event: point, decision: null, ...kept, notifications: [], hooks: [...finished],
             output: answer.output, exit_code: answer.exit_code, note: `answered before the event was done: ${why}; only repository hooks, whose block of a settings change does not count, were still running`,
@@ -275,7 +277,7 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
         // Nothing decided, the failure mode allow: the tools the finished hooks leave the model still
         // hold (the failure mode's block leaves it none: answerFor).
         if (!best && mode === "allow" && toolSelection) {
-          const answer = answerFor(format, point, { decision: null, ...kept, notifications: [] });
+          const answer = answerFor(format, point, { decision: null, ...told, notifications: [] });
           return {
             event_id: eventId, event: point, decision: null, notifications: [], hooks: [...finished],
             output: answer.output, exit_code: answer.exit_code, note: `answered before the event was done: ${why}; the tools the hooks that finished leave the model hold`,
@@ -285,7 +287,7 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
         // copilot-hooks.md: an ask "where no prompt is shown, it is treated as a deny"
         const decision: Decision = best.decision === "ask" && !req.interactive ? "block" : best.decision!;
         const reason = `${best.reason ?? `${hookCalled(best)} decided ${best.decision}`} (${why}; other hooks still running)`;
-        const answer = answerFor(format, point, { decision, reason, ...kept, notifications: [] });
+        const answer = answerFor(format, point, { decision, reason, ...told, notifications: [] });
         return {
           event_id: eventId, event: point, decision, reason, ...kept, notifications: [], hooks: [...finished],
           output: answer.output, exit_code: answer.exit_code, note: `answered before the event was done: ${why}`,

@@ -105,7 +105,8 @@ export class ContainerRunner implements Runner {
         timeoutMs = Math.floor(request.timeoutMs - spentMs);
         if (timeoutMs <= 0) return { outcome: "failed_to_start", exitCode: null, error: `the workspace was not ready within the hook's ${request.timeoutMs} ms`, stdout: "", stderr: "", startMs: 0, durationMs: spentMs, preparedMs: Math.round(spentMs) };
       }
-      const prepared = <R extends RunResult>(r: R): R => (spentMs > PREPARE_GRACE_MS ? { ...r, preparedMs: Math.round(spentMs) } : r);
+      // (with what a warm run's hand-over took of it, when that cut the hook's time short too)
+      const prepared = <R extends RunResult>(r: R): R => (spentMs > PREPARE_GRACE_MS ? { ...r, preparedMs: Math.round(spentMs) + (r.preparedMs ?? 0) } : r);
       const pooled = { ...shape, workspaceDir: undefined };
       const key = shapeKey(pooled);
       const withWorkspace = archive !== undefined && archive !== null && archive.length > 0;

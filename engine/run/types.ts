@@ -44,7 +44,7 @@ export interface RunBase {
   stderr: string;
   /** from the start of the hook's process to its end */
   durationMs: number;
-  /** set-up before the hook started: container create/attach/start, or spawn; 0 for a pre-started container */
+  /** set-up before the hook started: container create/attach/start, or spawn; a pre-started container's hand-over (its workspace unpacked) */
   startMs: number;
   /** the container was pre-started by the warm pool */
   warm?: boolean;

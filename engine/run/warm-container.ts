@@ -92,8 +92,13 @@ export class WarmContainer {
     // unpacking of its workspace, which a cold run does before its container starts); the run's
     // deadline, from the claim.
     let hookAt: number | undefined;
+    /** the hand-over took so long that the hook's timeout was cut to what was left of the run's deadline */
+    let shortened = false;
+    let over = false;
     const watch = new MarkerWatch(nonce, () => {
+      if (over) return;
       hookAt = performance.now();
+      shortened = guard.leftMs() < request.timeoutMs;
       guard.hookStarted();
     });
     let graceTimer: NodeJS.Timeout | undefined;
@@ -129,7 +134,9 @@ export class WarmContainer {
     const result = (tail: RunEnd): RunResult => {
       const [out, err] = [streamBytes("stdout"), streamBytes("stderr")];
       const from = hookAt ?? t0;
-      return { ...tail, stdout: out.subarray(0, cap).toString("utf8"), stderr: err.subarray(0, cap).toString("utf8"), startMs: from - t0, durationMs: performance.now() - from, warm: true } as RunResult;
+      // A timeout of a hook whose time the hand-over cut short is hookbox's doing (`preparedMs`), not the hook's.
+      const prepared = shortened && tail.outcome === "timed_out" ? { preparedMs: Math.round(from - t0) } : {};
+      return { ...tail, stdout: out.subarray(0, cap).toString("utf8"), stderr: err.subarray(0, cap).toString("utf8"), startMs: from - t0, durationMs: performance.now() - from, warm: true, ...prepared } as RunResult;
     };
     try {
       // Cancelled before its hand-over: the hook never starts (the container is removed unused).
@@ -139,9 +146,12 @@ export class WarmContainer {
       const ended = await Promise.race([bothMarkers, streamDone, gaveUp]);
       // Output past the cap, even within the marker's slack (which trips nothing), is
       // output_truncated, as in a cold run, whose capture stops the hook there before anything else.
-      const over = (["stdout", "stderr"] as const).find((st) => streamBytes(st).length > cap);
+      const overflow = (["stdout", "stderr"] as const).find((st) => streamBytes(st).length > cap);
       const reason = guard.stopped;
-      if (over && reason !== "cancelled") return result({ outcome: "output_truncated", exitCode: null, stream: over });
+      if (overflow && reason !== "cancelled") return result({ outcome: "output_truncated", exitCode: null, stream: overflow });
+      // The run's time ran out before its hook started (its workspace's hand-over took it all): no
+      // timeout of the hook's, which its format would read as no decision — hookbox did not run it.
+      if (reason === "deadline" && !watch.started) return result({ outcome: "failed_to_start", exitCode: null, error: "the pre-started container did not start its hook within the run's time (timeout + engine_timeout_ms): its workspace's hand-over took it all" });
       if (reason) return result(stoppedEnd(reason, capture));
       const code = watch.exitCode;
       if (code === undefined) {
@@ -155,11 +165,11 @@ export class WarmContainer {
         // The stream went while the hook still runs (the engine's connection closed): its answer
         // can no longer be read — hookbox could not run it, whatever its exit code will be.
         if (state.running) return result({ outcome: "failed_to_start", exitCode: null, error: "the connection to the pre-started container closed while its hook ran: its answer could not be read" });
-        // The wrapper's own exits before the hook ran — looked at before an out-of-memory mark, which
-        // the engine sets on any kill in the container: an unpack that ran out of memory is no crash
-        // of the hook's. The wrapper also ends with its hook's exit code, so a hook's own 95–98 whose
-        // markers were both lost reads as one of these: it is run again cold, never taken as a pass.
-        const setup = state.exitCode === null ? undefined : WRAPPER_EXITS[state.exitCode];
+        // The wrapper's own exits before the hook ran (it never said the hook started) — looked at
+        // before an out-of-memory mark, which the engine sets on any kill in the container: an unpack
+        // that ran out of memory is no crash of the hook's. Run again cold. A started hook's own
+        // 95–98 whose markers were both lost is read below: never run twice, never taken as a pass.
+        const setup = state.exitCode === null || watch.started ? undefined : WRAPPER_EXITS[state.exitCode];
         if (setup) return { ...result({ outcome: "failed_to_start", exitCode: null, error: setup }), beforeHook: true };
         if (state.oomKilled) return result({ outcome: "oom_killed", exitCode: state.exitCode });
         // Killed by a signal before its wrapper said how the hook ended (the engine stopped it, or
@@ -176,6 +186,8 @@ export class WarmContainer {
     } catch (err) {
       return result({ outcome: "failed_to_start", exitCode: null, error: describeError(err) });
     } finally {
+      // A start line that comes after the claim is over (cancelled while its workspace unpacked) arms nothing.
+      over = true;
       signal.removeEventListener("abort", onStop);
       clearTimeout(deadlineTimer);
       clearTimeout(graceTimer);

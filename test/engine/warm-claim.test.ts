@@ -127,15 +127,54 @@ describe("a claim whose workspace takes long to unpack", () => {
     expect(killedAt! - startedAt).toBeGreaterThanOrEqual(95);
     expect(killedAt! - startedAt).toBeLessThan(2_000);
   });
-  it("ends by the run's deadline (timeout + engine timeout) when the wrapper never says its hook started", async () => {
+  it("ends by the run's deadline (timeout + engine timeout) when the wrapper never says its hook started: hookbox did not run it (failed_to_start, the tenant's failure mode), no timeout of the hook's", async () => {
     const s = standIn();
     const warm = new WarmContainer(s.handle, 300);
     s.up();
     await warm.up;
     const t0 = performance.now();
     const result = await warm.claim({ command: "guard", stdin: Buffer.from("{}"), env: {}, timeoutMs: 100, limits: DEFAULT_LIMITS }, () => undefined);
-    expect(result.outcome).toBe("timed_out");
+    expect(result).toMatchObject({ outcome: "failed_to_start", error: expect.stringMatching(/did not start its hook within the run's time/) });
     expect(performance.now() - t0).toBeGreaterThanOrEqual(390);
     expect(performance.now() - t0).toBeLessThan(3_000);
+  });
+  it("says a timeout the hand-over cut short is hookbox's (preparedMs): its hook had less than its timeout left of the run's deadline", async () => {
+    let end!: () => void;
+    const s = standIn({ ends: new Promise<void>((r) => (end = r)), onKill: () => end() });
+    const warm = new WarmContainer(s.handle, 300);
+    s.up();
+    await warm.up;
+    const claimed = warm.claim({ command: "guard", stdin: Buffer.from("{}"), env: {}, timeoutMs: 500, limits: DEFAULT_LIMITS }, () => undefined);
+    await new Promise((r) => setTimeout(r, 400));
+    s.err(`${nonceOf(s)} s\n`);
+    const result = await claimed;
+    expect(result.outcome).toBe("timed_out");
+    expect(result.preparedMs).toBeGreaterThanOrEqual(390);
+    // a hook that had its whole timeout: its own timeout, no preparation
+    const t = standIn({ ends: new Promise<void>((r) => (end = r)), onKill: () => end() });
+    const whole = new WarmContainer(t.handle, 5_000);
+    t.up();
+    await whole.up;
+    const again = whole.claim({ command: "guard", stdin: Buffer.from("{}"), env: {}, timeoutMs: 100, limits: DEFAULT_LIMITS }, () => undefined);
+    await new Promise((r) => setImmediate(r));
+    t.err(`${nonceOf(t)} s\n`);
+    expect(await again).not.toHaveProperty("preparedMs");
+  });
+  it("runs a hook again cold only when its wrapper ended before the hook started (exit 95–98 with no start line): a started hook's own exit 96 is never run twice", async () => {
+    for (const started of [false, true]) {
+      let end!: () => void;
+      const s = standIn({ ends: new Promise<void>((r) => (end = r)) });
+      s.handle.state = async () => ({ running: false, oomKilled: false, exitCode: 96 });
+      const warm = new WarmContainer(s.handle, 5_000);
+      s.up();
+      await warm.up;
+      const claimed = warm.claim({ command: "guard", stdin: Buffer.from("{}"), env: {}, timeoutMs: 1_000, limits: DEFAULT_LIMITS }, () => undefined);
+      await new Promise((r) => setImmediate(r));
+      if (started) s.err(`${nonceOf(s)} s\n`);
+      end();
+      const result = await claimed;
+      expect(result.outcome).toBe("failed_to_start");
+      expect(result.beforeHook, `started: ${started}`).toBe(started ? undefined : true);
+    }
   });
 });
