@@ -571,7 +571,7 @@ async function check(entry: Entry, dir: string, env: NodeJS.ProcessEnv, lineEnv:
   const tookMs = performance.now() - t0;
   if (tookMs >= agentS * 1000) return fail(`${givesUp}, but the line took ${Math.round(tookMs)} ms to answer: raise the hook's timeout`);
   const text = `${run.stdout}\n${run.stderr}`;
-  const blocked = blocks(entry.agent, run);
+  const blocked = blocks(entry.agent, entry.event, run);
   if (blocked && text.includes(CANARY_MARK)) return { entry, ok: true, message: `a block from hookbox at ${url} reaches ${AGENT_NAME[entry.agent]} (${blocked})${note}` };
   const said = run.stderr.trim().split("\n").filter(Boolean).at(-1) ?? "";
   // A token of no tenant: the line blocks every call (a wrong line lets nothing through), never a canary's block.
@@ -621,7 +621,7 @@ async function checkHttp(entry: Entry, env: NodeJS.ProcessEnv): Promise<Finding>
     if (res.status === 401 || (!res.headers.has("hookbox-on-failure") && text.includes("hookbox refused the token")))
       return { entry, ok: false, message: `hookbox at ${url} refused the token: check the Authorization header and its variables — until then the hook blocks every call` };
     if (!res.ok) return { entry, ok: false, message: `hookbox at ${url} answered ${res.status}: ${text.slice(0, 200)}` };
-    const blocked = blocks(entry.agent, { code: 0, stdout: text, stderr: "" });
+    const blocked = blocks(entry.agent, entry.event, { code: 0, stdout: text, stderr: "" });
     return blocked && text.includes(CANARY_MARK)
       ? { entry, ok: true, message: `a block from hookbox at ${url} reaches ${AGENT_NAME[entry.agent]} (${blocked}, HTTP hook)${named === undefined ? `; name the event in the URL (…/${entry.event}) so that a body hookbox cannot read is still answered in this event's JSON` : ""}` }
       : { entry, ok: false, message: `hookbox answered, but not with a block ${AGENT_NAME[entry.agent]} obeys: ${text.slice(0, 200)}` };
@@ -760,8 +760,8 @@ function canaryPayload(entry: Entry): Json {
 }
 
 /** How the agent would read the line's result: a block, and in what form — or undefined. */
-function blocks(agent: Agent, run: { code: number | null; stdout: string; stderr: string }): string | undefined {
-  if (run.code === 2) return "exit 2";
+function blocks(agent: Agent, event: string, run: { code: number | null; stdout: string; stderr: string }): string | undefined {
+  if (run.code === 2 && !(agent === "gemini" && event === "BeforeToolSelection")) return "exit 2";
   if (run.code !== 0) return undefined;
   let out: Json;
   try {
@@ -775,6 +775,8 @@ function blocks(agent: Agent, run: { code: number | null; stdout: string; stderr
   // PermissionRequest: the deny is its decision object (exit 2 is not read there by Claude Code).
   if ((agent === "claude" || agent === "codex") && obj(specific.decision).behavior === "deny") return "hookSpecificOutput.decision.behavior deny";
   if (agent === "cursor") return out.permission === "deny" ? "permission deny" : out.continue === false ? "continue false" : undefined;
+  // Gemini before it picks tools reads no decision: a block there is no tool left, or none.
+  if (agent === "gemini" && event === "BeforeToolSelection") return obj(specific.toolConfig).mode === "NONE" ? "hookSpecificOutput.toolConfig mode NONE" : undefined;
   if (out.decision === "block") return "decision block";
   return undefined;
 }

@@ -95,6 +95,20 @@ describe("hookbox doctor", () => {
     expect(r.out).toMatch(/^ok +Claude Code +PermissionRequest .*\n.*decision\.behavior deny/m);
   });
 
+  it("proves a Gemini BeforeToolSelection line by its toolConfig NONE, both forwarders (Gemini reads no decision before it picks tools)", () => {
+    for (const forwarder of ["hookbox forward", "sh .hookbox/forward.sh"]) {
+      const { repo, home } = workspaceOf(svc.url, (file, text) =>
+        file.endsWith(join(".gemini", "settings.json"))
+          ? JSON.stringify({ hooks: { BeforeToolSelection: [{ hooks: [{ type: "command", name: "hookbox", command: `${forwarder} --url ${svc.url} --event BeforeToolSelection --format gemini --deadline 30`, timeout: 30000 }] }] } })
+          : text,
+      );
+      mkdirSync(join(repo, ".hookbox"), { recursive: true });
+      writeFileSync(join(repo, ".hookbox/forward.sh"), spawnSync(process.execPath, ["dist/cli/hookbox.cjs", "forward", "--print-script"], { encoding: "utf8" }).stdout);
+      const r = doctor(repo, home);
+      expect(r.out, forwarder).toMatch(/^ok +Gemini CLI +BeforeToolSelection .*\n.*hookSpecificOutput\.toolConfig mode NONE/m);
+    }
+  });
+
   it("finds a Codex guard in the inline [hooks] of .codex/config.toml, and names a [features] switch that turns Codex's hooks off", () => {
     // hooks.json holds no hook: the guard is config.toml's alone.
     const inline = (file: string, text: string) => (file.endsWith(join(".codex", "hooks.json")) ? JSON.stringify({ hooks: {} }) : text);
