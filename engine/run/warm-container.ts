@@ -149,9 +149,11 @@ export class WarmContainer {
       const overflow = (["stdout", "stderr"] as const).find((st) => streamBytes(st).length > cap);
       const reason = guard.stopped;
       if (overflow && reason !== "cancelled") return result({ outcome: "output_truncated", exitCode: null, stream: overflow });
-      // The run's time ran out before its hook started (its workspace's hand-over took it all): no
-      // timeout of the hook's, which its format would read as no decision — hookbox did not run it.
-      if (reason === "deadline" && !watch.started) return result({ outcome: "failed_to_start", exitCode: null, error: "the pre-started container did not start its hook within the run's time (timeout + engine_timeout_ms): its workspace's hand-over took it all" });
+      // The run's time ran out before its wrapper said the hook started (its workspace's hand-over
+      // took it all, or the engine stopped passing its output on): no timeout of the hook's, which
+      // its format would read as no decision — hookbox did not run it, as a cold run's engine that
+      // does not answer did not.
+      if (reason === "deadline" && !watch.started) return result({ outcome: "failed_to_start", exitCode: null, error: "the pre-started container did not say its hook started within the run's time (timeout + engine_timeout_ms): its workspace's hand-over took it all, or the container engine stopped passing on its output" });
       if (reason) return result(stoppedEnd(reason, capture));
       const code = watch.exitCode;
       if (code === undefined) {

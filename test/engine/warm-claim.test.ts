@@ -134,7 +134,7 @@ describe("a claim whose workspace takes long to unpack", () => {
     await warm.up;
     const t0 = performance.now();
     const result = await warm.claim({ command: "guard", stdin: Buffer.from("{}"), env: {}, timeoutMs: 100, limits: DEFAULT_LIMITS }, () => undefined);
-    expect(result).toMatchObject({ outcome: "failed_to_start", error: expect.stringMatching(/did not start its hook within the run's time/) });
+    expect(result).toMatchObject({ outcome: "failed_to_start", error: expect.stringMatching(/did not say its hook started within the run's time/) });
     expect(performance.now() - t0).toBeGreaterThanOrEqual(390);
     expect(performance.now() - t0).toBeLessThan(3_000);
   });
