@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { pack } from "tar-stream";
 import { FORWARD_SCRIPT } from "../cli/forward-script.js";
-import { post, unboundedAgent } from "./http-client.js";
+import { get, post, unboundedAgent } from "./http-client.js";
 import { startService, TOKEN } from "./service-process.js";
 import { percentiles, type Figures } from "./stats.js";
 
@@ -125,12 +125,17 @@ export async function workspaceRows(port: number, hook: string, event: string, r
         const t0 = performance.now();
         const res = await post(`${svc.url}/v1/events?workspace=ws-${workspaceOf(i)}`, event, TOKEN);
         const ms = performance.now() - t0;
-        const body = JSON.parse(res.body) as { hooks?: Array<{ source?: string; start_ms?: number }> };
-        const hookRun = body.hooks?.find((h) => h.source === "repository");
-        if (res.status !== 200 || !hookRun) throw new Error(`workspace event: ${res.status} ${res.body}`);
-        return { ms, warm: hookRun.start_ms === 0 };
+        const body = JSON.parse(res.body) as { event_id?: string; hooks?: Array<{ source?: string }> };
+        if (res.status !== 200 || !body.event_id || !body.hooks?.some((h) => h.source === "repository")) throw new Error(`workspace event: ${res.status} ${res.body}`);
+        return { ms, id: body.event_id };
       });
-      const warmShare = results.filter((r) => r.warm).length / results.length;
+      // Whether each ran in a pre-started container: its trace says (`warm`), read once the row is done.
+      const warm: boolean[] = [];
+      for (const r of results) {
+        const trace = JSON.parse(await get(`${svc.url}/v1/events/${r.id}`, TOKEN)) as { hooks?: Array<{ source?: string; warm?: boolean }> };
+        warm.push(trace.hooks?.find((h) => h.source === "repository")?.warm === true);
+      }
+      const warmShare = warm.filter(Boolean).length / warm.length;
       const how = spread ? `each event on one of ws-${touched}…ws-${count - 1} no event used before` : "round-robin";
       const figures = percentiles(`hookbox: repository hook, ${count} workspace${count > 1 ? "s" : ""}`, results.map((r) => r.ms), `${how}; ${ratePerS.toFixed(1)}/s steady, ${(warmShare * 100).toFixed(0)} % warm`);
       rows.push({ ...figures, workspaces: count, warmShare });
