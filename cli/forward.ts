@@ -92,8 +92,10 @@ function usageError(problem: string, argv: string[], usage = true): { stdout: st
  * at exit 0 only would miss).
  */
 function jsonBlockOnly(format: AgentFormat, event: string): boolean {
-  return format === "cosh" || (format === "codex" && CODEX_STOP_ONLY.has(asciiLower(event))) || (format === "gemini" && asciiLower(event) === "beforetoolselection");
+  return format === "cosh" || (format === "codex" && CODEX_STOP_ONLY.has(asciiLower(event))) || picksTools(format, event);
 }
+/** Gemini's BeforeToolSelection: no decision is read there, a block is no tool left to the model. */
+const picksTools = (format: AgentFormat, event: string): boolean => format === "gemini" && asciiLower(event) === "beforetoolselection";
 /** Codex's events whose answer takes no decision, where a block is the stop it reads at exit 0 (`continue: false`). */
 const CODEX_STOP_ONLY = new Set(["precompact", "sessionstart", "subagentstart"]);
 
@@ -562,7 +564,7 @@ function denyOutput(format: AgentFormat, event: string, reason: string): Record<
       return { decision: "block", reason };
     case "cosh": return { decision: "block", reason };
     // Gemini reads no decision before it picks tools: a block there leaves the model none.
-    case "gemini": return asciiLower(event) === "beforetoolselection" ? { decision: "block", reason, hookSpecificOutput: { toolConfig: { mode: "NONE", allowedFunctionNames: [] } } } : { decision: "block", reason };
+    case "gemini": return picksTools(format, event) ? { decision: "block", reason, hookSpecificOutput: { toolConfig: { mode: "NONE", allowedFunctionNames: [] } } } : { decision: "block", reason };
     // Cursor: a prompt is stopped by continue: false, everything else by permission: deny.
     case "cursor": return event === "beforeSubmitPrompt" ? { continue: false, user_message: reason } : { permission: "deny", user_message: reason, agent_message: reason };
     default: {

@@ -162,8 +162,12 @@ export function foldToolSelection(judged: Judged[]): ToolSelection | undefined {
     if (names === undefined) continue;
     const tier = TOOL_TIER[j.hook.source];
     const union = tiers.get(tier) ?? new Set<string>();
-    // Past MAX_TOOL_NAMES a tier's list is cut as it is joined (a shorter list only allows less).
-    for (const n of names) if (union.size < MAX_TOOL_NAMES) union.add(n);
+    // Past MAX_TOOL_NAMES a tier's list is cut as it is joined (a shorter list only allows less):
+    // no name past it is even looked at, however many hooks of the tier say more.
+    for (const n of names) {
+      if (union.size >= MAX_TOOL_NAMES) break;
+      union.add(n);
+    }
     tiers.set(tier, union);
   }
   if (tiers.size === 0) return { mode };
