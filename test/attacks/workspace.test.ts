@@ -19,6 +19,7 @@ import { MAX_META_HEADER_BYTES, MAX_PAX_RECORDS } from "../../engine/workspace-u
 import { MAX_RESIDENT_HOOK_BYTES } from "../../engine/workspace-store.js";
 import { REMOVE_AT_ONCE } from "../../engine/workspace-tree.js";
 import { MAX_HOOK_MESSAGE_CHARS } from "../../engine/execute.js";
+import { MAX_TOOL_NAMES } from "../../engine/verdict.js";
 import { SKIPPED_HOOKS_FACTOR } from "../../engine/formats/shared.js";
 import { underProbe, WORST_HEALTH_MS } from "../helpers/probe.js";
 import { startService, tenantsToml, TOKEN_A, TOKEN_B, type Service } from "../helpers/service.js";
@@ -965,6 +966,21 @@ describe("a workspace's worst, against the loop that serves everyone", () => {
     const { decision, reason } = JSON.parse(text) as { decision: string; reason: string };
     expect(decision).toBe("block");
     expect(reason).toBe(`${"\\x01".repeat(MAX_HOOK_MESSAGE_CHARS / 4)}…`);
+  });
+
+  it(`joins ten repository Gemini BeforeToolSelection hooks' lists of 100,000 names each (a mebibyte of output apiece) to MAX_TOOL_NAMES (${MAX_TOOL_NAMES}), holding the loop for one answer at a time`, async () => {
+    const command = `cat >/dev/null; printf '{"hookSpecificOutput":{"toolConfig":{"allowedFunctionNames":['; seq -f '"t%06g",' 0 99998 | tr -d '\\n'; printf '"t099999"]}}}'`;
+    const hooks = Array.from({ length: 10 }, (_, i) => ({ type: "command", name: `lister-${i}`, command }));
+    const settings = JSON.stringify({ hooks: { BeforeToolSelection: [{ hooks }] } });
+    expect((await put(svc, "tool-lists", await tarOf([{ name: ".gemini/settings.json", content: settings }]))).status).toBe(200);
+    await loopLagMaxMs();
+    const { status, text } = await attack(svc, () => svc.event({ session_id: "s", hook_event_name: "BeforeToolSelection", llm_request: { model: "m", messages: [], config: {} } }, { query: "workspace=tool-lists&format=gemini" }), 60_000);
+    // each answer read in a turn of its own (turns.ts): one mebibyte's JSON.parse, 20–110 ms here, as a 1 MiB event body's; the ten back to back would be 200–1000 ms
+    expect(await loopLagMaxMs()).toBeLessThan(200);
+    expect(status, text.slice(0, 300)).toBe(200);
+    const names = (JSON.parse(text) as { output: { hookSpecificOutput: { toolConfig: { allowedFunctionNames: string[] } } } }).output.hookSpecificOutput.toolConfig.allowedFunctionNames;
+    expect(names).toHaveLength(MAX_TOOL_NAMES);
+    expect(names.slice(0, 2)).toEqual(["t000000", "t000001"]);
   });
 
   it("locates a JSON hook file of max_repository_hooks hooks, each padded with 445 numbers under hooks, without walking into what no place is kept of", async () => {
