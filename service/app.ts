@@ -76,7 +76,9 @@ async function sniffedEvent(req: Request, maxBytes = SNIFF_BYTES, maxMs = SNIFF_
 }
 
 /** The event a path names (`/v1/events/{event}`, `/v1/hooks/{format}/{event}`), for the failure-mode header. */
-function eventFromPath(path: string): string | undefined {
+function eventFromPath(method: string, path: string): string | undefined {
+  // Only a POST sends an event: `GET /v1/events/live` names a stream of traces, not an event "live".
+  if (method !== "POST") return undefined;
   return nativeOf(path)?.event ?? /^\/v1\/events\/([A-Za-z]+)\/?$/.exec(path)?.[1];
 }
 
@@ -105,7 +107,7 @@ export function createApp(given: AppDeps): Hono<Env> {
     // SERVICE.md §8: every answer tells the client what to do when hookbox cannot decide (the
     // event routes refine it for the event's point, once its body names it). Until the event is
     // known — a body too large or not JSON on `POST /v1/events` — it may be any: the strictest.
-    const event = eventFromPath(c.req.path);
+    const event = eventFromPath(c.req.method, c.req.path);
     c.header("Hookbox-On-Failure", event === undefined ? strictestFailureMode(tenant) : failureModeFor(tenant, event));
     // Decisions, traces and workspaces are a tenant's own: no cache keeps them.
     c.header("Cache-Control", "no-store");

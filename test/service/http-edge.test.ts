@@ -776,6 +776,15 @@ describe.concurrent("admission and shutdown", () => {
     expect(stop.headers.get("hookbox-on-failure")).toBe("allow");
   });
 
+  it("tells the strictest failure mode on a GET under /v1/events: `live` and a trace's id name no event", async () => {
+    const edge = edgeApp({ onFailureB: '{ PreToolUse = "block" }' });
+    for (const path of ["/v1/events/live", "/v1/events/Stop", "/v1/events"]) {
+      const res = await edge.request(path, { token: TOKEN_B });
+      expect(res.headers.get("hookbox-on-failure"), path).toBe("block");
+      await res.body?.cancel();
+    }
+  });
+
   it("says a block at TaskCreated in the JSON a native hook answers (an HTTP hook has no exit 2), the failure mode's too", async () => {
     const edge = edgeApp({ onFailureB: '{ TaskCreated = "block" }' });
     const res = await edge.request("/v1/hooks/claude/TaskCreated", { method: "POST", headers: { "content-type": "application/json" }, body: "{not json", token: TOKEN_B });
