@@ -236,13 +236,14 @@ BEGIN {
   if (mode == "text") { print esc(ENVIRON["HOOKBOX_TEXT"], 0); exit 0 }
   if (mode == "deny") {
     r = q(ENVIRON["HOOKBOX_REASON"])
-    if (fmt == "copilot") print "{\"permissionDecision\":\"deny\",\"permissionDecisionReason\":" r "}"
+    # Before Gemini picks tools, its toolConfig whatever fmt says: no other agent has the event.
+    if (tolower(ENVIRON["HOOKBOX_EVENT"]) == "beforetoolselection") print "{\"decision\":\"block\",\"reason\":" r ",\"hookSpecificOutput\":{\"toolConfig\":{\"mode\":\"NONE\",\"allowedFunctionNames\":[]}}}"
+    else if (fmt == "copilot") print "{\"permissionDecision\":\"deny\",\"permissionDecisionReason\":" r "}"
     else if (fmt == "cursor" && ENVIRON["HOOKBOX_EVENT"] == "beforeSubmitPrompt") print "{\"continue\":false,\"user_message\":" r "}"
     else if (fmt == "cursor") print "{\"permission\":\"deny\",\"user_message\":" r ",\"agent_message\":" r "}"
     else if ((fmt == "claude" || fmt == "codex") && tolower(ENVIRON["HOOKBOX_EVENT"]) == "pretooluse") print "{\"decision\":\"block\",\"reason\":" r ",\"hookSpecificOutput\":{\"hookEventName\":" q(ENVIRON["HOOKBOX_EVENT"]) ",\"permissionDecision\":\"deny\",\"permissionDecisionReason\":" r "}}"
     else if ((fmt == "claude" || fmt == "codex") && tolower(ENVIRON["HOOKBOX_EVENT"]) == "permissionrequest") print "{\"hookSpecificOutput\":{\"hookEventName\":" q(ENVIRON["HOOKBOX_EVENT"]) ",\"decision\":{\"behavior\":\"deny\",\"message\":" r "}}}"
     else if (fmt == "codex" && tolower(ENVIRON["HOOKBOX_EVENT"]) ~ /^(precompact|sessionstart|subagentstart)$/) print "{\"continue\":false,\"stopReason\":" r "}"
-    else if (fmt == "gemini" && tolower(ENVIRON["HOOKBOX_EVENT"]) == "beforetoolselection") print "{\"decision\":\"block\",\"reason\":" r ",\"hookSpecificOutput\":{\"toolConfig\":{\"mode\":\"NONE\",\"allowedFunctionNames\":[]}}}"
     else print "{\"decision\":\"block\",\"reason\":" r "}"
     exit 0
   }
@@ -383,7 +384,8 @@ AWK='${AWK.replace(/'/g, `'\\''`)}'
 # problem on stderr, every agent's block — but where a block would keep the agent going (a stop).
 # Where the agent reads a block from the JSON at exit 0 only, any exit 2 its hook's failure: cosh (a
 # non-zero exit does not affect its main flow), Codex's compaction and starts (the stop read at exit 0
-# only) and Gemini's BeforeToolSelection (no tool left is its toolConfig, read from stdout at exit 0).
+# only) and Gemini's BeforeToolSelection (no tool left is its toolConfig, read from stdout at exit 0;
+# whatever --format says: no other agent has the event).
 # $1 in ASCII lower case, as l: all of it — \$( ) alone would drop its trailing newlines ("Stop\n" is no stop).
 lower() {
   l=$(printf '%s.' "$1" | LC_ALL=C tr '[:upper:]' '[:lower:]')
@@ -392,7 +394,7 @@ lower() {
 # A block all the same should awk fail: cosh reads this JSON, the others exit 2 — Gemini before it picks tools, its toolConfig.
 fallback_block() {
   lower "$2"
-  if [ "$1" = gemini ] && [ "$l" = beforetoolselection ]; then
+  if [ "$l" = beforetoolselection ]; then
     printf '{"decision":"block","reason":"blocked by hookbox","hookSpecificOutput":{"toolConfig":{"mode":"NONE","allowedFunctionNames":[]}}}\n'
   else
     printf '{"decision":"block","reason":"blocked by hookbox"}\n'
@@ -402,7 +404,7 @@ json_block_only() {
   [ "$1" = cosh ] && return 0
   lower "$2"
   [ "$1" = codex ] && case $l in precompact|sessionstart|subagentstart) true ;; *) false ;; esac && return 0
-  [ "$1" = gemini ] && [ "$l" = beforetoolselection ] && return 0
+  [ "$l" = beforetoolselection ] && return 0
   return 1
 }
 usage() {

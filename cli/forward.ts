@@ -80,8 +80,10 @@ function usageError(problem: string, argv: string[], usage = true): { stdout: st
   // No --format: cosh, the default; an empty one is no agent's.
   const named = lastFlag(argv, "format") ?? "cosh";
   const format = Object.hasOwn(FORMATS, named) ? (named as AgentFormat) : undefined;
-  const output = format ? denyOutput(format, event ?? "", reason) : { decision: "block", reason };
-  return { stdout: `${safeJson(output)}\n`, stderr: `${head}${reason}\n`, code: format && jsonBlockOnly(format, event ?? "") ? 0 : USAGE_BLOCK_EXIT };
+  // Before Gemini picks tools, its toolConfig whatever the line's format says: no other agent has the event.
+  const picks = picksTools(event ?? "");
+  const output = format || picks ? denyOutput(format ?? "gemini", event ?? "", reason) : { decision: "block", reason };
+  return { stdout: `${safeJson(output)}\n`, stderr: `${head}${reason}\n`, code: picks || (format && jsonBlockOnly(format, event ?? "")) ? 0 : USAGE_BLOCK_EXIT };
 }
 
 /**
@@ -92,10 +94,14 @@ function usageError(problem: string, argv: string[], usage = true): { stdout: st
  * at exit 0 only would miss).
  */
 function jsonBlockOnly(format: AgentFormat, event: string): boolean {
-  return format === "cosh" || (format === "codex" && CODEX_STOP_ONLY.has(asciiLower(event))) || picksTools(format, event);
+  return format === "cosh" || (format === "codex" && CODEX_STOP_ONLY.has(asciiLower(event))) || picksTools(event);
 }
-/** Gemini's BeforeToolSelection: no decision is read there, a block is no tool left to the model. */
-const picksTools = (format: AgentFormat, event: string): boolean => format === "gemini" && asciiLower(event) === "beforetoolselection";
+/**
+ * Gemini's BeforeToolSelection: no decision is read there, a block is no tool left to the model. No
+ * other agent has the event: a line that names it gets that block whatever its --format says (a
+ * wrong or missing one would otherwise answer a decision Gemini ignores, every tool left).
+ */
+const picksTools = (event: string): boolean => asciiLower(event) === "beforetoolselection";
 /** Codex's events whose answer takes no decision, where a block is the stop it reads at exit 0 (`continue: false`). */
 const CODEX_STOP_ONLY = new Set(["precompact", "sessionstart", "subagentstart"]);
 
@@ -550,6 +556,7 @@ function parseJson(text: string): unknown {
 
 /** The agent's own "deny" for a hook's stdout. */
 function denyOutput(format: AgentFormat, event: string, reason: string): Record<string, unknown> {
+  if (picksTools(event)) return { decision: "block", reason, hookSpecificOutput: { toolConfig: { mode: "NONE", allowedFunctionNames: [] } } };
   switch (format) {
     case "copilot": return { permissionDecision: "deny", permissionDecisionReason: reason };
     // Each event's own shape: a permissionDecision is valid on PreToolUse only, PermissionRequest
@@ -564,7 +571,7 @@ function denyOutput(format: AgentFormat, event: string, reason: string): Record<
       return { decision: "block", reason };
     case "cosh": return { decision: "block", reason };
     // Gemini reads no decision before it picks tools: a block there leaves the model none.
-    case "gemini": return picksTools(format, event) ? { decision: "block", reason, hookSpecificOutput: { toolConfig: { mode: "NONE", allowedFunctionNames: [] } } } : { decision: "block", reason };
+    case "gemini": return { decision: "block", reason };
     // Cursor: a prompt is stopped by continue: false, everything else by permission: deny.
     case "cursor": return event === "beforeSubmitPrompt" ? { continue: false, user_message: reason } : { permission: "deny", user_message: reason, agent_message: reason };
     default: {

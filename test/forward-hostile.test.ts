@@ -651,6 +651,18 @@ describe("both forwarders read what they are given alike", () => {
     expect(Object.keys(JSON.parse(before.stdout))).toEqual(["decision", "reason"]);
   });
 
+  it("leaves Gemini's model no tool at BeforeToolSelection whatever --format says — a wrong one (a usage error), none (cosh) or another agent's, unreachable: no other agent has the event, in both", async () => {
+    const none = { mode: "NONE", allowedFunctionNames: [] };
+    for (const format of [["--format", "gemni"], [], ["--format", "claude"], ["--format", "cosh"]]) {
+      const a = ["--url", "http://127.0.0.1:1", "--event", "BeforeToolSelection", ...format, "--timeout", "1000", "--on-unreachable", "block"];
+      const [node, sh] = await Promise.all([run("node", a), run("sh", a)]);
+      for (const r of [node, sh]) {
+        expect(r.code, `${format.join(" ")}: ${r.stderr}`).toBe(0);
+        expect(JSON.parse(r.stdout), format.join(" ")).toMatchObject({ decision: "block", hookSpecificOutput: { toolConfig: none } });
+      }
+    }
+  });
+
   it("answers a Codex block after a tool with its JSON at exit 0 (Codex reads no JSON at exit 2), before a tool with exit 2, in both", async () => {
     for (const [event, code] of [["PostToolUse", 0], ["Stop", 0], ["PreToolUse", 2], ["PermissionRequest", 2]] as const) {
       const a = ["--url", url, "--event", event, "--format", "codex", "--workspace", "codex-block"];
