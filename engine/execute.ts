@@ -12,7 +12,7 @@ import type { Limits } from "./names.js";
 import { changeAsRun, interpret } from "./formats/registry.js";
 import { clip, hookCalled, wellFormedJson } from "./formats/shared.js";
 import { DEFAULT_TRACE_LIMITS } from "./trace-limits.js";
-import type { Verdict } from "./verdict.js";
+import { MAX_EVENT_TOOL_NAMES, type Verdict } from "./verdict.js";
 import type { PayloadCache } from "./payload.js";
 import { STALE_WORKSPACE_ERROR, type RunRequest, type RunResult, type Runner, type Outcome } from "./run/types.js";
 import type { SandboxConfig } from "./config.js";
@@ -155,12 +155,15 @@ export async function executeHooks(hooks: HookDef[], opts: ExecuteOptions): Prom
   /** the last replacement of the tool's output: the one the fold answers (each earlier one is let go as a later one comes) */
   let lastReplaced: Judged | undefined;
   let changedInTurn = false;
+  /** tool names the hooks' lists hold so far (MAX_EVENT_TOOL_NAMES) */
+  let toolNames = 0;
   for (const step of planSteps(hooks)) {
     // `[sandbox] max_containers_per_event`: a parallel step runs this many at once, whatever its config says.
     // Each hook is told as it finishes (its notification streams, an early answer sees it), even
     // while others of its parallel step still run; the fold keeps the configuration's order.
     const done = await mapLimited(step, opts.sandbox.maxContainersPerEvent, async (hook) => {
       const out = await runOne(hook, opts, t0);
+      toolNames += keepToolNames(out[0], out[1], MAX_EVENT_TOOL_NAMES - toolNames);
       opts.onHook?.(out[1], budget.take(notificationOf(out[0])), out[0], out[3]);
       return out;
     });
@@ -200,6 +203,21 @@ export async function executeHooks(hooks: HookDef[], opts: ExecuteOptions): Prom
   // once, for the one change answered.
   if (lastChange?.verdict.modifiedArgs !== undefined) lastChange.verdict = asRun(lastChange.verdict, lastChange.hook, opts);
   return { judged, records, traces, ...(undecided !== undefined ? { undecided } : {}), ...(changedInTurn ? { changedInTurn } : {}) };
+}
+
+/**
+ * A hook's tool list cut to the `room` the event has left for names (MAX_EVENT_TOOL_NAMES), its
+ * record saying so; the names it keeps.
+ */
+function keepToolNames(j: Judged, record: HookRecord, room: number): number {
+  const names = j.verdict.toolSelection?.names;
+  if (names === undefined) return 0;
+  if (names.length > room) {
+    j.verdict.toolSelection = { ...j.verdict.toolSelection!, names: names.slice(0, Math.max(0, room)) };
+    j.verdict.rule = `${j.verdict.rule}; its list cut at ${Math.max(0, room)} names: the event's hooks listed ${MAX_EVENT_TOOL_NAMES} before it (MAX_EVENT_TOOL_NAMES; those cut not allowed)`;
+    record.rule = j.verdict.rule;
+  }
+  return j.verdict.toolSelection!.names!.length;
 }
 
 /** What a hook that the event's deadline left no time for "ran": a timeout, judged by its format's rule. */

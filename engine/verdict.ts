@@ -61,4 +61,12 @@ export const MAX_TOOL_NAMES = 1024;
  */
 export const MAX_TOOL_NAME_CHARS = 64;
 
+/**
+ * @default 16384 (16 × MAX_TOOL_NAMES) — tool names one event holds from all its hooks' lists until
+ * it is folded: a thousand repository hooks each listing 1024 names of 64 characters would hold
+ * about 90 MB per event. Past it, a hook's list is cut to what is left (the tools cut are not
+ * allowed: a shorter list only allows less; one cut to no name allows no tool).
+ */
+export const MAX_EVENT_TOOL_NAMES = 16 * MAX_TOOL_NAMES;
+
 export type Interpret = (run: RunResult, hook: HookDef) => Verdict;

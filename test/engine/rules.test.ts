@@ -339,11 +339,11 @@ describe("Gemini CLI's BeforeToolSelection toolConfig (hooks reference; its hook
     expect(selection(["NONE"]).toolSelection).toBeUndefined();
     expect(selection({ mode: "NONE" }, "BeforeTool").toolSelection).toBeUndefined();
   });
-  it("drops a name that is no function's name (a string of at most MAX_TOOL_NAME_CHARS letters, digits, _ . : -), and says so; a list of nothing but such names allows nothing", () => {
+  it("drops a name that is no function's name (a string of at most MAX_TOOL_NAME_CHARS letters, digits, _ . : -, a letter or _ first), and says so; a list of nothing but such names allows nothing", () => {
     const long = "x".repeat(MAX_TOOL_NAME_CHARS + 1);
-    const v = selection({ allowedFunctionNames: ["read_file", 7, null, long, "y".repeat(MAX_TOOL_NAME_CHARS), "mcp.server:tool-1", "rm -rf", "", "\u001b[2J"] });
-    expect(v.toolSelection).toEqual({ mode: "AUTO", names: ["read_file", "y".repeat(MAX_TOOL_NAME_CHARS), "mcp.server:tool-1"] });
-    expect(v.rule).toMatch(/a name that is no function's \(64 letters, digits, _ \. : - at most\) dropped/);
+    const v = selection({ allowedFunctionNames: ["read_file", 7, null, long, "y".repeat(MAX_TOOL_NAME_CHARS), "mcp.server:tool-1", "_t", "1t", "-t", ".t", ":t", "rm -rf", "", "\u001b[2J"] });
+    expect(v.toolSelection).toEqual({ mode: "AUTO", names: ["read_file", "y".repeat(MAX_TOOL_NAME_CHARS), "mcp.server:tool-1", "_t"] });
+    expect(v.rule).toMatch(/a name that is no function's \(64 letters, digits, _ \. : - at most, a letter or _ first\) dropped/);
     expect(selection({ allowedFunctionNames: ["read_file"] }).rule).not.toMatch(/dropped/);
     expect(selection({ allowedFunctionNames: [long, 1] }).toolSelection).toEqual({ mode: "AUTO", names: [] });
   });
@@ -373,11 +373,11 @@ describe("tools the model may call, folded over hooks and trust tiers", () => {
     expect(foldToolSelection(judged)).toEqual(expected);
     expect(fold(judged, { interactive: true }).toolSelection).toEqual(expected);
   });
-  it("cuts the folded list at MAX_TOOL_NAMES", () => {
+  it("joins a tier's lists in the hooks' order no further than MAX_TOOL_NAMES names, and cuts the folded list there", () => {
     const names = (from: number) => Array.from({ length: MAX_TOOL_NAMES }, (_, i) => `t${String(from + i).padStart(5, "0")}`);
-    const f = foldToolSelection([at("repository", { mode: "AUTO", names: names(0) }), at("repository", { mode: "AUTO", names: names(MAX_TOOL_NAMES) })]);
-    expect(f?.names).toHaveLength(MAX_TOOL_NAMES);
-    expect(f?.names?.[0]).toBe("t00000");
+    // the second hook's names sort first: the join stopped at the first hook's, never looking at them
+    const f = foldToolSelection([at("repository", { mode: "AUTO", names: names(MAX_TOOL_NAMES) }), at("repository", { mode: "AUTO", names: names(0) })]);
+    expect(f?.names).toEqual(names(MAX_TOOL_NAMES));
   });
   it("is written as Gemini's own aggregator writes it, at BeforeToolSelection only", () => {
     const f = fold([at("repository", { mode: "AUTO", names: ["read_file", "glob"] })], { interactive: true });
