@@ -132,8 +132,17 @@ export async function workspaceRows(port: number, hook: string, event: string, r
       // Whether each ran in a pre-started container: its trace says (`warm`), read once the row is done.
       const warm: boolean[] = [];
       for (const r of results) {
-        const trace = JSON.parse(await get(`${svc.url}/v1/events/${r.id}`, TOKEN)) as { hooks?: Array<{ source?: string; warm?: boolean }> };
-        warm.push(trace.hooks?.find((h) => h.source === "repository")?.warm === true);
+        const text = await get(`${svc.url}/v1/events/${r.id}`, TOKEN);
+        let trace: { hooks?: Array<{ source?: string; warm?: boolean }> } | undefined;
+        try {
+          trace = JSON.parse(text) as typeof trace;
+        } catch {
+          // an error page, not a trace: below
+        }
+        const hook = trace?.hooks?.find((h) => h.source === "repository");
+        // A trace that is gone or says nothing of the hook would count as a cold run: the row would lie.
+        if (typeof hook?.warm !== "boolean") throw new Error(`trace of ${r.id}: no repository hook's warm in ${text.slice(0, 300)}`);
+        warm.push(hook.warm);
       }
       const warmShare = warm.filter(Boolean).length / warm.length;
       const how = spread ? `each event on one of ws-${touched}…ws-${count - 1} no event used before` : "round-robin";

@@ -190,6 +190,8 @@ export class WarmContainer {
     } finally {
       // A start line that comes after the claim is over (cancelled while its workspace unpacked) arms nothing.
       over = true;
+      // Nor does a late chunk: it is read by nothing (no marker grace timer started after the claim).
+      this.sinkOut = this.sinkErr = () => undefined;
       signal.removeEventListener("abort", onStop);
       clearTimeout(deadlineTimer);
       clearTimeout(graceTimer);
