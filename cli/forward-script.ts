@@ -477,6 +477,12 @@ while [ $# -gt 0 ]; do
   esac
   shift 2
 done
+# BeforeToolSelection is Gemini's alone: a line that names it is asked and answered as Gemini's (its
+# deadline, its toolConfig) whatever agent's --format it names — another's answer to it, a block
+# too, would be a decision Gemini does not read.
+case $event in
+  [Bb][Ee][Ff][Oo][Rr][Ee][Tt][Oo][Oo][Ll][Ss][Ee][Ll][Ee][Cc][Tt][Ii][Oo][Nn]) case $format in cosh|copilot|claude|codex|cursor) format=gemini ;; esac ;;
+esac
 # Each agent's own hook deadline, in seconds (engine/agents.ts).
 case $format in
   cosh) q=cosh d=${d.cosh} ;;

@@ -174,7 +174,11 @@ export async function forward(argv: string[], io: { stdin: Readable; env: NodeJS
     if (argv.length !== 1) return usageError("--print-script takes no other flag (it prints the shell forwarder, it forwards nothing)", argv);
     return { stdout: (await import("./forward-script.js")).FORWARD_SCRIPT, stderr: "", code: 0 };
   }
-  const format = values.format as AgentFormat;
+  const named = values.format as AgentFormat;
+  // BeforeToolSelection is Gemini's alone: a line that names it is asked and answered as Gemini's
+  // (its deadline, its toolConfig) whatever agent's --format it names — another's answer to it, a
+  // block too, would be a decision Gemini does not read.
+  const format: AgentFormat = Object.hasOwn(FORMATS, named) && picksTools(values.event ?? "") ? "gemini" : named;
   const override = values["on-unreachable"];
   // --deadline: seconds in decimal digits with at most one point, at least 1 ms, as forward.sh reads
   // it (no 0x1e, 1e10, Infinity; 010 is ten)

@@ -214,7 +214,7 @@ function keepToolNames(j: Judged, record: HookRecord, room: number): number {
   if (names === undefined) return 0;
   if (names.length > room) {
     j.verdict.toolSelection = { ...j.verdict.toolSelection!, names: names.slice(0, Math.max(0, room)) };
-    j.verdict.rule = `${j.verdict.rule}; its list cut at ${Math.max(0, room)} names: the event's hooks listed ${MAX_EVENT_TOOL_NAMES} before it (MAX_EVENT_TOOL_NAMES; those cut not allowed)`;
+    j.verdict.rule = `${j.verdict.rule}; its list cut at ${Math.max(0, room)} names: the event's hooks that finished before it listed ${MAX_EVENT_TOOL_NAMES - Math.max(0, room)} (MAX_EVENT_TOOL_NAMES ${MAX_EVENT_TOOL_NAMES}; those cut not allowed)`;
     record.rule = j.verdict.rule;
   }
   return j.verdict.toolSelection!.names!.length;

@@ -107,6 +107,11 @@ Object.assign(CASES, {
   "huge-error": answer(JSON.stringify({ error: { code: "x", message: `${"é".repeat(70_000)}tail` } }), "500 Internal Server Error"),
   // Takes the event and never answers.
   "silent": () => undefined,
+  // A block in the dialect the request asked for (its ?format=), as hookbox answers one.
+  "echo-format": (sock: Socket, got: string) => {
+    const format = /[?&]format=([a-z]+)/.exec(got)?.[1] ?? "";
+    answer(JSON.stringify({ decision: "block", reason: "no", output: { asked: format }, exit_code: 0 }))(sock);
+  },
   // A proxy before hookbox adding headers: hundreds of lines, or one of 20 KB (Node reads 16 KiB by default).
   "many-headers": answer(DENY, "200 OK", ["Hookbox-On-Failure: block", ...Array.from({ length: 250 }, (_, i) => `X-Proxy-${i}: v`)]),
   "big-header": answer(DENY, "200 OK", ["Hookbox-On-Failure: block", `X-Big: ${"a".repeat(20_000)}`]),
@@ -649,6 +654,20 @@ describe("both forwarders read what they are given alike", () => {
     // elsewhere a Gemini block is its decision alone
     const before = await run("sh", ["--url", "http://127.0.0.1:1", "--event", "BeforeTool", "--format", "gemini", "--timeout", "1000", "--on-unreachable", "block"]);
     expect(Object.keys(JSON.parse(before.stdout))).toEqual(["decision", "reason"]);
+  });
+
+  it("asks hookbox for Gemini's answer at BeforeToolSelection whatever agent's --format the line names (none: cosh), in both: another's answer would be a decision Gemini does not read", async () => {
+    for (const format of [[], ["--format", "claude"], ["--format", "copilot"], ["--format", "gemini"]]) {
+      const a = ["--url", url, "--event", "beforeToolSelection", ...format, "--workspace", "echo-format"];
+      const [node, sh] = await Promise.all([run("node", a), run("sh", a)]);
+      for (const r of [node, sh]) {
+        expect(r.code, `${format.join(" ")}: ${r.stderr}`).toBe(0);
+        expect(JSON.parse(r.stdout), format.join(" ")).toEqual({ asked: "gemini" });
+      }
+    }
+    // elsewhere the line's own
+    const before = await run("sh", ["--url", url, "--event", "BeforeTool", "--format", "claude", "--workspace", "echo-format"]);
+    expect(JSON.parse(before.stdout)).toEqual({ asked: "claude" });
   });
 
   it("leaves Gemini's model no tool at BeforeToolSelection whatever --format says — a wrong one (a usage error), none (cosh) or another agent's, unreachable: no other agent has the event, in both", async () => {

@@ -11,20 +11,20 @@ import { parseConfig } from "../../engine/config.js";
 import { loadRepositoryHooks } from "../../engine/repository.js";
 import { MAX_EVENT_TOOL_NAMES, MAX_TOOL_NAMES } from "../../engine/verdict.js";
 
-/** `list-K`: a toolConfig of MAX_TOOL_NAMES names, t<K>_0 … (each list its own names) */
+/** `list-K-N`: a toolConfig of N names, t<K>_0 … (each list its own names) */
 const runner = (kind: Runner["kind"]): Runner => ({
   kind,
   run(request: RunRequest): Promise<RunResult> {
-    const k = /^list-(\d+)$/.exec(request.command)?.[1];
-    const toolConfig = { mode: "AUTO", allowedFunctionNames: Array.from({ length: MAX_TOOL_NAMES }, (_, i) => `t${k}_${String(i).padStart(4, "0")}`) };
+    const [, k, n] = /^list-(\d+)-(\d+)$/.exec(request.command)!;
+    const toolConfig = { mode: "AUTO", allowedFunctionNames: Array.from({ length: Number(n) }, (_, i) => `t${k}_${String(i).padStart(4, "0")}`) };
     return Promise.resolve({ outcome: "exited", exitCode: 0, stdout: JSON.stringify({ hookSpecificOutput: { toolConfig } }), stderr: "", durationMs: 1, startMs: 0 });
   },
 });
 
-async function listing(count: number): Promise<EventRequest> {
+async function listing(count: number, names = MAX_TOOL_NAMES): Promise<EventRequest> {
   const dir = mkdtempSync(join(tmpdir(), "hookbox-tools-"));
   mkdirSync(join(dir, ".gemini"));
-  const hooks = Array.from({ length: count }, (_, i) => ({ type: "command", name: `list-${i}`, command: `list-${i}` }));
+  const hooks = Array.from({ length: count }, (_, i) => ({ type: "command", name: `list-${i}`, command: `list-${i}-${names}` }));
   writeFileSync(join(dir, ".gemini/settings.json"), JSON.stringify({ hooks: { BeforeToolSelection: [{ hooks }] } }));
   const body = { session_id: "s", hook_event_name: "BeforeToolSelection", llm_request: { model: "m", messages: [], config: {} } };
   return { body, raw: Buffer.from(JSON.stringify(body)), tenant: { name: "t", repositoryHooks: true }, interactive: true, format: "gemini", workspace: { dir, hooks: await loadRepositoryHooks(dir, 60_000) } };
@@ -32,7 +32,7 @@ async function listing(count: number): Promise<EventRequest> {
 
 describe(`an event's hooks' tool lists, held together to MAX_EVENT_TOOL_NAMES (${MAX_EVENT_TOOL_NAMES})`, () => {
   const engine = createEngine({ config: parseConfig("test.toml", "[sandbox]\nmax_containers_per_event = 64\n"), runners: { host: runner("host"), container: runner("container") } });
-  const cuts = (r: { hooks: { name: string; rule: string }[] }) => r.hooks.filter((h) => /MAX_EVENT_TOOL_NAMES/.test(h.rule)).map((h) => /its list cut at (\d+) names/.exec(h.rule)?.[1]);
+  const cuts = (r: { hooks: { name: string; rule: string }[] }) => r.hooks.filter((h) => /MAX_EVENT_TOOL_NAMES/.test(h.rule)).map((h) => /its list cut at (\d+) names: the event's hooks that finished before it listed (\d+)/.exec(h.rule)?.slice(1).join(" of "));
 
   it("keeps every list of hooks that list exactly that many names", async () => {
     const r = await engine.handleEvent(await listing(MAX_EVENT_TOOL_NAMES / MAX_TOOL_NAMES));
@@ -42,9 +42,17 @@ describe(`an event's hooks' tool lists, held together to MAX_EVENT_TOOL_NAMES ($
 
   it("cuts the lists past it to what is left, saying so in each hook's record — a list cut to no name adds no tool to its tier's join", async () => {
     const r = await engine.handleEvent(await listing(MAX_EVENT_TOOL_NAMES / MAX_TOOL_NAMES + 2));
-    expect(cuts(r)).toEqual(["0", "0"]);
+    expect(cuts(r)).toEqual([`0 of ${MAX_EVENT_TOOL_NAMES}`, `0 of ${MAX_EVENT_TOOL_NAMES}`]);
     const names = (r.output as { hookSpecificOutput: { toolConfig: { mode: string; allowedFunctionNames: string[] } } }).hookSpecificOutput.toolConfig;
     expect(names.mode).toBe("AUTO");
     expect(names.allowedFunctionNames).toHaveLength(MAX_TOOL_NAMES);
+  });
+
+  it("cuts the one list that passes it to the names left, saying how many came before it", async () => {
+    const per = 1000;
+    const r = await engine.handleEvent(await listing(Math.ceil(MAX_EVENT_TOOL_NAMES / per), per));
+    expect(r.hooks).toHaveLength(17);
+    const before = Math.floor(MAX_EVENT_TOOL_NAMES / per) * per;
+    expect(cuts(r)).toEqual([`${MAX_EVENT_TOOL_NAMES - before} of ${before}`]);
   });
 });

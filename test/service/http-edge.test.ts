@@ -776,8 +776,8 @@ describe.concurrent("admission and shutdown", () => {
     expect(stop.headers.get("hookbox-on-failure")).toBe("allow");
   });
 
-  it("tells the strictest failure mode on a GET under /v1/events: `live` and a trace's id name no event", async () => {
-    const edge = edgeApp({ onFailureB: '{ PreToolUse = "block" }' });
+  it("tells the strictest failure mode on a GET under /v1/events: `live` and a trace's id name no event (nor the tenant's \"*\")", async () => {
+    const edge = edgeApp({ onFailureB: '{ "*" = "allow", PreToolUse = "block" }' });
     for (const path of ["/v1/events/live", "/v1/events/Stop", "/v1/events"]) {
       const res = await edge.request(path, { token: TOKEN_B });
       expect(res.headers.get("hookbox-on-failure"), path).toBe("block");
