@@ -137,18 +137,35 @@ export async function doctor(argv: string[], env: NodeJS.ProcessEnv): Promise<{ 
     if (envProblem) problems.push(envProblem);
   }
   if (all.length > guards.length) problems.push(`${all.length} hookbox lines: only the first ${MAX_DOCTOR_LINES} were checked`);
+  const notes = toolListNotes(entries, all);
   // A line's forwarder may run only the canary's checks; and the PATH it gets has nothing of the repository.
   const lineEnv = { ...env, PATH: safePath(env.PATH, [dir]) };
   const findings = await mapLimited(guards, LINES_AT_ONCE, (e) => check(e, dir, env, lineEnv, origin));
   const show = (p: string) => (p.startsWith(home) ? `~/${relative(home, p)}` : relative(dir, p) || p);
-  if (values.json) return { stdout: `${safeJson({ findings: findings.map((f) => ({ ...f.entry, file: show(f.entry.file), ok: f.ok, message: f.message })), problems }, 2)}\n`, stderr: "", code: findings.length > 0 && findings.every((f) => f.ok) && problems.length === 0 ? 0 : 1 };
+  if (values.json) return { stdout: `${safeJson({ findings: findings.map((f) => ({ ...f.entry, file: show(f.entry.file), ok: f.ok, message: f.message })), problems, notes: notes.map((n) => ({ ...n.entry, file: show(n.entry.file), message: n.message })) }, 2)}\n`, stderr: "", code: findings.length > 0 && findings.every((f) => f.ok) && problems.length === 0 ? 0 : 1 };
   // Event names, places and messages come from the repository's files: escaped for the terminal.
   const lines = findings.map((f) => `${f.ok ? "ok  " : "FAIL"}  ${AGENT_NAME[f.entry.agent].padEnd(11)}  ${oneLine(f.entry.event).padEnd(17)}  ${oneLine(show(f.entry.file))} ${oneLine(f.entry.where)}\n      ${oneLine(f.message)}`);
   for (const p of problems) lines.push(`FAIL  ${oneLine(p)}`);
+  for (const n of notes) lines.push(`note  ${AGENT_NAME[n.entry.agent].padEnd(11)}  ${oneLine(n.entry.event).padEnd(17)}  ${oneLine(show(n.entry.file))} ${oneLine(n.entry.where)}\n      ${oneLine(n.message)}`);
   if (guards.length === 0) lines.push(`FAIL  no hookbox line in any agent's hook configuration under ${oneLine(dir)} or ${oneLine(home)}: nothing reaches hookbox`);
   const ok = guards.length > 0 && findings.every((f) => f.ok) && problems.length === 0;
   lines.push(ok ? `every guard is live (${findings.length})` : `${findings.filter((f) => !f.ok).length + problems.length + (guards.length === 0 ? 1 : 0)} problem(s): a block from hookbox would not reach the agent there`);
   return { stdout: `${lines.join("\n")}\n`, stderr: "", code: ok ? 0 : 1 };
+}
+
+/**
+ * Gemini CLI joins the tool lists of all its `BeforeToolSelection` hooks (its hook aggregator): a
+ * hook of its own settings there beside a hookbox line adds the tools it names to those hookbox
+ * passes on from a repository's hooks — its list is no bound on theirs (SECURITY.md). Said, not
+ * failed: a block (no tool) still reaches the agent.
+ */
+function toolListNotes(entries: Entry[], guards: Entry[]): { entry: Entry; message: string }[] {
+  const at = (e: Entry) => e.agent === "gemini" && e.event === "BeforeToolSelection" && e.off === undefined;
+  if (!guards.some(at)) return [];
+  return entries.filter((e) => at(e) && !guards.includes(e)).slice(0, MAX_DOCTOR_LINES).map((entry) => ({
+    entry,
+    message: "a hook hookbox does not run, beside a hookbox line at this event: Gemini CLI joins the tool lists of all its BeforeToolSelection hooks, so the tools it names are added to those a repository's hooks leave the model through hookbox — its list does not bound theirs",
+  }));
 }
 
 /**

@@ -106,7 +106,22 @@ describe("hookbox doctor", () => {
       writeFileSync(join(repo, ".hookbox/forward.sh"), spawnSync(process.execPath, ["dist/cli/hookbox.cjs", "forward", "--print-script"], { encoding: "utf8" }).stdout);
       const r = doctor(repo, home);
       expect(r.out, forwarder).toMatch(/^ok +Gemini CLI +BeforeToolSelection .*\n.*hookSpecificOutput\.toolConfig mode NONE/m);
+      expect(r.out).not.toMatch(/^note/m);
     }
+  });
+
+  it("notes a Gemini BeforeToolSelection hook of the agent's own beside a hookbox line (Gemini joins their tool lists), a switched-off one not; the guard still live", () => {
+    const line = { type: "command", name: "hookbox", command: `hookbox forward --url ${svc.url} --event BeforeToolSelection --format gemini --deadline 30`, timeout: 30000 };
+    const { repo, home } = workspaceOf(svc.url, (file, text) =>
+      file.endsWith(join(".gemini", "settings.json"))
+        ? JSON.stringify({ hooks: { BeforeToolSelection: [{ hooks: [line, { type: "command", name: "mine", command: "echo '{}'" }, { type: "command", name: "off", command: "echo '{}'" }] }], disabled: ["off"] } })
+        : text,
+    );
+    const r = doctor(repo, home);
+    expect(r.code, r.out).toBe(0);
+    expect(r.out).toMatch(/every guard is live/);
+    expect(r.out.match(/^note .*$/gm)).toEqual([expect.stringMatching(/^note +Gemini CLI +BeforeToolSelection +\.gemini\/settings\.json hooks\.BeforeToolSelection\[0\]\.hooks\[1\]$/)]);
+    expect(r.out).toMatch(/joins the tool lists of all its BeforeToolSelection hooks/);
   });
 
   it("finds a Codex guard in the inline [hooks] of .codex/config.toml, and names a [features] switch that turns Codex's hooks off", () => {
