@@ -162,7 +162,9 @@ export async function doctor(argv: string[], env: NodeJS.ProcessEnv): Promise<{ 
 function toolListNotes(entries: Entry[], guards: Entry[]): { entry: Entry; message: string }[] {
   const at = (e: Entry) => e.agent === "gemini" && e.event === "BeforeToolSelection" && e.off === undefined;
   if (!guards.some(at)) return [];
-  return entries.filter((e) => at(e) && !guards.includes(e)).slice(0, MAX_DOCTOR_LINES).map((entry) => ({
+  // a set: a hostile repository's file may hold thousands of entries, and as many hookbox lines
+  const isGuard = new Set(guards);
+  return entries.filter((e) => at(e) && !isGuard.has(e)).slice(0, MAX_DOCTOR_LINES).map((entry) => ({
     entry,
     message: "a hook hookbox does not run, beside a hookbox line at this event: Gemini CLI joins the tool lists of all its BeforeToolSelection hooks, so the tools it names are added to those a repository's hooks leave the model through hookbox — its list does not bound theirs",
   }));

@@ -236,14 +236,13 @@ BEGIN {
   if (mode == "text") { print esc(ENVIRON["HOOKBOX_TEXT"], 0); exit 0 }
   if (mode == "deny") {
     r = q(ENVIRON["HOOKBOX_REASON"])
-    # Before Gemini picks tools, its toolConfig whatever fmt says: no other agent has the event.
-    if (tolower(ENVIRON["HOOKBOX_EVENT"]) == "beforetoolselection") print "{\"decision\":\"block\",\"reason\":" r ",\"hookSpecificOutput\":{\"toolConfig\":{\"mode\":\"NONE\",\"allowedFunctionNames\":[]}}}"
-    else if (fmt == "copilot") print "{\"permissionDecision\":\"deny\",\"permissionDecisionReason\":" r "}"
+    if (fmt == "copilot") print "{\"permissionDecision\":\"deny\",\"permissionDecisionReason\":" r "}"
     else if (fmt == "cursor" && ENVIRON["HOOKBOX_EVENT"] == "beforeSubmitPrompt") print "{\"continue\":false,\"user_message\":" r "}"
     else if (fmt == "cursor") print "{\"permission\":\"deny\",\"user_message\":" r ",\"agent_message\":" r "}"
     else if ((fmt == "claude" || fmt == "codex") && tolower(ENVIRON["HOOKBOX_EVENT"]) == "pretooluse") print "{\"decision\":\"block\",\"reason\":" r ",\"hookSpecificOutput\":{\"hookEventName\":" q(ENVIRON["HOOKBOX_EVENT"]) ",\"permissionDecision\":\"deny\",\"permissionDecisionReason\":" r "}}"
     else if ((fmt == "claude" || fmt == "codex") && tolower(ENVIRON["HOOKBOX_EVENT"]) == "permissionrequest") print "{\"hookSpecificOutput\":{\"hookEventName\":" q(ENVIRON["HOOKBOX_EVENT"]) ",\"decision\":{\"behavior\":\"deny\",\"message\":" r "}}}"
     else if (fmt == "codex" && tolower(ENVIRON["HOOKBOX_EVENT"]) ~ /^(precompact|sessionstart|subagentstart)$/) print "{\"continue\":false,\"stopReason\":" r "}"
+    else if (fmt == "gemini" && tolower(ENVIRON["HOOKBOX_EVENT"]) == "beforetoolselection") print "{\"decision\":\"block\",\"reason\":" r ",\"hookSpecificOutput\":{\"toolConfig\":{\"mode\":\"NONE\",\"allowedFunctionNames\":[]}}}"
     else print "{\"decision\":\"block\",\"reason\":" r "}"
     exit 0
   }
@@ -384,8 +383,7 @@ AWK='${AWK.replace(/'/g, `'\\''`)}'
 # problem on stderr, every agent's block — but where a block would keep the agent going (a stop).
 # Where the agent reads a block from the JSON at exit 0 only, any exit 2 its hook's failure: cosh (a
 # non-zero exit does not affect its main flow), Codex's compaction and starts (the stop read at exit 0
-# only) and Gemini's BeforeToolSelection (no tool left is its toolConfig, read from stdout at exit 0;
-# whatever --format says: no other agent has the event).
+# only) and Gemini's BeforeToolSelection (no tool left is its toolConfig, read from stdout at exit 0).
 # $1 in ASCII lower case, as l: all of it — \$( ) alone would drop its trailing newlines ("Stop\n" is no stop).
 lower() {
   l=$(printf '%s.' "$1" | LC_ALL=C tr '[:upper:]' '[:lower:]')
@@ -394,7 +392,7 @@ lower() {
 # A block all the same should awk fail: cosh reads this JSON, the others exit 2 — Gemini before it picks tools, its toolConfig.
 fallback_block() {
   lower "$2"
-  if [ "$l" = beforetoolselection ]; then
+  if [ "$1" = gemini ] && [ "$l" = beforetoolselection ]; then
     printf '{"decision":"block","reason":"blocked by hookbox","hookSpecificOutput":{"toolConfig":{"mode":"NONE","allowedFunctionNames":[]}}}\n'
   else
     printf '{"decision":"block","reason":"blocked by hookbox"}\n'
@@ -404,7 +402,14 @@ json_block_only() {
   [ "$1" = cosh ] && return 0
   lower "$2"
   [ "$1" = codex ] && case $l in precompact|sessionstart|subagentstart) true ;; *) false ;; esac && return 0
-  [ "$l" = beforetoolselection ] && return 0
+  [ "$1" = gemini ] && [ "$l" = beforetoolselection ] && return 0
+  return 1
+}
+# BeforeToolSelection is Gemini's alone: a line that names it is asked and answered as Gemini's (its
+# deadline, its toolConfig) whatever agent's --format it names — another's answer there, a block
+# too, would be a decision Gemini does not read, every tool left.
+picks_tools() {
+  case $1 in [Bb][Ee][Ff][Oo][Rr][Ee][Tt][Oo][Oo][Ll][Ss][Ee][Ll][Ee][Cc][Tt][Ii][Oo][Nn]) return 0 ;; esac
   return 1
 }
 usage() {
@@ -430,6 +435,7 @@ wrongline() {
   uf=cosh
   [ -n "$fmset" ] && uf=$fm0
   case $uf in cosh|copilot|claude|codex|gemini|cursor) ;; *) uf=unknown ;; esac
+  picks_tools "$ue" && uf=gemini
   HOOKBOX_REASON=$reason HOOKBOX_EVENT=$ue LC_ALL=C awk -v mode=deny -v fmt="$uf" "$AWK" </dev/null || fallback_block "$uf" "$ue"
   printf '%s\n' "$reason" >&2
   json_block_only "$uf" "$ue" && exit 0
@@ -477,12 +483,8 @@ while [ $# -gt 0 ]; do
   esac
   shift 2
 done
-# BeforeToolSelection is Gemini's alone: a line that names it is asked and answered as Gemini's (its
-# deadline, its toolConfig) whatever agent's --format it names — another's answer to it, a block
-# too, would be a decision Gemini does not read.
-case $event in
-  [Bb][Ee][Ff][Oo][Rr][Ee][Tt][Oo][Oo][Ll][Ss][Ee][Ll][Ee][Cc][Tt][Ii][Oo][Nn]) case $format in cosh|copilot|claude|codex|cursor) format=gemini ;; esac ;;
-esac
+# The agent the line is for: Gemini's at BeforeToolSelection (picks_tools; a --format that is no agent's is refused below).
+case $format in cosh|copilot|claude|codex|cursor) picks_tools "$event" && format=gemini ;; esac
 # Each agent's own hook deadline, in seconds (engine/agents.ts).
 case $format in
   cosh) q=cosh d=${d.cosh} ;;

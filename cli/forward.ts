@@ -78,12 +78,19 @@ function usageError(problem: string, argv: string[], usage = true): { stdout: st
   const reason = `${text}: blocking (a guard whose line is wrong lets nothing through; \`hookbox doctor\` checks each line)`;
   // The block the failure mode gives, in the line's own format where it names one (cosh unless told).
   // No --format: cosh, the default; an empty one is no agent's.
-  const named = lastFlag(argv, "format") ?? "cosh";
-  const format = Object.hasOwn(FORMATS, named) ? (named as AgentFormat) : undefined;
-  // Before Gemini picks tools, its toolConfig whatever the line's format says: no other agent has the event.
-  const picks = picksTools(event ?? "");
-  const output = format || picks ? denyOutput(format ?? "gemini", event ?? "", reason) : { decision: "block", reason };
-  return { stdout: `${safeJson(output)}\n`, stderr: `${head}${reason}\n`, code: picks || (format && jsonBlockOnly(format, event ?? "")) ? 0 : USAGE_BLOCK_EXIT };
+  const format = lineFormat(lastFlag(argv, "format") ?? "cosh", event ?? "");
+  const output = format ? denyOutput(format, event ?? "", reason) : { decision: "block", reason };
+  return { stdout: `${safeJson(output)}\n`, stderr: `${head}${reason}\n`, code: format && jsonBlockOnly(format, event ?? "") ? 0 : USAGE_BLOCK_EXIT };
+}
+
+/**
+ * The agent a line is asked and answered for: its `--format`'s (undefined for one that is no
+ * agent's) — but Gemini's wherever it names BeforeToolSelection, which no other agent has: another's
+ * answer there, a block too, would be a decision Gemini does not read, every tool left.
+ */
+function lineFormat(named: string, event: string): AgentFormat | undefined {
+  if (asciiLower(event) === "beforetoolselection") return "gemini";
+  return Object.hasOwn(FORMATS, named) ? (named as AgentFormat) : undefined;
 }
 
 /**
@@ -94,14 +101,10 @@ function usageError(problem: string, argv: string[], usage = true): { stdout: st
  * at exit 0 only would miss).
  */
 function jsonBlockOnly(format: AgentFormat, event: string): boolean {
-  return format === "cosh" || (format === "codex" && CODEX_STOP_ONLY.has(asciiLower(event))) || picksTools(event);
+  return format === "cosh" || (format === "codex" && CODEX_STOP_ONLY.has(asciiLower(event))) || picksTools(format, event);
 }
-/**
- * Gemini's BeforeToolSelection: no decision is read there, a block is no tool left to the model. No
- * other agent has the event: a line that names it gets that block whatever its --format says (a
- * wrong or missing one would otherwise answer a decision Gemini ignores, every tool left).
- */
-const picksTools = (event: string): boolean => asciiLower(event) === "beforetoolselection";
+/** Gemini's BeforeToolSelection: no decision is read there, a block is no tool left to the model. */
+const picksTools = (format: AgentFormat, event: string): boolean => format === "gemini" && asciiLower(event) === "beforetoolselection";
 /** Codex's events whose answer takes no decision, where a block is the stop it reads at exit 0 (`continue: false`). */
 const CODEX_STOP_ONLY = new Set(["precompact", "sessionstart", "subagentstart"]);
 
@@ -174,11 +177,9 @@ export async function forward(argv: string[], io: { stdin: Readable; env: NodeJS
     if (argv.length !== 1) return usageError("--print-script takes no other flag (it prints the shell forwarder, it forwards nothing)", argv);
     return { stdout: (await import("./forward-script.js")).FORWARD_SCRIPT, stderr: "", code: 0 };
   }
-  const named = values.format as AgentFormat;
-  // BeforeToolSelection is Gemini's alone: a line that names it is asked and answered as Gemini's
-  // (its deadline, its toolConfig) whatever agent's --format it names — another's answer to it, a
-  // block too, would be a decision Gemini does not read.
-  const format: AgentFormat = Object.hasOwn(FORMATS, named) && picksTools(values.event ?? "") ? "gemini" : named;
+  const named = values.format!;
+  // Its deadline and its answer: the agent's the line is for (a --format that is no agent's is refused below).
+  const format = lineFormat(named, values.event ?? "") ?? (named as AgentFormat);
   const override = values["on-unreachable"];
   // --deadline: seconds in decimal digits with at most one point, at least 1 ms, as forward.sh reads
   // it (no 0x1e, 1e10, Infinity; 010 is ten)
@@ -192,7 +193,7 @@ export async function forward(argv: string[], io: { stdin: Readable; env: NodeJS
     if (url !== undefined) return url;
     if (!values.event) return "--event is missing";
     if (!EVENT_NAME.test(values.event)) return EVENT_NAME_PROBLEM;
-    if (!Object.hasOwn(FORMATS, format)) return `--format ${format} is not one of cosh, copilot, claude, codex, gemini, cursor`;
+    if (!Object.hasOwn(FORMATS, named)) return `--format ${named} is not one of cosh, copilot, claude, codex, gemini, cursor`;
     if (override !== undefined && override !== "allow" && override !== "block") return "--on-unreachable must be allow or block";
     if (!(Math.floor(deadlineS * 1000) > 0)) return "--deadline must be a number of seconds, at least 0.001";
     if (badTimeout) return "--timeout must be a whole number of milliseconds, at least 1";
@@ -560,7 +561,6 @@ function parseJson(text: string): unknown {
 
 /** The agent's own "deny" for a hook's stdout. */
 function denyOutput(format: AgentFormat, event: string, reason: string): Record<string, unknown> {
-  if (picksTools(event)) return { decision: "block", reason, hookSpecificOutput: { toolConfig: { mode: "NONE", allowedFunctionNames: [] } } };
   switch (format) {
     case "copilot": return { permissionDecision: "deny", permissionDecisionReason: reason };
     // Each event's own shape: a permissionDecision is valid on PreToolUse only, PermissionRequest
@@ -575,7 +575,7 @@ function denyOutput(format: AgentFormat, event: string, reason: string): Record<
       return { decision: "block", reason };
     case "cosh": return { decision: "block", reason };
     // Gemini reads no decision before it picks tools: a block there leaves the model none.
-    case "gemini": return { decision: "block", reason };
+    case "gemini": return picksTools(format, event) ? { decision: "block", reason, hookSpecificOutput: { toolConfig: { mode: "NONE", allowedFunctionNames: [] } } } : { decision: "block", reason };
     // Cursor: a prompt is stopped by continue: false, everything else by permission: deny.
     case "cursor": return event === "beforeSubmitPrompt" ? { continue: false, user_message: reason } : { permission: "deny", user_message: reason, agent_message: reason };
     default: {

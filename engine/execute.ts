@@ -206,18 +206,16 @@ export async function executeHooks(hooks: HookDef[], opts: ExecuteOptions): Prom
 }
 
 /**
- * A hook's tool list cut to the `room` the event has left for names (MAX_EVENT_TOOL_NAMES), its
- * record saying so; the names it keeps.
+ * A hook's tool list cut to the `room` the event has left for names (MAX_EVENT_TOOL_NAMES; never
+ * below 0, as each hook keeps at most the room it is given), its record saying so; the names it keeps.
  */
 function keepToolNames(j: Judged, record: HookRecord, room: number): number {
-  const names = j.verdict.toolSelection?.names;
-  if (names === undefined) return 0;
-  if (names.length > room) {
-    j.verdict.toolSelection = { ...j.verdict.toolSelection!, names: names.slice(0, Math.max(0, room)) };
-    j.verdict.rule = `${j.verdict.rule}; its list cut at ${Math.max(0, room)} names: the event's hooks that finished before it listed ${MAX_EVENT_TOOL_NAMES - Math.max(0, room)} (MAX_EVENT_TOOL_NAMES ${MAX_EVENT_TOOL_NAMES}; those cut not allowed)`;
-    record.rule = j.verdict.rule;
-  }
-  return j.verdict.toolSelection!.names!.length;
+  const selection = j.verdict.toolSelection;
+  if (selection?.names === undefined) return 0;
+  if (selection.names.length <= room) return selection.names.length;
+  j.verdict.toolSelection = { ...selection, names: selection.names.slice(0, room) };
+  j.verdict.rule = record.rule = `${j.verdict.rule}; its list cut at ${room} names: the event's hooks that finished before it listed ${MAX_EVENT_TOOL_NAMES - room} (MAX_EVENT_TOOL_NAMES ${MAX_EVENT_TOOL_NAMES}; those cut not allowed)`;
+  return room;
 }
 
 /** What a hook that the event's deadline left no time for "ran": a timeout, judged by its format's rule. */
