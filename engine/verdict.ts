@@ -59,7 +59,7 @@ export const MAX_TOOL_NAMES = 1024;
  * name (letters, digits, `_`, `.`, `:`, `-`): a name past it, or of other characters, is no tool's,
  * and dropped
  */
-export const MAX_TOOL_NAME_CHARS = 64;
+export const MAX_FUNCTION_NAME_CHARS = 64;
 
 /**
  * @default 16384 (16 × MAX_TOOL_NAMES) — tool names one event holds from all its hooks' lists until

@@ -33,7 +33,7 @@ export type EventQuery = z.output<typeof EventQuerySchema>;
 export const EventHeadersSchema = z.object({
   "Hookbox-Workspace": z.string().optional().meta({ description: "the same as the query parameter workspace" }),
   "Hookbox-Canary": z.string().optional().meta({ description: "any value: run no hook, answer a block, record a canary (hookbox doctor)", examples: ["block"] }),
-  "Hookbox-Answer-By-Ms": z.string().regex(/^[0-9]+$/).optional().meta({ description: "answer within this many milliseconds (100 to 3600000), with what the hooks finished so far decided or the tenant's failure mode if that is stronger; the event goes on and is recorded, or, still waiting for a run slot, is given up and recorded as such (hookbox forward sends its request timeout less 300 ms)", examples: ["26700"] }),
+  "Hookbox-Answer-By-Ms": z.string().regex(/^[0-9]+$/).optional().meta({ description: "answer within this many milliseconds (100 to 3600000), with what the hooks finished so far decided or the tenant's failure mode if that is stronger; the event goes on and is recorded, or, still waiting for a run slot, is given up and recorded as such (both forwarders send what is left of their request timeout less 5 % of it, at least 300 ms and at most 2 s)", examples: ["26700"] }),
 });
 
 const DECISION_FILTERS = [...DECISIONS, "none"] as const;

@@ -179,6 +179,18 @@ describe.each<[Runtime, "cold" | "warm"]>([
     expect(result.stderr).toMatch(/No space left on device/);
   });
 
+  it("holds each process to open_files descriptors (the nofile ulimit, soft and hard)", async () => {
+    const limits = { ...DEFAULT_LIMITS, openFiles: 64 };
+    const opener = "import os\nfs = []\ntry:\n    while len(fs) < 1000: fs.append(os.open('/dev/null', os.O_RDONLY))\nexcept OSError as e: print('errno', e.errno)\nprint('opened', len(fs))";
+    const result = await run(`echo soft=$(ulimit -Sn) hard=$(ulimit -Hn); python3 -c "${opener}"`, { limits });
+    expect(result.stdout, JSON.stringify(result)).toMatch(/^soft=64 hard=64$/m);
+    // EMFILE before the 64th descriptor: stdin, stdout and stderr are three of them
+    expect(result.stdout).toMatch(/^errno 24$/m);
+    const opened = Number(/^opened (\d+)$/m.exec(result.stdout)?.[1]);
+    expect(opened).toBeGreaterThan(40);
+    expect(opened).toBeLessThanOrEqual(61);
+  });
+
   it("stops a 400 MB write to /workspace at tmp_size, on a tmpfs of the run's own that goes with it", async () => {
     const dir = await makeWorkspace({ "README.md": "stored\n" });
     const before = existsSync(SCRATCH) ? readdirSync(SCRATCH) : [];

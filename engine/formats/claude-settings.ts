@@ -298,8 +298,8 @@ const CONTINUE_DISCARDED: ReadonlySet<string> = new Set([
   "PreCompact", "PostCompact", "ConfigChange", "Notification", "MessageDisplay", "Elicitation", "ElicitationResult", "TaskCreated",
   "SessionEnd", "StopFailure", "Setup", "InstructionsLoaded", "WorktreeCreate", "WorktreeRemove",
 ]);
-/** Longest plain stdout taken as context. */
-const MAX_CONTEXT_CHARS = 10_000;
+/** @default 10 000 — characters of a hook's plain stdout taken as context (Claude Code caps hook context there too); the rest is cut, marked with an ellipsis */
+export const MAX_CONTEXT_CHARS = 10_000;
 
 /**
  * Claude Code: a block at these events is answered as exit 2 (the task is not created or completed,

@@ -13,7 +13,7 @@ import type { Folded } from "../aggregate.js";
 import { ALL, ALLOW_BLOCK, NONE, pointHasTool, type Decision, type EventPoint } from "../events.js";
 import { compileRegex, MAX_MATCHER_CHARS, type HookDef, type HookSet, type Matcher } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
-import { MAX_TOOL_NAME_CHARS, MAX_TOOL_NAMES, type ToolSelection, type Verdict } from "../verdict.js";
+import { MAX_FUNCTION_NAME_CHARS, MAX_TOOL_NAMES, type ToolSelection, type Verdict } from "../verdict.js";
 import { MAX_HOOK_NAME_CHARS } from "./cosh-toml.js";
 import { formatPath, type Path } from "./locate.js";
 import { type Answer, askDenyReason, clip, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, haltVerdict, knownKeys, type LoadContext, readMatcher, originOf, type ParsedFile, readDecision, pastBounds, readOutput, schemaError, shown, skipOtherType, str, warn, withContext, withHalt, CommandSchema } from "./shared.js";
@@ -235,8 +235,8 @@ export function interpretGemini(run: RunResult, hook: HookDef): Verdict {
   };
 }
 
-/** A function's name as the Gemini API takes one (MAX_TOOL_NAME_CHARS): a letter or `_` first. */
-const TOOL_NAME = new RegExp(`^[A-Za-z_][A-Za-z0-9_.:-]{0,${MAX_TOOL_NAME_CHARS - 1}}$`);
+/** A function's name as the Gemini API takes one (MAX_FUNCTION_NAME_CHARS): a letter or `_` first. */
+const TOOL_NAME = new RegExp(`^[A-Za-z_][A-Za-z0-9_.:-]{0,${MAX_FUNCTION_NAME_CHARS - 1}}$`);
 
 /**
  * BeforeToolSelection's `hookSpecificOutput.toolConfig` as Gemini CLI's hook aggregator reads it
@@ -255,7 +255,7 @@ function readToolSelection(given: unknown): { selection: ToolSelection; said: st
   if (!Array.isArray(listed)) return { selection: { mode, names: [] }, said: `mode ${mode}, allowedFunctionNames is no list of names: no tool allowed` };
   const named = listed.slice(0, MAX_TOOL_NAMES);
   const names = [...new Set(named.filter((n): n is string => typeof n === "string" && TOOL_NAME.test(n)))];
-  const odd = names.length < new Set(named).size ? `; a name that is no function's (${MAX_TOOL_NAME_CHARS} letters, digits, _ . : - at most, a letter or _ first) dropped` : "";
+  const odd = names.length < new Set(named).size ? `; a name that is no function's (${MAX_FUNCTION_NAME_CHARS} letters, digits, _ . : - at most, a letter or _ first) dropped` : "";
   const cut = listed.length > MAX_TOOL_NAMES ? `; the list cut at ${MAX_TOOL_NAMES} names (those past it not allowed)` : "";
   return { selection: { mode, names }, said: `mode ${mode}, ${names.length} tool${names.length === 1 ? "" : "s"} allowed${odd}${cut}` };
 }

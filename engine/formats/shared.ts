@@ -64,7 +64,9 @@ export function schemaError(parsed: ParsedFile, error: z.ZodError, prefix: Path 
   let path: Path = [...prefix, ...(issue.path as (string | number)[])];
   if (issue.code === "unrecognized_keys") path = [...path, issue.keys[0]!];
   const at = parsed.locate(path);
-  return new ConfigError(parsed.file, `${formatPath(path)}: ${issue.message}`, at?.line, at?.column);
+  // A record's key (an env name) that fails: what is wrong with it, not zod's "Invalid key in record".
+  const message = issue.code === "invalid_key" && issue.issues[0] ? issue.issues[0].message : issue.message;
+  return new ConfigError(parsed.file, `${formatPath(path)}: ${message}`, at?.line, at?.column);
 }
 
 export function configError(parsed: ParsedFile, path: Path, detail: string): ConfigError {
@@ -183,8 +185,10 @@ function wellFormed(value: unknown): unknown {
 
 /** @default 64 — variables in one hook's `env` */
 export const MAX_HOOK_ENV_VARS = 64;
-/** @default 4096 — characters of one `env` value (a name: 128) */
+/** @default 4096 — characters of one `env` value */
 export const MAX_HOOK_ENV_VALUE_CHARS = 4096;
+/** @default 128 — characters of one `env` name */
+export const MAX_HOOK_ENV_NAME_CHARS = 128;
 
 /**
  * A hook's `env`, bounded: every run gets it, every trace lists it (a repository's redacted), and
@@ -194,7 +198,7 @@ export const HookEnvSchema = z
   .custom<Record<string, unknown>>((v) => typeof v === "object" && v !== null && !Array.isArray(v), { message: "env must be a table of names to strings" })
   .refine((v) => Object.keys(v).length <= MAX_HOOK_ENV_VARS, { message: `at most ${MAX_HOOK_ENV_VARS} variables (MAX_HOOK_ENV_VARS)`, abort: true })
   .pipe(z.record(
-    z.string().max(128).regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "a variable name is letters, digits and _, not starting with a digit"),
+    z.string().max(MAX_HOOK_ENV_NAME_CHARS, `a variable name is at most ${MAX_HOOK_ENV_NAME_CHARS} characters (MAX_HOOK_ENV_NAME_CHARS)`).regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "a variable name is letters, digits and _, not starting with a digit"),
     z.string().max(MAX_HOOK_ENV_VALUE_CHARS, `a value is at most ${MAX_HOOK_ENV_VALUE_CHARS} characters (MAX_HOOK_ENV_VALUE_CHARS)`).refine((s) => !s.includes("\0"), "a value cannot hold a NUL byte"),
   ));
 

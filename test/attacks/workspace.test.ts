@@ -446,8 +446,17 @@ describe("workspaces cannot read the host", () => {
     const big = await put(svc, "env-value", await tarOf([{ name: ".github/hooks/env.json", content: hook({ TOKEN: "v".repeat(4097) }) }]));
     expect(big.status).toBe(400);
     expect(errorOf(await big.text()).message).toMatch(/env\.TOKEN: .*4096/);
-    const ok = await put(svc, "env-ok", await tarOf([{ name: ".github/hooks/env.json", content: hook({ TOKEN: "v".repeat(4096), MODE: "strict" }) }]));
-    expect(ok.status).toBe(200);
+    const long = await put(svc, "env-name", await tarOf([{ name: ".github/hooks/env.json", content: hook({ [`N${"n".repeat(128)}`]: "v" }) }]));
+    expect(long.status).toBe(400);
+    expect(errorOf(await long.text()).message).toMatch(/env\.Nn+: a variable name is at most 128 characters \(MAX_HOOK_ENV_NAME_CHARS\)/);
+    const odd = await put(svc, "env-odd", await tarOf([{ name: ".github/hooks/env.json", content: hook({ "A-B": "v" }) }]));
+    expect(errorOf(await odd.text()).message).toMatch(/:\d+:\d+: hooks\.preToolUse\[0\]\.env\.A-B: a variable name is letters, digits and _/);
+    const count = await put(svc, "env-count", await tarOf([{ name: ".github/hooks/env.json", content: hook(Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`K${i}`, "v"]))) }]));
+    expect(count.status).toBe(400);
+    // at each limit: 64 variables, a name of 128 characters, a value of 4096
+    const atLimits = { TOKEN: "v".repeat(4096), [`N${"n".repeat(127)}`]: "v", ...Object.fromEntries(Array.from({ length: 62 }, (_, i) => [`K${i}`, "v"])) };
+    const ok = await put(svc, "env-ok", await tarOf([{ name: ".github/hooks/env.json", content: hook(atLimits) }]));
+    expect(ok.status, await ok.clone().text()).toBe(200);
   });
 
   it.each([

@@ -8,7 +8,8 @@ import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { loadConfig, parseConfig } from "../../engine/config.js";
+import { loadConfig, MAX_CAPTURE_BYTES, MAX_TIMER_SETTING_MS, parseConfig } from "../../engine/config.js";
+import { MAX_MATCHER_CHARS } from "../../engine/hooks.js";
 import { ConfigError } from "../../engine/errors.js";
 import { resolveEventName } from "../../engine/events.js";
 import { jsonLocator, MAX_TOML_NAME_CHARS, tomlLocator } from "../../engine/formats/locate.js";
@@ -107,6 +108,9 @@ describe("cosh TOML", () => {
     ["a tenant without a token", '[[tenants]]\nname = "a"\n', /^c\.toml:1:1: tenants\[0\]: set exactly one of token_sha256 and token_env/],
     ["a timer setting past what a timer can wait", "[sandbox]\nmax_event_ms = 3000000000\n", /^c\.toml:2:1: sandbox\.max_event_ms: at most 1036800000 ms/],
     ["an engine timeout past what a timer can wait", "[sandbox]\nengine_timeout_ms = 3000000000\n", /^c\.toml:2:1: sandbox\.engine_timeout_ms: at most/],
+    ["a timer setting one past MAX_TIMER_SETTING_MS", `[server]\nshutdown_grace_ms = ${MAX_TIMER_SETTING_MS + 1}\n`, /^c\.toml:2:1: server\.shutdown_grace_ms: at most 1036800000 ms/],
+    ["capture_bytes one past MAX_CAPTURE_BYTES", `[traces]\ncapture_bytes = ${MAX_CAPTURE_BYTES + 1}\n`, /^c\.toml:2:1: traces\.capture_bytes: at most 65536 bytes \(MAX_CAPTURE_BYTES\)/],
+    ["a matcher one past MAX_MATCHER_CHARS", `[[hooks.PreToolUse]]\nname = "x"\ncommand = "y"\nmatcher = "${"a".repeat(MAX_MATCHER_CHARS + 1)}"\n`, /^c\.toml:4:1: hooks\.PreToolUse\[0\]\.matcher: .*longer than 512 characters/],
     ["two tenants with one token", `[[tenants]]\nname = "a"\ntoken_sha256 = "${"a".repeat(64)}"\n\n[[tenants]]\nname = "b"\ntoken_sha256 = "${"a".repeat(64)}"\n`, /^c\.toml:5:1: tenants\[1\]: tenant "b" has the same token as tenant "a"/],
     ["a mount that shows the data_dir", '[server]\ndata_dir = "/srv/hookbox/data"\n\n[sandbox]\nmounts = ["/srv/hookbox"]\n', /^c\.toml:5:1: sandbox\.mounts\[0\]: mount "\/srv\/hookbox" would show hookbox's data_dir/],
     ["a mount that hands over the engine's socket", '[sandbox]\nmounts = ["/var/run"]\n', /^c\.toml:2:1: sandbox\.mounts\[0\]: mount "\/var\/run" would hand every hook the container engine's socket/],
@@ -120,6 +124,13 @@ describe("cosh TOML", () => {
     ["a policy directory that is a file", '[policy]\ndirs = ["package.json"]\n', /^c\.toml:2:1: policy\.dirs\[0\]: policy directory .* is not a folder/],
   ])("fails on %s with file, line and reason", (_what, text, message) => {
     expect(configErrorOf(() => parseConfig("c.toml", text)).message).toMatch(message);
+  });
+
+  it("takes each of those settings at its limit", () => {
+    const c = parseConfig("c.toml", `[server]\nshutdown_grace_ms = ${MAX_TIMER_SETTING_MS}\n\n[traces]\ncapture_bytes = ${MAX_CAPTURE_BYTES}\n\n[[hooks.PreToolUse]]\nname = "x"\ncommand = "y"\nmatcher = "[${"abcdefghij".repeat(51)}]"\n`);
+    expect(c.server.shutdownGraceMs).toBe(MAX_TIMER_SETTING_MS);
+    expect(c.traces.captureBytes).toBe(MAX_CAPTURE_BYTES);
+    expect(c.service.hooks.find((h) => h.name === "x")?.matcher?.source.length).toBe(MAX_MATCHER_CHARS);
   });
 
   it("fails on a token_env whose value holds a blank or a control character (a secret file's newline): no client could send it", () => {

@@ -6,7 +6,7 @@ import { posix } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { interpretCosh } from "../../engine/formats/cosh-toml.js";
 import { interpretCopilot } from "../../engine/formats/copilot-json.js";
-import { claudeMatcher, interpretClaude } from "../../engine/formats/claude-settings.js";
+import { claudeMatcher, interpretClaude, MAX_CONTEXT_CHARS } from "../../engine/formats/claude-settings.js";
 import { codexMatcher, interpretCodex } from "../../engine/formats/codex-hooks.js";
 import { coshMatcher } from "../../engine/formats/cosh-toml.js";
 import { interpretCursor } from "../../engine/formats/cursor-hooks.js";
@@ -19,7 +19,7 @@ import { readDecision, wellFormedJson } from "../../engine/formats/shared.js";
 import { resolveEventName } from "../../engine/events.js";
 import type { HookDef } from "../../engine/hooks.js";
 import type { RunResult } from "../../engine/run/types.js";
-import { MAX_TOOL_NAME_CHARS, MAX_TOOL_NAMES, type Interpret, type ToolSelection } from "../../engine/verdict.js";
+import { MAX_FUNCTION_NAME_CHARS, MAX_TOOL_NAMES, type Interpret, type ToolSelection } from "../../engine/verdict.js";
 
 const hook = (format: HookDef["format"], event: string, extra: Partial<HookDef> = {}): HookDef => ({
   name: "h", source: "service", format, point: resolveEventName(event)!.point, dialect: "snake", command: "x",
@@ -146,6 +146,10 @@ describe("Claude Code's plain stdout as context (UserPromptSubmit, UserPromptExp
   it("the text, as it was printed", () => {
     expect(interpretClaude(exited(0, "  [1, 2]\n"), prompt).additionalContext).toBe("[1, 2]");
     expect(interpretClaude(exited(0, "{branch: main}"), prompt).additionalContext).toBeUndefined();
+  });
+  it("at most MAX_CONTEXT_CHARS of it: a longer text is cut there, marked", () => {
+    expect(interpretClaude(exited(0, "c".repeat(MAX_CONTEXT_CHARS)), prompt).additionalContext).toBe("c".repeat(MAX_CONTEXT_CHARS));
+    expect(interpretClaude(exited(0, "c".repeat(MAX_CONTEXT_CHARS + 1)), prompt).additionalContext).toBe(`${"c".repeat(MAX_CONTEXT_CHARS)}…`);
   });
 });
 
@@ -339,10 +343,10 @@ describe("Gemini CLI's BeforeToolSelection toolConfig (hooks reference; its hook
     expect(selection(["NONE"]).toolSelection).toBeUndefined();
     expect(selection({ mode: "NONE" }, "BeforeTool").toolSelection).toBeUndefined();
   });
-  it("drops a name that is no function's name (a string of at most MAX_TOOL_NAME_CHARS letters, digits, _ . : -, a letter or _ first), and says so; a list of nothing but such names allows nothing", () => {
-    const long = "x".repeat(MAX_TOOL_NAME_CHARS + 1);
-    const v = selection({ allowedFunctionNames: ["read_file", 7, null, long, "y".repeat(MAX_TOOL_NAME_CHARS), "mcp.server:tool-1", "_t", "1t", "-t", ".t", ":t", "rm -rf", "", "\u001b[2J"] });
-    expect(v.toolSelection).toEqual({ mode: "AUTO", names: ["read_file", "y".repeat(MAX_TOOL_NAME_CHARS), "mcp.server:tool-1", "_t"] });
+  it("drops a name that is no function's name (a string of at most MAX_FUNCTION_NAME_CHARS letters, digits, _ . : -, a letter or _ first), and says so; a list of nothing but such names allows nothing", () => {
+    const long = "x".repeat(MAX_FUNCTION_NAME_CHARS + 1);
+    const v = selection({ allowedFunctionNames: ["read_file", 7, null, long, "y".repeat(MAX_FUNCTION_NAME_CHARS), "mcp.server:tool-1", "_t", "1t", "-t", ".t", ":t", "rm -rf", "", "\u001b[2J"] });
+    expect(v.toolSelection).toEqual({ mode: "AUTO", names: ["read_file", "y".repeat(MAX_FUNCTION_NAME_CHARS), "mcp.server:tool-1", "_t"] });
     expect(v.rule).toMatch(/a name that is no function's \(64 letters, digits, _ \. : - at most, a letter or _ first\) dropped/);
     expect(selection({ allowedFunctionNames: ["read_file"] }).rule).not.toMatch(/dropped/);
     expect(selection({ allowedFunctionNames: [long, 1] }).toolSelection).toEqual({ mode: "AUTO", names: [] });

@@ -78,6 +78,10 @@ describe("traces waiting to be written", () => {
     expect(flood.filter((f) => written(join(floodFolder, f)) < otherAt).length).toBeLessThan(TRACE_WRITES_AT_ONCE);
     expect(store.pendingBytesOf("flooder")).toBe(0);
     expect((await store.list("flooder", { limit: 500 })).events).toHaveLength(500);
+    // a page lists at most 500, at least 1, 50 unless asked (README: GET /v1/events)
+    expect((await store.list("flooder", { limit: 501 })).events).toHaveLength(500);
+    expect((await store.list("flooder", { limit: 0 })).events).toHaveLength(1);
+    expect((await store.list("flooder", {})).events).toHaveLength(50);
   });
 
   it("share the writer's time between tenants: one whose every trace takes long to build (a thousand hooks of long names) keeps another's quick traces waiting no longer than its own share", async () => {
