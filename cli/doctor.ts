@@ -24,7 +24,7 @@ import { CURSOR_EVENTS } from "../engine/formats/cursor-hooks.js";
 import { GEMINI_EVENTS } from "../engine/formats/gemini-settings.js";
 import { agentDeadlineS } from "../engine/agents.js";
 import { mapLimited } from "../engine/map-limited.js";
-import { EVENT_NAME, EVENT_NAME_PROBLEM, FORWARD_OPTIONS, MAX_ANSWER_BYTES, urlProblem as lineUrlProblem } from "./forward.js";
+import { EVENT_NAME, EVENT_NAME_PROBLEM, FORWARD_OPTIONS, lineFormat, MAX_ANSWER_BYTES, urlProblem as lineUrlProblem } from "./forward.js";
 import { FORWARD_SCRIPT } from "./forward-script.js";
 import { AnswerTooLarge, readText } from "./read-answer.js";
 import { oneLine, safeJson } from "./terminal.js";
@@ -137,7 +137,7 @@ export async function doctor(argv: string[], env: NodeJS.ProcessEnv): Promise<{ 
     if (envProblem) problems.push(envProblem);
   }
   if (all.length > guards.length) problems.push(`${all.length} hookbox lines: only the first ${MAX_DOCTOR_LINES} were checked`);
-  const notes = toolListNotes(entries, all);
+  const notes = toolListNotes(entries, all, dir);
   // A line's forwarder may run only the canary's checks; and the PATH it gets has nothing of the repository.
   const lineEnv = { ...env, PATH: safePath(env.PATH, [dir]) };
   const findings = await mapLimited(guards, LINES_AT_ONCE, (e) => check(e, dir, env, lineEnv, origin));
@@ -159,15 +159,22 @@ export async function doctor(argv: string[], env: NodeJS.ProcessEnv): Promise<{ 
  * passes on from a repository's hooks — its list is no bound on theirs (SECURITY.md). Said, not
  * failed: a block (no tool) still reaches the agent.
  */
-function toolListNotes(entries: Entry[], guards: Entry[]): { entry: Entry; message: string }[] {
+function toolListNotes(entries: Entry[], guards: Entry[], dir: string): { entry: Entry; message: string }[] {
   const at = (e: Entry) => e.agent === "gemini" && e.event === "BeforeToolSelection" && e.off === undefined;
   if (!guards.some(at)) return [];
   // a set: a hostile repository's file may hold thousands of entries, and as many hookbox lines
   const isGuard = new Set(guards);
-  return entries.filter((e) => at(e) && !isGuard.has(e)).slice(0, MAX_DOCTOR_LINES).map((entry) => ({
+  const others = entries.filter((e) => at(e) && !isGuard.has(e));
+  const joined = "Gemini CLI joins the tool lists of all its BeforeToolSelection hooks, so the tools it names are added to those a repository's hooks leave the model through hookbox — its list does not bound theirs";
+  const notes = others.slice(0, MAX_DOCTOR_LINES).map((entry) => ({
     entry,
-    message: "a hook hookbox does not run, beside a hookbox line at this event: Gemini CLI joins the tool lists of all its BeforeToolSelection hooks, so the tools it names are added to those a repository's hooks leave the model through hookbox — its list does not bound theirs",
+    message: within(dir, entry.file)
+      ? `a hook Gemini CLI runs itself, on this machine, beside a hookbox line at this event (hookbox runs this repository's copy too, sandboxed, where its workspace is pushed): ${joined}`
+      : `a hook of your own that Gemini CLI runs, beside a hookbox line at this event (hookbox never sees it): ${joined}`,
   }));
+  const last = notes[notes.length - 1];
+  if (last && others.length > notes.length) last.message += `; and ${others.length - notes.length} more such hooks, not listed (MAX_DOCTOR_LINES ${MAX_DOCTOR_LINES})`;
+  return notes;
 }
 
 /**
@@ -544,8 +551,10 @@ async function check(entry: Entry, dir: string, env: NodeJS.ProcessEnv, lineEnv:
   if (flag("token") !== undefined) return fail(`the line gives its own --token: its events would go to that token's tenant, not to the one HOOKBOX_TOKEN names: drop --token (and set HOOKBOX_TOKEN where the agent runs)`);
   const url = flag("url");
   const event = flag("event");
-  const format = flag("format") ?? "cosh";
   if (!url || !event) return fail(`the line needs --url and --event: ${command}`);
+  // As both forwarders take it: Gemini's wherever the line names BeforeToolSelection.
+  const named = flag("format") ?? "cosh";
+  const format = lineFormat(named, event) ?? named;
   // forward.sh hands --url to curl, which speaks far more than HTTP (gopher, dict, smtp, file …).
   if (!/^https?:\/\//i.test(url)) return fail(`--url ${url} is not an http:// or https:// URL`);
   // What both forwarders refuse as a wrong line (it blocks every call): said as theirs.

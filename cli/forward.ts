@@ -88,7 +88,7 @@ function usageError(problem: string, argv: string[], usage = true): { stdout: st
  * agent's) — but Gemini's wherever it names BeforeToolSelection, which no other agent has: another's
  * answer there, a block too, would be a decision Gemini does not read, every tool left.
  */
-function lineFormat(named: string, event: string): AgentFormat | undefined {
+export function lineFormat(named: string, event: string): AgentFormat | undefined {
   if (asciiLower(event) === "beforetoolselection") return "gemini";
   return Object.hasOwn(FORMATS, named) ? (named as AgentFormat) : undefined;
 }

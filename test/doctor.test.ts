@@ -95,17 +95,17 @@ describe("hookbox doctor", () => {
     expect(r.out).toMatch(/^ok +Claude Code +PermissionRequest .*\n.*decision\.behavior deny/m);
   });
 
-  it("proves a Gemini BeforeToolSelection line by its toolConfig NONE, both forwarders (Gemini reads no decision before it picks tools)", () => {
-    for (const forwarder of ["hookbox forward", "sh .hookbox/forward.sh"]) {
+  it("proves a Gemini BeforeToolSelection line by its toolConfig NONE, both forwarders, whatever --format it names — both answer it as Gemini's (Gemini reads no decision before it picks tools)", () => {
+    for (const [forwarder, format] of [["hookbox forward", "--format gemini "], ["sh .hookbox/forward.sh", "--format gemini "], ["hookbox forward", ""], ["sh .hookbox/forward.sh", "--format cosh "]]) {
       const { repo, home } = workspaceOf(svc.url, (file, text) =>
         file.endsWith(join(".gemini", "settings.json"))
-          ? JSON.stringify({ hooks: { BeforeToolSelection: [{ hooks: [{ type: "command", name: "hookbox", command: `${forwarder} --url ${svc.url} --event BeforeToolSelection --format gemini --deadline 30`, timeout: 30000 }] }] } })
+          ? JSON.stringify({ hooks: { BeforeToolSelection: [{ hooks: [{ type: "command", name: "hookbox", command: `${forwarder} --url ${svc.url} --event BeforeToolSelection ${format}--deadline 30`, timeout: 30000 }] }] } })
           : text,
       );
       mkdirSync(join(repo, ".hookbox"), { recursive: true });
       writeFileSync(join(repo, ".hookbox/forward.sh"), spawnSync(process.execPath, ["dist/cli/hookbox.cjs", "forward", "--print-script"], { encoding: "utf8" }).stdout);
       const r = doctor(repo, home);
-      expect(r.out, forwarder).toMatch(/^ok +Gemini CLI +BeforeToolSelection .*\n.*hookSpecificOutput\.toolConfig mode NONE/m);
+      expect(r.out, `${forwarder} ${format}`).toMatch(/^ok +Gemini CLI +BeforeToolSelection .*\n.*hookSpecificOutput\.toolConfig mode NONE/m);
       expect(r.out).not.toMatch(/^note/m);
     }
   });
@@ -122,6 +122,8 @@ describe("hookbox doctor", () => {
     expect(r.out).toMatch(/every guard is live/);
     expect(r.out.match(/^note .*$/gm)).toEqual([expect.stringMatching(/^note +Gemini CLI +BeforeToolSelection +\.gemini\/settings\.json hooks\.BeforeToolSelection\[0\]\.hooks\[1\]$/)]);
     expect(r.out).toMatch(/joins the tool lists of all its BeforeToolSelection hooks/);
+    // the repository's own copy: Gemini runs it here, hookbox too where the workspace is pushed
+    expect(r.out).toMatch(/a hook Gemini CLI runs itself, on this machine, .*hookbox runs this repository's copy too/);
   });
 
   it("finds a Codex guard in the inline [hooks] of .codex/config.toml, and names a [features] switch that turns Codex's hooks off", () => {

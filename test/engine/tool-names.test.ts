@@ -21,10 +21,11 @@ const runner = (kind: Runner["kind"]): Runner => ({
   },
 });
 
-async function listing(count: number, names = MAX_TOOL_NAMES): Promise<EventRequest> {
+/** `lists(i)`: whose names hook i lists (its own by default) */
+async function listing(count: number, names = MAX_TOOL_NAMES, lists = (i: number) => i): Promise<EventRequest> {
   const dir = mkdtempSync(join(tmpdir(), "hookbox-tools-"));
   mkdirSync(join(dir, ".gemini"));
-  const hooks = Array.from({ length: count }, (_, i) => ({ type: "command", name: `list-${i}`, command: `list-${i}-${names}` }));
+  const hooks = Array.from({ length: count }, (_, i) => ({ type: "command", name: `list-${i}`, command: `list-${lists(i)}-${names}` }));
   writeFileSync(join(dir, ".gemini/settings.json"), JSON.stringify({ hooks: { BeforeToolSelection: [{ hooks }] } }));
   const body = { session_id: "s", hook_event_name: "BeforeToolSelection", llm_request: { model: "m", messages: [], config: {} } };
   return { body, raw: Buffer.from(JSON.stringify(body)), tenant: { name: "t", repositoryHooks: true }, interactive: true, format: "gemini", workspace: { dir, hooks: await loadRepositoryHooks(dir, 60_000) } };
@@ -54,5 +55,14 @@ describe(`an event's hooks' tool lists, held together to MAX_EVENT_TOOL_NAMES ($
     expect(r.hooks).toHaveLength(17);
     const before = Math.floor(MAX_EVENT_TOOL_NAMES / per) * per;
     expect(cuts(r)).toEqual([`${MAX_EVENT_TOOL_NAMES - before} of ${before}`]);
+  });
+
+  it("answers no name a cut list lost: seventeen lists of the same 1000 names use up the room, and an eighteenth list's new names are not allowed", async () => {
+    const r = await engine.handleEvent(await listing(18, 1000, (i) => (i < 17 ? 0 : 1)));
+    expect(cuts(r)).toEqual([`384 of 16000`, `0 of ${MAX_EVENT_TOOL_NAMES}`]);
+    const allowed = (r.output as { hookSpecificOutput: { toolConfig: { allowedFunctionNames: string[] } } }).hookSpecificOutput.toolConfig.allowedFunctionNames;
+    // the join has room for 24 more (MAX_TOOL_NAMES): uncut, the last list's first names would fill it
+    expect(allowed).toHaveLength(1000);
+    expect(allowed.filter((n) => n.startsWith("t1_"))).toEqual([]);
   });
 });
