@@ -20,6 +20,38 @@ export function head(text: string, max: number): string {
   return detached(text.slice(0, end));
 }
 
+/**
+ * Whether a character may be part of one run a secret is written in — a key, a token, base64, a URL
+ * with its user and password: letters, digits and `_ . ~ + / = : @ % & ? # -`.
+ */
+function inRun(code: number): boolean {
+  return (code >= 0x30 && code <= 0x39) || (code >= 0x41 && code <= 0x5a) || (code >= 0x61 && code <= 0x7a) || "_.~+/=:@%&?#-".includes(String.fromCharCode(code));
+}
+
+/**
+ * @default 256 — the most a cut inside a word drops (headOfWords): more than any key the redactor
+ * knows is long (an OpenAI project key, about 170), so a key cut short is dropped whole; a longer
+ * word keeps all of itself but its last 256 characters
+ */
+export const MAX_WORD_CUT_CHARS = 256;
+
+/**
+ * `head`, but a cut inside a run of such characters drops what it kept of that run (at most
+ * MAX_WORD_CUT_CHARS): a key cut short is no longer one the redactor knows (`ghp_` and 36
+ * characters, `Bearer` and 8 …), and its head would be shown as it is. A text cut where it is kept
+ * redacts afterwards; this is for a text cut before redaction (a hook's reason, an error quoting
+ * its output). One scan back, of at most MAX_WORD_CUT_CHARS.
+ */
+export function headOfWords(text: string, max: number): string {
+  const kept = head(text, max);
+  if (kept.length === text.length || !inRun(text.charCodeAt(kept.length))) return kept;
+  const stop = Math.max(0, kept.length - MAX_WORD_CUT_CHARS);
+  let end = kept.length;
+  while (end > stop && inRun(kept.charCodeAt(end - 1))) end--;
+  // never half a surrogate pair (a run's letters are ASCII: the pair stands before the run)
+  return end === kept.length ? kept : kept.slice(0, end);
+}
+
 /** The first `maxBytes` of `text`'s UTF-8, cut before a character, never inside one. */
 export function headBytes(text: string, maxBytes: number): string {
   if (text.length * 3 <= maxBytes) return text;

@@ -17,7 +17,7 @@ import type { PayloadCache } from "./payload.js";
 import { STALE_WORKSPACE_ERROR, type RunRequest, type RunResult, type Runner, type Outcome } from "./run/types.js";
 import type { SandboxConfig } from "./config.js";
 import { mapLimited } from "./map-limited.js";
-import { head } from "./detached.js";
+import { head, headOfWords } from "./detached.js";
 import { jsonShapeProblem } from "./event-body.js";
 import { heavyTurns, TURN_BODY_BYTES } from "./turns.js";
 import { block } from "./visible-text.js";
@@ -413,7 +413,7 @@ function record(hook: HookDef, onHost: boolean, run: RunResult, j: Judged): Hook
 /** At most MAX_RECORD_MESSAGE_CHARS of a text, marked as the trace marks what it cuts. */
 function recordText(text: string): string {
   if (text.length <= MAX_RECORD_MESSAGE_CHARS) return text;
-  const kept = head(text, MAX_RECORD_MESSAGE_CHARS);
+  const kept = headOfWords(text, MAX_RECORD_MESSAGE_CHARS);
   return `${kept}…[truncated ${Buffer.byteLength(text) - Buffer.byteLength(kept)} bytes]`;
 }
 

@@ -13,7 +13,7 @@ import { CompileBudgetError, MatcherLimitError, type HookSet, type Source } from
 import type { RunResult } from "../run/types.js";
 import type { Interpret, Verdict } from "../verdict.js";
 import { deeperThanAt, formatPath, lineIndex, parseJsoncLocated, parseJsonLocated, tomlLocator, type Path, type Position } from "./locate.js";
-import { head } from "../detached.js";
+import { headOfWords } from "../detached.js";
 
 export type Locate = (path: Path) => Position | undefined;
 
@@ -267,9 +267,12 @@ export function readDecision(value: unknown, extra: Record<string, Decision> = {
 
 export const str = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
 
-/** At most `max` characters of `text`, never half a surrogate pair, marked `…` when cut. */
+/**
+ * At most `max` characters of `text`, never half a surrogate pair, marked `…` when cut — and never
+ * the head of a word it cuts (a key the trace's redactor would no longer know: headOfWords).
+ */
 export function clip(text: string, max: number): string {
-  return text.length > max ? `${head(text, max)}…` : text;
+  return text.length > max ? `${headOfWords(text, max)}…` : text;
 }
 
 /** A hook's timeout as run: at most `[sandbox] max_timeout`, and the time its agent gives it where that is longer. */

@@ -42,6 +42,21 @@ matcher = "secret"
 command = '''echo '{"decision":"block","reason":"use ${SECRETS.openai}","systemMessage":"API_KEY=${SECRETS.password}"}' '''
 
 [[policy.PreToolUse]]
+name = "cut-error"
+matcher = "cut-key"
+command = '''cat >/dev/null; y=$(head -c 189 /dev/zero | tr '\\0' y); printf '%s ${SECRETS.github}\\n' "$y" >&2; exit 1'''
+
+[[policy.PreToolUse]]
+name = "cut-decision"
+matcher = "cut-key"
+command = '''cat >/dev/null; z=$(head -c 99 /dev/zero | tr '\\0' z); printf '{"decision":"%s ${SECRETS.github}"}' "$z"'''
+
+[[policy.PreToolUse]]
+name = "cut-reason"
+matcher = "cut-key"
+command = '''cat >/dev/null; x=$(head -c 1004 /dev/zero | tr '\\0' x); printf '{"decision":"block","reason":"%s ${SECRETS.github}","systemMessage":"%s ${SECRETS.github}"}' "$x" "$x"'''
+
+[[policy.PreToolUse]]
 name = "escape-policy"
 matcher = "escape"
 command = '''printf '\\033]0;pwned\\007 \\033[1A\\033[2K \\302\\23331m\\n' >&2; printf '{"systemMessage":"\\\\u001b]0;pwned\\\\u0007 \\\\u009b31m\\\\u007f"}\\n' '''
@@ -171,7 +186,8 @@ describe("redaction costs linear time over capped text", () => {
     expect(echo!.truncated).toMatchObject({ stdin: true, stdout: true });
     for (const s of [echo!.stdin, echo!.stdout]) expect(s).toMatch(/^\{"session_id":"s","hook_event_name":"PreToolUse".*"notes":"(a-){1000}/);
     expect(long!.truncated.stderr).toBe(true);
-    expect(long!.reason).toMatch(/^(a-)+a?…\[truncated \d+ bytes\]$/);
+    // cut inside the one word it is: its last MAX_WORD_CUT_CHARS (256) kept dropped too
+    expect(long!.reason).toMatch(/^(a-){384}…\[truncated \d+ bytes\]$/);
     expect(Buffer.byteLength(long!.reason!)).toBeLessThan(4096 + 64);
     expect(Buffer.byteLength(long!.systemMessage!)).toBeLessThan(4096 + 64);
     expect(Buffer.byteLength(t.reason)).toBeLessThan(1024 + 64);
@@ -301,9 +317,10 @@ describe("what is kept is bounded", () => {
     expect(value.text.length).toBeLessThan(3 * (64 * 1024 + 256) + 100 * 2 * 1024 + 256 * 1024);
     const answer = JSON.parse(value.text) as { event_id: string; hooks: { systemMessage: string }[]; systemMessage: string; notifications: { event: { message: string } }[] };
     expect(answer.hooks).toHaveLength(100);
-    expect(answer.hooks[0]!.systemMessage).toMatch(/^0 m{1022}…\[truncated \d+ bytes\]$/);
+    // each cut inside its one word of m: the last MAX_WORD_CUT_CHARS (256) kept dropped too
+    expect(answer.hooks[0]!.systemMessage).toMatch(/^0 m{766}…\[truncated \d+ bytes\]$/);
     const lines = answer.systemMessage.split("\n");
-    expect(lines[0]).toMatch(/^0 m{16380}/);
+    expect(lines[0]).toMatch(/^0 m{16126}…$/);
     expect(lines.at(-1)).toMatch(/^… \d+ more left out \(an event's messages are capped at 65536 characters\)$/);
     expect(answer.notifications.at(-1)!.event.message).toMatch(/more hook notification\(s\) left out/);
     await settle();
@@ -393,6 +410,25 @@ describe("secrets in what a hook says are redacted", () => {
     expect(policy).toMatchObject({ reason: "use [redacted]", systemMessage: "API_KEY=[redacted]" });
     expect(box!.error).toMatch(/API_KEY=\[redacted\] \[redacted\]/);
     expect(audit).toContain("use [redacted]");
+  });
+});
+
+describe("a key that a cut made before redaction would leave short (a hook's record, an error quoting its output)", () => {
+  it("is not shown in part: a reason and message past MAX_RECORD_MESSAGE_CHARS, a stderr line past 200 characters, a decision word past 120, each with the key across the cut", async () => {
+    const id = ((await (await svc.event(pre("cut-key"))).json()) as { event_id: string }).event_id;
+    await settle();
+    const trace = await (await getTrace(svc, id)).text();
+    const hooks = (JSON.parse(trace) as { hooks: Array<Record<string, string>> }).hooks;
+    const of = (name: string) => hooks.find((h) => h.name === name)!;
+    // each field was cut inside the key: what it kept of it is dropped, not shown
+    expect(of("cut-reason").reason).toMatch(/^x{1004} …\[truncated \d+ bytes\]$/);
+    expect(of("cut-reason").systemMessage).toMatch(/^x{1004} …/);
+    expect(of("cut-error").error).toMatch(/^exit 1: y{189} …$/);
+    expect(of("cut-decision").error).toMatch(/z{99} …/);
+    const audit = JSON.stringify(svc.auditLines().filter((l) => l.event_id === id));
+    const shown = cli(["trace", id, "--url", svc.url, "--token", TOKEN_A]).stdout.toString();
+    expect(shown).toMatch(/cut-reason/);
+    for (const text of [trace, audit, shown]) expect(text).not.toContain(SECRETS.github.slice(0, 8));
   });
 });
 

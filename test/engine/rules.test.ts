@@ -7,6 +7,7 @@ import { describe, expect, it, vi } from "vitest";
 import { interpretCosh } from "../../engine/formats/cosh-toml.js";
 import { interpretCopilot } from "../../engine/formats/copilot-json.js";
 import { claudeMatcher, interpretClaude, MAX_CONTEXT_CHARS } from "../../engine/formats/claude-settings.js";
+import { MAX_WORD_CUT_CHARS } from "../../engine/detached.js";
 import { codexMatcher, interpretCodex } from "../../engine/formats/codex-hooks.js";
 import { coshMatcher } from "../../engine/formats/cosh-toml.js";
 import { interpretCursor } from "../../engine/formats/cursor-hooks.js";
@@ -147,9 +148,12 @@ describe("Claude Code's plain stdout as context (UserPromptSubmit, UserPromptExp
     expect(interpretClaude(exited(0, "  [1, 2]\n"), prompt).additionalContext).toBe("[1, 2]");
     expect(interpretClaude(exited(0, "{branch: main}"), prompt).additionalContext).toBeUndefined();
   });
-  it("at most MAX_CONTEXT_CHARS of it: a longer text is cut there, marked", () => {
+  it("at most MAX_CONTEXT_CHARS of it: a longer text is cut there, marked — never inside a word (a key cut short is one the trace's redactor no longer knows)", () => {
     expect(interpretClaude(exited(0, "c".repeat(MAX_CONTEXT_CHARS)), prompt).additionalContext).toBe("c".repeat(MAX_CONTEXT_CHARS));
-    expect(interpretClaude(exited(0, "c".repeat(MAX_CONTEXT_CHARS + 1)), prompt).additionalContext).toBe(`${"c".repeat(MAX_CONTEXT_CHARS)}…`);
+    expect(interpretClaude(exited(0, "c".repeat(MAX_CONTEXT_CHARS + 1)), prompt).additionalContext).toBe(`${"c".repeat(MAX_CONTEXT_CHARS - MAX_WORD_CUT_CHARS)}…`);
+    const words = `${"c".repeat(MAX_CONTEXT_CHARS - 1)} dd`;
+    expect(interpretClaude(exited(0, words), prompt).additionalContext).toBe(`${"c".repeat(MAX_CONTEXT_CHARS - 1)} …`);
+    expect(interpretClaude(exited(0, `${"c".repeat(MAX_CONTEXT_CHARS - 3)} ${"d".repeat(10)}`), prompt).additionalContext).toBe(`${"c".repeat(MAX_CONTEXT_CHARS - 3)} …`);
   });
 });
 
