@@ -18,6 +18,8 @@
 const HIDDEN = "\\u00ad\\u034f\\u061c\\u115f\\u1160\\u17b4\\u17b5\\u180b-\\u180f\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u206f\\u3164\\ufe00-\\ufe0d\\ufeff\\uffa0\\ufff0-\\ufffb\\u{1bca0}-\\u{1bca3}\\u{1d173}-\\u{1d17a}\\u{e0000}-\\u{e0fff}";
 // eslint-disable-next-line no-misleading-character-class -- each mark is matched alone: escaping them is the point
 const CONTROLS_KEEP_LAYOUT = new RegExp(`[\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f${HIDDEN}]`, "gu");
+/** `block`'s pattern (flags `gu`), for code that runs elsewhere: the decisions page escapes with it too. */
+export const BLOCK_PATTERN = CONTROLS_KEEP_LAYOUT.source;
 // eslint-disable-next-line no-misleading-character-class -- as above
 const CONTROLS = new RegExp(`[\\u0000-\\u001f\\u007f-\\u009f${HIDDEN}]`, "gu");
 

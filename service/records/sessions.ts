@@ -21,12 +21,15 @@ export interface SessionSeen {
   events: number;
 }
 
+/** How the list names the events that gave no session id (as `GET /v1/events?session_id=` it lists them). */
+export const NO_SESSION_ID = "(no session id)";
+
 export class Sessions {
   private readonly byTenant = new Map<string, Map<string, SessionSeen>>();
 
   /** `keptId`: the session id as the event's trace keeps it (`keptFields`) */
   heard(tenant: string, keptId: string | null, event: string, format: string | undefined, canary = false): void {
-    const id = keptId === null || keptId === "" ? "(no session id)" : keptId;
+    const id = keptId === null || keptId === "" ? NO_SESSION_ID : keptId;
     let sessions = this.byTenant.get(tenant);
     if (!sessions) this.byTenant.set(tenant, (sessions = new Map()));
     const now = new Date().toISOString();

@@ -8,6 +8,7 @@ import { mkdir, open, readdir, readFile, rm, unlink, type FileHandle } from "nod
 import { join } from "node:path";
 import { BadRequestError, DEFAULT_TRACE_LIMITS, type EventResult, type TraceLimits } from "../../engine/index.js";
 import { mapLimited } from "../../engine/map-limited.js";
+import { NO_SESSION_ID } from "./sessions.js";
 import { TraceFiles } from "./trace-files.js";
 import { MAX_PENDING_TRACE_BYTES, outcomesOnly, summaryOf, traceHooksOf, traceText, type AnsweredOtherwise, type KeptFields, type StoredTrace, type TraceSummary } from "./trace-content.js";
 
@@ -486,7 +487,7 @@ export class TraceStore {
       const e = entries[i]!;
       if (e.gone || !this.live(e)) continue;
       if (e.seq >= before) continue;
-      if (q.session_id !== undefined && e.summary.session_id !== q.session_id) continue;
+      if (q.session_id !== undefined && !sameSession(e.summary.session_id, q.session_id)) continue;
       if (q.decision !== undefined && (e.summary.decision ?? "none") !== q.decision) continue;
       if (q.since !== undefined && e.timeMs < q.since) break;
       out.push(e);
@@ -581,4 +582,9 @@ async function removeFile(file: string): Promise<void> {
 function summarize(t: StoredTrace): TraceSummary {
   const { hooks, tenant: _tenant, ...rest } = t;
   return { ...rest, hooks: hooks.length };
+}
+
+/** A listed event's session as a filter names it: NO_SESSION_ID (the sessions list's name) for the events that gave none too. */
+function sameSession(kept: string | null, asked: string): boolean {
+  return kept === asked || (asked === NO_SESSION_ID && (kept === null || kept === ""));
 }

@@ -4,6 +4,8 @@
  * ones live (`/v1/events/live`), and draws one event's hooks as a waterfall with their output.
  */
 import { createHash } from "node:crypto";
+import { BLOCK_PATTERN } from "../../engine/visible-text.js";
+import { NO_SESSION_ID } from "../records/sessions.js";
 
 export const UI_HTML = /* html */ `<!doctype html>
 <html lang="en">
@@ -83,12 +85,22 @@ export const UI_HTML = /* html */ `<!doctype html>
 <script>
 "use strict";
 const $ = (s) => document.querySelector(s);
-const esc = (s) => String(s ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+// A hook's text shown as hookbox trace shows it: controls (but newline and tab) and the characters
+// that reorder or hide text (bidi overrides, zero-width marks) as escapes, then HTML-escaped.
+const HIDDEN = new RegExp(${JSON.stringify(BLOCK_PATTERN)}, "gu");
+const visible = (c) => { const code = c.codePointAt(0); return code < 0x80 ? "\\\\x" + code.toString(16).padStart(2, "0") : "\\\\u" + code.toString(16).padStart(4, "0"); };
+const esc = (s) => String(s ?? "").replace(HIDDEN, visible).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+// The sessions list's name for the events that gave none: as a filter, those events.
+const NO_SESSION_ID = ${JSON.stringify(NO_SESSION_ID)};
 let token = sessionStorage.getItem("hookbox-token") || "";
 let selected = null;
 let liveAbort = null;
 // Counts sign-outs: an answer asked for before the last one is no one's to show now.
 let generation = 0;
+// Counts what was asked of the list and of the detail pane: an answer to an older ask is drawn over
+// nothing a newer one drew (a slow event's answer after the next one's click).
+let listAsked = 0;
+let detailAsked = 0;
 
 async function api(path, init = {}) {
   const res = await fetch(path, { ...init, headers: { ...(init.headers || {}), authorization: "Bearer " + token } });
@@ -115,7 +127,7 @@ const decisionOf = (d) => d || "none";
 // waiting (then its answered field says what went out — a block the hooks gave after it stopped nothing).
 const gotOf = (e) => decisionOf(e.answered ? e.answered.decision : e.decision);
 const otherwise = (e) => gotOf(e) !== decisionOf(e.decision);
-const matches = (e) => (!$("#f-decision").value || decisionOf(e.decision) === $("#f-decision").value) && (!$("#f-session").value || e.session_id === $("#f-session").value);
+const matches = (e) => (!$("#f-decision").value || decisionOf(e.decision) === $("#f-decision").value) && (!$("#f-session").value || (e.session_id || NO_SESSION_ID) === $("#f-session").value);
 
 function row(e, fresh) {
   const tr = document.createElement("tr");
@@ -134,7 +146,9 @@ async function load() {
   const q = new URLSearchParams({ limit: "100" });
   if ($("#f-decision").value) q.set("decision", $("#f-decision").value);
   if ($("#f-session").value) q.set("session_id", $("#f-session").value);
+  const asked = ++listAsked;
   const { events } = await json("/v1/events?" + q);
+  if (asked !== listAsked) return;
   const rows = $("#rows"); rows.textContent = "";
   for (const e of events) rows.append(row(e, false));
 }
@@ -174,7 +188,9 @@ function hookClass(h) {
 async function open(id) {
   selected = id;
   for (const tr of document.querySelectorAll("tr.row")) tr.classList.toggle("selected", tr.dataset.eventId === id);
+  const asked = ++detailAsked;
   const t = await json("/v1/events/" + encodeURIComponent(id));
+  if (asked !== detailAsked) return;
   const span = (h) => h.start_ms + h.duration_ms + (h.remove_ms || 0);
   const total = Math.max(1, ...t.hooks.map((h) => h.offset_ms + span(h)));
   const pct = (ms) => (100 * ms / total).toFixed(2) + "%";
@@ -207,7 +223,10 @@ async function open(id) {
 const ago = (iso) => { const s = Math.max(0, Math.round((Date.now() - Date.parse(iso)) / 1000)); return s < 60 ? s + " s ago" : s < 3600 ? Math.round(s / 60) + " min ago" : Math.round(s / 3600) + " h ago"; };
 async function showSessions() {
   selected = null;
+  for (const tr of document.querySelectorAll("tr.row")) tr.classList.remove("selected");
+  const asked = ++detailAsked;
   const { sessions } = await json("/v1/sessions");
+  if (asked !== detailAsked) return;
   const rows = sessions.map((s) => "<tr class='row session' data-session='" + esc(s.session_id) + "'><td>" + esc(s.session_id) + "</td><td title='" + esc(s.last_seen) + "'>" + esc(ago(s.last_seen)) +
     "</td><td>" + esc(s.last_event) + "</td><td>" + esc(s.format || "") + "</td><td>" + s.events + "</td><td>" + (s.last_canary ? esc(ago(s.last_canary)) : "never") + "</td></tr>").join("");
   $("#detail").innerHTML = "<h2>Sessions</h2><div class='meta'>When hookbox last heard from each agent session (events, and <code>hookbox doctor</code> checks). A session that has gone quiet while its agent still runs is a guard that no longer reaches hookbox.</div>" +

@@ -957,8 +957,9 @@ describe("a workspace's worst, against the loop that serves everyone", () => {
     await loopLagMaxMs();
     const del = await attack(svc, () => fetch(`${svc.url}/v1/workspaces/many`, { method: "DELETE", headers: auth }), 60_000);
     expect(del.status).toBe(204);
-    // Node's recursive rm here: an unlink started for each of the 19,999 at once, and 200–400 ms of the loop for their completions
-    expect(await loopLagMaxMs()).toBeLessThan(100);
+    // Node's recursive rm here: an unlink started for each of the 19,999 at once, and 200–400 ms of the
+    // loop for their completions on a quiet fast machine; four at a time, 20–70 ms however slow the machine
+    expect(await loopLagMaxMs()).toBeLessThan(150);
     expect((await get(svc, "many")).status).toBe(404);
     expect(readdirSync(join(svc.dataDir, "workspaces")).flatMap((t) => readdirSync(join(svc.dataDir, "workspaces", t))).filter((n) => n.startsWith(".trash-"))).toEqual([]);
   });

@@ -104,6 +104,81 @@ it("lists each session with when hookbox last heard from it", async () => {
   await page.close();
 }, 60_000);
 
+/** A page of team-a's, signed in and following. */
+async function signedIn() {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 800 } });
+  await page.goto(`${svc.url}/ui`);
+  await page.fill("#token", TOKEN_A);
+  await page.click("#login-form button");
+  await page.waitForSelector("#live.on");
+  return page;
+}
+const posted = async (body: Record<string, unknown>) => ((await (await svc.event({ hook_event_name: "PostToolUse", tool_input: {}, ...body })).json()) as { event_id: string }).event_id;
+
+it("shows a bidi override or an escape in a tool name or a session id as an escape, as hookbox trace does, never as what it does", async () => {
+  const page = await signedIn();
+  try {
+    const id = await posted({ session_id: "s\u202egnp.exe", tool_name: "shell\u202e\u001b[2Jdone" });
+    const row = page.locator(`tr.row[data-event-id="${id}"]`);
+    await row.waitFor({ timeout: 10_000 });
+    expect(await row.locator("td").nth(2).textContent()).toBe("shell\\u202e\\x1b[2Jdone");
+    await row.click();
+    await page.waitForSelector("#detail .meta");
+    const meta = (await page.locator("#detail .meta").first().textContent())!;
+    expect(meta).toContain("tool shell\\u202e\\x1b[2Jdone");
+    expect(meta).toContain("session s\\u202egnp.exe");
+    const html = await page.content();
+    for (const c of ["\u202e", "\u001b"]) expect(html).not.toContain(c);
+  } finally {
+    await page.close();
+  }
+}, 60_000);
+
+it("draws the event clicked last, whichever answer comes last", async () => {
+  const page = await signedIn();
+  try {
+    const first = await posted({ session_id: "order", tool_name: "first" });
+    const second = await posted({ session_id: "order", tool_name: "second" });
+    await page.locator(`tr.row[data-event-id="${second}"]`).waitFor({ timeout: 10_000 });
+    // the first event's trace answers a second late: the second's, clicked after it, answers first
+    await page.route(`**/v1/events/${first}`, async (route) => {
+      await new Promise((r) => setTimeout(r, 1000));
+      await route.continue();
+    });
+    const late = page.waitForResponse(`**/v1/events/${first}`);
+    await page.locator(`tr.row[data-event-id="${first}"]`).click();
+    await page.locator(`tr.row[data-event-id="${second}"]`).click();
+    await late;
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await page.locator("#detail .meta").first().textContent()).toContain(second);
+    expect(await page.locator("tr.row.selected").getAttribute("data-event-id")).toBe(second);
+  } finally {
+    await page.close();
+  }
+}, 60_000);
+
+it("lists the events that gave no session id under the sessions list's (no session id)", async () => {
+  const page = await signedIn();
+  try {
+    const id = await posted({ tool_name: "anonymous" });
+    const named = await posted({ session_id: "named", tool_name: "named" });
+    await page.click("#show-sessions");
+    const row = page.locator('tr.session[data-session="(no session id)"]');
+    await row.waitFor({ timeout: 10_000 });
+    await row.click();
+    const shown = () => page.locator("tr.row").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-event-id")));
+    await expect.poll(shown, { timeout: 10_000 }).not.toContain(named);
+    expect(await shown()).toContain(id);
+    // one more of each, live (the named one first: by the time the other is shown, it was weighed)
+    const liveNamed = await posted({ session_id: "named", tool_name: "named" });
+    const liveId = await posted({ tool_name: "anonymous" });
+    await page.locator(`tr.row[data-event-id="${liveId}"]`).waitFor({ timeout: 10_000 });
+    expect(await shown()).not.toContain(liveNamed);
+  } finally {
+    await page.close();
+  }
+}, 60_000);
+
 it("says it is not live while the tenant's followers are all taken, and follows once one is free", async () => {
   // Take every live follower this tenant may hold, as other tabs or `hookbox tail` would (the pages
   // of the tests before let theirs go as their connections close: a 429 meanwhile is retried).
