@@ -4,7 +4,7 @@
  * waterfall bar per hook with the blocking hook marked.
  */
 import { mkdirSync } from "node:fs";
-import { chromium, type Browser } from "playwright-core";
+import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { LIVE_FOLLOWERS_PER_TENANT } from "../../service/routes/traces.js";
 import { startService, TOKEN_A, TOKEN_B, type Service } from "../helpers/service.js";
@@ -104,20 +104,23 @@ it("lists each session with when hookbox last heard from it", async () => {
   await page.close();
 }, 60_000);
 
-/** A page of team-a's, signed in and following. */
-async function signedIn() {
+/** `test` on a page of team-a's, signed in and following; the page closed after, whatever happened (its live follower let go). */
+async function signedIn(test: (page: Page) => Promise<void>): Promise<void> {
   const page = await browser.newPage({ viewport: { width: 1400, height: 800 } });
-  await page.goto(`${svc.url}/ui`);
-  await page.fill("#token", TOKEN_A);
-  await page.click("#login-form button");
-  await page.waitForSelector("#live.on");
-  return page;
+  try {
+    await page.goto(`${svc.url}/ui`);
+    await page.fill("#token", TOKEN_A);
+    await page.click("#login-form button");
+    await page.waitForSelector("#live.on");
+    await test(page);
+  } finally {
+    await page.close();
+  }
 }
 const posted = async (body: Record<string, unknown>) => ((await (await svc.event({ hook_event_name: "PostToolUse", tool_input: {}, ...body })).json()) as { event_id: string }).event_id;
 
 it("shows a bidi override or an escape in a tool name or a session id as an escape, as hookbox trace does, never as what it does", async () => {
-  const page = await signedIn();
-  try {
+  await signedIn(async (page) => {
     const id = await posted({ session_id: "s\u202egnp.exe", tool_name: "shell\u202e\u001b[2Jdone" });
     const row = page.locator(`tr.row[data-event-id="${id}"]`);
     await row.waitFor({ timeout: 10_000 });
@@ -129,14 +132,11 @@ it("shows a bidi override or an escape in a tool name or a session id as an esca
     expect(meta).toContain("session s\\u202egnp.exe");
     const html = await page.content();
     for (const c of ["\u202e", "\u001b"]) expect(html).not.toContain(c);
-  } finally {
-    await page.close();
-  }
+  });
 }, 60_000);
 
 it("draws the event clicked last, whichever answer comes last", async () => {
-  const page = await signedIn();
-  try {
+  await signedIn(async (page) => {
     const first = await posted({ session_id: "order", tool_name: "first" });
     const second = await posted({ session_id: "order", tool_name: "second" });
     await page.locator(`tr.row[data-event-id="${second}"]`).waitFor({ timeout: 10_000 });
@@ -152,14 +152,11 @@ it("draws the event clicked last, whichever answer comes last", async () => {
     await new Promise((r) => setTimeout(r, 200));
     expect(await page.locator("#detail .meta").first().textContent()).toContain(second);
     expect(await page.locator("tr.row.selected").getAttribute("data-event-id")).toBe(second);
-  } finally {
-    await page.close();
-  }
+  });
 }, 60_000);
 
 it("lists the events that gave no session id under the sessions list's (no session id)", async () => {
-  const page = await signedIn();
-  try {
+  await signedIn(async (page) => {
     const id = await posted({ tool_name: "anonymous" });
     const named = await posted({ session_id: "named", tool_name: "named" });
     await page.click("#show-sessions");
@@ -174,9 +171,7 @@ it("lists the events that gave no session id under the sessions list's (no sessi
     const liveId = await posted({ tool_name: "anonymous" });
     await page.locator(`tr.row[data-event-id="${liveId}"]`).waitFor({ timeout: 10_000 });
     expect(await shown()).not.toContain(liveNamed);
-  } finally {
-    await page.close();
-  }
+  });
 }, 60_000);
 
 it("says it is not live while the tenant's followers are all taken, and follows once one is free", async () => {
