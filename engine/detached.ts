@@ -21,34 +21,35 @@ export function head(text: string, max: number): string {
 }
 
 /**
- * Whether a character may be part of one run a secret is written in — a key, a token, base64, a URL
- * with its user and password: letters, digits and `_ . ~ + / = : @ % & ? # -`.
+ * @default 1024 — the most a cut inside a word drops (headOfWords): more than any key the redactor
+ * knows is long but a JWT of large claims (an OpenAI project key is about 170), so a key cut short
+ * is dropped whole; a longer word keeps all of itself but its last 1024 characters
  */
-function inRun(code: number): boolean {
-  return (code >= 0x30 && code <= 0x39) || (code >= 0x41 && code <= 0x5a) || (code >= 0x61 && code <= 0x7a) || "_.~+/=:@%&?#-".includes(String.fromCharCode(code));
-}
+export const MAX_WORD_CUT_CHARS = 1024;
+
+/** A character that ends a word: ASCII blanks and controls (a secret, a URL with its password, a JSON member — each is one word). */
+const endsWord = (code: number) => code <= 0x20 || code === 0x7f;
 
 /**
- * @default 256 — the most a cut inside a word drops (headOfWords): more than any key the redactor
- * knows is long (an OpenAI project key, about 170), so a key cut short is dropped whole; a longer
- * word keeps all of itself but its last 256 characters
- */
-export const MAX_WORD_CUT_CHARS = 256;
-
-/**
- * `head`, but a cut inside a run of such characters drops what it kept of that run (at most
- * MAX_WORD_CUT_CHARS): a key cut short is no longer one the redactor knows (`ghp_` and 36
- * characters, `Bearer` and 8 …), and its head would be shown as it is. A text cut where it is kept
- * redacts afterwards; this is for a text cut before redaction (a hook's reason, an error quoting
- * its output). One scan back, of at most MAX_WORD_CUT_CHARS.
+ * `head`, but a cut inside a word drops what it kept of that word (at most MAX_WORD_CUT_CHARS): a
+ * key cut short is no longer one the redactor knows (`ghp_` and 36 characters, a URL's password
+ * without its `@`, `<password>` without its end tag …), and its head would be shown as it is. A
+ * text cut where it is kept redacts afterwards; this is for a text cut before redaction (a hook's
+ * reason, an error quoting its output). One scan back, of at most MAX_WORD_CUT_CHARS.
  */
 export function headOfWords(text: string, max: number): string {
   const kept = head(text, max);
-  if (kept.length === text.length || !inRun(text.charCodeAt(kept.length))) return kept;
+  if (kept.length === text.length || endsWord(text.charCodeAt(kept.length))) return kept;
+  return withoutCutWord(kept);
+}
+
+/** A text cut at its end (`headOfWords`, or a stream cut where it was captured), without the word the cut went through. */
+export function withoutCutWord(kept: string): string {
   const stop = Math.max(0, kept.length - MAX_WORD_CUT_CHARS);
   let end = kept.length;
-  while (end > stop && inRun(kept.charCodeAt(end - 1))) end--;
-  // never half a surrogate pair (a run's letters are ASCII: the pair stands before the run)
+  while (end > stop && !endsWord(kept.charCodeAt(end - 1))) end--;
+  // never half a surrogate pair, where the bound stopped the scan inside one
+  if (end > 0 && (kept.charCodeAt(end - 1) & 0xfc00) === 0xd800) end--;
   return end === kept.length ? kept : kept.slice(0, end);
 }
 

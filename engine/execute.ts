@@ -10,7 +10,7 @@ import type { HookDef } from "./hooks.js";
 import { planSteps } from "./match.js";
 import type { Limits } from "./names.js";
 import { changeAsRun, interpret } from "./formats/registry.js";
-import { clip, hookCalled, wellFormedJson } from "./formats/shared.js";
+import { clipWords, hookCalled, wellFormedJson } from "./formats/shared.js";
 import { DEFAULT_TRACE_LIMITS } from "./trace-limits.js";
 import { MAX_EVENT_TOOL_NAMES, type Verdict } from "./verdict.js";
 import type { PayloadCache } from "./payload.js";
@@ -348,9 +348,9 @@ function visibleText(verdict: Verdict, source: HookDef["source"]): Verdict {
 function capMessages(verdict: Verdict): Verdict {
   for (const key of ["reason", "systemMessage", "warning", "additionalContext", "halt"] as const) {
     const text = verdict[key];
-    if (text !== undefined && text.length > MAX_HOOK_MESSAGE_CHARS) verdict[key] = clip(text, MAX_HOOK_MESSAGE_CHARS);
+    if (text !== undefined && text.length > MAX_HOOK_MESSAGE_CHARS) verdict[key] = clipWords(text, MAX_HOOK_MESSAGE_CHARS);
   }
-  if (verdict.error !== null && verdict.error.length > MAX_HOOK_ERROR_CHARS) verdict.error = clip(verdict.error, MAX_HOOK_ERROR_CHARS);
+  if (verdict.error !== null && verdict.error.length > MAX_HOOK_ERROR_CHARS) verdict.error = clipWords(verdict.error, MAX_HOOK_ERROR_CHARS);
   return verdict;
 }
 

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { ConfigError } from "./errors.js";
 import { REPOSITORY_SOURCES } from "./formats/registry.js";
 import type { Format } from "./events.js";
-import { LOCATED_MEMBERS, readJson, SKIPPED_HOOKS_FACTOR, readToml, withWarningBudget, type LoadContext, type ParsedFile, type WarningBudget } from "./formats/shared.js";
+import { clip, LOCATED_MEMBERS, readJson, SKIPPED_HOOKS_FACTOR, readToml, withWarningBudget, type LoadContext, type ParsedFile, type WarningBudget } from "./formats/shared.js";
 import { MAX_TOML_VALUES, readTomlOffThread, tomlShapeError, wideTableError } from "./formats/parse-off-thread.js";
 import { MAX_OBJECT_KEYS } from "./names.js";
 
@@ -165,7 +165,8 @@ export const MAX_WARNING_CHARS = 1024;
 
 /** `unwritten`: warnings past the workspace's budget, counted while loading. */
 function capWarnings(warnings: string[], unwritten: number): string[] {
-  const kept = warnings.slice(0, MAX_WORKSPACE_WARNINGS).map((w) => (w.length > MAX_WARNING_CHARS ? `${w.slice(0, MAX_WARNING_CHARS)}…` : w));
+  // never half a surrogate pair (a path's emoji at the cut): a strict JSON reader refuses the lone half
+  const kept = warnings.slice(0, MAX_WORKSPACE_WARNINGS).map((w) => clip(w, MAX_WARNING_CHARS));
   const more = Math.max(0, warnings.length - MAX_WORKSPACE_WARNINGS) + unwritten;
   if (more > 0) kept.push(`… ${more} more warnings left out (at most ${MAX_WORKSPACE_WARNINGS} are listed per workspace)`);
   return kept;

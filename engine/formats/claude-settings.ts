@@ -14,7 +14,7 @@ import type { Verdict } from "../verdict.js";
 import { agentDeadlineS } from "../agents.js";
 import { claudeCondition } from "./claude-if.js";
 import { formatPath } from "./locate.js";
-import { answerShapeProblem, type Answer, clip, configError, type Output, hookTimeout, countHook, countSkipped, defined, describeFailure, eventOf, type FormatModule, haltVerdict, hookCalled, knownKeys, type LoadContext, readMatcher, originOf, type ParsedFile, readDecision, pastBounds, readOutput, schemaError, shown, skipOtherType, str, warn, withContext, withHalt, CommandSchema, unknownThing } from "./shared.js";
+import { answerShapeProblem, type Answer, clipWords, configError, type Output, hookTimeout, countHook, countSkipped, defined, describeFailure, eventOf, type FormatModule, haltVerdict, hookCalled, knownKeys, type LoadContext, readMatcher, originOf, type ParsedFile, readDecision, pastBounds, readOutput, schemaError, shown, skipOtherType, str, warn, withContext, withHalt, CommandSchema, unknownThing } from "./shared.js";
 
 
 /** Claude Code's exec-form path placeholders: substituted as plain text into `command` and each of `args` (here: the variables, which hold the same). */
@@ -362,14 +362,14 @@ function interpretRun(run: RunResult, hook: HookDef, read?: Output): Verdict {
   if (out.kind === "empty") return { decision: null, error: null, rule: "claude: no JSON output makes no decision" };
   if (out.kind === "text") {
     if (STDOUT_IS_CONTEXT.has(hook.point))
-      return { decision: null, additionalContext: clip(run.stdout.trim(), MAX_CONTEXT_CHARS), error: null, rule: `claude: plain stdout of ${hook.point} is added as context` };
+      return { decision: null, additionalContext: clipWords(run.stdout.trim(), MAX_CONTEXT_CHARS), error: null, rule: `claude: plain stdout of ${hook.point} is added as context` };
     return { decision: null, error: null, rule: "claude: plain text on stdout makes no decision (it goes to the debug log)" };
   }
   if (out.kind === "invalid" && out.limit) return pastBounds(out, hook.format);
   if (out.kind === "invalid") {
     // Codex: plain text at its context events is context (readOutput calls any non-object invalid).
     if (hook.format !== "claude" && STDOUT_IS_CONTEXT.has(hook.point))
-      return { decision: null, additionalContext: clip(run.stdout.trim(), MAX_CONTEXT_CHARS), error: null, rule: `claude: plain stdout of ${hook.point} is added as context` };
+      return { decision: null, additionalContext: clipWords(run.stdout.trim(), MAX_CONTEXT_CHARS), error: null, rule: `claude: plain stdout of ${hook.point} is added as context` };
     return { decision: null, error: out.error, rule: hook.format === "claude" ? "claude: stdout in braces that is no JSON answer is an error of the hook (not added as context)" : "claude: output that is not a JSON object is an error of the hook" };
   }
   const o = out.value;

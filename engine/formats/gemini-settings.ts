@@ -16,7 +16,7 @@ import type { RunResult } from "../run/types.js";
 import { MAX_FUNCTION_NAME_CHARS, MAX_TOOL_NAMES, type ToolSelection, type Verdict } from "../verdict.js";
 import { MAX_HOOK_NAME_CHARS } from "./cosh-toml.js";
 import { formatPath, type Path } from "./locate.js";
-import { type Answer, askDenyReason, clip, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, haltVerdict, knownKeys, type LoadContext, readMatcher, originOf, type ParsedFile, readDecision, pastBounds, readOutput, schemaError, shown, skipOtherType, str, warn, withContext, withHalt, CommandSchema } from "./shared.js";
+import { type Answer, askDenyReason, clipWords, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, haltVerdict, knownKeys, type LoadContext, readMatcher, originOf, type ParsedFile, readDecision, pastBounds, readOutput, schemaError, shown, skipOtherType, str, warn, withContext, withHalt, CommandSchema } from "./shared.js";
 
 /** @default 60 s — Gemini CLI's default hook timeout */
 export const GEMINI_DEFAULT_TIMEOUT_MS = 60_000;
@@ -196,7 +196,7 @@ export function interpretGemini(run: RunResult, hook: HookDef): Verdict {
   if (out.kind === "empty") return { decision: null, error: null, rule: "gemini: no output makes no decision" };
   if (out.kind === "invalid" && out.limit) return pastBounds(out, "gemini");
   if (out.kind === "invalid" && out.notJson) {
-    const said = clip(text.trim(), GEMINI_TEXT_CHARS);
+    const said = clipWords(text.trim(), GEMINI_TEXT_CHARS);
     if (code === 0) return { decision: null, systemMessage: messageRead(hook.point) ? said : undefined, error: null, rule: "gemini: text that is not JSON at exit 0 is a message; no decision" };
     if (code === 1) return { decision: null, warning: said, error: describeFailure(run), rule: "gemini: exit 1 is a warning; the CLI continues" };
     return { decision: "block", reason: said, error: null, rule: `gemini: exit ${code} blocks, its text the reason` };

@@ -13,7 +13,7 @@ import { CompileBudgetError, MatcherLimitError, type HookSet, type Source } from
 import type { RunResult } from "../run/types.js";
 import type { Interpret, Verdict } from "../verdict.js";
 import { deeperThanAt, formatPath, lineIndex, parseJsoncLocated, parseJsonLocated, tomlLocator, type Path, type Position } from "./locate.js";
-import { headOfWords } from "../detached.js";
+import { head, headOfWords } from "../detached.js";
 
 export type Locate = (path: Path) => Position | undefined;
 
@@ -104,13 +104,13 @@ export function readOutput(stdout: string, stringOnce = false): Output {
   try {
     value = JSON.parse(text);
   } catch {
-    return { kind: "invalid", error: `output is not JSON: ${clip(text, 120)}`, notJson: true };
+    return { kind: "invalid", error: `output is not JSON: ${clipWords(text, 120)}`, notJson: true };
   }
   if (stringOnce && typeof value === "string") {
     // A JSON string holding the answer (Gemini CLI parses it once more): its text may hold raw lone
     // surrogates now, made well-formed here; what does not parse there makes the whole text plain text.
     const inner = readOutput(toWellFormed(value));
-    if ((inner.kind === "invalid" && inner.notJson) || value.trim() === "") return { kind: "invalid", error: `output is not JSON: ${clip(text, 120)}`, notJson: true };
+    if ((inner.kind === "invalid" && inner.notJson) || value.trim() === "") return { kind: "invalid", error: `output is not JSON: ${clipWords(text, 120)}`, notJson: true };
     return inner;
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) return { kind: "invalid", error: "output is not a JSON object" };
@@ -267,11 +267,16 @@ export function readDecision(value: unknown, extra: Record<string, Decision> = {
 
 export const str = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
 
-/**
- * At most `max` characters of `text`, never half a surrogate pair, marked `…` when cut — and never
- * the head of a word it cuts (a key the trace's redactor would no longer know: headOfWords).
- */
+/** At most `max` characters of `text`, never half a surrogate pair, marked `…` when cut. */
 export function clip(text: string, max: number): string {
+  return text.length > max ? `${head(text, max)}…` : text;
+}
+
+/**
+ * `clip` for what a hook printed, cut before the trace redacts it: never the head of a word it cuts
+ * (a key cut short is one the redactor no longer knows: headOfWords).
+ */
+export function clipWords(text: string, max: number): string {
   return text.length > max ? `${headOfWords(text, max)}…` : text;
 }
 
@@ -285,8 +290,8 @@ export const SHOWN_VALUE_CHARS = 120;
 
 /** A value a hook gave, as an error shows it: JSON, clipped (the hook may have printed a megabyte of it). */
 export function shown(value: unknown): string {
-  if (typeof value === "string") return JSON.stringify(clip(value, SHOWN_VALUE_CHARS));
-  return clip(JSON.stringify(value) ?? String(value), SHOWN_VALUE_CHARS);
+  if (typeof value === "string") return JSON.stringify(clipWords(value, SHOWN_VALUE_CHARS));
+  return clipWords(JSON.stringify(value) ?? String(value), SHOWN_VALUE_CHARS);
 }
 
 /** One line on why a run failed, for the hook's `error`. */
@@ -297,7 +302,7 @@ export function describeFailure(run: RunResult): string {
       const text = run.stderr.trimStart();
       const nl = text.indexOf("\n");
       const first = (nl === -1 ? text : text.slice(0, nl)).trimEnd();
-      return `exit ${run.exitCode}${first ? `: ${clip(first, 200)}` : ""}`;
+      return `exit ${run.exitCode}${first ? `: ${clipWords(first, 200)}` : ""}`;
     }
     case "timed_out": return "timed out";
     case "output_truncated": return `${run.stream} over the output cap: killed`;

@@ -6,7 +6,7 @@
  * cannot make it backtrack), and only ever over capped text: `keep` cuts before it redacts. Pure.
  */
 import { RE2JS } from "re2js";
-import { detached, headBytes } from "../../engine/detached.js";
+import { detached, headBytes, withoutCutWord } from "../../engine/detached.js";
 
 export { headBytes };
 
@@ -557,9 +557,12 @@ export function capRedact(text: string, maxBytes: number, totalBytes?: number): 
 /** `capRedact` in steps. */
 export function* capRedactSteps(text: string, maxBytes: number, totalBytes?: number): Steps<{ text: string; cut: boolean; droppedBytes: number }> {
   const room = maxBytes + REDACT_MARGIN_CHARS; // characters: each is at least one byte
-  const head = yield* redactSteps(text.length > room ? text.slice(0, room) : text);
   // `totalBytes`: `text` is the head of something this long (a hook's stream, kept in part)
   const total = totalBytes ?? Buffer.byteLength(text);
+  // Cut before it came here (a stream at its capture cap) within the room: the word that cut went
+  // through is no longer a key the patterns know, and is not kept (withoutCutWord).
+  const cutBefore = text.length <= room && total > Buffer.byteLength(text);
+  const head = yield* redactSteps(text.length > room ? text.slice(0, room) : cutBefore ? withoutCutWord(text) : text);
   const kept = headBytes(head, maxBytes);
   // A slice of a long text would hold all of it for as long as the kept text lives.
   if (kept.length === head.length && total <= maxBytes) return { text: kept === text ? text : detached(kept), cut: false, droppedBytes: 0 };

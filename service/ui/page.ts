@@ -114,7 +114,7 @@ async function json(path) {
   return body;
 }
 function signOut(message) {
-  generation++;
+  generation++; listAsked++; detailAsked++;
   sessionStorage.removeItem("hookbox-token"); token = "";
   if (liveAbort) liveAbort.abort();
   // Nothing of this tenant's stays for whoever signs in next in this tab.
@@ -189,7 +189,16 @@ async function open(id) {
   selected = id;
   for (const tr of document.querySelectorAll("tr.row")) tr.classList.toggle("selected", tr.dataset.eventId === id);
   const asked = ++detailAsked;
-  const t = await json("/v1/events/" + encodeURIComponent(id));
+  let t;
+  try {
+    const res = await api("/v1/events/" + encodeURIComponent(id));
+    if (!res.ok) throw new Error("hookbox answered " + res.status);
+    t = await res.json();
+  } catch (err) {
+    // Not another event's hooks under this one's highlighted row: said, in its place.
+    if (asked === detailAsked && selected === id) $("#detail").innerHTML = "<div class='empty'>This event's trace could not be shown (" + esc(err.message) + ").</div>";
+    return;
+  }
   if (asked !== detailAsked) return;
   const span = (h) => h.start_ms + h.duration_ms + (h.remove_ms || 0);
   const total = Math.max(1, ...t.hooks.map((h) => h.offset_ms + span(h)));
@@ -231,7 +240,8 @@ async function showSessions() {
     "</td><td>" + esc(s.last_event) + "</td><td>" + esc(s.format || "") + "</td><td>" + s.events + "</td><td>" + (s.last_canary ? esc(ago(s.last_canary)) : "never") + "</td></tr>").join("");
   $("#detail").innerHTML = "<h2>Sessions</h2><div class='meta'>When hookbox last heard from each agent session (events, and <code>hookbox doctor</code> checks). A session that has gone quiet while its agent still runs is a guard that no longer reaches hookbox.</div>" +
     "<table id='sessions'><thead><tr><th>session</th><th>last heard</th><th>last event</th><th>dialect</th><th>events</th><th>doctor check</th></tr></thead><tbody>" + (rows || "<tr><td colspan='6'>No session yet.</td></tr>") + "</tbody></table>";
-  for (const tr of document.querySelectorAll("tr.session")) tr.onclick = () => { $("#f-session").value = tr.dataset.session; load(); };
+  // each row's session id as the list gave it (its data-session is escaped for the eye, as its text is)
+  document.querySelectorAll("tr.session").forEach((tr, i) => { tr.onclick = () => { $("#f-session").value = sessions[i].session_id; load(); }; });
 }
 async function start() {
   $("#login").hidden = true; $("#app").hidden = false;

@@ -52,6 +52,11 @@ matcher = "cut-key"
 command = '''cat >/dev/null; z=$(head -c 99 /dev/zero | tr '\\0' z); printf '{"decision":"%s ${SECRETS.github}"}' "$z"'''
 
 [[policy.PreToolUse]]
+name = "cut-url"
+matcher = "cut-key"
+command = '''cat >/dev/null; x=$(head -c 1000 /dev/zero | tr '\\0' x); printf '{"systemMessage":"%s postgres://u:hunter2!xyz@db/app"}' "$x"'''
+
+[[policy.PreToolUse]]
 name = "cut-reason"
 matcher = "cut-key"
 command = '''cat >/dev/null; x=$(head -c 1004 /dev/zero | tr '\\0' x); printf '{"decision":"block","reason":"%s ${SECRETS.github}","systemMessage":"%s ${SECRETS.github}"}' "$x" "$x"'''
@@ -186,8 +191,8 @@ describe("redaction costs linear time over capped text", () => {
     expect(echo!.truncated).toMatchObject({ stdin: true, stdout: true });
     for (const s of [echo!.stdin, echo!.stdout]) expect(s).toMatch(/^\{"session_id":"s","hook_event_name":"PreToolUse".*"notes":"(a-){1000}/);
     expect(long!.truncated.stderr).toBe(true);
-    // cut inside the one word it is: its last MAX_WORD_CUT_CHARS (256) kept dropped too
-    expect(long!.reason).toMatch(/^(a-){384}…\[truncated \d+ bytes\]$/);
+    // cut inside the one word it is: what it kept of it dropped (up to MAX_WORD_CUT_CHARS, 1024)
+    expect(long!.reason).toMatch(/^…\[truncated \d+ bytes\]$/);
     expect(Buffer.byteLength(long!.reason!)).toBeLessThan(4096 + 64);
     expect(Buffer.byteLength(long!.systemMessage!)).toBeLessThan(4096 + 64);
     expect(Buffer.byteLength(t.reason)).toBeLessThan(1024 + 64);
@@ -317,10 +322,10 @@ describe("what is kept is bounded", () => {
     expect(value.text.length).toBeLessThan(3 * (64 * 1024 + 256) + 100 * 2 * 1024 + 256 * 1024);
     const answer = JSON.parse(value.text) as { event_id: string; hooks: { systemMessage: string }[]; systemMessage: string; notifications: { event: { message: string } }[] };
     expect(answer.hooks).toHaveLength(100);
-    // each cut inside its one word of m: the last MAX_WORD_CUT_CHARS (256) kept dropped too
-    expect(answer.hooks[0]!.systemMessage).toMatch(/^0 m{766}…\[truncated \d+ bytes\]$/);
+    // each cut inside its one word of m: what it kept of that word dropped (up to MAX_WORD_CUT_CHARS, 1024)
+    expect(answer.hooks[0]!.systemMessage).toMatch(/^0 …\[truncated \d+ bytes\]$/);
     const lines = answer.systemMessage.split("\n");
-    expect(lines[0]).toMatch(/^0 m{16126}…$/);
+    expect(lines[0]).toMatch(/^0 m{15358}…$/);
     expect(lines.at(-1)).toMatch(/^… \d+ more left out \(an event's messages are capped at 65536 characters\)$/);
     expect(answer.notifications.at(-1)!.event.message).toMatch(/more hook notification\(s\) left out/);
     await settle();
@@ -425,6 +430,9 @@ describe("a key that a cut made before redaction would leave short (a hook's rec
     expect(of("cut-reason").systemMessage).toMatch(/^x{1004} …/);
     expect(of("cut-error").error).toMatch(/^exit 1: y{189} …$/);
     expect(of("cut-decision").error).toMatch(/z{99} …/);
+    // a URL's password without its @ is no password the pattern knows: the URL goes whole
+    expect(of("cut-url").systemMessage).toMatch(/^x{1000} …\[truncated \d+ bytes\]$/);
+    expect(trace).not.toContain("hunter2");
     const audit = JSON.stringify(svc.auditLines().filter((l) => l.event_id === id));
     const shown = cli(["trace", id, "--url", svc.url, "--token", TOKEN_A]).stdout.toString();
     expect(shown).toMatch(/cut-reason/);

@@ -19,6 +19,7 @@ import { MAX_META_HEADER_BYTES, MAX_PAX_RECORDS } from "../../engine/workspace-u
 import { MAX_RESIDENT_HOOK_BYTES } from "../../engine/workspace-store.js";
 import { REMOVE_AT_ONCE } from "../../engine/workspace-tree.js";
 import { MAX_HOOK_MESSAGE_CHARS } from "../../engine/execute.js";
+import { MAX_WORD_CUT_CHARS } from "../../engine/detached.js";
 import { MAX_TOOL_NAMES } from "../../engine/verdict.js";
 import { SKIPPED_HOOKS_FACTOR } from "../../engine/formats/shared.js";
 import { underProbe, WORST_HEALTH_MS } from "../helpers/probe.js";
@@ -975,7 +976,8 @@ describe("a workspace's worst, against the loop that serves everyone", () => {
     expect(status).toBe(200);
     const { decision, reason } = JSON.parse(text) as { decision: string; reason: string };
     expect(decision).toBe("block");
-    expect(reason).toBe(`${"\\x01".repeat(MAX_HOOK_MESSAGE_CHARS / 4)}…`);
+    // cut inside one word of escapes: what it kept of it dropped, up to MAX_WORD_CUT_CHARS
+    expect(reason).toBe(`${"\\x01".repeat((MAX_HOOK_MESSAGE_CHARS - MAX_WORD_CUT_CHARS) / 4)}…`);
   });
 
   it(`joins ten repository Gemini BeforeToolSelection hooks' lists of 100,000 names each (a mebibyte of output apiece) to MAX_TOOL_NAMES (${MAX_TOOL_NAMES}), holding the loop for one answer at a time`, async () => {

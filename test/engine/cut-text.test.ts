@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { headOfWords, MAX_WORD_CUT_CHARS } from "../../engine/detached.js";
-import { clip } from "../../engine/formats/shared.js";
+import { clip, clipWords } from "../../engine/formats/shared.js";
 
 const KEY = "ghp_1234567890abcdefghijABCDEFGHIJ123456";
 
@@ -14,9 +14,12 @@ describe("a cut through a word", () => {
     ["a key", `use ${KEY} now`, 10, "use "],
     ["a bearer token", "Authorization: Bearer abcdefghijklmnop", 30, "Authorization: Bearer "],
     ["a URL with its password", "see postgres://u:hunter2@db/x", 22, "see "],
-    ["an assignment", "ok;API_KEY=abcdefgh", 14, "ok;"],
+    ["an assignment", "ok API_KEY=abcdefgh", 14, "ok "],
     ["one word of the whole text", "x".repeat(50), 10, ""],
-    ["a key glued to a long word, its last MAX_WORD_CUT_CHARS", `${"w".repeat(1000)}/${KEY}`, 1010, "w".repeat(1010 - MAX_WORD_CUT_CHARS)],
+    ["a key glued to a long word, its last MAX_WORD_CUT_CHARS", `${"w".repeat(2000)}/${KEY}`, 2010, "w".repeat(2010 - MAX_WORD_CUT_CHARS)],
+    ["a password in a URL, whatever its characters", `see https://u:hunter2!x@h/${"p".repeat(300)}`, 22, "see "],
+    ["an element named like a secret", "ok <password>hunter2!secretpass</password>", 25, "ok "],
+    ["a JSON member", '{"reason":"x","token":"abcdefgh"}', 30, ""],
   ])("drops the head of %s", (_what, text, max, kept) => {
     expect(headOfWords(text, max)).toBe(kept);
   });
@@ -24,7 +27,7 @@ describe("a cut through a word", () => {
   it.each([
     ["at a space", "abc def", 4, "abc "],
     ["right after a word, before a space", "abc def", 3, "abc"],
-    ["after a quote", `say "${KEY}"`, 5, `say "`],
+    ["after a newline", `say\n${KEY}`, 5, "say\n"],
     ["at a letter past the text's end", "abc", 5, "abc"],
   ])("keeps a cut %s", (_what, text, max, kept) => {
     expect(headOfWords(text, max)).toBe(kept);
@@ -32,12 +35,15 @@ describe("a cut through a word", () => {
 
   it("never half a surrogate pair, and a pair is no word's letter", () => {
     expect(headOfWords(`ab \u{1F600}cd`, 4)).toBe("ab ");
-    expect(headOfWords(`ab\u{1F600}cd`, 5)).toBe("ab\u{1F600}");
+    expect(headOfWords(`ab\u{1F600}cd`, 5)).toBe("");
+    // the bound stops inside no pair
+    expect(headOfWords(`${"x".repeat(10)}${"\u{1F600}".repeat(600)}abcd`, 10 + 1200 + 1)).toBe(`${"x".repeat(10)}${"\u{1F600}".repeat(88)}`);
   });
 
-  it("clip marks the cut after the dropped head", () => {
-    expect(clip(`${"y".repeat(189)} ${KEY}`, 200)).toBe(`${"y".repeat(189)} …`);
-    expect(clip("short", 200)).toBe("short");
+  it("clipWords marks the cut after the dropped head; clip, for what no hook printed, cuts where it is told", () => {
+    expect(clip(`${"y".repeat(189)} ${KEY}`, 200)).toBe(`${"y".repeat(189)} ${KEY.slice(0, 10)}…`);
+    expect(clipWords(`${"y".repeat(189)} ${KEY}`, 200)).toBe(`${"y".repeat(189)} …`);
+    expect(clipWords("short", 200)).toBe("short");
   });
 
   it("drops no more than MAX_WORD_CUT_CHARS of a longer word (more than any key is long)", () => {

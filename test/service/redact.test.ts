@@ -240,3 +240,17 @@ describe("redaction in steps", () => {
     expect(pauses).toBeGreaterThan(100);
   });
 });
+
+describe("a stream cut where it was captured (max_output_bytes at or under capture_bytes)", () => {
+  const KEY = "ghp_1234567890abcdefghijABCDEFGHIJ123456";
+  it("keeps nothing of the word the capture cut: a key cut short is no key a pattern knows", () => {
+    const captured = `error: use ${KEY.slice(0, 15)}`; // the hook printed the whole key; the runner kept this much
+    const r = capRedact(captured, 4096, Buffer.byteLength(captured) + 100);
+    expect(r.text).toBe("error: use ");
+    expect(r.text).not.toContain("ghp_");
+  });
+  it("keeps a stream that came whole as it is, its last word too", () => {
+    expect(capRedact("error: use abc", 4096).text).toBe("error: use abc");
+    expect(capRedact("error: use abc", 4096, 14).text).toBe("error: use abc");
+  });
+});

@@ -132,6 +132,11 @@ it("shows a bidi override or an escape in a tool name or a session id as an esca
     expect(meta).toContain("session s\\u202egnp.exe");
     const html = await page.content();
     for (const c of ["\u202e", "\u001b"]) expect(html).not.toContain(c);
+    // its session in the sessions list, shown escaped, filters by the id itself
+    await page.click("#show-sessions");
+    await page.locator("tr.session", { hasText: "gnp.exe" }).click();
+    await expect.poll(() => page.locator("#f-session").inputValue()).toBe("s\u202egnp.exe");
+    await page.locator(`tr.row[data-event-id="${id}"]`).waitFor({ timeout: 10_000 });
   });
 }, 60_000);
 
@@ -152,6 +157,10 @@ it("draws the event clicked last, whichever answer comes last", async () => {
     await new Promise((r) => setTimeout(r, 200));
     expect(await page.locator("#detail .meta").first().textContent()).toContain(second);
     expect(await page.locator("tr.row.selected").getAttribute("data-event-id")).toBe(second);
+    // a trace that cannot be had (gone since it was listed): said in its place, not the last one's hooks under its row
+    await page.route(`**/v1/events/${first}`, (route) => route.fulfill({ status: 404, body: "{}" }));
+    await page.locator(`tr.row[data-event-id="${first}"]`).click();
+    await expect.poll(() => page.locator("#detail").textContent()).toMatch(/could not be shown \(hookbox answered 404\)/);
   });
 }, 60_000);
 
