@@ -37,12 +37,6 @@ const CAMEL_STEP = /([a-z0-9])([A-Z])/g;
 /** …and where an acronym ends: `SSHKey` → `SSH_Key` (linear). */
 const ACRONYM_STEP = /([A-Z])([A-Z][a-z])/g;
 /**
- * A key's start: a word boundary, or a JSON escape that ends in a letter or digit (`\n`, `\t`,
- * `\u0041` …) — in a hook's raw output `"x:\nghp_…"` has an `n` before the key, no boundary, and
- * the key would pass as text. The escape is group 1, kept in the text.
- */
-const keyStart = (pattern: string) => String.raw`(?:(\\[nrtbf]|\\u[0-9A-Fa-f]{4})|\b)` + pattern.replace(/^\\b/, "");
-/**
  * Each with the literal every match starts with: a pattern runs only over text that holds its
  * literal (a plain substring search, or a regex of alternative literals), which is most of what is
  * kept — names, outcomes, short outputs — never. `scheme`: group 1, up to the scheme word, stays
@@ -66,7 +60,7 @@ const KEY_LIKE: { literal: string | RegExp; re: RE2JS; scheme?: boolean }[] = (
     ["AIza", String.raw`\bAIza[0-9A-Za-z_-]{30,}`],
     ["eyJ", String.raw`\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}`], // JWT
   ] as [string | RegExp, string, boolean?][]
-).map(([literal, p, scheme]) => ({ literal, re: RE2JS.compile(scheme ? p : keyStart(p)), scheme }));
+).map(([literal, p, scheme]) => ({ literal, re: RE2JS.compile(p), scheme }));
 /** A private key in PEM (or an armoured PGP one), to its END line or, cut, to the end of the text. */
 const PEM = RE2JS.compile(String.raw`-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY( BLOCK)?-----(?s:.*?)(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)`);
 /**
@@ -79,8 +73,8 @@ const URL_PASSWORD = RE2JS.compile(String.raw`\b([A-Za-z][A-Za-z0-9+.-]*://[^\s/
  * and a set one's attributes), as the header name is written in HTTP (the colon right after it).
  */
 const COOKIE_HEADER = RE2JS.compile(String.raw`(?i)(\bcookie:[ \t]*)[^\s][^\r\n]*`);
-/** A secret given as a command-line option's next word: `--password hunter2`, `--api-key x`; quoted, to its closing quote or, cut before it, the text's end. */
-const SECRET_OPTION = RE2JS.compile(String.raw`(?i)((?:^|\s)--?[a-z0-9-]*(?:password|passwd|passphrase|secret|token|api-?key))(\s+)("[^"\r\n]*(?:"|$)|'[^'\r\n]*(?:'|$)|[^\s"'-][^\s"']*)`);
+/** A secret given as a command-line option's next word: `--password hunter2`, `--api-key x`. */
+const SECRET_OPTION = RE2JS.compile(String.raw`(?i)((?:^|\s)--?[a-z0-9-]*(?:password|passwd|passphrase|secret|token|api-?key))(\s+)("[^"\r\n]*"|'[^'\r\n]*'|[^\s"'-][^\s"']*)`);
 /**
  * A user and password given as one option's word — `--user admin:hunter2`, `--proxy-user=a:b`, and
  * after curl `-u admin:hunter2` or `-uadmin:hunter2` (`-u` is another option of sort, git, python) —
@@ -121,7 +115,7 @@ const XML_ELEMENT = RE2JS.compile(String.raw`<((?:[A-Za-z_][A-Za-z0-9_.-]*)?(?i:
  * prompts): after the client's name as a command word, within its own command (not past `;`, `&`, `|`).
  */
 const MYSQL_PASSWORD = RE2JS.compile(
-  String.raw`((?:^|[\s;&|(])(?:[^\s;&|()]*/)?(?:mysql|mariadb)(?:-?(?:dump|admin|import|show|check|slap|sh))?(?:\s[^;&|\r\n]*?)?\s-p)("[^"\r\n]*(?:"|$)|'[^'\r\n]*(?:'|$)|[^\s"';&|]+)`,
+  String.raw`((?:^|[\s;&|(])(?:[^\s;&|()]*/)?(?:mysql|mariadb)(?:-?(?:dump|admin|import|show|check|slap|sh))?(?:\s[^;&|\r\n]*?)?\s-p)("[^"\r\n]*"|'[^'\r\n]*'|[^\s"';&|]+)`,
 );
 /**
  * A registry client's `login` takes its password after `-p`, as the next word or glued (`-pVALUE`,
@@ -498,7 +492,7 @@ function* redactSteps(text: string, pace: Pace = { n: 0 }): Steps<string> {
   let out = text;
   for (const { literal, re, scheme } of KEY_LIKE) {
     if (!holds(out, literal)) continue;
-    out = yield* replaceEach(re, out, (m) => (scheme ? `${m.group(1)!} ${REDACTED}` : `${m.group(1) ?? ""}${REDACTED}`), pace);
+    out = yield* replaceEach(re, out, (m) => (scheme ? `${m.group(1)!} ${REDACTED}` : REDACTED), pace);
   }
   if (out.includes("PRIVATE KEY")) {
     out = yield* replaceEach(PEM, out, (m) => {
