@@ -298,7 +298,7 @@ const CONTINUE_DISCARDED: ReadonlySet<string> = new Set([
   "PreCompact", "PostCompact", "ConfigChange", "Notification", "MessageDisplay", "Elicitation", "ElicitationResult", "TaskCreated",
   "SessionEnd", "StopFailure", "Setup", "InstructionsLoaded", "WorktreeCreate", "WorktreeRemove",
 ]);
-/** @default 10 000 — characters of a hook's plain stdout taken as context (Claude Code caps hook context there too); the rest is cut, marked with an ellipsis */
+/** @default 10 000 — characters of a hook's plain stdout taken as context; the rest is cut (clipWords), marked with an ellipsis */
 export const MAX_CONTEXT_CHARS = 10_000;
 
 /**

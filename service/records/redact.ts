@@ -561,7 +561,7 @@ export function* capRedactSteps(text: string, maxBytes: number, totalBytes?: num
   const total = totalBytes ?? Buffer.byteLength(text);
   // Cut before it came here (a stream at its capture cap) within the room: the word that cut went
   // through is no longer a key the patterns know, and is not kept (withoutCutWord).
-  const cutBefore = text.length <= room && total > Buffer.byteLength(text);
+  const cutBefore = totalBytes !== undefined && text.length <= room && totalBytes > Buffer.byteLength(text);
   const head = yield* redactSteps(text.length > room ? text.slice(0, room) : cutBefore ? withoutCutWord(text) : text);
   const kept = headBytes(head, maxBytes);
   // A slice of a long text would hold all of it for as long as the kept text lives.

@@ -109,7 +109,9 @@ async function api(path, init = {}) {
 }
 async function json(path) {
   const asked = generation;
-  const body = await (await api(path)).json();
+  const res = await api(path);
+  if (!res.ok) throw new Error("hookbox answered " + res.status);
+  const body = await res.json();
   if (asked !== generation) throw new Error("signed out since");
   return body;
 }
@@ -191,9 +193,7 @@ async function open(id) {
   const asked = ++detailAsked;
   let t;
   try {
-    const res = await api("/v1/events/" + encodeURIComponent(id));
-    if (!res.ok) throw new Error("hookbox answered " + res.status);
-    t = await res.json();
+    t = await json("/v1/events/" + encodeURIComponent(id));
   } catch (err) {
     // Not another event's hooks under this one's highlighted row: said, in its place.
     if (asked === detailAsked && selected === id) $("#detail").innerHTML = "<div class='empty'>This event's trace could not be shown (" + esc(err.message) + ").</div>";
