@@ -37,6 +37,12 @@ const CAMEL_STEP = /([a-z0-9])([A-Z])/g;
 /** …and where an acronym ends: `SSHKey` → `SSH_Key` (linear). */
 const ACRONYM_STEP = /([A-Z])([A-Z][a-z])/g;
 /**
+ * A key's start: a word boundary, or a JSON escape that ends in a letter or digit (`\n`, `\t`,
+ * `\u0041` …) — in a hook's raw output `"x:\nghp_…"` has an `n` before the key, no boundary, and
+ * the key would pass as text. The escape is group 1, kept in the text.
+ */
+const keyStart = (pattern: string) => String.raw`(?:(\\[nrtbf]|\\u[0-9A-Fa-f]{4})|\b)` + pattern.replace(/^\\b/, "");
+/**
  * Each with the literal every match starts with: a pattern runs only over text that holds its
  * literal (a plain substring search, or a regex of alternative literals), which is most of what is
  * kept — names, outcomes, short outputs — never. `scheme`: group 1, up to the scheme word, stays
@@ -60,7 +66,7 @@ const KEY_LIKE: { literal: string | RegExp; re: RE2JS; scheme?: boolean }[] = (
     ["AIza", String.raw`\bAIza[0-9A-Za-z_-]{30,}`],
     ["eyJ", String.raw`\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}`], // JWT
   ] as [string | RegExp, string, boolean?][]
-).map(([literal, p, scheme]) => ({ literal, re: RE2JS.compile(p), scheme }));
+).map(([literal, p, scheme]) => ({ literal, re: RE2JS.compile(scheme ? p : keyStart(p)), scheme }));
 /** A private key in PEM (or an armoured PGP one), to its END line or, cut, to the end of the text. */
 const PEM = RE2JS.compile(String.raw`-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY( BLOCK)?-----(?s:.*?)(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)`);
 /**
@@ -73,8 +79,8 @@ const URL_PASSWORD = RE2JS.compile(String.raw`\b([A-Za-z][A-Za-z0-9+.-]*://[^\s/
  * and a set one's attributes), as the header name is written in HTTP (the colon right after it).
  */
 const COOKIE_HEADER = RE2JS.compile(String.raw`(?i)(\bcookie:[ \t]*)[^\s][^\r\n]*`);
-/** A secret given as a command-line option's next word: `--password hunter2`, `--api-key x`. */
-const SECRET_OPTION = RE2JS.compile(String.raw`(?i)((?:^|\s)--?[a-z0-9-]*(?:password|passwd|passphrase|secret|token|api-?key))(\s+)("[^"\r\n]*"|'[^'\r\n]*'|[^\s"'-][^\s"']*)`);
+/** A secret given as a command-line option's next word: `--password hunter2`, `--api-key x`; quoted, to its closing quote or, cut before it, the text's end. */
+const SECRET_OPTION = RE2JS.compile(String.raw`(?i)((?:^|\s)--?[a-z0-9-]*(?:password|passwd|passphrase|secret|token|api-?key))(\s+)("[^"\r\n]*(?:"|$)|'[^'\r\n]*(?:'|$)|[^\s"'-][^\s"']*)`);
 /**
  * A user and password given as one option's word — `--user admin:hunter2`, `--proxy-user=a:b`, and
  * after curl `-u admin:hunter2` or `-uadmin:hunter2` (`-u` is another option of sort, git, python) —
@@ -111,11 +117,18 @@ const ASSIGNMENT = RE2JS.compile(
  */
 const XML_ELEMENT = RE2JS.compile(String.raw`<((?:[A-Za-z_][A-Za-z0-9_.-]*)?(?i:${SECRET_WORDS})[A-Za-z0-9_.-]*)>([^<\r\n]*)</([A-Za-z_][A-Za-z0-9_.-]*)>`);
 /**
+ * …and one cut before its end tag, its text running to the end of the text (`<password>a b`):
+ * redacted to the end — at a line's start or after a blank or a tag (group 1), never after a word
+ * (a generic type, `List<Secret> x`).
+ */
+const XML_OPEN_AT_END = RE2JS.compile(String.raw`(^|[\s>])<((?:[A-Za-z_][A-Za-z0-9_.-]*)?(?i:${SECRET_WORDS})[A-Za-z0-9_.-]*)>[^<\r\n]+$`);
+/**
  * MySQL's and MariaDB's clients take a password glued to `-p` (`mysql -u root -phunter2`; `-p` alone
  * prompts): after the client's name as a command word, within its own command (not past `;`, `&`, `|`).
+ * Quoted, here and below, to its closing quote or, cut before it, the text's end.
  */
 const MYSQL_PASSWORD = RE2JS.compile(
-  String.raw`((?:^|[\s;&|(])(?:[^\s;&|()]*/)?(?:mysql|mariadb)(?:-?(?:dump|admin|import|show|check|slap|sh))?(?:\s[^;&|\r\n]*?)?\s-p)("[^"\r\n]*"|'[^'\r\n]*'|[^\s"';&|]+)`,
+  String.raw`((?:^|[\s;&|(])(?:[^\s;&|()]*/)?(?:mysql|mariadb)(?:-?(?:dump|admin|import|show|check|slap|sh))?(?:\s[^;&|\r\n]*?)?\s-p)("[^"\r\n]*(?:"|$)|'[^'\r\n]*(?:'|$)|[^\s"';&|]+)`,
 );
 /**
  * A registry client's `login` takes its password after `-p`, as the next word or glued (`-pVALUE`,
@@ -124,7 +137,7 @@ const MYSQL_PASSWORD = RE2JS.compile(
  * login`), within its own command; `docker run -p 8080:80` publishes a port.
  */
 const LOGIN_PASSWORD = RE2JS.compile(
-  String.raw`((?:^|[\s;&|(])(?:[^\s;&|()]*/)?(?:docker|podman|buildah|nerdctl|skopeo|oras|cosign|crane\s+auth)(?:\s+-[^\s;&|]+(?:\s+[^\s;&|-][^\s;&|]*)?)*?\s+login(?:\s[^;&|\r\n]*?)?\s-p(?:[ \t]+|=)?)("[^"\r\n]*"|'[^'\r\n]*'|[^\s"';&|]+)`,
+  String.raw`((?:^|[\s;&|(])(?:[^\s;&|()]*/)?(?:docker|podman|buildah|nerdctl|skopeo|oras|cosign|crane\s+auth)(?:\s+-[^\s;&|]+(?:\s+[^\s;&|-][^\s;&|]*)?)*?\s+login(?:\s[^;&|\r\n]*?)?\s-p(?:[ \t]+|=)?)("[^"\r\n]*(?:"|$)|'[^'\r\n]*(?:'|$)|[^\s"';&|]+)`,
 );
 /**
  * sshpass takes its password after `-p`, glued or as the next word (`sshpass -p hunter2 ssh host`),
@@ -132,7 +145,7 @@ const LOGIN_PASSWORD = RE2JS.compile(
  * it runs (`sshpass -f pw ssh -p 22 host`) is that command's.
  */
 const SSHPASS_PASSWORD = RE2JS.compile(
-  String.raw`((?:^|[\s;&|(])(?:[^\s;&|()]*/)?sshpass(?:\s+-[fdP][ \t]*[^\s;&|]+|\s+-[^\s;&|p][^\s;&|]*)*?\s+-p[ \t]*)("[^"\r\n]*"|'[^'\r\n]*'|[^\s"';&|]+)`,
+  String.raw`((?:^|[\s;&|(])(?:[^\s;&|()]*/)?sshpass(?:\s+-[fdP][ \t]*[^\s;&|]+|\s+-[^\s;&|p][^\s;&|]*)*?\s+-p[ \t]*)("[^"\r\n]*(?:"|$)|'[^'\r\n]*(?:'|$)|[^\s"';&|]+)`,
 );
 /**
  * A secret's value after its name: group 1 double-quoted, 2 single-quoted, 3 bare — a bare one runs
@@ -492,7 +505,7 @@ function* redactSteps(text: string, pace: Pace = { n: 0 }): Steps<string> {
   let out = text;
   for (const { literal, re, scheme } of KEY_LIKE) {
     if (!holds(out, literal)) continue;
-    out = yield* replaceEach(re, out, (m) => (scheme ? `${m.group(1)!} ${REDACTED}` : REDACTED), pace);
+    out = yield* replaceEach(re, out, (m) => (scheme ? `${m.group(1)!} ${REDACTED}` : `${m.group(1) ?? ""}${REDACTED}`), pace);
   }
   if (out.includes("PRIVATE KEY")) {
     out = yield* replaceEach(PEM, out, (m) => {
@@ -516,6 +529,7 @@ function* redactSteps(text: string, pace: Pace = { n: 0 }): Steps<string> {
     for (const re of places) out = yield* replaceEach(re, out, (m) => `${m.group(1)!}${REDACTED}`, pace);
   }
   if (out.includes("</")) out = yield* replaceEach(XML_ELEMENT, out, (m) => (m.group(1) === m.group(3) && m.group(2) !== "" && isSecretName(m.group(1)!) ? `<${m.group(1)!}>${REDACTED}</${m.group(3)!}>` : m.group()!), pace);
+  if (out.includes("<")) out = yield* replaceEach(XML_OPEN_AT_END, out, (m) => (isSecretName(m.group(2)!) ? `${m.group(1)!}<${m.group(2)!}>${REDACTED}` : m.group()!), pace);
   // An assignment needs its separator, a JSON member a quote and a colon.
   if (!out.includes(":") && !out.includes("=")) return out;
   out = yield* redactAssignments(out, pace);

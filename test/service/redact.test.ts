@@ -254,3 +254,46 @@ describe("a stream cut where it was captured (max_output_bytes at or under captu
     expect(capRedact("error: use abc", 4096, 14).text).toBe("error: use abc");
   });
 });
+
+describe("a key right after a JSON escape, in a hook's raw output", () => {
+  const KEY = "ghp_1234567890abcdefghijABCDEFGHIJ123456";
+  it.each(["\\n", "\\t", "\\r", "\\u0041"])("after %s: redacted, the escape kept", (escape) => {
+    const raw = `{"decision":"block","reason":"x:${escape}${KEY}"}`;
+    expect(redactText(raw)).toBe(`{"decision":"block","reason":"x:${escape}[redacted]"}`);
+  });
+  it("a key glued to a word is still no key's start", () => {
+    expect(redactText(`xghp_${KEY.slice(4)}`)).toBe(`xghp_${KEY.slice(4)}`);
+  });
+});
+
+describe("a quoted secret cut before its closing quote", () => {
+  it.each([
+    ['run --password "correct horse', 'run --password [redacted]'],
+    ["mysql -u root -p'correct horse", "mysql -u root -p[redacted]"],
+    ['docker login -u me -p "correct horse', "docker login -u me -p [redacted]"],
+    ["sshpass -p 'correct horse", "sshpass -p [redacted]"],
+  ])("%s: redacted to the text's end", (text, expected) => {
+    expect(redactText(text)).toBe(expected);
+  });
+  it("a closed one as before, the rest of the line kept", () => {
+    expect(redactText('run --password "a b" --verbose')).toBe("run --password [redacted] --verbose");
+  });
+});
+
+describe("a secret element cut before its end tag", () => {
+  it.each([
+    ["<password>correct horse", "<password>[redacted]"],
+    ["conf: <db><apiToken>correct horse battery", "conf: <db><apiToken>[redacted]"],
+    ["x:\n  <secret>correct horse", "x:\n  <secret>[redacted]"],
+  ])("%s: redacted to the text's end", (text, expected) => {
+    expect(redactText(text)).toBe(expected);
+  });
+  it.each([
+    ["an element of another name", "<title>correct horse"],
+    ["a closed one's next element", "<password>a b</password><note>kept"],
+    ["one whose text goes on past its line", "<password>\nkept"],
+    ["a generic type, after a word", "let s: List<Secret> = x"],
+  ])("%s: as it was", (_, text) => {
+    expect(redactText(text)).toBe(text.replace("<password>a b</password>", "<password>[redacted]</password>"));
+  });
+});

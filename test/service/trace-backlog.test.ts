@@ -148,7 +148,7 @@ describe("a trace whose hook's text is made to cost the redactor most", () => {
   it("is built in slices between the parts of a hook (stdin, each stream, its fields): no piece holds the thread for long", async () => {
     // Openers that switch on every pass of the redactor over the whole text, then what it redacts
     // again and again: a few microseconds a character.
-    const hostile = `a: "docker login mysql curl sshpass --password 'x ${"a://:@ ".repeat(3_000)} -p; -u -user </`;
+    const hostile = `a: "docker login mysql curl sshpass --password 'x' ${"a://:@ ".repeat(3_000)} -p; -u -user </`;
     const e = event(1, 10);
     e.hooks[0] = { ...e.hooks[0]!, reason: hostile, error: hostile };
     e.hooks[0] = { ...e.hooks[0]!, source: "repository" };
