@@ -705,6 +705,20 @@ describe("repository hook files are hostile input", () => {
     expect((await configErrorOfAsync(() => loadRepositoryHooks(tree(files(MAX_REPOSITORY_HOOK_FILES + 1)), 60_000))).message).toMatch(/more than 512 hook files \(MAX_REPOSITORY_HOOK_FILES\)/);
   });
 
+  it("cuts a warning at MAX_WARNING_CHARS never inside a surrogate pair (a strict JSON reader refuses the lone half)", async () => {
+    const { MAX_WARNING_CHARS } = await import("../../engine/repository.js");
+    for (const lead of ["", "a"]) {
+      const key = `${lead}${"\u{1F600}".repeat(MAX_WARNING_CHARS)}`;
+      const set = await loadRepositoryHooks(tree({ ".github/hooks/h.json": JSON.stringify({ version: 1, hooks: {}, [key]: 0 }) }), 60_000);
+      const long = set.warnings.filter((w) => w.includes("\u{1F600}"));
+      expect(long.length).toBeGreaterThan(0);
+      for (const w of long) {
+        expect(w.length).toBeLessThanOrEqual(MAX_WARNING_CHARS + 1);
+        expect(w, JSON.stringify(w.slice(-4))).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/);
+      }
+    }
+  });
+
   it("loads a 120 KB settings.json of valid hooks, each with its line, in linear time", async () => {
     const text = claude(1_000);
     expect(text.length).toBeGreaterThan(120_000);

@@ -4,6 +4,7 @@
  * hold it to the same answers as running every pattern everywhere.
  */
 import { describe, expect, it } from "vitest";
+import { headOfWords } from "../../engine/detached.js";
 import { capRedact, capRedactSteps, inSlices, keep, redactJson, redactJsonSteps, redactText } from "../../service/records/redact.js";
 
 describe("redactText", () => {
@@ -295,5 +296,23 @@ describe("a secret element cut before its end tag", () => {
     ["a generic type, after a word", "let s: List<Secret> = x"],
   ])("%s: as it was", (_, text) => {
     expect(redactText(text)).toBe(text.replace("<password>a b</password>", "<password>[redacted]</password>"));
+  });
+});
+
+describe("a word longer than MAX_WORD_CUT_CHARS cut in its middle", () => {
+  it("a JWT of large claims keeps at most its header and claims: no 10 characters of its signature", () => {
+    // base64url of no period (a linear congruential sequence): the signature's head is nowhere else
+    const b64 = (n: number, seed: number) => {
+      let x = seed;
+      return Array.from({ length: n }, () => "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"[(x = (x * 1103515245 + 12345) % 2 ** 31) >>> 25]).join("");
+    };
+    const signature = b64(342, 7);
+    const jwt = `eyJhbGciOiJSUzI1NiJ9.${b64(2500, 3)}.${signature}`;
+    // glued to more of the same word, as in a hook's minified output
+    const text = `token ${jwt}${"x".repeat(1500)}`;
+    for (let max = 6; max <= text.length; max += 7) {
+      const out = redactText(headOfWords(text, max));
+      expect(out, `cut at ${max}`).not.toContain(signature.slice(0, 10));
+    }
   });
 });
