@@ -37,22 +37,25 @@ const CAMEL_STEP = /([a-z0-9])([A-Z])/g;
 /** …and where an acronym ends: `SSHKey` → `SSH_Key` (linear). */
 const ACRONYM_STEP = /([A-Z])([A-Z][a-z])/g;
 /**
- * A key's start: a word boundary, or a JSON escape that ends in a letter or digit (`\n`, `\t`,
- * `\u0041` …) — in a hook's raw output `"x:\nghp_…"` has an `n` before the key, no boundary, and
- * the key would pass as text. The escape is group 1, kept in the text.
+ * What may stand right before a key with no word boundary between: a JSON escape that ends in a
+ * letter or digit (`\n`, `\t`, `\u0041` …) — in a hook's raw output `"x:\nghp_…"` has an `n`
+ * before the key, and the key would pass as text — or a terminal's colour code, raw or escaped
+ * (`ESC[1m`, `\u001b[1m`).
  */
-const keyStart = (pattern: string) => String.raw`(?:(\\[nrtbf]|\\u[0-9A-Fa-f]{4})|\b)` + pattern.replace(/^\\b/, "");
+const ESCAPE_BEFORE = String.raw`\\[nrtbf]|\\u[0-9A-Fa-f]{4}(?:\[[0-9;]*m)?|\x1b\[[0-9;]*m`;
+/** A key's start: a word boundary, or ESCAPE_BEFORE as group 1, kept in the text. */
+const keyStart = (pattern: string) => String.raw`(?:(${ESCAPE_BEFORE})|\b)` + pattern.replace(/^\\b/, "");
 /**
  * Each with the literal every match starts with: a pattern runs only over text that holds its
  * literal (a plain substring search, or a regex of alternative literals), which is most of what is
  * kept — names, outcomes, short outputs — never. `scheme`: group 1, up to the scheme word, stays
- * (`Bearer [redacted]`).
+ * (`Bearer [redacted]`); each starts at a word's start or right after a JSON escape (keyStart).
  */
 const KEY_LIKE: { literal: string | RegExp; re: RE2JS; scheme?: boolean }[] = (
   [
     // "Authorization: Basic …", "authorization: token …", "Proxy-Authorization: Digest …": the scheme stays
-    [/authorization/i, String.raw`(?i)(\bauthorization["']?\s*[:=]\s*["']?[A-Za-z]+)\s+[^\s"',;]{4,}`, true],
-    [/bearer/i, String.raw`(?i)(\bBearer)\s+[A-Za-z0-9._~+/=-]{8,}`, true],
+    [/authorization/i, String.raw`(?i)((?:${ESCAPE_BEFORE}|\b)authorization["']?\s*[:=]\s*["']?[A-Za-z]+)\s+[^\s"',;]{4,}`, true],
+    [/bearer/i, String.raw`(?i)((?:${ESCAPE_BEFORE}|\b)Bearer)\s+[A-Za-z0-9._~+/=-]{8,}`, true],
     ["sk-", String.raw`\bsk-[A-Za-z0-9_-]{16,}`], // OpenAI / Anthropic style
     [/[rs]k_(live|test)_/, String.raw`\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}`], // Stripe secret and restricted keys
     ["glpat-", String.raw`\bglpat-[A-Za-z0-9_-]{20,}`], // GitLab
@@ -79,8 +82,13 @@ const URL_PASSWORD = RE2JS.compile(String.raw`\b([A-Za-z][A-Za-z0-9+.-]*://[^\s/
  * and a set one's attributes), as the header name is written in HTTP (the colon right after it).
  */
 const COOKIE_HEADER = RE2JS.compile(String.raw`(?i)(\bcookie:[ \t]*)[^\s][^\r\n]*`);
-/** A secret given as a command-line option's next word: `--password hunter2`, `--api-key x`; quoted, to its closing quote or, cut before it, the text's end. */
-const SECRET_OPTION = RE2JS.compile(String.raw`(?i)((?:^|\s)--?[a-z0-9-]*(?:password|passwd|passphrase|secret|token|api-?key))(\s+)("[^"\r\n]*(?:"|$)|'[^'\r\n]*(?:'|$)|[^\s"'-][^\s"']*)`);
+/**
+ * A secret given as a command-line option's next word: `--password hunter2`, `--api-key x`; quoted,
+ * to its closing quote or, cut before it, the text's end. Here and in the clients' patterns below,
+ * as a hook's raw JSON output holds them too: the option or client right after a string's quote or
+ * a JSON escape (`"mysql …`, `\n--password x`), its secret in escaped quotes (`\"a b\"`).
+ */
+const SECRET_OPTION = RE2JS.compile(String.raw`(?i)((?:^|\s|"|\\[nrt])--?[a-z0-9-]*(?:password|passwd|passphrase|secret|token|api-?key))(\s+)(\\"(?:[^"\\\r\n]|\\[^"\r\n])*(?:\\"|$)|"[^"\r\n]*(?:"|$)|'[^'\r\n]*(?:'|$)|[^\s"'-][^\s"']*)`);
 /**
  * A user and password given as one option's word — `--user admin:hunter2`, `--proxy-user=a:b`, and
  * after curl `-u admin:hunter2` or `-uadmin:hunter2` (`-u` is another option of sort, git, python) —
@@ -117,18 +125,26 @@ const ASSIGNMENT = RE2JS.compile(
  */
 const XML_ELEMENT = RE2JS.compile(String.raw`<((?:[A-Za-z_][A-Za-z0-9_.-]*)?(?i:${SECRET_WORDS})[A-Za-z0-9_.-]*)>([^<\r\n]*)</([A-Za-z_][A-Za-z0-9_.-]*)>`);
 /**
- * …and one cut before its end tag, its text running to the end of the text (`<password>a b`):
- * redacted to the end — at a line's start or after a blank or a tag (group 1), never after a word
- * (a generic type, `List<Secret> x`).
+ * …and, in a text that was cut, one whose text runs to the cut (`<password>a b`, `<password>a b…`,
+ * a cut's mark as group 2): redacted to it. Only where the text was cut: elsewhere
+ * `Enter <password> when asked` is prose and `<Token>x` a type.
  */
-const XML_OPEN_AT_END = RE2JS.compile(String.raw`(^|[\s>])<((?:[A-Za-z_][A-Za-z0-9_.-]*)?(?i:${SECRET_WORDS})[A-Za-z0-9_.-]*)>[^<\r\n]+$`);
+const XML_OPEN_AT_CUT = RE2JS.compile(String.raw`<((?:[A-Za-z_][A-Za-z0-9_.-]*)?(?i:${SECRET_WORDS})[A-Za-z0-9_.-]*)>[^<\r\n]+?(…(?:\[truncated [0-9]+ bytes\])?)?$`);
+/** How a text cut before it is redacted ends (clipWords, the hook records' texts, `keep`): from its last `…`. */
+const CUT_MARK = /^…(?:\[truncated [0-9]{1,16} bytes\])?$/;
+const endsCut = (text: string) => {
+  const at = text.lastIndexOf("…");
+  return at >= 0 && text.length - at <= 32 && CUT_MARK.test(text.slice(at));
+};
 /**
  * MySQL's and MariaDB's clients take a password glued to `-p` (`mysql -u root -phunter2`; `-p` alone
  * prompts): after the client's name as a command word, within its own command (not past `;`, `&`, `|`).
- * Quoted, here and below, to its closing quote or, cut before it, the text's end.
+ * Quoted, here and below, to its closing quote or, cut before it, the text's end — but for a quote
+ * that is JSON's, ending the string the command is in (`"mysql -p"}`, `-p","next":…`: `-p` alone
+ * prompts).
  */
 const MYSQL_PASSWORD = RE2JS.compile(
-  String.raw`((?:^|[\s;&|(])(?:[^\s;&|()]*/)?(?:mysql|mariadb)(?:-?(?:dump|admin|import|show|check|slap|sh))?(?:\s[^;&|\r\n]*?)?\s-p)("[^"\r\n]*(?:"|$)|'[^'\r\n]*(?:'|$)|[^\s"';&|]+)`,
+  String.raw`((?:^|[\s;&|("]|\\[nrt])(?:[^\s;&|()"]*/)?(?:mysql|mariadb)(?:-?(?:dump|admin|import|show|check|slap|sh))?(?:\s[^;&|\r\n]*?)?\s-p)(\\"(?:[^"\\\r\n]|\\[^"\r\n])*(?:\\"|$)|"[^"\r\n,:}\]][^"\r\n]*(?:"|$)|'[^'\r\n]*(?:'|$)|[^\s"';&|]+)`,
 );
 /**
  * A registry client's `login` takes its password after `-p`, as the next word or glued (`-pVALUE`,
@@ -137,7 +153,7 @@ const MYSQL_PASSWORD = RE2JS.compile(
  * login`), within its own command; `docker run -p 8080:80` publishes a port.
  */
 const LOGIN_PASSWORD = RE2JS.compile(
-  String.raw`((?:^|[\s;&|(])(?:[^\s;&|()]*/)?(?:docker|podman|buildah|nerdctl|skopeo|oras|cosign|crane\s+auth)(?:\s+-[^\s;&|]+(?:\s+[^\s;&|-][^\s;&|]*)?)*?\s+login(?:\s[^;&|\r\n]*?)?\s-p(?:[ \t]+|=)?)("[^"\r\n]*(?:"|$)|'[^'\r\n]*(?:'|$)|[^\s"';&|]+)`,
+  String.raw`((?:^|[\s;&|("]|\\[nrt])(?:[^\s;&|()"]*/)?(?:docker|podman|buildah|nerdctl|skopeo|oras|cosign|crane\s+auth)(?:\s+-[^\s;&|]+(?:\s+[^\s;&|-][^\s;&|]*)?)*?\s+login(?:\s[^;&|\r\n]*?)?\s-p(?:[ \t]+|=)?)(\\"(?:[^"\\\r\n]|\\[^"\r\n])*(?:\\"|$)|"[^"\r\n,:}\]][^"\r\n]*(?:"|$)|'[^'\r\n]*(?:'|$)|[^\s"';&|]+)`,
 );
 /**
  * sshpass takes its password after `-p`, glued or as the next word (`sshpass -p hunter2 ssh host`),
@@ -145,7 +161,7 @@ const LOGIN_PASSWORD = RE2JS.compile(
  * it runs (`sshpass -f pw ssh -p 22 host`) is that command's.
  */
 const SSHPASS_PASSWORD = RE2JS.compile(
-  String.raw`((?:^|[\s;&|(])(?:[^\s;&|()]*/)?sshpass(?:\s+-[fdP][ \t]*[^\s;&|]+|\s+-[^\s;&|p][^\s;&|]*)*?\s+-p[ \t]*)("[^"\r\n]*(?:"|$)|'[^'\r\n]*(?:'|$)|[^\s"';&|]+)`,
+  String.raw`((?:^|[\s;&|("]|\\[nrt])(?:[^\s;&|()"]*/)?sshpass(?:\s+-[fdP][ \t]*[^\s;&|]+|\s+-[^\s;&|p][^\s;&|]*)*?\s+-p[ \t]*)(\\"(?:[^"\\\r\n]|\\[^"\r\n])*(?:\\"|$)|"[^"\r\n,:}\]][^"\r\n]*(?:"|$)|'[^'\r\n]*(?:'|$)|[^\s"';&|]+)`,
 );
 /**
  * A secret's value after its name: group 1 double-quoted, 2 single-quoted, 3 bare — a bare one runs
@@ -500,8 +516,11 @@ export function redactText(text: string): string {
   return finish(redactSteps(text));
 }
 
-/** `redactText` in steps; `pace` counts its matches with those of the redaction it is part of. */
-function* redactSteps(text: string, pace: Pace = { n: 0 }): Steps<string> {
+/**
+ * `redactText` in steps; `pace` counts its matches with those of the redaction it is part of; `cut`:
+ * the text was cut at its end (a slice, a stream at its capture cap), marked or not.
+ */
+function* redactSteps(text: string, pace: Pace = { n: 0 }, cut = false): Steps<string> {
   let out = text;
   for (const { literal, re, scheme } of KEY_LIKE) {
     if (!holds(out, literal)) continue;
@@ -529,7 +548,7 @@ function* redactSteps(text: string, pace: Pace = { n: 0 }): Steps<string> {
     for (const re of places) out = yield* replaceEach(re, out, (m) => `${m.group(1)!}${REDACTED}`, pace);
   }
   if (out.includes("</")) out = yield* replaceEach(XML_ELEMENT, out, (m) => (m.group(1) === m.group(3) && m.group(2) !== "" && isSecretName(m.group(1)!) ? `<${m.group(1)!}>${REDACTED}</${m.group(3)!}>` : m.group()!), pace);
-  if (out.includes("<")) out = yield* replaceEach(XML_OPEN_AT_END, out, (m) => (isSecretName(m.group(2)!) ? `${m.group(1)!}<${m.group(2)!}>${REDACTED}` : m.group()!), pace);
+  if ((cut || endsCut(out)) && out.includes("<")) out = yield* replaceEach(XML_OPEN_AT_CUT, out, (m) => (isSecretName(m.group(1)!) ? `<${m.group(1)!}>${REDACTED}${m.group(2) ?? ""}` : m.group()!), pace);
   // An assignment needs its separator, a JSON member a quote and a colon.
   if (!out.includes(":") && !out.includes("=")) return out;
   out = yield* redactAssignments(out, pace);
@@ -576,7 +595,7 @@ export function* capRedactSteps(text: string, maxBytes: number, totalBytes?: num
   // Cut before it came here (a stream at its capture cap) within the room: the word that cut went
   // through is no longer a key the patterns know, and is not kept (withoutCutWord).
   const cutBefore = totalBytes !== undefined && text.length <= room && totalBytes > Buffer.byteLength(text);
-  const head = yield* redactSteps(text.length > room ? text.slice(0, room) : cutBefore ? withoutCutWord(text) : text);
+  const head = yield* redactSteps(text.length > room ? text.slice(0, room) : cutBefore ? withoutCutWord(text) : text, undefined, text.length > room || cutBefore);
   const kept = headBytes(head, maxBytes);
   // A slice of a long text would hold all of it for as long as the kept text lives.
   if (kept.length === head.length && total <= maxBytes) return { text: kept === text ? text : detached(kept), cut: false, droppedBytes: 0 };
@@ -615,7 +634,7 @@ export function* redactJsonSteps(value: unknown, budgetChars: number): Steps<{ t
   // Each returns false once the budget is spent, and the walk stops there.
   function* str(s: string): Steps<boolean> {
     const r = room();
-    text += JSON.stringify(yield* redactSteps(s.length > r ? s.slice(0, r) : s, pace));
+    text += JSON.stringify(yield* redactSteps(s.length > r ? s.slice(0, r) : s, pace, s.length > r));
     return s.length <= r && !full();
   }
   function* walk(v: unknown): Steps<boolean> {

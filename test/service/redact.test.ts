@@ -262,6 +262,12 @@ describe("a key right after a JSON escape, in a hook's raw output", () => {
     const raw = `{"decision":"block","reason":"x:${escape}${KEY}"}`;
     expect(redactText(raw)).toBe(`{"decision":"block","reason":"x:${escape}[redacted]"}`);
   });
+  it.each([
+    ["a colour code, escaped", String.raw`{"out":"\u001b[1mghp_1234567890abcdefghijABCDEFGHIJ123456\u001b[0m"}`, String.raw`{"out":"\u001b[1m[redacted]\u001b[0m"}`],
+    ["a colour code, raw", "\x1b[31mghp_1234567890abcdefghijABCDEFGHIJ123456", "\x1b[31m[redacted]"],
+  ])("after %s: redacted, the code kept", (_, text, expected) => {
+    expect(redactText(text)).toBe(expected);
+  });
   it("a key glued to a word is still no key's start", () => {
     expect(redactText(`xghp_${KEY.slice(4)}`)).toBe(`xghp_${KEY.slice(4)}`);
   });
@@ -283,19 +289,61 @@ describe("a quoted secret cut before its closing quote", () => {
 
 describe("a secret element cut before its end tag", () => {
   it.each([
-    ["<password>correct horse", "<password>[redacted]"],
-    ["conf: <db><apiToken>correct horse battery", "conf: <db><apiToken>[redacted]"],
-    ["x:\n  <secret>correct horse", "x:\n  <secret>[redacted]"],
-  ])("%s: redacted to the text's end", (text, expected) => {
+    ["marked as a text hookbox cut is", "<password>correct horse…", "<password>[redacted]…"],
+    ["a hook's record text", "x <password>correct horse…[truncated 120 bytes]", "x <password>[redacted]…[truncated 120 bytes]"],
+    ["in a hook's raw JSON, after a string's quote", '{"reason":"<password>correct horse…', '{"reason":"<password>[redacted]…'],
+    ["in a hook's raw JSON, after an escape", String.raw`{"reason":"config:\n<apiToken>correct horse…`, String.raw`{"reason":"config:\n<apiToken>[redacted]…`],
+  ])("%s: redacted to the cut", (_, text, expected) => {
+    expect(redactText(text)).toBe(expected);
+  });
+  it("a stream cut where it was captured: redacted to the cut, the word the cut went through dropped", () => {
+    expect(capRedact("conf: <db><apiToken>correct horse battery", 4096, 5000).text).toBe("conf: <db><apiToken>[redacted]");
+  });
+  it("a string field sliced at its budget: redacted to the cut", () => {
+    const { text } = redactJson({ note: `${"n".repeat(10)} <password>${"correct horse ".repeat(100)}` }, 200);
+    expect(text).toContain("<password>[redacted]");
+    expect(text).not.toContain("correct");
+  });
+  it.each([
+    ["a usage line", "Usage: deploy login <token> --env prod"],
+    ["prose", "Enter <password> when asked"],
+    ["a type assertion", "const t = <Token>JSON.parse(s);"],
+    ["an open element in a text not cut", "<password>correct horse"],
+    ["a closed one's next element, cut", "<password>a b</password><note>kept…"],
+    ["one whose text goes on past its line, cut", "<password>\nkept…"],
+    ["an ellipsis that is no cut's mark", "<password>correct horse… and more"],
+  ])("%s: as it was (a closed secret element still redacted)", (_, text) => {
+    expect(redactText(text)).toBe(text.replace("<password>a b</password>", "<password>[redacted]</password>"));
+  });
+});
+
+describe("secrets in a hook's raw JSON output: after a string's quote or a JSON escape, in escaped quotes", () => {
+  it.each([
+    [String.raw`{"reason":"x:\nBearer abcdefghijklmnop1234"}`, String.raw`{"reason":"x:\nBearer [redacted]"}`],
+    [String.raw`{"reason":"x:\nAuthorization: Basic dXNlcjpwYXNzd29yZA=="}`, String.raw`{"reason":"x:\nAuthorization: Basic [redacted]"}`],
+    [String.raw`{"reason":"run --password \"hunter2\" now"}`, '{"reason":"run --password [redacted] now"}'],
+    [String.raw`{"reason":"run --password \"correct horse`, '{"reason":"run --password [redacted]'],
+    [String.raw`{"reason":"x:\n--password hunter2"}`, String.raw`{"reason":"x:\n--password [redacted]"}`],
+    ['{"args":"--api-key hunter2 --verbose"}', '{"args":"--api-key [redacted] --verbose"}'],
+    ['{"cmd":"mysql -u root -phunter2"}', '{"cmd":"mysql -u root -p[redacted]"}'],
+    [String.raw`{"reason":"x:\nmysql -u root -phunter2"}`, String.raw`{"reason":"x:\nmysql -u root -p[redacted]"}`],
+    [String.raw`x; mysql -u root -p\"hunter2\" db`, "x; mysql -u root -p[redacted] db"],
+    [String.raw`{"reason":"x:\nsshpass -p hunter2 ssh h"}`, String.raw`{"reason":"x:\nsshpass -p [redacted] ssh h"}`],
+    [String.raw`sshpass -p \"hunter2\" ssh h`, "sshpass -p [redacted] ssh h"],
+    [String.raw`{"reason":"x:\ndocker login -u me -p hunter2"}`, String.raw`{"reason":"x:\ndocker login -u me -p [redacted]"}`],
+    [String.raw`docker login -u me -p \"hunter2\" r`, "docker login -u me -p [redacted] r"],
+  ])("%s", (text, expected) => {
     expect(redactText(text)).toBe(expected);
   });
   it.each([
-    ["an element of another name", "<title>correct horse"],
-    ["a closed one's next element", "<password>a b</password><note>kept"],
-    ["one whose text goes on past its line", "<password>\nkept"],
-    ["a generic type, after a word", "let s: List<Secret> = x"],
+    ["a port", '{"cmd":"docker run -p 8080:80 img"}'],
+    ["an option's name alone in a list", '["--password","--verbose"]'],
+    ["an option named past its secret word", '{"note":"--password-file /run/secrets/pw"}'],
+    ["a client's prompting -p ending the JSON string", '{"command":"mysql -u root -p"}'],
+    ["a client's prompting -p before the next member", '{"command":"sudo mysql -u root -p","description":"connect"}'],
+    ["a registry login's prompting -p", '{"command":"docker login -u me -p","x":1}'],
   ])("%s: as it was", (_, text) => {
-    expect(redactText(text)).toBe(text.replace("<password>a b</password>", "<password>[redacted]</password>"));
+    expect(redactText(text)).toBe(text);
   });
 });
 
