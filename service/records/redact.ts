@@ -120,16 +120,17 @@ const ASSIGNMENT = RE2JS.compile(
   String.raw`\b((?:[A-Za-z_][A-Za-z0-9_-]*)?(?i:${SECRET_WORDS})[A-Za-z0-9_-]*)('?[ \t]*(?:=>|[=:])[ \t]*)`,
 );
 /**
- * `<password>hunter2</password>`: an element named like a secret, its text on one line, closed by
- * its own tag (checked in code: RE2 has no backreference) — never a generic type (`Promise<Token>`).
+ * `<password>hunter2</password>`: an element named like a secret, its attributes kept (group 2:
+ * `<password type="x">`), its text on one line, closed by its own tag (checked in code: RE2 has no
+ * backreference) — never a generic type (`Promise<Token>`).
  */
-const XML_ELEMENT = RE2JS.compile(String.raw`<((?:[A-Za-z_][A-Za-z0-9_.-]*)?(?i:${SECRET_WORDS})[A-Za-z0-9_.-]*)>([^<\r\n]*)</([A-Za-z_][A-Za-z0-9_.-]*)>`);
+const XML_ELEMENT = RE2JS.compile(String.raw`<((?:[A-Za-z_][A-Za-z0-9_.-]*)?(?i:${SECRET_WORDS})[A-Za-z0-9_.-]*)((?:\s[^<>\r\n]*)?)>([^<\r\n]*)</([A-Za-z_][A-Za-z0-9_.-]*)>`);
 /**
  * …and, in a text that was cut, one whose text runs to the cut (`<password>a b`, `<password>a b…`,
- * a cut's mark as group 2): redacted to it. Only where the text was cut: elsewhere
+ * attributes as group 2, a cut's mark as group 3): redacted to it. Only where the text was cut: elsewhere
  * `Enter <password> when asked` is prose and `<Token>x` a type.
  */
-const XML_OPEN_AT_CUT = RE2JS.compile(String.raw`<((?:[A-Za-z_][A-Za-z0-9_.-]*)?(?i:${SECRET_WORDS})[A-Za-z0-9_.-]*)>[^<\r\n]+?(…(?:\[truncated [0-9]+ bytes\])?)?$`);
+const XML_OPEN_AT_CUT = RE2JS.compile(String.raw`<((?:[A-Za-z_][A-Za-z0-9_.-]*)?(?i:${SECRET_WORDS})[A-Za-z0-9_.-]*)((?:\s[^<>\r\n]*)?)>[^<\r\n]+?(…(?:\[truncated [0-9]+ bytes\])?)?$`);
 /** How a text cut before it is redacted ends (clipWords, the hook records' texts, `keep`): from its last `…`. */
 const CUT_MARK = /^…(?:\[truncated [0-9]{1,16} bytes\])?$/;
 const endsCut = (text: string) => {
@@ -167,9 +168,10 @@ const SSHPASS_PASSWORD = RE2JS.compile(
  * A secret's value after its name: group 1 double-quoted, 2 single-quoted, 3 bare — a bare one runs
  * to the next blank or the end of its line, whatever it holds (`hunter2,more;andmore`, `a'b"c`), but
  * for a quote that ends it (one before a blank or the end: the close of the quoted word it stands
- * in, `-H 'x-api-key: abc'`, which stays). Sticky, one character at a time: linear.
+ * in, `-H 'x-api-key: abc'`, which stays); a quoted one that is not closed on its line (cut, or
+ * written so: `PGPASSWORD='a b`) runs to its line's end. Sticky, one character at a time: linear.
  */
-const ASSIGNED_VALUE = /"([^"\r\n]+)"|'([^'\r\n]+)'|([^\s"',;](?:[^\s"']|["'](?=[^\s,:;}\]]))*)/y;
+const ASSIGNED_VALUE = /"([^"\r\n]+)"?|'([^'\r\n]+)'?|([^\s"',;](?:[^\s"']|["'](?=[^\s,:;}\]]))*)/y;
 /** The first character of a bare value (that is not a quoted one's). */
 const BARE_START = /[^\s"',;]/;
 /**
@@ -338,7 +340,8 @@ function* redactAssignments(text: string, pace: Pace): Steps<string> {
     }
     if (KEPT_VALUES.has(value.toLowerCase())) continue;
     const quote = v[1] !== undefined ? '"' : v[2] !== undefined ? "'" : "";
-    out += `${text.slice(copied, at)}${quote}${REDACTED}${quote}`;
+    // closed as it was: one not closed on its line stays so
+    out += `${text.slice(copied, at)}${quote}${REDACTED}${quote && v[0].length > value.length + 1 ? quote : ""}`;
     copied = from;
   }
   return copied === 0 ? text : out + text.slice(copied);
@@ -547,8 +550,8 @@ function* redactSteps(text: string, pace: Pace = { n: 0 }, cut = false): Steps<s
     const places = [...(out.includes("-user") ? USER_OPTIONS.user : []), ...(out.includes("curl") && (out.includes("-u") || out.includes("-U")) ? USER_OPTIONS.curl : [])];
     for (const re of places) out = yield* replaceEach(re, out, (m) => `${m.group(1)!}${REDACTED}`, pace);
   }
-  if (out.includes("</")) out = yield* replaceEach(XML_ELEMENT, out, (m) => (m.group(1) === m.group(3) && m.group(2) !== "" && isSecretName(m.group(1)!) ? `<${m.group(1)!}>${REDACTED}</${m.group(3)!}>` : m.group()!), pace);
-  if ((cut || endsCut(out)) && out.includes("<")) out = yield* replaceEach(XML_OPEN_AT_CUT, out, (m) => (isSecretName(m.group(1)!) ? `<${m.group(1)!}>${REDACTED}${m.group(2) ?? ""}` : m.group()!), pace);
+  if (out.includes("</")) out = yield* replaceEach(XML_ELEMENT, out, (m) => (m.group(1) === m.group(4) && m.group(3) !== "" && isSecretName(m.group(1)!) ? `<${m.group(1)!}${m.group(2)!}>${REDACTED}</${m.group(4)!}>` : m.group()!), pace);
+  if ((cut || endsCut(out)) && out.includes("<")) out = yield* replaceEach(XML_OPEN_AT_CUT, out, (m) => (isSecretName(m.group(1)!) ? `<${m.group(1)!}${m.group(2)!}>${REDACTED}${m.group(3) ?? ""}` : m.group()!), pace);
   // An assignment needs its separator, a JSON member a quote and a colon.
   if (!out.includes(":") && !out.includes("=")) return out;
   out = yield* redactAssignments(out, pace);

@@ -296,6 +296,12 @@ describe("a secret element cut before its end tag", () => {
   ])("%s: redacted to the cut", (_, text, expected) => {
     expect(redactText(text)).toBe(expected);
   });
+  it.each([
+    ["closed", '<password type="plain">correct horse</password> ok', '<password type="plain">[redacted]</password> ok'],
+    ["cut", '<apiKey id="1">correct horse…', '<apiKey id="1">[redacted]…'],
+  ])("with attributes, %s: its text redacted, its attributes kept", (_, text, expected) => {
+    expect(redactText(text)).toBe(expected);
+  });
   it("a stream cut where it was captured: redacted to the cut, the word the cut went through dropped", () => {
     expect(capRedact("conf: <db><apiToken>correct horse battery", 4096, 5000).text).toBe("conf: <db><apiToken>[redacted]");
   });
@@ -362,5 +368,18 @@ describe("a word longer than MAX_WORD_CUT_CHARS cut in its middle", () => {
       const out = redactText(headOfWords(text, max));
       expect(out, `cut at ${max}`).not.toContain(signature.slice(0, 10));
     }
+  });
+});
+
+describe("an assigned secret whose quote is not closed on its line", () => {
+  it.each([
+    ["export PGPASSWORD='correct horse", "export PGPASSWORD='[redacted]"],
+    ["run --password='correct horse battery\nnext line", "run --password='[redacted]\nnext line"],
+    ['API_TOKEN="correct horse…', 'API_TOKEN="[redacted]'],
+  ])("%s: redacted to its line's end", (text, expected) => {
+    expect(redactText(text)).toBe(expected);
+  });
+  it("a closed one as before, the rest of the line kept", () => {
+    expect(redactText("PGPASSWORD='a b' psql")).toBe("PGPASSWORD='[redacted]' psql");
   });
 });
