@@ -88,7 +88,7 @@ const COOKIE_HEADER = RE2JS.compile(String.raw`(?i)(\bcookie:[ \t]*)[^\s][^\r\n]
  * as a hook's raw JSON output holds them too: the option or client right after a string's quote or
  * a JSON escape (`"mysql …`, `\n--password x`), its secret in escaped quotes (`\"a b\"`).
  */
-const SECRET_OPTION = RE2JS.compile(String.raw`(?i)((?:^|\s|"|\\[nrt])--?[a-z0-9-]*(?:password|passwd|passphrase|secret|token|api-?key))(\s+)(\\"(?:[^"\\\r\n]|\\[^"\r\n])*(?:\\"|$)|"[^"\r\n]*(?:"|$)|'[^'\r\n]*(?:'|$)|[^\s"'-][^\s"']*)`);
+const SECRET_OPTION = RE2JS.compile(String.raw`(?i)((?:^|\s|"|\\[nrt])--?[a-z0-9-]*(?:password|passwd|passphrase|secret|token|api-?key))(\s+)(\\"(?:[^"\\\r\n]|\\[^"\r\n])*(?:\\"|$)|"[^"\r\n]*(?:"|$)|'[^'\r\n]*(?:'|$)|[^\s"'\\-][^\s"']*)`);
 /**
  * A user and password given as one option's word — `--user admin:hunter2`, `--proxy-user=a:b`, and
  * after curl `-u admin:hunter2` or `-uadmin:hunter2` (`-u` is another option of sort, git, python) —
@@ -126,26 +126,23 @@ const ASSIGNMENT = RE2JS.compile(
  */
 const XML_ELEMENT = RE2JS.compile(String.raw`<((?:[A-Za-z_][A-Za-z0-9_.-]*)?(?i:${SECRET_WORDS})[A-Za-z0-9_.-]*)((?:\s[^<>\r\n]*)?)>([^<\r\n]*)</([A-Za-z_][A-Za-z0-9_.-]*)>`);
 /**
- * …and, in a text that was cut, one whose text runs to the cut (`<password>a b`, `<password>a b…`,
- * attributes as group 2, a cut's mark as group 3): redacted to it. Only where the text was cut: elsewhere
- * `Enter <password> when asked` is prose and `<Token>x` a type.
+ * …and one whose text runs to a cut (`<password>a b…`, `<password>a b…[truncated 9 bytes]"`, or
+ * `<password>a b` at the end of a text cut there): redacted to it. At a line's start or after a
+ * blank, a tag, a quote, a parenthesis or a JSON escape (group 1), never after a word (a generic
+ * type, `Promise<Token>…`); attributes as group 3; the cut's mark, `…`, as group 4 — none where the
+ * text's end is the cut (`cut`). Elsewhere an open element is prose (`Enter <password> when asked`).
  */
-const XML_OPEN_AT_CUT = RE2JS.compile(String.raw`<((?:[A-Za-z_][A-Za-z0-9_.-]*)?(?i:${SECRET_WORDS})[A-Za-z0-9_.-]*)((?:\s[^<>\r\n]*)?)>[^<\r\n]+?(…(?:\[truncated [0-9]+ bytes\])?)?$`);
-/** How a text cut before it is redacted ends (clipWords, the hook records' texts, `keep`): from its last `…`. */
-const CUT_MARK = /^…(?:\[truncated [0-9]{1,16} bytes\])?$/;
-const endsCut = (text: string) => {
-  const at = text.lastIndexOf("…");
-  return at >= 0 && text.length - at <= 32 && CUT_MARK.test(text.slice(at));
-};
+const XML_OPEN_AT_CUT = RE2JS.compile(String.raw`(^|[\s>"'(]|\\[nrt])<((?:[A-Za-z_][A-Za-z0-9_.-]*)?(?i:${SECRET_WORDS})[A-Za-z0-9_.-]*)((?:\s[^<>\r\n]*)?)>[^<\r\n…]+?(…|$)`);
 /**
  * MySQL's and MariaDB's clients take a password glued to `-p` (`mysql -u root -phunter2`; `-p` alone
  * prompts): after the client's name as a command word, within its own command (not past `;`, `&`, `|`).
  * Quoted, here and below, to its closing quote or, cut before it, the text's end — but for a quote
- * that is JSON's, ending the string the command is in (`"mysql -p"}`, `-p","next":…`: `-p` alone
- * prompts).
+ * that is JSON's, ending the string the command is in (`"mysql -p"}`, `-p" ,`, `-p\"}`: `-p` alone
+ * prompts). In a hook's raw JSON a command ends at a `\n` escape as at a line break, and a value
+ * never starts with a backslash (an escaped quote of JSON in JSON is no secret's start).
  */
 const MYSQL_PASSWORD = RE2JS.compile(
-  String.raw`((?:^|[\s;&|("]|\\[nrt])(?:[^\s;&|()"]*/)?(?:mysql|mariadb)(?:-?(?:dump|admin|import|show|check|slap|sh))?(?:\s[^;&|\r\n]*?)?\s-p)(\\"(?:[^"\\\r\n]|\\[^"\r\n])*(?:\\"|$)|"[^"\r\n,:}\]][^"\r\n]*(?:"|$)|'[^'\r\n]*(?:'|$)|[^\s"';&|]+)`,
+  String.raw`((?:^|[\s;&|("]|\\[nrt])(?:[^\s;&|()"]*/)?(?:mysql|mariadb)(?:-?(?:dump|admin|import|show|check|slap|sh))?(?:\s(?:[^;&|\r\n\\]|\\[^nrt\r\n])*?)?\s-p)(\\"[^"\\\s,:}\]](?:[^"\\\r\n]|\\[^"\r\n])*(?:\\"|$)|"[^"\s,:}\]][^"\r\n]*(?:"|$)|'[^'\r\n]*(?:'|$)|[^\s"';&|\\](?:[^\s"';&|\\]|\\[^nrt"\s\\])*)`,
 );
 /**
  * A registry client's `login` takes its password after `-p`, as the next word or glued (`-pVALUE`,
@@ -154,7 +151,7 @@ const MYSQL_PASSWORD = RE2JS.compile(
  * login`), within its own command; `docker run -p 8080:80` publishes a port.
  */
 const LOGIN_PASSWORD = RE2JS.compile(
-  String.raw`((?:^|[\s;&|("]|\\[nrt])(?:[^\s;&|()"]*/)?(?:docker|podman|buildah|nerdctl|skopeo|oras|cosign|crane\s+auth)(?:\s+-[^\s;&|]+(?:\s+[^\s;&|-][^\s;&|]*)?)*?\s+login(?:\s[^;&|\r\n]*?)?\s-p(?:[ \t]+|=)?)(\\"(?:[^"\\\r\n]|\\[^"\r\n])*(?:\\"|$)|"[^"\r\n,:}\]][^"\r\n]*(?:"|$)|'[^'\r\n]*(?:'|$)|[^\s"';&|]+)`,
+  String.raw`((?:^|[\s;&|("]|\\[nrt])(?:[^\s;&|()"]*/)?(?:docker|podman|buildah|nerdctl|skopeo|oras|cosign|crane\s+auth)(?:\s+-[^\s;&|]+(?:\s+[^\s;&|-][^\s;&|]*)?)*?\s+login(?:\s(?:[^;&|\r\n\\]|\\[^nrt\r\n])*?)?\s-p(?:[ \t]+|=)?)(\\"[^"\\\s,:}\]](?:[^"\\\r\n]|\\[^"\r\n])*(?:\\"|$)|"[^"\s,:}\]][^"\r\n]*(?:"|$)|'[^'\r\n]*(?:'|$)|[^\s"';&|\\](?:[^\s"';&|\\]|\\[^nrt"\s\\])*)`,
 );
 /**
  * sshpass takes its password after `-p`, glued or as the next word (`sshpass -p hunter2 ssh host`),
@@ -162,14 +159,14 @@ const LOGIN_PASSWORD = RE2JS.compile(
  * it runs (`sshpass -f pw ssh -p 22 host`) is that command's.
  */
 const SSHPASS_PASSWORD = RE2JS.compile(
-  String.raw`((?:^|[\s;&|("]|\\[nrt])(?:[^\s;&|()"]*/)?sshpass(?:\s+-[fdP][ \t]*[^\s;&|]+|\s+-[^\s;&|p][^\s;&|]*)*?\s+-p[ \t]*)(\\"(?:[^"\\\r\n]|\\[^"\r\n])*(?:\\"|$)|"[^"\r\n,:}\]][^"\r\n]*(?:"|$)|'[^'\r\n]*(?:'|$)|[^\s"';&|]+)`,
+  String.raw`((?:^|[\s;&|("]|\\[nrt])(?:[^\s;&|()"]*/)?sshpass(?:\s+-[fdP][ \t]*[^\s;&|]+|\s+-[^\s;&|p][^\s;&|]*)*?\s+-p[ \t]*)(\\"[^"\\\s,:}\]](?:[^"\\\r\n]|\\[^"\r\n])*(?:\\"|$)|"[^"\s,:}\]][^"\r\n]*(?:"|$)|'[^'\r\n]*(?:'|$)|[^\s"';&|\\](?:[^\s"';&|\\]|\\[^nrt"\s\\])*)`,
 );
 /**
  * A secret's value after its name: group 1 double-quoted, 2 single-quoted, 3 bare — a bare one runs
  * to the next blank or the end of its line, whatever it holds (`hunter2,more;andmore`, `a'b"c`), but
  * for a quote that ends it (one before a blank or the end: the close of the quoted word it stands
- * in, `-H 'x-api-key: abc'`, which stays); a quoted one that is not closed on its line (cut, or
- * written so: `PGPASSWORD='a b`) runs to its line's end. Sticky, one character at a time: linear.
+ * in, `-H 'x-api-key: abc'`, which stays); a quoted one not closed on its line runs to its line's
+ * end, taken only where a cut ended it (redactAssignments). Sticky, one character at a time: linear.
  */
 const ASSIGNED_VALUE = /"([^"\r\n]+)"?|'([^'\r\n]+)'?|([^\s"',;](?:[^\s"']|["'](?=[^\s,:;}\]]))*)/y;
 /** The first character of a bare value (that is not a quoted one's). */
@@ -280,7 +277,7 @@ function nextLineValue(text: string, at: number): RegExpExecArray | null {
  * One pass: a search resumes after a secret's value, or right after any other name's separator, so
  * each character is scanned at most twice.
  */
-function* redactAssignments(text: string, pace: Pace): Steps<string> {
+function* redactAssignments(text: string, pace: Pace, cut: boolean): Steps<string> {
   const m = ASSIGNMENT.matcher(text);
   const inner = ASSIGNMENT.matcher(text);
   const isSecret = secretNameTest();
@@ -340,8 +337,22 @@ function* redactAssignments(text: string, pace: Pace): Steps<string> {
     }
     if (KEPT_VALUES.has(value.toLowerCase())) continue;
     const quote = v[1] !== undefined ? '"' : v[2] !== undefined ? "'" : "";
+    // A quote not closed on its line is a value's only where a cut ended it: to a cut's mark (the
+    // mark and the rest kept), or to the end of a text cut there. Elsewhere it is a quoted word's
+    // close (`grep 'API_KEY=' .`, `read -p 'Password: '`) or an apostrophe: not a value.
+    const closed = quote !== "" && v[0].length === value.length + 2;
+    if (quote && !closed) {
+      const mark = value.indexOf("…");
+      if (mark > 0) {
+        value = value.slice(0, mark);
+        from = at + 1 + mark;
+      } else if (!(cut && from === text.length)) {
+        from = at;
+        continue;
+      }
+    }
     // closed as it was: one not closed on its line stays so
-    out += `${text.slice(copied, at)}${quote}${REDACTED}${quote && v[0].length > value.length + 1 ? quote : ""}`;
+    out += `${text.slice(copied, at)}${quote}${REDACTED}${closed ? quote : ""}`;
     copied = from;
   }
   return copied === 0 ? text : out + text.slice(copied);
@@ -551,10 +562,12 @@ function* redactSteps(text: string, pace: Pace = { n: 0 }, cut = false): Steps<s
     for (const re of places) out = yield* replaceEach(re, out, (m) => `${m.group(1)!}${REDACTED}`, pace);
   }
   if (out.includes("</")) out = yield* replaceEach(XML_ELEMENT, out, (m) => (m.group(1) === m.group(4) && m.group(3) !== "" && isSecretName(m.group(1)!) ? `<${m.group(1)!}${m.group(2)!}>${REDACTED}</${m.group(4)!}>` : m.group()!), pace);
-  if ((cut || endsCut(out)) && out.includes("<")) out = yield* replaceEach(XML_OPEN_AT_CUT, out, (m) => (isSecretName(m.group(1)!) ? `<${m.group(1)!}${m.group(2)!}>${REDACTED}${m.group(3) ?? ""}` : m.group()!), pace);
+  if ((cut || out.includes("…")) && out.includes("<")) {
+    out = yield* replaceEach(XML_OPEN_AT_CUT, out, (m) => ((cut || m.group(4) === "…") && isSecretName(m.group(2)!) ? `${m.group(1)!}<${m.group(2)!}${m.group(3)!}>${REDACTED}${m.group(4)!}` : m.group()!), pace);
+  }
   // An assignment needs its separator, a JSON member a quote and a colon.
   if (!out.includes(":") && !out.includes("=")) return out;
-  out = yield* redactAssignments(out, pace);
+  out = yield* redactAssignments(out, pace, cut);
   if (!out.includes('"')) return out;
   if (out.includes(":")) out = yield* redactMembers(out, pace);
   // The value runs from its quote to the end, checked in one pass (valueRunsToEnd); only the name,

@@ -290,6 +290,7 @@ describe("a quoted secret cut before its closing quote", () => {
 describe("a secret element cut before its end tag", () => {
   it.each([
     ["marked as a text hookbox cut is", "<password>correct horse…", "<password>[redacted]…"],
+    ["an ellipsis inside the text, read as a cut's mark", "<password>correct horse… and more", "<password>[redacted]… and more"],
     ["a hook's record text", "x <password>correct horse…[truncated 120 bytes]", "x <password>[redacted]…[truncated 120 bytes]"],
     ["in a hook's raw JSON, after a string's quote", '{"reason":"<password>correct horse…', '{"reason":"<password>[redacted]…'],
     ["in a hook's raw JSON, after an escape", String.raw`{"reason":"config:\n<apiToken>correct horse…`, String.raw`{"reason":"config:\n<apiToken>[redacted]…`],
@@ -301,6 +302,9 @@ describe("a secret element cut before its end tag", () => {
     ["cut", '<apiKey id="1">correct horse…', '<apiKey id="1">[redacted]…'],
   ])("with attributes, %s: its text redacted, its attributes kept", (_, text, expected) => {
     expect(redactText(text)).toBe(expected);
+  });
+  it("shown in an error, a closing quote after the cut's mark", () => {
+    expect(redactText('unknown decision "Login with <password>correct horse …"')).toBe('unknown decision "Login with <password>[redacted]…"');
   });
   it("a stream cut where it was captured: redacted to the cut, the word the cut went through dropped", () => {
     expect(capRedact("conf: <db><apiToken>correct horse battery", 4096, 5000).text).toBe("conf: <db><apiToken>[redacted]");
@@ -317,7 +321,6 @@ describe("a secret element cut before its end tag", () => {
     ["an open element in a text not cut", "<password>correct horse"],
     ["a closed one's next element, cut", "<password>a b</password><note>kept…"],
     ["one whose text goes on past its line, cut", "<password>\nkept…"],
-    ["an ellipsis that is no cut's mark", "<password>correct horse… and more"],
   ])("%s: as it was (a closed secret element still redacted)", (_, text) => {
     expect(redactText(text)).toBe(text.replace("<password>a b</password>", "<password>[redacted]</password>"));
   });
@@ -373,13 +376,37 @@ describe("a word longer than MAX_WORD_CUT_CHARS cut in its middle", () => {
 
 describe("an assigned secret whose quote is not closed on its line", () => {
   it.each([
-    ["export PGPASSWORD='correct horse", "export PGPASSWORD='[redacted]"],
-    ["run --password='correct horse battery\nnext line", "run --password='[redacted]\nnext line"],
-    ['API_TOKEN="correct horse…', 'API_TOKEN="[redacted]'],
-  ])("%s: redacted to its line's end", (text, expected) => {
+    ["cut where a mark says", "export PGPASSWORD='correct horse…", "export PGPASSWORD='[redacted]…"],
+    ["cut, in a hook's record", "run --password='correct horse…[truncated 80 bytes]", "run --password='[redacted]…[truncated 80 bytes]"],
+    ["cut, shown in an error", 'unknown decision "API_TOKEN=\'correct horse…"', 'unknown decision "API_TOKEN=\'[redacted]…"'],
+  ])("%s: redacted to the cut, the mark kept", (_, text, expected) => {
     expect(redactText(text)).toBe(expected);
+  });
+  it("a stream cut where it was captured: redacted to the end", () => {
+    expect(capRedact("export PGPASSWORD='correct horse battery", 4096, 5000).text).toBe("export PGPASSWORD='[redacted]");
   });
   it("a closed one as before, the rest of the line kept", () => {
     expect(redactText("PGPASSWORD='a b' psql")).toBe("PGPASSWORD='[redacted]' psql");
+  });
+});
+
+describe("what only looks like a secret's start, in the commands and JSON an agent sends: as it was", () => {
+  it.each([
+    ["a quoted word ending in a secret's name", '{"tool_input":{"command":"grep -rn \'API_KEY=\' .","description":"Find API key usages"}}'],
+    ["a prompt's text", '{"tool_input":{"command":"read -sp \'Password: \' PW && echo ok","description":"x"}}'],
+    ["a prompt in code", "pw = input('Enter API key: ')"],
+    ["a header joined to a variable", "curl -H 'X-Api-Key: '\"$KEY\" https://x"],
+    ["an apostrophe", "password: 'tis the season, said the admin"],
+    ["an open quote in a text not cut", "export PGPASSWORD='correct horse"],
+    ["a client's prompting -p before a \\n escape", String.raw`{"tool_input":{"command":"mysql -u root -p\ncat notes.txt"}}`],
+    ["another command's -p after a \\n escape", String.raw`{"tool_input":{"command":"mysql -u root db < schema.sql\nssh -p2222 deploy@host"}}`],
+    ["a compose project after a login", String.raw`{"tool_input":{"command":"docker login ghcr.io\ndocker compose -p myproj up -d"}}`],
+    ["a prompting -p in JSON in JSON", String.raw`{"toolArgs":"{\"command\":\"mysql -p\"}"}`],
+    ["a prompting -p before the next member of JSON in JSON", String.raw`{"toolArgs":"{\"command\":\"mysql -u root -p\",\"x\":1}"}`],
+    ["a prompting -p, a blank before the comma", '{"tool_input":{"command":"mysql -p" , "description":"x"}}'],
+    ["a generic type in a cut text", "Expected Promise<Token> but got undefined…[truncated 1234 bytes]"],
+    ["a constrained generic in a cut text", "function pick<Key extends string>(k: Key) { return k…"],
+  ])("%s", (_, text) => {
+    expect(redactText(text)).toBe(text);
   });
 });
