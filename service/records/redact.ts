@@ -49,7 +49,7 @@ const keyStart = (pattern: string) => String.raw`(?:(${ESCAPE_BEFORE})|\b)` + pa
  * Each with the literal every match starts with: a pattern runs only over text that holds its
  * literal (a plain substring search, or a regex of alternative literals), which is most of what is
  * kept — names, outcomes, short outputs — never. `scheme`: group 1, up to the scheme word, stays
- * (`Bearer [redacted]`); each starts at a word's start or right after a JSON escape (keyStart).
+ * (`Bearer [redacted]`); each starts at a word's start or right after ESCAPE_BEFORE.
  */
 const KEY_LIKE: { literal: string | RegExp; re: RE2JS; scheme?: boolean }[] = (
   [
@@ -82,13 +82,26 @@ const URL_PASSWORD = RE2JS.compile(String.raw`\b([A-Za-z][A-Za-z0-9+.-]*://[^\s/
  * and a set one's attributes), as the header name is written in HTTP (the colon right after it).
  */
 const COOKIE_HEADER = RE2JS.compile(String.raw`(?i)(\bcookie:[ \t]*)[^\s][^\r\n]*`);
+/** A JSON escape that breaks a line (`\n`, `\r`, `\t`): in a hook's raw JSON output, where a command or an option may start. */
+const LINE_ESCAPE = String.raw`\\[nrt]`;
 /**
- * A secret given as a command-line option's next word: `--password hunter2`, `--api-key x`; quoted,
- * to its closing quote or, cut before it, the text's end. Here and in the clients' patterns below,
- * as a hook's raw JSON output holds them too: the option or client right after a string's quote or
- * a JSON escape (`"mysql …`, `\n--password x`), its secret in escaped quotes (`\"a b\"`).
+ * A secret's quoted word after its option or client, as a command line and a hook's raw JSON output
+ * hold it: in escaped quotes (`\"a b\"`), double or single quotes; to its closing quote or, cut
+ * before it, the text's end — never a quote that is JSON's own, ending the string the command is in
+ * (`"mysql -p"}`, `-p" ,`, `-p\"}`: `-p` alone prompts).
  */
-const SECRET_OPTION = RE2JS.compile(String.raw`(?i)((?:^|\s|"|\\[nrt])--?[a-z0-9-]*(?:password|passwd|passphrase|secret|token|api-?key))(\s+)(\\"(?:[^"\\\r\n]|\\[^"\r\n])*(?:\\"|$)|"[^"\r\n]*(?:"|$)|'[^'\r\n]*(?:'|$)|[^\s"'\\-][^\s"']*)`);
+const QUOTED_SECRET = String.raw`\\"[^"\\\s,:}\]](?:[^"\\\r\n]|\\[^"\r\n])*(?:\\"|$)|"[^"\s,:}\]][^"\r\n]*(?:"|$)|'[^'\r\n]*(?:'|$)`;
+/** …unquoted, glued to `-p` or its next word: never from a backslash (an escaped quote of JSON in JSON is no secret's start), and to a `\n` escape at most. */
+const GLUED_SECRET = String.raw`[^\s"';&|\\](?:[^\s"';&|\\]|\\[^nrt"\s\\])*`;
+/** Where a command word starts — a line, `;`, `&`, `|`, `(`, a JSON string's quote or a LINE_ESCAPE — with the directory it may be run from. */
+const COMMAND_START = String.raw`(?:^|[\s;&|("]|${LINE_ESCAPE})(?:[^\s;&|()"]*/)?`;
+/** The rest of a command after its name, lazily: not past `;`, `&`, `|`, a line's end or a `\n` escape. */
+const IN_COMMAND = String.raw`(?:\s(?:[^;&|\r\n\\]|\\[^nrt\r\n])*?)?`;
+/**
+ * A secret given as a command-line option's next word: `--password hunter2`, `--api-key x`,
+ * `--password "a b"`; the option at a word's start, a JSON string's or after a LINE_ESCAPE.
+ */
+const SECRET_OPTION = RE2JS.compile(String.raw`(?i)((?:^|\s|"|${LINE_ESCAPE})--?[a-z0-9-]*(?:password|passwd|passphrase|secret|token|api-?key))(\s+)(${QUOTED_SECRET}|[^\s"'\\-][^\s"']*)`);
 /**
  * A user and password given as one option's word — `--user admin:hunter2`, `--proxy-user=a:b`, and
  * after curl `-u admin:hunter2` or `-uadmin:hunter2` (`-u` is another option of sort, git, python) —
@@ -132,17 +145,13 @@ const XML_ELEMENT = RE2JS.compile(String.raw`<((?:[A-Za-z_][A-Za-z0-9_.-]*)?(?i:
  * type, `Promise<Token>…`); attributes as group 3; the cut's mark, `…`, as group 4 — none where the
  * text's end is the cut (`cut`). Elsewhere an open element is prose (`Enter <password> when asked`).
  */
-const XML_OPEN_AT_CUT = RE2JS.compile(String.raw`(^|[\s>"'(]|\\[nrt])<((?:[A-Za-z_][A-Za-z0-9_.-]*)?(?i:${SECRET_WORDS})[A-Za-z0-9_.-]*)((?:\s[^<>\r\n]*)?)>[^<\r\n…]+?(…|$)`);
+const XML_OPEN_AT_CUT = RE2JS.compile(String.raw`(^|[\s>"'(]|${LINE_ESCAPE})<((?:[A-Za-z_][A-Za-z0-9_.-]*)?(?i:${SECRET_WORDS})[A-Za-z0-9_.-]*)((?:\s[^<>\r\n]*)?)>[^<\r\n…]+?(…|$)`);
 /**
  * MySQL's and MariaDB's clients take a password glued to `-p` (`mysql -u root -phunter2`; `-p` alone
- * prompts): after the client's name as a command word, within its own command (not past `;`, `&`, `|`).
- * Quoted, here and below, to its closing quote or, cut before it, the text's end — but for a quote
- * that is JSON's, ending the string the command is in (`"mysql -p"}`, `-p" ,`, `-p\"}`: `-p` alone
- * prompts). In a hook's raw JSON a command ends at a `\n` escape as at a line break, and a value
- * never starts with a backslash (an escaped quote of JSON in JSON is no secret's start).
+ * prompts): after the client's name as a command word, within its own command (IN_COMMAND).
  */
 const MYSQL_PASSWORD = RE2JS.compile(
-  String.raw`((?:^|[\s;&|("]|\\[nrt])(?:[^\s;&|()"]*/)?(?:mysql|mariadb)(?:-?(?:dump|admin|import|show|check|slap|sh))?(?:\s(?:[^;&|\r\n\\]|\\[^nrt\r\n])*?)?\s-p)(\\"[^"\\\s,:}\]](?:[^"\\\r\n]|\\[^"\r\n])*(?:\\"|$)|"[^"\s,:}\]][^"\r\n]*(?:"|$)|'[^'\r\n]*(?:'|$)|[^\s"';&|\\](?:[^\s"';&|\\]|\\[^nrt"\s\\])*)`,
+  String.raw`(${COMMAND_START}(?:mysql|mariadb)(?:-?(?:dump|admin|import|show|check|slap|sh))?${IN_COMMAND}\s-p)(${QUOTED_SECRET}|${GLUED_SECRET})`,
 );
 /**
  * A registry client's `login` takes its password after `-p`, as the next word or glued (`-pVALUE`,
@@ -151,7 +160,7 @@ const MYSQL_PASSWORD = RE2JS.compile(
  * login`), within its own command; `docker run -p 8080:80` publishes a port.
  */
 const LOGIN_PASSWORD = RE2JS.compile(
-  String.raw`((?:^|[\s;&|("]|\\[nrt])(?:[^\s;&|()"]*/)?(?:docker|podman|buildah|nerdctl|skopeo|oras|cosign|crane\s+auth)(?:\s+-[^\s;&|]+(?:\s+[^\s;&|-][^\s;&|]*)?)*?\s+login(?:\s(?:[^;&|\r\n\\]|\\[^nrt\r\n])*?)?\s-p(?:[ \t]+|=)?)(\\"[^"\\\s,:}\]](?:[^"\\\r\n]|\\[^"\r\n])*(?:\\"|$)|"[^"\s,:}\]][^"\r\n]*(?:"|$)|'[^'\r\n]*(?:'|$)|[^\s"';&|\\](?:[^\s"';&|\\]|\\[^nrt"\s\\])*)`,
+  String.raw`(${COMMAND_START}(?:docker|podman|buildah|nerdctl|skopeo|oras|cosign|crane\s+auth)(?:\s+-[^\s;&|]+(?:\s+[^\s;&|-][^\s;&|]*)?)*?\s+login${IN_COMMAND}\s-p(?:[ \t]+|=)?)(${QUOTED_SECRET}|${GLUED_SECRET})`,
 );
 /**
  * sshpass takes its password after `-p`, glued or as the next word (`sshpass -p hunter2 ssh host`),
@@ -159,7 +168,7 @@ const LOGIN_PASSWORD = RE2JS.compile(
  * it runs (`sshpass -f pw ssh -p 22 host`) is that command's.
  */
 const SSHPASS_PASSWORD = RE2JS.compile(
-  String.raw`((?:^|[\s;&|("]|\\[nrt])(?:[^\s;&|()"]*/)?sshpass(?:\s+-[fdP][ \t]*[^\s;&|]+|\s+-[^\s;&|p][^\s;&|]*)*?\s+-p[ \t]*)(\\"[^"\\\s,:}\]](?:[^"\\\r\n]|\\[^"\r\n])*(?:\\"|$)|"[^"\s,:}\]][^"\r\n]*(?:"|$)|'[^'\r\n]*(?:'|$)|[^\s"';&|\\](?:[^\s"';&|\\]|\\[^nrt"\s\\])*)`,
+  String.raw`(${COMMAND_START}sshpass(?:\s+-[fdP][ \t]*[^\s;&|]+|\s+-[^\s;&|p][^\s;&|]*)*?\s+-p[ \t]*)(${QUOTED_SECRET}|${GLUED_SECRET})`,
 );
 /**
  * A secret's value after its name: group 1 double-quoted, 2 single-quoted, 3 bare — a bare one runs

@@ -190,6 +190,11 @@ describe("redactText", () => {
     ["registry clients' options before no login", "docker -x login -x "],
     ["sshpass passwords", "sshpass -f f -p hunter2 ssh -p 22 h "],
     ["sshpass options before no -p", "sshpass -v "],
+    ["clients after \\n escapes, their secrets in escaped quotes", String.raw`\nmysql -u root -p\"hunter2\" db\n`],
+    ["commands a \\n escape ends, a -p in each", String.raw`mysql -u root db\nls -p `],
+    ["options after a string's quote", '"--password hunter2 '],
+    ["secret elements each open to a cut's mark", " <password>hunter2 x…"],
+    ["quotes after secret names, each closed only by the next one", "PASSWORD='x API_KEY=\"y "],
   ])("stays linear on a MiB of %s, every secret redacted", (_what, unit) => {
     const text = unit.repeat(Math.ceil((1024 * 1024) / unit.length));
     const t0 = performance.now();
