@@ -508,8 +508,11 @@ export function claudeDecision(point: EventPoint, f: Folded, specificPoints: Rea
   if (point === "PermissionRequest") {
     const behavior = f.decision === "block" ? "deny" : f.decision === "allow" ? "allow" : undefined;
     const decision = behavior && defined({ behavior, message: behavior === "deny" ? f.reason : undefined, updatedInput: behavior === "allow" ? f.modifiedArgs : undefined });
+    // A change goes out only inside an allow's decision: without one (an ask, no decision) it
+    // reaches nothing, and the user is told so rather than left to think it was made.
+    const untaken = f.modifiedArgs !== undefined && behavior === undefined ? "hookbox: a hook changed the arguments, and Claude Code takes a change here only with an allow: the change was not applied" : undefined;
     // its hookSpecificOutput carries the decision only: context goes with the message
-    return { output: defined({ hookSpecificOutput: decision ? { hookEventName, decision } : undefined, systemMessage: withContext(f.systemMessage, f.additionalContext) }), exit_code: 0 };
+    return { output: defined({ hookSpecificOutput: decision ? { hookEventName, decision } : undefined, systemMessage: withContext(withContext(f.systemMessage, f.additionalContext), untaken) }), exit_code: 0 };
   }
   // Exit 2 declines, and so does the JSON answer an HTTP hook gives.
   if (ELICITATION_POINTS.has(point) && f.decision === "block")

@@ -15,7 +15,7 @@ import { compileRegex, type HookDef, type HookSet } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import {
-  CommandSchema, configError, hookTimeout, readMatcher, countHook, defined, describeFailure, eventOf, haltVerdict, hookCalled, HookEnvSchema, isStopPoint, knownKeys, NoNulSchema, originOf, readDecision, pastBounds, readOutput, schemaError, shown, skipOtherType, str, withHalt,
+  CommandSchema, configError, hookTimeout, readMatcher, countHook, defined, describeFailure, eventOf, haltVerdict, hookCalled, HookEnvSchema, isStopPoint, knownKeys, NoNulSchema, originOf, readDecision, pastBounds, readOutput, schemaError, shown, skipOtherType, str, withContext, withHalt,
   type Answer, type FormatModule, type LoadContext, type ParsedFile, warn,
 } from "./shared.js";
 
@@ -308,6 +308,9 @@ function copilotEffective(point: EventPoint): ReadonlySet<Decision> {
   }
 }
 
+/** What the user is told when a hook's change of arguments cannot reach Copilot (at permissionRequest). */
+const UNTAKEN_CHANGE = "hookbox: a hook changed the arguments, and Copilot takes a change only before the tool runs (preToolUse): the change was not applied";
+
 /**
  * copilot-hooks.md: permissionDecision (+ reason, required with deny), modifiedArgs; decision
  * "block" for agentStop; VS Code's `continue: false` + `stopReason` when a hook stopped the agent,
@@ -323,10 +326,18 @@ function copilotDecision(point: EventPoint, f: Folded): Answer {
     const permissionDecision = f.decision === "block" ? "deny" : (f.decision ?? undefined);
     const permissionDecisionReason = permissionDecision === "deny" ? (f.reason ?? "denied by hookbox") : f.decision ? f.reason : undefined;
     if (point === "PermissionRequest") {
+      // copilot-hooks.md: permissionRequest "can allow or deny" — no change of arguments. A change is
+      // not said, nor the allow given with it (the fold keeps no other allow beside a change): that
+      // allow was for the changed call, never for the call as sent. The user is told.
+      if (f.modifiedArgs !== undefined) {
+        const said = permissionDecision === "deny" ? permissionDecision : undefined;
+        const note = permissionDecision === "deny" ? context : withContext(context, UNTAKEN_CHANGE);
+        return { output: defined({ behavior: said, message: said ? permissionDecisionReason : undefined, permissionDecision: said, permissionDecisionReason: said ? permissionDecisionReason : undefined, additionalContext: note }), exit_code: 0 };
+      }
       // The CLI reads `behavior` here (allow | deny, with a message): it decides before the
       // permission service runs. permissionDecision is said too, for readers of the older form.
       const behavior = permissionDecision === "deny" || permissionDecision === "allow" ? permissionDecision : undefined;
-      return { output: defined({ behavior, message: behavior === "deny" ? permissionDecisionReason : undefined, permissionDecision, permissionDecisionReason, modifiedArgs: f.modifiedArgs, additionalContext: context }), exit_code: 0 };
+      return { output: defined({ behavior, message: behavior === "deny" ? permissionDecisionReason : undefined, permissionDecision, permissionDecisionReason, additionalContext: context }), exit_code: 0 };
     }
     // Both forms: the CLI reads the top level; VS Code only hookSpecificOutput (its event name
     // PascalCase), and without it runs the tool.

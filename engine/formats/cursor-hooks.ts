@@ -240,9 +240,11 @@ function cursorAnswer(point: EventPoint, folded: Folded): Answer {
   const askAsDeny = f.decision === "ask" && !ASKING_POINTS.has(point);
   // Cursor takes updated_input before a tool only (preToolUse). Elsewhere (beforeMCPExecution) the
   // change is not said, and nor is the allow given with it (the fold keeps no other allow beside a
-  // change): that allow was for the changed call, never for the call as sent.
-  const untaken = f.modifiedArgs !== undefined && point !== "PreToolUse" && f.decision === "allow";
-  const permission = f.decision === "block" || askAsDeny ? "deny" : untaken ? undefined : (f.decision ?? undefined);
+  // change): that allow was for the changed call, never for the call as sent. An ask stays an ask —
+  // the user answers it — told that the change was not applied: what the policy hooks asked about
+  // was the changed call, and the user is asked about the call as sent.
+  const untaken = f.modifiedArgs !== undefined && point !== "PreToolUse" && f.decision !== "block" && !askAsDeny;
+  const permission = f.decision === "block" || askAsDeny ? "deny" : untaken && f.decision === "allow" ? undefined : (f.decision ?? undefined);
   const reason = askAsDeny ? askDenyReason(f.reason, "Cursor") : f.reason;
   // subagentStart and the file reads take no agent_message: why they are denied is the user's to read.
   if (NO_AGENT_MESSAGE_POINTS.has(point)) {

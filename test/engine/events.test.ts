@@ -317,6 +317,20 @@ describe("answers an agent accepts whole (an answer it refuses loses the block w
     ["codex", "PreToolUse", n({ decision: "block", reason: "  " }), { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "blocked by a hook" } }],
     // PermissionRequest's hookSpecificOutput holds the decision only: context goes with the message
     ["claude", "PermissionRequest", n({ decision: "allow", additionalContext: "ctx" }), { hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "allow" } }, systemMessage: "ctx" }],
+    // A change Claude Code takes at PermissionRequest only inside an allow: without one, the user is told it was not applied
+    ["claude", "PermissionRequest", n({ decision: "allow", modifiedArgs: { command: "ls" } }), { hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "allow", updatedInput: { command: "ls" } } } }],
+    ["claude", "PermissionRequest", n({ modifiedArgs: { command: "ls" }, systemMessage: "note" }), { systemMessage: "note\nhookbox: a hook changed the arguments, and Claude Code takes a change here only with an allow: the change was not applied" }],
+    ["claude", "PermissionRequest", n({ decision: "block", reason: "no", modifiedArgs: { command: "ls" } }), { hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "deny", message: "no" } } }],
+    // Copilot takes no change at permissionRequest (copilot-hooks.md: it "can allow or deny"): the
+    // allow given with a change was for the changed call — neither goes out, and the user is told
+    ["copilot", "PermissionRequest", n({ decision: "allow", reason: "wrapped", modifiedArgs: { command: "sandbox-run -- rm -rf x" } }), { additionalContext: "hookbox: a hook changed the arguments, and Copilot takes a change only before the tool runs (preToolUse): the change was not applied" }],
+    ["copilot", "PermissionRequest", n({ modifiedArgs: { command: "ls" }, additionalContext: "ctx" }), { additionalContext: "ctx\nhookbox: a hook changed the arguments, and Copilot takes a change only before the tool runs (preToolUse): the change was not applied" }],
+    ["copilot", "PermissionRequest", n({ decision: "block", reason: "no", modifiedArgs: { command: "ls" } }), { behavior: "deny", message: "no", permissionDecision: "deny", permissionDecisionReason: "no" }],
+    ["copilot", "PermissionRequest", n({ decision: "allow", reason: "ok" }), { behavior: "allow", permissionDecision: "allow", permissionDecisionReason: "ok" }],
+    // Cursor takes no change at beforeMCPExecution: an ask stays the user's, told that the change was not applied
+    ["cursor", "BeforeMCPExecution", n({ decision: "ask", reason: "confirm: a dry run", modifiedArgs: { dry_run: true } }), { permission: "ask", user_message: "confirm: a dry run\nhookbox: a hook changed the arguments, and Cursor takes a change only before a tool (preToolUse): the change was not applied", agent_message: "confirm: a dry run" }],
+    ["cursor", "BeforeMCPExecution", n({ modifiedArgs: { dry_run: true } }), { user_message: "hookbox: a hook changed the arguments, and Cursor takes a change only before a tool (preToolUse): the change was not applied" }],
+    ["cursor", "BeforeMCPExecution", n({ decision: "block", reason: "no", modifiedArgs: { dry_run: true } }), { permission: "deny", user_message: "no", agent_message: "no" }],
   ] as const)("%s %s", (format, p, folded, output) => {
     expect(answerFor(format, p as EventPoint, folded)).toEqual({ output, exit_code: 0 });
   });
