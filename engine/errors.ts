@@ -30,6 +30,8 @@ export class ConfigError extends HookboxError {
 /** The request cannot be understood; `field` names what is wrong in it. */
 export class BadRequestError extends HookboxError {
   override readonly name = "BadRequestError";
+  /** an event body refused after it was read: the event it names plainly, if any (its failure answer is that event's) */
+  event?: string;
   constructor(message: string, readonly field?: string, code = "bad_request") {
     super(message, code);
   }

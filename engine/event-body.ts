@@ -250,8 +250,30 @@ export function parseEventBody(raw: Uint8Array, opts: { weighed?: boolean; locat
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw new BadRequestError("the body must be a JSON object", "body", "bad_json");
   // A key said twice: JSON.parse keeps the last, a hook's parser in another language may keep the
   // first (or refuse the body, and fail open) — and a hook of the body's own dialect reads its bytes.
+  // Read two ways, the body's event is in doubt too: where the URL does not name it, its failure
+  // answer is the strictest.
   const twice = duplicateKey(text);
   if (twice !== undefined) throw new BadRequestError(`the key ${JSON.stringify(twice.slice(0, 64))} is given twice in one object: a hook's JSON reader may take the other one`, "body", "bad_json");
+  try {
+    return checkedBody(text, value as Record<string, unknown>);
+  } catch (err) {
+    // Refused, but read: the event it names plainly is known (its failure answer is that event's —
+    // at a stop, never the block that would keep the agent going).
+    if (err instanceof BadRequestError) err.event ??= plainEventName(value as Record<string, unknown>);
+    throw err;
+  }
+}
+
+/** The event a refused body names — `hook_event_name` or `hookEventName`, a string, one event if both — or undefined. */
+function plainEventName(value: Record<string, unknown>): string | undefined {
+  const [snake, camel] = [value.hook_event_name, value.hookEventName];
+  if ((snake !== undefined && typeof snake !== "string") || (camel !== undefined && typeof camel !== "string")) return undefined;
+  if (typeof snake === "string" && typeof camel === "string" && asciiLower(snake) !== asciiLower(camel)) return undefined;
+  return (snake ?? camel) as string | undefined;
+}
+
+/** The checks of a parsed body's text and object, past JSON.parse (parseEventBody). */
+function checkedBody(text: string, value: Record<string, unknown>): JsonObject {
   // A lone surrogate (`\ud800` with no partner): hooks read the body's bytes, and a strict JSON
   // reader (serde_json's) refuses the whole body — a hook that failed, which lets the call go on.
   if (loneSurrogate(text)) throw new BadRequestError("the body holds a lone surrogate escape (\\ud800 with no partner): a hook's strict JSON reader refuses it", "body", "bad_json");

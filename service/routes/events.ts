@@ -85,9 +85,17 @@ async function handleRead(
 ) {
   const { t0, tenant, query, raw, memory } = read;
   const format = native ?? query.format;
-  const body = await parseEventBodyOffThread(raw, tenant.name, { weighed: true });
-  // Known before anything else may refuse it: a refusal from here is answered for this event (at a
-  // stop, never the block that would keep the agent going).
+  // A body refused once read (a field of the wrong type, a lone surrogate) still names its event:
+  // its refusal is answered for that event, as every refusal from here is (at a stop, never the
+  // block that would keep the agent going).
+  const body = await parseEventBodyOffThread(raw, tenant.name, { weighed: true }).catch((err: unknown) => {
+    const named = eventName ?? (err instanceof BadRequestError ? err.event : undefined);
+    if (named !== undefined) {
+      c.set("event", named);
+      c.header("Hookbox-On-Failure", failureModeFor(tenant, named));
+    }
+    throw err;
+  });
   const named = eventName ?? bodyEventName(body);
   if (named !== undefined) c.set("event", named);
   memory.charge(toolArgsMemoryBytes(body));

@@ -988,6 +988,24 @@ describe.concurrent("admission and shutdown", () => {
     expect(await errorOf(res)).toMatchObject({ code: "shutting_down" });
   });
 
+  it("answers a native endpoint whose path names no event, for a body refused once read, for the event its body names: at a stop, never the block that keeps the agent going", async () => {
+    const edge = edgeApp();
+    // team-b: on_failure = block. A lone surrogate (JSON.stringify's escape of one, in Claude's last message) and a field of the wrong type.
+    for (const refused of [`{"session_id":"b","hook_event_name":"Stop","last_assistant_message":"done \\ud800"}`, `{"session_id":"b","hook_event_name":"Stop","prompt":7}`]) {
+      const stop = await edge.request("/v1/hooks/claude", { ...post(refused), token: TOKEN_B });
+      expect(stop.status, refused).toBe(200);
+      expect(await stop.json(), refused).toEqual({});
+      const pre = await edge.request("/v1/hooks/claude", { ...post(refused.replace('"Stop"', '"PreToolUse"')), token: TOKEN_B });
+      expect(await pre.json(), refused).toMatchObject({ hookSpecificOutput: { permissionDecision: "deny" } });
+    }
+    // Read two ways (a key given twice), its event is in doubt: the strictest answer, whatever it names.
+    const twice = await edge.request("/v1/hooks/claude", { ...post(`{"session_id":"b","hook_event_name":"Stop","x":1,"x":2}`), token: TOKEN_B });
+    expect(await twice.json()).toMatchObject({ decision: "block" });
+    // Two names of two events: in doubt too.
+    const two = await edge.request("/v1/hooks/claude", { ...post(`{"session_id":"b","hook_event_name":"Stop","hookEventName":"PreToolUse","prompt":7}`), token: TOKEN_B });
+    expect(await two.json()).toMatchObject({ decision: "block" });
+  });
+
   it("answers a native endpoint whose path names no event, while draining, for the event its body names: at a stop, never the block that keeps the agent going", async () => {
     const edge = edgeApp();
     edge.drain();

@@ -79,6 +79,17 @@ describe("native hook endpoints answer the failure mode, never an error status",
     expect(plain.headers.get("hookbox-on-failure")).toBe("block");
   });
 
+  it("a body refused once read, on a path naming no event, is answered for the event it names: a Stop with a lone surrogate is let end ({}), never held by a block", async () => {
+    const stop = JSON.stringify({ session_id: "s", hook_event_name: "Stop", stop_hook_active: true, last_assistant_message: "done \ud800" });
+    expect(stop).toContain("\\ud800");
+    const res = await post("/v1/hooks/claude", stop, TOKEN_A);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({});
+    // The same refusal at PreToolUse: the deny of an on_failure = block tenant.
+    const pre = await post("/v1/hooks/claude", stop.replace('"Stop"', '"PreToolUse"'), TOKEN_A);
+    expect(await pre.json()).toMatchObject({ hookSpecificOutput: { permissionDecision: "deny", permissionDecisionReason: expect.stringMatching(/lone surrogate/) } });
+  });
+
   it("a wrong token is a block (the hook line is wrong), with no failure mode told", async () => {
     const res = await claude(event("ls"), "not-a-token");
     expect(res.status).toBe(200);
