@@ -94,6 +94,10 @@ export async function unpack(body: AsyncIterable<Uint8Array>, dest: string, limi
   let made = 0;
   let bytes = 0;
   let entries = 0;
+  /** every entry's header the archive holds, its root's included */
+  let headers = 0;
+  /** whether the archive named its root (`./`) yet */
+  let rootNamed = false;
   let uploaded = 0;
   let unpacked = 0;
 
@@ -210,8 +214,15 @@ export async function unpack(body: AsyncIterable<Uint8Array>, dest: string, limi
       // entry then never ends: the upload would wait for it for ever.
       const size = header.size;
       if (size === undefined || !Number.isSafeInteger(size) || size < 0) throw refuse(header.name, "invalid size field");
-      countEntry();
+      headers++;
       const path = entryPath(header.name);
+      // The archive's own root (`./`, as `tar -C dir .` writes it first): once, no entry of the
+      // workspace; said again, it counts as one.
+      if (path === "" && !rootNamed) {
+        rootNamed = true;
+        return stream.resume();
+      }
+      countEntry();
       if (path === "") return stream.resume();
       const key = nameKey(path);
       if (seen.has(key)) throw refuse(header.name, "duplicate entry");
@@ -240,7 +251,9 @@ export async function unpack(body: AsyncIterable<Uint8Array>, dest: string, limi
           const link = header.linkname ?? "";
           if (link === "") throw refuse(header.name, "link with an empty target");
           if (link.includes("\0")) throw refuse(header.name, "NUL in the link target");
-          if (Buffer.byteLength(link) > MAX_NAME_BYTES) throw refuse(header.name, `link target longer than ${MAX_NAME_BYTES} bytes`);
+          // A path the file system takes is shorter than PATH_MAX, its NUL included.
+          const linkBytes = Buffer.byteLength(link);
+          if (linkBytes >= MAX_NAME_BYTES) throw refuse(header.name, `link target of ${linkBytes} bytes: at most ${MAX_NAME_BYTES - 1}`);
           if (posix.isAbsolute(link)) throw refuse(header.name, `link to an absolute path (${link}) is not accepted`);
           if (!inside(rootReal, resolve(parent, link))) throw refuse(header.name, `link points outside the workspace (${link})`);
           charge(FOLDER_BYTES);
@@ -290,6 +303,10 @@ export async function unpack(body: AsyncIterable<Uint8Array>, dest: string, limi
     await entryWork;
     if (refused) throw asBadArchive(refused);
     deadline?.throwIfAborted();
+    // An archive of nothing at all — an empty body, or the end blocks a tar that failed writes — is
+    // no workspace: stored, it would replace the last one with none, its guards gone. (An empty
+    // folder's archive names its root: that one is stored.)
+    if (headers === 0) throw new BadRequestError("the archive holds no entry (an empty body, or a tar of nothing: did the command that made it fail?): nothing was stored", "body", "archive_invalid");
     await checkLinks(await readTree(rootReal), rootReal);
     return { digest: `sha256:${hash.digest("hex")}`, files, bytes, folders: made, charged };
   } finally {

@@ -857,6 +857,42 @@ describe("folders are entries and are charged to the tenant's quota", () => {
     expect(errorOf(text)).toMatchObject({ code: "archive_too_many_entries", message: "the archive has more than 1000 entries" });
   });
 
+  it("takes the archive's root (./, as tar -C dir . writes it first) for no entry: exactly max_workspace_entries entries under it are stored; a root named again counts", async () => {
+    const files: Entry[] = Array.from({ length: 1000 }, (_, i) => ({ name: `./f${i}`, content: "" }));
+    const putB = (id: string, body: Buffer) => fetch(`${svc.url}/v1/workspaces/${id}`, { method: "PUT", headers: { authorization: `Bearer ${TOKEN_B}` }, body });
+    const stored = await putB("root-and-1000", await tarOf([{ name: "./", type: "directory" }, ...files]));
+    expect(stored.status, await stored.clone().text()).toBe(200);
+    const again = await putB("root-twice-and-1000", await tarOf([{ name: "./", type: "directory" }, { name: ".", type: "directory" }, ...files]));
+    expect(again.status).toBe(400);
+    expect(errorOf(await again.text())).toMatchObject({ code: "archive_too_many_entries" });
+  });
+
+  it("refuses an archive of no entry at all (an empty body, a gzip of a tar's end blocks alone: a tar that failed) and keeps the workspace it would have replaced; an empty folder's archive is stored", async () => {
+    const guard = JSON.stringify({ hooks: { PreToolUse: [{ hooks: [{ type: "command", command: "echo '{}'" }] }] } });
+    const putB = (body: Buffer) => fetch(`${svc.url}/v1/workspaces/guarded`, { method: "PUT", headers: { authorization: `Bearer ${TOKEN_B}` }, body });
+    expect((await putB(await tarOf([{ name: ".claude/settings.json", content: guard }]))).status).toBe(200);
+    for (const [what, body] of [["an empty body", Buffer.alloc(0)], ["a tar's end blocks", TAR_END], ["a gzip of a tar's end blocks", gzipSync(TAR_END)]] as const) {
+      const res = await attack(svc, () => putB(body));
+      expect(res.status, what).toBe(400);
+      expect(errorOf(res.text), what).toMatchObject({ code: "archive_invalid", message: expect.stringMatching(/holds no entry/) });
+      const kept = await fetch(`${svc.url}/v1/workspaces/guarded`, { headers: { authorization: `Bearer ${TOKEN_B}` } });
+      expect((await kept.json()) as { hooks: unknown[] }, what).toMatchObject({ hooks: [expect.anything()] });
+    }
+    const emptied = await putB(await tarOf([{ name: "./", type: "directory" }]));
+    expect(emptied.status).toBe(200);
+    expect(await emptied.json()).toMatchObject({ files: 0, hooks: [] });
+  });
+
+  it("refuses a link whose target is 4096 bytes or more (PATH_MAX counts its NUL), saying so; 4095 bytes are stored", async () => {
+    const putB = (id: string, body: Buffer) => fetch(`${svc.url}/v1/workspaces/${id}`, { method: "PUT", headers: { authorization: `Bearer ${TOKEN_B}` }, body });
+    const fits = `${"a/".repeat(2047)}b`;
+    expect(Buffer.byteLength(fits)).toBe(4095);
+    expect((await putB("link-4095", await tarOf([{ name: "l", type: "symlink", linkname: fits }]))).status).toBe(200);
+    const over = await putB("link-4096", await tarOf([{ name: "l", type: "symlink", linkname: `${fits}b` }]));
+    expect(over.status).toBe(400);
+    expect(errorOf(await over.text())).toMatchObject({ code: "archive_refused", message: 'archive entry "l": link target of 4096 bytes: at most 4095' });
+  });
+
   it("charges each folder a 4096-byte block, made explicitly or implied by a name, and keeps it charged once stored", async () => {
     // 300 empty files in 300 folders: 0 bytes of files, 1.2 MB of folders, past 1 MiB.
     const over = await attack(svc, async () => put(svc, "folders-300", await tarOf(folders(300))));
