@@ -286,14 +286,24 @@ export function findJsonError(text: string, options: typeof STRICT | typeof LENI
   const stop = new Error("first error found");
   const open: boolean[] = []; // true: an array
   let found: JsonErrorFound | undefined;
+  // whether a whole value stands before the error: what follows it is text after the JSON, whatever token it is
+  let whole = false;
+  const ended = () => void (whole ||= open.length === 0);
   try {
     visit(text, {
       onObjectBegin: () => void open.push(false),
-      onObjectEnd: () => void open.pop(),
+      onObjectEnd: () => {
+        open.pop();
+        ended();
+      },
       onArrayBegin: () => void open.push(true),
-      onArrayEnd: () => void open.pop(),
+      onArrayEnd: () => {
+        open.pop();
+        ended();
+      },
+      onLiteralValue: ended,
       onError: (code, offset) => {
-        found = { name: printParseErrorCode(code), offset, inArray: open[open.length - 1] === true };
+        found = { name: whole ? "EndOfFileExpected" : printParseErrorCode(code), offset, inArray: open[open.length - 1] === true };
         throw stop;
       },
     }, options);
@@ -325,7 +335,9 @@ export function describeJsonError(text: string, refused: unknown, found: JsonErr
     const at = message.indexOf(" at position ");
     offset = Math.min(at === -1 ? text.length : Number.parseInt(message.slice(at + 13), 10) || 0, text.length);
   }
-  const message = offset >= text.length ? `unexpected end of JSON${what ? `, ${what}` : ""}` : `${what ?? "unexpected character"}, found ${JSON.stringify(text[offset])}`;
+  // A byte-order mark shows as nothing: named, wherever it stands.
+  const found_ = text.charCodeAt(offset) === 0xfeff ? "a byte-order mark (U+FEFF)" : JSON.stringify(text[offset]);
+  const message = offset >= text.length ? `unexpected end of JSON${what ? `, ${what}` : ""}` : `${what ?? "unexpected character"}, found ${found_}`;
   return Object.assign(new SyntaxError(message), lineIndex(text)(offset));
 }
 

@@ -85,14 +85,23 @@ function findJsonError(text) {
   const stop = new Error("first error found");
   const open = [];
   let found = null;
+  let whole = false;
+  const ended = () => void (whole ||= open.length === 0);
   try {
     visit(text, {
       onObjectBegin: () => void open.push(false),
-      onObjectEnd: () => void open.pop(),
+      onObjectEnd: () => {
+        open.pop();
+        ended();
+      },
       onArrayBegin: () => void open.push(true),
-      onArrayEnd: () => void open.pop(),
+      onArrayEnd: () => {
+        open.pop();
+        ended();
+      },
+      onLiteralValue: ended,
       onError: (code, offset) => {
-        found = { name: printParseErrorCode(code), offset, inArray: open[open.length - 1] === true };
+        found = { name: whole ? "EndOfFileExpected" : printParseErrorCode(code), offset, inArray: open[open.length - 1] === true };
         throw stop;
       },
     }, { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false });

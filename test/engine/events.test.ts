@@ -8,6 +8,8 @@ import { answerFor, effectiveDecisions } from "../../engine/formats/registry.js"
 import { nestedDeeperThan, parseEventBody, MAX_EVENT_DEPTH, MAX_OBJECT_KEYS } from "../../engine/event-body.js";
 import { boundedDistance, resolveEventName, unknownEventMessage, type EventPoint } from "../../engine/events.js";
 import type { HookDef } from "../../engine/hooks.js";
+import { jsonSyntaxError } from "../../engine/formats/locate.js";
+import { jsonSyntaxErrorOffThread } from "../../engine/formats/parse-off-thread.js";
 import { detectDialect, PayloadCache, translate } from "../../engine/payload.js";
 import type { Verdict } from "../../engine/verdict.js";
 
@@ -421,8 +423,23 @@ describe("event bodies (hostile input costs linear time)", () => {
     ["a trailing comma", '{"a": 1,}', /expected a string, found "}" at line 1, column 9$/],
     ["a comment", '// x\n{"a": 1}', /comments are not JSON, found "\/" at line 1, column 1$/],
     ["text after the value", '{"a": 1} {}', /unexpected text after the JSON value, found "{" at line 1, column 10$/],
-  ])("locates %s", (_what, text, message) => {
+    ["a word after the value", '{"hook_event_name":"PostToolUse"} x', /unexpected text after the JSON value, found "x" at line 1, column 35$/],
+    ["a word after a plain value", "1 x", /unexpected text after the JSON value, found "x" at line 1, column 3$/],
+    ["a word after an array", "[1]\nnope", /unexpected text after the JSON value, found "n" at line 2, column 1$/],
+    ["a word where a value is due", '{"a": x}', /expected a value, found "x" at line 1, column 7$/],
+    ["a byte-order mark", '\uFEFF{"a": 1}', /expected a value, found a byte-order mark \(U\+FEFF\) at line 1, column 1$/],
+  ])("locates %s", async (_what, text, message) => {
     expect(refusal(text)).toMatch(message);
+    // A large body's error is walked to in the parser's worker: the same words, the same place.
+    let refused: unknown;
+    try {
+      JSON.parse(text);
+    } catch (err) {
+      refused = err;
+    }
+    const here = jsonSyntaxError(text, refused);
+    const there = await jsonSyntaxErrorOffThread(text, refused);
+    expect({ message: there.message, line: there.line, column: there.column }).toEqual({ message: here.message, line: here.line, column: here.column });
   });
 
   it.each<[string, number[], RegExp]>([
