@@ -49,7 +49,23 @@ function namesTool(rule: string, name: string): boolean {
   return server !== undefined && name.startsWith(`${server}__`);
 }
 
-const globBody = (spec: string) => spec.split("*").map((part) => RE2JS.quote(part)).join(".*");
+/** A command glob's body: `*` any text, `\*` a star and `\\` a backslash (as Claude Code reads a rule's wildcards), the rest as written. */
+function globBody(spec: string): string {
+  let body = "";
+  let literal = "";
+  for (let i = 0; i < spec.length; i++) {
+    const c = spec[i]!;
+    const next = spec[i + 1];
+    if (c === "\\" && (next === "*" || next === "\\")) {
+      literal += next;
+      i++;
+    } else if (c === "*") {
+      body += `${RE2JS.quote(literal)}.*`;
+      literal = "";
+    } else literal += c;
+  }
+  return body + RE2JS.quote(literal);
+}
 
 /**
  * A command glob with `*` as a linear-time test over the whole (sub)command; `*` crosses newlines.
@@ -504,7 +520,8 @@ export function claudeCondition(rule: string): Condition {
   if (open !== -1 && !text.endsWith(")")) throw new Error(`expected Tool or Tool(specifier), got ${JSON.stringify(text.slice(0, 80))}`);
   // A tool name is one word: anything else is no rule (and must not quietly match nothing).
   if (!/^[A-Za-z0-9_.:*-]+$/.test(tool)) throw new Error(`expected Tool or Tool(specifier), got ${JSON.stringify(text.slice(0, 80))}`);
-  const spec = open === -1 ? undefined : text.slice(open + 1, -1);
+  // The specifier as Claude Code reads it: its blanks at either end are no part of it.
+  const spec = open === -1 ? undefined : text.slice(open + 1, -1).trim();
   const specified = spec !== undefined && spec !== "*" && Object.hasOwn(SPECIFIER_FIELD, tool);
   const test = specified ? (tool === "Bash" ? commandGlob(spec) : pathGlob(spec)) : undefined;
   const runsOnExpansion = specified && tool === "Bash" && moreThanName(spec);

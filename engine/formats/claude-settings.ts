@@ -118,7 +118,7 @@ const NARROW_EXACT_POINTS: ReadonlySet<string> = new Set(["FileChanged", "StopFa
 /**
  * Claude Code's matcher: "", "*" or none match all; letters, digits, `_`, `-`, spaces, `,` and `|`
  * only (at FileChanged and StopFailure: letters, digits, `_` and `|`): one exact name or a list of
- * exact names separated by `|` or `,` (`Write` does not fire for `NotebookWrite`; `Edit, Write`
+ * exact names separated by `|`, `,` or spaces (`Write` does not fire for `NotebookWrite`; `Edit, Write`
  * fires for both); anything else a regex found anywhere in the name (`mcp__.*__create` fires for
  * `mcp__github__create_issue`).
  */
@@ -126,7 +126,8 @@ export function claudeMatcher(pattern: string | undefined, point?: EventPoint): 
   if (pattern === undefined || pattern === "" || pattern === "*") return undefined;
   const exact = point !== undefined && NARROW_EXACT_POINTS.has(point) ? /^[A-Za-z0-9_|]+$/ : /^[A-Za-z0-9_|, -]+$/;
   if (exact.test(pattern)) {
-    const names = new Set(pattern.split(/[|,]/).map((n) => n.trim()));
+    // Names are separated by `|`, `,` or spaces (no tool's name holds one: `Edit Write` is two).
+    const names = new Set(pattern.split(/[|, ]+/).filter((n) => n !== ""));
     return { source: pattern, test: (name) => names.has(name) };
   }
   return { source: pattern, test: compileRegex(pattern, { anchored: false }) };

@@ -561,6 +561,9 @@ describe("matchers, each agent's own (linear: RE2 underneath)", () => {
     ["Claude Code: a comma list without spaces", claudeMatcher("Edit,Write")!, "Edit", true],
     ["Claude Code: a comma list is exact", claudeMatcher("Edit, Write")!, "MultiEdit", false],
     ["Claude Code: a hyphenated name is exact", claudeMatcher("my-tool")!, "my-tool-2", false],
+    ["Claude Code: names listed with spaces alone are exact alternatives", claudeMatcher("Edit Write")!, "Write", true],
+    ["Claude Code: a space list is exact", claudeMatcher("Edit  Write")!, "NotebookEdit", false],
+    ["Claude Code: a list with a trailing separator", claudeMatcher("Edit |")!, "Edit", true],
     ["cosh-ng: shell fires for run_shell_command (tool-name aliases)", coshMatcher("shell", "cosh-ng")!, "run_shell_command", true],
     ["cosh-ng: run_shell_command fires for shell", coshMatcher("run_shell_command", "cosh-ng")!, "shell", true],
     ["cosh-ng: a regex found anywhere", coshMatcher("file", "cosh-ng")!, "write_file", true],
@@ -797,6 +800,13 @@ describe("Claude Code's if: a permission rule, read as Claude Code reads it (hoo
     ["Bash(rm *)", "git status", false],
     ["Bash(rm *)", "echo 'unclosed", true],
     ["Bash(npm run test:*)", "npm run test:unit", true],
+    // The specifier's blanks at either end are no part of it; \* is a star and \\ a backslash, as Claude Code reads them
+    ["Bash(rm -rf * )", "rm -rf /home/u", true],
+    ["Bash( rm -rf *)", "rm -rf /home/u", true],
+    ["Bash(chmod 777 \\*)", "chmod 777 *", true],
+    ["Bash(chmod 777 \\*)", "chmod 777 /etc", false],
+    ["Bash(echo a\\\\*)", "echo a\\b", true],
+    ["Bash(echo a\\\\*)", "echo ab", false],
   ] as const)("%s for %j: %s", (rule, command, runs) => {
     expect(claudeCondition(rule).test(bash(command))).toBe(runs);
   });
