@@ -232,6 +232,8 @@ function q(s,  out, i, c) {
 BEGIN {
   for (i = 1; i < 256; i++) ORD[chr(i)] = i
   MAXLINES = 200
+  # a header line's name, as HTTP's token (the backquote among its characters, made here: no quote can hold it)
+  HNAME = "^[-!#$%&'*+.^_|~0-9A-Za-z" sprintf("%c", 96) "]+:"
   MAXBYTES = 16777216
   if (mode == "text") { print esc(ENVIRON["HOOKBOX_TEXT"], 0); exit 0 }
   if (mode == "deny") {
@@ -282,6 +284,10 @@ END {
     # An empty line ends them — without its CR too (headers ended by LF alone), but for the one curl's
     # -w line starts with (the line before it): headers cut off leave only that one.
     for (i++; i < n && !(L[i] == "" && (CR[i] || i < n - 1)); i++) {
+      # A line Node's HTTP parser refuses — folded onto the one before (a leading blank), a name that
+      # is no token (a blank before its colon, no colon), a control character but a tab — makes the
+      # whole answer one no hookbox sends, whatever curl makes of it ('hookbox forward' alike).
+      if (L[i] != "" && (L[i] ~ /^[ \t]/ || L[i] !~ HNAME || L[i] ~ /[\001-\010\012-\037]/)) garbled = 1
       h = tolower(L[i])
       if (h ~ /^hookbox-on-failure:/) {
         v = h
@@ -304,7 +310,9 @@ END {
   # an interim answer's headers (100–199 but 101, which switches protocols: the last answer there
   # is) say nothing about the final one
   if (status < 200 && status != 101) told = ""
+  if (garbled) told = ""
   print told
+  if (garbled) { print "!Wanswered with what no hookbox sends (a header line an HTTP parser refuses: folded, a name that is no token, or a control character): ${NOT_HOOKBOX}"; exit 0 }
   # A line hookbox refuses, or a URL that answers as no hookbox does (no failure mode told, and no
   # gateway's 408, 429 or 5xx): wiring to fix, blocked as any wrong line is ('hookbox forward' alike),
   # however long the page.

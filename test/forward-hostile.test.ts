@@ -7,7 +7,7 @@
 import { spawn } from "node:child_process";
 import { execFileSync, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -127,6 +127,11 @@ Object.assign(CASES, {
   "lf-headers-bomb": (sock: Socket) => sock.end(`HTTP/1.1 200 OK\nHookbox-On-Failure: block\nConnection: close\n\n${"\n".repeat(2_000_000)}${DENY}`),
   // a header line Node's parser refuses and curl reads
   "space-colon": answer(DENY, "200 OK", ["Hookbox-On-Failure: block", "X-Odd : v"]),
+  // the same on an answer of no decision (503), the mode's own name with a blank before its colon, or folded onto two lines
+  "space-colon-503": answer("{}", "503 Service Unavailable", ["Hookbox-On-Failure : block"]),
+  "folded-503": answer("{}", "503 Service Unavailable", ["Hookbox-On-Failure:", " block"]),
+  "folded-allow-block-503": answer("{}", "503 Service Unavailable", ["Hookbox-On-Failure: allow", "\tblock"]),
+  "control-char-503": answer("{}", "503 Service Unavailable", ["Hookbox-On-Failure: block", "X-A: a\u0001b"]),
   // a CR between tokens: JSON's whitespace
   "lone-cr": answer(DENY.replace(',"reason"', ',\r"reason"').replace('"permissionDecisionReason"', '\r"permissionDecisionReason"')),
   // a no-break space after the mode (one byte: latin1): no mode HTTP's whitespace leaves
@@ -515,13 +520,16 @@ describe("both forwarders read what they are given alike", () => {
     expect(bomb.stderr).toMatch(/larger than \d+ bytes or 200 lines: no answer \(blocking: on_failure = block/);
   });
 
-  it("blocks on a header line Node's parser refuses as a wrong line, where curl reads the deny: the call is denied either way", async () => {
-    const [node, sh] = await Promise.all([run("node", args("space-colon")), run("sh", args("space-colon"))]);
-    expect(node.code, node.stderr).toBe(2);
-    expect(node.stderr).toMatch(/answered with what no hookbox sends/);
-    expect(JSON.parse(node.stdout)).toMatchObject({ permissionDecision: "deny" });
-    expect(sh.code, sh.stderr).toBe(0);
-    expect(JSON.parse(sh.stdout)).toEqual({ permissionDecision: "deny", permissionDecisionReason: "no" });
+  it.each(["space-colon", "space-colon-503", "folded-503", "folded-allow-block-503", "control-char-503"])("blocks on a header line Node's parser refuses as a wrong line, in both, whatever curl makes of it and whatever failure mode is known (%s); nothing is remembered", async (name) => {
+    const xdg = mkdtempSync(join(dir, "garbled-"));
+    const [node, sh] = await Promise.all([run("node", args(name), { XDG_CACHE_HOME: xdg }), run("sh", args(name), { XDG_CACHE_HOME: xdg })]);
+    for (const r of [node, sh]) {
+      expect(r.code, `${name}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toMatch(/answered with what no hookbox sends/);
+      expect(r.stderr).not.toMatch(/passing through/);
+      expect(JSON.parse(r.stdout)).toMatchObject({ permissionDecision: "deny" });
+    }
+    expect(existsSync(join(xdg, "hookbox")) ? readdirSync(join(xdg, "hookbox")) : []).toEqual([]);
   });
 
   it.each(["trailers", "crlf", "crlf-trailers", "lone-cr", "many-headers", "big-header", "many-big-headers", "body-200-lines"])("reads an answer's body as JSON.parse does (%s: without a chunked answer's trailers, CRLF line ends and a lone CR as blanks, past a proxy's headers), in both: the deny stands", async (name) => {
