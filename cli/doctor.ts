@@ -16,13 +16,14 @@ import { basename, delimiter, isAbsolute, join, relative, resolve, sep } from "n
 import { parseArgs } from "node:util";
 import { parse as parseToml } from "smol-toml";
 import { resolveEventName } from "../engine/events.js";
-import { CLAUDE_EVENTS } from "../engine/formats/claude-settings.js";
+import type { Decision, EventPoint } from "../engine/events.js";
+import { CLAUDE_EVENTS, claudeEffective } from "../engine/formats/claude-settings.js";
 import { CODEX_EVENTS } from "../engine/formats/codex-hooks.js";
-import { COPILOT_EVENTS } from "../engine/formats/copilot-json.js";
-import { COSH_EVENTS } from "../engine/formats/cosh-toml.js";
-import { CURSOR_EVENTS } from "../engine/formats/cursor-hooks.js";
-import { GEMINI_EVENTS } from "../engine/formats/gemini-settings.js";
-import { agentDeadlineS } from "../engine/agents.js";
+import { COPILOT_EVENTS, copilotEffective } from "../engine/formats/copilot-json.js";
+import { COSH_EVENTS, coshEffective } from "../engine/formats/cosh-toml.js";
+import { CURSOR_EVENTS, cursorEffective } from "../engine/formats/cursor-hooks.js";
+import { GEMINI_EVENTS, geminiEffective } from "../engine/formats/gemini-settings.js";
+import { agentDeadlineS, asciiLower } from "../engine/agents.js";
 import { mapLimited } from "../engine/map-limited.js";
 import { EVENT_NAME, EVENT_NAME_PROBLEM, FORWARD_OPTIONS, lineFormat, MAX_ANSWER_BYTES, urlProblem as lineUrlProblem } from "./forward.js";
 import { FORWARD_SCRIPT } from "./forward-script.js";
@@ -510,6 +511,8 @@ async function check(entry: Entry, dir: string, env: NodeJS.ProcessEnv, lineEnv:
   if (!resolveEventName(entry.event)) return fail(`"${entry.event}" is not an event hookbox knows: this hook never fires for hookbox`);
   // Another agent's name for the event (Gemini's BeforeTool in a Claude file, Claude's PreToolUse in Cursor's): never fired.
   if (!FIRES[entry.agent].has(entry.event)) return fail(`"${entry.event}" is not an event ${AGENT_NAME[entry.agent]} fires (another agent's name for it): this hook never runs`);
+  // An event whose block the agent never reads (its hooks reference): a guard there stops nothing, whatever hookbox answers.
+  if (!readsBlock(entry.agent, entry.event)) return fail(`${AGENT_NAME[entry.agent]} reads no block at ${entry.event} (a hook there adds context at most): a guard there stops nothing — guard an event whose block ${AGENT_NAME[entry.agent]} reads`);
   const elsewhere = (url: string) => `the line sends events to ${url}, not to your hookbox at ${origin} (--url or HOOKBOX_URL): not contacted`;
   if (entry.http) {
     if (!/^https?:\/\//i.test(entry.http.url)) return fail(`${entry.http.url} is not an http:// or https:// URL`);
@@ -589,6 +592,8 @@ async function check(entry: Entry, dir: string, env: NodeJS.ProcessEnv, lineEnv:
     // The repository's own program (or a link in it, to anything) is what the agent would run:
     // not hookbox, whatever it says — never run, and never vouched for.
     if (found.inside) return fail(`${argv![0]} is the repository's own file (${found.path}), not an installed hookbox: ${AGENT_NAME[entry.agent]} would run it, and hookbox doctor cannot vouch for what it does (not run): use hookbox from PATH, or sh .hookbox/forward.sh`);
+    // hookbox is a Node script started through `env node`: without node on the hooks' PATH it never starts (exit 127), a silent allow.
+    if (startsWithEnvNode(found.path) && !hookboxOf("node", dir, env)) return fail(`${argv![0]} (${found.path}) starts with "#!/usr/bin/env node", and node is not on the PATH ${AGENT_NAME[entry.agent]} gives its hooks: the line never starts (exit 127), a silent allow — put node on that PATH, or use sh .hookbox/forward.sh`);
     // Whatever an installed name leads to, the doctor runs only this hookbox's own forwarder with the line's flags.
     runArgv = [process.execPath, process.argv[1]!, ...argv!.slice(1)];
   }
@@ -803,10 +808,46 @@ function blocks(agent: Agent, event: string, run: { code: number | null; stdout:
   // PermissionRequest: the deny is its decision object (exit 2 is not read there by Claude Code).
   if ((agent === "claude" || agent === "codex") && obj(specific.decision).behavior === "deny") return "hookSpecificOutput.decision.behavior deny";
   if (agent === "cursor") return out.permission === "deny" ? "permission deny" : out.continue === false ? "continue false" : undefined;
+  // Codex at a session's or subagent's start and before compaction: the stop (continue: false) is its block there.
+  if (agent === "codex" && CODEX_STOP_EVENTS.has(asciiLower(event)) && out.continue === false) return "continue false";
   // Gemini before it picks tools reads no decision: a block there is no tool left, or none.
   if (agent === "gemini" && event === "BeforeToolSelection") return obj(specific.toolConfig).mode === "NONE" ? "hookSpecificOutput.toolConfig mode NONE" : undefined;
   if (out.decision === "block") return "decision block";
   return undefined;
+}
+
+/** Codex's events where the block it reads is a stop: `continue: false` (both forwarders answer one there). */
+const CODEX_STOP_EVENTS: ReadonlySet<string> = new Set(["sessionstart", "subagentstart", "precompact"]);
+
+/** Which decisions each agent reads at an event (the engine's table, from each agent's hooks reference). */
+const EFFECTIVE: Record<Agent, (point: EventPoint) => ReadonlySet<Decision>> = { claude: claudeEffective, codex: claudeEffective, copilot: copilotEffective, cosh: coshEffective, cursor: cursorEffective, gemini: geminiEffective };
+
+/**
+ * Whether the agent reads a block at the event at all: where it does not, a line there can add
+ * context, never stop anything. Gemini's BeforeToolSelection takes its block as no tool left, Codex's
+ * starts as a stop.
+ */
+function readsBlock(agent: Agent, event: string): boolean {
+  const point = resolveEventName(event)?.point;
+  if (point === undefined) return true;
+  if (agent === "gemini" && event === "BeforeToolSelection") return true;
+  if (agent === "codex" && CODEX_STOP_EVENTS.has(asciiLower(event))) return true;
+  return EFFECTIVE[agent](point).has("block");
+}
+
+/** Whether a program file starts with `#!/usr/bin/env node` (npm's bin of this package does). */
+function startsWithEnvNode(path: string): boolean {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, "r");
+    const head = Buffer.alloc(64);
+    const n = readSync(fd, head, 0, head.length, 0);
+    return /^#!\s*\S*\/env\s+(-\S+\s+)*node\b/.test(head.subarray(0, n).toString("latin1"));
+  } catch {
+    return false;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
 }
 
 /** The events each agent fires, by the names its files use (as the engine reads a repository's files). */

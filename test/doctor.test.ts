@@ -529,6 +529,40 @@ describe("hookbox doctor", () => {
     expect(doctor(repo, home).code).toBe(0);
   });
 
+  it("names a line at an event whose block its agent never reads (Claude Code's SessionStart, Copilot's userPromptSubmitted); proves Codex's stops (continue: false) at its start and before compaction", () => {
+    const repo = mkdtempSync(join(tmpdir(), "hookbox-doctor-repo-"));
+    const home = mkdtempSync(join(tmpdir(), "hookbox-doctor-home-"));
+    const line = (event: string, format: string) => `hookbox forward --url ${svc.url} --event ${event} --format ${format}`;
+    const group = (event: string, format: string) => [{ hooks: [{ type: "command", command: line(event, format) }] }];
+    mkdirSync(join(repo, ".claude"));
+    writeFileSync(join(repo, ".claude/settings.json"), JSON.stringify({ hooks: { SessionStart: group("SessionStart", "claude") } }));
+    mkdirSync(join(repo, ".github/hooks"), { recursive: true });
+    writeFileSync(join(repo, ".github/hooks/hookbox.json"), JSON.stringify({ version: 1, hooks: { userPromptSubmitted: [{ type: "command", bash: line("userPromptSubmitted", "copilot") }] } }));
+    mkdirSync(join(repo, ".codex"));
+    writeFileSync(join(repo, ".codex/hooks.json"), JSON.stringify({ hooks: { PreCompact: group("PreCompact", "codex"), SessionStart: group("SessionStart", "codex") } }));
+    const r = doctor(repo, home);
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/FAIL +Claude Code +SessionStart .*\n.*Claude Code reads no block at SessionStart/);
+    expect(r.out).toMatch(/FAIL +Copilot CLI +userPromptSubmitted .*\n.*Copilot CLI reads no block at userPromptSubmitted/);
+    expect(r.out).toMatch(/^ok +Codex +PreCompact .*\n.*\(continue false\)/m);
+    expect(r.out).toMatch(/^ok +Codex +SessionStart .*\n.*\(continue false\)/m);
+  });
+
+  it("names a hookbox started through env node where the hooks' PATH has no node: the line never starts (exit 127), a silent allow", () => {
+    const { repo, home } = workspaceOf(svc.url);
+    const only = mkdtempSync(join(tmpdir(), "hookbox-envnode-"));
+    copyFileSync("dist/cli/hookbox.cjs", join(only, "hookbox"));
+    chmodSync(join(only, "hookbox"), 0o755);
+    expect(readFileSync(join(only, "hookbox"), "utf8")).toMatch(/^#!\/usr\/bin\/env node\n/);
+    const r = spawnSync(process.execPath, ["dist/cli/main.js", "doctor", repo, "--home", home], {
+      env: { PATH: only, HOME: home, HOOKBOX_TOKEN: TOKEN_A, XDG_CACHE_HOME: home, HOOKBOX_URL: svc.url },
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    expect(r.status).toBe(1);
+    expect(r.stdout + r.stderr).toMatch(/FAIL +Claude Code +PreToolUse .*\n.*starts with "#!\/usr\/bin\/env node", and node is not on the PATH Claude Code gives its hooks/);
+  });
+
   it("fails a forward.sh line whose awk is BusyBox's, which reads a large answer for seconds: a hook's long message would outlast the agent's deadline", () => {
     const script = spawnSync(process.execPath, ["dist/cli/hookbox.cjs", "forward", "--print-script"], { encoding: "utf8" }).stdout;
     const { repo, home } = workspaceOf(svc.url, (file, text) => (file.endsWith(join(".codex", "hooks.json")) ? text.replace("hookbox forward --url", "sh .hookbox/forward.sh --url") : text));

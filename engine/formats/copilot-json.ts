@@ -297,7 +297,7 @@ export function interpretCopilot(run: RunResult, hook: HookDef): Verdict {
 }
 
 /** copilot-hooks.md "The main events": the "Can it change the outcome" column. */
-function copilotEffective(point: EventPoint): ReadonlySet<Decision> {
+export function copilotEffective(point: EventPoint): ReadonlySet<Decision> {
   switch (point) {
     case "PreToolUse": return ALL; // copilot-hooks.md: preToolUse "Yes: allow, deny or modify arguments"
     case "PermissionRequest": return ALLOW_BLOCK; // copilot-hooks.md: permissionRequest "can allow or deny"

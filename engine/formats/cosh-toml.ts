@@ -191,7 +191,7 @@ export function interpretCosh(run: RunResult, hook: HookDef): Verdict {
 }
 
 /** cosh-hooks.md "Event Points": the Interceptable column. */
-function coshEffective(point: EventPoint): ReadonlySet<Decision> {
+export function coshEffective(point: EventPoint): ReadonlySet<Decision> {
   switch (point) {
     case "PreToolUse": return ALL; // cosh-hooks.md: PreToolUse "Yes (block/allow/ask)"
     case "PostToolUse": // cosh-hooks.md: "Yes (block/allow)"

@@ -196,7 +196,7 @@ export function interpretCursor(run: RunResult, hook: HookDef): Verdict {
  * `subagentStart` it treats it as a deny — there hookbox keeps it (an ask is never loosened) and
  * answers it as a deny (cursorAnswer).
  */
-function cursorEffective(point: EventPoint): ReadonlySet<Decision> {
+export function cursorEffective(point: EventPoint): ReadonlySet<Decision> {
   switch (point) {
     case "PreToolUse":
     case "SubagentStart":

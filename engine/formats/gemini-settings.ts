@@ -265,7 +265,7 @@ function readToolSelection(given: unknown): { selection: ToolSelection; said: st
  * of Gemini CLI before its hook asks read one as no block, so hookbox keeps it (an ask is never
  * loosened) and answers it as a deny.
  */
-function geminiEffective(point: EventPoint): ReadonlySet<Decision> {
+export function geminiEffective(point: EventPoint): ReadonlySet<Decision> {
   switch (point) {
     case "PreToolUse": return ALL; // BeforeTool: block the tool (an ask is said as a deny)
     case "PostToolUse": // AfterTool: block the result
