@@ -39,7 +39,7 @@ function hidden(c) {
     (c >= 113824 && c <= 113827) || (c >= 119155 && c <= 119162) || (c >= 917504 && c <= 921599)
 }
 # Raw C0 but tab and newline, DEL, C1 and hidden() characters in text: as "\x1b" / "\u0080" (json = 0: block()) or "\u001b" (json = 1: safeJson(), astral ones as surrogate pairs).
-function esc(t, json,  pc, np, i, j, c, o, u, k, len, st, e, b) {
+function esc(t, json,  pc, np, i, j, c, o, u, k, len, st, e, b, held) {
   if (t !~ /[\001-\010\013-\037\177-\377]/) return t
   split("", pc)
   np = 0
@@ -53,18 +53,20 @@ function esc(t, json,  pc, np, i, j, c, o, u, k, len, st, e, b) {
     if (o < 128) {
       if ((o < 32 && c != "\t" && c != "\n") || o == 127) e = json ? sprintf("\\u%04x", o) : sprintf("\\x%02x", o)
     } else {
-      # a UTF-8 sequence: its code point; a byte that starts none, or one whose sequence breaks off,
-      # is U+FFFD, as a UTF-8 decoder reads it (never a raw C1 byte on a terminal)
+      # a UTF-8 sequence: its code point; a byte that starts none is U+FFFD, and so is a sequence
+      # that breaks off — once for all it holds so far (its lead and the bytes that could follow it:
+      # no overlong form, surrogate or value past U+10FFFF), as a UTF-8 decoder reads it (never a
+      # raw C1 byte on a terminal)
       k = o >= 245 ? -1 : o >= 240 ? 3 : o >= 224 ? 2 : o >= 194 ? 1 : -1
       u = k == 3 ? o - 240 : k == 2 ? o - 224 : o - 192
+      held = 0
       for (j = 1; j <= k; j++) {
         b = ORD[substr(t, i + j, 1)]
-        if (b < 128 || b > 191) { k = -1; break }
+        if (b < (j > 1 ? 128 : o == 224 ? 160 : o == 240 ? 144 : 128) || b > (j > 1 ? 191 : o == 237 ? 159 : o == 244 ? 143 : 191)) { k = -1; break }
+        held = j
         u = u * 64 + b - 128
       }
-      # overlong forms, surrogates and values past U+10FFFF are no code point either
-      if (k > 0 && (u < (k == 1 ? 128 : k == 2 ? 2048 : 65536) || (u >= 55296 && u < 57344) || u > 1114111)) k = -1
-      if (k < 0) { e = utf8(65533); k = 0 }
+      if (k < 0) { e = utf8(65533); k = held }
       else if ((u >= 128 && u < 160) || hidden(u)) {
         if (json && u >= 65536) e = sprintf("\\u%04x\\u%04x", 55296 + int((u - 65536) / 1024), 56320 + (u - 65536) % 1024)
         else e = sprintf("\\u%04x", u)
@@ -193,6 +195,8 @@ function obj(pre,  k, st, c) {
     ws()
     if (substr(S, P, 1) != "\"") return 0
     k = pre str()
+    # A key of the answer's own named like one read a level down ("error.message") is none of it.
+    if (pre == "" && substr(k, 1, 6) == "error.") k = "\001" k
     ws()
     if (substr(S, P, 1) != ":") return 0
     P++

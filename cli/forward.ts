@@ -259,7 +259,8 @@ export async function forward(argv: string[], io: { stdin: Readable; env: NodeJS
       };
     }
     const message = answer.error?.message;
-    const text = block(typeof message === "string" ? said(message) : "no decision");
+    // Made safe to show, then cut: at most MAX_SAID_BYTES of what is shown (forward.sh alike).
+    const text = typeof message === "string" ? said(block(message)) : "no decision";
     // A line hookbox refuses, or one whose URL answers as no hookbox does: wiring to fix, not a
     // hookbox that cannot decide — it blocks as any wrong line does, whatever the failure mode.
     const wrong = wrongLine(res.status, told !== undefined);

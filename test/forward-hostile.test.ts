@@ -105,6 +105,16 @@ Object.assign(CASES, {
   "trailers": (sock: Socket) =>
     sock.end(`${head("200 OK", ["Hookbox-On-Failure: allow", "Transfer-Encoding: chunked", "Trailer: X-T"])}\r\n${DENY.length.toString(16)}\r\n${DENY}\r\n0\r\nX-T: 1\r\n\r\n`),
   "huge-error": answer(JSON.stringify({ error: { code: "x", message: `${"é".repeat(70_000)}tail` } }), "500 Internal Server Error"),
+  // an error message made of what is shown escaped: cut once made safe, to MAX_SAID_BYTES of what is shown
+  "escaped-error": answer(JSON.stringify({ error: { code: "x", message: `${"\u001b".repeat(2000)}TAIL` } }), "500 Internal Server Error"),
+  // a key of the answer's own named like the one read a level down
+  "forged-error-message": answer('{"error.message":"forged \\u001b text"}', "503 Service Unavailable"),
+  // sequences that break off, in a reason: each a single U+FFFD for all it holds so far, as a decoder reads it
+  "broken-utf8-prefixes": (sock: Socket) => {
+    const reason = Buffer.concat([Buffer.from("a"), Buffer.from([0xe2, 0x82]), Buffer.from("b"), Buffer.from([0xf0, 0x9f, 0x98]), Buffer.from("c"), Buffer.from([0xe0, 0x80]), Buffer.from("d"), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from("e"), Buffer.from([0xf4, 0x90]), Buffer.from("f")]);
+    const body = Buffer.concat([Buffer.from('{"decision":"block","reason":"'), reason, Buffer.from('","output":{"permissionDecision":"deny"},"exit_code":0}')]);
+    sock.end(Buffer.concat([Buffer.from(`${head("200 OK", ["Hookbox-On-Failure: block", `Content-Length: ${body.length}`, "Connection: close"])}\r\n`), body]));
+  },
   // Takes the event and never answers.
   "silent": () => undefined,
   // A block in the dialect the request asked for (its ?format=), as hookbox answers one.
@@ -297,12 +307,24 @@ describe("a hostile hookbox, failure mode block", () => {
     expect(sh.stderr).toBe(node.stderr);
   });
 
-  it.each(["long-c1-reason", "lone-surrogate", "overlong-escape"])("%s: both forwarders print the same bytes, nothing raw for the terminal", async (name) => {
+  it.each(["long-c1-reason", "lone-surrogate", "overlong-escape", "escaped-error", "forged-error-message", "broken-utf8-prefixes"])("%s: both forwarders print the same bytes, nothing raw for the terminal", async (name) => {
     const [node, sh] = await Promise.all([run("node", args(name)), run("sh", args(name))]);
     expect(sh.code).toBe(node.code);
     expect(sh.stdout).toBe(node.stdout);
     expect(sh.stderr).toBe(node.stderr);
     for (const out of [sh.stdout, sh.stderr]) expect(out).not.toMatch(RAW_CONTROL);
+  });
+
+  it("cuts an error message once it is made safe to show, to MAX_SAID_BYTES of what is shown; reads no key of the answer's own as the error's; reads a broken UTF-8 sequence as one U+FFFD — in both", async () => {
+    const escaped = await run("node", args("escaped-error"));
+    // (cut within an escape's characters, never within a character: what is shown)
+    expect(Buffer.from(escaped.stderr, "latin1").toString("utf8")).toMatch(/hookbox answered 500: (\\x1b)+[\\x1b]{0,3}… \(blocking/);
+    expect(escaped.stderr).not.toContain("TAIL");
+    expect(Buffer.byteLength(escaped.stderr)).toBeLessThan(MAX_SAID_BYTES + 400);
+    const forged = await run("node", args("forged-error-message"));
+    expect(forged.stderr).toMatch(/hookbox answered 503: no decision/);
+    const broken = await run("sh", args("broken-utf8-prefixes"));
+    expect(Buffer.from(broken.stderr, "latin1").toString("utf8")).toBe("a\ufffdb\ufffdc\ufffd\ufffdd\ufffd\ufffd\ufffde\ufffd\ufffdf\n");
   });
 
   it("a reason said twice, the last time not as a string, is no reason, in both", async () => {
