@@ -183,6 +183,13 @@ export function withCompileBudget<T>(budget: CompileBudget, fn: () => T): T {
 const WIDE_CLASS_WEIGHT = 20;
 
 /**
+ * What a class holding a range past ASCII (`[\x{42}-\x{1E942}]`, `[À-ɏ]`) weighs: under `(?i)` the
+ * engine folds such a range a code point at a time — a range over most of Unicode costs about
+ * 7 ms here, as much as a hundred atoms' worth of the weight's budget.
+ */
+const WIDE_RANGE_WEIGHT = 100;
+
+/**
  * A weight of a pattern's RE2 program, read in one pass before compiling: every atom counts one
  * (`^` and `$` too), a Unicode or negated class twenty, a repeat `x{n,m}` counts x max(n, m) times,
  * through nested groups (`((a{10}){10}){10}` is a thousand), alternatives add up, a capturing
@@ -230,6 +237,9 @@ export function repeatWeight(pattern: string): number {
       // a class: to its closing bracket (a leading ] is literal; escapes inside skip a character)
       let j = i + 1;
       let wide = false;
+      // a range (`-` between two members) with an end past ASCII
+      let pastAscii = false;
+      let range = false;
       if (pattern[j] === "^") {
         wide = true;
         j++;
@@ -238,9 +248,11 @@ export function repeatWeight(pattern: string): number {
       for (; j < pattern.length && pattern[j] !== "]"; j++) {
         // Past ASCII (a character, or `\x{…}`), a range may span much of Unicode: case folding
         // (`(?i)`) makes the engine fold all of it, as costly as a \p class.
-        if (pattern.charCodeAt(j) > 0x7f) wide = true;
+        if (pattern.charCodeAt(j) > 0x7f) wide = pastAscii = true;
+        if (pattern[j] === "-" && j > i + 1 && pattern[j + 1] !== "]") range = true;
         if (pattern[j] === "\\") {
-          if (pattern[j + 1] === "p" || pattern[j + 1] === "P" || (pattern[j + 1] === "x" && pattern[j + 2] === "{")) wide = true;
+          if (pattern[j + 1] === "p" || pattern[j + 1] === "P") wide = true;
+          if (pattern[j + 1] === "x" && pattern[j + 2] === "{") wide = pastAscii = true;
           j++;
         } else if (pattern[j] === "[" && pattern[j + 1] === ":") {
           // [:alpha:] inside a class
@@ -249,7 +261,7 @@ export function repeatWeight(pattern: string): number {
         }
       }
       i = j;
-      atom(wide ? WIDE_CLASS_WEIGHT : 1);
+      atom(range && pastAscii ? WIDE_RANGE_WEIGHT : wide ? WIDE_CLASS_WEIGHT : 1);
     } else if (c === "(") {
       // `(?:`, `(?i)`, `(?P<name>`: the group's flags and name are not atoms
       let capture = true;
