@@ -398,6 +398,9 @@ export async function workspacePush(argv: string[], env: NodeJS.ProcessEnv, dead
     throw err;
   });
   if (packed instanceof OverLimit) return { stdout: "", stderr: `${skipped.text()}hookbox: ${packed.message}: nothing sent\n`, code: 65 };
+  // Every file skipped (a settings file with no hook settings, files that could not be read): an
+  // archive of nothing, which the service refuses — said here as what it is.
+  if (packed.count === 0) return { stdout: "", stderr: `${skipped.text()}hookbox: no hook settings in ${oneLine(dir)} (the files found hold none, or could not be read): nothing sent\n`, code: 65 };
   const { archive, count, configs } = packed;
   if (!values.all) unsentScripts(dir, sent, configs, skipped);
   const id = values.id ?? `${basename(given).replace(/[^A-Za-z0-9._-]/g, "-").replace(/^[^A-Za-z0-9]+/, "") || "ws"}-${createHash("sha256").update(archive).digest("hex").slice(0, 12)}`;

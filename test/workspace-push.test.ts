@@ -90,6 +90,12 @@ describe("hookbox workspace push, past a limit of the service's", () => {
     expect(r.status, r.stderr).toBe(69);
   });
 
+  it("sends nothing when every file found holds no hook settings (a Claude settings file of permissions alone): no archive of nothing, which the service refuses", () => {
+    const r = push(repo({ ".claude/settings.json": JSON.stringify({ permissions: { allow: ["Bash(ls)"] } }) }));
+    expect(r.status, r.stderr).toBe(65);
+    expect(r.stderr).toMatch(/^hookbox: no hook settings in .* \(the files found hold none, or could not be read\): nothing sent\n$/);
+  });
+
   it("refuses an archive over max_body_bytes before sending it", () => {
     const r = push(repo({ ".claude/hooks/blob.bin": randomBytes(65 * MiB) }));
     expect(r.status, r.stderr).toBe(65);
