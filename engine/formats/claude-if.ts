@@ -49,7 +49,16 @@ function namesTool(rule: string, name: string): boolean {
   return server !== undefined && name.startsWith(`${server}__`);
 }
 
-/** A command glob's body: `*` any text, `\*` a star and `\\` a backslash (as Claude Code reads a rule's wildcards), the rest as written. */
+/** Whether a command rule holds a wildcard: a `*` no backslash escapes (`\\*` is a backslash, then one). */
+function hasWildcard(spec: string): boolean {
+  for (let i = 0; i < spec.length; i++) {
+    if (spec[i] === "\\" && (spec[i + 1] === "*" || spec[i + 1] === "\\")) i++;
+    else if (spec[i] === "*") return true;
+  }
+  return false;
+}
+
+/** A wildcard rule's body: `*` any text, `\*` a star and `\\` a backslash (as Claude Code reads a rule's wildcards), the rest as written. */
 function globBody(spec: string): string {
   let body = "";
   let literal = "";
@@ -73,6 +82,8 @@ function globBody(spec: string): string {
  * reads it; a trailing `:*` is any text after the prefix.
  */
 function commandGlob(spec: string): (text: string) => boolean {
+  // A rule with no wildcard is the command exactly as written, its backslashes too.
+  if (!hasWildcard(spec)) return compileRegex(`(?s:${RE2JS.quote(spec)})`, { anchored: true });
   if (spec.endsWith(":*")) return compileRegex(`(?s:${globBody(spec.slice(0, -2))}.*)`, { anchored: true });
   if (spec.endsWith(" *")) return compileRegex(`(?s:${globBody(spec.slice(0, -2))}(?: .*)?)`, { anchored: true });
   return compileRegex(`(?s:${globBody(spec)})`, { anchored: true });

@@ -800,13 +800,17 @@ describe("Claude Code's if: a permission rule, read as Claude Code reads it (hoo
     ["Bash(rm *)", "git status", false],
     ["Bash(rm *)", "echo 'unclosed", true],
     ["Bash(npm run test:*)", "npm run test:unit", true],
-    // The specifier's blanks at either end are no part of it; \* is a star and \\ a backslash, as Claude Code reads them
+    // The specifier's blanks at either end are no part of it; in a rule with a wildcard, \* is a star
+    // and \\ a backslash, as Claude Code reads them; a rule with none is the command as written
     ["Bash(rm -rf * )", "rm -rf /home/u", true],
     ["Bash( rm -rf *)", "rm -rf /home/u", true],
-    ["Bash(chmod 777 \\*)", "chmod 777 *", true],
-    ["Bash(chmod 777 \\*)", "chmod 777 /etc", false],
+    ["Bash(chmod \\* *)", "chmod * /etc", true],
+    ["Bash(chmod \\* *)", "chmod 777 /etc", false],
     ["Bash(echo a\\\\*)", "echo a\\b", true],
     ["Bash(echo a\\\\*)", "echo ab", false],
+    ["Bash(grep -F '\\*' x)", "grep -F '\\*' x", true],
+    ["Bash(echo '\\\\')", "echo '\\\\'", true],
+    ["Bash(chmod 777 \\*)", "chmod 777 \\*", true],
   ] as const)("%s for %j: %s", (rule, command, runs) => {
     expect(claudeCondition(rule).test(bash(command))).toBe(runs);
   });
