@@ -825,13 +825,16 @@ const EFFECTIVE: Record<Agent, (point: EventPoint) => ReadonlySet<Decision>> = {
 /**
  * Whether the agent reads a block at the event at all: where it does not, a line there can add
  * context, never stop anything. Gemini's BeforeToolSelection takes its block as no tool left, Codex's
- * starts as a stop.
+ * starts as a stop, VS Code's prompt and post-tool events a Copilot CLI's do not.
  */
 function readsBlock(agent: Agent, event: string): boolean {
   const point = resolveEventName(event)?.point;
   if (point === undefined) return true;
   if (agent === "gemini" && event === "BeforeToolSelection") return true;
   if (agent === "codex" && CODEX_STOP_EVENTS.has(asciiLower(event))) return true;
+  // VS Code's names of Copilot's events (its hook files share the folder): it reads a block at its
+  // prompt (continue: false) and after a tool (decision: "block"), where the CLI reads none.
+  if (agent === "copilot" && (event === "UserPromptSubmit" || event === "PostToolUse")) return true;
   return EFFECTIVE[agent](point).has("block");
 }
 

@@ -538,6 +538,8 @@ describe("hookbox doctor", () => {
     writeFileSync(join(repo, ".claude/settings.json"), JSON.stringify({ hooks: { SessionStart: group("SessionStart", "claude") } }));
     mkdirSync(join(repo, ".github/hooks"), { recursive: true });
     writeFileSync(join(repo, ".github/hooks/hookbox.json"), JSON.stringify({ version: 1, hooks: { userPromptSubmitted: [{ type: "command", bash: line("userPromptSubmitted", "copilot") }] } }));
+    // VS Code's form of the same file: it reads a block at its prompt and after a tool
+    writeFileSync(join(repo, ".github/hooks/vscode.json"), JSON.stringify({ hooks: { UserPromptSubmit: [{ type: "command", command: line("UserPromptSubmit", "copilot") }], PostToolUse: [{ type: "command", command: line("PostToolUse", "copilot") }] } }));
     mkdirSync(join(repo, ".codex"));
     writeFileSync(join(repo, ".codex/hooks.json"), JSON.stringify({ hooks: { PreCompact: group("PreCompact", "codex"), SessionStart: group("SessionStart", "codex") } }));
     const r = doctor(repo, home);
@@ -546,6 +548,8 @@ describe("hookbox doctor", () => {
     expect(r.out).toMatch(/FAIL +Copilot CLI +userPromptSubmitted .*\n.*Copilot CLI reads no block at userPromptSubmitted/);
     expect(r.out).toMatch(/^ok +Codex +PreCompact .*\n.*\(continue false\)/m);
     expect(r.out).toMatch(/^ok +Codex +SessionStart .*\n.*\(continue false\)/m);
+    expect(r.out).toMatch(/^ok +Copilot CLI +UserPromptSubmit /m);
+    expect(r.out).toMatch(/^ok +Copilot CLI +PostToolUse /m);
   });
 
   it("names a hookbox started through env node where the hooks' PATH has no node: the line never starts (exit 127), a silent allow", () => {
