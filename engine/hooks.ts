@@ -183,11 +183,25 @@ export function withCompileBudget<T>(budget: CompileBudget, fn: () => T): T {
 const WIDE_CLASS_WEIGHT = 20;
 
 /**
- * What a class holding a range past ASCII (`[\x{42}-\x{1E942}]`, `[À-ɏ]`) weighs: under `(?i)` the
- * engine folds such a range a code point at a time — a range over most of Unicode costs about
- * 7 ms here, as much as a hundred atoms' worth of the weight's budget.
+ * What each range past ASCII in a class (`[\x{42}-\x{1E942}]`, `[À-ɏ]`) weighs in a pattern that
+ * folds case (`(?i)` anywhere in it): the engine folds such a range a code point at a time, each
+ * range of a class on its own — one over most of Unicode costs about 7 ms here, as much as a
+ * hundred atoms' worth of the weight's budget.
  */
 const WIDE_RANGE_WEIGHT = 100;
+
+/** Whether a range's end at `at` (its first character) stands past ASCII: a character, or `\x{…}`. */
+function rangeEndPastAscii(pattern: string, at: number, before: boolean): boolean {
+  if (before && pattern[at] === "}") {
+    const open = pattern.lastIndexOf("\\x{", at);
+    return open !== -1 && Number.parseInt(pattern.slice(open + 3, at), 16) > 0x7f;
+  }
+  if (!before && pattern[at] === "\\" && pattern[at + 1] === "x" && pattern[at + 2] === "{") {
+    const close = pattern.indexOf("}", at + 3);
+    return close !== -1 && Number.parseInt(pattern.slice(at + 3, close), 16) > 0x7f;
+  }
+  return pattern.charCodeAt(at) > 0x7f;
+}
 
 /**
  * A weight of a pattern's RE2 program, read in one pass before compiling: every atom counts one
@@ -201,6 +215,8 @@ const WIDE_RANGE_WEIGHT = 100;
  */
 export function repeatWeight(pattern: string): number {
   const CAP = 1e9;
+  // case folded anywhere in it (`(?i)`, `(?is:`): its ranges past ASCII are folded code point by code point
+  const folds = /\(\?[A-Za-z]*i/.test(pattern);
   // capture: the group records where it matched, two instructions of RE2's program
   const frames: { sum: number; last: number; capture: boolean }[] = [{ sum: 0, last: 0, capture: false }];
   let top = frames[0]!;
@@ -237,22 +253,23 @@ export function repeatWeight(pattern: string): number {
       // a class: to its closing bracket (a leading ] is literal; escapes inside skip a character)
       let j = i + 1;
       let wide = false;
-      // a range (`-` between two members) with an end past ASCII
-      let pastAscii = false;
-      let range = false;
+      // ranges past ASCII, each folded on its own under (?i)
+      let ranges = 0;
+      const first = j + (pattern[j] === "^" ? 1 : 0);
       if (pattern[j] === "^") {
         wide = true;
         j++;
       }
       if (pattern[j] === "]") j++;
       for (; j < pattern.length && pattern[j] !== "]"; j++) {
-        // Past ASCII (a character, or `\x{…}`), a range may span much of Unicode: case folding
-        // (`(?i)`) makes the engine fold all of it, as costly as a \p class.
-        if (pattern.charCodeAt(j) > 0x7f) wide = pastAscii = true;
-        if (pattern[j] === "-" && j > i + 1 && pattern[j + 1] !== "]") range = true;
+        // Past ASCII (a character, or `\x{…}`): a member weighs as a \p class, and a range — which
+        // may span much of Unicode — a hundred atoms where the pattern folds case (the pattern is
+        // at most MAX_MATCHER_CHARS long, so looking back for a range's `\x{` costs little).
+        if (pattern.charCodeAt(j) > 0x7f) wide = true;
+        if (folds && pattern[j] === "-" && j > first && pattern[j + 1] !== "]" && (rangeEndPastAscii(pattern, j - 1, true) || rangeEndPastAscii(pattern, j + 1, false))) ranges++;
         if (pattern[j] === "\\") {
           if (pattern[j + 1] === "p" || pattern[j + 1] === "P") wide = true;
-          if (pattern[j + 1] === "x" && pattern[j + 2] === "{") wide = pastAscii = true;
+          if (pattern[j + 1] === "x" && pattern[j + 2] === "{") wide = true;
           j++;
         } else if (pattern[j] === "[" && pattern[j + 1] === ":") {
           // [:alpha:] inside a class
@@ -261,7 +278,7 @@ export function repeatWeight(pattern: string): number {
         }
       }
       i = j;
-      atom(range && pastAscii ? WIDE_RANGE_WEIGHT : wide ? WIDE_CLASS_WEIGHT : 1);
+      atom(ranges > 0 ? Math.min(CAP, ranges * WIDE_RANGE_WEIGHT) : wide ? WIDE_CLASS_WEIGHT : 1);
     } else if (c === "(") {
       // `(?:`, `(?i)`, `(?P<name>`: the group's flags and name are not atoms
       let capture = true;

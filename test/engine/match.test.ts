@@ -102,18 +102,26 @@ describe("a matcher's repeats are weighed before RE2 builds it", () => {
     ["(){1000}", 2_000],
     ["(?:x*){300}", 600],
     ["(?P<n>a)", 3],
-    // A range past ASCII: case folding makes RE2 fold it a code point at a time (84 of them, weighed
-    // 84, took 0.3 s to build under (?i); 15, weighed as \p classes, 0.1 s on a cold thread): a
-    // hundred atoms' worth, three to the budget. A character past ASCII alone weighs as a \p class.
-    ["[\u0100-\u{10FFFF}]", 100],
-    ["[\\x{100}-\\x{10FFFF}]", 100],
+    // A range past ASCII, where the pattern folds case: RE2 folds it a code point at a time, each
+    // range of a class on its own (84 classes, weighed 84, took 0.3 s to build under (?i); 16 ranges
+    // in one class 75 ms): a hundred atoms' worth each, three to the budget. A character past ASCII
+    // in a class, or a range where nothing folds, weighs as a \p class.
+    ["[\u0100-\u{10FFFF}]", 20],
+    ["[\\x{100}-\\x{10FFFF}]", 20],
+    ["(?i)[\u0100-\u{10FFFF}]", 100],
     ["(?i)[\\x{42}-\\x{1E942}]", 100],
-    ["[À-ÿ]", 100],
+    ["(?is:[\\x{42}-\\x{1E942}])", 100],
+    ["(?-i)[\\x{42}-\\x{1E942}]", 20],
+    ["(?i)[À-ÿ]", 100],
+    ["(?i)[B-\u{1E942}B-\u{1E942}]", 200],
+    ["(?i)[a-zA-Z0-9é]", 20],
+    ["(?i)[-é]", 20],
+    ["(?i)[é-]", 20],
     ["[é]", 20],
-    ["[-é]", 20],
-    ["[\\x{e9}]", 20],
     ["[\\x20-\\x7e]", 1],
+    ["(?i)[\\x20-\\x7e]", 1],
     ["(?i)" + "[\u0100-\u{10FFFF}]".repeat(84), 8_400],
+    ["(?i)[" + "B-\u{1E942}".repeat(126) + "]", 12_600],
     // A long case-insensitive list of tools weighs what RE2 builds for it (173 instructions), not twice that.
     ["(?i)^(Bash|Write|Edit|MultiEdit|NotebookEdit|WebFetch|Task|Glob|Grep|Read|WebSearch|TodoWrite|KillShell|LS|mcp__(github|gitlab|fs|db)__(write|delete|push|create|drop|merge)_.*)$", 151],
   ])("%s weighs %i", async (pattern, weight) => {
@@ -182,6 +190,10 @@ describe("a matcher's repeats are weighed before RE2 builds it", () => {
     const folded = (n: number) => `(?i)${"[\\x{42}-\\x{1E942}]".repeat(n)}`;
     expect(() => compileRegex(folded(3), { anchored: false })).not.toThrow();
     expect(() => compileRegex(folded(4), { anchored: false })).toThrow(/weighed before it is built: over 300/);
+    // and so within one class
+    const inOne = (n: number) => `(?i)[${"B-\u{1E942}".repeat(n)}]`;
+    expect(() => compileRegex(inOne(3), { anchored: false })).not.toThrow();
+    expect(() => compileRegex(inOne(4), { anchored: false })).toThrow(/weighed before it is built: over 300/);
     const budget = { left: 2, limit: 2, instructions: 1000, ms: 0, maxMs: 100, seen: new Set<string>() };
     expect(() => withCompileBudget(budget, () => ["a", "b", "c"].map((p) => compileRegex(p, { anchored: true })))).toThrow(/more than 2 matchers and conditions/);
     const small = { left: 100, limit: 100, instructions: 500, ms: 0, maxMs: 100, seen: new Set<string>() };
