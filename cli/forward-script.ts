@@ -285,14 +285,24 @@ END {
     status = substr(status, 1, 3) + 0
     # Only the final answer's headers count; repeated or listed values say block if any does.
     told = ""
+    hcl = hte = 0
     # An empty line ends them — without its CR too (headers ended by LF alone), but for the one curl's
     # -w line starts with (the line before it): headers cut off leave only that one.
     for (i++; i < n && !(L[i] == "" && (CR[i] || i < n - 1)); i++) {
       # A line Node's HTTP parser refuses — folded onto the one before (a leading blank), a name that
-      # is no token (a blank before its colon, no colon), a control character but a tab — makes the
-      # whole answer one no hookbox sends, whatever curl makes of it ('hookbox forward' alike).
-      if (L[i] != "" && (L[i] ~ /^[ \t]/ || L[i] !~ HNAME || L[i] ~ /[\001-\010\012-\037]/)) garbled = 1
+      # is no token (a blank before its colon, no colon), a control character but a tab, DEL — makes
+      # the whole answer one no hookbox sends, whatever curl makes of it ('hookbox forward' alike).
+      if (L[i] != "" && (L[i] ~ /^[ \t]/ || L[i] !~ HNAME || L[i] ~ /[\001-\010\012-\037\177]/)) garbled = 1
       h = tolower(L[i])
+      # a length that is no number, or one beside a transfer coding: refused too
+      if (h ~ /^content-length:/) {
+        v = h
+        sub(/^[^:]*:[ \t]*/, "", v)
+        sub(/[ \t]+$/, "", v)
+        if (v !~ /^[0-9]+$/ || hte) garbled = 1
+        hcl = 1
+      }
+      if (h ~ /^transfer-encoding:/) { if (hcl) garbled = 1; hte = 1 }
       if (h ~ /^hookbox-on-failure:/) {
         v = h
         sub(/^[^:]*:/, "", v)

@@ -142,6 +142,9 @@ Object.assign(CASES, {
   "folded-503": answer("{}", "503 Service Unavailable", ["Hookbox-On-Failure:", " block"]),
   "folded-allow-block-503": answer("{}", "503 Service Unavailable", ["Hookbox-On-Failure: allow", "\tblock"]),
   "control-char-503": answer("{}", "503 Service Unavailable", ["Hookbox-On-Failure: block", "X-A: a\u0001b"]),
+  "del-char-503": answer("{}", "503 Service Unavailable", ["Hookbox-On-Failure: allow", "X-A: a\u007fb"]),
+  "length-not-a-number-503": (sock: Socket) => sock.end(`${head("503 Service Unavailable", ["Hookbox-On-Failure: allow", "Content-Length: 2x", "Connection: close"])}\r\n{}`),
+  "length-and-chunked-503": (sock: Socket) => sock.end(`${head("503 Service Unavailable", ["Hookbox-On-Failure: allow", "Content-Length: 7", "Transfer-Encoding: chunked", "Connection: close"])}\r\n2\r\n{}\r\n0\r\n\r\n`),
   // a CR between tokens: JSON's whitespace
   "lone-cr": answer(DENY.replace(',"reason"', ',\r"reason"').replace('"permissionDecisionReason"', '\r"permissionDecisionReason"')),
   // a no-break space after the mode (one byte: latin1): no mode HTTP's whitespace leaves
@@ -542,7 +545,7 @@ describe("both forwarders read what they are given alike", () => {
     expect(bomb.stderr).toMatch(/larger than \d+ bytes or 200 lines: no answer \(blocking: on_failure = block/);
   });
 
-  it.each(["space-colon", "space-colon-503", "folded-503", "folded-allow-block-503", "control-char-503"])("blocks on a header line Node's parser refuses as a wrong line, in both, whatever curl makes of it and whatever failure mode is known (%s); nothing is remembered", async (name) => {
+  it.each(["space-colon", "space-colon-503", "folded-503", "folded-allow-block-503", "control-char-503", "del-char-503", "length-not-a-number-503", "length-and-chunked-503"])("blocks on a header line Node's parser refuses as a wrong line, in both, whatever curl makes of it and whatever failure mode is known (%s); nothing is remembered", async (name) => {
     const xdg = mkdtempSync(join(dir, "garbled-"));
     const [node, sh] = await Promise.all([run("node", args(name), { XDG_CACHE_HOME: xdg }), run("sh", args(name), { XDG_CACHE_HOME: xdg })]);
     for (const r of [node, sh]) {
