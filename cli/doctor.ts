@@ -25,7 +25,7 @@ import { CURSOR_EVENTS, cursorEffective } from "../engine/formats/cursor-hooks.j
 import { GEMINI_EVENTS, geminiEffective } from "../engine/formats/gemini-settings.js";
 import { agentDeadlineS, asciiLower } from "../engine/agents.js";
 import { mapLimited } from "../engine/map-limited.js";
-import { EVENT_NAME, EVENT_NAME_PROBLEM, FORWARD_OPTIONS, lineFormat, MAX_ANSWER_BYTES, urlProblem as lineUrlProblem } from "./forward.js";
+import { CODEX_STOP_ONLY, EVENT_NAME, EVENT_NAME_PROBLEM, FORWARD_OPTIONS, lineFormat, MAX_ANSWER_BYTES, urlProblem as lineUrlProblem } from "./forward.js";
 import { FORWARD_SCRIPT } from "./forward-script.js";
 import { AnswerTooLarge, readText } from "./read-answer.js";
 import { oneLine, safeJson } from "./terminal.js";
@@ -809,15 +809,12 @@ function blocks(agent: Agent, event: string, run: { code: number | null; stdout:
   if ((agent === "claude" || agent === "codex") && obj(specific.decision).behavior === "deny") return "hookSpecificOutput.decision.behavior deny";
   if (agent === "cursor") return out.permission === "deny" ? "permission deny" : out.continue === false ? "continue false" : undefined;
   // Codex at a session's or subagent's start and before compaction: the stop (continue: false) is its block there.
-  if (agent === "codex" && CODEX_STOP_EVENTS.has(asciiLower(event)) && out.continue === false) return "continue false";
+  if (agent === "codex" && CODEX_STOP_ONLY.has(asciiLower(event)) && out.continue === false) return "continue false";
   // Gemini before it picks tools reads no decision: a block there is no tool left, or none.
   if (agent === "gemini" && event === "BeforeToolSelection") return obj(specific.toolConfig).mode === "NONE" ? "hookSpecificOutput.toolConfig mode NONE" : undefined;
   if (out.decision === "block") return "decision block";
   return undefined;
 }
-
-/** Codex's events where the block it reads is a stop: `continue: false` (both forwarders answer one there). */
-const CODEX_STOP_EVENTS: ReadonlySet<string> = new Set(["sessionstart", "subagentstart", "precompact"]);
 
 /** Which decisions each agent reads at an event (the engine's table, from each agent's hooks reference). */
 const EFFECTIVE: Record<Agent, (point: EventPoint) => ReadonlySet<Decision>> = { claude: claudeEffective, codex: claudeEffective, copilot: copilotEffective, cosh: coshEffective, cursor: cursorEffective, gemini: geminiEffective };
@@ -831,7 +828,7 @@ function readsBlock(agent: Agent, event: string): boolean {
   const point = resolveEventName(event)?.point;
   if (point === undefined) return true;
   if (agent === "gemini" && event === "BeforeToolSelection") return true;
-  if (agent === "codex" && CODEX_STOP_EVENTS.has(asciiLower(event))) return true;
+  if (agent === "codex" && CODEX_STOP_ONLY.has(asciiLower(event))) return true;
   // VS Code's names of Copilot's events (its hook files share the folder): it reads a block at its
   // prompt (continue: false) and after a tool (decision: "block"), where the CLI reads none.
   if (agent === "copilot" && (event === "UserPromptSubmit" || event === "PostToolUse")) return true;

@@ -106,7 +106,7 @@ function jsonBlockOnly(format: AgentFormat, event: string): boolean {
 /** Gemini's BeforeToolSelection: no decision is read there, a block is no tool left to the model. */
 const picksTools = (format: AgentFormat, event: string): boolean => format === "gemini" && asciiLower(event) === "beforetoolselection";
 /** Codex's events whose answer takes no decision, where a block is the stop it reads at exit 0 (`continue: false`). */
-const CODEX_STOP_ONLY = new Set(["precompact", "sessionstart", "subagentstart"]);
+export const CODEX_STOP_ONLY: ReadonlySet<string> = new Set(["precompact", "sessionstart", "subagentstart"]);
 
 /** What a usage error exits with, but for cosh (whose block is its JSON at exit 0): 2, a block to every other agent. */
 export const USAGE_BLOCK_EXIT = 2;

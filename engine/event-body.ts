@@ -9,7 +9,7 @@ import { BadRequestError } from "./errors.js";
 import { formatPath, jsonSyntaxError } from "./formats/locate.js";
 import { jsonSyntaxErrorOffThread } from "./formats/parse-off-thread.js";
 import { TURN_BODY_BYTES } from "./turns.js";
-import type { JsonObject } from "./payload.js";
+import { bodyEventName, type JsonObject } from "./payload.js";
 import { MAX_OBJECT_KEYS } from "./names.js";
 
 /** What hookbox reads of an event body; every other field passes to hooks untouched. */
@@ -264,12 +264,11 @@ export function parseEventBody(raw: Uint8Array, opts: { weighed?: boolean; locat
   }
 }
 
-/** The event a refused body names — `hook_event_name` or `hookEventName`, a string, one event if both — or undefined. */
+/** The event a refused body names (bodyEventName), or undefined where its two names could say two events. */
 function plainEventName(value: Record<string, unknown>): string | undefined {
-  const [snake, camel] = [value.hook_event_name, value.hookEventName];
-  if ((snake !== undefined && typeof snake !== "string") || (camel !== undefined && typeof camel !== "string")) return undefined;
-  if (typeof snake === "string" && typeof camel === "string" && asciiLower(snake) !== asciiLower(camel)) return undefined;
-  return (snake ?? camel) as string | undefined;
+  const { hook_event_name: snake, hookEventName: camel } = value;
+  if (snake !== undefined && camel !== undefined && (typeof snake !== "string" || typeof camel !== "string" || asciiLower(snake) !== asciiLower(camel))) return undefined;
+  return bodyEventName(value as JsonObject);
 }
 
 /** The checks of a parsed body's text and object, past JSON.parse (parseEventBody). */

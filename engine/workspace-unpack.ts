@@ -94,8 +94,6 @@ export async function unpack(body: AsyncIterable<Uint8Array>, dest: string, limi
   let made = 0;
   let bytes = 0;
   let entries = 0;
-  /** every entry's header the archive holds, its root's included */
-  let headers = 0;
   /** whether the archive named its root (`./`) yet */
   let rootNamed = false;
   let uploaded = 0;
@@ -214,7 +212,6 @@ export async function unpack(body: AsyncIterable<Uint8Array>, dest: string, limi
       // entry then never ends: the upload would wait for it for ever.
       const size = header.size;
       if (size === undefined || !Number.isSafeInteger(size) || size < 0) throw refuse(header.name, "invalid size field");
-      headers++;
       const path = entryPath(header.name);
       // The archive's own root (`./`, as `tar -C dir .` writes it first): once, no entry of the
       // workspace; said again, it counts as one.
@@ -306,7 +303,7 @@ export async function unpack(body: AsyncIterable<Uint8Array>, dest: string, limi
     // An archive of nothing at all — an empty body, or the end blocks a tar that failed writes — is
     // no workspace: stored, it would replace the last one with none, its guards gone. (An empty
     // folder's archive names its root: that one is stored.)
-    if (headers === 0) throw new BadRequestError("the archive holds no entry (an empty body, or a tar of nothing: did the command that made it fail?): nothing was stored", "body", "archive_invalid");
+    if (entries === 0 && !rootNamed) throw new BadRequestError("the archive holds no entry (an empty body, or a tar of nothing: did the command that made it fail?): nothing was stored", "body", "archive_invalid");
     await checkLinks(await readTree(rootReal), rootReal);
     return { digest: `sha256:${hash.digest("hex")}`, files, bytes, folders: made, charged };
   } finally {
