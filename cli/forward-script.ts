@@ -667,39 +667,54 @@ fi
 exec 5>&2
 command exec 2>/dev/null 4<&0 || exec 4</dev/null
 exec 2>&5 5>&-
+# The failure mode hookbox last told is kept in one small file per URL + token (hashed) + event, as
+# 'hookbox forward' keeps it — only in the user's own absolute cache folder (a relative
+# XDG_CACHE_HOME is the repository's, a missing HOME leaves only a shared /tmp): no cache otherwise.
+cdir= hasher=
+case \${XDG_CACHE_HOME:-} in
+  /*) cdir=$XDG_CACHE_HOME/hookbox ;;
+  '') case \${HOME:-} in /*) cdir=$HOME/.cache/hookbox ;; esac ;;
+esac
+if [ -n "$cdir" ]; then
+  if command -v sha256sum >/dev/null 2>&1; then hasher=sha256sum
+  elif command -v shasum >/dev/null 2>&1; then hasher=shasum
+  fi
+fi
 # Read no further than an answer of hookbox's can be, and its headers: past that, head ends, curl
 # stops on its next write, and awk reads no more (what it got is no answer: the failure mode).
+# The cache file's hash is taken in the same subshell, after the answer (a process fewer to start
+# on every call): its line comes last, after a line '#' of its own.
 cap=16842752
+hashline() {
+  printf '\n#'
+  case $hasher in
+    sha256sum) printf '%s\n%s\n%s' "$url" "$token" "$event" | sha256sum 2>/dev/null ;;
+    shasum) printf '%s\n%s\n%s' "$url" "$token" "$event" | shasum -a 256 2>/dev/null ;;
+  esac
+}
 case $token in
   ?*)
     # The token reaches curl on a pipe, never on its command line.
-    out=$(printf 'authorization: Bearer %s\n' "$token" | curl "$@" -H @/dev/fd/3 -- "$path" 3<&0 <&4 2>/dev/null | head -c "$cap" | LC_ALL=C awk -v fmt="$format" -v ev="$event" -v cap="$cap" "$AWK") ;;
+    out=$(printf 'authorization: Bearer %s\n' "$token" | curl "$@" -H @/dev/fd/3 -- "$path" 3<&0 <&4 2>/dev/null | head -c "$cap" | LC_ALL=C awk -v fmt="$format" -v ev="$event" -v cap="$cap" "$AWK"; c=$?; hashline; exit "$c") ;;
   *)
-    out=$(curl "$@" -- "$path" <&4 2>/dev/null | head -c "$cap" | LC_ALL=C awk -v fmt="$format" -v ev="$event" -v cap="$cap" "$AWK") ;;
+    out=$(curl "$@" -- "$path" <&4 2>/dev/null | head -c "$cap" | LC_ALL=C awk -v fmt="$format" -v ev="$event" -v cap="$cap" "$AWK"; c=$?; hashline; exit "$c") ;;
 esac
 code=$?
+# the hash: what follows the last '#' line; the answer: what precedes it, without its trailing newlines (as \$( ) leaves it)
+h=\${out##*"$nl#"}
+out=\${out%"$nl#"*}
+while :; do case $out in *"$nl") out=\${out%"$nl"} ;; *) break ;; esac; done
 told=\${out%%"$nl"*} rest=\${out#*"$nl"}
-# The failure mode hookbox last told, one small file per URL + token (hashed) + event, as 'hookbox forward' keeps it.
-# Only in the user's own absolute cache folder (a relative XDG_CACHE_HOME is the repository's, a
-# missing HOME leaves only a shared /tmp): no cache otherwise.
-cachefile() {
-  f=
-  case \${XDG_CACHE_HOME:-} in
-    /*) cdir=$XDG_CACHE_HOME/hookbox ;;
-    '') case \${HOME:-} in /*) cdir=$HOME/.cache/hookbox ;; *) return 0 ;; esac ;;
-    *) return 0 ;;
-  esac
-  h=$(printf '%s\n%s\n%s' "$url" "$token" "$event" | { sha256sum 2>/dev/null || shasum -a 256 2>/dev/null; })
-  h=\${h%% *}
-  # Without a hash there is no file of this URL, token and event alone: no cache.
-  case $h in ????????????????????????*) f="$cdir/on-failure-\${h%"\${h#????????????????????????}"}" ;; *) f= ;; esac
-}
+# The cache file, from the hash taken beside the call. Without a hash there is no file of this URL,
+# token and event alone: no cache.
+h=\${h%% *}
+case $h in ????????????????????????*) f="$cdir/on-failure-\${h%"\${h#????????????????????????}"}" ;; *) f= ;; esac
+[ -n "$cdir" ] || f=
 # A folder or regular file of this user's, not a link (never a FIFO, which would hold the call).
 own() { [ ! -h "$1" ] && [ -O "$1" ] && [ "$2" "$1" ]; }
 # its first line, exactly ('hookbox forward' alike)
 readcache() { cur=; [ -n "$f" ] && own "$cdir" -d && own "$f" -f && IFS= read -r cur < "$f"; }
 if [ -n "$told" ]; then
-  cachefile
   readcache
   if [ -n "$f" ] && [ "$cur" != "$told" ] && mkdir -p "$cdir" 2>/dev/null && own "$cdir" -d && { [ ! -e "$f" ] && [ ! -h "$f" ] || own "$f" -f; }; then
     printf '%s\n' "$told" 2>/dev/null > "$f"
@@ -720,7 +735,6 @@ if [ -n "$onu" ]; then
 elif [ -n "$told" ]; then
   mode=$told why="on_failure = $told (the tenant's, from hookbox)"
 else
-  cachefile
   readcache
   # the path is the environment's (XDG_CACHE_HOME, HOME): escaped for the terminal
   case $cur in allow|block) mode=$cur why="on_failure = $cur (the tenant's, as hookbox last said: $(HOOKBOX_TEXT=$f LC_ALL=C awk -v mode=text "$AWK" </dev/null))" ;; esac
