@@ -451,15 +451,17 @@ function failureModes(parsed: ParsedFile, i: number, value: FailureMode | Record
 }
 
 /**
- * The failure mode of a tenant for an event as a client names it (any dialect); "*" when no event is
- * named. A name that is no known event (`pretooluse` on a native URL, say) may be any event: the
- * tenant's own "*" if it set one, else the strictest of its modes.
+ * The failure mode of a tenant for an event as a client names it (any dialect). A request that
+ * names no event may be for any: the strictest of its modes (strictestFailureMode). A name that is
+ * no known event (`pretooluse` on a native URL, say) may be any event too: the tenant's own "*" if
+ * it set one, else the strictest of its modes.
  */
 export function failureModeFor(tenant: Partial<Pick<Tenant, "onFailure">>, eventName: string | undefined): FailureMode {
-  const point = eventName !== undefined ? resolveEventName(eventName)?.point : undefined;
+  if (eventName === undefined) return strictestFailureMode(tenant);
+  const point = resolveEventName(eventName)?.point;
   const modes = tenant.onFailure ?? {};
-  if (eventName !== undefined && point === undefined) return modes["*"] ?? strictestFailureMode(tenant);
-  return (point !== undefined ? modes[point] : undefined) ?? modes["*"] ?? "allow";
+  if (point === undefined) return modes["*"] ?? strictestFailureMode(tenant);
+  return modes[point] ?? modes["*"] ?? "allow";
 }
 
 /**

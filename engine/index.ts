@@ -3,7 +3,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterPolicyLook, blockCounts, changeLost, fold, foldToolSelection, RANK, withoutChange, type Judged, type Notification } from "./aggregate.js";
-import { answerFor, blockWithoutEvent, changeAsRun, effectiveDecisions } from "./formats/registry.js";
+import { answerFor, blockWithoutEvent, changeAsRun, effectiveDecisions, untakableChange } from "./formats/registry.js";
 import { blockKeepsGoing, hookCalled } from "./formats/shared.js";
 import { failureModeFor, type Config, type FailureMode, type Tenant } from "./config.js";
 import { BadRequestError, EventExpiredError } from "./errors.js";
@@ -421,6 +421,10 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
               folded = { ...folded, note: `${cut.hook} ${what}: it made no decision, and the tenant's failure mode (allow) applies` };
             }
           }
+          // A change the agent cannot be given (Codex's, with no allow) must not leave the call as sent
+          // in its place: blocked, as a change that is lost otherwise is (SECURITY.md).
+          const untaken = untakableChange(format, point, folded);
+          if (untaken !== undefined) folded = changeLost(folded, untaken);
           const answer = answerFor(format, point, folded);
           const session = req.body.session_id ?? req.body.sessionId;
           return {

@@ -6,7 +6,7 @@ import { type Context, Hono } from "hono";
 import { secureHeaders } from "hono/secure-headers";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import {
-  BadRequestError, EventExpiredError, failureAnswer, failureModeFor, FORMATS, HookboxError, NotDecidedInTimeError, NotFoundError, OverloadedError, ShuttingDownError, strictestFailureMode, UnauthorizedError, type Format, type Tenant,
+  BadRequestError, EventExpiredError, failureAnswer, failureModeFor, FORMATS, HookboxError, NotDecidedInTimeError, NotFoundError, OverloadedError, ShuttingDownError, UnauthorizedError, type Format, type Tenant,
 } from "../engine/index.js";
 import { tenantForToken } from "./auth.js";
 import type { AppDeps, Env } from "./context.js";
@@ -108,7 +108,7 @@ export function createApp(given: AppDeps): Hono<Env> {
     // event routes refine it for the event's point, once its body names it). Until the event is
     // known — a body too large or not JSON on `POST /v1/events` — it may be any: the strictest.
     const event = eventFromPath(c.req.method, c.req.path);
-    c.header("Hookbox-On-Failure", event === undefined ? strictestFailureMode(tenant) : failureModeFor(tenant, event));
+    c.header("Hookbox-On-Failure", failureModeFor(tenant, event));
     // Decisions, traces and workspaces are a tenant's own: no cache keeps them.
     c.header("Cache-Control", "no-store");
     c.set("tenant", tenant);
@@ -192,7 +192,7 @@ export function createApp(given: AppDeps): Hono<Env> {
       // The event's own point: from the path, else from the body once it was read; when neither
       // says (a body that could not be read), the strictest of the tenant's failure modes.
       const event = native.event ?? c.get("event");
-      const mode = event !== undefined ? failureModeFor(tenant, event) : strictestFailureMode(tenant);
+      const mode = failureModeFor(tenant, event);
       (c.get("log") ?? deps.logger).warn({ err: { code: body.code, message: body.message }, status, mode }, "native hook answered with the tenant's failure mode");
       deps.metrics.rejected.inc({ status: String(status) });
       return c.json(failureAnswer(native.format, event, mode, `hookbox could not decide (${body.code}): ${body.message}`).output, 200);

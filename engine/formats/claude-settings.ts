@@ -317,10 +317,12 @@ const JSON_DECISION_IGNORED: ReadonlySet<string> = new Set(["TaskCompleted", "Te
 const ELICITATION_POINTS: ReadonlySet<string> = new Set(["Elicitation", "ElicitationResult"]);
 
 /**
- * Claude Code's rules (hooks reference, "Exit code output"): exit 2 blocks (denies a
- * PermissionRequest), stderr its reason, whatever stdout says; any other non-zero exit is a
- * non-blocking error whose JSON is not read; exit 0 reads JSON per event. A hook with `onFailure: "block"` that fails (`claudeFailure`) blocks,
- * but where Claude Code ignores the key.
+ * Claude Code's rules (hooks reference, "Exit code output"): JSON on stdout is read at every exit
+ * code. Exit 2 blocks whatever the JSON says (its blocking decision's reason the message, else
+ * stderr; its other fields still read) — but at PermissionRequest, where exit 2 is not honored and
+ * only the JSON decides; at any other non-zero exit a JSON answer alone decides, and without one it
+ * is a non-blocking error; exit 0 reads JSON per event. A hook with `onFailure: "block"` that
+ * fails (`claudeFailure`) blocks, but where Claude Code ignores the key.
  */
 export function interpretClaude(run: RunResult, hook: HookDef, read?: Output): Verdict {
   const verdict = interpretRun(run, hook, read);
@@ -334,16 +336,15 @@ export function interpretClaude(run: RunResult, hook: HookDef, read?: Output): V
 
 /**
  * A failure as Claude Code's onFailure counts one: it could not start or was killed, it timed out,
- * it exited other than 0 or 2 (its JSON then does not count), or at exit 0 its JSON could not be
- * read or said what Claude Code does not take. Plain text is no failure.
+ * or it ended without an answer Claude Code takes — JSON that could not be read or said what Claude
+ * Code does not take, or, at an exit other than 0 and 2, no JSON answer at all. Plain text at exit 0
+ * is no failure, nor is exit 2.
  */
 function claudeFailure(run: RunResult, verdict: Verdict): string | undefined {
   if (run.outcome === "cancelled") return undefined;
   if (run.outcome !== "exited") return describeFailure(run);
-  if (run.exitCode !== 0 && run.exitCode !== 2) return describeFailure(run);
-  // At exit 0 an error is JSON that could not be read, or said what Claude Code does not take (plain text never is one).
-  if (run.exitCode === 0 && verdict.error !== null) return verdict.error;
-  return undefined;
+  if (run.exitCode === 2) return undefined;
+  return verdict.error ?? undefined;
 }
 
 /** `read`: stdout as its format has read it already (Codex's checks look at it too), else read here. */
@@ -353,13 +354,16 @@ function interpretRun(run: RunResult, hook: HookDef, read?: Output): Verdict {
     return { decision: "block", reason: `${hookCalled(hook)} timed out: the model switch is cancelled`, error: "timed out", rule: "claude: a timeout at PreModelSwitch blocks the switch" };
   if (run.outcome === "timed_out") return { decision: null, error: "timed out", rule: "claude: a timeout does not block" };
   if (run.outcome !== "exited") return { decision: null, error: describeFailure(run), rule: "claude: a failed hook does not block" };
-  // hooks reference, "Exit code 2 behavior": a block at every event that can be blocked (a
-  // PermissionRequest's is a deny), stderr the reason; JSON on stdout is not read.
-  if (run.exitCode === 2)
-    return { decision: "block", reason: run.stderr.trim() || `blocked by ${hookCalled(hook)} (exit 2)`, error: null, rule: "claude: exit 2 blocks (stderr the reason; its JSON is not read)" };
-  // "Claude Code only processes JSON on exit 0": any other exit is a non-blocking error.
-  if (run.exitCode !== 0) return { decision: null, error: describeFailure(run), rule: "claude: a non-zero exit other than 2 does not block (its JSON is not read)" };
   const out = read ?? claudeOutput(run.stdout, hook.format);
+  if (run.exitCode === 2) return exit2Verdict(run, hook, out);
+  if (run.exitCode !== 0) {
+    // "Any other exit code doesn't block on its own": an answer that passes the schema alone decides
+    // (the hook is no error then); plain text, nothing, or JSON that is no answer is a non-blocking error.
+    const json = out.kind === "object" || (out.kind === "empty" && run.stdout.trim() !== "") ? jsonVerdict(out, hook) : undefined;
+    if (json && json.error === null) return { ...json, rule: `${json.rule} (its JSON read at exit ${run.exitCode}, as Claude Code reads it at every exit)` };
+    if (out.kind === "invalid" && out.limit) return pastBounds(out, hook.format);
+    return { decision: null, error: json?.error ?? (out.kind === "invalid" ? out.error : describeFailure(run)), rule: `claude: exit ${run.exitCode} without a JSON answer does not block (a non-blocking error)` };
+  }
   if (out.kind === "empty") return { decision: null, error: null, rule: "claude: no JSON output makes no decision" };
   if (out.kind === "text") {
     if (STDOUT_IS_CONTEXT.has(hook.point))
@@ -373,6 +377,39 @@ function interpretRun(run: RunResult, hook: HookDef, read?: Output): Verdict {
       return { decision: null, additionalContext: clipWords(run.stdout.trim(), MAX_CONTEXT_CHARS), error: null, rule: `claude: plain stdout of ${hook.point} is added as context` };
     return { decision: null, error: out.error, rule: hook.format === "claude" ? "claude: stdout in braces that is no JSON answer is an error of the hook (not added as context)" : "claude: output that is not a JSON object is an error of the hook" };
   }
+  return jsonVerdict(out, hook);
+}
+
+/**
+ * Exit 2 (hooks reference, "Exit code 2"): a block at every event that can be blocked, whether or
+ * not the hook prints JSON — "even a JSON permissionDecision of allow can't override it" — whose
+ * message is the reason of the JSON's own blocking decision when it makes one, else stderr; the
+ * JSON's other fields are still read (`continue: false`, `systemMessage`, context), but for
+ * `hookSpecificOutput` at Elicitation and ElicitationResult; JSON that is no answer leaves stderr
+ * the reason. At PermissionRequest exit 2 "isn't honored": the JSON's decision object alone decides.
+ */
+function exit2Verdict(run: RunResult, hook: HookDef, out: Output | { kind: "text" }): Verdict {
+  const stderr = run.stderr.trim();
+  if (hook.point === "PermissionRequest") {
+    const json = out.kind === "object" ? jsonVerdict(out, hook) : undefined;
+    if (json && json.error === null) return { ...json, rule: `${json.rule} (exit 2 is not honored at PermissionRequest: its JSON decides)` };
+    return { decision: null, error: json?.error ?? null, rule: "claude: exit 2 is not honored at PermissionRequest (the permission flow proceeds unchanged; a deny is its decision object's)" };
+  }
+  const base = { decision: "block" as const, reason: stderr || `blocked by ${hookCalled(hook)} (exit 2)`, error: null };
+  if (out.kind !== "object") return { ...base, rule: out.kind === "invalid" ? "claude: exit 2 blocks (its stdout is no JSON answer: stderr the reason)" : "claude: exit 2 blocks (stderr the reason)" };
+  // On Elicitation and ElicitationResult "an exit-2 hook's hookSpecificOutput is ignored".
+  const value = ELICITATION_POINTS.has(hook.point) ? Object.fromEntries(Object.entries(out.value).filter(([k]) => k !== "hookSpecificOutput")) : out.value;
+  const json = jsonVerdict({ kind: "object", value }, hook);
+  // An answer that fails the schema still blocks, with stderr the reason.
+  if (json.error !== null) return { ...base, rule: `claude: exit 2 blocks (its JSON is no answer: ${json.error}; stderr the reason)` };
+  // Blocked: an allow's changed arguments go nowhere.
+  const { modifiedArgs: _dropped, decision, reason, rule, ...rest } = json;
+  return { ...rest, ...base, reason: decision === "block" && reason?.trim() ? reason : base.reason, rule: `claude: exit 2 blocks, its JSON read too (${rule})` };
+}
+
+/** A JSON answer as Claude Code reads it at `hook`'s event: its decision fields (decision control), `continue`, messages and changes. */
+function jsonVerdict(out: Output, hook: HookDef): Verdict {
+  if (out.kind !== "object") return { decision: null, error: null, rule: "claude: no JSON output makes no decision" };
   const o = out.value;
   const specific = (typeof o.hookSpecificOutput === "object" && o.hookSpecificOutput !== null ? o.hookSpecificOutput : {}) as Record<string, unknown>;
   let raw: unknown;

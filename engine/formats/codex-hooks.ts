@@ -6,7 +6,7 @@
  * `ask` — it refuses `permissionDecision: "ask"` as unsupported — so a Codex hook's ask is a block
  * (the call stops, as hookbox can offer no prompt in Codex's place); its matcher is one exact name
  * or a `|` list of them when it holds only letters, digits, `_` and `|`, else a regular expression
- * found anywhere, with `Edit` and `Write` standing for `apply_patch`; it reads a hook's JSON at exit
+ * found anywhere, with `Edit` and `Write` standing for `apply_patch` and `Agent` for `spawn_agent`; it reads a hook's JSON at exit
  * 0 only; exit 2 blocks only with a reason on stderr (without one it is a failed hook), at
  * `PermissionRequest` too, and a JSON block without a reason is refused (a failed hook); at
  * compaction only `continue: false` stops.
@@ -20,14 +20,21 @@ import { compileRegex, type Matcher } from "../hooks.js";
 import { claudeDecision, claudeEffective, interpretClaude, loadMatcherGroups } from "./claude-settings.js";
 import { type Answer, askDenyReason, describeFailure, type FormatModule, hookCalled, type Output, type ParsedFile, readOutput, withContext, withHalt } from "./shared.js";
 
-/** Codex: "`apply_patch` matchers may also use `Edit` or `Write`". */
-const APPLY_PATCH_ALIASES = ["Edit", "Write"];
+/**
+ * Codex's matcher aliases (`codex-rs/core/src/tools/hook_names.rs`): names of Claude Code's that
+ * select a tool of Codex's — `Edit` and `Write` its `apply_patch`, `Agent` its `spawn_agent`.
+ * The tool's own name is still the one its hooks are sent.
+ */
+const MATCHER_ALIASES: ReadonlyMap<string, readonly string[]> = new Map([
+  ["apply_patch", ["Edit", "Write"]],
+  ["spawn_agent", ["Agent"]],
+]);
 
 /**
  * Codex's matcher: "", "*" or none match all; letters, digits, `_` and `|` only: one exact name or a
  * list of exact names (`Bash` does not fire for `BashOutput`); anything else a regular expression
- * found anywhere in the tool name. A matcher that takes `Edit` or `Write` also fires for
- * `apply_patch`, Codex's one file-edit tool. Linear: RE2 underneath.
+ * found anywhere in the tool name. A matcher that takes one of a tool's aliases fires for it too
+ * (MATCHER_ALIASES: `Edit` or `Write` for `apply_patch`, `Agent` for `spawn_agent`). Linear: RE2 underneath.
  */
 export function codexMatcher(pattern: string | undefined): Matcher | undefined {
   if (pattern === undefined || pattern === "" || pattern === "*") return undefined;
@@ -36,7 +43,7 @@ export function codexMatcher(pattern: string | undefined): Matcher | undefined {
     const names = new Set(pattern.split("|"));
     test = (name) => names.has(name);
   } else test = compileRegex(pattern, { anchored: false });
-  return { source: pattern, test: (name) => test(name) || (name === "apply_patch" && APPLY_PATCH_ALIASES.some(test)) };
+  return { source: pattern, test: (name) => test(name) || (MATCHER_ALIASES.get(name)?.some(test) ?? false) };
 }
 
 /**
@@ -116,8 +123,8 @@ const CODEX_SPECIFIC_POINTS: ReadonlySet<string> = new Set(["PreToolUse", "PostT
  * answer it refuses counts as a failed hook and the call goes on:
  * - a `PreToolUse` allow is said only with changed arguments, and changed arguments only with an
  *   allow (Codex: "updatedInput without permissionDecision:allow" is refused). Changed arguments
- *   with no decision, or with a block, are not said; with no decision the user is told, in
- *   `systemMessage`, that the change was not applied;
+ *   with a block are not said; with no allow the engine has blocked the call already
+ *   (changeNeedsAllow: it must not go out as sent in the change's place);
  * - a `PermissionRequest` answer never carries changed arguments (Codex refuses `updatedInput`
  *   there): an allow given with a change is not said either — Codex asks its user instead;
  * - `continue: false` + `stopReason` are said where Codex reads them (SessionStart, UserPromptSubmit,
@@ -166,6 +173,7 @@ const NO_STOP_POINTS: ReadonlySet<string> = new Set(["PreToolUse", "PermissionRe
 export const codexFormat: FormatModule = {
   format: "codex",
   agent: "Codex",
+  changeNeedsAllow: true,
   interpret: interpretCodex,
   effective: claudeEffective,
   answer: codexAnswer,

@@ -70,6 +70,16 @@ export function changeAsRun(format: Format, change: unknown, args: () => Record<
   return asRun && typeof change === "object" && change !== null && !Array.isArray(change) ? asRun(change as Record<string, unknown>, args()) : change;
 }
 
+/**
+ * Why `folded`'s change of the arguments cannot reach the agent at `point`, if it cannot: the agent
+ * takes a change only with an allow (changeNeedsAllow), and none goes with it.
+ */
+export function untakableChange(format: Format, point: EventPoint, folded: Folded): string | undefined {
+  const module = FORMAT_MODULES[format];
+  if (module.changeNeedsAllow !== true || point !== PRE_TOOL_USE || folded.modifiedArgs === undefined || folded.decision === "allow" || folded.decision === "block") return undefined;
+  return `${module.agent} takes a change only together with an allow, and no hook allowed the call`;
+}
+
 /** A block in the dialect for an event that is not known (a native hook's body that could not be read). */
 export function blockWithoutEvent(format: Format, reason: string): Answer {
   return FORMAT_MODULES[format].blockAnyEvent?.(reason) ?? answerFor(format, PRE_TOOL_USE, { decision: "block", reason, notifications: [] });

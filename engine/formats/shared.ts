@@ -233,7 +233,7 @@ export const blockKeepsGoing = (point: EventPoint): boolean => isStopPoint(point
  * A hook's `"continue": false` (Claude Code hooks reference; VS Code's hooks): the agent stops
  * altogether, `stopReason` says why, and it "takes precedence over any event-specific decision
  * fields". Where a block would keep the agent going (a stop point, Claude Code's TeammateIdle and
- * TaskCompleted: there exit 2 keeps the teammate working, and Claude Code reads no JSON at exit 2)
+ * TaskCompleted: there exit 2 keeps the teammate working, whatever JSON goes with it)
  * the verdict makes no decision (the agent or teammate stops, answered at exit 0); elsewhere it
  * blocks as well, with the stop's reason.
  */
@@ -378,6 +378,12 @@ export interface FormatModule {
   repository: readonly RepositorySource[];
   /** how the agent applies a hook's argument change to the tool's arguments; absent: the change replaces them */
   changeAsRun?(change: Record<string, unknown>, args: Record<string, unknown>): Record<string, unknown>;
+  /**
+   * the agent takes a change of the arguments before a tool runs only together with an allow
+   * (Codex refuses `updatedInput` without one, and runs the call as sent); absent: a change goes out
+   * with or without a decision
+   */
+  changeNeedsAllow?: true;
   /** the agent takes a replaced tool output in its answer (`updatedOutput`); absent: the answer says the original output stands */
   replacesOutput?: true;
   /** a block every event of the agent reads, for an answer whose event is not known; absent: the PreToolUse answer */

@@ -251,16 +251,35 @@ describe("Claude Code rules per event (Claude Code hooks reference, decision con
     ["SessionStart: plain stdout is context, not an error", exited(0, "branch: main\nopen issues: 3\n"), start, { decision: null, error: false, rule: /plain stdout of SessionStart is added as context/ }],
     ["UserPromptSubmit: plain stdout is context", exited(0, "today is Tuesday"), prompt, { decision: null, error: false, rule: /added as context/ }],
   ]);
-  it("exit codes: 2 blocks with stderr as its reason, JSON unread (a PermissionRequest is denied); JSON is read at exit 0 only", () => {
+  it("exit codes: JSON is read at every exit; 2 blocks whatever it says (its blocking reason, else stderr), but not at PermissionRequest; at any other exit a JSON answer alone decides, and without one nothing is decided", () => {
+    // exit 2: a block the JSON cannot override; the JSON's blocking reason is the message, else stderr
     expect(interpretClaude(exited(2, '{"reason":"from json"}', "from stderr"), post)).toMatchObject({ decision: "block", reason: "from stderr" });
-    expect(interpretClaude(exited(2, '{"hookSpecificOutput":{"permissionDecision":"allow"}}', "from stderr"), pre)).toMatchObject({ decision: "block", reason: "from stderr" });
-    expect(interpretClaude(exited(2, "", "no prod"), perm)).toMatchObject({ decision: "block", reason: "no prod" });
-    // "Claude Code only processes JSON on exit 0": exit 1 with a deny, a block or a stop is a non-blocking error.
-    expect(interpretClaude(exited(1, '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no"}}'), pre)).toMatchObject({ decision: null, error: expect.any(String) });
-    expect(interpretClaude(exited(1, '{"decision":"block","reason":"r","continue":false}'), post)).toMatchObject({ decision: null, error: expect.any(String) });
-    expect(interpretClaude(exited(1, '{"decision":"block","continue":false}'), post).halt).toBeUndefined();
-    expect(interpretClaude(exited(3, '{"hookSpecificOutput":{"permissionDecision":"allow","updatedInput":{"command":"x"}}}'), pre).modifiedArgs).toBeUndefined();
+    expect(interpretClaude(exited(2, '{"decision":"block","reason":"from json"}', "from stderr"), post)).toMatchObject({ decision: "block", reason: "from json" });
+    expect(interpretClaude(exited(2, '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"json reason"}}', "stderr reason"), pre)).toMatchObject({ decision: "block", reason: "json reason" });
+    const allowed = interpretClaude(exited(2, '{"hookSpecificOutput":{"permissionDecision":"allow","updatedInput":{"command":"x"}}}', "from stderr"), pre);
+    expect(allowed).toMatchObject({ decision: "block", reason: "from stderr" });
+    expect(allowed.modifiedArgs).toBeUndefined();
+    // its other fields are read: a stop, a message
+    expect(interpretClaude(exited(2, '{"continue":false,"stopReason":"halt now","systemMessage":"said"}', "no"), pre)).toMatchObject({ decision: "block", halt: "halt now", systemMessage: "said" });
+    // JSON that is no answer still blocks, stderr the reason
+    expect(interpretClaude(exited(2, '{"decision":"maybe"}', "from stderr"), pre)).toMatchObject({ decision: "block", reason: "from stderr" });
+    expect(interpretClaude(exited(2, "{not json}", "from stderr"), pre)).toMatchObject({ decision: "block", reason: "from stderr" });
+    // PermissionRequest: exit 2 is not honored — the flow goes on, unless its decision object denies
+    expect(interpretClaude(exited(2, "", "no prod"), perm)).toMatchObject({ decision: null, rule: /not honored at PermissionRequest/ });
+    expect(interpretClaude(exited(2, '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"no prod"}}}', "x"), perm)).toMatchObject({ decision: "block", reason: "no prod" });
+    // another exit: a JSON answer alone decides — a deny, a block, a stop, a change
+    expect(interpretClaude(exited(1, '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no"}}'), pre)).toMatchObject({ decision: "block", reason: "no", error: null });
+    expect(interpretClaude(exited(3, '{"decision":"block","reason":"r"}'), prompt)).toMatchObject({ decision: "block", reason: "r" });
+    expect(interpretClaude(exited(1, '{"decision":"block","continue":false,"stopReason":"stop"}'), post).halt).toBe("stop");
+    expect(interpretClaude(exited(3, '{"hookSpecificOutput":{"permissionDecision":"allow","updatedInput":{"command":"x"}}}'), pre).modifiedArgs).toEqual({ command: "x" });
+    expect(interpretClaude(exited(1, "{}"), pre)).toMatchObject({ decision: null, error: null });
+    // …and without one it is a non-blocking error: plain text (no context, even where exit 0's would be), nothing, JSON that is no answer
     expect(interpretClaude(exited(1, "oops"), pre)).toMatchObject({ decision: null, error: expect.any(String) });
+    const noContext = interpretClaude(exited(1, "branch: main"), start);
+    expect(noContext).toMatchObject({ decision: null, error: expect.any(String) });
+    expect(noContext.additionalContext).toBeUndefined();
+    expect(interpretClaude(exited(1, ""), pre)).toMatchObject({ decision: null, error: expect.any(String) });
+    expect(interpretClaude(exited(1, '{"decision":"maybe"}'), pre)).toMatchObject({ decision: null, error: expect.stringMatching(/unknown decision/) });
   });
   it("a hook of another format at a Cursor gate is read as before a tool: a Copilot guard's crash, exit 2 or exit 1 denies; a Claude hook's permissionDecision counts", () => {
     for (const gate of ["beforeShellExecution", "beforeMCPExecution", "beforeReadFile", "beforeTabFileRead"]) {
@@ -482,7 +501,7 @@ describe("Codex rules (Codex hooks documentation: Claude Code's shape, no ask)",
     ["deny blocks", exited(0, '{"hookSpecificOutput":{"permissionDecision":"deny","permissionDecisionReason":"no"}}'), pre, { decision: "block", reason: "no", rule: /^codex: hookSpecificOutput\.permissionDecision "deny"/ }],
     ["exit 2 blocks with stderr", exited(2, "", "stop"), pre, { decision: "block", reason: "stop", rule: /codex: exit 2/ }],
     ["exit 2 without a reason on stderr is a failed hook", exited(2, '{"decision":"block","reason":"json"}', " \n"), pre, { decision: null, error: true, rule: /codex: exit 2 blocks only with a reason on stderr/ }],
-    ["exit 2 denies a PermissionRequest (as Claude Code does), with stderr its reason", exited(2, "", "no network"), hook("codex", "PermissionRequest"), { decision: "block", reason: "no network", rule: /codex: exit 2 blocks/ }],
+    ["exit 2 denies a PermissionRequest (Codex reads exit 2 there, as Claude Code does not), with stderr its reason", exited(2, "", "no network"), hook("codex", "PermissionRequest"), { decision: "block", reason: "no network", rule: /codex: exit 2 blocks/ }],
     ["JSON is read at exit 0 only: a deny at exit 1 is a failed hook", exited(1, '{"hookSpecificOutput":{"permissionDecision":"deny","permissionDecisionReason":"no"}}'), pre, { decision: null, error: true, rule: /codex: a non-zero exit other than 2/ }],
     // Codex's output parser: a block whose reason is missing or blank is refused, and the call goes on
     ["a deny without a reason is a failed hook", exited(0, '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny"}}'), pre, { decision: null, error: true, rule: /codex: a block without a reason is refused/ }],
@@ -511,7 +530,9 @@ describe("Claude Code's onFailure: \"block\" (hooks reference, \"Block the actio
     ["a timeout blocks", timedOut, strict(), { decision: "block", reason: 'hook h failed (timed out), and its onFailure is "block"', rule: /claude: onFailure "block"/ }],
     ["exit 1 blocks", exited(1, "", "python3: not found"), strict(), { decision: "block", rule: /onFailure "block"/ }],
     ["exit 127 blocks", exited(127), strict(), { decision: "block", rule: /onFailure "block"/ }],
-    ["exit 1 with a JSON allow blocks: its JSON does not count then", exited(1, '{"hookSpecificOutput":{"permissionDecision":"allow"}}'), strict(), { decision: "block", rule: /onFailure "block"/ }],
+    ["exit 1 with a JSON allow is no failure: its JSON decides at every exit", exited(1, '{"hookSpecificOutput":{"permissionDecision":"allow"}}'), strict(), { decision: "allow", rule: /permissionDecision "allow"/ }],
+    ["exit 1 with JSON that is no answer blocks", exited(1, '{"hookSpecificOutput":{"permissionDecision":"perhaps"}}'), strict(), { decision: "block", rule: /onFailure "block"/ }],
+    ["exit 2 at PermissionRequest, not honored there, is no failure", exited(2, "", "no"), strict("PermissionRequest"), { decision: null, rule: /not honored at PermissionRequest/ }],
     ["an unknown decision at exit 0 blocks", exited(0, '{"hookSpecificOutput":{"permissionDecision":"perhaps"}}'), strict(), { decision: "block", rule: /onFailure "block"/ }],
     ["JSON that cannot be parsed blocks", exited(0, '{"decision": }'), strict(), { decision: "block", rule: /onFailure "block"/ }],
     ["a cut answer (no closing brace) is plain text: no failure", exited(0, '{"decision":'), strict(), { decision: null, rule: /plain text/ }],
@@ -572,6 +593,9 @@ describe("matchers, each agent's own (linear: RE2 underneath)", () => {
     ["Codex: a plain name matches exactly — Bash does not fire for BashOutput", codexMatcher("Bash")!, "BashOutput", false],
     ["Codex: A|B are exact alternatives, Edit standing for apply_patch", codexMatcher("Edit|Write")!, "apply_patch", true],
     ["Codex: other patterns are a regex found anywhere", codexMatcher("Edit.*")!, "MultiEdit", true],
+    ["Codex: Agent stands for spawn_agent (hook_names.rs)", codexMatcher("Agent")!, "spawn_agent", true],
+    ["Codex: …in a regex too", codexMatcher("^Ag.*")!, "spawn_agent", true],
+    ["Codex: an alias is that tool's only", codexMatcher("Agent")!, "apply_patch", false],
   ])("%s", (_what, matcher, tool, expected) => {
     expect(matcher.test(tool)).toBe(expected);
   });
@@ -693,8 +717,8 @@ describe("continue: false stops the agent, and outranks every decision (Claude C
     expect(answerFor("copilot", stop, folded).output).toEqual({ continue: false, stopReason: "budget spent" });
     expect(answerFor("cosh", stop, folded).output).not.toHaveProperty("decision");
   });
-  // There exit 2 keeps the teammate working, and Claude Code reads no JSON at exit 2: a continue:
-  // false answered with it would keep the teammate working, the opposite of what the hook asked.
+  // There exit 2 keeps the teammate working, whatever JSON goes with it: a continue: false answered
+  // with it would keep the teammate working, the opposite of what the hook asked.
   it.each(["TaskCompleted", "TeammateIdle"])("at %s the halt stops the teammate: no block, answered at exit 0 with continue: false, outranking another hook's exit 2", (event) => {
     const point = resolveEventName(event)!.point;
     const h = hook("claude", event, { name: "tests-first" });

@@ -104,6 +104,27 @@ describe("an allow given with changed arguments where Cursor takes no change (be
   });
 });
 
+describe("an operator's change with no allow, where Codex takes a change only with one", () => {
+  const body = { session_id: "s", hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { sql: "DROP TABLE users" }, cwd: "/workspace" };
+  const request: EventRequest = { body, raw: Buffer.from(JSON.stringify(body)), tenant: { name: "t", repositoryHooks: true }, interactive: true, format: "codex" };
+  it("blocks the call rather than let it go out as sent (the change cannot reach Codex)", async () => {
+    const r = await engineWith(hook("hooks", "PreToolUse", "sanitize")).handleEvent(request);
+    expect(r).toMatchObject({ decision: "block", reason: expect.stringMatching(/Codex takes a change only together with an allow.*run neither as changed nor as sent/) });
+    expect(r.modifiedArgs).toBeUndefined();
+    expect(r.output).toMatchObject({ hookSpecificOutput: { permissionDecision: "deny" } });
+    expect(JSON.stringify(r.output)).not.toContain("SELECT 1");
+  });
+  it("gives the change with the allow that goes with it", async () => {
+    const r = await engineWith(hook("hooks", "PreToolUse", "sanitize-allow")).handleEvent(request);
+    expect(r).toMatchObject({ decision: "allow", modifiedArgs: { sql: "SELECT 1" } });
+    expect(r.output).toMatchObject({ hookSpecificOutput: { permissionDecision: "allow", updatedInput: { sql: "SELECT 1" } } });
+  });
+  it("in Claude's dialect the change goes out as it is, with no decision", async () => {
+    const r = await engineWith(hook("hooks", "PreToolUse", "sanitize")).handleEvent({ ...request, format: "claude" });
+    expect(r).toMatchObject({ decision: null, modifiedArgs: { sql: "SELECT 1" } });
+  });
+});
+
 describe("a notification card", () => {
   it("shows a hook's decision only where it counts: a repository's allow is a card with its message and no decision", async () => {
     const request = await coshEvent("ls", "card", "repo-allow-card");

@@ -775,6 +775,14 @@ describe.concurrent("admission and shutdown", () => {
     const stop = await asB(JSON.stringify({ hook_event_name: "Stop", session_id: "s" }), "?workspace=gone");
     expect(stop.status).toBe(404);
     expect(stop.headers.get("hookbox-on-failure")).toBe("allow");
+    // A body that names no event at all (a Copilot camelCase body on the generic route) may be any event's: the strictest.
+    for (const body of [{ tool_name: "Bash", tool_input: { command: "rm -rf /" } }, { toolName: "bash", toolArgs: '{"command":"rm -rf /"}' }]) {
+      const unnamed = await asB(JSON.stringify(body));
+      expect(unnamed.status).toBe(400);
+      expect(unnamed.headers.get("hookbox-on-failure")).toBe("block");
+    }
+    const nativeUnnamed = await edge.request("/v1/hooks/copilot", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ toolName: "bash", toolArgs: "{}" }), token: TOKEN_B });
+    expect(nativeUnnamed.headers.get("hookbox-on-failure")).toBe("block");
   });
 
   it("tells the strictest failure mode on a GET under /v1/events: `live` and a trace's id name no event (nor the tenant's \"*\")", async () => {
