@@ -30,6 +30,9 @@ export const MAX_WORD_CUT_CHARS = 1024;
 /** A character that ends a word: ASCII blanks and controls (a secret, a URL with its password, a JSON member — each is one word). */
 const endsWord = (code: number) => code <= 0x20 || code === 0x7f;
 
+/** Whether a cut of `text` at `at` goes through a word (the characters on both sides of it are no blank). */
+export const cutsWord = (text: string, at: number): boolean => at > 0 && at < text.length && !endsWord(text.charCodeAt(at)) && !endsWord(text.charCodeAt(at - 1));
+
 /**
  * `head`, but a cut inside a word drops what it kept of that word (at most MAX_WORD_CUT_CHARS): a
  * key cut short is no longer one the redactor knows (`ghp_` and 36 characters, a URL's password

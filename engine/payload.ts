@@ -145,6 +145,15 @@ function readArguments(body: Record<string, unknown>): Record<string, unknown> {
   return typeof args === "object" && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : {};
 }
 
+/**
+ * The JSON value each payload's bytes hold — the body they were parsed into, or the copy they were
+ * written from: a trace reads what a hook read without parsing up to a mebibyte again.
+ */
+const VALUES = new WeakMap<Uint8Array, JsonObject>();
+
+/** The value `bytes` hold, when they are a payload of this process's (PayloadCache); else undefined. */
+export const payloadValue = (bytes: Uint8Array): JsonObject | undefined => VALUES.get(bytes);
+
 export class PayloadCache {
   private readonly cache = new Map<string, Uint8Array>();
   constructor(
@@ -152,7 +161,9 @@ export class PayloadCache {
     private readonly body: JsonObject,
     private readonly dialect: Dialect,
     private readonly point: EventPoint,
-  ) {}
+  ) {
+    VALUES.set(raw, body);
+  }
 
   /** The tool's arguments as the event carries them. */
   toolArguments(): Record<string, unknown> {
@@ -173,6 +184,7 @@ export class PayloadCache {
     if (!bytes) {
       const shaped = dialect === this.dialect ? renameEvent(this.body, name!) : translate(this.body, this.point, dialect, name);
       bytes = Buffer.from(JSON.stringify(shaped));
+      VALUES.set(bytes, shaped);
       this.cache.set(key, bytes);
     }
     return bytes;

@@ -6,7 +6,7 @@
  * cannot make it backtrack), and only ever over capped text: `keep` cuts before it redacts. Pure.
  */
 import { RE2JS } from "re2js";
-import { detached, headBytes, withoutCutWord } from "../../engine/detached.js";
+import { cutsWord, detached, headBytes, withoutCutWord } from "../../engine/detached.js";
 
 export { headBytes };
 
@@ -620,13 +620,32 @@ export function* capRedactSteps(text: string, maxBytes: number, totalBytes?: num
   // Cut before it came here (a stream at its capture cap) within the room: the word that cut went
   // through is no longer a key the patterns know, and is not kept (withoutCutWord).
   const cutBefore = totalBytes !== undefined && text.length <= room && totalBytes > Buffer.byteLength(text);
-  const head = yield* redactSteps(text.length > room ? text.slice(0, room) : cutBefore ? withoutCutWord(text) : text, undefined, text.length > room || cutBefore);
+  const slice = text.length > room ? text.slice(0, room) : cutBefore ? withoutCutWord(text) : text;
+  const head = withoutCutRest(text, slice, yield* redactSteps(slice, undefined, text.length > room || cutBefore));
   const kept = headBytes(head, maxBytes);
   // A slice of a long text would hold all of it for as long as the kept text lives.
   if (kept.length === head.length && total <= maxBytes) return { text: kept === text ? text : detached(kept), cut: false, droppedBytes: 0 };
   // Past the cap in the original, or pushed past it by a longer "[redacted]".
   const droppedBytes = total > maxBytes ? total - maxBytes : Buffer.byteLength(head) - Buffer.byteLength(kept);
   return { text: detached(kept), cut: true, droppedBytes };
+}
+
+/**
+ * `redacted` (the redaction of `slice`, a head of `text`) without what is left of the word the
+ * slice's cut went through, when the redaction left it unredacted at its end: a key cut short is no
+ * key a pattern knows, and a secret redacted ahead of it shortens the text — it would move inside
+ * the cap (or stand whole in a JSON value written as far as the margin). A cut word the redaction
+ * took (a secret value open to the cut) is gone already. At most MAX_WORD_CUT_CHARS.
+ */
+function withoutCutRest(text: string, slice: string, redacted: string): string {
+  if (!cutsWord(text, slice.length)) return redacted;
+  const word = slice.slice(withoutCutWord(slice).length);
+  if (word === "") return redacted;
+  if (redacted.endsWith(word)) return redacted.slice(0, redacted.length - word.length);
+  // Redacted inside the word: only the part after the last "[redacted]" may be the key's piece.
+  const marker = redacted.lastIndexOf(REDACTED);
+  const rest = marker < 0 ? "" : redacted.slice(marker + REDACTED.length);
+  return rest !== "" && word.endsWith(rest) ? redacted.slice(0, redacted.length - rest.length) : redacted;
 }
 
 /** A string field as it is kept: redacted, at most `maxBytes`, and marked when cut. */
@@ -659,7 +678,8 @@ export function* redactJsonSteps(value: unknown, budgetChars: number): Steps<{ t
   // Each returns false once the budget is spent, and the walk stops there.
   function* str(s: string): Steps<boolean> {
     const r = room();
-    text += JSON.stringify(yield* redactSteps(s.length > r ? s.slice(0, r) : s, pace, s.length > r));
+    const slice = s.length > r ? s.slice(0, r) : s;
+    text += JSON.stringify(withoutCutRest(s, slice, yield* redactSteps(slice, pace, s.length > r)));
     return s.length <= r && !full();
   }
   function* walk(v: unknown): Steps<boolean> {

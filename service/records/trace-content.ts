@@ -6,6 +6,7 @@
  * a long build (`BUILD_SLICE_MS`).
  */
 import type { EventResult, HookRecord, HookTrace } from "../../engine/index.js";
+import { payloadValue } from "../../engine/payload.js";
 import { afterIO } from "../../engine/turns.js";
 import { capRedactSteps, headBytes, inSlices, isSecretName, keep, keepStrings, redactJsonSteps, REDACT_MARGIN_CHARS, REDACTED } from "./redact.js";
 
@@ -135,6 +136,9 @@ const METADATA_FIELDS = new Set([
   "notification_type", "agent_id", "agent_type", "model", "cursor_version",
 ]);
 const OMITTED = "[omitted]";
+
+/** @default 64 KiB — a hook's stdin that is no payload of the event's (payloadValue) is parsed for its trace only up to this size; a larger one is kept as redacted text */
+export const PARSED_STDIN_BYTES = 64 * 1024;
 
 const field = (text: string | undefined, maxBytes = SUMMARY_FIELD_BYTES) => (text === undefined ? null : keep(text, maxBytes));
 
@@ -308,18 +312,31 @@ function envOf(record: HookRecord, t: HookTrace): Record<string, string> {
  * `captureBytes` of it is ever redacted, however large the event.
  */
 async function stdinOf(stdin: Uint8Array, keepInputs: boolean, captureBytes: number, slice: () => Promise<void>): Promise<Kept> {
-  const text = Buffer.from(stdin).toString("utf8");
-  let json: Kept | undefined;
-  try {
-    const value = JSON.parse(text) as unknown;
-    if (!keepInputs && value !== null && typeof value === "object" && !Array.isArray(value)) {
-      for (const f of Object.keys(value)) if (!METADATA_FIELDS.has(f)) (value as Record<string, unknown>)[f] = OMITTED;
+  // The value the payload was made from (never parsed again: a mebibyte's JSON.parse would hold the
+  // loop in one piece); a stdin of no payload's, parsed only when small.
+  let value: unknown = payloadValue(stdin);
+  if (value === undefined && stdin.byteLength <= PARSED_STDIN_BYTES) {
+    try {
+      value = JSON.parse(Buffer.from(stdin).toString("utf8"));
+    } catch {
+      // not JSON, or nested past the stack: kept as text
     }
-    json = await inSlices(redactJsonSteps(value, captureBytes + REDACT_MARGIN_CHARS), slice);
-  } catch {
-    // not JSON, or nested past the stack: kept as text
   }
-  if (!json) return inSlices(capRedactSteps(text, captureBytes), slice);
+  let json: Kept | undefined;
+  if (value !== undefined) {
+    if (!keepInputs && value !== null && typeof value === "object" && !Array.isArray(value)) {
+      // a copy: the payload's value is the event's own
+      const shown: Record<string, unknown> = {};
+      for (const f of Object.keys(value)) shown[f] = METADATA_FIELDS.has(f) ? (value as Record<string, unknown>)[f] : OMITTED;
+      value = shown;
+    }
+    try {
+      json = await inSlices(redactJsonSteps(value, captureBytes + REDACT_MARGIN_CHARS), slice);
+    } catch {
+      // nested past the stack: kept as text
+    }
+  }
+  if (!json) return inSlices(capRedactSteps(Buffer.from(stdin).toString("utf8"), captureBytes), slice);
   const kept = headBytes(json.text, captureBytes);
   return { text: kept, cut: json.cut || kept.length < json.text.length };
 }

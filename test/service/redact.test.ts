@@ -261,6 +261,25 @@ describe("a stream cut where it was captured (max_output_bytes at or under captu
   });
 });
 
+describe("a key the margin's cut goes through, pulled inside the cap by a secret redacted ahead of it", () => {
+  const NPM = "npm_Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAb7d";
+  // Each long secret becomes "[redacted]": the text shrinks, and what stood past the margin moves in.
+  const texts = (cap: number) => [0, 3, 8, 20, 35].map((k) => `password=${"x".repeat(cap + 512 - 10 - k)} ${NPM} end`);
+  it.each([512, 4096])("keeps no piece of it in a string kept at %i bytes", (cap) => {
+    for (const text of texts(cap)) {
+      const kept = keep(text, cap);
+      expect(kept).not.toMatch(/npm_[A-Za-z0-9]/);
+      expect(kept).toMatch(/^password=\[redacted\]/);
+    }
+  });
+  it("nor in a JSON value written within its budget", () => {
+    for (const text of texts(2048)) {
+      const { text: written } = redactJson({ command: text, note: "after" }, 2048);
+      expect(written).not.toMatch(/npm_[A-Za-z0-9]/);
+    }
+  });
+});
+
 describe("a key right after a JSON escape, in a hook's raw output", () => {
   const KEY = "ghp_1234567890abcdefghijABCDEFGHIJ123456";
   it.each(["\\n", "\\t", "\\r", "\\u0041"])("after %s: redacted, the escape kept", (escape) => {

@@ -7,9 +7,11 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import type { EventResult } from "../../engine/index.js";
-import { MAX_PENDING_TRACE_BYTES, PENDING_FULL } from "../../service/records/trace-content.js";
+import { MAX_PENDING_TRACE_BYTES, PARSED_STDIN_BYTES, PENDING_FULL } from "../../service/records/trace-content.js";
+import { PayloadCache } from "../../engine/payload.js";
+import { resolveEventName } from "../../engine/events.js";
 import { TRACE_LIST_SLICE, TRACE_WRITES_AT_ONCE, TraceStore } from "../../service/records/trace-store.js";
 import { DEFAULT_TRACE_LIMITS } from "../../engine/trace-limits.js";
 
@@ -141,6 +143,46 @@ describe("traces waiting to be written", () => {
     const [tenantDir] = readdirSync(join(dir, "traces"));
     expect(mode(join(dir, "traces", tenantDir!))).toBe(0o700);
     expect(mode(join(dir, "traces", tenantDir!, "e1.json"))).toBe(0o600);
+  });
+});
+
+describe("a hook's stdin in its trace", () => {
+  const wide = (keys: number) => ({ hook_event_name: "PreToolUse", session_id: "s1", tool_name: "Bash", tool_input: Object.fromEntries(Array.from({ length: keys }, (_, i) => [`k${i}`, "v".repeat(40)])) });
+  async function traced(stdin: Uint8Array, keepInputs: boolean) {
+    const dir = mkdtempSync(join(tmpdir(), "hookbox-stdin-"));
+    dirs.push(dir);
+    const store = new TraceStore(dir);
+    await store.load();
+    const e = event(1, 10);
+    e.trace.hooks[0] = { ...e.trace.hooks[0]!, stdin };
+    const parse = vi.spyOn(JSON, "parse");
+    try {
+      await store.add({ name: "t", traceToolInput: keepInputs }, e, { durationMs: 1, cancelled: false });
+      await store.flush();
+      return { stdin: (await store.get("t", "e1"))!.hooks[0]!.stdin, bigParses: parse.mock.calls.filter(([text]) => typeof text === "string" && text.length > 64 * 1024).length };
+    } finally {
+      parse.mockRestore();
+    }
+  }
+  it("is read from the event's own value when it is the event's payload: a mebibyte of JSON is never parsed again for it", async () => {
+    const body = wide(24_000);
+    const raw = Buffer.from(JSON.stringify(body));
+    expect(raw.byteLength).toBeGreaterThan(1 << 20);
+    const stdin = new PayloadCache(raw, body, "snake", resolveEventName("PreToolUse")!.point).for("snake");
+    for (const keep of [false, true]) {
+      const r = await traced(stdin, keep);
+      expect(r.bigParses, `keepInputs ${keep}`).toBe(0);
+      expect(r.stdin).toContain('"session_id":"s1"');
+      if (keep) expect(r.stdin).toContain('"k0":"vvvv');
+      else expect(r.stdin).toContain('"tool_input":"[omitted]"');
+    }
+    // the event's own value is left as it was
+    expect(Object.keys(body.tool_input)).toHaveLength(24_000);
+  });
+  it(`is kept as redacted text past PARSED_STDIN_BYTES (${PARSED_STDIN_BYTES / 1024} KiB) when it is no payload of the event's`, async () => {
+    const r = await traced(Buffer.from(JSON.stringify(wide(4_000))), false);
+    expect(r.bigParses).toBe(0);
+    expect(r.stdin).toMatch(/^\{"hook_event_name":"PreToolUse"/);
   });
 });
 
