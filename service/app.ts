@@ -37,6 +37,47 @@ function nativeOf(path: string): { format: Format; event: string | undefined } |
   return { format: format as Format, event: m[2] };
 }
 
+/**
+ * Whether `url`'s percent-encoding is no UTF-8 (`%ff`, a `%` alone): hono decodes such a path or
+ * query one escape at a time, an exception each — about 30 ms of the shared thread for 16 KiB of
+ * them —, and no client sends one. One pass of decodeURI tells.
+ */
+function badlyEncoded(url: string): boolean {
+  if (!url.includes("%")) return false;
+  try {
+    decodeURI(url);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+const BADLY_ENCODED = "the URL's percent-encoding is no UTF-8 (a % without two hex digits after it, or bytes that make no UTF-8 character)";
+/** Where a badly encoded URL is routed (badlyEncoded): answered there, never decoded. */
+const BADLY_ENCODED_PATH = "/.badly-encoded";
+
+/**
+ * The path hono routes `request` by: as hono reads it without `strict` (decoded, `%25` kept as it
+ * is, a trailing slash dropped) — but a badly encoded URL's is BADLY_ENCODED_PATH, in one pass.
+ */
+function routedPath(request: Request): string {
+  const url = request.url;
+  if (badlyEncoded(url)) return BADLY_ENCODED_PATH;
+  const start = url.indexOf("/", url.indexOf(":") + 4);
+  let end = url.length;
+  for (let i = start; i < url.length; i++) {
+    const c = url.charCodeAt(i);
+    if (c === 0x3f || c === 0x23) {
+      end = i;
+      break;
+    }
+  }
+  let path = url.slice(start, end);
+  // (every escape is whole UTF-8 here: decodeURI of the whole URL passed)
+  if (path.includes("%")) path = decodeURI(path.replaceAll("%25", "%2525"));
+  return path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
+}
+
 /** @default 64 KiB, 1 s — what of a body is read, at most, to learn its event while the service stops */
 export const SNIFF_BYTES = 64 * 1024;
 export const SNIFF_MS = 1_000;
@@ -84,8 +125,8 @@ function eventFromPath(method: string, path: string): string | undefined {
 
 export function createApp(given: AppDeps): Hono<Env> {
   const deps: AppDeps = { ...given, bodies: given.bodies ?? new BodyBudget(), eventMemory: given.eventMemory ?? eventMemoryBudget(), answers: given.answers ?? answersBeingSent() };
-  // `strict: false`: `/v1/hooks/claude/` is `/v1/hooks/claude`, as an agent's URL may be written.
-  const app = new Hono<Env>({ strict: false });
+  // `/v1/hooks/claude/` is `/v1/hooks/claude`, as an agent's URL may be written (routedPath).
+  const app = new Hono<Env>({ getPath: routedPath });
 
   app.use("*", async (c, next) => {
     const t0 = performance.now();
@@ -98,6 +139,17 @@ export function createApp(given: AppDeps): Hono<Env> {
   // nosniff, no framing, no referrer, same-origin resources on every answer. No HSTS: whether
   // hookbox is reached over TLS is the operator's proxy's business.
   app.use("*", secureHeaders({ xFrameOptions: "DENY", strictTransportSecurity: false }));
+
+  // A URL hono would decode one bad escape at a time is refused before anything reads it, token or
+  // not; a native hook's line that holds one is wrong — a block in its agent's JSON, as a wrong token's.
+  app.all(BADLY_ENCODED_PATH, (c) => {
+    deps.metrics.rejected.inc({ status: "400" });
+    const url = c.req.raw.url;
+    const at = url.indexOf("/", url.indexOf(":") + 4);
+    const native = nativeOf(url.slice(at).split("?", 1)[0]!);
+    if (native) return c.json(failureAnswer(native.format, native.event, "block", `hookbox refused the hook's URL: ${BADLY_ENCODED} (check the URL in the agent's hook settings; \`hookbox doctor\` checks each hook)`).output, 200);
+    return c.json({ error: { code: "bad_request", message: BADLY_ENCODED } }, 400);
+  });
 
   app.route("/", healthRoutes(deps));
 

@@ -32,6 +32,38 @@ const rmEvent = { session_id: "s-1", hook_event_name: "PreToolUse", tool_name: "
 const post = (body: unknown) => ({ method: "POST", body: typeof body === "string" ? body : JSON.stringify(body) });
 const errorOf = async (res: Response) => ErrorSchema.parse(await res.json()).error;
 
+describe("a URL whose percent-encoding is no UTF-8", () => {
+  const edge = edgeApp();
+  // hono decodes such a path or query one escape at a time, an exception each: refused before it routes.
+  it.each([
+    ["a path of bad escapes", `/${"%ffa".repeat(3870)}%`, null],
+    ["a query of lone percents", `/v1/events?${"%&".repeat(7900)}`, undefined],
+    ["a trace's id with one bad escape", "/v1/events/evt_%e2%82", undefined],
+  ])("is refused with 400, token or not: %s", async (_what, path, token) => {
+    const res = await edge.request(path, { token });
+    expect(res.status).toBe(400);
+    expect(await errorOf(res)).toMatchObject({ code: "bad_request", message: expect.stringMatching(/percent-encoding is no UTF-8/) });
+    expect(res.headers.get("x-content-type-options")).toBe("nosniff");
+  });
+  it("blocks in the agent's JSON on a native hook's URL (a wrong line), letting a stop go on", async () => {
+    const res = await edge.request("/v1/hooks/claude/PreToolUse?x=%ff", { ...post(rmEvent), headers: { "content-type": "application/json" } });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: expect.stringMatching(/refused the hook's URL/) } });
+    const stop = await edge.request("/v1/hooks/claude/Stop/%", { ...post({ hook_event_name: "Stop" }) });
+    expect(stop.status).toBe(200);
+    expect(await stop.json()).not.toHaveProperty("decision");
+    expect(edge.ran).toEqual([]);
+  });
+  it("routes a URL of whole UTF-8 escapes as before: decoded, a trailing slash dropped", async () => {
+    expect((await edge.request("/%68ealthz/", { token: null })).status).toBe(200);
+    const euro = await edge.request("/v1/events?session_id=%E2%82%AC");
+    expect(euro.status).toBe(200);
+    const missing = await edge.request("/v1/events/evt_%25zz");
+    expect(missing.status).toBe(404);
+    expect(await errorOf(missing)).toMatchObject({ message: expect.stringContaining("evt_%zz") });
+  });
+});
+
 describe.concurrent("tokens", () => {
   const edge = edgeApp();
   it.each([
