@@ -26,7 +26,7 @@ export { DEFAULT_TRACE_LIMITS, type TraceLimits } from "./trace-limits.js";
 export type { Notification } from "./aggregate.js";
 export { SOURCES, type HookDef, type HookSet } from "./hooks.js";
 export { loadRepositoryHooks, loadRepositoryHooksSync } from "./repository.js";
-export { heavyTurns, TURN_BODY_BYTES } from "./turns.js";
+export { AT_ONCE_BODIES, heavyTurns, parseAtOnce, TURN_BODY_BYTES } from "./turns.js";
 export { HostRunner } from "./run/host-runner.js";
 export { ContainerRunner } from "./run/container-runner.js";
 export { startReaper } from "./run/reaper.js";

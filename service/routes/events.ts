@@ -7,7 +7,7 @@ import type { ServerResponse } from "node:http";
 import { Hono, type Context } from "hono";
 import type { z } from "zod";
 import { stream } from "hono/streaming";
-import { agentDeadlineS, BadRequestError, checkWorkspaceId, blockAnswer, blockKeepsGoing, EventExpiredError, HookboxError, ShuttingDownError, failureModeFor, newEventId, NotDecidedInTimeError, NotFoundError, heavyTurns, parseEventBodyOffThread, resolveEventName, TURN_BODY_BYTES, toolArgsMemoryBytes, weighEventBody, type Decision, type EventResult, type Tenant, type Format } from "../../engine/index.js";
+import { agentDeadlineS, BadRequestError, checkWorkspaceId, blockAnswer, blockKeepsGoing, EventExpiredError, HookboxError, ShuttingDownError, failureModeFor, newEventId, NotDecidedInTimeError, NotFoundError, heavyTurns, parseAtOnce, parseEventBodyOffThread, resolveEventName, toolArgsMemoryBytes, weighEventBody, type Decision, type EventResult, type Tenant, type Format } from "../../engine/index.js";
 import { keptFields, type AnsweredOtherwise } from "../records/trace-content.js";
 import { auditEntry, type AuditEntry } from "../records/audit-log.js";
 import type { Logger } from "pino";
@@ -46,11 +46,12 @@ export async function handleEvent(c: Context<Env>, deps: AppDeps, eventName: str
     },
   };
   try {
-    // A large body is weighed and parsed in a turn of its own (its tenant's, round-robin): bodies
-    // that arrive together never hold the loop back to back. While it waits, its bytes count
+    // A large body — or one of many small ones that completed together (parseAtOnce) — is weighed
+    // and parsed in a turn of its own (its tenant's, round-robin): bodies that arrive together never
+    // hold the loop back to back. While it waits, its bytes count
     // against its tenant's share — a tenant's queue of bodies is bounded (429 past it), as its
     // bodies arriving were — until its weight (which counts them) is charged in their place.
-    const waiting = raw.length >= TURN_BODY_BYTES ? deps.eventMemory!.take(tenant.name, raw.length) : undefined;
+    const waiting = parseAtOnce(raw.length) ? undefined : deps.eventMemory!.take(tenant.name, raw.length);
     let weight: number;
     try {
       if (waiting) {

@@ -12,6 +12,7 @@ import { underProbe, WORST_HEALTH_MS } from "../helpers/probe.js";
 import { startService, tenantsToml, TOKEN_A, TOKEN_B, type Service } from "../helpers/service.js";
 import { tarOf } from "../helpers/tar.js";
 import { LABEL_MANAGED } from "../../engine/names.js";
+import { TURN_BODY_BYTES } from "../../engine/turns.js";
 
 const pre = (extra: Record<string, unknown> = {}) => ({ session_id: "s", hook_event_name: "PreToolUse", tool_name: "shell", tool_input: { command: "ls" }, ...extra });
 
@@ -102,9 +103,9 @@ describe("names and matchers cost linear time", () => {
    * probe, another tenant's event beside them: each answer (its raw HTTP text) must match `answer`,
    * the other tenant is served, `/healthz` answers throughout, and the service lives on.
    */
-  async function sixteenAtOnce(body: Buffer, answer: RegExp): Promise<void> {
+  async function sixteenAtOnce(body: Buffer, answer: RegExp, count = 16): Promise<void> {
     const url = new URL(svc.url);
-    const held = await Promise.all(Array.from({ length: 16 }, () => sendAllButLast(url, body)));
+    const held = await Promise.all(Array.from({ length: count }, () => sendAllButLast(url, body)));
     await new Promise((r) => setTimeout(r, 1000));
     // The probe's client is warm before the attack: its first call would time its own start-up.
     await (await fetch(`${svc.url}/healthz`)).arrayBuffer();
@@ -127,6 +128,14 @@ describe("names and matchers cost linear time", () => {
     const body = Buffer.concat([Buffer.from('{"a":'), Buffer.alloc(size - 6, 0x20), Buffer.from("x")]);
     await sixteenAtOnce(body, /^HTTP\/1\.1 400 [\s\S]*expected a value, found \\"x\\" at line 1, column 1048576/);
   }, 30_000);
+
+  it("takes 256 bodies just under TURN_BODY_BYTES of invalid JSON completed at once in turns past AT_ONCE_BODIES: each its located 400, the loop answers throughout", async () => {
+    // Each small enough to be parsed at once alone: together, back to back, half a second of the thread.
+    const head = '{"hook_event_name":"PreToolUse","x":[';
+    const body = Buffer.from(`${head}${"0,".repeat(Math.floor((TURN_BODY_BYTES - 1 - head.length - 2) / 2))}]}`);
+    expect(body.length).toBeLessThan(TURN_BODY_BYTES);
+    await sixteenAtOnce(body, /^HTTP\/1\.1 400 [\s\S]*at line 1, column/, 256);
+  }, 60_000);
 
   it("takes 16 bodies of 1 MiB of surrogate-pair escapes ending in a lone one, completed at once: each a 400 naming it, the loop answers throughout", async () => {
     const size = 1024 * 1024;

@@ -4,7 +4,7 @@
  */
 import { createConnection, createServer, type Socket } from "node:net";
 import { describe, expect, it } from "vitest";
-import { afterIO, Turns } from "../../engine/turns.js";
+import { afterIO, AT_ONCE_BODIES, parseAtOnce, TURN_BODY_BYTES, Turns } from "../../engine/turns.js";
 
 /**
  * Heavy work begun in an I/O callback (the poll phase: a socket's data), more data written to that
@@ -54,5 +54,22 @@ describe("letting I/O in between pieces of heavy work", () => {
   it("a turn taken from an I/O callback comes after the I/O that completed meanwhile", async () => {
     const turns = new Turns();
     expect(await orderAfter(() => turns.take("tenant"))).toEqual(["io", "next piece"]);
+  });
+});
+
+describe("small bodies parsed at once", () => {
+  it(`lets AT_ONCE_BODIES (${AT_ONCE_BODIES.count} bodies, ${AT_ONCE_BODIES.bytes / 1024} KiB) through in one iteration of the loop, the rest to turns; a body of TURN_BODY_BYTES or more never`, async () => {
+    await afterIO();
+    expect(parseAtOnce(TURN_BODY_BYTES)).toBe(false);
+    const given = Array.from({ length: AT_ONCE_BODIES.count + 4 }, () => parseAtOnce(100));
+    expect(given.filter(Boolean)).toHaveLength(AT_ONCE_BODIES.count);
+    expect(given.slice(0, AT_ONCE_BODIES.count).every(Boolean)).toBe(true);
+    // the next iteration, a fresh allowance
+    await afterIO();
+    expect(parseAtOnce(100)).toBe(true);
+    await afterIO();
+    // by bytes: four bodies just under the turn's size fill 64 KiB
+    const big = Array.from({ length: 6 }, () => parseAtOnce(TURN_BODY_BYTES - 1));
+    expect(big.filter(Boolean)).toHaveLength(Math.floor(AT_ONCE_BODIES.bytes / (TURN_BODY_BYTES - 1)));
   });
 });
