@@ -36,7 +36,8 @@ export class Sessions {
     const seen = sessions.get(id) ?? { session_id: id, last_seen: now, last_event: event, format: null, last_canary: null, events: 0 };
     // Map order is insertion order: delete and set again keeps the most recent last.
     sessions.delete(id);
-    sessions.set(id, { ...seen, last_seen: now, last_event: event, format: format ?? seen.format, ...(canary ? { last_canary: now } : { events: seen.events + 1 }) });
+    // A canary says the session's line is live, never what it last sent or in which dialect.
+    sessions.set(id, canary ? { ...seen, last_seen: now, last_canary: now } : { ...seen, last_seen: now, last_event: event, format: format ?? seen.format, events: seen.events + 1 });
     if (sessions.size > MAX_SESSIONS_PER_TENANT) sessions.delete(sessions.keys().next().value!);
   }
 

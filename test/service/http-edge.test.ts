@@ -1291,6 +1291,12 @@ describe("sessions", () => {
     expect(listed[0]!.session_id).toBe(`sess-${MAX_SESSIONS_PER_TENANT + 99}`);
     expect(listed.at(-1)!.session_id).toBe("sess-100");
   });
+  it("take a canary as heard from, never as the event it last sent or its dialect", () => {
+    const sessions = new Sessions();
+    sessions.heard("team-a", "sess-1", "PreToolUse", "claude");
+    sessions.heard("team-a", "sess-1", "Stop", "copilot", true);
+    expect(sessions.list("team-a")[0]).toMatchObject({ session_id: "sess-1", last_event: "PreToolUse", format: "claude", events: 1, last_canary: expect.any(String) });
+  });
 });
 
 describe("tenant scoping", () => {
