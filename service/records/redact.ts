@@ -621,7 +621,9 @@ export function* capRedactSteps(text: string, maxBytes: number, totalBytes?: num
   // through is no longer a key the patterns know, and is not kept (withoutCutWord).
   const cutBefore = totalBytes !== undefined && text.length <= room && totalBytes > Buffer.byteLength(text);
   const slice = text.length > room ? text.slice(0, room) : cutBefore ? withoutCutWord(text) : text;
-  const head = withoutCutRest(text, slice, yield* redactSteps(slice, undefined, text.length > room || cutBefore));
+  // (only where something before it was redacted shorter: else what is past the cap is cut anyway)
+  const redacted = yield* redactSteps(slice, undefined, text.length > room || cutBefore);
+  const head = redacted.length < slice.length ? withoutCutRest(text, slice, redacted) : redacted;
   const kept = headBytes(head, maxBytes);
   // A slice of a long text would hold all of it for as long as the kept text lives.
   if (kept.length === head.length && total <= maxBytes) return { text: kept === text ? text : detached(kept), cut: false, droppedBytes: 0 };
@@ -633,9 +635,10 @@ export function* capRedactSteps(text: string, maxBytes: number, totalBytes?: num
 /**
  * `redacted` (the redaction of `slice`, a head of `text`) without what is left of the word the
  * slice's cut went through, when the redaction left it unredacted at its end: a key cut short is no
- * key a pattern knows, and a secret redacted ahead of it shortens the text — it would move inside
- * the cap (or stand whole in a JSON value written as far as the margin). A cut word the redaction
- * took (a secret value open to the cut) is gone already. At most MAX_WORD_CUT_CHARS.
+ * key a pattern knows — in a JSON value written as far as the margin it would stand there as it is,
+ * and a secret redacted ahead of it shortens the text, moving it inside a kept text's cap. A cut
+ * word the redaction took (a secret value open to the cut) is gone already. At most
+ * MAX_WORD_CUT_CHARS.
  */
 function withoutCutRest(text: string, slice: string, redacted: string): string {
   if (!cutsWord(text, slice.length)) return redacted;

@@ -272,6 +272,9 @@ describe("a key the margin's cut goes through, pulled inside the cap by a secret
       expect(kept).toMatch(/^password=\[redacted\]/);
     }
   });
+  it("keeps a long word the cut goes through as far as the cap where nothing before it was redacted (a session id of a mebibyte)", () => {
+    expect(keep(`0-${"s".repeat(1_000_000)}`, 1024)).toMatch(/^0-s{1022}…\[truncated \d+ bytes\]$/);
+  });
   it("nor in a JSON value written within its budget", () => {
     for (const text of texts(2048)) {
       const { text: written } = redactJson({ command: text, note: "after" }, 2048);
