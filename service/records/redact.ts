@@ -621,9 +621,11 @@ export function* capRedactSteps(text: string, maxBytes: number, totalBytes?: num
   // through is no longer a key the patterns know, and is not kept (withoutCutWord).
   const cutBefore = totalBytes !== undefined && text.length <= room && totalBytes > Buffer.byteLength(text);
   const slice = text.length > room ? text.slice(0, room) : cutBefore ? withoutCutWord(text) : text;
-  // (only where something before it was redacted shorter: else what is past the cap is cut anyway)
+  // Only where something before it was redacted shorter, and only what of it moved inside the cap
+  // that way: else what is past the cap is cut anyway, and a long word keeps what the cap kept of it.
   const redacted = yield* redactSteps(slice, undefined, text.length > room || cutBefore);
-  const head = redacted.length < slice.length ? withoutCutRest(text, slice, redacted) : redacted;
+  const shrunk = slice.length - redacted.length;
+  const head = shrunk > 0 ? withoutCutRest(text, slice, redacted, headBytes(slice, maxBytes).length - shrunk) : redacted;
   const kept = headBytes(head, maxBytes);
   // A slice of a long text would hold all of it for as long as the kept text lives.
   if (kept.length === head.length && total <= maxBytes) return { text: kept === text ? text : detached(kept), cut: false, droppedBytes: 0 };
@@ -638,13 +640,14 @@ export function* capRedactSteps(text: string, maxBytes: number, totalBytes?: num
  * key a pattern knows — in a JSON value written as far as the margin it would stand there as it is,
  * and a secret redacted ahead of it shortens the text, moving it inside a kept text's cap. A cut
  * word the redaction took (a secret value open to the cut) is gone already. At most
- * MAX_WORD_CUT_CHARS.
+ * MAX_WORD_CUT_CHARS; `keptBefore`: as far as the text was kept before anything moved (what of the
+ * word the cap kept where it stood stays kept).
  */
-function withoutCutRest(text: string, slice: string, redacted: string): string {
+function withoutCutRest(text: string, slice: string, redacted: string, keptBefore = 0): string {
   if (!cutsWord(text, slice.length)) return redacted;
   const word = slice.slice(withoutCutWord(slice).length);
   if (word === "") return redacted;
-  if (redacted.endsWith(word)) return redacted.slice(0, redacted.length - word.length);
+  if (redacted.endsWith(word)) return redacted.slice(0, Math.max(redacted.length - word.length, keptBefore));
   // Redacted inside the word: only the part after the last "[redacted]" may be the key's piece.
   const marker = redacted.lastIndexOf(REDACTED);
   const rest = marker < 0 ? "" : redacted.slice(marker + REDACTED.length);
@@ -682,7 +685,9 @@ export function* redactJsonSteps(value: unknown, budgetChars: number): Steps<{ t
   function* str(s: string): Steps<boolean> {
     const r = room();
     const slice = s.length > r ? s.slice(0, r) : s;
-    text += JSON.stringify(withoutCutRest(s, slice, yield* redactSteps(slice, pace, s.length > r)));
+    const redacted = yield* redactSteps(slice, pace, s.length > r);
+    // (only where something before it was redacted shorter, as capRedactSteps does — here the whole rest)
+    text += JSON.stringify(redacted.length < slice.length ? withoutCutRest(s, slice, redacted) : redacted);
     return s.length <= r && !full();
   }
   function* walk(v: unknown): Steps<boolean> {

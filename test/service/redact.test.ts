@@ -272,6 +272,13 @@ describe("a key the margin's cut goes through, pulled inside the cap by a secret
       expect(kept).toMatch(/^password=\[redacted\]/);
     }
   });
+  it("keeps of a long word the cut goes through what stood within the cap before a secret ahead of it was redacted shorter", () => {
+    const text = `Authorization: Bearer ${"eyJ".padEnd(60, "x")} ${"y".repeat(2000)}`;
+    const kept = capRedact(text, 512).text;
+    expect(kept).toMatch(/^Authorization: Bearer \[redacted\] y+$/);
+    // the y's that stood within the first 512 characters, none that moved in
+    expect(kept.length).toBe(512 - (60 - "[redacted]".length));
+  });
   it("keeps a long word the cut goes through as far as the cap where nothing before it was redacted (a session id of a mebibyte)", () => {
     expect(keep(`0-${"s".repeat(1_000_000)}`, 1024)).toMatch(/^0-s{1022}…\[truncated \d+ bytes\]$/);
   });

@@ -68,8 +68,10 @@ describe("a trace", () => {
     expect(JSON.parse(policy.stdin)).toMatchObject({ hook_event_name: "PreToolUse", tool_name: "shell", session_id: "trace-session" });
     expect(policy.stdout).toBe(`${policy.stdin}\n`);
     expect(JSON.parse(policy.stdin).tool_input.command).toMatch(/^curl -H 'x-api-key: \[redacted\]' https:\/\/example\.invalid$/);
-    // 2000 bytes printed: the first 512 are kept.
-    expect(Buffer.byteLength(box.stdout)).toBe(512);
+    // 2000 bytes printed: at most the first 512 are kept — of the word the margin's cut goes through
+    // (2000 y's), no more than stood within them before the secrets ahead of it were redacted shorter.
+    expect(Buffer.byteLength(box.stdout)).toBeLessThanOrEqual(512);
+    expect(box.stdout).toMatch(/Authorization: Bearer \[redacted\]\ny{64,}$/);
     expect(box.truncated.stdout).toBe(true);
     expect(box.stderr).toBe('{"decision":"block","reason":"seen"}\n');
     expect(box.offset_ms).toBeGreaterThanOrEqual(policy.duration_ms);
