@@ -31,7 +31,7 @@ export function check(argv: string[], env: NodeJS.ProcessEnv): { stdout: string;
         lines.push(oneLine(`  ${i + 1}. ${h.name}  [${h.source}, ${h.source === "policy" ? "host" : "container"}, ${h.format} rules${h.matcher ? `, matcher ${h.matcher.source}` : ""}, timeout ${h.timeoutMs} ms${h.batch ? ", parallel" : ""}]  ${h.origin}`)),
       );
     }
-    // A repository's unknown keys, events and hook types: what was skipped, with file and line (SERVICE.md §8).
+    // A repository's unknown keys, events and hook types, and the files it cannot read: what was skipped, with file and line (SERVICE.md §8).
     for (const w of [...config.warnings, ...(repositorySet?.warnings ?? [])]) lines.push(`warning: ${oneLine(w)}`);
     return { stdout: `${lines.join("\n")}\n`, stderr: "", code: 0 };
   } catch (err) {

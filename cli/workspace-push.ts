@@ -7,9 +7,10 @@ import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readS
 import { basename, join, posix, relative, resolve, sep } from "node:path";
 import { parseArgs } from "node:util";
 import { gzipSync } from "node:zlib";
-import { parse as parseJsonc, printParseErrorCode, type ParseError } from "jsonc-parser";
+import { createScanner, parse as parseJsonc, printParseErrorCode, type ParseError } from "jsonc-parser";
 import { parse as parseToml, stringify as stringifyToml } from "smol-toml";
 import { pack } from "tar-stream";
+import { forEachTomlLine, tomlTopName } from "../engine/formats/locate.js";
 import { MAX_CLIENT_ANSWER_BYTES, readText } from "./read-answer.js";
 import { oneLine, shownUrl, withoutUserinfo } from "./terminal.js";
 
@@ -229,36 +230,133 @@ function lstatExists(path: string): boolean {
   }
 }
 
-/**
- * A HOOK_TABLES file's hook settings alone (`keys`), in its own syntax (JSONC as JSON); undefined
- * when it holds none; a JSON file's own bytes when it holds nothing else. A file that cannot be read in its syntax is an
- * Error (warned of, not sent: it may hold anything).
- */
-function hookSettingsText(body: Buffer, table: (typeof HOOK_TABLES)[string]): { text: Buffer; cut: boolean } | undefined {
-  let value: unknown;
-  const text = body.toString("utf8");
+/** A HOOK_TABLES file's text read in its syntax (JSONC with comments and trailing commas), or an Error (warned of, not sent: it may hold anything). */
+function readSettings(text: string, syntax: (typeof HOOK_TABLES)[string]["syntax"]): unknown {
   try {
-    if (table.syntax === "toml") value = parseToml(text, { integersAsBigInt: "asNeeded" });
-    else if (table.syntax === "json") value = JSON.parse(text);
-    else {
-      const errors: ParseError[] = [];
-      value = parseJsonc(text, errors, { allowTrailingComma: true, disallowComments: false });
-      if (errors.length > 0) throw new Error(`${printParseErrorCode(errors[0]!.error)} at offset ${errors[0]!.offset}`);
-    }
+    if (syntax === "toml") return parseToml(text, { integersAsBigInt: "asNeeded" });
+    if (syntax === "json") return JSON.parse(text);
+    const errors: ParseError[] = [];
+    const value: unknown = parseJsonc(text, errors, { allowTrailingComma: true, disallowComments: false });
+    if (errors.length > 0) throw new Error(`${printParseErrorCode(errors[0]!.error)} at offset ${errors[0]!.offset}`);
+    return value;
   } catch (err) {
-    throw new Error(`not ${table.syntax === "toml" ? "TOML" : "JSON"}: ${(err as Error).message.split("\n")[0]}`);
+    throw new Error(`not ${syntax === "toml" ? "TOML" : "JSON"}: ${(err as Error).message.split("\n")[0]}`);
   }
+}
+
+/** jsonc-parser's SyntaxKind (a const enum, which an isolated module cannot import): the tokens read here. */
+const JSON_OPEN_BRACE = 1;
+const JSON_CLOSE_BRACE = 2;
+const JSON_OPEN_BRACKET = 3;
+const JSON_CLOSE_BRACKET = 4;
+const JSON_COMMA = 5;
+const JSON_EOF = 17;
+
+/** `text` with every character but line ends made a blank: what is left out keeps its lines. */
+const blank = (text: string) => text.replace(/[^\r\n]/g, " ");
+
+/**
+ * Of a JSON (or JSONC) object's text, the members named `keys` alone, each where it stands: every
+ * other member, every comment and the commas between them blanked, line ends kept — the copy's
+ * lines and columns are the file's. One pass of the scanner over the text.
+ */
+function keepJsonMembers(text: string, keys: readonly string[]): string {
+  const scanner = createScanner(text, true);
+  let out = "";
+  let at = 0;
+  const put = (offset: number, length: number) => {
+    out += blank(text.slice(at, offset)) + text.slice(offset, offset + length);
+    at = offset + length;
+  };
+  let depth = 0;
+  let kept = false;
+  let atKey = false;
+  let anyKept = false;
+  let comma = -1;
+  for (let token = scanner.scan(); token !== JSON_EOF; token = scanner.scan()) {
+    const offset = scanner.getTokenOffset();
+    const length = scanner.getTokenLength();
+    const opens = token === JSON_OPEN_BRACE || token === JSON_OPEN_BRACKET;
+    const closes = token === JSON_CLOSE_BRACE || token === JSON_CLOSE_BRACKET;
+    if (depth === 0 || (depth === 1 && closes)) {
+      // the root object's own braces
+      put(offset, length);
+      atKey = opens;
+    } else if (depth === 1 && token === JSON_COMMA) {
+      comma = offset;
+      atKey = true;
+    } else if (depth === 1 && atKey) {
+      kept = keys.includes(scanner.getTokenValue());
+      atKey = false;
+      if (kept && anyKept) put(comma, 1);
+      if (kept) put(offset, length);
+      anyKept ||= kept;
+    } else if (kept) {
+      put(offset, length);
+    }
+    if (opens) depth++;
+    else if (closes) depth--;
+  }
+  return out + blank(text.slice(at));
+}
+
+/**
+ * Of a TOML text, the tables and root keys named `keys` alone, each line where it stands: every other
+ * table and key, and every comment, blanked, line ends kept — the copy's lines are the file's.
+ */
+function keepTomlTables(text: string, keys: readonly string[]): string {
+  let out = "";
+  let underHeader = false;
+  let kept = false;
+  forEachTomlLine(text, ({ start, end, text: line, header, continues, comment }) => {
+    // A header decides for itself and the keys under it; a root key (before any header) for itself;
+    // a line that continues a value, as the line that began it did.
+    if (header) {
+      underHeader = true;
+      kept = keys.includes(tomlTopName(header.name));
+    } else if (!continues && !underHeader) {
+      const eq = line.indexOf("=");
+      kept = eq > 0 && keys.includes(tomlTopName(line.slice(0, eq)));
+    }
+    out += (kept ? text.slice(start, comment) + blank(text.slice(comment, end)) : blank(text.slice(start, end))) + (end < text.length ? "\n" : "");
+  });
+  return out;
+}
+
+/**
+ * A HOOK_TABLES file's hook settings alone (`keys`), in its own syntax; undefined when it holds none;
+ * a JSON file's own bytes when it holds nothing else. What it holds besides (other settings, comments)
+ * is blanked where it stands, so that the copy sent has the file's own lines: the service's warnings
+ * name the user's lines (its answer read back, and checked to be the hook settings alone; where it is
+ * not, they are written again, and the lines are the copy's). A file that cannot be read in its syntax is an Error.
+ */
+function hookSettingsText(body: Buffer, table: (typeof HOOK_TABLES)[string]): { text: Buffer; cut: boolean; ownLines: boolean } | undefined {
+  // A byte-order mark opening a JSON file is read as a blank, as the service reads it: lines and columns stay.
+  const raw = body.toString("utf8");
+  const text = table.syntax !== "toml" && raw.startsWith("\uFEFF") ? ` ${raw.slice(1)}` : raw;
+  const value = readSettings(text, table.syntax);
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw new Error(`not a ${table.syntax === "toml" ? "TOML table" : "JSON object"}`);
   const all = Object.keys(value);
   const kept = Object.fromEntries(Object.entries(value).filter(([k]) => table.keys.includes(k)));
   if (Object.keys(kept).length === 0) return undefined;
-  // A JSON file holding nothing else goes as it is (JSON has no comments); TOML and JSONC are always
-  // written again: their comments (a key commented out, say) stay here.
-  if (Object.keys(kept).length === all.length && table.syntax === "json") return { text: body, cut: false };
+  // A JSON file holding nothing else goes as it is (JSON has no comments); TOML and JSONC always go
+  // blanked: their comments (a key commented out, say) stay here.
+  if (Object.keys(kept).length === all.length && table.syntax === "json") return { text: body, cut: false, ownLines: true };
+  const copy = table.syntax === "toml" ? keepTomlTables(text, table.keys) : keepJsonMembers(text, table.keys);
+  // The copy, read back, must be the hook settings alone, as parsed from the file.
+  const same = (): boolean => {
+    try {
+      const read = readSettings(copy, table.syntax);
+      return table.syntax === "toml" ? stringifyToml(read as Record<string, unknown>) === stringifyToml(kept) : JSON.stringify(read) === JSON.stringify(kept);
+    } catch {
+      return false;
+    }
+  };
+  if (same()) return { text: Buffer.from(copy), cut: true, ownLines: true };
   const out = table.syntax === "toml"
     ? `# This repository's hook settings, as \`hookbox workspace push\` sends them: no other setting.\n${stringifyToml(kept)}`
     : `${JSON.stringify(kept, null, 2)}\n`;
-  return { text: Buffer.from(out), cut: Object.keys(kept).length < all.length || out !== text };
+  return { text: Buffer.from(out), cut: true, ownLines: false };
 }
 
 /**
@@ -342,7 +440,7 @@ async function tarGz(sent: Sent[], warnings: Warnings): Promise<{ archive: Buffe
         if (settings === undefined) continue; // no hook settings in it: nothing of it is sent
         body = settings.text;
         if (body.length > Math.min(MAX_HOOK_FILE_BYTES, room)) throw over(body.length);
-        if (settings.cut) warnings.push(`warning: ${oneLine(name)}: only its hook settings (${table.keys.join(", ")}) are sent, written again — none of its other settings or comments: line numbers the service gives for it are those of the copy sent\n`);
+        if (settings.cut) warnings.push(`warning: ${oneLine(name)}: only its hook settings (${table.keys.join(", ")}) are sent — none of its other settings or comments${settings.ownLines ? ", blanked where they stand: line numbers the service gives for it are the file's own" : ", written again: line numbers the service gives for it are those of the copy sent"}\n`);
       }
       total += body.length;
       if (/\.(json|toml)$/.test(name)) configs.set(name, body.subarray(0, MAX_SCANNED_BYTES).toString("utf8"));

@@ -61,6 +61,7 @@ const POINTS: readonly PointSpec[] = [
   { pascal: "WorktreeCreate", tool: false },
   { pascal: "WorktreeRemove", tool: false },
   { pascal: "CwdChanged", tool: false },
+  { pascal: "DirectoryAdded", tool: false },
   { pascal: "FileChanged", tool: false },
   { pascal: "InstructionsLoaded", tool: false },
   { pascal: "PostToolBatch", tool: false },

@@ -3,7 +3,8 @@
  * format registry lists (formats/registry.ts: `.github/hooks/*.json`, `.github/copilot/settings*.json`,
  * `.copilot-shell/config.toml`, `.claude/settings.json`, `.cursor/hooks.json`, `.codex/hooks.json`).
  * They always run in containers. The files are read tolerantly (SERVICE.md §8: an unknown key,
- * event or hook type is a warning). A workspace is hostile input: each file is read only as a
+ * event or hook type is a warning; a file that cannot be read is skipped with a warning, the others
+ * still load; only a bound on all of them together refuses the upload). A workspace is hostile input: each file is read only as a
  * regular file inside it, never through a link, and at most `maxHookFileBytes` of it; the service's
  * loader parses TOML in a worker thread (formats/toml-off-thread.ts) and yields to the event loop
  * between files.
@@ -13,7 +14,7 @@ import { join } from "node:path";
 import { ConfigError } from "./errors.js";
 import { REPOSITORY_SOURCES } from "./formats/registry.js";
 import type { Format } from "./events.js";
-import { clip, LOCATED_MEMBERS, readJson, SKIPPED_HOOKS_FACTOR, readToml, withWarningBudget, type LoadContext, type ParsedFile, type WarningBudget } from "./formats/shared.js";
+import { clip, LOCATED_MEMBERS, readJson, SKIPPED_HOOKS_FACTOR, readToml, warn, withWarningBudget, WorkspaceLimitError, type LoadContext, type ParsedFile, type WarningBudget } from "./formats/shared.js";
 import { MAX_TOML_VALUES, readTomlOffThread, tomlShapeError, wideTableError } from "./formats/parse-off-thread.js";
 import { MAX_OBJECT_KEYS } from "./names.js";
 
@@ -89,7 +90,19 @@ export function loadRepositoryHooksSync(dir: string, maxTimeoutMs: number, limit
   const steps = loadSteps(dir, maxTimeoutMs, limits);
   for (let step = steps.next(); ; ) {
     if (step.done) return step.value;
-    step = step.value ? steps.next(readTomlHere(step.value.file, step.value.text, TOML_KEPT)) : steps.next();
+    if (!step.value) {
+      step = steps.next();
+      continue;
+    }
+    // A file that does not parse is the loader's to judge (it skips that file), as in the service's.
+    let parsed: ParsedFile;
+    try {
+      parsed = readTomlHere(step.value.file, step.value.text, TOML_KEPT);
+    } catch (err) {
+      step = steps.throw(err);
+      continue;
+    }
+    step = steps.next(parsed);
   }
 }
 
@@ -108,7 +121,7 @@ function* loadSteps(dir: string, maxTimeoutMs: number, limits: RepositoryLimits)
   let files = 0;
   const add = (file: string, format: Format, set: HookSet) => {
     hooks += set.hooks.length;
-    if (hooks > limits.maxHooks) throw new ConfigError(file, `the repository declares more than ${limits.maxHooks} hooks (server.max_repository_hooks)`);
+    if (hooks > limits.maxHooks) throw new WorkspaceLimitError(file, `the repository declares more than ${limits.maxHooks} hooks (server.max_repository_hooks)`);
     sets.push(set);
     // Claude Code merges disableAllHooks across its files, the later (more local) one deciding;
     // every other agent's switch is off once any of its files says so.
@@ -117,16 +130,46 @@ function* loadSteps(dir: string, maxTimeoutMs: number, limits: RepositoryLimits)
       else switchedOff.delete(format);
     } else if (set.disableAll && !switchedOff.has(format)) switchedOff.set(format, file);
   };
+  const countFile = (name: string) => {
+    if (++files > MAX_REPOSITORY_HOOK_FILES) throw new WorkspaceLimitError(name, `the repository has more than ${MAX_REPOSITORY_HOOK_FILES} hook files (MAX_REPOSITORY_HOOK_FILES)`);
+  };
+  /**
+   * A file (or folder of them) that cannot be read — a link, past max_hook_file_bytes, not JSON, a
+   * shape its agent refuses: skipped whole with a warning naming file, line and why, as Claude Code
+   * skips a settings file with errors; the workspace's other files still load. Only a bound on the
+   * workspace's files together (WorkspaceLimitError) refuses the upload.
+   */
+  const skipFile = (err: unknown, what = "the file is skipped: none of its hooks are read") => {
+    if (!(err instanceof ConfigError) || err instanceof WorkspaceLimitError) throw err;
+    const skipped: string[] = [];
+    withWarningBudget(warningBudget, () => warn(skipped, () => `${err.message}; ${what}`));
+    sets.push({ hooks: [], warnings: skipped, disableAll: false });
+  };
   function* load(source: (typeof REPOSITORY_SOURCES)[number], name: string): Generator<Need, void, ParsedFile | undefined> {
-    const read = readHookFile(dir, name, limits.maxHookFileBytes);
-    if (read === undefined) return;
-    if (++files > MAX_REPOSITORY_HOOK_FILES) throw new ConfigError(name, `the repository has more than ${MAX_REPOSITORY_HOOK_FILES} hook files (MAX_REPOSITORY_HOOK_FILES)`);
-    const { text } = read;
-    bytes += read.bytes;
-    const total = HOOK_FILES_TOTAL_FACTOR * limits.maxHookFileBytes;
-    if (bytes > total) throw new ConfigError(name, `the repository's hook files together are larger than ${total} bytes (${HOOK_FILES_TOTAL_FACTOR} × server.max_hook_file_bytes)`);
-    const parsed = source.syntax === "toml" ? yield { file: name, text } : readJson(name, text, source.syntax === "jsonc", LOCATED_MEMBERS);
-    add(name, source.format, withWarningBudget(warningBudget, () => withCompileBudget(compileBudget, () => source.load(parsed!, ctx))));
+    // What a file that is skipped counted of the repository's hooks is given back: none of them runs.
+    const hooksLeft = ctx.hooksLeft!.left;
+    try {
+      let read: ReturnType<typeof readHookFile>;
+      try {
+        read = readHookFile(dir, name, limits.maxHookFileBytes);
+      } catch (err) {
+        if (err instanceof ConfigError) countFile(name);
+        throw err;
+      }
+      if (read === undefined) return;
+      countFile(name);
+      bytes += read.bytes;
+      const total = HOOK_FILES_TOTAL_FACTOR * limits.maxHookFileBytes;
+      if (bytes > total) throw new WorkspaceLimitError(name, `the repository's hook files together are larger than ${total} bytes (${HOOK_FILES_TOTAL_FACTOR} × server.max_hook_file_bytes)`);
+      // A UTF-8 byte-order mark opening a JSON file is read past (RFC 8259 §8.1 lets a parser ignore
+      // one; Claude Code's CLI reads such a settings file), as a blank: every line and column stays.
+      const text = source.syntax !== "toml" && read.text.startsWith("\uFEFF") ? ` ${read.text.slice(1)}` : read.text;
+      const parsed = source.syntax === "toml" ? yield { file: name, text } : readJson(name, text, source.syntax === "jsonc", LOCATED_MEMBERS);
+      add(name, source.format, withWarningBudget(warningBudget, () => withCompileBudget(compileBudget, () => source.load(parsed!, ctx))));
+    } catch (err) {
+      ctx.hooksLeft!.left = hooksLeft;
+      skipFile(err);
+    }
   }
   try {
     for (const source of REPOSITORY_SOURCES) {
@@ -135,7 +178,13 @@ function* loadSteps(dir: string, maxTimeoutMs: number, limits: RepositoryLimits)
         yield;
         continue;
       }
-      for (const f of listDir(dir, source.path).filter((n) => n.endsWith(source.suffix!)).sort()) {
+      let names: string[] = [];
+      try {
+        names = listDir(dir, source.path).filter((n) => n.endsWith(source.suffix!)).sort();
+      } catch (err) {
+        skipFile(err, "the folder is skipped: none of its hook files are read");
+      }
+      for (const f of names) {
         yield* load(source, `${source.path}/${f}`);
         yield;
       }

@@ -299,7 +299,8 @@ describe("hookbox workspace push", () => {
       ["claude", expect.stringMatching(/^\.claude\/settings\.local\.json:\d+/)],
       ["cursor", expect.stringMatching(/^\.cursor\/hooks\.json/)],
       ["cursor", expect.stringMatching(/^\.cursor\/hooks\.json/)],
-      ["codex", ".codex/config.toml:5"],
+      // the file's own line (its other settings blanked where they stand): the handler's table
+      ["codex", ".codex/config.toml:7"],
     ]);
     for (const file of [".codex/config.toml", ".claude/settings.local.json", ".gemini/settings.json", ".copilot-shell/config.toml"]) expect(r.stderr).toContain(`warning: ${file}: only its hook settings`);
     expect(spawnSync("grep", ["-r", "sk-secret", svc.dataDir]).status).toBe(1);

@@ -5,11 +5,14 @@
  */
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { closeSync, linkSync, mkdirSync, mkdtempSync, openSync, rmSync, symlinkSync, writeFileSync, ftruncateSync } from "node:fs";
+import { closeSync, linkSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, symlinkSync, writeFileSync, ftruncateSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
 import { MAX_PUSH_WARNINGS, scriptsNamed, workspacePush } from "../cli/workspace-push.js";
+import { loadRepositoryHooksSync } from "../engine/repository.js";
 
 const MiB = 1024 * 1024;
 const root = mkdtempSync(join(tmpdir(), "hookbox-push-hostile-"));
@@ -146,5 +149,95 @@ describe("hookbox workspace push, many warnings", () => {
     const r = await workspacePush([dir, "--id", "x", "--url", "http://127.0.0.1:9"], { HOOKBOX_TOKEN: "t" }, 5_000);
     expect(r.stderr.trim().split("\n").filter((l) => l.endsWith("is a link to nothing: skipped"))).toHaveLength(MAX_PUSH_WARNINGS);
     expect(r.stderr).not.toContain("more not listed");
+  });
+});
+
+/**
+ * A stand-in for the service's upload route: unpacks what it is sent and answers with the warnings
+ * the engine's own loader gives for it (the service's answer). `sent`: each upload's files as text.
+ */
+async function loaderService(): Promise<{ url: string; sent: Record<string, string>[]; close: () => Promise<void> }> {
+  const sent: Record<string, string>[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const dir = mkdtempSync(join(root, "upload-"));
+      writeFileSync(join(dir, "..", `${dir.split("/").pop()!}.tgz`), Buffer.concat(chunks));
+      const unpacked = join(dir, "w");
+      mkdirSync(unpacked);
+      spawnSync("tar", ["-xzf", `${dir}.tgz`, "-C", unpacked]);
+      const files = spawnSync("find", [".", "-type", "f"], { cwd: unpacked, encoding: "utf8" }).stdout.split("\n").filter(Boolean);
+      sent.push(Object.fromEntries(files.map((f) => [f.slice(2), readFileSync(join(unpacked, f), "utf8")])));
+      const set = loadRepositoryHooksSync(unpacked, 60_000);
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ hooks: set.hooks.map((h) => ({ origin: h.origin })), warnings: set.warnings }));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, sent, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+describe("hookbox workspace push, the service's warnings", () => {
+  it("name the user's own lines, as hookbox check does: a settings file's other settings and comments are blanked where they stand, never sent", async () => {
+    const claude = [
+      "{", //                                                          1
+      '  "permissions": {', //                                          2
+      '    "allow": [', //                                              3
+      '      "Bash(ls)",', //                                           4
+      '      "Bash(git status)"', //                                    5
+      "    ]", //                                                       6
+      "  },", //                                                        7
+      '  "hooks": {', //                                                8
+      '    "PreToolUse": [', //                                         9
+      '      { "matcher": "^(?!Read).*",', //                           10: RE2 takes no lookahead
+      '        "hooks": [', //                                          11
+      '          { "type": "http", "url": "https://example.com" },', // 12: not run by hookbox
+      '          { "type": "command", "command": "guard.sh", "colour": "red" }', // 13: unknown key
+      "        ] }", //                                                 14
+      "    ]", //                                                       15
+      "  },", //                                                        16
+      '  "env": { "API_KEY": "sk-secret-claude" }', //                  17
+      "}",
+    ].join("\n");
+    const codex = [
+      'model = "o3"', //                                 1
+      "# api_key = \"sk-secret-comment\"", //          2
+      "[mcp_servers.x]", //                              3
+      'env = { TOKEN = "sk-secret-codex" }', //          4
+      "", //                                             5
+      "[[hooks.PreToolUse]]", //                         6
+      'matcher = "Bash"', //                             7
+      "[[hooks.PreToolUse.hooks]]", //                   8
+      'type = "command"', //                             9
+      'command = """', //                                10
+      "[ -f .env ] && exit 2", //                        11
+      '"""', //                                          12
+      'colour = "red" # a comment', //                   13: unknown key
+    ].join("\n");
+    const gemini = '{\n  // my notes: token sk-secret-gemini\n  "theme": "dark",\n  "hooks": { "BeforeTool": [ { "hooks": [\n    { "type": "command", "command": "g.sh", "colour": "red", },\n  ], }, ], },\n}\n';
+    const dir = repo({ ".claude/settings.json": claude, ".codex/config.toml": codex, ".gemini/settings.json": gemini });
+    const own = loadRepositoryHooksSync(dir, 60_000).warnings;
+    expect(own).toEqual([
+      expect.stringMatching(/^\.claude\/settings\.json:10: hooks\.PreToolUse\[0\]\.matcher: /),
+      expect.stringMatching(/^\.claude\/settings\.json:12: hooks\.PreToolUse\[0\]\.hooks\[0\]: "http" hooks are not run/),
+      expect.stringMatching(/^\.claude\/settings\.json:13: hooks\.PreToolUse\[0\]\.hooks\[1\]\.colour: unknown key/),
+      expect.stringMatching(/^\.codex\/config\.toml:13: hooks\.PreToolUse\[0\]\.hooks\[0\]\.colour: unknown key/),
+      expect.stringMatching(/^\.gemini\/settings\.json:5: hooks\.BeforeTool\[0\]\.hooks\[0\]\.colour: unknown key/),
+    ]);
+    const service = await loaderService();
+    try {
+      const r = await workspacePush([dir, "--id", "x", "--url", service.url], { HOOKBOX_TOKEN: "t" }, 5_000);
+      expect(r.code, r.stderr).toBe(0);
+      const said = r.stderr.split("\n").filter((l) => /^warning: \.(claude|codex|gemini)\/[a-z.]+:\d+: /.test(l));
+      expect(said).toEqual(own.map((w) => `warning: ${w}`));
+      expect(r.stderr).toMatch(/\.claude\/settings\.json: only its hook settings .* blanked where they stand: line numbers the service gives for it are the file's own/);
+      // what was sent holds the hook settings alone, each on its own line
+      const files = service.sent[0]!;
+      for (const text of Object.values(files)) expect(text).not.toMatch(/sk-secret|Bash\(git status\)|my notes|api_key|theme/);
+      expect(files[".claude/settings.json"]!.split("\n")).toHaveLength(claude.split("\n").length);
+      expect(files[".codex/config.toml"]!.split("\n")[10]).toBe("[ -f .env ] && exit 2");
+    } finally {
+      await service.close();
+    }
   });
 });

@@ -14,7 +14,7 @@ import type { Verdict } from "../verdict.js";
 import { agentDeadlineS } from "../agents.js";
 import { claudeCondition } from "./claude-if.js";
 import { formatPath } from "./locate.js";
-import { answerShapeProblem, type Answer, clipWords, configError, type Output, hookTimeout, countHook, countSkipped, defined, describeFailure, eventOf, type FormatModule, haltVerdict, hookCalled, knownKeys, type LoadContext, readMatcher, originOf, type ParsedFile, readDecision, pastBounds, readOutput, schemaError, shown, skipOtherType, str, warn, withContext, withHalt, CommandSchema, unknownThing } from "./shared.js";
+import { answerShapeProblem, type Answer, badEntry, clipWords, configError, type Output, hookTimeout, countHook, countSkipped, defined, describeFailure, eventOf, type FormatModule, haltVerdict, hookCalled, knownKeys, limit, type LoadContext, PAST_LIMIT, readMatcher, originOf, type ParsedFile, readDecision, pastBounds, readOutput, schemaError, shown, skipEntry, skipOtherType, str, warn, withContext, withHalt, CommandSchema, unknownThing, workspaceLimit } from "./shared.js";
 
 
 /** Claude Code's exec-form path placeholders: substituted as plain text into `command` and each of `args` (here: the variables, which hold the same). */
@@ -51,14 +51,14 @@ export const CLAUDE_EVENTS: ReadonlySet<string> = new Set([
   "PreToolUse", "PostToolUse", "PostToolUseFailure", "PostToolBatch", "PermissionRequest", "PermissionDenied", "UserPromptSubmit",
   "UserPromptExpansion", "SessionStart", "SessionEnd", "Setup", "Stop", "StopFailure", "SubagentStart", "SubagentStop", "PreCompact",
   "PostCompact", "Notification", "MessageDisplay", "PreModelSwitch", "PostModelSwitch", "TaskCreated", "TaskCompleted", "TeammateIdle",
-  "ConfigChange", "Elicitation", "ElicitationResult", "WorktreeCreate", "WorktreeRemove", "CwdChanged", "FileChanged", "InstructionsLoaded",
+  "ConfigChange", "Elicitation", "ElicitationResult", "WorktreeCreate", "WorktreeRemove", "CwdChanged", "DirectoryAdded", "FileChanged", "InstructionsLoaded",
 ]);
 
-const HandlerSchema = z.looseObject({
+const HandlerSchema = z.strictObject({
   type: z.string(),
   command: CommandSchema.optional(),
   /** Claude Code's exec form: `command` is the program (looked up on PATH), these its arguments, no shell */
-  args: z.array(z.string().refine((a) => !a.includes("\0"), "an argument cannot hold a NUL byte")).optional(),
+  args: z.array(z.string().refine((a) => !a.includes("\0"), limit("an argument cannot hold a NUL byte"))).optional(),
   /** Claude Code: "block" — a hook that cannot start, times out, exits other than 0 or 2, or answers invalid JSON blocks */
   onFailure: z.enum(["continue", "block"]).optional(),
   /** seconds */
@@ -67,7 +67,15 @@ const HandlerSchema = z.looseObject({
   if: z.string().optional(),
   /** runs in the background: its answer decides nothing (Claude Code), or it is skipped (Codex) */
   async: z.boolean().optional(),
+  /** Claude Code: runs in the background as `async` does, waking the model on exit 2 — its answer decides nothing either */
+  asyncRewake: z.boolean().optional(),
+  /** Claude Code's, read by hookbox for nothing: the spinner's text, once per session, the shell (hookbox runs sh) */
+  statusMessage: z.string().optional(),
+  once: z.boolean().optional(),
+  shell: z.string().optional(),
 });
+/** A handler's keys (Claude Code hooks reference, "Hook handler fields"): any other is a warning at its line. */
+const HANDLER_KEYS = Object.keys(HandlerSchema.shape);
 // Handlers are checked one by one (zod would check a whole 1 MiB list before naming its first fault).
 const GroupSchema = z.strictObject({ matcher: z.string().optional(), if: z.string().optional(), hooks: z.array(z.unknown()) });
 const GROUP_KEYS = Object.keys(GroupSchema.shape);
@@ -92,6 +100,7 @@ const MATCH_FIELD: Partial<Record<string, HookDef["matchOn"]>> = {
   SubagentStop: { field: "agent_type" },
   ConfigChange: { field: "source" }, // user_settings | project_settings | local_settings | policy_settings | skills
   InstructionsLoaded: { field: "load_reason" }, // session_start | nested_traversal | path_glob_match | include | compact
+  DirectoryAdded: { field: "source" }, // slash_command (/add-dir) | register_repo_root (the SDK's control request)
   StopFailure: { field: "error" }, // rate_limit | overloaded | authentication_failed | billing_error | …
   Elicitation: { field: "mcp_server_name" },
   ElicitationResult: { field: "mcp_server_name" },
@@ -118,16 +127,16 @@ const NARROW_EXACT_POINTS: ReadonlySet<string> = new Set(["FileChanged", "StopFa
 /**
  * Claude Code's matcher: "", "*" or none match all; letters, digits, `_`, `-`, spaces, `,` and `|`
  * only (at FileChanged and StopFailure: letters, digits, `_` and `|`): one exact name or a list of
- * exact names separated by `|`, `,` or spaces (`Write` does not fire for `NotebookWrite`; `Edit, Write`
- * fires for both); anything else a regex found anywhere in the name (`mcp__.*__create` fires for
- * `mcp__github__create_issue`).
+ * exact names separated by `|` or `,` "with optional surrounding whitespace" (`Write` does not fire
+ * for `NotebookWrite`; `Edit, Write` fires for both; `Edit Write` is one name, which no tool has);
+ * anything else a regex found anywhere in the name (`mcp__.*__create` fires for `mcp__github__create_issue`).
  */
 export function claudeMatcher(pattern: string | undefined, point?: EventPoint): Matcher | undefined {
   if (pattern === undefined || pattern === "" || pattern === "*") return undefined;
   const exact = point !== undefined && NARROW_EXACT_POINTS.has(point) ? /^[A-Za-z0-9_|]+$/ : /^[A-Za-z0-9_|, -]+$/;
   if (exact.test(pattern)) {
-    // Names are separated by `|`, `,` or spaces (no tool's name holds one: `Edit Write` is two).
-    const names = new Set(pattern.split(/[|, ]+/).filter((n) => n !== ""));
+    // Names are separated by `|` or `,`, blanks around each one not part of it.
+    const names = new Set(pattern.split(/[|,]/).map((n) => n.trim()).filter((n) => n !== ""));
     return { source: pattern, test: (name) => names.has(name) };
   }
   return { source: pattern, test: compileRegex(pattern, { anchored: false }) };
@@ -170,16 +179,19 @@ export function loadMatcherGroups(
     groups.forEach((raw, g) => {
       const group = GroupSchema.safeParse(knownKeys(parsed, ["hooks", event, g], raw, GROUP_KEYS, ctx, set.warnings));
       if (!group.success) throw schemaError(parsed, group.error, ["hooks", event, g]);
-      // Where the event takes no matcher, one written there is ignored, never compiled.
-      const matcher: Matcher | undefined = MATCH_FIELD[resolved.point] === "none"
+      // Where the event takes no matcher, one written there is ignored, never compiled. One past
+      // hookbox's limits skips the group's hooks (their entries are still read: a fault of the
+      // agent's own rules among them skips the file, as Claude Code and Codex skip it).
+      const matcher = MATCH_FIELD[resolved.point] === "none"
         ? undefined
         : readMatcher(parsed, ["hooks", event, g, "matcher"], ctx, set.warnings, () => matcherOf(group.data.matcher, resolved.point));
       group.data.hooks.forEach((raw, h) => {
         const path = ["hooks", event, g, "hooks", h];
         // Another type is skipped before any schema reads its keys (its keys are not ours to judge).
         if (skipOtherType(parsed, path, raw, ctx, set.warnings)) return;
-        const checked = HandlerSchema.safeParse(raw);
-        if (!checked.success) throw schemaError(parsed, checked.error, path);
+        // Claude Code reads the keys it knows and warns of the rest: so does a repository's file here.
+        const checked = HandlerSchema.safeParse(knownKeys(parsed, path, raw, HANDLER_KEYS, ctx, set.warnings));
+        if (!checked.success) return badEntry(parsed, checked.error, path, ctx, set.warnings, false);
         // a "type" that is a string, and not "command", was skipped above
         const handler = checked.data;
         if (!handler.command) throw configError(parsed, path, 'a "command" hook needs "command"');
@@ -189,14 +201,19 @@ export function loadMatcherGroups(
         // Exec form: the program and its arguments, run without a shell's reading of them.
         const exec = claude && handler.args !== undefined;
         const command = exec ? execFormCommand(handler.command, handler.args!) : handler.command;
-        if (exec && Buffer.byteLength(command) > MAX_EXEC_COMMAND_BYTES) throw configError(parsed, [...path, "args"], `the program and its arguments, quoted for sh, are longer than ${MAX_EXEC_COMMAND_BYTES} bytes`);
-        // Claude Code: an async hook's "decision, permissionDecision, and continue have no effect";
+        if (exec && Buffer.byteLength(command) > MAX_EXEC_COMMAND_BYTES)
+          return skipEntry(parsed, path, ctx, set.warnings, `the program and its arguments, quoted for sh, are longer than ${MAX_EXEC_COMMAND_BYTES} bytes (MAX_EXEC_COMMAND_BYTES)`, [...path, "args"]);
+        // Claude Code: an async hook's "decision, permissionDecision, and continue have no effect",
+        // and an asyncRewake one runs in the background too (its exit 2 wakes the model later);
         // Codex skips it. Either way it can decide nothing, and its side effects would stay in the sandbox.
-        if (handler.async === true) {
+        const background = handler.async === true ? "async" : handler.asyncRewake === true ? "asyncRewake" : undefined;
+        if (background) {
           countSkipped(parsed, path, ctx);
-          warn(set.warnings, () => `${originOf(parsed, path)}: ${formatPath(path)}: "async": true hooks decide nothing in ${format === "codex" ? "Codex" : "Claude Code"}; skipped`);
+          warn(set.warnings, () => `${originOf(parsed, path)}: ${formatPath(path)}: "${background}": true hooks decide nothing in ${format === "codex" ? "Codex" : "Claude Code"}; skipped`);
           return;
         }
+        // (its matcher past hookbox's limits: read, warned once for the group, never run)
+        if (matcher === PAST_LIMIT) return;
         let rule = handler.if;
         // Claude Code reads `if` on handlers only: one on the group filters nothing there.
         if (group.data.if !== undefined && h === 0)
@@ -210,8 +227,8 @@ export function loadMatcherGroups(
         try {
           condition = rule !== undefined ? claudeCondition(rule) : undefined;
         } catch (err) {
-          // Past the workspace's compile budget: refused whole, as for matchers.
-          if (err instanceof CompileBudgetError) throw configError(parsed, [...path, "if"], `cannot read the condition: ${err.message}`);
+          // Past the workspace's compile budget: the upload is refused, as for matchers.
+          if (err instanceof CompileBudgetError) throw workspaceLimit(parsed, [...path, "if"], `cannot read the condition: ${err.message}`);
           // A condition that cannot be read filters nothing: the hook runs (every doubt runs the hook).
           warn(set.warnings, () => `${originOf(parsed, [...path, "if"])}: ${formatPath([...path, "if"])}: cannot read the condition (${(err as Error).message}); the hook runs for every matching tool`);
         }

@@ -15,7 +15,7 @@ import { compileRegex, type HookDef, type HookSet } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import {
-  CommandSchema, configError, hookTimeout, readMatcher, countHook, defined, describeFailure, eventOf, haltVerdict, hookCalled, HookEnvSchema, isStopPoint, knownKeys, NoNulSchema, originOf, readDecision, pastBounds, readOutput, schemaError, shown, skipOtherType, str, withContext, withHalt,
+  badEntry, CommandSchema, configError, hookTimeout, readMatcher, countHook, defined, describeFailure, eventOf, haltVerdict, hookCalled, HookEnvSchema, isStopPoint, knownKeys, NoNulSchema, originOf, PAST_LIMIT, readDecision, pastBounds, readOutput, schemaError, shown, skipEntry, skipOtherType, str, withContext, withHalt,
   type Answer, type FormatModule, type LoadContext, type ParsedFile, warn,
 } from "./shared.js";
 
@@ -112,7 +112,8 @@ function loadHookMap(parsed: ParsedFile, hooks: Record<string, unknown>, ctx: Lo
       const path = ["hooks", event, i];
       if (skipOtherType(parsed, path, raw, ctx, set.warnings)) return;
       const entry = CopilotHookSchema.safeParse(knownKeys(parsed, path, raw, HOOK_KEYS, ctx, set.warnings));
-      if (!entry.success) throw schemaError(parsed, entry.error, path);
+      // In a repository, an entry its schema refuses is skipped alone, as one with no command is.
+      if (!entry.success) return badEntry(parsed, entry.error, path, ctx, set.warnings, true);
       const e = entry.data;
       // Containers run Linux: the CLI's `bash`, then VS Code's `linux` override, then its `command`.
       const command = e.bash ?? e.linux ?? e.command;
@@ -130,6 +131,11 @@ function loadHookMap(parsed: ParsedFile, hooks: Record<string, unknown>, ctx: Lo
       }
       const seconds = e.timeoutSec ?? e.timeout;
       const matcher = copilotMatcher(parsed, path, e.matcher, { ...resolved, ...readers }, ctx, set.warnings);
+      if (matcher === PAST_LIMIT) return;
+      // Policy hooks run on the host beside their file; other hooks under /workspace, never outside it.
+      const cwd = ctx.source === "policy" ? resolve(dirname(parsed.file), e.cwd ?? ".") : e.cwd === undefined ? undefined : posix.normalize(e.cwd);
+      if (ctx.source !== "policy" && cwd !== undefined && (posix.isAbsolute(cwd) || cwd.startsWith("..")))
+        return skipEntry(parsed, path, ctx, set.warnings, "cwd must be a path inside the repository", [...path, "cwd"]);
       countHook(parsed, path, ctx);
       set.hooks.push({
         name: `${basename(parsed.file)}:${event}[${i}]`,
@@ -146,7 +152,7 @@ function loadHookMap(parsed: ParsedFile, hooks: Record<string, unknown>, ctx: Lo
         env: e.env ?? {},
         failOpen: true,
         limits: {},
-        cwd: hookCwd(parsed, path, e.cwd, ctx),
+        cwd,
         mounts: [],
         origin: originOf(parsed, path),
       });
@@ -171,7 +177,7 @@ const MATCHED_AT: Partial<Record<string, HookDef["matchOn"] | "tool">> = {
  * (`bash` does not fire for `github-bash`), at the events above, under their CLI names. VS Code
  * ignores matchers, and so does the CLI elsewhere: there the hook runs for every call, warned.
  */
-function copilotMatcher(parsed: ParsedFile, path: (string | number)[], pattern: string | undefined, at: { point: EventPoint; dialect: Dialect } & Pick<HookDef, "readBy">, ctx: LoadContext, warnings: string[]): Pick<HookDef, "matcher" | "matchOn"> {
+function copilotMatcher(parsed: ParsedFile, path: (string | number)[], pattern: string | undefined, at: { point: EventPoint; dialect: Dialect } & Pick<HookDef, "readBy">, ctx: LoadContext, warnings: string[]): Pick<HookDef, "matcher" | "matchOn"> | typeof PAST_LIMIT {
   if (pattern === undefined || pattern === "" || pattern === "*") return {};
   const on = MATCHED_AT[at.point];
   if (on === undefined || at.dialect !== "camel") {
@@ -186,17 +192,10 @@ function copilotMatcher(parsed: ParsedFile, path: (string | number)[], pattern: 
     return {};
   }
   const test = readMatcher(parsed, [...path, "matcher"], ctx, warnings, () => compileRegex(pattern, { anchored: true }));
+  if (test === PAST_LIMIT) return test;
   return test ? { matcher: { source: pattern, test }, ...(on === "tool" ? {} : { matchOn: on }) } : {};
 }
 
-/** Policy hooks run on the host beside their file; other hooks under /workspace, never outside it. */
-function hookCwd(parsed: ParsedFile, path: (string | number)[], cwd: string | undefined, ctx: LoadContext): string | undefined {
-  if (ctx.source === "policy") return resolve(dirname(parsed.file), cwd ?? ".");
-  if (cwd === undefined) return undefined;
-  const normal = posix.normalize(cwd);
-  if (posix.isAbsolute(normal) || normal.startsWith("..")) throw configError(parsed, [...path, "cwd"], "cwd must be a path inside the repository");
-  return normal;
-}
 
 const EXIT_2_DENIES = new Set(["PreToolUse", "PermissionRequest"]);
 

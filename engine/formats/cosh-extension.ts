@@ -9,7 +9,7 @@ import { z } from "zod";
 import type { HookSet } from "../hooks.js";
 import { WORKSPACE_PATH } from "../names.js";
 import { CoshHookSchema, coshHookDef } from "./cosh-toml.js";
-import { configEvent, originOf, schemaError, warn, type LoadContext, type ParsedFile } from "./shared.js";
+import { configEvent, originOf, PAST_LIMIT, schemaError, warn, type LoadContext, type ParsedFile } from "./shared.js";
 
 export const EXTENSION_FILE = "cosh-extension.json";
 
@@ -55,6 +55,8 @@ export function loadExtension(parsed: ParsedFile, dir: string, ctx: LoadContext)
           { ...ctx, point: resolved.point, eventName: event, dialect: resolved.dialect, origin: originOf(parsed, path), parsed, path },
           set.warnings,
         );
+        // (the server's own files are strict: a matcher past hookbox's limits was refused in coshHookDef)
+        if (hook === PAST_LIMIT) return;
         hook.name = `${manifest.data.name}/${hook.name}`;
         hook.env = Object.fromEntries(Object.entries(hook.env).map(([k, v]) => [k, substitute(v)]));
         hook.mounts = [dir];

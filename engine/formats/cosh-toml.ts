@@ -12,8 +12,8 @@ import { compileRegex, type HookDef, type HookSet, type Matcher } from "../hooks
 import { DEFAULT_TIMEOUT_MS, MIN_LIMITS } from "../names.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
-import { type Answer, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, HookEnvSchema, hookCalled, knownKeys, type LoadContext, readMatcher, originOf, parseBytes, type ParsedFile, readDecision, pastBounds, readOutput, schemaError, shown, str, warn, withReason, CommandSchema } from "./shared.js";
-import type { Path } from "./locate.js";
+import { type Answer, badEntry, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, HookEnvSchema, hookCalled, knownKeys, type LoadContext, PAST_LIMIT, readMatcher, originOf, parseBytes, type ParsedFile, readDecision, pastBounds, readOutput, schemaError, shown, str, warn, withReason, CommandSchema } from "./shared.js";
+import { formatPath, type Path } from "./locate.js";
 
 const BytesSchema = z.union([z.string(), z.number()]).refine((v) => parseBytes(v) !== undefined, 'expected a size such as "256m" or a number of bytes, more than zero');
 
@@ -74,7 +74,12 @@ export function loadCoshTable(parsed: ParsedFile, at: Path, table: unknown, ctx:
     // A repository's config.toml is read as cosh reads it: only cosh's own events fire there.
     const event = eventOf(parsed, [...at, key], key, ctx, result.warnings, ctx.source === "repository" ? { agent: "cosh", names: COSH_EVENTS } : undefined);
     if (!event) continue;
-    if (!Array.isArray(value)) throw configError(parsed, [...at, key], "expected an array of hooks");
+    if (!Array.isArray(value)) {
+      // In a repository's file an event that holds no list is skipped, its other events read.
+      if (!ctx.tolerant) throw configError(parsed, [...at, key], "expected an array of hooks");
+      warn(result.warnings, () => `${originOf(parsed, [...at, key])}: ${formatPath([...at, key])}: expected an array of hooks; skipped`);
+      continue;
+    }
     // One by one: the first fault named at once (zod would check a whole 1 MiB list first).
     value.forEach((v, i) => {
       const path = [...at, key, i];
@@ -89,12 +94,15 @@ export function loadCoshTable(parsed: ParsedFile, at: Path, table: unknown, ctx:
         warn(result.warnings, () => `${originOf(parsed, path)}: hook without a name skipped (cosh-hooks.md: "Hook definitions without a name field are skipped"): it never runs`);
         return;
       }
-      // A repository's file: its unknown keys warned about and left out first.
+      // A repository's file: its unknown keys warned about and left out first; a hook its schema
+      // refuses (a limit Docker would read as none, a name past MAX_HOOK_NAME_CHARS) skipped alone.
       const checked = strict ?? CoshHookSchema.safeParse(knownKeys(parsed, path, v, HOOK_KEYS, ctx, result.warnings));
-      if (!checked.success) throw schemaError(parsed, checked.error, path);
+      if (!checked.success) return badEntry(parsed, checked.error, path, ctx, result.warnings, true);
       const entry = checked.data;
+      const hook = coshHookDef(entry, { ...ctx, point: event.point, eventName: key, dialect: event.dialect, origin: originOf(parsed, path), parsed, path }, result.warnings);
+      if (hook === PAST_LIMIT) return;
       countHook(parsed, path, ctx);
-      result.hooks.push(coshHookDef(entry, { ...ctx, point: event.point, eventName: key, dialect: event.dialect, origin: originOf(parsed, path), parsed, path }, result.warnings));
+      result.hooks.push(hook);
     });
   }
   const s = SETTINGS.safeParse(own);
@@ -110,9 +118,10 @@ export function coshHookDef(
   entry: CoshHook,
   ctx: LoadContext & Pick<HookDef, "point" | "eventName" | "dialect" | "origin"> & { parsed: ParsedFile; path: Path },
   warnings: string[],
-): HookDef {
-  const matcher: Matcher | undefined = readMatcher(ctx.parsed, [...ctx.path, "matcher"], ctx, warnings, () =>
+): HookDef | typeof PAST_LIMIT {
+  const matcher = readMatcher(ctx.parsed, [...ctx.path, "matcher"], ctx, warnings, () =>
     coshMatcher(entry.matcher, ctx.source === "repository" || ctx.source === "extension" ? "cosh-ng" : "hookbox"));
+  if (matcher === PAST_LIMIT) return matcher;
   return {
     name: entry.name ?? "",
     source: ctx.source,

@@ -13,7 +13,7 @@ import { ALL, ALLOW_BLOCK, NONE, type Decision, type EventPoint } from "../event
 import { compileRegex, type HookDef, type HookSet, type Matcher } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
-import { type Answer, askDenyReason, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, hookCalled, isStopPoint, knownKeys, type LoadContext, readMatcher, originOf, type ParsedFile, readDecision, pastBounds, readOutput, schemaError, shown, skipOtherType, str, warn, withContext, withReason, CommandSchema } from "./shared.js";
+import { type Answer, askDenyReason, badEntry, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, hookCalled, isStopPoint, knownKeys, type LoadContext, PAST_LIMIT, readMatcher, originOf, type ParsedFile, readDecision, pastBounds, readOutput, schemaError, shown, skipOtherType, str, warn, withContext, withReason, CommandSchema } from "./shared.js";
 
 /** @default 30 s — hookbox's choice, as Copilot's: the Cursor document leaves it to the agent */
 export const CURSOR_DEFAULT_TIMEOUT_MS = 30_000;
@@ -84,14 +84,17 @@ function loadCursorHooks(parsed: ParsedFile, ctx: LoadContext): HookSet {
       const path = ["hooks", event, i];
       if (skipOtherType(parsed, path, raw, ctx, set.warnings)) return;
       const entry = HookSchema.safeParse(knownKeys(parsed, path, raw, HOOK_KEYS, ctx, set.warnings));
-      if (!entry.success) throw schemaError(parsed, entry.error, path);
+      // Cursor refuses a hooks.json its schema does not take ("could not be loaded"): the file is
+      // skipped whole (repository.ts) — but for a limit of hookbox's own, which skips this hook alone.
+      if (!entry.success) return badEntry(parsed, entry.error, path, ctx, set.warnings, false);
       const e = entry.data;
       if (!e.command) throw configError(parsed, path, 'a command hook needs "command"');
       const pattern = e.matcher;
       // A regex found anywhere in what the event is matched on (MATCH_FIELD).
-      const matcher: Matcher | undefined = pattern === undefined || pattern === "" || pattern === "*"
+      const matcher = pattern === undefined || pattern === "" || pattern === "*"
         ? undefined
-        : readMatcher(parsed, [...path, "matcher"], ctx, set.warnings, () => ({ source: pattern, test: compileRegex(pattern, { anchored: false }) }));
+        : readMatcher(parsed, [...path, "matcher"], ctx, set.warnings, (): Matcher => ({ source: pattern, test: compileRegex(pattern, { anchored: false }) }));
+      if (matcher === PAST_LIMIT) return;
       // A matcher tested against a fixed word (`Stop`) or a tool type (`Read`) that it cannot match:
       // the hook never runs, in Cursor as here — said, since a path or a prompt pattern was meant.
       const words = MATCH_WORDS[resolved.point];

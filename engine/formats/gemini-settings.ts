@@ -16,7 +16,7 @@ import type { RunResult } from "../run/types.js";
 import { MAX_FUNCTION_NAME_CHARS, MAX_TOOL_NAMES, type ToolSelection, type Verdict } from "../verdict.js";
 import { MAX_HOOK_NAME_CHARS } from "./cosh-toml.js";
 import { formatPath, type Path } from "./locate.js";
-import { type Answer, askDenyReason, clipWords, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, haltVerdict, knownKeys, type LoadContext, readMatcher, originOf, type ParsedFile, readDecision, pastBounds, readOutput, schemaError, shown, skipOtherType, str, warn, withContext, withHalt, CommandSchema } from "./shared.js";
+import { type Answer, askDenyReason, badEntry, clipWords, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, haltVerdict, knownKeys, type LoadContext, PAST_LIMIT, readMatcher, originOf, type ParsedFile, readDecision, pastBounds, readOutput, shown, skipOtherType, str, warn, withContext, withHalt, CommandSchema } from "./shared.js";
 
 /** @default 60 s — Gemini CLI's default hook timeout */
 export const GEMINI_DEFAULT_TIMEOUT_MS = 60_000;
@@ -118,15 +118,17 @@ function loadGeminiSettings(parsed: ParsedFile, ctx: LoadContext): HookSet {
       if (raw === null || typeof raw !== "object" || !Array.isArray((raw as { hooks?: unknown }).hooks))
         return discard(parsed, ["hooks", event, g], ctx, set.warnings, 'a hook group needs a "hooks" list');
       const group = GroupSchema.safeParse(knownKeys(parsed, ["hooks", event, g], raw, GROUP_KEYS, ctx, set.warnings));
-      if (!group.success) throw schemaError(parsed, group.error, ["hooks", event, g]);
-      const matcher: Matcher | undefined = readMatcher(parsed, ["hooks", event, g, "matcher"], ctx, set.warnings, () => geminiMatcher(group.data.matcher, tool));
+      // Gemini CLI's registry reads a group, and a hook, one at a time: one it cannot read is skipped alone.
+      if (!group.success) return badEntry(parsed, group.error, ["hooks", event, g], ctx, set.warnings, true);
+      const matcher = readMatcher(parsed, ["hooks", event, g, "matcher"], ctx, set.warnings, () => geminiMatcher(group.data.matcher, tool));
+      if (matcher === PAST_LIMIT) return;
       group.data.hooks.forEach((rawHandler, h) => {
         const path = ["hooks", event, g, "hooks", h];
         const type = rawHandler !== null && typeof rawHandler === "object" ? (rawHandler as { type?: unknown }).type : undefined;
         if (typeof type !== "string") return discard(parsed, path, ctx, set.warnings, 'a hook needs "type": "command"');
         if (skipOtherType(parsed, path, rawHandler, ctx, set.warnings)) return;
         const handler = HandlerSchema.safeParse(knownKeys(parsed, path, rawHandler, HANDLER_KEYS, ctx, set.warnings));
-        if (!handler.success) throw schemaError(parsed, handler.error, path);
+        if (!handler.success) return badEntry(parsed, handler.error, path, ctx, set.warnings, true);
         const e = handler.data;
         if (!e.command) return discard(parsed, path, ctx, set.warnings, 'a "command" hook needs "command"');
         // Gemini CLI: a hook whose name — or, without one, whose command — is in `disabled` does not run.

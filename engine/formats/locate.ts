@@ -86,7 +86,9 @@ interface TomlTable {
 /**
  * The line of every header and key of a TOML text, one pass: table name → its header line and
  * its keys' lines. Each header's name is kept once, each key line keeps only its key — never the
- * table's name joined to every key, which made a long header times many keys quadratic.
+ * table's name joined to every key, which made a long header times many keys quadratic. Lines
+ * inside a value that spans lines (a multi-line string, an open array) and comments are passed over
+ * (scanValues): a `[` that opens a line of a command's text is no table header.
  */
 function tomlLines(text: string, keep?: ReadonlySet<string>): Tables {
   const tables = new Map<string, TomlTable>([["", {}]]);
@@ -141,21 +143,12 @@ function tomlLines(text: string, keep?: ReadonlySet<string>): Tables {
   };
   // `keep`: only these top-level tables are indexed (the rest is read by no one who asks for a line):
   // a name's first part, as splitKey makes it, found without splitting the whole name.
-  const kept = (raw: string) => {
-    if (keep === undefined) return true;
-    const dot = raw.indexOf(".");
-    return keep.has(unquote(dot === -1 ? raw : raw.slice(0, dot)));
-  };
+  const kept = (raw: string) => keep === undefined || keep.has(tomlTopName(raw));
   // undefined: under a header too long to index, or not kept, whose keys are not indexed either
   const root = tables.get("")!;
   let table: TomlTable | undefined = root;
-  let n = 0;
-  for (let start = 0; start <= text.length; n++) {
-    const nl = text.indexOf("\n", start);
-    const end = nl === -1 ? text.length : nl;
-    const line = text.slice(start, end).trim();
-    start = end + 1;
-    const header = headerOf(line);
+  forEachTomlLine(text, ({ n, text: line, header, continues }) => {
+    if (continues) return;
     if (header && (header.name.length > MAX_TOML_NAME_CHARS || !kept(header.name))) {
       table = undefined;
     } else if (header?.array) {
@@ -173,7 +166,7 @@ function tomlLines(text: string, keep?: ReadonlySet<string>): Tables {
       // (a bare key — no dot, no quote — is its own normal form, but for the spaces around it)
       if (key !== undefined && key.length <= MAX_TOML_NAME_CHARS && (table !== root || kept(key))) (table.keys ??= new Map()).set(DOTTED_OR_QUOTED.test(key) ? splitKey(key).join(".") : key.trim(), n + 1);
     }
-  }
+  });
   return {
     get(name) {
       const found = tables.get(name);
@@ -185,6 +178,106 @@ function tomlLines(text: string, keep?: ReadonlySet<string>): Tables {
       return dot !== -1 && /^[0-9]{1,9}$/.test(index) ? nodeOf(name.slice(0, dot), false)?.elements?.[Number(index)] : undefined;
     },
   };
+}
+
+/** Where a TOML text's reading stands at a line's end: inside a multi-line string (its closing quotes), and how many arrays and inline tables are open. */
+interface ValueScan {
+  string: '"""' | "'''" | undefined;
+  depth: number;
+}
+
+const QUOTE = 0x22;
+const APOSTROPHE = 0x27;
+const BACKSLASH = 0x5c;
+
+/** A header's or a key's top-level name, as written (`hooks` of `hooks.PreToolUse`, of `"hooks".x`). */
+export function tomlTopName(raw: string): string {
+  const dot = raw.indexOf(".");
+  return unquote(dot === -1 ? raw : raw.slice(0, dot));
+}
+
+/** One line of a TOML text, as forEachTomlLine reads it. */
+export interface TomlLine {
+  /** its number from 0, and where it starts and ends in the text (its end: before its "\n") */
+  n: number;
+  start: number;
+  end: number;
+  /** the line, trimmed; "" for one that continues a value */
+  text: string;
+  /** the table header it is, if it is one */
+  header?: { name: string; array: boolean };
+  /**
+   * it starts inside a value begun on an earlier line — a multi-line string, an array or inline table
+   * not yet closed: no header and no key, whatever it opens with (`[ -f .env ] && exit 2`)
+   */
+  continues: boolean;
+  /** where a comment on it begins (a `#` outside every string); its end when it holds none */
+  comment: number;
+}
+
+/**
+ * Each line of a (valid) TOML text, in order, as what it is: a header, a line that continues a value,
+ * else a key's line or a blank or comment one (`text`). One pass over the text (scanValues): linear
+ * whatever it holds.
+ */
+export function forEachTomlLine(text: string, fn: (line: TomlLine) => void): void {
+  const reading: ValueScan = { string: undefined, depth: 0 };
+  for (let start = 0, n = 0; start <= text.length; n++) {
+    const nl = text.indexOf("\n", start);
+    const end = nl === -1 ? text.length : nl;
+    const continues = reading.string !== undefined || reading.depth > 0;
+    const line = continues ? "" : text.slice(start, end).trim();
+    const header = continues ? undefined : headerOf(line);
+    // (a header's brackets open and close on its line: the reading stands where it stood)
+    const comment = scanValues(text, start, end, reading);
+    fn({ n, start, end, text: line, ...(header ? { header } : {}), continues, comment });
+    start = end + 1;
+  }
+}
+
+/**
+ * Reads `text[from, to)` — one line — from where `at` stands, and leaves `at` where the line's end
+ * stands: a multi-line string (`"""…"""`, `'''…'''`) opened and not closed, arrays and inline tables
+ * open; a comment (`#` outside a string) ends the line, a one-line string is passed over whole. One
+ * pass, each character looked at once, nothing searched past the line: linear in the text whatever
+ * it holds. Its answer: where the line's comment begins, or `to`.
+ */
+function scanValues(text: string, from: number, to: number, at: ValueScan): number {
+  let i = from;
+  // Closing quotes of a multi-line string, with up to two more of its quote just inside them (`""""`).
+  const close = (q: number) => {
+    i += 3;
+    for (let more = 0; more < 2 && text.charCodeAt(i) === q; more++) i++;
+    at.string = undefined;
+  };
+  const triple = (q: number) => text.charCodeAt(i) === q && text.charCodeAt(i + 1) === q && text.charCodeAt(i + 2) === q;
+  while (i < to) {
+    const c = text.charCodeAt(i);
+    if (at.string === '"""') {
+      if (c === BACKSLASH) i += 2;
+      else if (triple(QUOTE)) close(QUOTE);
+      else i++;
+    } else if (at.string === "'''") {
+      if (triple(APOSTROPHE)) close(APOSTROPHE);
+      else i++;
+    } else if (c === 0x23) {
+      return i; // `#`: a comment, to the line's end
+    } else if (c === QUOTE || c === APOSTROPHE) {
+      if (triple(c)) {
+        at.string = c === QUOTE ? '"""' : "'''";
+        i += 3;
+        continue;
+      }
+      // a one-line string: to its closing quote (a basic string's `\"` is no close), or the line's end
+      for (i++; i < to && text.charCodeAt(i) !== c; i++) if (c === QUOTE && text.charCodeAt(i) === BACKSLASH) i++;
+      i++;
+    } else {
+      if (c === 0x5b || c === 0x7b) at.depth++;
+      else if ((c === 0x5d || c === 0x7d) && at.depth > 0) at.depth--;
+      i++;
+    }
+  }
+  return to;
 }
 
 /** An array of tables' name, part by part: the array whose name ends here, the parts that go on from here. */

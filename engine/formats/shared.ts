@@ -57,16 +57,21 @@ export function readJson(file: string, text: string, comments = false, within?: 
   }
 }
 
-/** The first problem of a failed schema check, at its line. */
-export function schemaError(parsed: ParsedFile, error: z.ZodError, prefix: Path = []): ConfigError {
+/** The first problem of a failed schema check: where it is, and what. */
+function schemaProblem(error: z.ZodError, prefix: Path): { path: Path; message: string } {
   // A typo gives an unknown key and a missing one; the unknown key is the one to name.
   const issue = error.issues.find((i) => i.code === "unrecognized_keys") ?? error.issues[0]!;
   let path: Path = [...prefix, ...(issue.path as (string | number)[])];
   if (issue.code === "unrecognized_keys") path = [...path, issue.keys[0]!];
-  const at = parsed.locate(path);
   // A record's key (an env name) that fails: what is wrong with it, not zod's "Invalid key in record".
   const message = issue.code === "invalid_key" && issue.issues[0] ? issue.issues[0].message : issue.message;
-  return new ConfigError(parsed.file, `${formatPath(path)}: ${message}`, at?.line, at?.column);
+  return { path, message };
+}
+
+/** The first problem of a failed schema check, at its line. */
+export function schemaError(parsed: ParsedFile, error: z.ZodError, prefix: Path = []): ConfigError {
+  const { path, message } = schemaProblem(error, prefix);
+  return configError(parsed, path, message);
 }
 
 export function configError(parsed: ParsedFile, path: Path, detail: string): ConfigError {
@@ -202,16 +207,26 @@ export const HookEnvSchema = z
     z.string().max(MAX_HOOK_ENV_VALUE_CHARS, `a value is at most ${MAX_HOOK_ENV_VALUE_CHARS} characters (MAX_HOOK_ENV_VALUE_CHARS)`).refine((s) => !s.includes("\0"), "a value cannot hold a NUL byte"),
   ));
 
-/** A hook's command, or a path it names: no NUL byte (no process could be given it, and the hand-over counts bytes). */
+/**
+ * A refinement that is hookbox's own bound on one hook, not its agent's rule (a command past what
+ * `sh -c` takes, a NUL byte no process could be given): the agent would run the hook, hookbox cannot.
+ * In a repository's file the hook past it is skipped alone, warned (badEntry); in the server's own
+ * config it is refused as any fault is.
+ */
+export const limit = (message: string) => ({ message, params: { limit: true } });
+const isLimitIssue = (issue: z.core.$ZodIssue): boolean => issue.code === "custom" && (issue.params as { limit?: unknown } | undefined)?.limit === true;
+
 /**
  * @default 96 KiB — a hook's command: it is run as one argument of `sh -c`, which Linux takes up to
  * 128 KiB; longer, a cold run could not start and a warm one's shell could not run it (two endings
- * for one file), so it is refused where it is written.
+ * for one file), so it is not run: refused in the server's config, the hook skipped in a repository's file.
  */
 export const MAX_COMMAND_BYTES = 96 * 1024;
-export const CommandSchema = z.string().min(1, "command must not be empty").refine((s) => !s.includes("\0"), "a command cannot hold a NUL byte")
-  .refine((s) => s.length <= MAX_COMMAND_BYTES && Buffer.byteLength(s) <= MAX_COMMAND_BYTES, `a command longer than ${MAX_COMMAND_BYTES} bytes cannot be run (MAX_COMMAND_BYTES: sh -c takes up to 128 KiB)`);
-export const NoNulSchema = z.string().refine((s) => !s.includes("\0"), "a path cannot hold a NUL byte");
+/** A hook's command: not empty, no NUL byte (no process could be given it, and the hand-over counts bytes), at most MAX_COMMAND_BYTES. */
+export const CommandSchema = z.string().refine((s) => s !== "", limit("command must not be empty")).refine((s) => !s.includes("\0"), limit("a command cannot hold a NUL byte"))
+  .refine((s) => s.length <= MAX_COMMAND_BYTES && Buffer.byteLength(s) <= MAX_COMMAND_BYTES, limit(`a command longer than ${MAX_COMMAND_BYTES} bytes cannot be run (MAX_COMMAND_BYTES: sh -c takes up to 128 KiB)`));
+/** A path a hook names: no NUL byte. */
+export const NoNulSchema = z.string().refine((s) => !s.includes("\0"), limit("a path cannot hold a NUL byte"));
 
 /** The points where a block means "keep going" (Claude's, Copilot's and Cursor's Stop and SubagentStop). */
 export const isStopPoint = (point: EventPoint): boolean => point === "Stop" || point === "SubagentStop";
@@ -339,28 +354,66 @@ export interface LoadContext {
    * and line, and the rest still loads. Unset: the server's own config, where each is an error.
    */
   tolerant?: boolean;
-  /** hooks the repository may still declare (`server.max_repository_hooks`): counted as each is read, so a file of 80 000 is refused at its 1001st */
+  /** hooks the repository may still declare (`server.max_repository_hooks`): counted as each is read, so an upload with a file of 80 000 is refused at its 1001st */
   hooksLeft?: { left: number; limit: number };
   /** what is left of the entries the workspace's files may hold that hookbox skips (countSkipped) */
   skippedLeft?: { left: number; limit: number };
 }
 
-/** Counts one more hook of a file against the repository's limit; past it, the file is refused at that hook. */
+/**
+ * A bound on all of a workspace's hook files together (`server.max_repository_hooks`, the entries it
+ * skips, its matchers' compile budget, its hook files' number and bytes): no one file is at fault, so
+ * the upload is refused (400 `workspace_hooks_invalid`), named at the file and line that passed it —
+ * where any other fault of a repository's file skips that file alone (repository.ts).
+ */
+export class WorkspaceLimitError extends ConfigError {}
+
+/** A WorkspaceLimitError at `path`'s line. */
+export function workspaceLimit(parsed: ParsedFile, path: Path, detail: string): WorkspaceLimitError {
+  const at = parsed.locate(path);
+  return new WorkspaceLimitError(parsed.file, `${formatPath(path)}: ${detail}`, at?.line, at?.column);
+}
+
+/** Counts one more hook of a file against the repository's limit; past it, the upload is refused at that hook. */
 export function countHook(parsed: ParsedFile, path: Path, ctx: LoadContext): void {
-  if (ctx.hooksLeft && ctx.hooksLeft.left-- <= 0) throw configError(parsed, path, `the repository declares more than ${ctx.hooksLeft.limit} hooks (server.max_repository_hooks)`);
+  if (ctx.hooksLeft && ctx.hooksLeft.left-- <= 0) throw workspaceLimit(parsed, path, `the repository declares more than ${ctx.hooksLeft.limit} hooks (server.max_repository_hooks)`);
 }
 
 /**
  * @default 4 — hook entries a workspace's files may hold that hookbox skips (another type than
- * "command", `async`), as a multiple of `server.max_repository_hooks`: each is still read and
- * warned about, and a mebibyte holds 65,000 of them.
+ * "command", `async`, one past a limit of hookbox's or against its agent's rules), as a multiple of
+ * `server.max_repository_hooks`: each is still read and warned about, and a mebibyte holds 65,000 of them.
  */
 export const SKIPPED_HOOKS_FACTOR = 4;
 
-/** One more hook entry skipped: past SKIPPED_HOOKS_FACTOR × max_repository_hooks of them, the file is refused at it. */
+/** One more hook entry skipped: past SKIPPED_HOOKS_FACTOR × max_repository_hooks of them, the upload is refused at it. */
 export function countSkipped(parsed: ParsedFile, path: Path, ctx: LoadContext): void {
   if (ctx.skippedLeft && ctx.skippedLeft.left-- <= 0)
-    throw configError(parsed, path, `the repository holds more than ${ctx.skippedLeft.limit} hook entries hookbox skips (other types than "command", async ones: ${SKIPPED_HOOKS_FACTOR} × server.max_repository_hooks)`);
+    throw workspaceLimit(parsed, path, `the repository holds more than ${ctx.skippedLeft.limit} hook entries hookbox skips (other types than "command", async ones, ones it cannot run: ${SKIPPED_HOOKS_FACTOR} × server.max_repository_hooks)`);
+}
+
+/**
+ * A hook entry (or a group of them) a repository's file declares and hookbox does not run, for
+ * `detail`: skipped alone with a warning at its line, counted (countSkipped), the file's other hooks
+ * kept. In the server's own config, refused.
+ */
+export function skipEntry(parsed: ParsedFile, path: Path, ctx: LoadContext, warnings: string[], detail: string, at: Path = path): void {
+  if (!ctx.tolerant) throw configError(parsed, at, detail);
+  countSkipped(parsed, path, ctx);
+  warn(warnings, () => `${originOf(parsed, at)}: ${formatPath(at)}: ${detail}; skipped (the file's other hooks load)`);
+}
+
+/**
+ * A hook entry its schema refuses. In the server's own config: refused at its line. In a
+ * repository's file: past one of hookbox's own bounds only (`limit`), the entry alone is skipped —
+ * its agent would run it; against its agent's rules, the entry alone is skipped where the agent skips
+ * one (`perEntry`), else the ConfigError thrown skips the whole file (repository.ts), as Claude Code,
+ * Codex and Cursor skip a hook file with errors.
+ */
+export function badEntry(parsed: ParsedFile, error: z.ZodError, path: Path, ctx: LoadContext, warnings: string[], perEntry: boolean): void {
+  const { path: at, message } = schemaProblem(error, path);
+  if (!ctx.tolerant || (!perEntry && !error.issues.every(isLimitIssue))) throw configError(parsed, at, message);
+  skipEntry(parsed, path, ctx, warnings, message, at);
 }
 
 /** What one agent's hooks are: its files, its rules, its answers. One module per format; formats/registry.ts lists them. */
@@ -517,27 +570,38 @@ export function configEvent(parsed: ParsedFile, path: Path, name: string): { poi
   throw configError(parsed, path, unknownEventMessage(name));
 }
 
+/** readMatcher's answer for a pattern past hookbox's own limits for one matcher: its hooks are skipped. */
+export const PAST_LIMIT: unique symbol = Symbol("past a limit of hookbox's");
+
 /**
  * A hook's matcher, compiled by `compile`. In a repository's file a pattern RE2 does not take (a
  * lookahead the agent's own JavaScript engine reads, say) is a warning and no matcher — the hook runs
  * for every call rather than a guard being skipped, and the file's other hooks still load; one past
- * hookbox's limits (its length, its program, the workspace's compile budget), and any in the
- * server's own config, is refused.
+ * hookbox's limits for one matcher (its length, its program) is PAST_LIMIT, warned and counted
+ * (skipEntry): its hooks are skipped, never run for every call; past the workspace's compile budget
+ * the upload is refused (WorkspaceLimitError). In the server's own config any of these is refused.
  */
-export function readMatcher<T>(parsed: ParsedFile, path: Path, ctx: LoadContext, warnings: string[], compile: () => T): T | undefined {
+export function readMatcher<T>(parsed: ParsedFile, path: Path, ctx: LoadContext, warnings: string[], compile: () => T): T | undefined | typeof PAST_LIMIT {
   try {
     return compile();
   } catch (err) {
-    if (!ctx.tolerant || err instanceof CompileBudgetError || err instanceof MatcherLimitError) throw configError(parsed, path, matcherProblem(err));
+    if (!ctx.tolerant) throw configError(parsed, path, matcherProblem(err));
+    if (err instanceof CompileBudgetError) throw workspaceLimit(parsed, path, matcherProblem(err));
+    if (err instanceof MatcherLimitError) {
+      skipEntry(parsed, path.slice(0, -1), ctx, warnings, `${matcherProblem(err)} — the hooks it selects are not run`, path);
+      return PAST_LIMIT;
+    }
     warn(warnings, () => `${originOf(parsed, path)}: ${formatPath(path)}: ${matcherProblem(err)}; the hook runs for every call`);
     return undefined;
   }
 }
 
-/** Why a matcher was refused: its own pattern, or the workspace's budget for all of them together. */
+/** Why a matcher was refused: its own pattern, past hookbox's limits for one, or the workspace's budget for all of them together. */
 export function matcherProblem(err: unknown): string {
   const message = (err as Error).message;
-  return err instanceof CompileBudgetError ? `matcher not compiled: ${message}` : `matcher is not a valid regular expression (RE2 syntax): ${message}`;
+  if (err instanceof CompileBudgetError) return `matcher not compiled: ${message}`;
+  if (err instanceof MatcherLimitError) return `matcher past hookbox's limits (MAX_MATCHER_CHARS, MAX_MATCHER_PROGRAM): ${message}`;
+  return `matcher is not a valid regular expression (RE2 syntax): ${message}`;
 }
 
 /** The reason of an ask said as a deny where the agent cannot ask: the hooks' own, or that one asked. */

@@ -65,6 +65,11 @@ function filesUnder(dir: string): string[] {
 }
 
 const errorOf = (text: string) => (JSON.parse(text) as ErrorBody).error;
+/** A stored workspace's answer: its hooks' commands and its warnings. */
+const storedOf = (text: string) => {
+  const info = JSON.parse(text) as { hooks: { name: string }[]; warnings: string[] };
+  return { hooks: info.hooks, warnings: info.warnings };
+};
 
 /**
  * A PUT on a connection of its own: another tenant is another client, never the next request on a
@@ -207,11 +212,11 @@ describe("workspaces cannot read the host", () => {
     expect(status, text).toBe(200);
   });
 
-  it("refuses a repository hook file that is a link, even one that stays inside", async () => {
-    const entries: Entry[] = [{ name: "shared/settings.json", content: "{}" }, { name: ".claude/settings.json", type: "symlink", linkname: "../shared/settings.json" }];
+  it("reads no repository hook file that is a link, even one that stays inside: skipped unread, warned", async () => {
+    const entries: Entry[] = [{ name: "shared/settings.json", content: JSON.stringify({ hooks: { PreToolUse: [{ hooks: [{ type: "command", command: "linked.sh" }] }] } }) }, { name: ".claude/settings.json", type: "symlink", linkname: "../shared/settings.json" }];
     const { status, text } = await attack(svc, async () => put(svc, "linked-hooks", await tarOf(entries)));
-    expect(status).toBe(400);
-    expect(errorOf(text)).toMatchObject({ code: "workspace_hooks_invalid", message: expect.stringMatching(/\.claude\/settings\.json is a symbolic link/) });
+    expect(status, text).toBe(200);
+    expect(storedOf(text)).toEqual({ hooks: [], warnings: [expect.stringMatching(/^\.claude\/settings\.json: \.claude\/settings\.json is a symbolic link.*; the file is skipped/)] });
   });
 
   it("`hookbox workspace push` follows a repository's links only to what it sends anyway: never out of the folder, never to .env or .git", async () => {
@@ -298,12 +303,12 @@ describe("workspaces cannot read the host", () => {
     expect((await fetch(`${svc.url}/v1/workspaces/${id}`, { method: "DELETE", headers: auth })).status).toBe(204);
   });
 
-  it("refuses a hook file of max_hook_file_bytes + 1 with 400 naming the file", async () => {
+  it("skips a hook file of max_hook_file_bytes + 1 unread, a warning naming the file", async () => {
     const content = `{"hooks": {}, "pad": "${"x".repeat(MiB + 1 - 24)}"}`;
     expect(content.length).toBe(MiB + 1);
     const { status, text } = await attack(svc, async () => put(svc, "big-hooks", await tarOf([{ name: ".claude/settings.json", content }])));
-    expect(status).toBe(400);
-    expect(errorOf(text)).toMatchObject({ code: "workspace_hooks_invalid", message: `repository hook file .claude/settings.json: the file is larger than ${MiB} bytes (server.max_hook_file_bytes)` });
+    expect(status, text).toBe(200);
+    expect(storedOf(text).warnings).toEqual([`.claude/settings.json: the file is larger than ${MiB} bytes (server.max_hook_file_bytes); the file is skipped: none of its hooks are read`]);
   });
 
   it("loads a 120 KB .claude/settings.json of 1000 valid hooks in bounded time", async () => {
@@ -336,14 +341,14 @@ describe("workspaces cannot read the host", () => {
     expect(hooks.map((h) => h.origin).sort()).toEqual([".claude/settings.json:2", ".claude/settings.local.json:2", ".codex/hooks.json:2", ".gemini/settings.json:3"]);
   });
 
-  it("refuses a megabyte .gemini/settings.json with an error at its end with a located 400, found in the one scan that reads it", async () => {
+  it("skips a megabyte .gemini/settings.json with an error at its end with a located warning, found in the one scan that reads it", async () => {
     const junk = `[${"0,".repeat(450_000)}0]`;
     const lines = `${"// a line of comment\n".repeat(2_000)}`;
     const content = `${lines}{"junk": ${junk},\n"hooks": {"BeforeTool": [{"matcher": "x" "hooks": []}]}}`;
     expect(Buffer.byteLength(content)).toBeGreaterThan(900_000);
     const { status, text } = await attack(svc, async () => put(svc, "bad-jsonc", await tarOf([{ name: ".gemini/settings.json", content }])));
-    expect(status, text).toBe(400);
-    expect(errorOf(text)).toMatchObject({ code: "workspace_hooks_invalid", message: expect.stringMatching(/^repository hook file \.gemini\/settings\.json:2002:\d+: invalid JSON: expected ',' or '}', found "\\""/) });
+    expect(status, text).toBe(200);
+    expect(storedOf(text).warnings).toEqual([expect.stringMatching(/^\.gemini\/settings\.json:2002:\d+: invalid JSON: expected ',' or '}', found "\\"".*; the file is skipped/)]);
   });
 
   it("loads 500 Copilot hook files without holding the event loop", async () => {
@@ -361,8 +366,8 @@ describe("workspaces cannot read the host", () => {
     const content = `[hooks]\n${"a".repeat(1)}${".b".repeat(300_000)} = 1\n`;
     expect(content.length).toBeLessThan(MiB);
     const { status, text } = await attack(svc, async () => put(svc, "toml-bomb", await tarOf([{ name: ".copilot-shell/config.toml", content }])));
-    expect(status).toBe(400);
-    expect(errorOf(text).message).toMatch(/^repository hook file \.copilot-shell\/config\.toml/);
+    expect(status, text).toBe(200);
+    expect(storedOf(text).warnings).toEqual([expect.stringMatching(/^\.copilot-shell\/config\.toml.*; the file is skipped/)]);
     // A valid one still loads, through the same worker.
     const ok = await put(svc, "toml-ok", await tarOf([{ name: ".copilot-shell/config.toml", content: '[[hooks.PreToolUse]]\nname = "x"\ncommand = "true"\n' }]));
     expect(ok.status).toBe(200);
@@ -375,19 +380,19 @@ describe("workspaces cannot read the host", () => {
     expect(outside.length).toBeLessThan(MiB);
     const kept = await attack(svc, async () => put(svc, "toml-outside", await tarOf([{ name: ".copilot-shell/config.toml", content: outside }])));
     expect(kept.status, kept.text).toBe(200);
-    // inside [hooks]: refused by count, before anything is sent
+    // inside [hooks]: the file skipped by count, before anything is sent
     const inside = `[hooks]\nx = ${tables(340_000)}\n`;
     const refused = await attack(svc, async () => put(svc, "toml-inside", await tarOf([{ name: ".copilot-shell/config.toml", content: inside }])));
-    expect(refused.status).toBe(400);
-    expect(errorOf(refused.text).message).toMatch(/more than 100000 values \(MAX_TOML_VALUES\)/);
+    expect(refused.status, refused.text).toBe(200);
+    expect(storedOf(refused.text).warnings).toEqual([expect.stringMatching(/more than 100000 values \(MAX_TOML_VALUES\).*; the file is skipped/)]);
   });
 
-  it("takes a hook name of 256 characters and refuses one of 257 with 400 at its line", async () => {
+  it("takes a hook name of 256 characters and skips a hook of one of 257, warned at its line", async () => {
     const toml = (n: number) => `[[hooks.PreToolUse]]\nname = "${"n".repeat(n)}"\ncommand = "true"\n`;
     expect((await put(svc, "name-256", await tarOf([{ name: ".copilot-shell/config.toml", content: toml(256) }]))).status).toBe(200);
     const res = await put(svc, "name-257", await tarOf([{ name: ".copilot-shell/config.toml", content: toml(257) }]));
-    expect(res.status).toBe(400);
-    expect(errorOf(await res.text()).message).toMatch(/\.copilot-shell\/config\.toml:2:\d+: hooks\.PreToolUse\[0\]\.name: a hook name is at most 256 characters/);
+    expect(res.status).toBe(200);
+    expect(storedOf(await res.text())).toEqual({ hooks: [], warnings: [expect.stringMatching(/^\.copilot-shell\/config\.toml:2: hooks\.PreToolUse\[0\]\.name: a hook name is at most 256 characters; skipped/)] });
   });
 
   it("refuses more than max_repository_hooks (1000) hooks with 400", async () => {
@@ -420,11 +425,14 @@ describe("workspaces cannot read the host", () => {
     ["repeats of an empty-width atom", "(?:^{999})".repeat(51)],
     ["a \\Q…\\E that hides a class bracket", "\\Q[\\E" + "\\PL{999}".repeat(55) + "]"],
     ["nested empty capturing groups, repeated", ("(".repeat(120) + ")".repeat(120) + "{1000}").repeat(2)],
-  ])("refuses a matcher too costly to build (%s) without building it", async (_what, pattern) => {
+  ])("skips the hooks of a matcher too costly to build (%s) without building it: never run for every call", async (_what, pattern) => {
     const content = JSON.stringify({ hooks: { PreToolUse: Array.from({ length: 50 }, () => ({ matcher: pattern, hooks: [{ type: "command", command: "true" }] })) } });
     const { status, text } = await attack(svc, async () => put(svc, "repeat-bomb", await tarOf([{ name: ".claude/settings.json", content }])));
-    expect(status, text).toBe(400);
-    expect(errorOf(text).message).toMatch(/matcher is not a valid regular expression .*too complex \(weighed before it is built: over 300 RE2 instructions\)/);
+    expect(status, text).toBe(200);
+    const stored = storedOf(text);
+    expect(stored.hooks).toEqual([]);
+    expect(stored.warnings).toHaveLength(50);
+    for (const w of stored.warnings) expect(w).toMatch(/matcher past hookbox's limits .*too complex \(weighed before it is built: over 300 RE2 instructions\) — the hooks it selects are not run; skipped/);
   });
 
   it("refuses 600 noisy hook files at the 513th (MAX_REPOSITORY_HOOK_FILES), never building half a million warnings", async () => {
@@ -437,23 +445,26 @@ describe("workspaces cannot read the host", () => {
     expect(text.length).toBeLessThan(4096);
   });
 
-  it("refuses a hook env past its limits (count, name, value) with 400 at its line", async () => {
-    // as many as one object holds (MAX_OBJECT_KEYS): refused by the schema at its line, not by the byte pass
+  it("skips a hook whose env is past its limits (count, name, value), warned at its line: never run with it", async () => {
+    // as many as one object holds (MAX_OBJECT_KEYS): skipped by the schema at its line, not by the byte pass
     const env = Object.fromEntries(Array.from({ length: 16_000 }, (_, i) => [`K${i}`, "x=x=x=x"]));
     const hook = (e: unknown) => JSON.stringify({ version: 1, hooks: { preToolUse: [{ type: "command", bash: "true", env: e }] } }, null, 1);
+    const skipped = async (id: string, e: unknown) => {
+      const res = await put(svc, id, await tarOf([{ name: ".github/hooks/env.json", content: hook(e) }]));
+      const text = await res.text();
+      expect(res.status, text).toBe(200);
+      const stored = storedOf(text);
+      expect(stored.hooks).toEqual([]);
+      expect(stored.warnings).toHaveLength(1);
+      return stored.warnings[0]!;
+    };
     const { status, text } = await attack(svc, async () => put(svc, "env-flood", await tarOf([{ name: ".github/hooks/env.json", content: hook(env) }])));
-    expect(status, text).toBe(400);
-    expect(errorOf(text).message).toMatch(/^repository hook file \.github\/hooks\/env\.json:\d+:\d+: hooks\.preToolUse\[0\]\.env: at most 64 variables/);
-    const big = await put(svc, "env-value", await tarOf([{ name: ".github/hooks/env.json", content: hook({ TOKEN: "v".repeat(4097) }) }]));
-    expect(big.status).toBe(400);
-    expect(errorOf(await big.text()).message).toMatch(/env\.TOKEN: .*4096/);
-    const long = await put(svc, "env-name", await tarOf([{ name: ".github/hooks/env.json", content: hook({ [`N${"n".repeat(128)}`]: "v" }) }]));
-    expect(long.status).toBe(400);
-    expect(errorOf(await long.text()).message).toMatch(/env\.Nn+: a variable name is at most 128 characters \(MAX_HOOK_ENV_NAME_CHARS\)/);
-    const odd = await put(svc, "env-odd", await tarOf([{ name: ".github/hooks/env.json", content: hook({ "A-B": "v" }) }]));
-    expect(errorOf(await odd.text()).message).toMatch(/:\d+:\d+: hooks\.preToolUse\[0\]\.env\.A-B: a variable name is letters, digits and _/);
-    const count = await put(svc, "env-count", await tarOf([{ name: ".github/hooks/env.json", content: hook(Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`K${i}`, "v"]))) }]));
-    expect(count.status).toBe(400);
+    expect(status, text).toBe(200);
+    expect(storedOf(text).warnings).toEqual([expect.stringMatching(/^\.github\/hooks\/env\.json:\d+: hooks\.preToolUse\[0\]\.env: at most 64 variables.*; skipped/)]);
+    expect(await skipped("env-value", { TOKEN: "v".repeat(4097) })).toMatch(/env\.TOKEN: .*4096/);
+    expect(await skipped("env-name", { [`N${"n".repeat(128)}`]: "v" })).toMatch(/env\.Nn+: a variable name is at most 128 characters \(MAX_HOOK_ENV_NAME_CHARS\)/);
+    expect(await skipped("env-odd", { "A-B": "v" })).toMatch(/:\d+: hooks\.preToolUse\[0\]\.env\.A-B: a variable name is letters, digits and _/);
+    expect(await skipped("env-count", Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`K${i}`, "v"])))).toMatch(/at most 64 variables/);
     // at each limit: 64 variables, a name of 128 characters, a value of 4096
     const atLimits = { TOKEN: "v".repeat(4096), [`N${"n".repeat(127)}`]: "v", ...Object.fromEntries(Array.from({ length: 62 }, (_, i) => [`K${i}`, "v"])) };
     const ok = await put(svc, "env-ok", await tarOf([{ name: ".github/hooks/env.json", content: hook(atLimits) }]));
@@ -466,12 +477,14 @@ describe("workspaces cannot read the host", () => {
     ['memory = "5m"', /memory: memory is at least 6m/],
     ["cpus = 1e-10", /cpus: cpus is at least 0\.01/],
     ["cpus = 0", /cpus: cpus is at least 0\.01/],
-  ])("refuses a repository hook's %s, which Docker would read as no limit, with 400 at its line", async (limit, message) => {
+  ])("skips a repository hook whose %s Docker would read as no limit, warned at its line: never run unbounded", async (limit, message) => {
     const toml = `[[hooks.PreToolUse]]\nname = "x"\ncommand = "true"\n${limit}\n`;
     const { status, text } = await attack(svc, async () => put(svc, "no-limit", await tarOf([{ name: ".copilot-shell/config.toml", content: toml }])));
-    expect(status, text).toBe(400);
-    expect(errorOf(text).message).toMatch(/^repository hook file \.copilot-shell\/config\.toml:4:1: hooks\.PreToolUse\[0\]\./);
-    expect(errorOf(text).message).toMatch(message);
+    expect(status, text).toBe(200);
+    const stored = storedOf(text);
+    expect(stored.hooks).toEqual([]);
+    expect(stored.warnings).toEqual([expect.stringMatching(/^\.copilot-shell\/config\.toml:4: hooks\.PreToolUse\[0\]\./)]);
+    expect(stored.warnings[0]).toMatch(message);
   });
 
   it("answers 120 KB of invalid JSON with many lines with a located 400 at once", async () => {
@@ -502,18 +515,26 @@ describe("workspaces cannot read the host", () => {
     expect(errorOf(text)).toMatchObject({ code, message: expect.stringMatching(message) });
   });
 
-  it("refuses a JSON hook file of a mebibyte of arrays nested 60 deep by a byte pass, at the line past MAX_EVENT_CONTAINERS, before any parser or locator walks it", async () => {
+  /** The upload's answer takes the workspace with `name` skipped whole, its warning matching `message`. */
+  const skipped = (status: number, text: string, name: string, message: RegExp) => {
+    expect(status, text.slice(0, 500)).toBe(200);
+    const { hooks, warnings } = JSON.parse(text) as { hooks: unknown[]; warnings: string[] };
+    expect(hooks).toEqual([]);
+    expect(warnings).toContainEqual(expect.stringMatching(message));
+    expect(warnings.find((w) => w.startsWith(name))).toMatch(/; the file is skipped: none of its hooks are read$/);
+  };
+
+  it("skips a JSON hook file of a mebibyte of arrays nested 60 deep by a byte pass, at the line past MAX_EVENT_CONTAINERS, before any parser or locator walks it", async () => {
     const nest = `${"[".repeat(60)}${"]".repeat(60)}`;
     const content = `{"junk":[\n${Array.from({ length: 8_500 }, () => nest).join(",\n")}],\n"hooks":{"BeforeTool":[{"hooks":[{"type":"command","command":"g.sh"}]}]}}`;
     for (const name of [".claude/settings.json", ".gemini/settings.json"]) {
       const text0 = name.startsWith(".claude") ? content.replace('"BeforeTool"', '"PreToolUse"') : content;
       const { status, text } = await attack(svc, async () => put(svc, "nested-arrays", await tarOf([{ name, content: text0 }])));
-      expect(status, text).toBe(400);
-      expect(errorOf(text).message).toMatch(new RegExp(`${name.replace(/\./g, "\\.")}:1094:\\d+: holds more than 65536 arrays and objects \\(MAX_EVENT_CONTAINERS\\)`));
+      skipped(status, text, name, new RegExp(`${name.replace(/\./g, "\\.")}:1094:\\d+: holds more than 65536 arrays and objects \\(MAX_EVENT_CONTAINERS\\)`));
     }
   });
 
-  it("refuses a body, a Copilot toolArgs, a JSON hook file and a TOML table of a mebibyte of one object's keys — past MAX_OBJECT_KEYS — by a byte pass, at the key's line in a file", async () => {
+  it("refuses a body and a Copilot toolArgs, and skips a JSON hook file and a TOML table, of a mebibyte of one object's keys — past MAX_OBJECT_KEYS — by a byte pass, at the key's line in a file", async () => {
     const keys = (n: number, sep = ":") => Array.from({ length: n }, (_, i) => `"k${i}"${sep}0`).join(",\n");
     const wide = `{${keys(80_000)}}`;
     expect(wide.length).toBeGreaterThan(MiB - 200_000);
@@ -531,17 +552,15 @@ describe("workspaces cannot read the host", () => {
     ] as const;
     for (const [name, content, message] of files) {
       const { status, text } = await attack(svc, async () => put(svc, "wide-file", await tarOf([{ name, content }])));
-      expect(status, text).toBe(400);
-      expect(errorOf(text).message).toMatch(message);
+      skipped(status, text, name, message);
     }
   });
 
-  it("refuses a hook file nested half a million deep at the line where it passes 64 levels, before any parser walks it", async () => {
+  it("skips a hook file nested half a million deep at the line where it passes 64 levels, before any parser walks it", async () => {
     const content = `{\n"hooks": {\n"PreToolUse":\n${"[\n".repeat(500_000)}`;
     for (const name of [".claude/settings.json", ".gemini/settings.json"]) {
       const { status, text } = await attack(svc, async () => put(svc, "deep-file", await tarOf([{ name, content }], { gzip: true })), 2_000);
-      expect(status, text).toBe(400);
-      expect(errorOf(text).message).toContain(`${name}:66:1: nested deeper than 64 levels`);
+      skipped(status, text, name, new RegExp(`^${name.replace(/\./g, "\\.")}:66:1: nested deeper than 64 levels`));
     }
   });
 
@@ -596,11 +615,12 @@ describe("workspaces cannot read the host", () => {
       await new Promise((r) => setTimeout(r, 200));
       const res = await putAlone(`${svc.url}/v1/workspaces/toml-tiny`, TOKEN_B, tiny);
       const answers = await Promise.all(floods);
-      // As many as a tenant may send at once are parsed (and refused); the rest are 429 at once.
-      expect(answers.filter((a) => a.status === 400)).toHaveLength(TENANT_UPLOADS_IN_FLIGHT);
+      // As many as a tenant may send at once are parsed (the file skipped); the rest are 429 at once.
+      expect(answers.filter((a) => a.status === 200)).toHaveLength(TENANT_UPLOADS_IN_FLIGHT);
       for (const flood of answers) {
-        expect([400, 429]).toContain(flood.status);
-        expect(errorOf(flood.text).message).not.toMatch(/took longer than/);
+        expect([200, 429]).toContain(flood.status);
+        expect(flood.text).not.toMatch(/took longer than/);
+        if (flood.status === 200) expect((JSON.parse(flood.text) as { warnings: string[] }).warnings[0]).toMatch(/^\.copilot-shell\/config\.toml:.*; the file is skipped/);
       }
       return res;
     }, 20_000);
@@ -1058,12 +1078,12 @@ describe("a workspace's worst, against the loop that serves everyone", () => {
     expect(await loopLagMaxMs()).toBeLessThan(100);
   });
 
-  it("refuses a config.toml of a mebibyte of tables under [hooks] at the table past MAX_OBJECT_KEYS (one no header names: no line), the headers indexed in one pass", async () => {
+  it("skips a config.toml of a mebibyte of tables under [hooks] at the table past MAX_OBJECT_KEYS (one no header names: no line), the headers indexed in one pass", async () => {
     let content = `[[hooks.PreToolUse]]\nname = "n"\ncommand = "x"\n`;
     for (let i = 0; content.length < 1_000_000; i++) content += `[hooks.b.b.b.b.b.c${i}]\n`;
     const { status, text } = await attack(svc, async () => put(svc, "toml-hook-tables", await tarOf([{ name: ".copilot-shell/config.toml", content }])));
-    expect(status, text.slice(0, 300)).toBe(400);
-    expect(errorOf(text)).toMatchObject({ code: "workspace_hooks_invalid", message: "repository hook file .copilot-shell/config.toml: hooks.b.b.b.b.b: holds more than 16384 keys (MAX_OBJECT_KEYS)" });
+    expect(status, text.slice(0, 300)).toBe(200);
+    expect(storedOf(text)).toEqual({ hooks: [], warnings: [".copilot-shell/config.toml: hooks.b.b.b.b.b: holds more than 16384 keys (MAX_OBJECT_KEYS); the file is skipped: none of its hooks are read"] });
   });
 
   it(`refuses a hook file of 50,000 entries of another type at the one past SKIPPED_HOOKS_FACTOR × max_repository_hooks (${SKIPPED_HOOKS_FACTOR * 1000}), none read by a schema`, async () => {

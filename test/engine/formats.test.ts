@@ -48,6 +48,20 @@ async function configErrorOfAsync(fn: () => Promise<unknown>): Promise<ConfigErr
   throw new Error("expected a ConfigError");
 }
 
+/**
+ * A repository whose one hook file cannot be read: the file is skipped whole with one warning (its
+ * file, line, why), by the service's loader and `hookbox check`'s alike; the warning, its hooks none.
+ */
+async function skippedFileWarning(dir: string, limits?: Parameters<typeof loadRepositoryHooks>[2]): Promise<string> {
+  const sets = [await loadRepositoryHooks(dir, 60_000, limits), loadRepositoryHooksSync(dir, 60_000, limits)];
+  for (const set of sets) {
+    expect(set.hooks).toEqual([]);
+    expect(set.warnings.filter((w) => w.endsWith("; the file is skipped: none of its hooks are read")), set.warnings.join("\n")).toHaveLength(1);
+  }
+  expect(sets[1]!.warnings).toEqual(sets[0]!.warnings);
+  return sets[0]!.warnings.find((w) => w.endsWith("; the file is skipped: none of its hooks are read"))!;
+}
+
 describe("cosh TOML", () => {
   it("loads the cosh document's example config unchanged", () => {
     const config = loadConfig("test/fixtures/cosh-doc-example.toml");
@@ -193,10 +207,14 @@ describe("Copilot JSON", () => {
   it.each([
     ["a JSON syntax error", '{\n  "version": 1,\n  "hooks": {\n    "preToolUse": [\n      { "type": "command" "bash": "x" }\n    ]\n  }\n}\n', /^\.github\/hooks\/bad\.json:5:27: invalid JSON: expected ',' or '}'/],
     ["a wrong version", '{ "version": 2, "hooks": {} }', /^\.github\/hooks\/bad\.json:1:\d+: version: version must be 1/],
-    ["a cwd outside the repository", '{ "version": 1, "hooks": { "preToolUse": [\n{ "type": "command", "bash": "x",\n "cwd": "../.." }] } }', /^\.github\/hooks\/bad\.json:3:\d+: hooks\.preToolUse\[0\]\.cwd: cwd must be a path inside the repository/],
-  ])("fails on %s with file, line and reason", async (_what, text, message) => {
-    const dir = tree({ ".github/hooks/bad.json": text });
-    expect((await configErrorOfAsync(() => loadRepositoryHooks(dir, 60_000))).message).toMatch(message);
+  ])("skips a file of %s whole, with file, line and reason", async (_what, text, message) => {
+    expect(await skippedFileWarning(tree({ ".github/hooks/bad.json": text }))).toMatch(message);
+  });
+
+  it("skips a hook whose cwd is outside the repository alone, with file, line and reason", async () => {
+    const set = await loadRepositoryHooks(tree({ ".github/hooks/bad.json": '{ "version": 1, "hooks": { "preToolUse": [\n{ "type": "command", "bash": "x",\n "cwd": "../.." },\n{ "type": "command", "bash": "y" }] } }' }), 60_000);
+    expect(set.hooks.map((h) => h.command)).toEqual(["y"]);
+    expect(set.warnings).toEqual([".github/hooks/bad.json:3: hooks.preToolUse[0].cwd: cwd must be a path inside the repository; skipped (the file's other hooks load)"]);
   });
 });
 
@@ -421,16 +439,18 @@ describe("Claude Code settings.json", () => {
     expect(set.warnings).toEqual([expect.stringMatching(/"prompt" hooks are not run/)]);
   });
 
-  it("fails on a malformed group with file, line and reason", async () => {
+  it("skips a file with a malformed group whole, as Claude Code does, with file, line and reason", async () => {
     const dir = tree({ ".claude/settings.json": '{\n  "hooks": {\n    "PreToolUse": [\n      { "matcher": "Bash", "hook": [] }\n    ]\n  }\n}\n' });
-    expect((await configErrorOfAsync(() => loadRepositoryHooks(dir, 60_000))).message).toMatch(/^\.claude\/settings\.json:4:\d+: hooks\.PreToolUse\[0\]/);
+    expect(await skippedFileWarning(dir)).toMatch(/^\.claude\/settings\.json:4:\d+: hooks\.PreToolUse\[0\]/);
   });
 
-  it("refuses a command or a cwd holding a NUL byte, at its line: no process could be given it", async () => {
-    const claude = tree({ ".claude/settings.json": '{\n  "hooks": {\n    "PreToolUse": [\n      { "hooks": [{ "type": "command", "command": "ok.sh\\u0000; rm -rf /" }] }\n    ]\n  }\n}\n' });
-    expect((await configErrorOfAsync(() => loadRepositoryHooks(claude, 60_000))).message).toMatch(/^\.claude\/settings\.json:4:\d+: .*NUL byte/);
-    const copilot = tree({ ".github/hooks/h.json": JSON.stringify({ version: 1, hooks: { preToolUse: [{ type: "command", bash: "true", cwd: "a\u0000b" }] } }) });
-    expect((await configErrorOfAsync(() => loadRepositoryHooks(copilot, 60_000))).message).toMatch(/NUL byte/);
+  it("skips a command or a cwd holding a NUL byte alone, at its line: no process could be given it", async () => {
+    const claude = await loadRepositoryHooks(tree({ ".claude/settings.json": '{\n  "hooks": {\n    "PreToolUse": [\n      { "hooks": [{ "type": "command", "command": "ok.sh\\u0000; rm -rf /" }, { "type": "command", "command": "kept.sh" }] }\n    ]\n  }\n}\n' }), 60_000);
+    expect(claude.hooks.map((h) => h.command)).toEqual(["kept.sh"]);
+    expect(claude.warnings).toEqual([expect.stringMatching(/^\.claude\/settings\.json:4: hooks\.PreToolUse\[0\]\.hooks\[0\]\.command: a command cannot hold a NUL byte; skipped/)]);
+    const copilot = await loadRepositoryHooks(tree({ ".github/hooks/h.json": JSON.stringify({ version: 1, hooks: { preToolUse: [{ type: "command", bash: "true", cwd: "a\u0000b" }] } }) }), 60_000);
+    expect(copilot.hooks).toEqual([]);
+    expect(copilot.warnings).toEqual([expect.stringMatching(/hooks\.preToolUse\[0\]\.cwd: a path cannot hold a NUL byte; skipped/)]);
   });
 
   it("warns of a matcher RE2 cannot read (lookaround) with file, line and the reason, and runs its hook for every tool: never a guard that silently never fires", async () => {
@@ -462,8 +482,10 @@ describe("Claude Code matchers, per the field each event compares (hooks referen
       selectHooks({ policy: emptyHookSet(), service: emptyHookSet(), extension: emptyHookSet(), repository: set }, resolveEventName(event)!.point, tool, { hooksEnabled: true, repositoryHooks: true }, body).map((h) => h.command);
     expect(run("PreToolUse", "Read")).toContain("not-read.sh");
     expect(run("Stop", undefined)).toEqual(["stop.sh"]);
-    // A pattern past hookbox's own limit for one matcher is still refused, naming it.
-    await expect(loadRepositoryHooks(tree({ ".claude/settings.json": JSON.stringify({ hooks: { PreToolUse: [{ matcher: "\\pL{999}".repeat(50), hooks: [{ type: "command", command: "x" }] }] } }) }), 60_000)).rejects.toThrow(/too complex/);
+    // A pattern past hookbox's own limit for one matcher skips its hooks, naming it: never run for every call.
+    const heavy = await loadRepositoryHooks(tree({ ".claude/settings.json": JSON.stringify({ hooks: { PreToolUse: [{ matcher: "\\pL{999}".repeat(50), hooks: [{ type: "command", command: "x" }] }, { matcher: "Bash", hooks: [{ type: "command", command: "y" }] }] } }) }), 60_000);
+    expect(heavy.hooks.map((h) => h.command)).toEqual(["y"]);
+    expect(heavy.warnings).toEqual([expect.stringMatching(/^\.claude\/settings\.json:1: hooks\.PreToolUse\[0\]\.matcher: matcher past hookbox's limits .*too complex.* — the hooks it selects are not run; skipped/)]);
   });
   it("compares PostCompact, ConfigChange, InstructionsLoaded, StopFailure and Elicitation matchers with their own field, FileChanged with the file's name, and ignores one where the event takes none", async () => {
     const { selectHooks } = await import("../../engine/match.js");
@@ -577,20 +599,18 @@ describe("repository hook files are hostile input", () => {
     [".claude/settings.json", "a link to a host file", (dir: string) => symlinkSync("/etc/hostname", join(dir, ".claude/settings.json")), /^\.claude\/settings\.json: \.claude\/settings\.json is a symbolic link/],
     [".copilot-shell/config.toml", "a link on its path", (dir: string) => symlinkSync("/etc", join(dir, ".copilot-shell")), /^\.copilot-shell\/config\.toml: \.copilot-shell is a symbolic link/],
     [".github/hooks/a.json", "a link in the hooks folder", (dir: string) => symlinkSync("/dev/zero", join(dir, ".github/hooks/a.json")), /^\.github\/hooks\/a\.json: \.github\/hooks\/a\.json is a symbolic link/],
-  ])("refuses %s through %s, reading nothing through it", async (_file, _what, plant, message) => {
+  ])("skips %s through %s with a warning, reading nothing through it", async (_file, _what, plant, message) => {
     const dir = tree({ ".claude/x": "", ".github/hooks/x": "" });
     plant(dir);
-    expect((await configErrorOfAsync(() => loadRepositoryHooks(dir, 60_000))).message).toMatch(message);
-    expect(configErrorOf(() => loadRepositoryHooksSync(dir, 60_000)).message).toMatch(message);
+    expect(await skippedFileWarning(dir)).toMatch(message);
   });
 
   it.each([
     ["[hooks] of 16,385 keys", `[hooks]\n${Array.from({ length: 16_385 }, (_, i) => `k${i} = 1`).join("\n")}\n`, /^\.copilot-shell\/config\.toml:1:1: hooks: holds more than 16384 keys \(MAX_OBJECT_KEYS\)$/],
     ["a hook's env of 16,385 keys", `[[hooks.PreToolUse]]\nname = "x"\ncommand = "true"\n[hooks.PreToolUse.env]\n${Array.from({ length: 16_385 }, (_, i) => `K${i} = "v"`).join("\n")}\n`, /^\.copilot-shell\/config\.toml:4:1: hooks\.PreToolUse\[0\]\.env: holds more than 16384 keys/],
-  ])("refuses a config.toml with %s (MAX_OBJECT_KEYS) at its table's line, in the worker and in hookbox check alike; 16,384 are read", async (_what, content, message) => {
+  ])("skips a config.toml with %s (MAX_OBJECT_KEYS) at its table's line, in the worker and in hookbox check alike; 16,384 are read", async (_what, content, message) => {
     const dir = tree({ ".copilot-shell/config.toml": content });
-    expect((await configErrorOfAsync(() => loadRepositoryHooks(dir, 60_000))).message).toMatch(message);
-    expect(configErrorOf(() => loadRepositoryHooksSync(dir, 60_000)).message).toMatch(message);
+    expect((await skippedFileWarning(dir)).replace(/; the file is skipped: none of its hooks are read$/, "")).toMatch(message);
     const fits = tree({ ".copilot-shell/config.toml": `[hooks]\n${Array.from({ length: 16_384 }, (_, i) => `k${i} = 1`).join("\n")}\n` });
     expect((await loadRepositoryHooks(fits, 60_000)).hooks).toEqual([]);
     expect(loadRepositoryHooksSync(fits, 60_000).hooks).toEqual([]);
@@ -601,10 +621,10 @@ describe("repository hook files are hostile input", () => {
     expect(set.hooks[0]!.limits).toEqual({ memoryBytes: 6 * 1024 * 1024, cpus: 0.01 });
   });
 
-  it("refuses a hook file over max_hook_file_bytes, naming the file and the key", async () => {
+  it("skips a hook file over max_hook_file_bytes unread, naming the file and the key", async () => {
     const dir = tree({ ".claude/settings.json": " ".repeat(1024 + 1) });
-    expect((await configErrorOfAsync(() => loadRepositoryHooks(dir, 60_000, { maxHookFileBytes: 1024, maxHooks: 1000 }))).message)
-      .toBe(".claude/settings.json: the file is larger than 1024 bytes (server.max_hook_file_bytes)");
+    expect(await skippedFileWarning(dir, { maxHookFileBytes: 1024, maxHooks: 1000 }))
+      .toBe(".claude/settings.json: the file is larger than 1024 bytes (server.max_hook_file_bytes); the file is skipped: none of its hooks are read");
   });
 
   it("refuses more hooks than max_repository_hooks", async () => {
@@ -641,19 +661,19 @@ describe("repository hook files are hostile input", () => {
     // Arrays nested 60 deep, over and over: what costs JSON.parse and the locator most per byte.
     const nest = `${"[".repeat(60)}${"]".repeat(60)}`;
     const text = `{"junk":[\n${Array.from({ length: Math.ceil(MAX_EVENT_CONTAINERS / 60) + 1 }, () => nest).join(",\n")}],\n"hooks":{"BeforeTool":[{"hooks":[{"type":"command","command":"g.sh"}]}]}}`;
-    const message = (await configErrorOfAsync(() => loadRepositoryHooks(tree({ ".gemini/settings.json": text }), 60_000, { maxHookFileBytes: 4 * 1024 * 1024, maxHooks: 1000 }))).message;
-    expect(message).toMatch(new RegExp(`^\\.gemini/settings\\.json:${2 + Math.floor((MAX_EVENT_CONTAINERS - 1) / 60)}:\\d+: holds more than ${MAX_EVENT_CONTAINERS} arrays and objects \\(MAX_EVENT_CONTAINERS\\)$`));
+    const message = await skippedFileWarning(tree({ ".gemini/settings.json": text }), { maxHookFileBytes: 4 * 1024 * 1024, maxHooks: 1000 });
+    expect(message).toMatch(new RegExp(`^\\.gemini/settings\\.json:${2 + Math.floor((MAX_EVENT_CONTAINERS - 1) / 60)}:\\d+: holds more than ${MAX_EVENT_CONTAINERS} arrays and objects \\(MAX_EVENT_CONTAINERS\\); the file is skipped`));
     // A line comment ended by "\r" (jsonc-parser ends one there) hides nothing from the count.
     const hidden = `{// c\r"junk":[${Array.from({ length: Math.ceil(MAX_EVENT_CONTAINERS / 60) + 1 }, () => nest).join(",")}],"hooks":{"BeforeTool":[{"hooks":[{"type":"command","command":"g.sh"}]}]}}`;
-    expect((await configErrorOfAsync(() => loadRepositoryHooks(tree({ ".gemini/settings.json": hidden }), 60_000, { maxHookFileBytes: 4 * 1024 * 1024, maxHooks: 1000 }))).message).toMatch(/holds more than 65536 arrays and objects/);
+    expect(await skippedFileWarning(tree({ ".gemini/settings.json": hidden }), { maxHookFileBytes: 4 * 1024 * 1024, maxHooks: 1000 })).toMatch(/holds more than 65536 arrays and objects/);
     // at the limit: read
     const fits = `{"junk":[${Array.from({ length: Math.floor((MAX_EVENT_CONTAINERS - 5) / 60) }, () => nest).join(",")}],"hooks":{"BeforeTool":[{"hooks":[{"type":"command","command":"g.sh"}]}]}}`;
     expect((await loadRepositoryHooks(tree({ ".gemini/settings.json": fits }), 60_000)).hooks).toHaveLength(1);
   });
 
-  it("refuses a list that is not of hooks at its first fault (Claude handlers), skips cosh entries without a name, and reads past a Gemini disabled list that is no list of names", async () => {
+  it("skips a file whose list is not of hooks at its first fault (Claude handlers), skips cosh entries without a name, and reads past a Gemini disabled list that is no list of names", async () => {
     const claudeDir = tree({ ".claude/settings.json": JSON.stringify({ hooks: { PreToolUse: [{ hooks: Array.from({ length: 100_000 }, () => 0) }] } }) });
-    expect((await configErrorOfAsync(() => loadRepositoryHooks(claudeDir, 60_000))).message).toMatch(/hooks\.PreToolUse\[0\]\.hooks\[0\]: /);
+    expect(await skippedFileWarning(claudeDir)).toMatch(/hooks\.PreToolUse\[0\]\.hooks\[0\]: /);
     // 50 000 cosh entries without a name: each skipped before it is read (as cosh skips them), warned about 100 times at most.
     const coshDir = tree({ ".copilot-shell/config.toml": `[hooks]\nPreToolUse = [${Array.from({ length: 50_000 }, () => "{}").join(",")}]\n` });
     const cosh = await loadRepositoryHooks(coshDir, 60_000);
@@ -688,10 +708,9 @@ describe("repository hook files are hostile input", () => {
   it("reads a Gemini settings.json with comments and trailing commas, as Gemini CLI does; a real syntax error still says where", async () => {
     const set = await loadRepositoryHooks(tree({ ".gemini/settings.json": '{\n  // project settings\n  "hooks": { "BeforeTool": [ { "hooks": [ { "type": "command", "command": "g.sh", }, ], }, ], },\n  /* done */\n}\n' }), 60_000);
     expect(set.hooks.map((h) => h.command)).toEqual(["g.sh"]);
-    const bad = await configErrorOfAsync(() => loadRepositoryHooks(tree({ ".gemini/settings.json": '{\n  // ok\n  "hooks": { "BeforeTool": [ } \n}' }), 60_000));
-    expect(bad.message).toMatch(/^\.gemini\/settings\.json:3:\d+: invalid JSON: /);
-    // Claude's settings.json stays strict JSON.
-    expect((await configErrorOfAsync(() => loadRepositoryHooks(tree({ ".claude/settings.json": '{ // no\n}' }), 60_000))).message).toMatch(/comments are not JSON/);
+    expect(await skippedFileWarning(tree({ ".gemini/settings.json": '{\n  // ok\n  "hooks": { "BeforeTool": [ } \n}' }))).toMatch(/^\.gemini\/settings\.json:3:\d+: invalid JSON: /);
+    // Claude's settings.json stays strict JSON (Claude Code skips one with a comment).
+    expect(await skippedFileWarning(tree({ ".claude/settings.json": '{ // no\n}' }))).toMatch(/comments are not JSON/);
   });
 
   it("reads at most MAX_REPOSITORY_HOOK_FILES hook files, and lists at most MAX_WORKSPACE_WARNINGS warnings", async () => {
@@ -847,9 +866,11 @@ describe("repository hook files are hostile input", () => {
 });
 
 describe("a hook's command longer than sh -c takes", () => {
-  it("is refused at its line, MAX_COMMAND_BYTES named: a cold run could not start it and a warm one's shell could not run it", async () => {
+  it("is skipped at its line, MAX_COMMAND_BYTES named: a cold run could not start it and a warm one's shell could not run it", async () => {
     const long = `true #${"x".repeat(200 * 1024)}`;
-    await expect(loadRepositoryHooks(tree({ ".github/hooks/a.json": JSON.stringify({ version: 1, hooks: { preToolUse: [{ type: "command", bash: long }] } }) }), 60_000)).rejects.toThrow(/MAX_COMMAND_BYTES/);
+    const past = await loadRepositoryHooks(tree({ ".github/hooks/a.json": JSON.stringify({ version: 1, hooks: { preToolUse: [{ type: "command", bash: long }] } }) }), 60_000);
+    expect(past.hooks).toEqual([]);
+    expect(past.warnings).toEqual([expect.stringMatching(/^\.github\/hooks\/a\.json:1: hooks\.preToolUse\[0\]\.bash: .*MAX_COMMAND_BYTES.*; skipped/)]);
     // one of the most it may be loads
     const set = await loadRepositoryHooks(tree({ ".github/hooks/a.json": JSON.stringify({ version: 1, hooks: { preToolUse: [{ type: "command", bash: "x".repeat(96 * 1024) }] } }) }), 60_000);
     expect(set.hooks).toHaveLength(1);
@@ -916,11 +937,11 @@ describe("each agent's own switch turns off that agent's hooks only", () => {
 });
 
 describe("a JSONC hook file of nothing but errors", () => {
-  it("is refused at its first error without collecting the others (a 1 MiB of commas holds two million)", async () => {
+  it("is skipped at its first error without collecting the others (a 1 MiB of commas holds two million)", async () => {
     const dir = tree({ ".gemini/settings.json": `{${",".repeat(1024 * 1024 - 2)}}` });
     const before = process.memoryUsage().heapUsed;
-    const err = await configErrorOfAsync(() => loadRepositoryHooks(dir, 60_000));
-    expect(err.message).toMatch(/^\.gemini\/settings\.json:1:2: .*found ","/);
+    const set = await loadRepositoryHooks(dir, 60_000);
+    expect(set.warnings).toEqual([expect.stringMatching(/^\.gemini\/settings\.json:1:2: .*found ","/)]);
     expect(process.memoryUsage().heapUsed - before).toBeLessThan(40 * 1024 * 1024);
   });
 });

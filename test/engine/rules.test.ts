@@ -565,7 +565,7 @@ describe("Claude Code's newer events (hooks reference)", () => {
     expect([...effectiveDecisions(point, "claude")].sort()).toEqual(["allow", "ask", "block"]);
     expect(answerFor("claude", point, { decision: "block", reason: "no", notifications: [] })).toEqual({ output: { hookSpecificOutput: { hookEventName: "PreModelSwitch", permissionDecision: "deny", permissionDecisionReason: "no" } }, exit_code: 0 });
   });
-  it.each(["Setup", "MessageDisplay", "PostModelSwitch"])("%s decides nothing", (name) => {
+  it.each(["Setup", "MessageDisplay", "PostModelSwitch", "DirectoryAdded"])("%s decides nothing", (name) => {
     expect(effectiveDecisions(resolveEventName(name)!.point, "claude").size).toBe(0);
   });
 });
@@ -582,7 +582,8 @@ describe("matchers, each agent's own (linear: RE2 underneath)", () => {
     ["Claude Code: a comma list without spaces", claudeMatcher("Edit,Write")!, "Edit", true],
     ["Claude Code: a comma list is exact", claudeMatcher("Edit, Write")!, "MultiEdit", false],
     ["Claude Code: a hyphenated name is exact", claudeMatcher("my-tool")!, "my-tool-2", false],
-    ["Claude Code: names listed with spaces alone are exact alternatives", claudeMatcher("Edit Write")!, "Write", true],
+    ["Claude Code: names are separated by | or , alone — spaces only around them (Edit Write is one name)", claudeMatcher("Edit Write")!, "Write", false],
+    ["Claude Code: blanks around a name are no part of it", claudeMatcher(" Edit ,  Write |Read ")!, "Write", true],
     ["Claude Code: a space list is exact", claudeMatcher("Edit  Write")!, "NotebookEdit", false],
     ["Claude Code: a list with a trailing separator", claudeMatcher("Edit |")!, "Edit", true],
     ["cosh-ng: shell fires for run_shell_command (tool-name aliases)", coshMatcher("shell", "cosh-ng")!, "run_shell_command", true],

@@ -144,13 +144,16 @@ describe("re-uploading a workspace of the longest id and the deepest paths that 
 });
 
 describe("a stored workspace refused when read after a restart", () => {
-  it("is judged once per REFUSAL_RETRY_MS for a hook file that cannot be read (it may heal); a link that leads out stays refused (test/attacks/workspace.test.ts)", async () => {
+  it("is judged once per REFUSAL_RETRY_MS for hook files past the workspace's bounds (they may heal); a link that leads out stays refused (test/attacks/workspace.test.ts)", async () => {
     const { REFUSAL_RETRY_MS } = await import("../../engine/workspace-store.js");
     const root = mkdtempSync(join(tmpdir(), "hookbox-store-"));
-    await new WorkspaceStore(root, options).put("team-a", "w", chunks(await tarOf([{ name: ".github/hooks/g.json", content: JSON.stringify({ version: 1, hooks: { preToolUse: [{ type: "command", bash: "guard.sh" }] } }) }])));
+    const one = { ...options, maxHooks: 1 };
+    await new WorkspaceStore(root, one).put("team-a", "w", chunks(await tarOf([{ name: ".github/hooks/g.json", content: JSON.stringify({ version: 1, hooks: { preToolUse: [{ type: "command", bash: "guard.sh" }] } }) }])));
     const file = join(tenantDir(root, "team-a"), "w", ".github/hooks/g.json");
-    writeFileSync(file, "{ not json");
-    const store = new WorkspaceStore(root, options);
+    // more hooks than max_repository_hooks: a bound on the workspace, which refuses it (one file that
+    // cannot be read is skipped alone: a guard beside it in the workspace still loads)
+    writeFileSync(file, JSON.stringify({ version: 1, hooks: { preToolUse: [{ type: "command", bash: "guard.sh" }, { type: "command", bash: "more.sh" }] } }));
+    const store = new WorkspaceStore(root, one);
     await expect(store.get("team-a", "w")).rejects.toMatchObject({ code: "workspace_hooks_invalid" });
     // healed on disk: still the kept refusal, until its time is up — then judged again, and served
     writeFileSync(file, JSON.stringify({ version: 1, hooks: { preToolUse: [{ type: "command", bash: "guard.sh" }] } }));
@@ -238,9 +241,11 @@ describe("a stored workspace read again (after a restart, or given up for memory
     // past 4 × 100 ms it is refused all the same
     writeFileSync(join(tenantDir(root, "team-a"), "w", ".claude/settings.json"), settings(`Bash.*Grep${tag}d`));
     await expect(busy(() => new WorkspaceStore(root, options).get("team-a", "w"), 500)).rejects.toThrow(/took more than 400 ms to compile/);
-    // its weight still counts: a matcher past the weight limit is refused when read again too
+    // its weight still counts: a matcher past the weight limit skips its hooks when read again too
     writeFileSync(join(tenantDir(root, "team-a"), "w", ".claude/settings.json"), settings("\\pL{999}".repeat(50)));
-    await expect(new WorkspaceStore(root, options).get("team-a", "w")).rejects.toThrow();
+    const heavy = (await new WorkspaceStore(root, options).get("team-a", "w"))!.hooks;
+    expect(heavy.hooks).toEqual([]);
+    expect(heavy.warnings).toEqual([expect.stringMatching(/matcher past hookbox's limits .*too complex/)]);
   });
 });
 
