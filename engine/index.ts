@@ -27,6 +27,7 @@ export type { Notification } from "./aggregate.js";
 export { SOURCES, type HookDef, type HookSet } from "./hooks.js";
 export { loadRepositoryHooks, loadRepositoryHooksSync } from "./repository.js";
 export { AT_ONCE_BODIES, heavyTurns, parseAtOnce, TURN_BODY_BYTES } from "./turns.js";
+export { notePayloadWeight } from "./payload.js";
 export { HostRunner } from "./run/host-runner.js";
 export { ContainerRunner } from "./run/container-runner.js";
 export { startReaper } from "./run/reaper.js";

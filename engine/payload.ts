@@ -149,10 +149,24 @@ function readArguments(body: Record<string, unknown>): Record<string, unknown> {
  * The JSON value each payload's bytes hold — the body they were parsed into, or the copy they were
  * written from: a trace reads what a hook read without parsing up to a mebibyte again.
  */
-const VALUES = new WeakMap<Uint8Array, JsonObject>();
+const VALUES = new WeakMap<Uint8Array, { value: JsonObject; weight: number }>();
+/** What an event body was weighed at as it arrived (eventMemoryBytes), by its bytes: its payloads' values weigh as much. */
+const WEIGHTS = new WeakMap<Uint8Array, number>();
 
 /** The value `bytes` hold, when they are a payload of this process's (PayloadCache); else undefined. */
-export const payloadValue = (bytes: Uint8Array): JsonObject | undefined => VALUES.get(bytes);
+export const payloadValue = (bytes: Uint8Array): JsonObject | undefined => VALUES.get(bytes)?.value;
+
+/**
+ * What keeping `bytes`' value alive costs, when they are a payload of this process's (the weight its
+ * body was given as it arrived, notePayloadWeight, else four bytes a byte); else 0. A trace waiting
+ * to be built holds its stdin — and so its value — and counts this against the tenant's pending bytes.
+ */
+export const payloadValueBytes = (bytes: Uint8Array): number => VALUES.get(bytes)?.weight ?? 0;
+
+/** Says what an event body's bytes were weighed at as they arrived (before PayloadCache is made of them). */
+export function notePayloadWeight(raw: Uint8Array, weight: number): void {
+  WEIGHTS.set(raw, weight);
+}
 
 export class PayloadCache {
   private readonly cache = new Map<string, Uint8Array>();
@@ -162,7 +176,12 @@ export class PayloadCache {
     private readonly dialect: Dialect,
     private readonly point: EventPoint,
   ) {
-    VALUES.set(raw, body);
+    VALUES.set(raw, { value: body, weight: this.weight });
+  }
+
+  /** what the body's value weighs (notePayloadWeight), else four bytes a byte; each copy in another dialect as much */
+  private get weight(): number {
+    return WEIGHTS.get(this.raw) ?? 4 * this.raw.byteLength;
   }
 
   /** The tool's arguments as the event carries them. */
@@ -184,7 +203,7 @@ export class PayloadCache {
     if (!bytes) {
       const shaped = dialect === this.dialect ? renameEvent(this.body, name!) : translate(this.body, this.point, dialect, name);
       bytes = Buffer.from(JSON.stringify(shaped));
-      VALUES.set(bytes, shaped);
+      VALUES.set(bytes, { value: shaped, weight: this.weight });
       this.cache.set(key, bytes);
     }
     return bytes;

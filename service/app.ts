@@ -146,7 +146,9 @@ export function createApp(given: AppDeps): Hono<Env> {
     deps.metrics.rejected.inc({ status: "400" });
     const url = c.req.raw.url;
     const at = url.indexOf("/", url.indexOf(":") + 4);
-    const native = nativeOf(url.slice(at).split("?", 1)[0]!);
+    // Its ASCII escapes decoded (`/v1/hooks/cl%61ude`), one at a time in one pass; the rest left as they are.
+    const path = url.slice(at).split(/[?#]/, 1)[0]!.replace(/%([0-7][0-9A-Fa-f])/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+    const native = nativeOf(path);
     if (native) return c.json(failureAnswer(native.format, native.event, "block", `hookbox refused the hook's URL: ${BADLY_ENCODED} (check the URL in the agent's hook settings; \`hookbox doctor\` checks each hook)`).output, 200);
     return c.json({ error: { code: "bad_request", message: BADLY_ENCODED } }, 400);
   });

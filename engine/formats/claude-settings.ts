@@ -76,6 +76,20 @@ const HandlerSchema = z.strictObject({
 });
 /** A handler's keys (Claude Code hooks reference, "Hook handler fields"): any other is a warning at its line. */
 const HANDLER_KEYS = Object.keys(HandlerSchema.shape);
+/**
+ * A Codex handler's keys (openai/codex `hook_config.rs`, `HookHandlerConfig::Command`): its timeout
+ * whole seconds (0 is read as 1), no exec form, no `if`, no `onFailure`, no `asyncRewake`. Any other
+ * key — Claude Code's among them — Codex ignores: a warning here, the hook still read.
+ */
+const CodexHandlerSchema = z.strictObject({
+  type: z.string(),
+  command: CommandSchema.optional(),
+  timeout: z.number().int().nonnegative().optional(),
+  async: z.boolean().optional(),
+  statusMessage: z.string().optional(),
+  visibilityHint: z.unknown().optional(),
+});
+const CODEX_HANDLER_KEYS = Object.keys(CodexHandlerSchema.shape);
 // Handlers are checked one by one (zod would check a whole 1 MiB list before naming its first fault).
 const GroupSchema = z.strictObject({ matcher: z.string().optional(), if: z.string().optional(), hooks: z.array(z.unknown()) });
 const GROUP_KEYS = Object.keys(GroupSchema.shape);
@@ -84,6 +98,8 @@ const SettingsSchema = z.looseObject({
   hooks: z.record(z.string(), z.array(z.unknown())).optional(),
   disableAllHooks: z.boolean().optional(),
 });
+/** Codex's hooks.json: `hooks` alone is read (`HooksFile`); its other keys, `disableAllHooks` too, are none of its. */
+const CodexSettingsSchema = z.looseObject({ hooks: SettingsSchema.shape.hooks });
 
 /**
  * Claude Code hooks reference, "Matchers": the field of the event a matcher is compared with, per
@@ -165,12 +181,12 @@ export function loadMatcherGroups(
     }
     input = { ...value, hooks: known };
   }
-  const settings = SettingsSchema.safeParse(input);
+  const settings = (format === "claude" ? SettingsSchema : CodexSettingsSchema).safeParse(input);
   if (!settings.success) throw schemaError(parsed, settings.error);
   // disableAllHooks is Claude Code's switch: Codex reads no such key in its hooks.json (its switch is
-  // [features] in config.toml), and runs the hooks all the same.
-  const said = format === "claude" ? settings.data.disableAllHooks : undefined;
-  if (format !== "claude" && settings.data.disableAllHooks !== undefined)
+  // [features] in config.toml), and runs the hooks all the same, whatever its value.
+  const said = format === "claude" ? (settings.data as z.infer<typeof SettingsSchema>).disableAllHooks : undefined;
+  if (format !== "claude" && value !== null && typeof value === "object" && Object.hasOwn(value, "disableAllHooks"))
     unknownThing(parsed, ["disableAllHooks"], `Claude Code's switch, which ${fires?.agent ?? format} does not read (its hooks run)`, ctx, warnings);
   const set: HookSet = { hooks: [], warnings, disableAll: said === true, ...(said !== undefined ? { disableAllSaid: said } : {}) };
   for (const [event, groups] of Object.entries(settings.data.hooks ?? {})) {
@@ -189,15 +205,16 @@ export function loadMatcherGroups(
         const path = ["hooks", event, g, "hooks", h];
         // Another type is skipped before any schema reads its keys (its keys are not ours to judge).
         if (skipOtherType(parsed, path, raw, ctx, set.warnings)) return;
-        // Claude Code reads the keys it knows and warns of the rest: so does a repository's file here.
-        const checked = HandlerSchema.safeParse(knownKeys(parsed, path, raw, HANDLER_KEYS, ctx, set.warnings));
+        // Each agent reads the keys it knows and passes over the rest: a warning each here. A value of
+        // a key it reads that it refuses costs the file (Claude Code and Codex skip it whole).
+        const claude = format === "claude";
+        const checked = claude
+          ? HandlerSchema.safeParse(knownKeys(parsed, path, raw, HANDLER_KEYS, ctx, set.warnings))
+          : CodexHandlerSchema.safeParse(knownKeys(parsed, path, raw, CODEX_HANDLER_KEYS, ctx, set.warnings));
         if (!checked.success) return badEntry(parsed, checked.error, path, ctx, set.warnings, false);
         // a "type" that is a string, and not "command", was skipped above
-        const handler = checked.data;
+        const handler: z.infer<typeof HandlerSchema> = checked.data;
         if (!handler.command) throw configError(parsed, path, 'a "command" hook needs "command"');
-        const claude = format === "claude";
-        if (!claude && (handler.args !== undefined || handler.onFailure !== undefined))
-          warn(set.warnings, () => `${originOf(parsed, path)}: ${formatPath(path)}: ${handler.args !== undefined ? '"args"' : '"onFailure"'} is Claude Code's, not read by Codex; ignored`);
         // Exec form: the program and its arguments, run without a shell's reading of them.
         const exec = claude && handler.args !== undefined;
         const command = exec ? execFormCommand(handler.command, handler.args!) : handler.command;
@@ -214,15 +231,10 @@ export function loadMatcherGroups(
         }
         // (its matcher past hookbox's limits: read, warned once for the group, never run)
         if (matcher === PAST_LIMIT) return;
-        let rule = handler.if;
+        const rule = handler.if;
         // Claude Code reads `if` on handlers only: one on the group filters nothing there.
         if (group.data.if !== undefined && h === 0)
           warn(set.warnings, () => `${originOf(parsed, ["hooks", event, g])}: ${formatPath(["hooks", event, g, "if"])}: "if" is read on a hook, not on its group; ignored (the group's hooks run for every matching tool)`);
-        // Codex does not read `if`: there the hook runs for every tool its matcher takes.
-        if (rule !== undefined && format === "codex") {
-          warn(set.warnings, () => `${originOf(parsed, path)}: ${formatPath(path)}: "if" is not read by Codex; the hook runs for every matching tool`);
-          rule = undefined;
-        }
         let condition: HookDef["condition"];
         try {
           condition = rule !== undefined ? claudeCondition(rule) : undefined;
@@ -344,7 +356,7 @@ const ELICITATION_POINTS: ReadonlySet<string> = new Set(["Elicitation", "Elicita
 export function interpretClaude(run: RunResult, hook: HookDef, read?: Output): Verdict {
   const verdict = interpretRun(run, hook, read);
   if (hook.failOpen || ON_FAILURE_IGNORED.has(hook.point) || verdict.decision === "block") return verdict;
-  const failed = claudeFailure(run, verdict);
+  const failed = claudeFailure(run, verdict, hook.point);
   if (failed === undefined) return verdict;
   // hooks reference, "Block the action when a hook fails": whatever exit 2 does at the event.
   const { modifiedArgs: _dropped, ...rest } = verdict;
@@ -355,12 +367,13 @@ export function interpretClaude(run: RunResult, hook: HookDef, read?: Output): V
  * A failure as Claude Code's onFailure counts one: it could not start or was killed, it timed out,
  * or it ended without an answer Claude Code takes — JSON that could not be read or said what Claude
  * Code does not take, or, at an exit other than 0 and 2, no JSON answer at all. Plain text at exit 0
- * is no failure, nor is exit 2.
+ * is no failure, nor is exit 2 (but at PermissionRequest, where only its JSON counts).
  */
-function claudeFailure(run: RunResult, verdict: Verdict): string | undefined {
+function claudeFailure(run: RunResult, verdict: Verdict, point: EventPoint): string | undefined {
   if (run.outcome === "cancelled") return undefined;
   if (run.outcome !== "exited") return describeFailure(run);
-  if (run.exitCode === 2) return undefined;
+  // (at PermissionRequest exit 2 is no block: its JSON decides, and one that cannot be read failed)
+  if (run.exitCode === 2 && point !== "PermissionRequest") return undefined;
   return verdict.error ?? undefined;
 }
 
@@ -408,6 +421,8 @@ function interpretRun(run: RunResult, hook: HookDef, read?: Output): Verdict {
 function exit2Verdict(run: RunResult, hook: HookDef, out: Output | { kind: "text" }): Verdict {
   const stderr = run.stderr.trim();
   if (hook.point === "PermissionRequest") {
+    // an answer past hookbox's bounds, which Claude Code would read: hookbox did not decide
+    if (out.kind === "invalid" && out.limit) return pastBounds(out, hook.format);
     const json = out.kind === "object" ? jsonVerdict(out, hook) : undefined;
     if (json && json.error === null) return { ...json, rule: `${json.rule} (exit 2 is not honored at PermissionRequest: its JSON decides)` };
     return { decision: null, error: json?.error ?? null, rule: "claude: exit 2 is not honored at PermissionRequest (the permission flow proceeds unchanged; a deny is its decision object's)" };
@@ -599,7 +614,8 @@ const SESSION_END_MAX_MS = 60_000;
 
 /** A handler's timeout: its own `timeout` (seconds), else its agent's default at the event; Claude Code's SessionEnd at most 60 s. */
 function handlerTimeoutMs(timeoutS: number | undefined, format: Format, point: EventPoint): number {
-  const ms = timeoutS !== undefined ? timeoutS * 1000 : agentDeadlineS(format === "codex" ? "codex" : "claude", point) * 1000;
+  // (Codex reads a timeout of 0 as 1 s: `timeout_sec.max(1)`)
+  const ms = timeoutS !== undefined ? (format === "codex" ? Math.max(1, timeoutS) : timeoutS) * 1000 : agentDeadlineS(format === "codex" ? "codex" : "claude", point) * 1000;
   return format === "claude" && point === "SessionEnd" ? Math.min(ms, SESSION_END_MAX_MS) : ms;
 }
 

@@ -6,7 +6,7 @@
  * a long build (`BUILD_SLICE_MS`).
  */
 import type { EventResult, HookRecord, HookTrace } from "../../engine/index.js";
-import { payloadValue } from "../../engine/payload.js";
+import { payloadValue, payloadValueBytes } from "../../engine/payload.js";
 import { afterIO } from "../../engine/turns.js";
 import { capRedactSteps, headBytes, inSlices, isSecretName, keep, keepStrings, redactJsonSteps, REDACT_MARGIN_CHARS, REDACTED } from "./redact.js";
 
@@ -64,7 +64,8 @@ export function traceHooksOf(result: EventResult): { hooks: TraceHooks; bytes: n
   const stdins = new Set<Uint8Array>();
   let bytes = 0;
   for (const t of result.trace.hooks) {
-    if (!stdins.has(t.stdin)) bytes += t.stdin.byteLength;
+    // its bytes, and the parsed value its trace will be read from (payloadValue), alive with them
+    if (!stdins.has(t.stdin)) bytes += t.stdin.byteLength + payloadValueBytes(t.stdin);
     stdins.add(t.stdin);
     bytes += 2 * (t.stdout.length + t.stderr.length);
   }

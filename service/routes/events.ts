@@ -7,7 +7,7 @@ import type { ServerResponse } from "node:http";
 import { Hono, type Context } from "hono";
 import type { z } from "zod";
 import { stream } from "hono/streaming";
-import { agentDeadlineS, BadRequestError, checkWorkspaceId, blockAnswer, blockKeepsGoing, EventExpiredError, HookboxError, ShuttingDownError, failureModeFor, newEventId, NotDecidedInTimeError, NotFoundError, heavyTurns, parseAtOnce, parseEventBodyOffThread, resolveEventName, toolArgsMemoryBytes, weighEventBody, type Decision, type EventResult, type Tenant, type Format } from "../../engine/index.js";
+import { agentDeadlineS, BadRequestError, checkWorkspaceId, blockAnswer, blockKeepsGoing, EventExpiredError, HookboxError, ShuttingDownError, failureModeFor, newEventId, NotDecidedInTimeError, NotFoundError, heavyTurns, notePayloadWeight, parseAtOnce, parseEventBodyOffThread, resolveEventName, toolArgsMemoryBytes, weighEventBody, type Decision, type EventResult, type Tenant, type Format } from "../../engine/index.js";
 import { keptFields, type AnsweredOtherwise } from "../records/trace-content.js";
 import { auditEntry, type AuditEntry } from "../records/audit-log.js";
 import type { Logger } from "pino";
@@ -61,6 +61,8 @@ export async function handleEvent(c: Context<Env>, deps: AppDeps, eventName: str
       }
       // One pass over the bytes refuses a body nested too deep (400) and weighs the rest.
       weight = weighEventBody(raw);
+      // what its parsed value will weigh while a trace waits to be built from it (payloadValueBytes)
+      notePayloadWeight(raw, weight);
     } finally {
       waiting?.();
     }

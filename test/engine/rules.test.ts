@@ -267,6 +267,9 @@ describe("Claude Code rules per event (Claude Code hooks reference, decision con
     // PermissionRequest: exit 2 is not honored — the flow goes on, unless its decision object denies
     expect(interpretClaude(exited(2, "", "no prod"), perm)).toMatchObject({ decision: null, rule: /not honored at PermissionRequest/ });
     expect(interpretClaude(exited(2, '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"no prod"}}}', "x"), perm)).toMatchObject({ decision: "block", reason: "no prod" });
+    // …and one past hookbox's bounds is hookbox not deciding, as at any exit
+    const wide = `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny"}},"x":{${Array.from({ length: 20_000 }, (_, i) => `"k${i}":0`).join(",")}}}`;
+    expect(interpretClaude(exited(2, wide, "x"), perm).limit).toBeDefined();
     // another exit: a JSON answer alone decides — a deny, a block, a stop, a change
     expect(interpretClaude(exited(1, '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no"}}'), pre)).toMatchObject({ decision: "block", reason: "no", error: null });
     expect(interpretClaude(exited(3, '{"decision":"block","reason":"r"}'), prompt)).toMatchObject({ decision: "block", reason: "r" });
@@ -533,6 +536,7 @@ describe("Claude Code's onFailure: \"block\" (hooks reference, \"Block the actio
     ["exit 1 with a JSON allow is no failure: its JSON decides at every exit", exited(1, '{"hookSpecificOutput":{"permissionDecision":"allow"}}'), strict(), { decision: "allow", rule: /permissionDecision "allow"/ }],
     ["exit 1 with JSON that is no answer blocks", exited(1, '{"hookSpecificOutput":{"permissionDecision":"perhaps"}}'), strict(), { decision: "block", rule: /onFailure "block"/ }],
     ["exit 2 at PermissionRequest, not honored there, is no failure", exited(2, "", "no"), strict("PermissionRequest"), { decision: null, rule: /not honored at PermissionRequest/ }],
+    ["exit 2 at PermissionRequest with an answer past hookbox's bounds, which Claude Code would read, blocks", exited(2, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny"}},"x":{${Array.from({ length: 20_000 }, (_, i) => `"k${i}":0`).join(",")}}}`), strict("PermissionRequest"), { decision: "block", rule: /onFailure "block"/ }],
     ["an unknown decision at exit 0 blocks", exited(0, '{"hookSpecificOutput":{"permissionDecision":"perhaps"}}'), strict(), { decision: "block", rule: /onFailure "block"/ }],
     ["JSON that cannot be parsed blocks", exited(0, '{"decision": }'), strict(), { decision: "block", rule: /onFailure "block"/ }],
     ["a cut answer (no closing brace) is plain text: no failure", exited(0, '{"decision":'), strict(), { decision: null, rule: /plain text/ }],

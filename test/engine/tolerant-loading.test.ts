@@ -168,11 +168,22 @@ describe("Claude Code handler keys", () => {
     expect(set.warnings).toEqual(['.claude/settings.json:4: hooks.PreToolUse[0].hooks[0].comand: unknown key "comand"; skipped']);
   });
 
-  it.each([".claude/settings.json", ".codex/hooks.json"])('skips an "asyncRewake": true handler in %s, as "async": never run inline where its JSON could decide', async (file) => {
-    const settings = lines("{", '  "hooks": { "PreToolUse": [ { "hooks": [', '    { "type": "command", "command": "deny.sh", "asyncRewake": true },', '    { "type": "command", "command": "inline.sh", "asyncRewake": false }', "  ] } ] }", "}");
-    const set = await load({ [file]: settings });
+  const rewake = lines("{", '  "hooks": { "PreToolUse": [ { "hooks": [', '    { "type": "command", "command": "deny.sh", "asyncRewake": true },', '    { "type": "command", "command": "inline.sh", "asyncRewake": false }', "  ] } ] }", "}");
+  it('skips an "asyncRewake": true handler in .claude/settings.json, as "async": never run inline where its JSON could decide', async () => {
+    const set = await load({ ".claude/settings.json": rewake });
     expect(set.hooks.map((h) => h.command)).toEqual(["inline.sh"]);
-    expect(set.warnings).toEqual([expect.stringMatching(new RegExp(`^${file.replace(/\./g, "\\.")}:3: hooks\\.PreToolUse\\[0\\]\\.hooks\\[0\\]: "asyncRewake": true hooks decide nothing in (Claude Code|Codex); skipped$`))]);
+    expect(set.warnings).toEqual(['.claude/settings.json:3: hooks.PreToolUse[0].hooks[0]: "asyncRewake": true hooks decide nothing in Claude Code; skipped']);
+  });
+
+  it("runs a .codex/hooks.json handler whatever keys of Claude Code's it holds — Codex reads none of them, nor disableAllHooks — and reads a timeout of 0 as 1 s", async () => {
+    const set = await load({ ".codex/hooks.json": rewake });
+    expect(set.hooks.map((h) => h.command)).toEqual(["deny.sh", "inline.sh"]);
+    expect(set.warnings).toEqual([expect.stringMatching(/^\.codex\/hooks\.json:3: .*unknown key "asyncRewake"/), expect.stringMatching(/^\.codex\/hooks\.json:4: .*unknown key "asyncRewake"/)]);
+    const others = JSON.stringify({ disableAllHooks: "no", hooks: { PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: "block-rm.sh" }, { type: "command", command: "x.sh", once: "yes", args: "--fix", onFailure: "abort", shell: 1, timeout: 0 }] }] } });
+    const read = await load({ ".codex/hooks.json": others });
+    // (the default bounded by the loader's max_timeout, 60 s here)
+    expect(read.hooks.map((h) => [h.command, h.timeoutMs])).toEqual([["block-rm.sh", 60_000], ["x.sh", 1000]]);
+    expect(read.disableAll).toBe(false);
   });
 });
 

@@ -49,6 +49,10 @@ describe("a URL whose percent-encoding is no UTF-8", () => {
     const res = await edge.request("/v1/hooks/claude/PreToolUse?x=%ff", { ...post(rmEvent), headers: { "content-type": "application/json" } });
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: expect.stringMatching(/refused the hook's URL/) } });
+    // a native path spelled with escapes is one too
+    const spelled = await edge.request("/v1/hooks/cl%61ude/PreToolUse?x=%ff", { ...post(rmEvent) });
+    expect(spelled.status).toBe(200);
+    expect(await spelled.json()).toMatchObject({ hookSpecificOutput: { permissionDecision: "deny" } });
     const stop = await edge.request("/v1/hooks/claude/Stop/%", { ...post({ hook_event_name: "Stop" }) });
     expect(stop.status).toBe(200);
     expect(await stop.json()).not.toHaveProperty("decision");

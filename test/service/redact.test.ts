@@ -264,7 +264,8 @@ describe("a stream cut where it was captured (max_output_bytes at or under captu
 describe("a key the margin's cut goes through, pulled inside the cap by a secret redacted ahead of it", () => {
   const NPM = "npm_Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAb7d";
   // Each long secret becomes "[redacted]": the text shrinks, and what stood past the margin moves in.
-  const texts = (cap: number) => [0, 3, 8, 20, 35].map((k) => `password=${"x".repeat(cap + 512 - 10 - k)} ${NPM} end`);
+  // The margin's cut goes through the key after its first k characters (npm_ and at least one more).
+  const texts = (cap: number) => [5, 8, 20, 35, 39].map((k) => `password=${"x".repeat(cap + 512 - 10 - k)} ${NPM} end`);
   it.each([512, 4096])("keeps no piece of it in a string kept at %i bytes", (cap) => {
     for (const text of texts(cap)) {
       const kept = keep(text, cap);

@@ -9,8 +9,8 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import type { EventResult } from "../../engine/index.js";
-import { MAX_PENDING_TRACE_BYTES, PARSED_STDIN_BYTES, PENDING_FULL } from "../../service/records/trace-content.js";
-import { PayloadCache } from "../../engine/payload.js";
+import { MAX_PENDING_TRACE_BYTES, PARSED_STDIN_BYTES, PENDING_FULL, traceHooksOf } from "../../service/records/trace-content.js";
+import { notePayloadWeight, PayloadCache } from "../../engine/payload.js";
 import { resolveEventName } from "../../engine/events.js";
 import { TRACE_LIST_SLICE, TRACE_WRITES_AT_ONCE, TraceStore } from "../../service/records/trace-store.js";
 import { DEFAULT_TRACE_LIMITS } from "../../engine/trace-limits.js";
@@ -178,6 +178,21 @@ describe("a hook's stdin in its trace", () => {
     }
     // the event's own value is left as it was
     expect(Object.keys(body.tool_input)).toHaveLength(24_000);
+  });
+  it("counts what its parsed value weighs against the tenant's pending bytes while the trace waits: the value lives as long as the stdin", () => {
+    const body = wide(100);
+    const raw = Buffer.from(JSON.stringify(body));
+    notePayloadWeight(raw, 5_000_000);
+    const payloads = new PayloadCache(raw, body, "snake", resolveEventName("PreToolUse")!.point);
+    const e = event(1, 10);
+    e.trace.hooks[0] = { ...e.trace.hooks[0]!, stdin: payloads.for("snake") };
+    expect(traceHooksOf(e).bytes).toBeGreaterThanOrEqual(5_000_000 + raw.byteLength);
+    // a copy in another dialect weighs as much as the body it was made of
+    e.trace.hooks[0] = { ...e.trace.hooks[0]!, stdin: payloads.for("camel") };
+    expect(traceHooksOf(e).bytes).toBeGreaterThanOrEqual(5_000_000);
+    // a stdin of no payload's holds no value
+    e.trace.hooks[0] = { ...e.trace.hooks[0]!, stdin: Buffer.from(raw) };
+    expect(traceHooksOf(e).bytes).toBeLessThan(5_000_000);
   });
   it(`is kept as redacted text past PARSED_STDIN_BYTES (${PARSED_STDIN_BYTES / 1024} KiB) when it is no payload of the event's`, async () => {
     const r = await traced(Buffer.from(JSON.stringify(wide(4_000))), false);
