@@ -100,10 +100,13 @@ describe("hostile archives", () => {
     expect(res.status).toBe(400);
   });
 
-  it("refuses a workspace whose hook file is malformed, naming the file and line; an entry without a command is a warning at its line", async () => {
-    const res = await put("badhooks", await tarOf([{ name: ".github/hooks/h.json", content: '{\n  "version": 1,\n  "hooks": { "preToolUse": [ { "type": "command" "bash": "x" } ] }\n}\n' }]));
-    expect(res.status).toBe(400);
-    expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/\.github\/hooks\/h\.json:3:\d+: invalid JSON/);
+  it("skips a hook file that is malformed, naming the file and line, the others loading; an entry without a command is a warning at its line", async () => {
+    const guard = { name: ".github/hooks/guard.json", content: JSON.stringify({ version: 1, hooks: { preToolUse: [{ type: "command", bash: "guard.sh" }] } }) };
+    const res = await put("badhooks", await tarOf([{ name: ".github/hooks/h.json", content: '{\n  "version": 1,\n  "hooks": { "preToolUse": [ { "type": "command" "bash": "x" } ] }\n}\n' }, guard]));
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { hooks: { origin: string }[]; warnings: string[] };
+    expect(body.warnings).toEqual([expect.stringMatching(/^\.github\/hooks\/h\.json:3:\d+: invalid JSON.*; the file is skipped: none of its hooks are read$/)]);
+    expect(body.hooks.map((h) => h.origin)).toEqual([expect.stringMatching(/^\.github\/hooks\/guard\.json/)]);
     const warned = await put("nocommand", await tarOf([{ name: ".github/hooks/h.json", content: '{\n  "version": 1,\n  "hooks": { "preToolUse": [ { "type": "command" } ] }\n}\n' }]));
     expect(warned.status).toBe(200);
     expect(((await warned.json()) as { warnings: string[] }).warnings).toEqual([expect.stringMatching(/^\.github\/hooks\/h\.json:3: hooks\.preToolUse\[0\]: a command hook needs "bash" or "command"; skipped$/)]);
