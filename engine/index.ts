@@ -422,10 +422,12 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
               folded = { ...folded, note: `${cut.hook} ${what}: it made no decision, and the tenant's failure mode (allow) applies` };
             }
           }
-          // A change the agent cannot be given (Codex's, with no allow) must not leave the call as sent
-          // in its place: blocked, as a change that is lost otherwise is (SECURITY.md).
+          // A change the agent cannot be given as folded must not leave the call as sent in its place:
+          // where an ask carries it (Claude Code), the changed call is asked about; else (Codex, with
+          // no allow) blocked, as a change that is lost otherwise is (SECURITY.md).
           const untaken = untakableChange(format, point, folded);
-          if (untaken !== undefined) folded = changeLost(folded, untaken);
+          if (untaken?.ask) folded = { ...folded, decision: "ask", reason: folded.reason ?? `a hook changed the arguments, and ${untaken.why}: the changed call is asked about`, note: `a hook changed the arguments without deciding; ${untaken.why}: asked about, changed` };
+          else if (untaken !== undefined) folded = changeLost(folded, untaken.why);
           const answer = answerFor(format, point, folded);
           const session = req.body.session_id ?? req.body.sessionId;
           return {

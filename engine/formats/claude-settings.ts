@@ -623,6 +623,7 @@ export const claudeFormat: FormatModule = {
   format: "claude",
   agent: "Claude Code",
   replacesOutput: true,
+  changeTakenWith: "allow or ask",
   interpret: interpretClaude,
   effective: claudeEffective,
   answer: claudeAnswer,

@@ -124,7 +124,7 @@ const CODEX_SPECIFIC_POINTS: ReadonlySet<string> = new Set(["PreToolUse", "PostT
  * - a `PreToolUse` allow is said only with changed arguments, and changed arguments only with an
  *   allow (Codex: "updatedInput without permissionDecision:allow" is refused). Changed arguments
  *   with a block are not said; with no allow the engine has blocked the call already
- *   (changeNeedsAllow: it must not go out as sent in the change's place);
+ *   (changeTakenWith: it must not go out as sent in the change's place);
  * - a `PermissionRequest` answer never carries changed arguments (Codex refuses `updatedInput`
  *   there): an allow given with a change is not said either — Codex asks its user instead;
  * - `continue: false` + `stopReason` are said where Codex reads them (SessionStart, UserPromptSubmit,
@@ -173,7 +173,7 @@ const NO_STOP_POINTS: ReadonlySet<string> = new Set(["PreToolUse", "PermissionRe
 export const codexFormat: FormatModule = {
   format: "codex",
   agent: "Codex",
-  changeNeedsAllow: true,
+  changeTakenWith: "allow",
   interpret: interpretCodex,
   effective: claudeEffective,
   answer: codexAnswer,

@@ -71,13 +71,16 @@ export function changeAsRun(format: Format, change: unknown, args: () => Record<
 }
 
 /**
- * Why `folded`'s change of the arguments cannot reach the agent at `point`, if it cannot: the agent
- * takes a change only with an allow (changeNeedsAllow), and none goes with it.
+ * Whether `folded`'s change of the arguments cannot reach the agent at `point` as folded — the agent
+ * takes a change only with an allow, or an allow or an ask (changeTakenWith), and neither goes with
+ * it —, why, and whether an ask would carry it.
  */
-export function untakableChange(format: Format, point: EventPoint, folded: Folded): string | undefined {
+export function untakableChange(format: Format, point: EventPoint, folded: Folded): { why: string; ask: boolean } | undefined {
   const module = FORMAT_MODULES[format];
-  if (module.changeNeedsAllow !== true || point !== PRE_TOOL_USE || folded.modifiedArgs === undefined || folded.decision === "allow" || folded.decision === "block") return undefined;
-  return `${module.agent} takes a change only together with an allow, and no hook allowed the call`;
+  const takes = module.changeTakenWith;
+  if (takes === undefined || point !== PRE_TOOL_USE || folded.modifiedArgs === undefined || folded.decision === "allow" || folded.decision === "block") return undefined;
+  if (takes === "allow or ask" && folded.decision === "ask") return undefined;
+  return { why: `${module.agent} takes a change only together with ${takes === "allow" ? "an allow" : "an allow or an ask"}, and no hook ${takes === "allow" ? "allowed" : "allowed or asked about"} the call`, ask: takes === "allow or ask" };
 }
 
 /** A block in the dialect for an event that is not known (a native hook's body that could not be read). */

@@ -432,11 +432,11 @@ export interface FormatModule {
   /** how the agent applies a hook's argument change to the tool's arguments; absent: the change replaces them */
   changeAsRun?(change: Record<string, unknown>, args: Record<string, unknown>): Record<string, unknown>;
   /**
-   * the agent takes a change of the arguments before a tool runs only together with an allow
-   * (Codex refuses `updatedInput` without one, and runs the call as sent); absent: a change goes out
-   * with or without a decision
+   * the decisions a change of the arguments before a tool runs reaches the agent with: Codex's only
+   * with an allow (it refuses `updatedInput` without one, and runs the call as sent), Claude Code's
+   * with an allow or an ask (without one it is not applied); absent: with or without a decision
    */
-  changeNeedsAllow?: true;
+  changeTakenWith?: "allow" | "allow or ask";
   /** the agent takes a replaced tool output in its answer (`updatedOutput`); absent: the answer says the original output stands */
   replacesOutput?: true;
   /** a block every event of the agent reads, for an answer whose event is not known; absent: the PreToolUse answer */

@@ -119,9 +119,13 @@ describe("an operator's change with no allow, where Codex takes a change only wi
     expect(r).toMatchObject({ decision: "allow", modifiedArgs: { sql: "SELECT 1" } });
     expect(r.output).toMatchObject({ hookSpecificOutput: { permissionDecision: "allow", updatedInput: { sql: "SELECT 1" } } });
   });
-  it("in Claude's dialect the change goes out as it is, with no decision", async () => {
+  it("in Claude's dialect, which takes a change with an allow or an ask, the changed call is asked about", async () => {
     const r = await engineWith(hook("hooks", "PreToolUse", "sanitize")).handleEvent({ ...request, format: "claude" });
-    expect(r).toMatchObject({ decision: null, modifiedArgs: { sql: "SELECT 1" } });
+    expect(r).toMatchObject({ decision: "ask", modifiedArgs: { sql: "SELECT 1" }, reason: expect.stringMatching(/Claude Code takes a change only together with an allow or an ask/) });
+    expect(r.output).toMatchObject({ hookSpecificOutput: { permissionDecision: "ask", updatedInput: { sql: "SELECT 1" } } });
+    // with the allow that came with it, as it is
+    const allowed = await engineWith(hook("hooks", "PreToolUse", "sanitize-allow")).handleEvent({ ...request, format: "claude" });
+    expect(allowed.output).toMatchObject({ hookSpecificOutput: { permissionDecision: "allow", updatedInput: { sql: "SELECT 1" } } });
   });
 });
 
