@@ -426,7 +426,9 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
           // where an ask carries it (Claude Code), the changed call is asked about; else (Codex, with
           // no allow) blocked, as a change that is lost otherwise is (SECURITY.md).
           const untaken = untakableChange(format, point, folded);
-          if (untaken?.ask) folded = { ...folded, decision: "ask", reason: folded.reason ?? `a hook changed the arguments, and ${untaken.why}: the changed call is asked about`, note: `a hook changed the arguments without deciding; ${untaken.why}: asked about, changed` };
+          // (an ask where no one can answer is a block, as fold makes it)
+          if (untaken?.ask && !req.interactive) folded = changeLost(folded, `${untaken.why}, and no one can answer an ask (interactive=false)`);
+          else if (untaken?.ask) folded = { ...folded, decision: "ask", reason: folded.reason ?? `a hook changed the arguments, and ${untaken.why}: the changed call is asked about`, note: `a hook changed the arguments without deciding; ${untaken.why}: asked about, changed` };
           else if (untaken !== undefined) folded = changeLost(folded, untaken.why);
           const answer = answerFor(format, point, folded);
           const session = req.body.session_id ?? req.body.sessionId;

@@ -123,6 +123,9 @@ describe("an operator's change with no allow, where Codex takes a change only wi
     const r = await engineWith(hook("hooks", "PreToolUse", "sanitize")).handleEvent({ ...request, format: "claude" });
     expect(r).toMatchObject({ decision: "ask", modifiedArgs: { sql: "SELECT 1" }, reason: expect.stringMatching(/Claude Code takes a change only together with an allow or an ask/) });
     expect(r.output).toMatchObject({ hookSpecificOutput: { permissionDecision: "ask", updatedInput: { sql: "SELECT 1" } } });
+    // where no one can answer an ask, a block
+    const unattended = await engineWith(hook("hooks", "PreToolUse", "sanitize")).handleEvent({ ...request, format: "claude", interactive: false });
+    expect(unattended).toMatchObject({ decision: "block", reason: expect.stringMatching(/no one can answer an ask.*run neither as changed nor as sent/) });
     // with the allow that came with it, as it is
     const allowed = await engineWith(hook("hooks", "PreToolUse", "sanitize-allow")).handleEvent({ ...request, format: "claude" });
     expect(allowed.output).toMatchObject({ hookSpecificOutput: { permissionDecision: "allow", updatedInput: { sql: "SELECT 1" } } });
