@@ -428,7 +428,7 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
           const untaken = untakableChange(format, point, folded);
           // (an ask where no one can answer is a block, as fold makes it)
           if (untaken?.ask && !req.interactive) folded = changeLost(folded, `${untaken.why}, and no one can answer an ask (interactive=false)`);
-          else if (untaken?.ask) folded = { ...folded, decision: "ask", reason: folded.reason ?? `a hook changed the arguments, and ${untaken.why}: the changed call is asked about`, note: `a hook changed the arguments without deciding; ${untaken.why}: asked about, changed` };
+          else if (untaken?.ask) folded = { ...folded, decision: "ask", reason: folded.reason ?? `a hook changed the arguments, and ${untaken.why}: the changed call is asked about`, note: `${folded.note !== undefined ? `${folded.note}; ` : ""}a hook changed the arguments without deciding; ${untaken.why}: asked about, changed` };
           else if (untaken !== undefined) folded = changeLost(folded, untaken.why);
           const answer = answerFor(format, point, folded);
           const session = req.body.session_id ?? req.body.sessionId;

@@ -84,15 +84,20 @@ const HANDLER_KEYS = Object.keys(HandlerSchema.shape);
 const CodexHandlerSchema = z.strictObject({
   type: z.string(),
   command: CommandSchema.optional(),
-  timeout: z.number().int().nonnegative().optional(),
+  // (an Option in Codex's structs: a null is read as none)
+  timeout: z.number().int().nonnegative().nullish().transform((t) => t ?? undefined),
   async: z.boolean().optional(),
-  statusMessage: z.string().optional(),
+  statusMessage: z.string().nullish().transform((m) => m ?? undefined),
   visibilityHint: z.unknown().optional(),
 });
 const CODEX_HANDLER_KEYS = Object.keys(CodexHandlerSchema.shape);
 // Handlers are checked one by one (zod would check a whole 1 MiB list before naming its first fault).
 const GroupSchema = z.strictObject({ matcher: z.string().optional(), if: z.string().optional(), hooks: z.array(z.unknown()) });
 const GROUP_KEYS = Object.keys(GroupSchema.shape);
+/** Codex's matcher group (`MatcherGroup`): a matcher that may be null, hooks that default to none. */
+const CodexGroupSchema = z.strictObject({ matcher: z.string().nullish().transform((m) => m ?? undefined), if: z.undefined().optional(), hooks: z.array(z.unknown()).default([]) });
+/** (`if` is none of Codex's: warned as any other key; the schema names it only to be read alike) */
+const CODEX_GROUP_KEYS = ["matcher", "hooks"];
 // settings.json holds much else (permissions, env, model …): only the hook keys are read.
 const SettingsSchema = z.looseObject({
   hooks: z.record(z.string(), z.array(z.unknown())).optional(),
@@ -193,7 +198,9 @@ export function loadMatcherGroups(
     const resolved = resolvedOf.get(event) ?? eventOf(parsed, ["hooks", event], event, ctx, set.warnings, fires);
     if (!resolved) continue;
     groups.forEach((raw, g) => {
-      const group = GroupSchema.safeParse(knownKeys(parsed, ["hooks", event, g], raw, GROUP_KEYS, ctx, set.warnings));
+      const group = format === "claude"
+        ? GroupSchema.safeParse(knownKeys(parsed, ["hooks", event, g], raw, GROUP_KEYS, ctx, set.warnings))
+        : CodexGroupSchema.safeParse(knownKeys(parsed, ["hooks", event, g], raw, CODEX_GROUP_KEYS, ctx, set.warnings));
       if (!group.success) throw schemaError(parsed, group.error, ["hooks", event, g]);
       // Where the event takes no matcher, one written there is ignored, never compiled. One past
       // hookbox's limits skips the group's hooks (their entries are still read: a fault of the
@@ -425,7 +432,9 @@ function exit2Verdict(run: RunResult, hook: HookDef, out: Output | { kind: "text
     if (out.kind === "invalid" && out.limit) return pastBounds(out, hook.format);
     const json = out.kind === "object" ? jsonVerdict(out, hook) : undefined;
     if (json && json.error === null) return { ...json, rule: `${json.rule} (exit 2 is not honored at PermissionRequest: its JSON decides)` };
-    return { decision: null, error: json?.error ?? null, rule: "claude: exit 2 is not honored at PermissionRequest (the permission flow proceeds unchanged; a deny is its decision object's)" };
+    // JSON that could not be read is the hook's error there, as at any exit (onFailure "block" blocks)
+    const error = json?.error ?? (out.kind === "invalid" ? out.error : null);
+    return { decision: null, error, rule: "claude: exit 2 is not honored at PermissionRequest (the permission flow proceeds unchanged; a deny is its decision object's)" };
   }
   const base = { decision: "block" as const, reason: stderr || `blocked by ${hookCalled(hook)} (exit 2)`, error: null };
   if (out.kind !== "object") return { ...base, rule: out.kind === "invalid" ? "claude: exit 2 blocks (its stdout is no JSON answer: stderr the reason)" : "claude: exit 2 blocks (stderr the reason)" };

@@ -536,6 +536,7 @@ describe("Claude Code's onFailure: \"block\" (hooks reference, \"Block the actio
     ["exit 1 with a JSON allow is no failure: its JSON decides at every exit", exited(1, '{"hookSpecificOutput":{"permissionDecision":"allow"}}'), strict(), { decision: "allow", rule: /permissionDecision "allow"/ }],
     ["exit 1 with JSON that is no answer blocks", exited(1, '{"hookSpecificOutput":{"permissionDecision":"perhaps"}}'), strict(), { decision: "block", rule: /onFailure "block"/ }],
     ["exit 2 at PermissionRequest, not honored there, is no failure", exited(2, "", "no"), strict("PermissionRequest"), { decision: null, rule: /not honored at PermissionRequest/ }],
+    ["exit 2 at PermissionRequest with JSON that cannot be read blocks (only its JSON counts there)", exited(2, '{"hookSpecificOutput": }'), strict("PermissionRequest"), { decision: "block", rule: /onFailure "block"/ }],
     ["exit 2 at PermissionRequest with an answer past hookbox's bounds, which Claude Code would read, blocks", exited(2, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny"}},"x":{${Array.from({ length: 20_000 }, (_, i) => `"k${i}":0`).join(",")}}}`), strict("PermissionRequest"), { decision: "block", rule: /onFailure "block"/ }],
     ["an unknown decision at exit 0 blocks", exited(0, '{"hookSpecificOutput":{"permissionDecision":"perhaps"}}'), strict(), { decision: "block", rule: /onFailure "block"/ }],
     ["JSON that cannot be parsed blocks", exited(0, '{"decision": }'), strict(), { decision: "block", rule: /onFailure "block"/ }],

@@ -184,6 +184,11 @@ describe("Claude Code handler keys", () => {
     // (the default bounded by the loader's max_timeout, 60 s here)
     expect(read.hooks.map((h) => [h.command, h.timeoutMs])).toEqual([["block-rm.sh", 60_000], ["x.sh", 1000]]);
     expect(read.disableAll).toBe(false);
+    // nulls where Codex reads an Option, and a group with no hooks, as Codex reads them
+    const nulls = JSON.stringify({ hooks: { PreToolUse: [{ matcher: null, hooks: [{ type: "command", command: "guard.sh", timeout: null, statusMessage: null }] }, { matcher: "Bash" }] } });
+    const kept = await load({ ".codex/hooks.json": nulls });
+    expect(kept.hooks.map((h) => [h.command, h.timeoutMs])).toEqual([["guard.sh", 60_000]]);
+    expect(kept.warnings).toEqual([]);
   });
 });
 
