@@ -89,7 +89,8 @@ describe("a repository hook can only tighten", () => {
   it("restores the rewrite for a tenant with repository_may_rewrite = true", async () => {
     const body = { hook_event_name: "PreToolUse", tool_name: "shell", tool_input: { command: "ls" } };
     const trusted = await ask(body, { token: TOKEN_B, query: "workspace=b-benign&format=claude" });
-    expect(trusted).toMatchObject({ decision: null, modifiedArgs: { command: "ls -la" }, output: { hookSpecificOutput: { updatedInput: { command: "ls -la" } } } });
+    // (no allow goes with a repository's change: Claude Code, which takes one only with an allow or an ask, is asked about it)
+    expect(trusted).toMatchObject({ decision: "ask", modifiedArgs: { command: "ls -la" }, output: { hookSpecificOutput: { permissionDecision: "ask", updatedInput: { command: "ls -la" } } } });
     expect(trusted.hooks.map((h) => [h.source, h.pass ?? "first"])).toEqual([["policy", "first"], ["policy", "first"], ["repository", "first"], ["policy", "rewritten"], ["policy", "rewritten"]]);
     const untrusted = await ask(body, { token: TOKEN_A, query: "workspace=a-benign&format=claude" });
     expect(untrusted.modifiedArgs).toBeUndefined();
@@ -116,9 +117,10 @@ describe("a repository hook can only tighten", () => {
   it("never lets an operator's allow for the arguments as sent approve a trusted repository's change (the repository's own allow counts for nothing)", async () => {
     const a = await ask({ hook_event_name: "PreToolUse", tool_name: "preapproved", tool_input: { command: "git status" } }, { token: TOKEN_B, query: "workspace=b-benign&format=claude" });
     expect(a.hooks.find((h) => h.source === "service")).toMatchObject({ decision: "allow", effective: true });
-    expect(a.decision).toBeNull();
+    // no allow: the changed call is asked about (Claude Code takes a change with an allow or an ask)
+    expect(a.decision).toBe("ask");
     expect(a.modifiedArgs).toEqual({ command: "ls -la" });
-    expect(a.output).not.toHaveProperty("hookSpecificOutput.permissionDecision");
+    expect(a.output).toMatchObject({ hookSpecificOutput: { permissionDecision: "ask", updatedInput: { command: "ls -la" } } });
     expect(a.note).toMatch(/allowed the arguments as sent; (repository )?hook .* changed them/);
   });
 
@@ -201,7 +203,7 @@ describe("an operator's rewrite", () => {
   it("is not replaced by a trusted repository's later one: an operator's wrapper stays round the command", async () => {
     const a = await ask({ hook_event_name: "PreToolUse", tool_name: "svc", tool_input: { command: "ls" } }, { token: TOKEN_B, query: "workspace=b&format=claude" });
     expect(a.modifiedArgs).toEqual({ command: "ls -la" });
-    expect(a.decision).toBeNull();
+    expect(a.decision).toBe("ask");
     const repo = a.hooks.filter((h) => h.source === "repository");
     expect(repo.length).toBe(3);
     for (const h of repo) expect(h.rule).toMatch(/its change is dropped: service hook svc-rewrite changed the arguments first/);
@@ -209,9 +211,9 @@ describe("an operator's rewrite", () => {
 
   it("comes back rewritten after passing policy again", async () => {
     const a = await ask({ hook_event_name: "PreToolUse", tool_name: "svc", tool_input: { command: "ls" } }, { query: "format=claude" });
-    expect(a.decision).toBeNull();
+    expect(a.decision).toBe("ask");
     expect(a.modifiedArgs).toEqual({ command: "ls -la" });
-    expect(a.output).toMatchObject({ hookSpecificOutput: { updatedInput: { command: "ls -la" } } });
+    expect(a.output).toMatchObject({ hookSpecificOutput: { permissionDecision: "ask", updatedInput: { command: "ls -la" } } });
     expect(a.hooks.map((h) => [h.source, h.pass ?? "first"])).toEqual([["policy", "first"], ["policy", "first"], ["service", "first"], ["policy", "rewritten"], ["policy", "rewritten"]]);
   });
 
@@ -280,9 +282,10 @@ describe("an operator's rewrite", () => {
     // The policy allows `git-status`; the operator's hook swaps it for `rm -rf ~` and decides nothing.
     const a = await ask({ hook_event_name: "PreToolUse", tool_name: "swap", tool_input: { command: "git-status" } }, { query: "format=claude" });
     expect(a.hooks.find((h) => h.source === "policy" && h.decision === "allow")).toBeDefined();
-    expect(a.decision).toBeNull();
+    // never the policy's allow: the changed call is asked about
+    expect(a.decision).toBe("ask");
     expect(a.modifiedArgs).toEqual({ command: "rm -rf ~" });
-    expect(a.output).not.toHaveProperty("hookSpecificOutput.permissionDecision");
+    expect(a.output).toMatchObject({ hookSpecificOutput: { permissionDecision: "ask", updatedInput: { command: "rm -rf ~" } } });
     expect(a.note).toMatch(/allowed the arguments as sent; hook swap changed them/);
   });
 
