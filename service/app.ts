@@ -5,6 +5,7 @@
 import { type Context, Hono } from "hono";
 import { secureHeaders } from "hono/secure-headers";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { getPathNoStrict } from "hono/utils/url";
 import {
   BadRequestError, EventExpiredError, failureAnswer, failureModeFor, FORMATS, HookboxError, NotDecidedInTimeError, NotFoundError, OverloadedError, ShuttingDownError, UnauthorizedError, type Format, type Tenant,
 } from "../engine/index.js";
@@ -57,25 +58,11 @@ const BADLY_ENCODED = "the URL's percent-encoding is no UTF-8 (a % without two h
 const BADLY_ENCODED_PATH = "/.badly-encoded";
 
 /**
- * The path hono routes `request` by: as hono reads it without `strict` (decoded, `%25` kept as it
- * is, a trailing slash dropped) — but a badly encoded URL's is BADLY_ENCODED_PATH, in one pass.
+ * The path hono routes `request` by: hono's own without `strict` (decoded, a trailing slash
+ * dropped) — but a badly encoded URL's is BADLY_ENCODED_PATH, never decoded.
  */
 function routedPath(request: Request): string {
-  const url = request.url;
-  if (badlyEncoded(url)) return BADLY_ENCODED_PATH;
-  const start = url.indexOf("/", url.indexOf(":") + 4);
-  let end = url.length;
-  for (let i = start; i < url.length; i++) {
-    const c = url.charCodeAt(i);
-    if (c === 0x3f || c === 0x23) {
-      end = i;
-      break;
-    }
-  }
-  let path = url.slice(start, end);
-  // (every escape is whole UTF-8 here: decodeURI of the whole URL passed)
-  if (path.includes("%")) path = decodeURI(path.replaceAll("%25", "%2525"));
-  return path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
+  return badlyEncoded(request.url) ? BADLY_ENCODED_PATH : getPathNoStrict(request);
 }
 
 /** @default 64 KiB, 1 s — what of a body is read, at most, to learn its event while the service stops */
