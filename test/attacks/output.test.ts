@@ -62,6 +62,11 @@ matcher = "cut-key"
 command = '''cat >/dev/null; x=$(head -c 1004 /dev/zero | tr '\\0' x); printf '{"decision":"block","reason":"%s ${SECRETS.github}","systemMessage":"%s ${SECRETS.github}"}' "$x" "$x"'''
 
 [[policy.PreToolUse]]
+name = "margin-echo"
+matcher = "cut-margin"
+command = '''sed -n 's/.*"notes":"\\([^"]*\\)".*/\\1/p' >&2'''
+
+[[policy.PreToolUse]]
 name = "escape-policy"
 matcher = "escape"
 command = '''printf '\\033]0;pwned\\007 \\033[1A\\033[2K \\302\\23331m\\n' >&2; printf '{"systemMessage":"\\\\u001b]0;pwned\\\\u0007 \\\\u009b31m\\\\u007f"}\\n' '''
@@ -437,6 +442,26 @@ describe("a key that a cut made before redaction would leave short (a hook's rec
     const shown = cli(["trace", id, "--url", svc.url, "--token", TOKEN_A]).stdout.toString();
     expect(shown).toMatch(/cut-reason/);
     for (const text of [trace, audit, shown]) expect(text).not.toContain(SECRETS.github.slice(0, 8));
+  });
+});
+
+describe("a key the margin's cut goes through, pulled inside the capture by a secret redacted ahead of it", () => {
+  const NPM = "npm_Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAb7d";
+  it("is not shown in part in the hook's stdin or stderr kept in the trace, for any length of what stood past the cut", async () => {
+    // capture_bytes (4096) plus its margin (512) are redacted: a password of about that length
+    // becomes "[redacted]", and the key that stood across the margin's end moves inside the capture.
+    for (const k of [0, 3, 8, 20, 35]) {
+      const notes = `password=${"x".repeat(4096 + 512 - 10 - k)} ${NPM} end`;
+      const res = await svc.event(pre("cut-margin", { notes }));
+      expect(res.status).toBe(200);
+      const { event_id } = (await res.json()) as { event_id: string };
+      await settle();
+      const trace = await (await getTrace(svc, event_id)).text();
+      const [echo] = (JSON.parse(trace) as { hooks: Array<{ name: string; stdin: string; stderr: string }> }).hooks.filter((h) => h.name === "margin-echo");
+      expect(echo!.stderr, `k=${k}`).toMatch(/^password=\[redacted\]/);
+      expect(echo!.stdin, `k=${k}`).toContain('"notes":"password=[redacted]');
+      expect(trace, `k=${k}`).not.toMatch(/npm_[A-Za-z0-9]/);
+    }
   });
 });
 

@@ -1,6 +1,6 @@
 /**
  * Attacks through event requests and what they select, replayed against a running service while a
- * probe calls /healthz every 50 ms: names that cost quadratic time, matchers that backtrack, one
+ * probe calls /healthz every 50 ms: names that cost quadratic time, URLs of escapes that are no UTF-8, matchers that backtrack, one
  * event asking for hundreds of containers or for hours, one tenant flooding the others out.
  * Each is answered in bounded time, with a 4xx or its format's decision, and the service never
  * stops answering everyone else.
@@ -197,6 +197,50 @@ describe("names and matchers cost linear time", () => {
     expect(health.worstMs).toBeLessThanOrEqual(WORST_HEALTH_MS);
     await alive(svc);
   });
+
+  it("refuses 200 URLs of 15 KB of escapes that are no UTF-8, completed at once, before they route: each a 400 (a block on a native hook's URL), the loop answers throughout", async () => {
+    // hono decoded such a path one escape at a time, an exception each: about 30 ms of the thread a URL.
+    const url = new URL(svc.url);
+    const bad = "%ffa".repeat(3600);
+    const requests = Array.from({ length: 200 }, (_, i) =>
+      i % 4 === 0
+        ? `POST /v1/hooks/claude/PreToolUse?x=${bad} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${TOKEN_A}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`
+        : `GET /${bad}% HTTP/1.1\r\nHost: ${url.host}\r\n\r\n`,
+    );
+    const held = await Promise.all(
+      requests.map(async (text) => {
+        const socket = connect(Number(url.port), url.hostname);
+        await new Promise<void>((r) => socket.once("connect", () => r()));
+        let got = "";
+        const answer = new Promise<string>((resolve) => {
+          socket.on("data", (d: Buffer) => {
+            got += d.toString("latin1");
+            if (/\r\n\r\n[\s\S]*\}$/.test(got)) resolve(got);
+          });
+          socket.on("close", () => resolve(got));
+          socket.on("error", () => resolve(got));
+        });
+        socket.write(text.slice(0, -1));
+        return { socket, answer, last: text.slice(-1) };
+      }),
+    );
+    await new Promise((r) => setTimeout(r, 500));
+    await (await fetch(`${svc.url}/healthz`)).arrayBuffer();
+    const { value: answers, health } = await underProbe(svc.url, async () => {
+      for (const h of held) h.socket.write(h.last);
+      const other = svc.event(pre({ tool_name: "nothing-matches" }), { token: TOKEN_B });
+      const all = await Promise.all(held.map((h) => h.answer));
+      expect((await other).status).toBe(200);
+      return all;
+    });
+    expect(health.worstMs).toBeLessThanOrEqual(WORST_HEALTH_MS);
+    answers.forEach((text, i) => {
+      if (i % 4 === 0) expect(text).toMatch(/^HTTP\/1\.1 200 [\s\S]*"permissionDecision":"deny"[\s\S]*refused the hook's URL/);
+      else expect(text).toMatch(/^HTTP\/1\.1 400 [\s\S]*percent-encoding is no UTF-8/);
+    });
+    for (const { socket } of held) socket.destroy();
+    await alive(svc);
+  }, 60_000);
 
   it("refuses a tool name over 256 characters, naming the field", async () => {
     const res = await svc.event(pre({ tool_name: "a".repeat(257) }));
