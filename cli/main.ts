@@ -80,7 +80,10 @@ run(process.argv.slice(2)).then(
   async (err: unknown) => {
     // an error's message may quote what a server or a file held: escaped, never raw
     const { oneLine } = await import("./terminal.js");
-    process.stderr.write(`hookbox: ${oneLine(String((err as Error)?.message ?? err))}\n`);
+    // the stack too when asked for (HOOKBOX_LOG_LEVEL=debug or trace), as the service's own start says it
+    const level = process.env.HOOKBOX_LOG_LEVEL;
+    const stack = (level === "debug" || level === "trace") && err instanceof Error && err.stack !== undefined ? err.stack.split("\n").slice(1).map((l) => `${oneLine(l)}\n`).join("") : "";
+    process.stderr.write(`hookbox: ${oneLine(String((err as Error)?.message ?? err))}\n${stack}`);
     // A flag a command does not take, or one without its value, is a usage error (64), with the usage.
     const usage = String((err as NodeJS.ErrnoException)?.code ?? "").startsWith("ERR_PARSE_ARGS");
     if (usage) process.stderr.write(USAGE);

@@ -469,6 +469,7 @@ export async function workspacePush(argv: string[], env: NodeJS.ProcessEnv, dead
   if (!existsSync(given)) return { stdout: "", stderr: `hookbox: no folder ${oneLine(given)}\n`, code: 66 };
   // The folder as it really is: names and link targets are judged against it.
   const dir = realpathSync(given);
+  if (!statSync(dir).isDirectory()) return { stdout: "", stderr: `hookbox: ${oneLine(given)} is no folder (give the repository's folder)\n`, code: 66 };
   const sent: Sent[] = [];
   const skipped = new Warnings();
   if (values.all) {

@@ -130,8 +130,10 @@ export function createApp(given: AppDeps): Hono<Env> {
   // A URL hono would decode one bad escape at a time is refused before anything reads it, token or
   // not; a native hook's line that holds one is wrong — a block in its agent's JSON, as a wrong token's.
   app.all(BADLY_ENCODED_PATH, (c) => {
-    deps.metrics.rejected.inc({ status: "400" });
     const url = c.req.raw.url;
+    // (a URL that names the sentinel itself is routed as any path that is not there)
+    if (!badlyEncoded(url)) return c.notFound();
+    deps.metrics.rejected.inc({ status: "400" });
     const at = url.indexOf("/", url.indexOf(":") + 4);
     // Its ASCII escapes decoded (`/v1/hooks/cl%61ude`), one at a time in one pass; the rest left as they are.
     const path = url.slice(at).split(/[?#]/, 1)[0]!.replace(/%([0-7][0-9A-Fa-f])/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));

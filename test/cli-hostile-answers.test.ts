@@ -194,6 +194,16 @@ describe("hookbox workspace push", () => {
     expect(r.stderr).toContain(`more than ${MAX_PUSH_FILES} files to send`);
   });
 
+  it("refuses a file given for the folder with 66, with or without --all, sending nothing", async () => {
+    const file = join(dir, "not-a-folder.json");
+    writeFileSync(file, "{}");
+    for (const all of [[], ["--all"]]) {
+      const r = await workspacePush([file, ...all, "--id", "x", "--url", "http://127.0.0.1:1"], env);
+      expect(r.code).toBe(66);
+      expect(r.stderr).toContain("is no folder");
+    }
+  });
+
   it("prints the folder it was given escaped", async () => {
     const r = await workspacePush([join(dir, "no-\u001b]0;PWNED\u0007"), "--url", url], env);
     expect(r.code).toBe(66);

@@ -58,6 +58,12 @@ describe("a URL whose percent-encoding is no UTF-8", () => {
     expect(await stop.json()).not.toHaveProperty("decision");
     expect(edge.ran).toEqual([]);
   });
+  it("answers a well-encoded URL naming the path badly encoded ones are routed to as a path that is not there", async () => {
+    for (const path of ["/.badly-encoded", "/%2Ebadly-encoded/"]) {
+      const res = await edge.request(path, { token: null });
+      expect(res.status, path).toBe(404);
+    }
+  });
   it("routes a URL of whole UTF-8 escapes as before: decoded, a trailing slash dropped", async () => {
     expect((await edge.request("/%68ealthz/", { token: null })).status).toBe(200);
     const euro = await edge.request("/v1/events?session_id=%E2%82%AC");

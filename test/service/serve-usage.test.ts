@@ -31,4 +31,20 @@ describe("hookbox serve", () => {
     expect(bad.stderr).toMatch(new RegExp(`configuration error: ${file.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}:3:\\d+: server\\.max_body_bytes`));
     expect(serve(["--config", file], { HOOKBOX_LOG_LEVEL: "loud" }).status).toBe(78);
   });
+
+  it("says a fatal error in a line, and its stack at HOOKBOX_LOG_LEVEL=debug, whichever way it is started", () => {
+    const dir = mkdtempSync(join(tmpdir(), "hookbox-serve-"));
+    writeFileSync(join(dir, "file"), "");
+    const file = join(dir, "c.toml");
+    writeFileSync(file, `[server]\nlisten = "127.0.0.1:0"\ndata_dir = "${join(dir, "file", "data")}"\n`);
+    const cli = (env: Record<string, string>) =>
+      spawnSync(process.execPath, ["dist/cli/hookbox.cjs", "serve", "--config", file], { encoding: "utf8", timeout: 30_000, env: { PATH: process.env.PATH ?? "", ...env } });
+    for (const [how, run] of [["hookbox serve", cli], ["dist/service/main.js", (env: Record<string, string>) => serve(["--config", file], env)]] as const) {
+      const plain = run({});
+      expect(plain.status, how).not.toBe(0);
+      expect(plain.stderr, how).toMatch(/ENOTDIR/);
+      expect(plain.stderr, how).not.toMatch(/\n\s+at /);
+      expect(run({ HOOKBOX_LOG_LEVEL: "debug" }).stderr, how).toMatch(/ENOTDIR[^\n]*\n\s+at /);
+    }
+  });
 });
