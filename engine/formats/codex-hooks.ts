@@ -84,7 +84,7 @@ export function interpretCodex(run: RunResult, hook: HookDef): Verdict {
   if (compaction && run.outcome === "exited" && run.exitCode !== 0) return { decision: null, error: describeFailure(run), rule: `codex: any non-zero exit at ${hook.point} is a failed hook (no block)` };
   if (run.outcome === "exited" && run.exitCode === 2) {
     // Codex: exit 2 is a block with stderr as its reason — at PermissionRequest too — and without one a failed hook.
-    const said = run.stderr.trim();
+    const said = rustTrim(run.stderr);
     if (!said) return { decision: null, error: "exit 2 with nothing on stderr", rule: "codex: exit 2 blocks only with a reason on stderr; without one the hook failed" };
     return { decision: "block", reason: said, error: null, rule: "codex: exit 2 blocks, stderr the reason" };
   }
@@ -105,7 +105,7 @@ export function interpretCodex(run: RunResult, hook: HookDef): Verdict {
   const rule = verdict.rule.replace(/^claude:/, "codex:") + (untaken !== undefined ? "; codex: a replaced tool output is not taken" : "");
   // Codex refuses a deny or block whose reason is missing or blank, and the call goes on — but for
   // PermissionRequest's deny, whose message it fills in ("PermissionRequest hook denied approval").
-  if (verdict.decision === "block" && verdict.halt === undefined && hook.point !== "PermissionRequest" && !verdict.reason?.trim())
+  if (verdict.decision === "block" && verdict.halt === undefined && hook.point !== "PermissionRequest" && !rustTrim(verdict.reason ?? ""))
     return { decision: null, error: "a block without a reason", rule: `${rule}; codex: a block without a reason is refused — the hook failed` };
   if (verdict.decision !== "ask") return { ...verdict, rule };
   return { ...verdict, decision: "block", reason: verdict.reason ?? `${hookCalled(hook)} asked, and Codex has no ask`, rule: `${rule}; codex: no ask — an ask is a block` };
@@ -146,7 +146,7 @@ function codexAnswer(point: EventPoint, f: Folded): Answer {
     // No decision field there: a block of compaction is said as the stop Codex takes from these hooks.
     // After it (PostCompact) there is nothing to block — a block there is only ever the tenant's
     // failure mode, which stops no agent (the forwarders' exit 2 is a failed hook there too).
-    const stop = halt ?? (decision === "block" && point === "PreCompact" ? rest.reason?.trim() || "compaction blocked by a hook" : undefined);
+    const stop = halt ?? (decision === "block" && point === "PreCompact" ? rustTrim(rest.reason ?? "") || "compaction blocked by a hook" : undefined);
     const message = withContext(rest.systemMessage, rest.additionalContext);
     return { output: { ...(stop !== undefined ? { continue: false, stopReason: stop } : {}), ...(message !== undefined ? { systemMessage: message } : {}) }, exit_code: 0 };
   }
@@ -154,14 +154,30 @@ function codexAnswer(point: EventPoint, f: Folded): Answer {
   // one, and goes on): a block there is said as the stop it is.
   let stop = halt;
   if (START_POINTS.has(point) && decision === "block") {
-    stop ??= rest.reason?.trim() || "blocked by a hook";
+    stop ??= rustTrim(rest.reason ?? "") || "blocked by a hook";
     decision = null;
   }
   const told = withContext(rest.systemMessage, untaken);
   // Codex refuses a deny or block whose reason is missing or blank (and lets the call go on).
-  const reason = f.decision === "ask" ? askDenyReason(rest.reason, "Codex") : decision === "block" && !rest.reason?.trim() ? "blocked by a hook" : rest.reason;
+  const blank = !rustTrim(rest.reason ?? "");
+  const reason = f.decision === "ask" ? askDenyReason(blank ? undefined : rest.reason, "Codex") : decision === "block" && blank ? "blocked by a hook" : rest.reason;
   const answer = claudeDecision(point, { ...rest, decision, ...(reason !== undefined ? { reason } : {}), ...(changed !== undefined ? { modifiedArgs: changed } : {}), ...(told !== undefined ? { systemMessage: told } : {}) }, CODEX_SPECIFIC_POINTS);
   return NO_STOP_POINTS.has(point) ? answer : withHalt(answer, { ...f, ...(stop !== undefined ? { halt: stop } : {}) });
+}
+
+/**
+ * `text` without the white space Rust's `str::trim` takes off each end — Unicode's White_Space: the
+ * NEL (U+0085) too, the byte-order mark (U+FEFF) not, unlike JavaScript's trim. Codex judges a
+ * reason blank, and an exit 2's stderr empty, by it. One pass from each end.
+ */
+export function rustTrim(text: string): string {
+  const white = (c: number) =>
+    (c >= 0x09 && c <= 0x0d) || c === 0x20 || c === 0x85 || c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000;
+  let start = 0;
+  let end = text.length;
+  while (start < end && white(text.charCodeAt(start))) start++;
+  while (end > start && white(text.charCodeAt(end - 1))) end--;
+  return text.slice(start, end);
 }
 
 /** Codex's answers at these events hold no `decision` or `reason` (their output schemas take none, and refuse what they do not know). */

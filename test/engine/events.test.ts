@@ -317,6 +317,9 @@ describe("answers an agent accepts whole (an answer it refuses loses the block w
     // Codex refuses a deny without a reason, or with a blank one
     ["codex", "PreToolUse", n({ decision: "ask" }), { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "a hook asked for confirmation, and Codex cannot ask here" } }],
     ["codex", "PreToolUse", n({ decision: "block", reason: "  " }), { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "blocked by a hook" } }],
+    // … blank as Rust's str::trim sees it (a NEL is white space there)
+    ["codex", "PreToolUse", n({ decision: "block", reason: "\u0085" }), { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "blocked by a hook" } }],
+    ["codex", "PreToolUse", n({ decision: "ask", reason: "\u0085" }), { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "a hook asked for confirmation, and Codex cannot ask here" } }],
     // PermissionRequest's hookSpecificOutput holds the decision only: context goes with the message
     ["claude", "PermissionRequest", n({ decision: "allow", additionalContext: "ctx" }), { hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "allow" } }, systemMessage: "ctx" }],
     // A change Claude Code takes at PermissionRequest only inside an allow: without one, the user is told it was not applied
