@@ -374,9 +374,11 @@ function retimeCached(budget: CompileBudget): void {
 
 export function compileRegex(pattern: string, opts: { anchored: boolean }): (text: string) => boolean {
   if (pattern.length > MAX_MATCHER_CHARS) throw new MatcherLimitError(`longer than ${MAX_MATCHER_CHARS} characters`);
-  if (compiles && compiles.left-- <= 0) throw new CompileBudgetError(`more than ${compiles.limit} matchers and conditions in one repository (server.max_repository_hooks)`);
-  if (repeatWeight(pattern) > MAX_MATCHER_PROGRAM) throw new MatcherLimitError(`too complex (weighed before it is built: over ${MAX_MATCHER_PROGRAM} RE2 instructions)`);
   const source = opts.anchored ? `^(?:${pattern})$` : pattern;
+  // A pattern the workspace compiled already is one program, shared: counted and charged once.
+  const first = compiles !== undefined && !compiles.seen.has(source);
+  if (first && compiles!.left-- <= 0) throw new CompileBudgetError(`more than ${compiles!.limit} distinct matchers and conditions in one repository (server.max_repository_hooks)`);
+  if (repeatWeight(pattern) > MAX_MATCHER_PROGRAM) throw new MatcherLimitError(`too complex (weighed before it is built: over ${MAX_MATCHER_PROGRAM} RE2 instructions)`);
   const recorded = compiled.get(source);
   let known = recorded;
   // One whose recorded time would pass the budget is compiled again and timed afresh: a time taken on
@@ -410,7 +412,7 @@ export function compileRegex(pattern: string, opts: { anchored: boolean }): (tex
   }
   const { re } = known;
   const size = re.programSize();
-  if (compiles && (compiles.instructions -= size) < 0)
+  if (first && (compiles!.instructions -= size) < 0)
     throw new CompileBudgetError(`the repository's matchers and conditions together pass ${MAX_REPOSITORY_MATCHER_PROGRAM} RE2 instructions (MAX_REPOSITORY_MATCHER_PROGRAM)`);
   // Before refusing on time, the patterns charged from the cache are timed afresh, once: a record
   // made on a busy moment refuses no workspace whose patterns really compile within the budget.

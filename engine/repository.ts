@@ -146,8 +146,10 @@ function* loadSteps(dir: string, maxTimeoutMs: number, limits: RepositoryLimits)
     sets.push({ hooks: [], warnings: skipped, disableAll: false });
   };
   function* load(source: (typeof REPOSITORY_SOURCES)[number], name: string): Generator<Need, void, ParsedFile | undefined> {
-    // What a file that is skipped counted of the repository's hooks is given back: none of them runs.
+    // What a file that is skipped counted of the repository's hooks, and of its skipped entries, is
+    // given back: none of them runs, and no other file pays for them.
     const hooksLeft = ctx.hooksLeft!.left;
+    const skippedLeft = ctx.skippedLeft!.left;
     try {
       let read: ReturnType<typeof readHookFile>;
       try {
@@ -168,6 +170,7 @@ function* loadSteps(dir: string, maxTimeoutMs: number, limits: RepositoryLimits)
       add(name, source.format, withWarningBudget(warningBudget, () => withCompileBudget(compileBudget, () => source.load(parsed!, ctx))));
     } catch (err) {
       ctx.hooksLeft!.left = hooksLeft;
+      ctx.skippedLeft!.left = skippedLeft;
       skipFile(err);
     }
   }

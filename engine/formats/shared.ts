@@ -386,10 +386,14 @@ export function countHook(parsed: ParsedFile, path: Path, ctx: LoadContext): voi
  */
 export const SKIPPED_HOOKS_FACTOR = 4;
 
-/** One more hook entry skipped: past SKIPPED_HOOKS_FACTOR × max_repository_hooks of them, the upload is refused at it. */
+/**
+ * One more hook entry skipped: past SKIPPED_HOOKS_FACTOR × max_repository_hooks of them in the
+ * workspace's files, the file it stands in is skipped whole at it (what that file counted is given
+ * back: the workspace's other files load) — the reading stops there, never a refusal of the workspace.
+ */
 export function countSkipped(parsed: ParsedFile, path: Path, ctx: LoadContext): void {
   if (ctx.skippedLeft && ctx.skippedLeft.left-- <= 0)
-    throw workspaceLimit(parsed, path, `the repository holds more than ${ctx.skippedLeft.limit} hook entries hookbox skips (other types than "command", async ones, ones it cannot run: ${SKIPPED_HOOKS_FACTOR} × server.max_repository_hooks)`);
+    throw configError(parsed, path, `more hook entries hookbox skips than a repository's files may hold (${ctx.skippedLeft.limit}: other types than "command", async ones, ones it cannot run; ${SKIPPED_HOOKS_FACTOR} × server.max_repository_hooks)`);
 }
 
 /**

@@ -1086,11 +1086,14 @@ describe("a workspace's worst, against the loop that serves everyone", () => {
     expect(storedOf(text)).toEqual({ hooks: [], warnings: [".copilot-shell/config.toml: hooks.b.b.b.b.b: holds more than 16384 keys (MAX_OBJECT_KEYS); the file is skipped: none of its hooks are read"] });
   });
 
-  it(`refuses a hook file of 50,000 entries of another type at the one past SKIPPED_HOOKS_FACTOR × max_repository_hooks (${SKIPPED_HOOKS_FACTOR * 1000}), none read by a schema`, async () => {
+  it(`skips a hook file of 50,000 entries of another type whole at the one past SKIPPED_HOOKS_FACTOR × max_repository_hooks (${SKIPPED_HOOKS_FACTOR * 1000}), none read by a schema; the workspace's other guard loads`, async () => {
     const handlers = Array.from({ length: 50_000 }, (_, i) => ({ type: "x", k: i % 10 }));
     const settings = JSON.stringify({ hooks: { PreToolUse: [{ hooks: handlers }] } });
-    const { status, text } = await attack(svc, async () => put(svc, "skipped", await tarOf([{ name: ".claude/settings.json", content: settings }])));
-    expect(status).toBe(400);
-    expect(errorOf(text)).toMatchObject({ code: "workspace_hooks_invalid", message: expect.stringContaining(`hooks.PreToolUse[0].hooks[${SKIPPED_HOOKS_FACTOR * 1000}]: the repository holds more than ${SKIPPED_HOOKS_FACTOR * 1000} hook entries hookbox skips`) });
+    const guard = JSON.stringify({ version: 1, hooks: { preToolUse: [{ type: "command", bash: "echo guard" }] } });
+    const { status, text } = await attack(svc, async () => put(svc, "skipped", await tarOf([{ name: ".claude/settings.json", content: settings }, { name: ".github/hooks/guard.json", content: guard }])));
+    expect(status, text.slice(0, 300)).toBe(200);
+    const stored = storedOf(text);
+    expect(stored.hooks).toEqual([expect.objectContaining({ name: expect.stringMatching(/^guard\.json:/) })]);
+    expect(stored.warnings).toContainEqual(expect.stringMatching(new RegExp(`^\\.claude/settings\\.json:\\d+:\\d+: hooks\\.PreToolUse\\[0\\]\\.hooks\\[${SKIPPED_HOOKS_FACTOR * 1000}\\]: more hook entries hookbox skips than a repository's files may hold .*; the file is skipped: none of its hooks are read$`)));
   });
 });

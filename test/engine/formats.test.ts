@@ -633,7 +633,7 @@ describe("repository hook files are hostile input", () => {
       .toBe(".claude/settings.json:47:11: hooks.PreToolUse[0].hooks[10]: the repository declares more than 10 hooks (server.max_repository_hooks)");
   });
 
-  it("skips at most SKIPPED_HOOKS_FACTOR × max_repository_hooks entries of other types or async, in every format: past them, the file is refused at the one past", async () => {
+  it("skips at most SKIPPED_HOOKS_FACTOR × max_repository_hooks entries of other types or async, in every format: past them, the file they stand in is skipped whole at the one past, and the workspace's other files load", async () => {
     const { SKIPPED_HOOKS_FACTOR } = await import("../../engine/formats/shared.js");
     const limits = { maxHookFileBytes: 4 * 1024 * 1024, maxHooks: 10 };
     const most = SKIPPED_HOOKS_FACTOR * limits.maxHooks;
@@ -641,12 +641,32 @@ describe("repository hook files are hostile input", () => {
     const http = (n: number) => Array.from({ length: n }, (_, i) => ({ type: "http", url: "https://example.com", [`k${i}`]: i }));
     const asyncs = (n: number) => Array.from({ length: n }, () => ({ type: "command", command: "x", async: true }));
     expect((await loadRepositoryHooks(tree({ ".claude/settings.json": claudeOf(http(most)) }), 60_000, limits)).hooks).toEqual([]);
-    expect((await configErrorOfAsync(() => loadRepositoryHooks(tree({ ".claude/settings.json": claudeOf(http(most + 1)) }), 60_000, limits))).message)
-      .toMatch(new RegExp(`^\\.claude/settings\\.json:\\d+:\\d+: hooks\\.PreToolUse\\[0\\]\\.hooks\\[${most}\\]: the repository holds more than ${most} hook entries hookbox skips`));
-    expect((await configErrorOfAsync(() => loadRepositoryHooks(tree({ ".codex/hooks.json": claudeOf(asyncs(most + 1)) }), 60_000, limits))).message)
-      .toMatch(/more than 40 hook entries hookbox skips/);
+    expect(await skippedFileWarning(tree({ ".claude/settings.json": claudeOf(http(most + 1)) }), limits))
+      .toMatch(new RegExp(`^\\.claude/settings\\.json:\\d+:\\d+: hooks\\.PreToolUse\\[0\\]\\.hooks\\[${most}\\]: more hook entries hookbox skips than a repository's files may hold \\(${most}:`));
+    expect(await skippedFileWarning(tree({ ".codex/hooks.json": claudeOf(asyncs(most + 1)) }), limits)).toMatch(/more hook entries hookbox skips than a repository's files may hold \(40:/);
     const copilot = JSON.stringify({ version: 1, hooks: { preToolUse: Array.from({ length: most + 1 }, () => ({ type: "prompt", prompt: "x" })) } });
-    expect((await configErrorOfAsync(() => loadRepositoryHooks(tree({ ".github/hooks/h.json": copilot }), 60_000, limits))).message).toMatch(/more than 40 hook entries hookbox skips/);
+    expect(await skippedFileWarning(tree({ ".github/hooks/h.json": copilot }), limits)).toMatch(/more hook entries hookbox skips than a repository's files may hold \(40:/);
+    // A guard in another file — its own skipped entry too — loads beside the file skipped: that one's count is given back.
+    // (Copilot's files are read first)
+    const guard = claudeOf([{ type: "http", url: "https://example.com" }, { type: "command", command: "guard" }]);
+    for (const load of [loadRepositoryHooks, loadRepositoryHooksSync]) {
+      const set = await load(tree({ ".github/hooks/h.json": copilot, ".claude/settings.json": guard }), 60_000, limits);
+      expect(set.hooks.map((h) => h.command)).toEqual(["guard"]);
+      expect(set.warnings.filter((w) => w.endsWith("the file is skipped: none of its hooks are read"))).toEqual([expect.stringMatching(/^\.github\/hooks\/h\.json:/)]);
+    }
+  });
+
+  it("counts and charges a matcher repeated across groups once: a thousand groups of one pattern load", async () => {
+    const groups = Array.from({ length: 1001 }, () => ({ matcher: "mcp__.*", hooks: [{ type: "http", url: "https://example.com" }] }));
+    const settings = JSON.stringify({ hooks: { PreToolUse: [...groups, { matcher: "mcp__.*", hooks: [{ type: "command", command: "guard" }] }] } });
+    for (const load of [loadRepositoryHooks, loadRepositoryHooksSync]) {
+      const set = await load(tree({ ".claude/settings.json": settings }), 60_000, { maxHookFileBytes: 1024 * 1024, maxHooks: 1000 });
+      expect(set.hooks.map((h) => h.command)).toEqual(["guard"]);
+    }
+    // distinct ones past max_repository_hooks are still refused
+    const distinct = JSON.stringify({ hooks: { PreToolUse: Array.from({ length: 11 }, (_, i) => ({ matcher: `m${i}.*`, hooks: [] })) } });
+    expect((await configErrorOfAsync(() => loadRepositoryHooks(tree({ ".claude/settings.json": distinct }), 60_000, { maxHookFileBytes: 1024 * 1024, maxHooks: 10 }))).message)
+      .toMatch(/hooks\.PreToolUse\[10\]\.matcher: matcher not compiled: more than 10 distinct matchers and conditions in one repository/);
   });
 
   it("refuses a file of 60 000 hooks at the hook past the limit, not after building them all", async () => {
