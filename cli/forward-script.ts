@@ -245,8 +245,8 @@ BEGIN {
     if (fmt == "copilot") print "{\"permissionDecision\":\"deny\",\"permissionDecisionReason\":" r "}"
     else if (fmt == "cursor" && ENVIRON["HOOKBOX_EVENT"] == "beforeSubmitPrompt") print "{\"continue\":false,\"user_message\":" r "}"
     else if (fmt == "cursor") print "{\"permission\":\"deny\",\"user_message\":" r ",\"agent_message\":" r "}"
-    else if ((fmt == "claude" || fmt == "codex") && tolower(ENVIRON["HOOKBOX_EVENT"]) == "pretooluse") print "{\"decision\":\"block\",\"reason\":" r ",\"hookSpecificOutput\":{\"hookEventName\":" q(ENVIRON["HOOKBOX_EVENT"]) ",\"permissionDecision\":\"deny\",\"permissionDecisionReason\":" r "}}"
-    else if ((fmt == "claude" || fmt == "codex") && tolower(ENVIRON["HOOKBOX_EVENT"]) == "permissionrequest") print "{\"hookSpecificOutput\":{\"hookEventName\":" q(ENVIRON["HOOKBOX_EVENT"]) ",\"decision\":{\"behavior\":\"deny\",\"message\":" r "}}}"
+    else if ((fmt == "claude" || fmt == "codex") && tolower(ENVIRON["HOOKBOX_EVENT"]) == "pretooluse") print "{\"decision\":\"block\",\"reason\":" r ",\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":\"deny\",\"permissionDecisionReason\":" r "}}"
+    else if ((fmt == "claude" || fmt == "codex") && tolower(ENVIRON["HOOKBOX_EVENT"]) == "permissionrequest") print "{\"hookSpecificOutput\":{\"hookEventName\":\"PermissionRequest\",\"decision\":{\"behavior\":\"deny\",\"message\":" r "}}}"
     else if (fmt == "codex" && tolower(ENVIRON["HOOKBOX_EVENT"]) ~ /^(precompact|sessionstart|subagentstart)$/) print "{\"continue\":false,\"stopReason\":" r "}"
     else if (fmt == "gemini" && tolower(ENVIRON["HOOKBOX_EVENT"]) == "beforetoolselection") print "{\"decision\":\"block\",\"reason\":" r ",\"hookSpecificOutput\":{\"toolConfig\":{\"mode\":\"NONE\",\"allowedFunctionNames\":[]}}}"
     else print "{\"decision\":\"block\",\"reason\":" r "}"
@@ -261,7 +261,12 @@ BEGIN {
   # Headers (an interim answer's too) are not the answer's lines: hookbox writes a dozen, a proxy
   # before it may add hundreds (curl reads 300 KiB of them at most). An empty line ends them, with
   # or without its CR.
-  if (hd == 0 && $0 ~ /^HTTP\//) { hd = 1; st = substr($0, index($0, " ") + 1, 3) + 0; keep = 1 }
+  # A status line Node's HTTP parser refuses (a version it does not know, a blank too many, a status
+  # of other than three digits, "http/" in lower case) is no answer hookbox sends ('hookbox forward' alike).
+  if (hd == 0 && tolower(substr($0, 1, 5)) == "http/") {
+    if ($0 !~ /^HTTP\/(0\.9|1\.0|1\.1|2\.0) [0-9][0-9][0-9]( |$)/) garbled = 1
+    hd = 1; st = substr($0, index($0, " ") + 1, 3) + 0; keep = 1
+  }
   else if (hd == 1 && $0 == "") { hd = (st < 200 && st != 101) ? 0 : 2; keep = 1 }
   # the body's lines, MAXLINES of them, and curl's own last line after them
   else keep = hd < 2 || ++nb <= MAXLINES + 1
@@ -326,7 +331,7 @@ END {
   if (status < 200 && status != 101) told = ""
   if (garbled) told = ""
   print told
-  if (garbled) { print "!Wanswered with what no hookbox sends (a header line an HTTP parser refuses: folded, a name that is no token, or a control character): ${NOT_HOOKBOX}"; exit 0 }
+  if (garbled) { print "!Wanswered with what no hookbox sends (a status or header line an HTTP parser refuses: folded, a name that is no token, a control character, a status line of another form): ${NOT_HOOKBOX}"; exit 0 }
   # A line hookbox refuses, or a URL that answers as no hookbox does (no failure mode told, and no
   # gateway's 408, 429 or 5xx): wiring to fix, blocked as any wrong line is ('hookbox forward' alike),
   # however long the page.

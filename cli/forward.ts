@@ -565,12 +565,13 @@ function denyOutput(format: AgentFormat, event: string, reason: string): Record<
   switch (format) {
     case "copilot": return { permissionDecision: "deny", permissionDecisionReason: reason };
     // Each event's own shape: a permissionDecision is valid on PreToolUse only, PermissionRequest
-    // takes its decision object, the rest a top-level block.
+    // takes its decision object, the rest a top-level block. The event named as the agent names it
+    // (Claude Code refuses a hookEventName of another spelling, and the block with it).
     case "claude":
     case "codex":
-      if (asciiLower(event) === "pretooluse") return { decision: "block", reason, hookSpecificOutput: { hookEventName: event, permissionDecision: "deny", permissionDecisionReason: reason } };
+      if (asciiLower(event) === "pretooluse") return { decision: "block", reason, hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: reason } };
       // PermissionRequest ignores exit 2: a deny there is its decision object.
-      if (asciiLower(event) === "permissionrequest") return { hookSpecificOutput: { hookEventName: event, decision: { behavior: "deny", message: reason } } };
+      if (asciiLower(event) === "permissionrequest") return { hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "deny", message: reason } } };
       // Codex's compaction and start answers take no decision field (it refuses the whole answer): its stop is the block.
       if (format === "codex" && CODEX_STOP_ONLY.has(asciiLower(event))) return { continue: false, stopReason: reason };
       return { decision: "block", reason };

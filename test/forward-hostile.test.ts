@@ -26,6 +26,7 @@ const head = (status: string, headers: string[] = []) => `HTTP/1.1 ${status}\r\n
 const answer = (body: string, status = "200 OK", headers = ["Hookbox-On-Failure: block"]) => (sock: Socket) =>
   sock.end(`${head(status, [...headers, "Content-Type: application/json", `Content-Length: ${Buffer.byteLength(body)}`, "Connection: close"])}\r\n${body}`);
 
+const PASS = '{"decision":null,"output":{},"exit_code":0}';
 const DENY = JSON.stringify({ decision: "block", reason: "no", output: { permissionDecision: "deny", permissionDecisionReason: "no" }, exit_code: 0 });
 Object.assign(CASES, {
   "empty-value": answer('{"output":}'),
@@ -153,6 +154,14 @@ Object.assign(CASES, {
   "ssh-banner": (sock: Socket) => sock.end("SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\r\n"),
   "bad-chunk": (sock: Socket) => sock.end(`${head("200 OK", ["Transfer-Encoding: chunked"])}\r\nZZ\r\n${DENY}\r\n0\r\n\r\n`),
   "nul-header": (sock: Socket) => sock.end(`${head("503 Service Unavailable", ["Hookbox-On-Failure: block", "X-A: a\u0000b", "Content-Length: 2"])}\r\n{}`),
+  // status lines curl reads and Node's parser refuses: each with an answer that passes, were it read
+  ...Object.fromEntries(
+    [["status-two-blanks", "HTTP/1.1  200 OK"], ["status-lowercase", "http/1.1 200 OK"], ["status-http2", "HTTP/2 200"], ["status-tab", "HTTP/1.1 200\tOK"]].map(([name, line]) => [
+      name,
+      (sock: Socket) => sock.end(`${line}\r\nHookbox-On-Failure: allow\r\nContent-Length: ${PASS.length}\r\nConnection: close\r\n\r\n${PASS}`),
+    ]),
+  ),
+  "busy-block": answer('{"error":{"code":"overloaded","message":"busy"}}', "429 Too Many Requests"),
   "status-099": (sock: Socket) => sock.end(`HTTP/1.1 099 Odd\r\nHookbox-On-Failure: block\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`),
   // headers past what curl reads in all, an interim answer's counted: hookbox out of reach, told nothing
   "interim-headers-total": (sock: Socket) =>
@@ -243,6 +252,16 @@ describe("a hostile hookbox, failure mode block", () => {
       expect(sh.stdout).toBe(node.stdout);
       expect(sh.stderr).toBe(node.stderr);
     }
+  });
+
+  it("names the event as Claude Code and Codex name it in their deny, however the line spells it: a hookEventName of another spelling costs the block", async () => {
+    for (const format of ["claude", "codex"])
+      for (const [spelled, named] of [["preToolUse", "PreToolUse"], ["PRETOOLUSE", "PreToolUse"], ["permissionRequest", "PermissionRequest"]]) {
+        const line = ["--url", url, "--event", spelled!, "--format", format, "--workspace", "busy-block", "--timeout", "8000"];
+        const [node, sh] = await Promise.all([run("node", line), run("sh", line)]);
+        for (const r of [node, sh]) expect(JSON.parse(r.stdout), `${format} ${spelled}: ${r.stderr}`).toMatchObject({ hookSpecificOutput: { hookEventName: named } });
+        expect(sh.stdout).toBe(node.stdout);
+      }
   });
 
   it.each(["huge-declared", "endless"])("%s: an answer larger than hookbox's ever are is no answer in both, read no further than that — never to the deadline", async (name) => {
@@ -515,7 +534,7 @@ describe("both forwarders read what they are given alike", () => {
     }
   });
 
-  it.each(["ssh-banner", "bad-chunk", "nul-header", "status-099"])("blocks an answer in no HTTP as hookbox writes it as a wrong line, in both, whatever the failure mode known (%s)", async (name) => {
+  it.each(["ssh-banner", "bad-chunk", "nul-header", "status-099", "status-two-blanks", "status-lowercase", "status-http2", "status-tab"])("blocks an answer in no HTTP as hookbox writes it as a wrong line, in both, whatever the failure mode known (%s)", async (name) => {
     const [node, sh] = await Promise.all([run("node", args(name)), run("sh", args(name))]);
     for (const r of [node, sh]) {
       expect(r.code, `${name}: ${r.stderr}`).toBe(2);
