@@ -477,11 +477,16 @@ export function failureAnswer(format: Format, eventName: string | undefined, mod
   return answerFor(format, known ?? PRE_TOOL_USE, { decision: null, notifications: [] });
 }
 
-/** A block, as an agent of `format` reads one at that event (an event not known: one every event of the agent reads). */
+/**
+ * A block, as an agent of `format` reads one at that event (an event not known — or one the agent
+ * has no block at, another agent's name in its body —: one every event of the agent reads).
+ */
 export function blockAnswer(format: Format, eventName: string | undefined, reason: string): { output: Record<string, unknown>; exit_code: number } {
   const known = eventName !== undefined ? resolveEventName(eventName)?.point : undefined;
   if (known === undefined) return blockWithoutEvent(format, reason);
-  return answerFor(format, known, { decision: "block", reason, notifications: [] });
+  const block = answerFor(format, known, { decision: "block", reason, notifications: [] });
+  const none = answerFor(format, known, { decision: null, notifications: [] });
+  return block.exit_code === none.exit_code && JSON.stringify(block.output) === JSON.stringify(none.output) ? blockWithoutEvent(format, reason) : block;
 }
 
 const PRE_TOOL_USE = "PreToolUse" as EventPoint;

@@ -11,7 +11,7 @@ import {
 } from "../engine/index.js";
 import { tenantForToken } from "./auth.js";
 import type { AppDeps, Env } from "./context.js";
-import { BodyBudget, eventMemoryBudget } from "./read-body.js";
+import { BodyBudget, eventMemoryBudget, eventNamedIn } from "./read-body.js";
 import { eventRoutes } from "./routes/events.js";
 import { healthRoutes } from "./routes/health.js";
 import { hookRoutes } from "./routes/hooks.js";
@@ -74,7 +74,6 @@ export const SNIFF_MS = 1_000;
  * less, and past 64 at once they read nothing (the block then names no event).
  */
 export const UNKNOWN_TOKEN_SNIFF = { bytes: 4 * 1024, ms: 250, atOnce: 64 };
-const EVENT_NAME_FIELD = /"(?:hook_event_name|hookEventName)"\s*:\s*"([A-Za-z]+)"/;
 
 /** The event a body's head names (`hook_event_name`), read no further than `maxBytes` and `maxMs`; undefined when it does not say. */
 async function sniffedEvent(req: Request, maxBytes = SNIFF_BYTES, maxMs = SNIFF_MS): Promise<string | undefined> {
@@ -94,7 +93,7 @@ async function sniffedEvent(req: Request, maxBytes = SNIFF_BYTES, maxMs = SNIFF_
       text += decoder.decode(part, { stream: true });
     }
     // Searched once, over the head read: a body a byte a write costs no search a byte.
-    return EVENT_NAME_FIELD.exec(text)?.[1];
+    return eventNamedIn(text);
   } catch {
     return undefined;
   } finally {

@@ -35,14 +35,39 @@ export const eventMemoryBudget = (perTenant = TENANT_EVENT_MEMORY_BYTES) =>
   new BodyBudget(perTenant, (now, limit) => `this tenant's events being handled already hold about ${now} bytes (TENANT_EVENT_MEMORY_BYTES: ${limit}); retry when some are answered`);
 
 /** Reads `incoming` to its end (or `ms`), keeping nothing. */
-function discard(incoming: IncomingMessage, ms: number): Promise<void> {
+/** The first HEAD_BYTES of a web body (in-process, `app.request()`), into `head`; the rest not read. */
+async function readHead(body: ReadableStream<Uint8Array> | null, head: Uint8Array[]): Promise<void> {
+  const reader = body?.getReader();
+  if (!reader) return;
+  let kept = 0;
+  try {
+    while (kept < HEAD_BYTES) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      head.push(value.subarray(0, HEAD_BYTES - kept));
+      kept += Math.min(value.length, HEAD_BYTES - kept);
+    }
+  } finally {
+    void reader.cancel().catch(() => undefined);
+  }
+}
+
+function discard(incoming: IncomingMessage, ms: number, head?: Uint8Array[]): Promise<void> {
   if (incoming.readableEnded || incoming.destroyed) return Promise.resolve();
   return new Promise<void>((resolve) => {
+    let kept = 0;
+    // its first HEAD_BYTES kept, when asked: where the event's name is
+    const onData = (chunk: Buffer) => {
+      if (kept >= HEAD_BYTES) return;
+      head!.push(chunk.subarray(0, HEAD_BYTES - kept));
+      kept += Math.min(chunk.length, HEAD_BYTES - kept);
+    };
     const done = () => {
       clearTimeout(timer);
       incoming.off("end", done);
       incoming.off("error", done);
       incoming.off("close", done);
+      if (head) incoming.off("data", onData);
       incoming.pause();
       resolve();
     };
@@ -50,8 +75,27 @@ function discard(incoming: IncomingMessage, ms: number): Promise<void> {
     incoming.on("end", done);
     incoming.on("error", done);
     incoming.on("close", done);
+    if (head) incoming.on("data", onData);
     incoming.resume();
   });
+}
+
+/** @default 64 KiB — what of a body too large is kept to learn its event from (an agent names it in the first few hundred bytes) */
+export const HEAD_BYTES = 64 * 1024;
+const EVENT_NAME_FIELD = /"(?:hook_event_name|hookEventName)"\s*:\s*"([A-Za-z]+)"/;
+
+/** The event a body's head names (`hook_event_name`), searched once over `text`; undefined when it does not say. */
+export const eventNamedIn = (text: string): string | undefined => EVENT_NAME_FIELD.exec(text)?.[1];
+
+/** A body over the cap (413; on the native endpoints the tenant's failure mode for the event its `head` names). */
+export class BodyTooLargeError extends HookboxError {
+  constructor(
+    maxBytes: number,
+    /** its first bytes, up to HEAD_BYTES, as far as they were read */
+    readonly head: Uint8Array,
+  ) {
+    super(`the event body is over ${maxBytes} bytes`, "too_large");
+  }
 }
 
 /**
@@ -98,15 +142,17 @@ export async function readBody(
   maxBytes: number,
   opts: { budget?: BodyBudget; tenant?: string; readMs?: number } = {},
 ): Promise<Uint8Array> {
-  const tooLarge = () => new HookboxError(`the event body is over ${maxBytes} bytes`, "too_large");
+  const tooLarge = (head: Uint8Array[] = []) => new BodyTooLargeError(maxBytes, Buffer.concat(head, Math.min(HEAD_BYTES, head.reduce((n, b) => n + b.length, 0))));
   const length = c.req.header("content-length");
   const declared = Number(length ?? 0);
   const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
   if (declared > maxBytes) {
-    // Read and dropped, never kept, before the answer: a connection closed on a body still
-    // arriving is reset, and the reset takes the answer with it.
-    if (incoming && declared <= DISCARD_BYTES) await discard(incoming, DISCARD_MS);
-    throw tooLarge();
+    // Read and dropped, never kept (but its head), before the answer: a connection closed on a body
+    // still arriving is reset, and the reset takes the answer with it.
+    const head: Uint8Array[] = [];
+    if (incoming && declared <= DISCARD_BYTES) await discard(incoming, DISCARD_MS, head);
+    else if (!incoming) await readHead(c.req.raw.body, head);
+    throw tooLarge(head);
   }
   if (incoming?.readableEnded) return new Uint8Array(0);
   const charge = length !== undefined && Number.isFinite(declared) ? Math.max(declared, MIN_BODY_CHARGE_BYTES) : maxBytes;
@@ -132,7 +178,7 @@ export async function readBody(
   }
 }
 
-function readNodeBody(incoming: IncomingMessage, maxBytes: number, tooLarge: () => Error, late: Promise<never>): Promise<Uint8Array> {
+function readNodeBody(incoming: IncomingMessage, maxBytes: number, tooLarge: (head: Uint8Array[]) => Error, late: Promise<never>): Promise<Uint8Array> {
   return new Promise<Uint8Array>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let bytes = 0;
@@ -153,7 +199,7 @@ function readNodeBody(incoming: IncomingMessage, maxBytes: number, tooLarge: () 
       if (bytes > maxBytes) {
         stop();
         incoming.pause();
-        reject(tooLarge());
+        reject(tooLarge(chunks.length ? chunks : [chunk]));
         return;
       }
       chunks.push(chunk);
@@ -175,13 +221,13 @@ function readNodeBody(incoming: IncomingMessage, maxBytes: number, tooLarge: () 
   });
 }
 
-async function readWebBody(body: ReadableStream<Uint8Array> | null, maxBytes: number, tooLarge: () => Error): Promise<Uint8Array> {
+async function readWebBody(body: ReadableStream<Uint8Array> | null, maxBytes: number, tooLarge: (head: Uint8Array[]) => Error): Promise<Uint8Array> {
   if (!body) return new Uint8Array(0);
   const chunks: Uint8Array[] = [];
   let bytes = 0;
   for await (const chunk of body) {
     bytes += chunk.length;
-    if (bytes > maxBytes) throw tooLarge();
+    if (bytes > maxBytes) throw tooLarge(chunks.length ? chunks : [chunk]);
     chunks.push(chunk);
   }
   return Buffer.concat(chunks, bytes);

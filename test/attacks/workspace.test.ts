@@ -1045,10 +1045,11 @@ describe("a workspace's worst, against the loop that serves everyone", () => {
     const { status, text } = await attack(svc, () => svc.event({ session_id: "s", hook_event_name: "BeforeToolSelection", llm_request: { model: "m", messages: [], config: {} } }, { query: "workspace=tool-lists&format=gemini" }), 60_000);
     // each answer read in a turn of its own (turns.ts): one mebibyte's JSON.parse, 20–110 ms on a
     // quiet machine, as a 1 MiB event body's; the ten back to back would be ten of them. The bound
-    // is this machine's: four parses of one such answer here, 200 ms at least.
+    // is this machine's: four parses of one such answer here, and at least the 300 ms the worst
+    // /healthz may take under any attack (WORST_HEALTH_MS) — a loaded machine's GC pause is in it.
     const answer = `{"hookSpecificOutput":{"toolConfig":{"allowedFunctionNames":[${Array.from({ length: 100_000 }, (_, i) => `"t${String(i).padStart(6, "0")}"`).join(",")}]}}}`;
     const parses = Array.from({ length: 3 }, () => { const t0 = performance.now(); JSON.parse(answer); return performance.now() - t0; }).sort((a, b) => a - b);
-    expect(await loopLagMaxMs()).toBeLessThan(Math.max(200, 4 * parses[1]!));
+    expect(await loopLagMaxMs()).toBeLessThan(Math.max(WORST_HEALTH_MS, 4 * parses[1]!));
     expect(status, text.slice(0, 300)).toBe(200);
     const names = (JSON.parse(text) as { output: { hookSpecificOutput: { toolConfig: { allowedFunctionNames: string[] } } } }).output.hookSpecificOutput.toolConfig.allowedFunctionNames;
     expect(names).toHaveLength(MAX_TOOL_NAMES);

@@ -806,6 +806,30 @@ describe.concurrent("admission and shutdown", () => {
     await held;
   });
 
+  it("answers a body too large on a native URL that names no event for the event its head names: Claude Code's PermissionRequest gets its deny object, a Stop is let end", async () => {
+    const edge = edgeApp({ onFailureB: '"block"', maxEventBytes: 4096 });
+    const body = (event: string) => JSON.stringify({ hook_event_name: event, session_id: "s", tool_name: "Write", tool_input: { file_path: "a", content: "x".repeat(8192) } });
+    const streamed = (text: string) =>
+      new ReadableStream<Uint8Array>({
+        start(controller) {
+          const bytes = Buffer.from(text);
+          for (let at = 0; at < bytes.length; at += 1000) controller.enqueue(bytes.subarray(at, at + 1000));
+          controller.close();
+        },
+      });
+    for (const declared of [true, false]) {
+      const send = (event: string) =>
+        edge.request("/v1/hooks/claude", { method: "POST", body: declared ? body(event) : streamed(body(event)), duplex: "half", headers: { "content-type": "application/json", ...(declared ? { "content-length": String(Buffer.byteLength(body(event))) } : {}) }, token: TOKEN_B } as RequestInit & { token: string });
+      const permission = await send("PermissionRequest");
+      expect(permission.status).toBe(200);
+      expect(await permission.json(), `declared ${declared}`).toEqual({ hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "deny", message: expect.stringMatching(/too_large/) } } });
+      expect(await (await send("Stop")).json()).toEqual({});
+    }
+    // another agent's name for an event Cursor has no block at: the block every event of Cursor's reads
+    const cursor = await edge.request("/v1/hooks/cursor", { method: "POST", body: body("PermissionRequest"), headers: { "content-type": "application/json" }, token: TOKEN_B });
+    expect(await cursor.json()).toMatchObject({ permission: "deny", continue: false });
+  });
+
   it("tells the strictest failure mode on POST /v1/events until the body names its event (too large, not JSON), and that event's from then on (a missing workspace's 404 too)", async () => {
     const edge = edgeApp({ onFailureB: '{ PreToolUse = "block" }' });
     const asB = (body: string, query = "") => edge.request(`/v1/events${query}`, { method: "POST", headers: { "content-type": "application/json" }, body, token: TOKEN_B });
@@ -1449,7 +1473,8 @@ describe("what one request may cost and answer", () => {
     ["cursor", { permission: "deny", continue: false }],
   ])("answers a %s native hook whose body cannot be read, on a URL without its event, with a block each of its blocking events reads", async (format, block) => {
     const edge = edgeApp({ maxEventBytes: 1024 });
-    for (const body of ["{not json", JSON.stringify({ hookEventName: "permissionRequest", pad: "x".repeat(2048) })]) {
+    // (a body too large whose head names its event is answered for that event: below)
+    for (const body of ["{not json", JSON.stringify({ pad: "x".repeat(2048) })]) {
       const res = await edge.request(`/v1/hooks/${format}`, { ...post(body), token: TOKEN_B });
       expect(res.status).toBe(200);
       expect(await res.json()).toMatchObject(block);

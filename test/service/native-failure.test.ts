@@ -29,7 +29,7 @@ afterAll(async () => {
  * POSTs over a connection of its own and reads the whole answer: past the body limit the service
  * answers before the body is read and then closes, which a pooled client reports as an error.
  */
-function post(path: string, body: string, token: string): Promise<Response> {
+function post(path: string, body: string, token: string, chunked = false): Promise<Response> {
   return new Promise((resolve, reject) => {
     const url = new URL(svc.url);
     const socket = connect(Number(url.port), url.hostname);
@@ -51,8 +51,18 @@ function post(path: string, body: string, token: string): Promise<Response> {
     socket.on("error", () => undefined);
     socket.on("close", () => { if (!done()) reject(new Error(`no whole answer: ${raw.toString("latin1").slice(0, 200)}`)); });
     const bytes = Buffer.from(body);
-    socket.write(`POST ${path} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${bytes.length}\r\nConnection: close\r\n\r\n`);
-    socket.write(bytes);
+    const framing = chunked ? "Transfer-Encoding: chunked" : `Content-Length: ${bytes.length}`;
+    socket.write(`POST ${path} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\n${framing}\r\nConnection: close\r\n\r\n`);
+    if (!chunked) socket.write(bytes);
+    else {
+      for (let at = 0; at < bytes.length; at += 65536) {
+        const part = bytes.subarray(at, at + 65536);
+        socket.write(`${part.length.toString(16)}\r\n`);
+        socket.write(part);
+        socket.write("\r\n");
+      }
+      socket.write("0\r\n\r\n");
+    }
   });
 }
 const claude = (body: string, token = TOKEN_A) => post("/v1/hooks/claude/PreToolUse", body, token);
@@ -77,6 +87,16 @@ describe("native hook endpoints answer the failure mode, never an error status",
     const plain = await post("/v1/events", body, TOKEN_A);
     expect(plain.status).toBeGreaterThanOrEqual(400);
     expect(plain.headers.get("hookbox-on-failure")).toBe("block");
+  });
+
+  it("a body over the 1 MiB limit, on a path naming no event, is answered for the event its head names — with its length declared or chunked: Claude Code's PermissionRequest gets its deny object, a Stop is let end", async () => {
+    const body = (event: string) => JSON.stringify({ session_id: "s", hook_event_name: event, tool_name: "Write", tool_input: { file_path: "a", content: "x".repeat(1_100_000) } });
+    for (const chunked of [false, true]) {
+      const res = await post("/v1/hooks/claude", body("PermissionRequest"), TOKEN_A, chunked);
+      expect(res.status).toBe(200);
+      expect(await res.json(), `chunked ${chunked}`).toEqual({ hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "deny", message: expect.stringMatching(/too_large/) } } });
+      expect(await (await post("/v1/hooks/claude", body("Stop"), TOKEN_A, chunked)).json()).toEqual({});
+    }
   });
 
   it("a body refused once read, on a path naming no event, is answered for the event it names: a Stop with a lone surrogate is let end ({}), never held by a block", async () => {
