@@ -546,6 +546,10 @@ async function check(entry: Entry, dir: string, env: NodeJS.ProcessEnv, lineEnv:
     if (tool === "awk" && found && isBusybox(found.path, dir, env))
       return fail(`awk on the PATH ${AGENT_NAME[entry.agent]} gives its hooks is BusyBox's (${found.path}), which reads a large answer too slowly for the agent's deadline — a hook's long message would let the call through: install mawk or gawk, or use hookbox forward`);
   }
+  // Without a hasher forward.sh keeps no failure mode: hookbox out of reach would pass calls through
+  // where the tenant's is block (hookbox forward keeps it with Node's own).
+  if (script && !hookboxOf("sha256sum", dir, env) && !hookboxOf("shasum", dir, env))
+    return fail(`neither sha256sum nor shasum is on the PATH ${AGENT_NAME[entry.agent]} gives its hooks: forward.sh keeps no failure mode hookbox told, and passes calls through when hookbox is out of reach — install one (coreutils, or perl's shasum), or use hookbox forward`);
   const flags = lineFlags(script ? script.args : argv!.slice(2));
   if (typeof flags === "string") return fail(`${flags}: hookbox doctor cannot prove what the line does: ${command}`);
   const flag = (name: string) => flags.get(name);

@@ -747,6 +747,8 @@ fi
 if [ -z "$mode" ]; then
   printf '{}\n'
   printf '%s (passing through: no failure mode known yet for this hookbox and token (set on_failure for the tenant, or pass --on-unreachable))\n' "$problem" >&2
+  # said where it is why: without a hasher no failure mode is ever kept
+  [ -n "$cdir" ] && [ -z "$hasher" ] && printf 'forward.sh: neither sha256sum nor shasum is on PATH: no failure mode hookbox told is kept (install one, or use hookbox forward)\n' >&2
   exit 0
 fi
 if [ "$mode" = allow ]; then

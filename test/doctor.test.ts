@@ -583,6 +583,23 @@ describe("hookbox doctor", () => {
     expect(doctor(repo, home).code).toBe(0);
   });
 
+  it("fails a forward.sh line where neither sha256sum nor shasum is on the hooks' PATH: forward.sh would keep no failure mode hookbox told", () => {
+    const script = spawnSync(process.execPath, ["dist/cli/hookbox.cjs", "forward", "--print-script"], { encoding: "utf8" }).stdout;
+    const { repo, home } = workspaceOf(svc.url, (file, text) => (file.endsWith(join(".codex", "hooks.json")) ? text.replace("hookbox forward --url", "sh .hookbox/forward.sh --url") : text));
+    mkdirSync(join(repo, ".hookbox"));
+    writeFileSync(join(repo, ".hookbox/forward.sh"), script);
+    // every program the line runs, but a hasher
+    const tools = mkdtempSync(join(tmpdir(), "hookbox-doctor-nohash-"));
+    for (const tool of ["sh", "curl", "awk", "head", "od", "tr", "cat", "mkdir", "env", "node"]) symlinkSync(execFileSync("sh", ["-c", `command -v ${tool}`], { encoding: "utf8" }).trim(), join(tools, tool));
+    const r = spawnSync(process.execPath, ["dist/cli/main.js", "doctor", repo, "--home", home], {
+      env: { PATH: `${tools}:${bin}`, HOME: home, HOOKBOX_TOKEN: TOKEN_A, XDG_CACHE_HOME: home, HOOKBOX_URL: svc.url },
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    expect(r.status).toBe(1);
+    expect(r.stdout + r.stderr).toMatch(/FAIL +Codex +PreToolUse .*\n.*neither sha256sum nor shasum is on the PATH Codex gives its hooks/);
+  });
+
   it("takes a folder of the repository named like a program for no program, and a Codex config.toml holding an i64 past 2^53 as Codex does", () => {
     const { repo, home } = workspaceOf(svc.url);
     for (const name of ["node", "tr", "curl"]) mkdirSync(join(repo, name));
