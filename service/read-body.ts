@@ -80,8 +80,12 @@ function discard(incoming: IncomingMessage, ms: number, head?: Uint8Array[]): Pr
   });
 }
 
-/** @default 64 KiB — what of a body too large is kept to learn its event from (an agent names it in the first few hundred bytes) */
-export const HEAD_BYTES = 64 * 1024;
+/**
+ * @default 4 KiB — what of a body too large is kept to learn its event from (an agent names it in
+ * the first few hundred bytes): held while the rest is dropped, up to DISCARD_MS, by each of as many
+ * such requests as there are connections.
+ */
+export const HEAD_BYTES = 4 * 1024;
 const EVENT_NAME_FIELD = /"(?:hook_event_name|hookEventName)"\s*:\s*"([A-Za-z]+)"/;
 
 /** The event a body's head names (`hook_event_name`), searched once over `text`; undefined when it does not say. */
