@@ -63,18 +63,12 @@ export interface TraceHooks {
 export function traceHooksOf(result: EventResult): { hooks: TraceHooks; bytes: number } {
   const stdins = new Set<Uint8Array>();
   let bytes = 0;
-  // The parsed value each stdin's trace will be read from (payloadValue) lives as long as it: once
-  // for the event — a copy in another dialect holds the body's own strings and arguments, not more of them.
-  let value = 0;
   for (const t of result.trace.hooks) {
-    if (!stdins.has(t.stdin)) {
-      bytes += t.stdin.byteLength;
-      value = Math.max(value, payloadValueBytes(t.stdin));
-    }
+    // its bytes, and the parsed value its trace will be read from (payloadValue), alive with them
+    if (!stdins.has(t.stdin)) bytes += t.stdin.byteLength + payloadValueBytes(t.stdin);
     stdins.add(t.stdin);
     bytes += 2 * (t.stdout.length + t.stderr.length);
   }
-  bytes += value;
   for (const r of result.hooks) bytes += 2 * (r.name.length + r.origin.length + r.rule.length + (r.reason?.length ?? 0) + (r.systemMessage?.length ?? 0) + (r.error?.length ?? 0));
   return { hooks: { records: result.hooks, runs: result.trace.hooks }, bytes };
 }

@@ -190,12 +190,8 @@ describe("a hook's stdin in its trace", () => {
     // a copy in another dialect weighs as much as the body it was made of
     e.trace.hooks[0] = { ...e.trace.hooks[0]!, stdin: payloads.for("camel") };
     expect(traceHooksOf(e).bytes).toBeGreaterThanOrEqual(5_000_000);
-    // … and is counted once for the event, whatever the copies its hooks read
-    e.trace.hooks.push({ ...e.trace.hooks[0]!, stdin: payloads.for("snake") });
-    expect(traceHooksOf(e).bytes).toBeGreaterThanOrEqual(5_000_000 + 2 * raw.byteLength);
-    expect(traceHooksOf(e).bytes).toBeLessThan(2 * 5_000_000);
     // a stdin of no payload's holds no value
-    e.trace.hooks = [{ ...e.trace.hooks[0]!, stdin: Buffer.from(raw) }];
+    e.trace.hooks[0] = { ...e.trace.hooks[0]!, stdin: Buffer.from(raw) };
     expect(traceHooksOf(e).bytes).toBeLessThan(5_000_000);
   });
   it(`is kept as redacted text past PARSED_STDIN_BYTES (${PARSED_STDIN_BYTES / 1024} KiB) when it is no payload of the event's`, async () => {
