@@ -203,7 +203,9 @@ export class PayloadCache {
     if (!bytes) {
       const shaped = dialect === this.dialect ? renameEvent(this.body, name!) : translate(this.body, this.point, dialect, name);
       bytes = Buffer.from(JSON.stringify(shaped));
-      VALUES.set(bytes, { value: shaped, weight: this.weight });
+      // A copy in another dialect holds a Copilot toolArgs string parsed anew (32 bytes a character, as toolArgsMemoryBytes counts it).
+      const parsedArgs = dialect !== this.dialect && typeof this.body.toolArgs === "string" ? 32 * this.body.toolArgs.length : 0;
+      VALUES.set(bytes, { value: shaped, weight: this.weight + parsedArgs });
       this.cache.set(key, bytes);
     }
     return bytes;

@@ -190,6 +190,14 @@ describe("a hook's stdin in its trace", () => {
     // a copy in another dialect weighs as much as the body it was made of
     e.trace.hooks[0] = { ...e.trace.hooks[0]!, stdin: payloads.for("camel") };
     expect(traceHooksOf(e).bytes).toBeGreaterThanOrEqual(5_000_000);
+    // a snake-case copy of a Copilot body holds its toolArgs parsed anew: 32 bytes a character more
+    const toolArgs = JSON.stringify({ command: "x".repeat(10_000) });
+    const camel = { toolName: "bash", toolArgs };
+    const camelRaw = Buffer.from(JSON.stringify(camel));
+    notePayloadWeight(camelRaw, 1_000_000);
+    const copies = new PayloadCache(camelRaw, camel, "camel", resolveEventName("preToolUse")!.point);
+    e.trace.hooks[0] = { ...e.trace.hooks[0]!, stdin: copies.for("snake") };
+    expect(traceHooksOf(e).bytes).toBeGreaterThanOrEqual(1_000_000 + 32 * toolArgs.length);
     // a stdin of no payload's holds no value
     e.trace.hooks[0] = { ...e.trace.hooks[0]!, stdin: Buffer.from(raw) };
     expect(traceHooksOf(e).bytes).toBeLessThan(5_000_000);
