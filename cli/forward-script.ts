@@ -652,8 +652,9 @@ if [ -n "$interactive" ]; then enc "$interactive"; path="$path&interactive=$e"; 
 # -q first: no .curlrc (a repository can point CURL_HOME at its own); no proxy: the token and the
 # event go to --url and nowhere else, as hookbox forward sends them. The event is streamed from
 # stdin as it arrives (-T -, chunked), so --max-time covers its arrival too: an agent that never
-# ends it is answered by the deadline all the same.
-set -- -q -sS --noproxy '*' --globoff --proto =http,https --suppress-connect-headers -X POST -T - -H 'content-type: application/json' -H 'Expect:' -D - -w '\n%{http_code} %{exitcode} %{size_download} %{errormsg}' --max-time "$mt"
+# ends it is answered by the deadline all the same. HTTP/1.1 only, as Node's client speaks it: the
+# answer's status line is judged as 'hookbox forward' judges it, whatever a TLS proxy offers.
+set -- -q -sS --noproxy '*' --globoff --http1.1 --proto =http,https --suppress-connect-headers -X POST -T - -H 'content-type: application/json' -H 'Expect:' -D - -w '\n%{http_code} %{exitcode} %{size_download} %{errormsg}' --max-time "$mt"
 # hookbox answers by then with what is decided so far, a little before curl gives up: 5 % of the
 # wait sooner, at least 300 ms and at most 2 s, for the answer's way back ('hookbox forward' alike).
 # curl streams the event as it arrives: hookbox counts from the request's start, as curl does.

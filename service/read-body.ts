@@ -55,12 +55,15 @@ async function readHead(body: ReadableStream<Uint8Array> | null, head: Uint8Arra
 function discard(incoming: IncomingMessage, ms: number, head?: Uint8Array[]): Promise<void> {
   if (incoming.readableEnded || incoming.destroyed) return Promise.resolve();
   return new Promise<void>((resolve) => {
-    let kept = 0;
-    // its first HEAD_BYTES kept, when asked: where the event's name is
+    // its first HEAD_BYTES kept, when asked — where the event's name is —, copied into one buffer of
+    // that size: nothing else of the chunks it came in (a byte a chunk, or 64 KiB) is held
+    let kept: Buffer | undefined;
+    let length = 0;
     const onData = (chunk: Buffer) => {
-      if (kept >= HEAD_BYTES) return;
-      head!.push(chunk.subarray(0, HEAD_BYTES - kept));
-      kept += Math.min(chunk.length, HEAD_BYTES - kept);
+      if (length >= HEAD_BYTES) return;
+      if (!kept) head!.push((kept = Buffer.alloc(HEAD_BYTES)));
+      length += chunk.copy(kept, length, 0, HEAD_BYTES - length);
+      head![0] = kept.subarray(0, length);
     };
     const done = () => {
       clearTimeout(timer);
@@ -86,10 +89,36 @@ function discard(incoming: IncomingMessage, ms: number, head?: Uint8Array[]): Pr
  * such requests as there are connections.
  */
 export const HEAD_BYTES = 4 * 1024;
-const EVENT_NAME_FIELD = /"(?:hook_event_name|hookEventName)"\s*:\s*"([A-Za-z]+)"/;
+/** after a key, its value: a name of letters */
+const NAME_VALUE = /\s*:\s*"([A-Za-z]+)"/y;
 
-/** The event a body's head names (`hook_event_name`), searched once over `text`; undefined when it does not say. */
-export const eventNamedIn = (text: string): string | undefined => EVENT_NAME_FIELD.exec(text)?.[1];
+/**
+ * The event a body's head names: its top-level `hook_event_name` (or Copilot's `hookEventName`),
+ * in one pass over `text` — never such a key inside a value (a tool's arguments the model wrote) —;
+ * undefined when it does not say, or names two events.
+ */
+export function eventNamedIn(text: string): string | undefined {
+  let depth = 0;
+  let named: string | undefined;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      let end = i + 1;
+      while (end < text.length && text.charCodeAt(end) !== 0x22) end += text.charCodeAt(end) === 0x5c ? 2 : 1;
+      if (end >= text.length) break;
+      if (depth === 1 && end - i - 1 <= 15) {
+        const key = text.slice(i + 1, end);
+        NAME_VALUE.lastIndex = end + 1;
+        const value = key === "hook_event_name" || key === "hookEventName" ? NAME_VALUE.exec(text)?.[1] : undefined;
+        if (value !== undefined && named !== undefined && value !== named) return undefined;
+        named ??= value;
+      }
+      i = end;
+    } else if (c === 0x7b || c === 0x5b) depth++;
+    else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return named;
+}
 
 /** A body over the cap (413; on the native endpoints the tenant's failure mode for the event its `head` names). */
 export class BodyTooLargeError extends HookboxError {

@@ -8,6 +8,7 @@ import { spawn } from "node:child_process";
 import { execFileSync, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { createSecureServer } from "node:http2";
 import { createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -407,6 +408,37 @@ describe("a hostile hookbox, failure mode block", () => {
       expect(r.code).toBe(2);
       expect(r.stderr).toMatch(/--url holds a blank, a control or non-ASCII byte/);
       expect(r.stderr + r.stdout).not.toMatch(RAW_CONTROL);
+    }
+  });
+});
+
+describe("hookbox behind a TLS proxy that offers HTTP/2", () => {
+  it("is read alike by both forwarders: both speak HTTP/1.1 to it, and take its answer", async () => {
+    const certs = mkdtempSync(join(dir, "tls-"));
+    execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", join(certs, "key.pem"), "-out", join(certs, "cert.pem")], { stdio: "ignore" });
+    const allow = JSON.stringify({ decision: "allow", output: { permissionDecision: "allow" }, exit_code: 0 });
+    const versions: string[] = [];
+    const tls = createSecureServer({ allowHTTP1: true, key: readFileSync(join(certs, "key.pem")), cert: readFileSync(join(certs, "cert.pem")) }, (req, res) => {
+      versions.push(req.httpVersion);
+      req.resume();
+      req.on("end", () => {
+        res.writeHead(200, { "hookbox-on-failure": "block", "content-type": "application/json" });
+        res.end(allow);
+      });
+    });
+    await new Promise<void>((r) => tls.listen(0, "127.0.0.1", () => r()));
+    try {
+      const at = `https://127.0.0.1:${(tls.address() as { port: number }).port}`;
+      const line = ["--url", at, "--event", "preToolUse", "--format", "copilot", "--timeout", "8000"];
+      const trust = { CURL_CA_BUNDLE: join(certs, "cert.pem"), NODE_EXTRA_CA_CERTS: join(certs, "cert.pem") };
+      const [node, sh] = await Promise.all([run("node", line, trust), run("sh", line, trust)]);
+      for (const r of [node, sh]) {
+        expect(r.code, r.stderr).toBe(0);
+        expect(JSON.parse(r.stdout)).toEqual({ permissionDecision: "allow" });
+      }
+      expect(versions).toEqual(["1.1", "1.1"]);
+    } finally {
+      await new Promise<void>((r) => tls.close(() => r()));
     }
   });
 });

@@ -16,7 +16,7 @@ import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { describe, expect, it, vi } from "vitest";
 import { DecisionSchema, ErrorSchema, SessionsSchema, TraceListSchema, TraceSchema, WorkspaceInfoSchema } from "../../service/schemas.js";
 import { LIVE_FOLLOWERS_PER_TENANT, LIVE_KEEPALIVE_MS, TRACE_READS_PER_TENANT } from "../../service/routes/traces.js";
-import { MIN_BODY_CHARGE_BYTES, TENANT_BODY_BYTES_IN_FLIGHT } from "../../service/read-body.js";
+import { eventNamedIn, MIN_BODY_CHARGE_BYTES, TENANT_BODY_BYTES_IN_FLIGHT } from "../../service/read-body.js";
 import { TENANT_UPLOADS_IN_FLIGHT } from "../../service/routes/workspaces.js";
 import { AUDIT_BACKLOG_BYTES, AUDIT_WAIT_MS } from "../../service/routes/events.js";
 import { UNKNOWN_TOKEN_SNIFF } from "../../service/app.js";
@@ -828,6 +828,17 @@ describe.concurrent("admission and shutdown", () => {
     // another agent's name for an event Cursor has no block at: the block every event of Cursor's reads
     const cursor = await edge.request("/v1/hooks/cursor", { method: "POST", body: body("PermissionRequest"), headers: { "content-type": "application/json" }, token: TOKEN_B });
     expect(await cursor.json()).toMatchObject({ permission: "deny", continue: false });
+  });
+
+  it("takes the event a body too large names at its top level only: a hook_event_name inside a tool's arguments, ahead of it, names nothing", async () => {
+    const edge = edgeApp({ onFailureB: '{ PreToolUse = "block" }', maxEventBytes: 4096 });
+    const body = JSON.stringify({ session_id: "s", tool_input: { hook_event_name: "Stop", content: "x".repeat(8192) }, hook_event_name: "PreToolUse", tool_name: "Write" });
+    const res = await edge.request("/v1/hooks/claude", { method: "POST", body, headers: { "content-type": "application/json" }, token: TOKEN_B });
+    expect(await res.json()).toMatchObject({ decision: "block", reason: expect.stringMatching(/too_large/) });
+    expect(eventNamedIn('{"a":{"hook_event_name":"Stop"},"b":"\\"hook_event_name\\":\\"Stop\\"","hookEventName" : "preToolUse"')).toBe("preToolUse");
+    expect(eventNamedIn('{"hook_event_name":"PreToolUse","x":1,"hook_event_name":"Stop"}')).toBeUndefined();
+    expect(eventNamedIn('["hook_event_name",{"hook_event_name":"Stop"}]')).toBeUndefined();
+    expect(eventNamedIn('{"hook_event_name":"Pre')).toBeUndefined();
   });
 
   it("tells the strictest failure mode on POST /v1/events until the body names its event (too large, not JSON), and that event's from then on (a missing workspace's 404 too)", async () => {
