@@ -4,6 +4,7 @@
  * The upload streams to disk: its bytes are counted as they pass, never buffered whole (hono's
  * bodyLimit buffers a body sent without Content-Length, up to the limit).
  */
+import type { IncomingMessage } from "node:http";
 import { Hono } from "hono";
 import type { MiddlewareHandler } from "hono";
 import { NotFoundError, BadRequestError, HookboxError, OverloadedError } from "../../engine/index.js";
@@ -39,7 +40,10 @@ export function workspaceRoutes(deps: AppDeps): Hono<Env> {
   };
 
   app.put("/:id", declared, async (c) => {
-    const raw = c.req.raw.body;
+    // Over the HTTP adapter, read straight off the Node request, its pieces joined as they come (no
+    // web stream is built around it: one would cost the thread tens of microseconds a piece).
+    const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+    const raw = incoming ? joinedBlocks(incoming, max) : c.req.raw.body;
     if (!raw) throw new BadRequestError("the body must be a tar or tar.gz archive", "body", "archive_invalid");
     const tenant = c.get("tenant").name;
     const inFlight = uploading.get(tenant) ?? 0;
@@ -92,43 +96,173 @@ export function workspaceRoutes(deps: AppDeps): Hono<Env> {
 const DRAIN_MS = 5_000;
 
 /**
- * The body as it comes, counted, stopped with a 413 (too_large) once it passes `maxBytes`, a 408
- * once nothing came for `idleMs`, or the deadline's reason once it aborts. Stopping early does not
- * cancel the stream: `drain` reads and discards what is left, up to `maxBytes` in all; `cancel` lets
- * go of it. `whole`: whether all of it came.
+ * @default 64 KiB — pieces of an upload smaller than this are joined into blocks of it before
+ * anything else handles them: the archive's parser, its digests and the disk see blocks, never a
+ * client's one-byte pieces (a tar extended header of 4 MiB held as a million one-byte buffers would
+ * take a gigabyte).
+ */
+export const UPLOAD_BLOCK_BYTES = 64 * 1024;
+/**
+ * @default 512 — the least an upload's pieces (the reads its body arrives in) average: it may come in
+ * `max_body_bytes` / 512 of them (at least 4096), past them 400. Each piece costs the shared thread
+ * a few microseconds whatever its size: one-byte pieces would hold it for seconds a mebibyte.
+ */
+export const UPLOAD_PIECE_BYTES = 512;
+
+/** The most pieces an upload of at most `maxBytes` may come in (UPLOAD_PIECE_BYTES). */
+const maxPiecesOf = (maxBytes: number) => Math.max(4096, Math.floor(maxBytes / UPLOAD_PIECE_BYTES));
+const tooManyPieces = (maxPieces: number) =>
+  new BadRequestError(`the upload came in more than ${maxPieces} pieces, under ${UPLOAD_PIECE_BYTES} bytes each on average (UPLOAD_PIECE_BYTES): send it in larger writes`, "body", "archive_invalid");
+
+/**
+ * A Node request's body as a stream of blocks of UPLOAD_BLOCK_BYTES (the last one shorter): each
+ * piece copied into the block as it comes, counted — past `maxBytes` / UPLOAD_PIECE_BYTES of them the
+ * stream fails and nothing more is read —, the request paused while blocks wait to be read.
+ */
+function joinedBlocks(incoming: IncomingMessage, maxBytes: number): ReadableStream<Uint8Array> {
+  const maxPieces = maxPiecesOf(maxBytes);
+  let pieces = 0;
+  let block: Buffer | undefined;
+  let filled = 0;
+  const stop = () => {
+    incoming.off("data", onData);
+    incoming.off("end", onEnd);
+    incoming.off("error", onError);
+    incoming.off("close", onClose);
+    incoming.pause();
+  };
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  const onData = (piece: Buffer) => {
+    if (++pieces > maxPieces) {
+      stop();
+      controller.error(tooManyPieces(maxPieces));
+      return;
+    }
+    if (filled === 0 && piece.length >= UPLOAD_BLOCK_BYTES) controller.enqueue(piece);
+    else {
+      for (let at = 0; at < piece.length; ) {
+        block ??= Buffer.allocUnsafe(UPLOAD_BLOCK_BYTES);
+        const n = piece.copy(block, filled, at, Math.min(piece.length, at + UPLOAD_BLOCK_BYTES - filled));
+        filled += n;
+        at += n;
+        if (filled === UPLOAD_BLOCK_BYTES) {
+          controller.enqueue(block);
+          block = undefined;
+          filled = 0;
+        }
+      }
+    }
+    if ((controller.desiredSize ?? 0) <= 0) incoming.pause();
+  };
+  const onEnd = () => {
+    stop();
+    if (filled > 0) controller.enqueue(block!.subarray(0, filled));
+    controller.close();
+  };
+  // The client's doing: a 400 (nobody is left to read it), never a 500.
+  const onError = (err: Error) => {
+    stop();
+    controller.error(new HookboxError(`the body could not be read: ${err.message}`, "body_incomplete", { cause: err }));
+  };
+  const onClose = () => onError(new Error("the client went away before the upload was read"));
+  return new ReadableStream<Uint8Array>(
+    {
+      start(c) {
+        controller = c;
+        if (incoming.readableEnded) return c.close();
+        incoming.on("data", onData);
+        incoming.once("end", onEnd);
+        incoming.once("error", onError);
+        incoming.once("close", onClose);
+      },
+      pull() {
+        incoming.resume();
+      },
+      cancel() {
+        stop();
+      },
+    },
+    { highWaterMark: 4 },
+  );
+}
+
+/**
+ * The body as it comes, counted, joined into blocks of UPLOAD_BLOCK_BYTES, stopped with a 413
+ * (too_large) once it passes `maxBytes`, a 400 once it came in more pieces than `maxBytes` /
+ * UPLOAD_PIECE_BYTES, a 408 once nothing came for `idleMs` while it was waited for, or the
+ * deadline's reason once it aborts. Stopping early does not cancel the stream: `drain` reads and
+ * discards what is left, up to `maxBytes` in all; `cancel` lets go of it. `whole`: whether all of it came.
  */
 function counted(body: ReadableStream<Uint8Array>, maxBytes: number, message: string, idleMs: number, deadline: AbortSignal): { chunks: AsyncIterable<Uint8Array>; whole(): boolean; drain(): Promise<void>; cancel(): void } {
   const reader = body.getReader();
   let seen = 0;
   let whole = false;
-  /** The next chunk, or a 408 when none comes within `idleMs`, or the upload's time is up: a stalled or trickling upload holds nothing for long. */
+  const maxPieces = maxPiecesOf(maxBytes);
+  // One idle timer and one deadline listener for the whole upload (a timer and a listener made for
+  // each piece would cost the thread more than the piece): the timer counts only while a piece is
+  // waited for — the archive's own work between reads is no client's silence.
+  let fail: (err: Error) => void = () => undefined;
+  const stopped = new Promise<never>((_, reject) => (fail = reject));
+  stopped.catch(() => undefined);
+  let waiting = false;
+  const idle = setTimeout(function silent() {
+    if (waiting) fail(new HookboxError(`the upload sent nothing for ${idleMs} ms${idleMs === UPLOAD_IDLE_MS ? " (UPLOAD_IDLE_MS)" : ""}`, "body_timeout"));
+  }, idleMs).unref();
+  const aborted = () => fail(deadline.reason as Error);
+  deadline.addEventListener("abort", aborted, { once: true });
+  const release = () => {
+    clearTimeout(idle);
+    deadline.removeEventListener("abort", aborted);
+  };
+  /** The next piece, or a 408 when none comes within `idleMs`, or the upload's time is up: a stalled or trickling upload holds nothing for long. */
   const next = async () => {
     deadline.throwIfAborted();
-    let timer: NodeJS.Timeout | undefined;
-    let late: (() => void) | undefined;
-    const stopped = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new HookboxError(`the upload sent nothing for ${idleMs} ms${idleMs === UPLOAD_IDLE_MS ? " (UPLOAD_IDLE_MS)" : ""}`, "body_timeout")), idleMs);
-      late = () => reject(deadline.reason as Error);
-      deadline.addEventListener("abort", late, { once: true });
-    });
+    waiting = true;
+    idle.refresh();
     try {
       return await Promise.race([reader.read(), stopped]);
     } finally {
-      clearTimeout(timer);
-      if (late) deadline.removeEventListener("abort", late);
+      waiting = false;
     }
   };
   return {
     chunks: (async function* () {
-      for (let r = await next(); !r.done; r = await next()) {
-        seen += r.value.byteLength;
-        if (seen > maxBytes) throw new BadRequestError(message, "body", "too_large");
-        yield r.value;
+      try {
+        let pieces = 0;
+        let block: Buffer | undefined;
+        let filled = 0;
+        for (let r = await next(); !r.done; r = await next()) {
+          const piece = r.value;
+          seen += piece.byteLength;
+          if (seen > maxBytes) throw new BadRequestError(message, "body", "too_large");
+          if (++pieces > maxPieces) throw tooManyPieces(maxPieces);
+          // a large piece with nothing waiting goes as it is; smaller ones are copied into the block
+          if (filled === 0 && piece.byteLength >= UPLOAD_BLOCK_BYTES) {
+            yield piece;
+            continue;
+          }
+          for (let at = 0; at < piece.byteLength; ) {
+            block ??= Buffer.allocUnsafe(UPLOAD_BLOCK_BYTES);
+            const n = Math.min(UPLOAD_BLOCK_BYTES - filled, piece.byteLength - at);
+            block.set(piece.subarray(at, at + n), filled);
+            filled += n;
+            at += n;
+            if (filled === UPLOAD_BLOCK_BYTES) {
+              yield block;
+              block = undefined;
+              filled = 0;
+            }
+          }
+        }
+        if (filled > 0) yield block!.subarray(0, filled);
+        whole = true;
+      } finally {
+        release();
       }
-      whole = true;
     })(),
     whole: () => whole,
     cancel() {
+      release();
       reader.cancel().catch(() => undefined);
     },
     async drain() {

@@ -9,12 +9,13 @@ import { spawnSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { leftovers } from "../helpers/engine.js";
-import { TENANT_UPLOADS_IN_FLIGHT } from "../../service/routes/workspaces.js";
+import { TENANT_UPLOADS_IN_FLIGHT, UPLOAD_PIECE_BYTES } from "../../service/routes/workspaces.js";
 import { MAX_META_HEADER_BYTES, MAX_PAX_RECORDS } from "../../engine/workspace-unpack.js";
 import { MAX_RESIDENT_HOOK_BYTES } from "../../engine/workspace-store.js";
 import { REMOVE_AT_ONCE } from "../../engine/workspace-tree.js";
@@ -664,6 +665,42 @@ describe("workspaces cannot read the host", () => {
     expect(errorOf(text)).toMatchObject({ code: "archive_refused", message: expect.stringMatching(new RegExp(`pax_global_header.*pax-global-header of \\d+ bytes: more than ${MAX_META_HEADER_BYTES}`)) });
     expect((await get(svc, "pax-global")).status).toBe(404);
   });
+
+  it(`refuses an upload of a 4 MiB pax header sent a byte a chunk, its pieces joined into blocks, once past max_body_bytes / UPLOAD_PIECE_BYTES (${64 * MiB / UPLOAD_PIECE_BYTES}) pieces: the loop answers throughout`, async () => {
+    // Held as it came, a byte a buffer, the header would take about a gigabyte before it is judged.
+    const header = rawMember("PaxHeader/a.txt", "x", Buffer.alloc(4 * MiB, 0x61)).subarray(0, 512);
+    const pieces = 64 * MiB / UPLOAD_PIECE_BYTES + 50_000;
+    const { status, text } = await attack(svc, () =>
+      new Promise<Response>((resolve) => {
+        const url = new URL(svc.url);
+        const socket = connect(Number(url.port), url.hostname);
+        let got = "";
+        const done = () => {
+          const end = got.indexOf("\r\n\r\n");
+          resolve(new Response(end < 0 ? "" : got.slice(end + 4).replace(/^[0-9a-f]+\r\n|\r\n0\r\n\r\n$/g, ""), { status: Number(/^HTTP\/1\.1 (\d{3})/.exec(got)?.[1] ?? 599) }));
+        };
+        socket.on("data", (d: Buffer) => {
+          got += d.toString("latin1");
+          if (/\r\n\r\n[\s\S]*\}/.test(got)) {
+            socket.destroy();
+            done();
+          }
+        });
+        socket.on("error", () => undefined);
+        socket.on("close", done);
+        // a chunk of the header, then one-byte chunks, ten thousand to a write
+        socket.write(`PUT /v1/workspaces/byte-pieces HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${TOKEN_A}\r\nTransfer-Encoding: chunked\r\n\r\n200\r\n`);
+        socket.write(header);
+        socket.write("\r\n");
+        const batch = "1\r\na\r\n".repeat(10_000);
+        void (async () => {
+          for (let sent = 0; sent < pieces && !socket.destroyed; sent += 10_000) if (!socket.write(batch)) await new Promise((r) => socket.once("drain", r));
+        })();
+      }),
+    60_000);
+    expect(status, text.slice(0, 300)).toBe(400);
+    expect(errorOf(text)).toMatchObject({ code: "archive_invalid", message: expect.stringMatching(/more than \d+ pieces.*UPLOAD_PIECE_BYTES/) });
+  }, 90_000);
 
   it("refuses a pax header of MAX_META_HEADER_BYTES + 1, and takes one of exactly that beside the small global header git archive writes", async () => {
     const pathRecord = paxRecords([["path", `${"long/".repeat(40)}name.txt`]]);

@@ -1405,6 +1405,31 @@ describe("tenant scoping", () => {
     expect(await errorOf(res)).toMatchObject({ code: "bad_request", field });
   });
 
+  it("joins an upload's small pieces into blocks, and refuses one in more pieces than max_body_bytes / UPLOAD_PIECE_BYTES (at least 4096) with 400 naming the limit", async () => {
+    // 1 MiB: 2048 pieces of 512 bytes, so the least, 4096
+    const edge = edgeApp({ maxUploadBytes: 1024 * 1024 });
+    const settings = JSON.stringify({ hooks: { PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: "guard" }] }] } });
+    const tar = await tarOf([{ name: ".claude/settings.json", content: settings }, { name: "pad", content: "x".repeat(20_000) }]);
+    const inPieces = (size: number) =>
+      new ReadableStream<Uint8Array>({
+        start(controller) {
+          for (let at = 0; at < tar.length; at += size) controller.enqueue(tar.subarray(at, at + size));
+          controller.close();
+        },
+      });
+    const put = (size: number) => edge.request("/v1/workspaces/pieces", { method: "PUT", body: inPieces(size), duplex: "half" } as RequestInit);
+    // in pieces of 7 bytes: fewer than 4096 of them, read whole
+    expect(tar.length / 7).toBeLessThan(4096);
+    const stored = await put(7);
+    expect(stored.status, await stored.clone().text()).toBe(200);
+    expect(((await stored.json()) as { hooks: unknown[] }).hooks).toHaveLength(1);
+    // a byte a piece: past 4096 of them, refused
+    expect(tar.length).toBeGreaterThan(4096);
+    const bytes = await put(1);
+    expect(bytes.status).toBe(400);
+    expect(await errorOf(bytes)).toMatchObject({ code: "archive_invalid", message: expect.stringMatching(/more than 4096 pieces.*UPLOAD_PIECE_BYTES/) });
+  });
+
   it("refuses an upload over the limit with 413", async () => {
     const small = edgeApp({ maxUploadBytes: 1024 });
     const res = await small.request("/v1/workspaces/big", { method: "PUT", body: Buffer.alloc(4096), headers: { "content-length": "4096" } });
