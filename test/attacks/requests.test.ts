@@ -242,6 +242,36 @@ describe("names and matchers cost linear time", () => {
     await alive(svc);
   }, 60_000);
 
+  it("reads an event body sent a byte a chunk into blocks, and refuses one in more than 4096 pieces (BODY_PIECE_BYTES) with 400: the loop answers throughout", async () => {
+    const url = new URL(svc.url);
+    /** `body` posted chunked, a byte a chunk, ten thousand chunks to a write; the whole answer. */
+    const byBytes = (body: string) =>
+      new Promise<string>((resolve) => {
+        const socket = connect(Number(url.port), url.hostname);
+        let got = "";
+        socket.on("data", (d: Buffer) => {
+          got += d.toString("latin1");
+          if (/\r\n\r\n[\s\S]*\}/.test(got)) socket.destroy();
+        });
+        socket.on("error", () => undefined);
+        socket.on("close", () => resolve(got));
+        socket.write(`POST /v1/events HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${TOKEN_A}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`);
+        void (async () => {
+          for (let at = 0; at < body.length && !socket.destroyed; at += 10_000) {
+            const part = [...body.slice(at, at + 10_000)].map((c) => `1\r\n${c}\r\n`).join("");
+            if (!socket.write(part)) await new Promise((r) => socket.once("drain", r));
+          }
+          if (!socket.destroyed) socket.write("0\r\n\r\n");
+        })();
+      });
+    const sized = (n: number) => JSON.stringify(pre({ tool_name: "nothing-matches", notes: "" })).replace('"notes":""', `"notes":"${"n".repeat(n)}"`);
+    const { value, health } = await underProbe(svc.url, async () => [await byBytes(sized(3_000)), await byBytes(sized(200_000))]);
+    expect(value[0]).toMatch(/^HTTP\/1\.1 200 /);
+    expect(value[1]).toMatch(/^HTTP\/1\.1 400 [\s\S]*more than 4096 pieces.*BODY_PIECE_BYTES/);
+    expect(health.worstMs).toBeLessThanOrEqual(WORST_HEALTH_MS);
+    await alive(svc);
+  }, 60_000);
+
   it("refuses a tool name over 256 characters, naming the field", async () => {
     const res = await svc.event(pre({ tool_name: "a".repeat(257) }));
     expect(res.status).toBe(400);
