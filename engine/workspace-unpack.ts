@@ -135,8 +135,14 @@ export async function unpack(body: AsyncIterable<Uint8Array>, dest: string, limi
       done(null, chunk);
     },
   });
+  // The zero bytes the archive ends in so far, up to the two blocks that end a tar: at most that much
+  // of each chunk is looked at.
+  let endZeros = 0;
   const counter = new Transform({
     transform(chunk: Buffer, _encoding, done) {
+      let zeros = 0;
+      while (zeros < chunk.byteLength && zeros < TAR_END_BYTES && chunk[chunk.byteLength - 1 - zeros] === 0) zeros++;
+      endZeros = zeros === chunk.byteLength ? Math.min(TAR_END_BYTES, endZeros + zeros) : zeros;
       unpacked += chunk.byteLength;
       if (unpacked > limits.maxUnpackedBytes) return done(tooLarge(`unpacks to more than ${limits.maxUnpackedBytes} bytes (4 × server.max_body_bytes)`));
       if (unpacked > UNPACK_RATIO_FLOOR_BYTES && unpacked > limits.maxUnpackRatio * uploaded)
@@ -305,11 +311,19 @@ export async function unpack(body: AsyncIterable<Uint8Array>, dest: string, limi
     // folder's archive names its root: that one is stored.)
     if (entries === 0 && !rootNamed) throw new BadRequestError("the archive holds no entry (an empty body, or a tar of nothing: did the command that made it fail?): nothing was stored", "body", "archive_invalid");
     await checkLinks(await readTree(rootReal), rootReal);
+    // (after its links are judged: a link out is refused as such)
+    // Cut off between its entries (the command that made it killed, the pipe to the upload ended
+    // early): what came reads as a smaller archive, which stored would replace the workspace without
+    // the hook files that were still to come. Every tar ends in two blocks of zeros.
+    if (endZeros < TAR_END_BYTES) throw new BadRequestError("the archive ends without the two zero blocks that end a tar: it was cut off (did the command that made it fail?): nothing was stored", "body", "archive_invalid");
     return { digest: `sha256:${hash.digest("hex")}`, files, bytes, folders: made, charged };
   } finally {
     deadline?.removeEventListener("abort", stop);
   }
 }
+
+/** the two 512-byte blocks of zeros every tar ends in */
+const TAR_END_BYTES = 1024;
 
 /**
  * Every extended header is judged before tar-stream decodes it: one past MAX_META_HEADER_BYTES, or

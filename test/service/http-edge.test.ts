@@ -1430,6 +1430,21 @@ describe("tenant scoping", () => {
     expect(await errorOf(bytes)).toMatchObject({ code: "archive_invalid", message: expect.stringMatching(/more than 4096 pieces.*UPLOAD_PIECE_BYTES/) });
   });
 
+  it("refuses an archive cut off between its entries (no end blocks) and keeps the workspace it would have replaced", async () => {
+    const edge = edgeApp();
+    const guard = JSON.stringify({ hooks: { PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: "guard" }] }] } });
+    const tar = await tarOf([{ name: "README.md", content: "r".repeat(9_000) }, { name: ".claude/settings.json", content: guard }]);
+    const put = (body: Buffer) => edge.request("/v1/workspaces/cut", { method: "PUT", body });
+    expect((await put(tar)).status).toBe(200);
+    // the first record a killed `tar cf -` writes: README.md whole, the settings file's header and part of it
+    for (const cut of [tar.subarray(0, 10_240), gzipSync(tar.subarray(0, 10_240)), tar.subarray(0, 9_728)]) {
+      const res = await put(cut);
+      expect(res.status).toBe(400);
+      expect(await errorOf(res)).toMatchObject({ code: "archive_invalid", message: expect.stringMatching(/cut off|not a tar/) });
+      expect(((await (await edge.request("/v1/workspaces/cut")).json()) as { hooks: unknown[] }).hooks).toHaveLength(1);
+    }
+  });
+
   it("refuses an upload over the limit with 413", async () => {
     const small = edgeApp({ maxUploadBytes: 1024 });
     const res = await small.request("/v1/workspaces/big", { method: "PUT", body: Buffer.alloc(4096), headers: { "content-length": "4096" } });
