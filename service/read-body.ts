@@ -6,6 +6,7 @@
  */
 import type { IncomingMessage } from "node:http";
 import type { Context } from "hono";
+import { createScanner, type ScanError, type SyntaxKind } from "jsonc-parser";
 import { BadRequestError, HookboxError, OverloadedError } from "../engine/index.js";
 import type { Env } from "./context.js";
 
@@ -34,7 +35,6 @@ const DISCARD_MS = 2_000;
 export const eventMemoryBudget = (perTenant = TENANT_EVENT_MEMORY_BYTES) =>
   new BodyBudget(perTenant, (now, limit) => `this tenant's events being handled already hold about ${now} bytes (TENANT_EVENT_MEMORY_BYTES: ${limit}); retry when some are answered`);
 
-/** Reads `incoming` to its end (or `ms`), keeping nothing. */
 /** The first HEAD_BYTES of a web body (in-process, `app.request()`), into `head`; the rest not read. */
 async function readHead(body: ReadableStream<Uint8Array> | null, head: Uint8Array[]): Promise<void> {
   const reader = body?.getReader();
@@ -52,6 +52,7 @@ async function readHead(body: ReadableStream<Uint8Array> | null, head: Uint8Arra
   }
 }
 
+/** Reads `incoming` to its end (or `ms`), keeping nothing — but, when asked, its first HEAD_BYTES into `head`. */
 function discard(incoming: IncomingMessage, ms: number, head?: Uint8Array[]): Promise<void> {
   if (incoming.readableEnded || incoming.destroyed) return Promise.resolve();
   return new Promise<void>((resolve) => {
@@ -83,6 +84,51 @@ function discard(incoming: IncomingMessage, ms: number, head?: Uint8Array[]): Pr
   });
 }
 
+/** The most pieces a body of at most `maxBytes` may come in: `maxBytes` / `pieceBytes`, at least 4096. */
+export const maxPiecesOf = (maxBytes: number, pieceBytes: number) => Math.max(4096, Math.floor(maxBytes / pieceBytes));
+
+/**
+ * A body's pieces (the reads it arrives in), counted and joined into blocks of `blockBytes` as they
+ * come: the first piece, and one of a block or more with nothing waiting, go on as they are; smaller
+ * ones are copied into the block, which goes on when full (or at `flush`). A body sent a byte a chunk
+ * is held as a few blocks, never as a million buffers; one sent whole is never copied.
+ */
+export class PieceJoiner {
+  private pieces = 0;
+  private block: Buffer | undefined;
+  private filled = 0;
+  constructor(
+    private readonly blockBytes: number,
+    /** past this many pieces `add` refuses */
+    readonly maxPieces: number,
+    private readonly out: (block: Buffer) => void,
+  ) {}
+
+  /** Takes `piece`; false, taking nothing, once it is one past `maxPieces`. */
+  add(piece: Buffer): boolean {
+    if (++this.pieces > this.maxPieces) return false;
+    if (this.filled === 0 && (this.pieces === 1 || piece.length >= this.blockBytes)) {
+      this.out(piece);
+      return true;
+    }
+    for (let at = 0; at < piece.length; ) {
+      this.block ??= Buffer.allocUnsafe(this.blockBytes);
+      const n = piece.copy(this.block, this.filled, at, Math.min(piece.length, at + this.blockBytes - this.filled));
+      this.filled += n;
+      at += n;
+      if (this.filled === this.blockBytes) this.flush();
+    }
+    return true;
+  }
+
+  /** What waits in the block goes on. */
+  flush(): void {
+    if (this.filled > 0) this.out(this.filled === this.blockBytes ? this.block! : this.block!.subarray(0, this.filled));
+    this.block = undefined;
+    this.filled = 0;
+  }
+}
+
 /** @default 16 KiB — an event body's pieces smaller than this are copied into blocks of it as they come */
 const BODY_BLOCK_BYTES = 16 * 1024;
 /**
@@ -98,33 +144,43 @@ export const BODY_PIECE_BYTES = 512;
  * such requests as there are connections.
  */
 export const HEAD_BYTES = 4 * 1024;
-/** after a key, its value: a name of letters */
-const NAME_VALUE = /\s*:\s*"([A-Za-z]+)"/y;
+/** jsonc-parser's token kinds and its no-error (`SyntaxKind`, `ScanError`: const enums, which a module cannot import by value) */
+const TOKEN = { openBrace: 1, closeBrace: 2, openBracket: 3, closeBracket: 4, comma: 5, colon: 6, string: 10, lineComment: 12, blockComment: 13, lineBreak: 14, trivia: 15, unknown: 16, end: 17 } as const satisfies Record<string, SyntaxKind>;
+const NO_ERROR = 0 satisfies ScanError;
+/** an event's name: letters only */
+const EVENT_NAME = /^[A-Za-z]+$/;
 
 /**
  * The event a body's head names: its top-level `hook_event_name` (or Copilot's `hookEventName`),
- * in one pass over `text` — never such a key inside a value (a tool's arguments the model wrote) —;
- * undefined when it does not say, or names two events.
+ * read off jsonc-parser's scanner in one pass over `text` (its tokens, not its recursive walk: a
+ * head of 64 KiB of `[` would overflow the stack) — never such a key inside a value (a tool's
+ * arguments the model wrote) nor past where the text stops being JSON —; undefined when it does not
+ * say, or names two events.
  */
 export function eventNamedIn(text: string): string | undefined {
+  const scanner = createScanner(text, false);
   let depth = 0;
+  let topIsObject = false;
+  let before: SyntaxKind = TOKEN.unknown;
+  let key: string | undefined;
   let named: string | undefined;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x22) {
-      let end = i + 1;
-      while (end < text.length && text.charCodeAt(end) !== 0x22) end += text.charCodeAt(end) === 0x5c ? 2 : 1;
-      if (end >= text.length) break;
-      if (depth === 1 && end - i - 1 <= 15) {
-        const key = text.slice(i + 1, end);
-        NAME_VALUE.lastIndex = end + 1;
-        const value = key === "hook_event_name" || key === "hookEventName" ? NAME_VALUE.exec(text)?.[1] : undefined;
-        if (value !== undefined && named !== undefined && value !== named) return undefined;
-        named ??= value;
+  for (let token = scanner.scan(); token !== TOKEN.end; token = scanner.scan()) {
+    if (token === TOKEN.trivia || token === TOKEN.lineBreak) continue;
+    // a comment, a bad token or string: no longer JSON, nothing further is read
+    if (scanner.getTokenError() !== NO_ERROR || token === TOKEN.unknown || token === TOKEN.lineComment || token === TOKEN.blockComment) break;
+    if (token === TOKEN.openBrace || token === TOKEN.openBracket) {
+      if (depth === 0) topIsObject = token === TOKEN.openBrace;
+      depth++;
+    } else if (token === TOKEN.closeBrace || token === TOKEN.closeBracket) depth--;
+    else if (token === TOKEN.string && depth === 1 && topIsObject) {
+      // at the top level, a string after `{` or `,` is a key, after `:` its value
+      if (before === TOKEN.openBrace || before === TOKEN.comma) key = scanner.getTokenValue();
+      else if (before === TOKEN.colon && (key === "hook_event_name" || key === "hookEventName") && EVENT_NAME.test(scanner.getTokenValue())) {
+        if (named !== undefined && named !== scanner.getTokenValue()) return undefined;
+        named = scanner.getTokenValue();
       }
-      i = end;
-    } else if (c === 0x7b || c === 0x5b) depth++;
-    else if (c === 0x7d || c === 0x5d) depth--;
+    }
+    before = token;
   }
   return named;
 }
@@ -236,48 +292,27 @@ function readNodeBody(incoming: IncomingMessage, maxBytes: number, tooLarge: (he
       incoming.off("error", onError);
       incoming.off("close", onClose);
     };
-    // Small pieces are copied into blocks as they come: a body sent a byte a chunk is held as a few
-    // blocks, never as a million buffers; and it may come in so many pieces only (BODY_PIECE_BYTES).
-    const maxPieces = Math.max(4096, Math.floor(maxBytes / BODY_PIECE_BYTES));
-    let pieces = 0;
-    let block: Buffer | undefined;
-    let filled = 0;
-    const flush = () => {
-      if (filled > 0) chunks.push(block!.subarray(0, filled));
-      block = undefined;
-      filled = 0;
-    };
+    // Small pieces are joined into blocks as they come, and the body may come in so many pieces only (BODY_PIECE_BYTES).
+    const joiner = new PieceJoiner(BODY_BLOCK_BYTES, maxPiecesOf(maxBytes, BODY_PIECE_BYTES), (block) => chunks.push(block));
     const onData = (chunk: Buffer) => {
       bytes += chunk.length;
       if (bytes > maxBytes) {
         stop();
         incoming.pause();
-        flush();
+        joiner.flush();
         reject(tooLarge(chunks.length ? chunks : [chunk]));
         return;
       }
-      if (++pieces > maxPieces) {
+      if (!joiner.add(chunk)) {
         stop();
         incoming.pause();
-        reject(new BadRequestError(`the event body came in more than ${maxPieces} pieces, under ${BODY_PIECE_BYTES} bytes each on average (BODY_PIECE_BYTES): send it in larger writes`, "body"));
-        return;
-      }
-      if (chunk.length >= BODY_BLOCK_BYTES) {
-        flush();
-        chunks.push(chunk);
-        return;
-      }
-      for (let at = 0; at < chunk.length; ) {
-        block ??= Buffer.allocUnsafe(BODY_BLOCK_BYTES);
-        const n = chunk.copy(block, filled, at, Math.min(chunk.length, at + BODY_BLOCK_BYTES - filled));
-        filled += n;
-        at += n;
-        if (filled === BODY_BLOCK_BYTES) flush();
+        reject(new BadRequestError(`the event body came in more than ${joiner.maxPieces} pieces, under ${BODY_PIECE_BYTES} bytes each on average (BODY_PIECE_BYTES): send it in larger writes`, "body"));
       }
     };
     const onEnd = () => {
       stop();
-      flush();
+      joiner.flush();
+      // one piece is the body as it came; more are joined to its size (the last block's spare room not kept)
       resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, bytes));
     };
     // The client's doing, not hookbox's: a 400 (nobody is left to read it), never a 500.

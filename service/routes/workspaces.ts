@@ -9,6 +9,7 @@ import { Hono } from "hono";
 import type { MiddlewareHandler } from "hono";
 import { NotFoundError, BadRequestError, HookboxError, OverloadedError } from "../../engine/index.js";
 import { tooLarge, type AppDeps, type Env } from "../context.js";
+import { maxPiecesOf, PieceJoiner } from "../read-body.js";
 
 /**
  * Uploads one tenant may have arriving at once; one more is answered 429. Each may hold a few MiB
@@ -41,9 +42,10 @@ export function workspaceRoutes(deps: AppDeps): Hono<Env> {
 
   app.put("/:id", declared, async (c) => {
     // Over the HTTP adapter, read straight off the Node request, its pieces joined as they come (no
-    // web stream is built around it: one would cost the thread tens of microseconds a piece).
+    // web stream is built around it: one would cost the thread tens of microseconds a piece);
+    // in-process (`app.request()`), the web body's pieces joined the same way.
     const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
-    const raw = incoming ? joinedBlocks(incoming, max) : c.req.raw.body;
+    const raw = incoming ? joinedBlocks(incoming, max) : c.req.raw.body && joinedWebBlocks(c.req.raw.body, max);
     if (!raw) throw new BadRequestError("the body must be a tar or tar.gz archive", "body", "archive_invalid");
     const tenant = c.get("tenant").name;
     const inFlight = uploading.get(tenant) ?? 0;
@@ -109,8 +111,6 @@ export const UPLOAD_BLOCK_BYTES = 64 * 1024;
  */
 export const UPLOAD_PIECE_BYTES = 512;
 
-/** The most pieces an upload of at most `maxBytes` may come in (UPLOAD_PIECE_BYTES). */
-const maxPiecesOf = (maxBytes: number) => Math.max(4096, Math.floor(maxBytes / UPLOAD_PIECE_BYTES));
 const tooManyPieces = (maxPieces: number) =>
   new BadRequestError(`the upload came in more than ${maxPieces} pieces, under ${UPLOAD_PIECE_BYTES} bytes each on average (UPLOAD_PIECE_BYTES): send it in larger writes`, "body", "archive_invalid");
 
@@ -120,10 +120,6 @@ const tooManyPieces = (maxPieces: number) =>
  * stream fails and nothing more is read —, the request paused while blocks wait to be read.
  */
 function joinedBlocks(incoming: IncomingMessage, maxBytes: number): ReadableStream<Uint8Array> {
-  const maxPieces = maxPiecesOf(maxBytes);
-  let pieces = 0;
-  let block: Buffer | undefined;
-  let filled = 0;
   const stop = () => {
     incoming.off("data", onData);
     incoming.off("end", onEnd);
@@ -132,31 +128,18 @@ function joinedBlocks(incoming: IncomingMessage, maxBytes: number): ReadableStre
     incoming.pause();
   };
   let controller!: ReadableStreamDefaultController<Uint8Array>;
+  const joiner = new PieceJoiner(UPLOAD_BLOCK_BYTES, maxPiecesOf(maxBytes, UPLOAD_PIECE_BYTES), (block) => controller.enqueue(block));
   const onData = (piece: Buffer) => {
-    if (++pieces > maxPieces) {
+    if (!joiner.add(piece)) {
       stop();
-      controller.error(tooManyPieces(maxPieces));
+      controller.error(tooManyPieces(joiner.maxPieces));
       return;
-    }
-    if (filled === 0 && piece.length >= UPLOAD_BLOCK_BYTES) controller.enqueue(piece);
-    else {
-      for (let at = 0; at < piece.length; ) {
-        block ??= Buffer.allocUnsafe(UPLOAD_BLOCK_BYTES);
-        const n = piece.copy(block, filled, at, Math.min(piece.length, at + UPLOAD_BLOCK_BYTES - filled));
-        filled += n;
-        at += n;
-        if (filled === UPLOAD_BLOCK_BYTES) {
-          controller.enqueue(block);
-          block = undefined;
-          filled = 0;
-        }
-      }
     }
     if ((controller.desiredSize ?? 0) <= 0) incoming.pause();
   };
   const onEnd = () => {
     stop();
-    if (filled > 0) controller.enqueue(block!.subarray(0, filled));
+    joiner.flush();
     controller.close();
   };
   // The client's doing: a 400 (nobody is left to read it), never a 500.
@@ -186,10 +169,27 @@ function joinedBlocks(incoming: IncomingMessage, maxBytes: number): ReadableStre
   );
 }
 
+/** A web body (in-process, `app.request()`) as the same blocks, its pieces counted the same way. */
+function joinedWebBlocks(body: ReadableStream<Uint8Array>, maxBytes: number): ReadableStream<Uint8Array> {
+  let joiner!: PieceJoiner;
+  return body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      start(controller) {
+        joiner = new PieceJoiner(UPLOAD_BLOCK_BYTES, maxPiecesOf(maxBytes, UPLOAD_PIECE_BYTES), (block) => controller.enqueue(block));
+      },
+      transform(piece, controller) {
+        if (!joiner.add(Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength))) controller.error(tooManyPieces(joiner.maxPieces));
+      },
+      flush() {
+        joiner.flush();
+      },
+    }),
+  );
+}
+
 /**
- * The body as it comes, counted, joined into blocks of UPLOAD_BLOCK_BYTES, stopped with a 413
- * (too_large) once it passes `maxBytes`, a 400 once it came in more pieces than `maxBytes` /
- * UPLOAD_PIECE_BYTES, a 408 once nothing came for `idleMs` while it was waited for, or the
+ * The body's blocks as they come, counted, stopped with a 413 (too_large) once it passes
+ * `maxBytes`, a 408 once nothing came for `idleMs` while it was waited for, or the
  * deadline's reason once it aborts. Stopping early does not cancel the stream: `drain` reads and
  * discards what is left, up to `maxBytes` in all; `cancel` lets go of it. `whole`: whether all of it came.
  */
@@ -197,7 +197,6 @@ function counted(body: ReadableStream<Uint8Array>, maxBytes: number, message: st
   const reader = body.getReader();
   let seen = 0;
   let whole = false;
-  const maxPieces = maxPiecesOf(maxBytes);
   // One idle timer and one deadline listener for the whole upload (a timer and a listener made for
   // each piece would cost the thread more than the piece): the timer counts only while a piece is
   // waited for — the archive's own work between reads is no client's silence.
@@ -228,33 +227,11 @@ function counted(body: ReadableStream<Uint8Array>, maxBytes: number, message: st
   return {
     chunks: (async function* () {
       try {
-        let pieces = 0;
-        let block: Buffer | undefined;
-        let filled = 0;
         for (let r = await next(); !r.done; r = await next()) {
-          const piece = r.value;
-          seen += piece.byteLength;
+          seen += r.value.byteLength;
           if (seen > maxBytes) throw new BadRequestError(message, "body", "too_large");
-          if (++pieces > maxPieces) throw tooManyPieces(maxPieces);
-          // a large piece with nothing waiting goes as it is; smaller ones are copied into the block
-          if (filled === 0 && piece.byteLength >= UPLOAD_BLOCK_BYTES) {
-            yield piece;
-            continue;
-          }
-          for (let at = 0; at < piece.byteLength; ) {
-            block ??= Buffer.allocUnsafe(UPLOAD_BLOCK_BYTES);
-            const n = Math.min(UPLOAD_BLOCK_BYTES - filled, piece.byteLength - at);
-            block.set(piece.subarray(at, at + n), filled);
-            filled += n;
-            at += n;
-            if (filled === UPLOAD_BLOCK_BYTES) {
-              yield block;
-              block = undefined;
-              filled = 0;
-            }
-          }
+          yield r.value;
         }
-        if (filled > 0) yield block!.subarray(0, filled);
         whole = true;
       } finally {
         release();

@@ -839,6 +839,11 @@ describe.concurrent("admission and shutdown", () => {
     expect(eventNamedIn('{"hook_event_name":"PreToolUse","x":1,"hook_event_name":"Stop"}')).toBeUndefined();
     expect(eventNamedIn('["hook_event_name",{"hook_event_name":"Stop"}]')).toBeUndefined();
     expect(eventNamedIn('{"hook_event_name":"Pre')).toBeUndefined();
+    // read off tokens, never a recursive walk: a head deep in brackets names what came before them
+    expect(eventNamedIn('{"hook_event_name":"Stop","a":' + "[".repeat(60_000))).toBe("Stop");
+    // nothing past where the text stops being JSON
+    expect(eventNamedIn('{"a":1 /* c */, "hook_event_name":"Stop"}')).toBeUndefined();
+    expect(eventNamedIn('{"hook\\u005fevent_name":"Stop"}')).toBe("Stop");
   });
 
   it("tells the strictest failure mode on POST /v1/events until the body names its event (too large, not JSON), and that event's from then on (a missing workspace's 404 too)", async () => {
