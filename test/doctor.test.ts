@@ -38,14 +38,32 @@ function workspaceOf(url: string, edit: (file: string, text: string) => string =
   return { repo, home };
 }
 
-/** `pathFirst`: a folder the user's PATH names first (direnv's `PATH_add bin`, say). */
-function doctor(repo: string, home: string, token = TOKEN_A, url = svc.url, pathFirst?: string) {
+/** `path`: a folder the user's PATH names first (direnv's `PATH_add bin`, say), or `{ only }`: the whole PATH. */
+function doctor(repo: string, home: string, token = TOKEN_A, url = svc.url, path?: string | { only: string }) {
+  const PATH = typeof path === "object" ? path.only : `${path ? `${path}:` : ""}${bin}:${process.env.PATH ?? ""}`;
   const r = spawnSync(process.execPath, ["dist/cli/main.js", "doctor", repo, "--home", home], {
-    env: { PATH: `${pathFirst ? `${pathFirst}:` : ""}${bin}:${process.env.PATH ?? ""}`, HOME: home, HOOKBOX_TOKEN: token, XDG_CACHE_HOME: home, HOOKBOX_URL: url },
+    env: { PATH, HOME: home, HOOKBOX_TOKEN: token, XDG_CACHE_HOME: home, HOOKBOX_URL: url },
     encoding: "utf8",
     timeout: 60_000,
   });
   return { code: r.status, out: r.stdout + r.stderr };
+}
+
+let forwardSh: string | undefined;
+/** `.hookbox/forward.sh` in `repo`: the script `hookbox forward --print-script` writes. */
+function placeForwardSh(repo: string): void {
+  forwardSh ??= spawnSync(process.execPath, ["dist/cli/hookbox.cjs", "forward", "--print-script"], { encoding: "utf8" }).stdout;
+  mkdirSync(join(repo, ".hookbox"), { recursive: true });
+  writeFileSync(join(repo, ".hookbox/forward.sh"), forwardSh);
+}
+
+/** A repository whose Codex hooks forward through `<shell> .hookbox/forward.sh`, with `extra` flags. */
+function codexThroughForwardSh(shell = "sh", extra = ""): { repo: string; home: string } {
+  const made = workspaceOf(svc.url, (file, text) =>
+    file.endsWith(join(".codex", "hooks.json")) ? text.replace("hookbox forward --url", `${shell} .hookbox/forward.sh --url`).replace("--format codex", `--format codex${extra}`) : text,
+  );
+  placeForwardSh(made.repo);
+  return made;
 }
 
 /** A server anywhere but the user's hookbox: counts who connects to it, answers no one. */
@@ -102,8 +120,7 @@ describe("hookbox doctor", () => {
           ? JSON.stringify({ hooks: { BeforeToolSelection: [{ hooks: [{ type: "command", name: "hookbox", command: `${forwarder} --url ${svc.url} --event BeforeToolSelection ${format}--deadline 30`, timeout: 30000 }] }] } })
           : text,
       );
-      mkdirSync(join(repo, ".hookbox"), { recursive: true });
-      writeFileSync(join(repo, ".hookbox/forward.sh"), spawnSync(process.execPath, ["dist/cli/hookbox.cjs", "forward", "--print-script"], { encoding: "utf8" }).stdout);
+      placeForwardSh(repo);
       const r = doctor(repo, home);
       expect(r.out, `${forwarder} ${format}`).toMatch(/^ok +Gemini CLI +BeforeToolSelection .*\n.*hookSpecificOutput\.toolConfig mode NONE/m);
       expect(r.out).not.toMatch(/^note/m);
@@ -193,18 +210,13 @@ describe("hookbox doctor", () => {
   });
 
   it("proves a line through forward.sh, and never runs a forward.sh that is not the one this hookbox prints", () => {
-    const { repo, home } = workspaceOf(svc.url, (file, text) =>
-      file.endsWith(join(".codex", "hooks.json")) ? text.replace("hookbox forward --url", "sh .hookbox/forward.sh --url") : text,
-    );
-    const script = spawnSync(process.execPath, ["dist/cli/hookbox.cjs", "forward", "--print-script"], { encoding: "utf8" }).stdout;
-    mkdirSync(join(repo, ".hookbox"));
-    writeFileSync(join(repo, ".hookbox/forward.sh"), script);
+    const { repo, home } = codexThroughForwardSh();
     const live = doctor(repo, home);
     expect(live.out).toMatch(/^ok +Codex +PreToolUse .*\n.*a block from hookbox at .* reaches Codex/m);
     expect(live.code).toBe(0);
     // The same line over a script the repository changed: named, and not run.
     const marker = join(mkdtempSync(join(tmpdir(), "hookbox-doctor-pwn-")), "pwned");
-    writeFileSync(join(repo, ".hookbox/forward.sh"), `touch ${marker}\n${script}`);
+    writeFileSync(join(repo, ".hookbox/forward.sh"), `touch ${marker}\n${readFileSync(join(repo, ".hookbox/forward.sh"), "utf8")}`);
     const edited = doctor(repo, home);
     expect(edited.code).toBe(1);
     expect(edited.out).toMatch(/FAIL +Codex +PreToolUse .*\n.*\.hookbox\/forward\.sh differs from the script this hookbox prints/);
@@ -404,8 +416,7 @@ describe("hookbox doctor", () => {
             ? text.replace("--format gemini", "--format gemini --on-unreachable allow")
             : text,
     );
-    mkdirSync(join(repo, ".hookbox"));
-    writeFileSync(join(repo, ".hookbox/forward.sh"), spawnSync(process.execPath, ["dist/cli/hookbox.cjs", "forward", "--print-script"], { encoding: "utf8" }).stdout);
+    placeForwardSh(repo);
     const r = doctor(repo, home);
     await trap.close();
     expect(r.code).toBe(1);
@@ -485,37 +496,23 @@ describe("hookbox doctor", () => {
   });
 
   it("names a shell the agent cannot find, and a wait too short for any hook", () => {
-    const script = spawnSync(process.execPath, ["dist/cli/hookbox.cjs", "forward", "--print-script"], { encoding: "utf8" }).stdout;
-    const lineWith = (shell: string, extra = "") => workspaceOf(svc.url, (file, text) =>
-      file.endsWith(join(".codex", "hooks.json")) ? text.replace("hookbox forward --url", `${shell} .hookbox/forward.sh --url`).replace("--format codex", `--format codex${extra}`) : text,
-    );
-    const place = (repo: string) => {
-      mkdirSync(join(repo, ".hookbox"));
-      writeFileSync(join(repo, ".hookbox/forward.sh"), script);
-    };
-    const missing = lineWith("/usrsh");
-    place(missing.repo);
+    const missing = codexThroughForwardSh("/usrsh");
     const r1 = doctor(missing.repo, missing.home);
     expect(r1.code).toBe(1);
     // not a shell's path (once /usr/bin/sh, /bin/sh, sh): a program the agent would not find
     expect(r1.out).toMatch(/FAIL +Codex +PreToolUse .*\n.*not "hookbox forward": \/usrsh \.hookbox\/forward\.sh/);
-    const short = lineWith("sh", " --deadline 0.2");
-    place(short.repo);
+    const short = codexThroughForwardSh("sh", " --deadline 0.2");
     const r2 = doctor(short.repo, short.home);
     expect(r2.code).toBe(1);
     expect(r2.out).toMatch(/FAIL +Codex +PreToolUse .*\n.*--deadline 0.2 leaves hookbox less than 1 s to run the event's hooks/);
-    const ok = lineWith("/bin/sh");
-    place(ok.repo);
+    const ok = codexThroughForwardSh("/bin/sh");
     const r3 = doctor(ok.repo, ok.home);
     expect(r3.out).toMatch(/^ok +Codex +PreToolUse .*\n.*a block from hookbox at .* reaches Codex/m);
     expect(r3.code).toBe(0);
   });
 
   it("names a program a line runs by name that the user's PATH finds in the repository (direnv's PATH_add bin): node for hookbox, curl for forward.sh", () => {
-    const script = spawnSync(process.execPath, ["dist/cli/hookbox.cjs", "forward", "--print-script"], { encoding: "utf8" }).stdout;
-    const { repo, home } = workspaceOf(svc.url, (file, text) => (file.endsWith(join(".codex", "hooks.json")) ? text.replace("hookbox forward --url", "sh .hookbox/forward.sh --url") : text));
-    mkdirSync(join(repo, ".hookbox"));
-    writeFileSync(join(repo, ".hookbox/forward.sh"), script);
+    const { repo, home } = codexThroughForwardSh();
     mkdirSync(join(repo, "bin"));
     for (const name of ["node", "curl"]) {
       writeFileSync(join(repo, "bin", name), "#!/bin/sh\necho '{}'\n");
@@ -558,20 +555,13 @@ describe("hookbox doctor", () => {
     copyFileSync("dist/cli/hookbox.cjs", join(only, "hookbox"));
     chmodSync(join(only, "hookbox"), 0o755);
     expect(readFileSync(join(only, "hookbox"), "utf8")).toMatch(/^#!\/usr\/bin\/env node\n/);
-    const r = spawnSync(process.execPath, ["dist/cli/main.js", "doctor", repo, "--home", home], {
-      env: { PATH: only, HOME: home, HOOKBOX_TOKEN: TOKEN_A, XDG_CACHE_HOME: home, HOOKBOX_URL: svc.url },
-      encoding: "utf8",
-      timeout: 60_000,
-    });
-    expect(r.status).toBe(1);
-    expect(r.stdout + r.stderr).toMatch(/FAIL +Claude Code +PreToolUse .*\n.*starts with "#!\/usr\/bin\/env node", and node is not on the PATH Claude Code gives its hooks/);
+    const r = doctor(repo, home, TOKEN_A, svc.url, { only });
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/FAIL +Claude Code +PreToolUse .*\n.*starts with "#!\/usr\/bin\/env node", and node is not on the PATH Claude Code gives its hooks/);
   });
 
   it("fails a forward.sh line whose awk is BusyBox's, which reads a large answer for seconds: a hook's long message would outlast the agent's deadline", () => {
-    const script = spawnSync(process.execPath, ["dist/cli/hookbox.cjs", "forward", "--print-script"], { encoding: "utf8" }).stdout;
-    const { repo, home } = workspaceOf(svc.url, (file, text) => (file.endsWith(join(".codex", "hooks.json")) ? text.replace("hookbox forward --url", "sh .hookbox/forward.sh --url") : text));
-    mkdirSync(join(repo, ".hookbox"));
-    writeFileSync(join(repo, ".hookbox/forward.sh"), script);
+    const { repo, home } = codexThroughForwardSh();
     // a system folder of the user's, outside the repository: awk a link to a program named busybox
     const tools = mkdtempSync(join(tmpdir(), "hookbox-doctor-busybox-"));
     copyFileSync(execFileSync("sh", ["-c", "command -v awk"], { encoding: "utf8" }).trim(), join(tools, "busybox"));
@@ -584,20 +574,13 @@ describe("hookbox doctor", () => {
   });
 
   it("fails a forward.sh line where neither sha256sum nor shasum is on the hooks' PATH: forward.sh would keep no failure mode hookbox told", () => {
-    const script = spawnSync(process.execPath, ["dist/cli/hookbox.cjs", "forward", "--print-script"], { encoding: "utf8" }).stdout;
-    const { repo, home } = workspaceOf(svc.url, (file, text) => (file.endsWith(join(".codex", "hooks.json")) ? text.replace("hookbox forward --url", "sh .hookbox/forward.sh --url") : text));
-    mkdirSync(join(repo, ".hookbox"));
-    writeFileSync(join(repo, ".hookbox/forward.sh"), script);
+    const { repo, home } = codexThroughForwardSh();
     // every program the line runs, but a hasher
     const tools = mkdtempSync(join(tmpdir(), "hookbox-doctor-nohash-"));
     for (const tool of ["sh", "curl", "awk", "head", "od", "tr", "cat", "mkdir", "env", "node"]) symlinkSync(execFileSync("sh", ["-c", `command -v ${tool}`], { encoding: "utf8" }).trim(), join(tools, tool));
-    const r = spawnSync(process.execPath, ["dist/cli/main.js", "doctor", repo, "--home", home], {
-      env: { PATH: `${tools}:${bin}`, HOME: home, HOOKBOX_TOKEN: TOKEN_A, XDG_CACHE_HOME: home, HOOKBOX_URL: svc.url },
-      encoding: "utf8",
-      timeout: 60_000,
-    });
-    expect(r.status).toBe(1);
-    expect(r.stdout + r.stderr).toMatch(/FAIL +Codex +PreToolUse .*\n.*neither sha256sum nor shasum is on the PATH Codex gives its hooks/);
+    const r = doctor(repo, home, TOKEN_A, svc.url, { only: `${tools}:${bin}` });
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/FAIL +Codex +PreToolUse .*\n.*neither sha256sum nor shasum is on the PATH Codex gives its hooks/);
   });
 
   it("takes a folder of the repository named like a program for no program, and a Codex config.toml holding an i64 past 2^53 as Codex does", () => {
@@ -652,8 +635,7 @@ describe("hookbox doctor", () => {
       SubagentStop: [line("sh", { args: [".hookbox/forward.sh", "--url", url, "--event", "SubagentStop", "--format", "claude"] })],
     } }));
     writeFileSync(join(repo, ".cursor/hooks.json"), JSON.stringify({ version: 1, hooks: { PreToolUse: [{ command: `hookbox forward --url ${url} --event preToolUse --format cursor` }] } }));
-    mkdirSync(join(repo, ".hookbox"), { recursive: true });
-    writeFileSync(join(repo, ".hookbox/forward.sh"), spawnSync(process.execPath, ["dist/cli/hookbox.cjs", "forward", "--print-script"], { encoding: "utf8" }).stdout);
+    placeForwardSh(repo);
     const r = doctor(repo, home);
     expect(r.code).toBe(1);
     expect(r.out).toMatch(/FAIL +Claude Code +PreToolUse .*\n.*more than a plain "hookbox forward …"/);

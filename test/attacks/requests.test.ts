@@ -25,10 +25,11 @@ const put = (svc: Service, id: string, body: Buffer) =>
   fetch(`${svc.url}/v1/workspaces/${id}`, { method: "PUT", headers: { authorization: `Bearer ${TOKEN_A}` }, body });
 
 /**
- * An event of `body` posted by hand as tenant A: all of it sent but its last byte (the caller sends
- * that, or never does); `answer` is the whole HTTP answer once it has come, or what came before the close.
+ * A request sent by hand as tenant A over its own connection: `line` (method and path), then
+ * `header` with the usual ones; `answer` is the whole HTTP answer once it has come, or what came
+ * before the close. The caller writes the body.
  */
-async function sendAllButLast(url: URL, body: Buffer): Promise<{ socket: ReturnType<typeof connect>; answer: Promise<string> }> {
+async function rawPost(url: URL, line: string, header: string): Promise<{ socket: ReturnType<typeof connect>; answer: Promise<string> }> {
   const socket = connect(Number(url.port), url.hostname);
   await new Promise<void>((r) => socket.once("connect", () => r()));
   let text = "";
@@ -40,9 +41,15 @@ async function sendAllButLast(url: URL, body: Buffer): Promise<{ socket: ReturnT
     socket.on("close", () => resolve(text));
     socket.on("error", () => resolve(text));
   });
-  socket.write(`POST /v1/events/PreToolUse HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${TOKEN_A}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`);
-  socket.write(body.subarray(0, body.length - 1));
+  socket.write(`${line} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${TOKEN_A}\r\nContent-Type: application/json\r\n${header}\r\n\r\n`);
   return { socket, answer };
+}
+
+/** An event of `body` posted by hand: all of it sent but its last byte (the caller sends that, or never does). */
+async function sendAllButLast(url: URL, body: Buffer): Promise<{ socket: ReturnType<typeof connect>; answer: Promise<string> }> {
+  const sent = await rawPost(url, "POST /v1/events/PreToolUse", `Content-Length: ${body.length}`);
+  sent.socket.write(body.subarray(0, body.length - 1));
+  return sent;
 }
 
 describe("names and matchers cost linear time", () => {
@@ -245,25 +252,16 @@ describe("names and matchers cost linear time", () => {
   it("reads an event body sent a byte a chunk into blocks, and refuses one in more than 4096 pieces (BODY_PIECE_BYTES) with 400: the loop answers throughout", async () => {
     const url = new URL(svc.url);
     /** `body` posted chunked, a byte a chunk, ten thousand chunks to a write; the whole answer. */
-    const byBytes = (body: string) =>
-      new Promise<string>((resolve) => {
-        const socket = connect(Number(url.port), url.hostname);
-        let got = "";
-        socket.on("data", (d: Buffer) => {
-          got += d.toString("latin1");
-          if (/\r\n\r\n[\s\S]*\}/.test(got)) socket.destroy();
-        });
-        socket.on("error", () => undefined);
-        socket.on("close", () => resolve(got));
-        socket.write(`POST /v1/events HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${TOKEN_A}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`);
-        void (async () => {
-          for (let at = 0; at < body.length && !socket.destroyed; at += 10_000) {
-            const part = [...body.slice(at, at + 10_000)].map((c) => `1\r\n${c}\r\n`).join("");
-            if (!socket.write(part)) await new Promise((r) => socket.once("drain", r));
-          }
-          if (!socket.destroyed) socket.write("0\r\n\r\n");
-        })();
-      });
+    const byBytes = async (body: string) => {
+      const { socket, answer } = await rawPost(url, "POST /v1/events", "Transfer-Encoding: chunked");
+      void answer.then(() => socket.destroy());
+      for (let at = 0; at < body.length && !socket.destroyed; at += 10_000) {
+        const part = [...body.slice(at, at + 10_000)].map((c) => `1\r\n${c}\r\n`).join("");
+        if (!socket.write(part)) await new Promise((r) => socket.once("drain", r));
+      }
+      if (!socket.destroyed) socket.write("0\r\n\r\n");
+      return answer;
+    };
     const sized = (n: number) => JSON.stringify(pre({ tool_name: "nothing-matches", notes: "" })).replace('"notes":""', `"notes":"${"n".repeat(n)}"`);
     const { value, health } = await underProbe(svc.url, async () => [await byBytes(sized(3_000)), await byBytes(sized(200_000))]);
     expect(value[0]).toMatch(/^HTTP\/1\.1 200 /);
