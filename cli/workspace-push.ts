@@ -4,7 +4,7 @@
  */
 import { createHash } from "node:crypto";
 import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readSync, readdirSync, readlinkSync, realpathSync, statSync, type Stats } from "node:fs";
-import { basename, join, posix, relative, resolve, sep } from "node:path";
+import { basename, dirname, join, posix, relative, resolve, sep } from "node:path";
 import { parseArgs } from "node:util";
 import { gzipSync } from "node:zlib";
 import { createScanner, parse as parseJsonc, printParseErrorCode, type ParseError } from "jsonc-parser";
@@ -61,9 +61,10 @@ export const MAX_PUSH_BYTES = 4 * MAX_UPLOAD_BYTES;
  */
 export const PUSH_DEADLINE_MS = 15 * 60_000;
 /**
- * @default 10 000 — files sent: `[server] max_workspace_entries`, by default (an archive of more
- * entries, the folders its names imply counted too, is refused). The listing stops past it: a
- * folder of a million empty files is never read, packed and held in memory for an upload refused.
+ * @default 10 000 — entries sent, the files and the folders they lie in: `[server]
+ * max_workspace_entries`, by default (an archive of more entries, the folders its names imply
+ * counted too, is refused). The listing stops past it: a folder of a million empty files is never
+ * read, packed and held in memory for an upload refused.
  */
 export const MAX_PUSH_FILES = 10_000;
 /** @default 1 MiB — of each `.json` and `.toml` sent, what is searched for the scripts its hooks name (unsentScripts) */
@@ -460,6 +461,16 @@ async function tarGz(sent: Sent[], warnings: Warnings): Promise<{ archive: Buffe
   return { archive, count, configs };
 }
 
+/** The folders the names of `sent` lie in (each counted once), as the service counts them: an entry each. */
+function foldersOf(sent: Sent[]): number {
+  const folders = new Set<string>();
+  for (const { name } of sent) {
+    // from the file's own folder up, stopping at one already counted (its parents are too)
+    for (let at = dirname(name); at !== "." && !folders.has(at); at = dirname(at)) folders.add(at);
+  }
+  return folders.size;
+}
+
 export async function workspacePush(argv: string[], env: NodeJS.ProcessEnv, deadlineMs = PUSH_DEADLINE_MS): Promise<{ stdout: string; stderr: string; code: number }> {
   const { values, positionals } = parseArgs({
     args: argv, allowPositionals: true,
@@ -491,6 +502,10 @@ export async function workspacePush(argv: string[], env: NodeJS.ProcessEnv, dead
     }
   }
   if (sent.length > MAX_PUSH_FILES) return { stdout: "", stderr: `${skipped.text()}hookbox: more than ${MAX_PUSH_FILES} files to send, the most entries the service takes in one upload (server.max_workspace_entries, by default): nothing sent\n`, code: 65 };
+  const folders = foldersOf(sent);
+  if (sent.length + folders > MAX_PUSH_FILES) {
+    return { stdout: "", stderr: `${skipped.text()}hookbox: ${sent.length} files in ${folders} folders to send, more than ${MAX_PUSH_FILES} entries together — the service counts each folder a name implies —, the most it takes in one upload (server.max_workspace_entries, by default): nothing sent\n`, code: 65 };
+  }
   if (sent.length === 0) return { stdout: "", stderr: `${skipped.text()}hookbox: no hook files in ${oneLine(dir)} (looked for ${[...HOOK_PATHS, ...Object.keys(HOOK_TABLES)].join(", ")}; --all sends the whole folder)\n`, code: 65 };
   const packed = await tarGz(sent, skipped).catch((err: unknown) => {
     if (err instanceof OverLimit) return err;

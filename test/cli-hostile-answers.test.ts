@@ -194,6 +194,26 @@ describe("hookbox workspace push", () => {
     expect(r.stderr).toContain(`more than ${MAX_PUSH_FILES} files to send`);
   });
 
+  it("counts the folders the files lie in as the service does: files and folders past max_workspace_entries together are refused before any is read", async () => {
+    const tree = mkdtempSync(join(dir, "folders-"));
+    // each file in a folder of its own: half of MAX_PUSH_FILES of them come to MAX_PUSH_FILES entries
+    const make = (n: number) => {
+      for (let i = 0; i < n; i++) {
+        mkdirSync(join(tree, `d${i}`), { recursive: true });
+        writeFileSync(join(tree, `d${i}`, "f"), "");
+      }
+    };
+    make(MAX_PUSH_FILES / 2);
+    const at = await workspacePush([tree, "--all", "--id", "x", "--url", "http://127.0.0.1:1"], env);
+    // at the limit: packed, and sent (to nobody here)
+    expect(at.stderr).not.toMatch(/entries together/);
+    expect(at.code).toBe(69);
+    make(MAX_PUSH_FILES / 2 + 1);
+    const over = await workspacePush([tree, "--all", "--id", "x", "--url", "http://127.0.0.1:1"], env);
+    expect(over.code).toBe(65);
+    expect(over.stderr).toContain(`${MAX_PUSH_FILES / 2 + 1} files in ${MAX_PUSH_FILES / 2 + 1} folders to send, more than ${MAX_PUSH_FILES} entries together`);
+  });
+
   it("refuses a file given for the folder with 66, with or without --all, sending nothing", async () => {
     const file = join(dir, "not-a-folder.json");
     writeFileSync(file, "{}");
