@@ -35,19 +35,22 @@ const DISCARD_MS = 2_000;
 export const eventMemoryBudget = (perTenant = TENANT_EVENT_MEMORY_BYTES) =>
   new BodyBudget(perTenant, (now, limit) => `this tenant's events being handled already hold about ${now} bytes (TENANT_EVENT_MEMORY_BYTES: ${limit}); retry when some are answered`);
 
-/** The first HEAD_BYTES of a web body (in-process, `app.request()`), into `head`; the rest not read. */
-async function readHead(body: ReadableStream<Uint8Array> | null, head: Uint8Array[]): Promise<void> {
+/** The first HEAD_BYTES of a web body (in-process, `app.request()`), into `head`, as far as they come within `ms`; the rest not read. */
+async function readHead(body: ReadableStream<Uint8Array> | null, head: Uint8Array[], ms: number): Promise<void> {
   const reader = body?.getReader();
   if (!reader) return;
   let kept = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<{ done: true; value?: undefined }>((resolve) => (timer = setTimeout(resolve, ms, { done: true })));
   try {
     while (kept < HEAD_BYTES) {
-      const { value, done } = await reader.read();
+      const { value, done } = await Promise.race([reader.read(), late]);
       if (done) break;
       head.push(value.subarray(0, HEAD_BYTES - kept));
       kept += Math.min(value.length, HEAD_BYTES - kept);
     }
   } finally {
+    clearTimeout(timer);
     void reader.cancel().catch(() => undefined);
   }
 }
@@ -185,15 +188,27 @@ export function eventNamedIn(text: string): string | undefined {
   return named;
 }
 
-/** A body over the cap (413; on the native endpoints the tenant's failure mode for the event its `head` names). */
+/** A body over the cap (413; on the native endpoints the tenant's failure mode for the event its head names). */
 export class BodyTooLargeError extends HookboxError {
-  constructor(
-    maxBytes: number,
-    /** its first bytes, up to HEAD_BYTES, as far as they were read */
-    readonly head: Uint8Array,
-  ) {
+  constructor(maxBytes: number) {
     super(`the event body is over ${maxBytes} bytes`, "too_large");
   }
+}
+
+/** The head of the body each failed read had come to (see bodyHeadOf). */
+const heads = new WeakMap<object, Uint8Array>();
+
+/**
+ * The first bytes, up to HEAD_BYTES, of the body a read failed on, as far as they came — too large,
+ * refused (429), late (408), in too many pieces: the event its head names is the one the refusal is
+ * answered for (on a native hook's URL that names none, a Stop is not blocked for a body refused).
+ */
+export const bodyHeadOf = (err: unknown): Uint8Array | undefined => (typeof err === "object" && err !== null ? heads.get(err) : undefined);
+
+/** `err`, knowing the head of `pieces` (the body as far as it came). */
+function withHead<E extends Error>(err: E, pieces: Uint8Array[]): E {
+  heads.set(err, Buffer.concat(pieces, Math.min(HEAD_BYTES, pieces.reduce((n, b) => n + b.length, 0))));
+  return err;
 }
 
 /**
@@ -240,7 +255,7 @@ export async function readBody(
   maxBytes: number,
   opts: { budget?: BodyBudget; tenant?: string; readMs?: number } = {},
 ): Promise<Uint8Array> {
-  const tooLarge = (head: Uint8Array[] = []) => new BodyTooLargeError(maxBytes, Buffer.concat(head, Math.min(HEAD_BYTES, head.reduce((n, b) => n + b.length, 0))));
+  const tooLarge = (head: Uint8Array[] = []) => withHead(new BodyTooLargeError(maxBytes), head);
   const length = c.req.header("content-length");
   const declared = Number(length ?? 0);
   const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
@@ -249,7 +264,7 @@ export async function readBody(
     // still arriving is reset, and the reset takes the answer with it.
     const head: Uint8Array[] = [];
     if (incoming && declared <= DISCARD_BYTES) await discard(incoming, DISCARD_MS, head);
-    else if (!incoming) await readHead(c.req.raw.body, head);
+    else if (!incoming) await readHead(c.req.raw.body, head, DISCARD_MS);
     throw tooLarge(head);
   }
   if (incoming?.readableEnded) return new Uint8Array(0);
@@ -258,10 +273,11 @@ export async function readBody(
   try {
     give = opts.budget && opts.tenant !== undefined ? opts.budget.take(opts.tenant, charge) : undefined;
   } catch (err) {
-    // Refused before it is read (429): read and dropped first, never kept, as a body too large is —
-    // a connection closed on a body still arriving is reset, and the reset takes the answer with it.
-    if (incoming) await discard(incoming, DISCARD_MS);
-    throw err;
+    // Refused before it is read (429): read and dropped first, never kept (but its head), as a body
+    // too large is — a connection closed on a body still arriving is reset, and the reset takes the answer with it.
+    const head: Uint8Array[] = [];
+    if (incoming) await discard(incoming, DISCARD_MS, head);
+    throw withHead(err as Error, head);
   }
   const readMs = opts.readMs ?? EVENT_BODY_READ_MS;
   let timer: NodeJS.Timeout | undefined;
@@ -280,33 +296,34 @@ function readNodeBody(incoming: IncomingMessage, maxBytes: number, tooLarge: (he
   return new Promise<Uint8Array>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let bytes = 0;
-    // Too late: what came so far is let go at once, and the rest is not read.
-    late.catch(() => {
-      stop();
-      incoming.pause();
-      chunks.length = 0;
-    });
+    // Small pieces are joined into blocks as they come, and the body may come in so many pieces only (BODY_PIECE_BYTES).
+    const joiner = new PieceJoiner(BODY_BLOCK_BYTES, maxPiecesOf(maxBytes, BODY_PIECE_BYTES), (block) => chunks.push(block));
     const stop = () => {
       incoming.off("data", onData);
       incoming.off("end", onEnd);
       incoming.off("error", onError);
       incoming.off("close", onClose);
     };
-    // Small pieces are joined into blocks as they come, and the body may come in so many pieces only (BODY_PIECE_BYTES).
-    const joiner = new PieceJoiner(BODY_BLOCK_BYTES, maxPiecesOf(maxBytes, BODY_PIECE_BYTES), (block) => chunks.push(block));
+    /** Nothing more is read; what came is whole in `chunks`. */
+    const halt = () => {
+      stop();
+      incoming.pause();
+      joiner.flush();
+    };
+    // Too late: what came so far is let go at once (but its head), and the rest is not read.
+    late.catch((err: Error) => {
+      halt();
+      withHead(err, chunks);
+      chunks.length = 0;
+    });
     const onData = (chunk: Buffer) => {
       bytes += chunk.length;
       if (bytes > maxBytes) {
-        stop();
-        incoming.pause();
-        joiner.flush();
+        halt();
         reject(tooLarge(chunks.length ? chunks : [chunk]));
-        return;
-      }
-      if (!joiner.add(chunk)) {
-        stop();
-        incoming.pause();
-        reject(new BadRequestError(`the event body came in more than ${joiner.maxPieces} pieces, under ${BODY_PIECE_BYTES} bytes each on average (BODY_PIECE_BYTES): send it in larger writes`, "body"));
+      } else if (!joiner.add(chunk)) {
+        halt();
+        reject(withHead(new BadRequestError(`the event body came in more than ${joiner.maxPieces} pieces, under ${BODY_PIECE_BYTES} bytes each on average (BODY_PIECE_BYTES): send it in larger writes`, "body"), chunks));
       }
     };
     const onEnd = () => {

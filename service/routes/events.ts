@@ -13,7 +13,7 @@ import { auditEntry, type AuditEntry } from "../records/audit-log.js";
 import type { Logger } from "pino";
 import { BriefDecisionSchema, EventQuerySchema, queryOf, type EventQuery } from "../schemas.js";
 import type { AppDeps, Env } from "../context.js";
-import { BodyTooLargeError, eventNamedIn, readBody } from "../read-body.js";
+import { bodyHeadOf, eventNamedIn, readBody } from "../read-body.js";
 import { ndjsonLine } from "../ndjson.js";
 
 export function eventRoutes(deps: AppDeps): Hono<Env> {
@@ -32,9 +32,11 @@ export async function handleEvent(c: Context<Env>, deps: AppDeps, eventName: str
   const tenant = c.get("tenant");
   const query = queryOf(c, EventQuerySchema);
   const raw = await readBody(c, deps.limits.maxEventBytes, { budget: deps.bodies, tenant: tenant.name, readMs: deps.limits.eventBodyReadMs }).catch((err: unknown) => {
-    // A body too large still names its event in its head: its refusal is answered for that event
-    // (a native hook's URL that names none — Claude Code's PermissionRequest reads its deny only).
-    const named = eventName ?? (err instanceof BodyTooLargeError ? eventNamedIn(Buffer.from(err.head).toString("utf8")) : undefined);
+    // A body refused — too large, 429, late, in too many pieces — still names its event in its head:
+    // its refusal is answered for that event (a native hook's URL that names none — Claude Code's
+    // PermissionRequest reads its deny only; a Stop is not blocked, which would keep the agent going).
+    const head = bodyHeadOf(err);
+    const named = eventName ?? (head ? eventNamedIn(Buffer.from(head).toString("utf8")) : undefined);
     if (named !== undefined) {
       c.set("event", named);
       c.header("Hookbox-On-Failure", failureModeFor(tenant, named));

@@ -8,7 +8,7 @@ import { serve } from "@hono/node-server";
 import { createHash } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
-import type { AddressInfo } from "node:net";
+import { connect, type AddressInfo, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
@@ -845,6 +845,58 @@ describe.concurrent("admission and shutdown", () => {
     expect(eventNamedIn('{"a":1 /* c */, "hook_event_name":"Stop"}')).toBeUndefined();
     expect(eventNamedIn('{"hook\\u005fevent_name":"Stop"}')).toBe("Stop");
   });
+
+  it("answers a body refused as it arrives — 429, 408, in too many pieces — on a native URL that names no event for the event its head names: a Stop is let end, a PermissionRequest gets its deny object", async ({ expect }) => {
+    const edge = edgeApp({ onFailureB: '"block"', eventBodyReadMs: 300 });
+    const server = serve({ fetch: edge.app.fetch, port: 0, hostname: "127.0.0.1" });
+    await new Promise((r) => server.once("listening", r));
+    const { port } = server.address() as AddressInfo;
+    /** a request by hand as tenant B: `framing` its length header, `body` what is written of it; the answer's body */
+    const sent = (path: string, framing: string, body: string | Buffer) =>
+      new Promise<{ socket: Socket; answer: Promise<string> }>((resolve) => {
+        const socket = connect(port, "127.0.0.1", () => {
+          socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN_B}\r\nContent-Type: application/json\r\n${framing}\r\n\r\n`);
+          socket.write(body);
+          resolve({ socket, answer });
+        });
+        let text = "";
+        const answer = new Promise<string>((done) => {
+          socket.on("data", (d: Buffer) => {
+            text += d.toString("latin1");
+            if (/\r\n\r\n[\s\S]*\}$/.test(text)) done(text.slice(text.indexOf("\r\n\r\n") + 4));
+          });
+          socket.on("close", () => done(text));
+        });
+        socket.on("error", () => undefined);
+      });
+    const eventOf = (name: string, pad = 0) => JSON.stringify({ session_id: "s", hook_event_name: name, tool_name: "Write", tool_input: { file_path: "a", content: "x".repeat(pad) } });
+    const permissionDeny = (why: RegExp) => ({ hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "deny", message: expect.stringMatching(why) } } });
+    const answerTo = async (ways: (name: string) => Promise<{ socket: Socket; answer: Promise<string> }>) => {
+      const out: unknown[] = [];
+      for (const name of ["Stop", "PermissionRequest"]) {
+        const { socket, answer } = await ways(name);
+        out.push(JSON.parse(await answer));
+        socket.destroy();
+      }
+      return out;
+    };
+    try {
+      // a byte a chunk, past 4096 pieces
+      const bytes = (name: string) => [...eventOf(name, 5000)].map((c) => `1\r\n${c}\r\n`).join("") + "0\r\n\r\n";
+      expect(await answerTo((name) => sent("/v1/hooks/claude", "Transfer-Encoding: chunked", bytes(name)))).toEqual([{}, permissionDeny(/BODY_PIECE_BYTES/)]);
+      // all but the last byte, past EVENT_BODY_READ_MS (here 300 ms)
+      const stalled = (name: string) => sent("/v1/hooks/claude", `Content-Length: ${eventOf(name).length + 1}`, eventOf(name));
+      expect(await answerTo(stalled)).toEqual([{}, permissionDeny(/did not arrive within 300 ms/)]);
+      // the tenant's bodies arriving fill its share: the next one is refused before it is read (429)
+      const held = await Promise.all(Array.from({ length: TENANT_BODY_BYTES_IN_FLIGHT / (1024 * 1024) }, () => sent("/v1/events", "Content-Length: 1048576", "{")));
+      await expect.poll(async () => (await edge.request("/v1/events", { ...post({ session_id: "s", hook_event_name: "SessionEnd" }), token: TOKEN_B })).status).toBe(429);
+      const whole = (name: string) => sent("/v1/hooks/claude", `Content-Length: ${eventOf(name).length}`, eventOf(name));
+      expect(await answerTo(whole)).toEqual([{}, permissionDeny(/TENANT_BODY_BYTES_IN_FLIGHT/)]);
+      for (const { socket } of held) socket.destroy();
+    } finally {
+      server.close();
+    }
+  }, 30_000);
 
   it("tells the strictest failure mode on POST /v1/events until the body names its event (too large, not JSON), and that event's from then on (a missing workspace's 404 too)", async () => {
     const edge = edgeApp({ onFailureB: '{ PreToolUse = "block" }' });
