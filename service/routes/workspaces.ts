@@ -41,15 +41,18 @@ export function workspaceRoutes(deps: AppDeps): Hono<Env> {
   };
 
   app.put("/:id", declared, async (c) => {
-    // Over the HTTP adapter, read straight off the Node request, its pieces joined as they come (no
-    // web stream is built around it: one would cost the thread tens of microseconds a piece);
-    // in-process (`app.request()`), the web body's pieces joined the same way.
-    const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
-    const raw = incoming ? joinedBlocks(incoming, max) : c.req.raw.body && joinedWebBlocks(c.req.raw.body, max);
-    if (!raw) throw new BadRequestError("the body must be a tar or tar.gz archive", "body", "archive_invalid");
     const tenant = c.get("tenant").name;
     const inFlight = uploading.get(tenant) ?? 0;
+    // (refused before a byte of it is read: the adapter drains it after the answer)
     if (inFlight >= TENANT_UPLOADS_IN_FLIGHT) throw new OverloadedError(5, `this tenant already has ${inFlight} uploads arriving (TENANT_UPLOADS_IN_FLIGHT: ${TENANT_UPLOADS_IN_FLIGHT}); retry when they are in`);
+    // Over the HTTP adapter, read straight off the Node request, its pieces joined as they come (no
+    // web stream is built around it: one would cost the thread tens of microseconds a piece);
+    // in-process (`app.request()`), the web body's pieces joined the same way. Each piece that
+    // arrives is noted: silence is judged by pieces, not by the blocks they fill.
+    const arrived = { at: performance.now() };
+    const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+    const raw = incoming ? joinedBlocks(incoming, max, arrived) : c.req.raw.body && joinedWebBlocks(c.req.raw.body, max, arrived);
+    if (!raw) throw new BadRequestError("the body must be a tar or tar.gz archive", "body", "archive_invalid");
     uploading.set(tenant, inFlight + 1);
     // One deadline over the whole upload, from here to its swap: the body's arrival and its unpacking
     // (an archive may hold the parser once all its bytes are in) alike.
@@ -62,7 +65,7 @@ export function workspaceRoutes(deps: AppDeps): Hono<Env> {
     }, maxMs);
     let info;
     try {
-      body = counted(raw, max, overMessage, idleMs, deadline.signal);
+      body = counted(raw, max, overMessage, idleMs, deadline.signal, arrived);
       info = await deps.workspaces.put(tenant, c.req.param("id"), body.chunks, deadline.signal);
     } catch (err) {
       // Refused before the whole archive came: read the rest first, so the client, still sending,
@@ -114,12 +117,17 @@ export const UPLOAD_PIECE_BYTES = 512;
 const tooManyPieces = (maxPieces: number) =>
   new BadRequestError(`the upload came in more than ${maxPieces} pieces, under ${UPLOAD_PIECE_BYTES} bytes each on average (UPLOAD_PIECE_BYTES): send it in larger writes`, "body", "archive_invalid");
 
+/** When the last piece of an upload arrived (`performance.now()`). */
+interface Arrived {
+  at: number;
+}
+
 /**
  * A Node request's body as a stream of blocks of UPLOAD_BLOCK_BYTES (the last one shorter): each
  * piece copied into the block as it comes, counted — past `maxBytes` / UPLOAD_PIECE_BYTES of them the
  * stream fails and nothing more is read —, the request paused while blocks wait to be read.
  */
-function joinedBlocks(incoming: IncomingMessage, maxBytes: number): ReadableStream<Uint8Array> {
+function joinedBlocks(incoming: IncomingMessage, maxBytes: number, arrived: Arrived): ReadableStream<Uint8Array> {
   const stop = () => {
     incoming.off("data", onData);
     incoming.off("end", onEnd);
@@ -130,6 +138,7 @@ function joinedBlocks(incoming: IncomingMessage, maxBytes: number): ReadableStre
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   const joiner = new PieceJoiner(UPLOAD_BLOCK_BYTES, maxPiecesOf(maxBytes, UPLOAD_PIECE_BYTES), (block) => controller.enqueue(block));
   const onData = (piece: Buffer) => {
+    arrived.at = performance.now();
     if (!joiner.add(piece)) {
       stop();
       controller.error(tooManyPieces(joiner.maxPieces));
@@ -170,7 +179,7 @@ function joinedBlocks(incoming: IncomingMessage, maxBytes: number): ReadableStre
 }
 
 /** A web body (in-process, `app.request()`) as the same blocks, its pieces counted the same way. */
-function joinedWebBlocks(body: ReadableStream<Uint8Array>, maxBytes: number): ReadableStream<Uint8Array> {
+function joinedWebBlocks(body: ReadableStream<Uint8Array>, maxBytes: number, arrived: Arrived): ReadableStream<Uint8Array> {
   let joiner!: PieceJoiner;
   return body.pipeThrough(
     new TransformStream<Uint8Array, Uint8Array>({
@@ -178,6 +187,7 @@ function joinedWebBlocks(body: ReadableStream<Uint8Array>, maxBytes: number): Re
         joiner = new PieceJoiner(UPLOAD_BLOCK_BYTES, maxPiecesOf(maxBytes, UPLOAD_PIECE_BYTES), (block) => controller.enqueue(block));
       },
       transform(piece, controller) {
+        arrived.at = performance.now();
         if (!joiner.add(Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength))) controller.error(tooManyPieces(joiner.maxPieces));
       },
       flush() {
@@ -193,19 +203,24 @@ function joinedWebBlocks(body: ReadableStream<Uint8Array>, maxBytes: number): Re
  * deadline's reason once it aborts. Stopping early does not cancel the stream: `drain` reads and
  * discards what is left, up to `maxBytes` in all; `cancel` lets go of it. `whole`: whether all of it came.
  */
-function counted(body: ReadableStream<Uint8Array>, maxBytes: number, message: string, idleMs: number, deadline: AbortSignal): { chunks: AsyncIterable<Uint8Array>; whole(): boolean; drain(): Promise<void>; cancel(): void } {
+function counted(body: ReadableStream<Uint8Array>, maxBytes: number, message: string, idleMs: number, deadline: AbortSignal, arrived: Arrived): { chunks: AsyncIterable<Uint8Array>; whole(): boolean; drain(): Promise<void>; cancel(): void } {
   const reader = body.getReader();
   let seen = 0;
   let whole = false;
   // One idle timer and one deadline listener for the whole upload (a timer and a listener made for
-  // each piece would cost the thread more than the piece): the timer counts only while a piece is
-  // waited for — the archive's own work between reads is no client's silence.
+  // each piece would cost the thread more than the piece): the timer counts only while a block is
+  // waited for — the archive's own work between reads is no client's silence — and from the last
+  // piece that arrived: a client sending slowly, its block not yet full, is not silent.
   let fail: (err: Error) => void = () => undefined;
   const stopped = new Promise<never>((_, reject) => (fail = reject));
   stopped.catch(() => undefined);
   let waiting = false;
-  const idle = setTimeout(function silent() {
-    if (waiting) fail(new HookboxError(`the upload sent nothing for ${idleMs} ms${idleMs === UPLOAD_IDLE_MS ? " (UPLOAD_IDLE_MS)" : ""}`, "body_timeout"));
+  let waitedFrom = 0;
+  let idle = setTimeout(function silent() {
+    if (!waiting) return;
+    const quiet = performance.now() - Math.max(waitedFrom, arrived.at);
+    if (quiet < idleMs) idle = setTimeout(silent, Math.max(1, idleMs - quiet)).unref();
+    else fail(new HookboxError(`the upload sent nothing for ${idleMs} ms${idleMs === UPLOAD_IDLE_MS ? " (UPLOAD_IDLE_MS)" : ""}`, "body_timeout"));
   }, idleMs).unref();
   const aborted = () => fail(deadline.reason as Error);
   deadline.addEventListener("abort", aborted, { once: true });
@@ -217,6 +232,7 @@ function counted(body: ReadableStream<Uint8Array>, maxBytes: number, message: st
   const next = async () => {
     deadline.throwIfAborted();
     waiting = true;
+    waitedFrom = performance.now();
     idle.refresh();
     try {
       return await Promise.race([reader.read(), stopped]);

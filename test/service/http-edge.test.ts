@@ -25,12 +25,35 @@ import { duplicateKey, MAX_EVENT_CONTAINERS } from "../../engine/event-body.js";
 import { WorkspaceStore } from "../../engine/workspace-store.js";
 import { MAX_SESSIONS_PER_TENANT, Sessions } from "../../service/records/sessions.js";
 import { edgeApp } from "../helpers/app.js";
-import { TOKEN_B } from "../helpers/service.js";
+import { TOKEN_A, TOKEN_B } from "../helpers/service.js";
 import { badSizeMember, rawMember, TAR_END, tarOf } from "../helpers/tar.js";
 
 const rmEvent = { session_id: "s-1", hook_event_name: "PreToolUse", tool_name: "shell", tool_input: { command: "rm -rf /tmp/old" } };
 const post = (body: unknown) => ({ method: "POST", body: typeof body === "string" ? body : JSON.stringify(body) });
 const errorOf = async (res: Response) => ErrorSchema.parse(await res.json()).error;
+
+/**
+ * A request written by hand to `port`: its request line and headers `head` (no blank line after),
+ * then `body`; `answer` is the answer's body once whole, or all that came before the close.
+ */
+function byHand(port: number, head: string, body: string | Buffer): Promise<{ socket: Socket; answer: Promise<string> }> {
+  return new Promise((resolve) => {
+    const socket = connect(port, "127.0.0.1", () => {
+      socket.write(`${head}\r\n\r\n`);
+      socket.write(body);
+      resolve({ socket, answer });
+    });
+    let text = "";
+    const answer = new Promise<string>((done) => {
+      socket.on("data", (d: Buffer) => {
+        text += d.toString("latin1");
+        if (/\r\n\r\n[\s\S]*\}$/.test(text)) done(text.slice(text.indexOf("\r\n\r\n") + 4));
+      });
+      socket.on("close", () => done(text));
+    });
+    socket.on("error", () => undefined);
+  });
+}
 
 describe("a URL whose percent-encoding is no UTF-8", () => {
   const edge = edgeApp();
@@ -851,24 +874,8 @@ describe.concurrent("admission and shutdown", () => {
     const server = serve({ fetch: edge.app.fetch, port: 0, hostname: "127.0.0.1" });
     await new Promise((r) => server.once("listening", r));
     const { port } = server.address() as AddressInfo;
-    /** a request by hand as tenant B: `framing` its length header, `body` what is written of it; the answer's body */
     const sent = (path: string, framing: string, body: string | Buffer) =>
-      new Promise<{ socket: Socket; answer: Promise<string> }>((resolve) => {
-        const socket = connect(port, "127.0.0.1", () => {
-          socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN_B}\r\nContent-Type: application/json\r\n${framing}\r\n\r\n`);
-          socket.write(body);
-          resolve({ socket, answer });
-        });
-        let text = "";
-        const answer = new Promise<string>((done) => {
-          socket.on("data", (d: Buffer) => {
-            text += d.toString("latin1");
-            if (/\r\n\r\n[\s\S]*\}$/.test(text)) done(text.slice(text.indexOf("\r\n\r\n") + 4));
-          });
-          socket.on("close", () => done(text));
-        });
-        socket.on("error", () => undefined);
-      });
+      byHand(port, `POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN_B}\r\nContent-Type: application/json\r\n${framing}`, body);
     const eventOf = (name: string, pad = 0) => JSON.stringify({ session_id: "s", hook_event_name: name, tool_name: "Write", tool_input: { file_path: "a", content: "x".repeat(pad) } });
     const permissionDeny = (why: RegExp) => ({ hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "deny", message: expect.stringMatching(why) } } });
     const answerTo = async (ways: (name: string) => Promise<{ socket: Socket; answer: Promise<string> }>) => {
@@ -1485,6 +1492,28 @@ describe("tenant scoping", () => {
     const bytes = await put(1);
     expect(bytes.status).toBe(400);
     expect(await errorOf(bytes)).toMatchObject({ code: "archive_invalid", message: expect.stringMatching(/more than 4096 pieces.*UPLOAD_PIECE_BYTES/) });
+  });
+
+  it("judges an upload's silence by the pieces that arrive, not the blocks they fill: one sending 1 KiB every 100 ms is never idle for 500 ms", async () => {
+    const edge = edgeApp({ uploadIdleMs: 500 });
+    const server = serve({ fetch: edge.app.fetch, port: 0, hostname: "127.0.0.1" });
+    await new Promise((r) => server.once("listening", r));
+    try {
+      const { port } = server.address() as AddressInfo;
+      // about 21 KiB: a third of a block, arriving over 2 s
+      const tar = await tarOf([{ name: "README.md", content: "x".repeat(20_000) }]);
+      const { socket, answer } = await byHand(port, `PUT /v1/workspaces/slow HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN_A}\r\nContent-Length: ${tar.length}`, tar.subarray(0, 1024));
+      let answered = false;
+      void answer.then(() => (answered = true));
+      for (let at = 1024; at < tar.length && !answered; at += 1024) {
+        await new Promise((r) => setTimeout(r, 100));
+        socket.write(tar.subarray(at, at + 1024));
+      }
+      expect(JSON.parse(await answer)).toMatchObject({ id: "slow", files: 1 });
+      socket.destroy();
+    } finally {
+      server.close();
+    }
   });
 
   it("refuses an archive cut off between its entries (no end blocks) and keeps the workspace it would have replaced", async () => {
