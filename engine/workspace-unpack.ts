@@ -135,14 +135,8 @@ export async function unpack(body: AsyncIterable<Uint8Array>, dest: string, limi
       done(null, chunk);
     },
   });
-  // The zero bytes the archive ends in so far, up to the two blocks that end a tar: at most that much
-  // of each chunk is looked at.
-  let endZeros = 0;
   const counter = new Transform({
     transform(chunk: Buffer, _encoding, done) {
-      let zeros = 0;
-      while (zeros < chunk.byteLength && zeros < TAR_END_BYTES && chunk[chunk.byteLength - 1 - zeros] === 0) zeros++;
-      endZeros = zeros === chunk.byteLength ? Math.min(TAR_END_BYTES, endZeros + zeros) : zeros;
       unpacked += chunk.byteLength;
       if (unpacked > limits.maxUnpackedBytes) return done(tooLarge(`unpacks to more than ${limits.maxUnpackedBytes} bytes (4 × server.max_body_bytes)`));
       if (unpacked > UNPACK_RATIO_FLOOR_BYTES && unpacked > limits.maxUnpackRatio * uploaded)
@@ -193,6 +187,7 @@ export async function unpack(body: AsyncIterable<Uint8Array>, dest: string, limi
 
   const ex = extract();
   guardMetaHeaders(ex, limits.maxEntries);
+  const endBlocks = endBlocksOf(ex);
   /**
    * The current entry's work, and the first refusal of any: tar-stream may end (its pipeline
    * resolved) while the last entry is still being written — an archive without its end blocks
@@ -314,16 +309,38 @@ export async function unpack(body: AsyncIterable<Uint8Array>, dest: string, limi
     // (after its links are judged: a link out is refused as such)
     // Cut off between its entries (the command that made it killed, the pipe to the upload ended
     // early): what came reads as a smaller archive, which stored would replace the workspace without
-    // the hook files that were still to come. Every tar ends in two blocks of zeros.
-    if (endZeros < TAR_END_BYTES) throw new BadRequestError("the archive ends without the two zero blocks that end a tar: it was cut off (did the command that made it fail?): nothing was stored", "body", "archive_invalid");
+    // the hook files that were still to come. Every tar ends in two blocks of zeros where the next
+    // header would stand (zeros a file's own bytes end in are no end).
+    if (endBlocks() < TAR_END_BLOCKS) throw new BadRequestError("the archive ends without the two zero blocks that end a tar: it was cut off (did the command that made it fail?): nothing was stored", "body", "archive_invalid");
     return { digest: `sha256:${hash.digest("hex")}`, files, bytes, folders: made, charged };
   } finally {
     deadline?.removeEventListener("abort", stop);
   }
 }
 
-/** the two 512-byte blocks of zeros every tar ends in */
-const TAR_END_BYTES = 1024;
+/** the blocks of zeros every tar ends in */
+const TAR_END_BLOCKS = 2;
+
+/**
+ * How many blocks of zeros the archive ends in where a header would stand: tar-stream reads such
+ * a block as no header and goes on to the next (`_consumeHeader`, tar-stream 3.2, pinned); each
+ * header it reads is seen here after that step, a block of zeros counted, any other header
+ * starting the count again.
+ */
+function endBlocksOf(ex: ReturnType<typeof extract>): () => number {
+  const inner = ex as unknown as { _header: Header | null; _locked: boolean; _consumeHeader: () => boolean };
+  if (typeof inner._consumeHeader !== "function") throw new Error("tar-stream's header step is missing: hookbox cannot tell where an archive ends");
+  const consume = inner._consumeHeader.bind(inner);
+  let zeros = 0;
+  inner._consumeHeader = () => {
+    // (locked: the step reads nothing until the entry before is done)
+    if (inner._locked) return consume();
+    const went = consume();
+    zeros = inner._header === null ? zeros + 1 : 0;
+    return went;
+  };
+  return () => zeros;
+}
 
 /**
  * Every extended header is judged before tar-stream decodes it: one past MAX_META_HEADER_BYTES, or

@@ -1529,6 +1529,13 @@ describe("tenant scoping", () => {
       expect(await errorOf(res)).toMatchObject({ code: "archive_invalid", message: expect.stringMatching(/cut off|not a tar/) });
       expect(((await (await edge.request("/v1/workspaces/cut")).json()) as { hooks: unknown[] }).hooks).toHaveLength(1);
     }
+    // cut right after a file whose own bytes end in two blocks of zeros: no end blocks where a header would stand
+    const zeros = await tarOf([{ name: "README.md", content: "r" }, { name: "data.bin", content: "x" + "\0".repeat(2047) }, { name: ".claude/settings.json", content: guard }]);
+    expect((await put(zeros)).status).toBe(200);
+    const cut = await put(zeros.subarray(0, 3 * 512 + 2048));
+    expect(cut.status).toBe(400);
+    expect(await errorOf(cut)).toMatchObject({ code: "archive_invalid", message: expect.stringMatching(/cut off/) });
+    expect(((await (await edge.request("/v1/workspaces/cut")).json()) as { hooks: unknown[] }).hooks).toHaveLength(1);
   });
 
   it("refuses an upload over the limit with 413", async () => {
