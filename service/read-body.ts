@@ -338,6 +338,8 @@ function readNodeBody(incoming: IncomingMessage, maxBytes: number, tooLarge: (he
       reject(new HookboxError(`the body could not be read: ${err.message}`, "body_incomplete", { cause: err }));
     };
     const onClose = () => onError(new Error("the client went away before the body was read"));
+    // gone before it was read: its close will not come again
+    if (incoming.destroyed) return onClose();
     incoming.on("data", onData);
     incoming.once("end", onEnd);
     incoming.once("error", onError);

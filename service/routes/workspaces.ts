@@ -162,6 +162,8 @@ function joinedBlocks(incoming: IncomingMessage, maxBytes: number, arrived: Arri
       start(c) {
         controller = c;
         if (incoming.readableEnded) return c.close();
+        // gone before it was read: its close will not come again
+        if (incoming.destroyed) return onClose();
         incoming.on("data", onData);
         incoming.once("end", onEnd);
         incoming.once("error", onError);
@@ -260,11 +262,16 @@ function counted(body: ReadableStream<Uint8Array>, maxBytes: number, message: st
     },
     async drain() {
       const deadline = Date.now() + DRAIN_MS;
-      const timeout = new Promise<"timeout">((resolve) => setTimeout(resolve, DRAIN_MS, "timeout").unref());
-      while (seen <= maxBytes && Date.now() < deadline) {
-        const r = await Promise.race([reader.read(), timeout]).catch(() => "timeout" as const);
-        if (r === "timeout" || r.done) return;
-        seen += r.value.byteLength;
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<"timeout">((resolve) => (timer = setTimeout(resolve, DRAIN_MS, "timeout").unref()));
+      try {
+        while (seen <= maxBytes && Date.now() < deadline) {
+          const r = await Promise.race([reader.read(), timeout]).catch(() => "timeout" as const);
+          if (r === "timeout" || r.done) return;
+          seen += r.value.byteLength;
+        }
+      } finally {
+        clearTimeout(timer);
       }
     },
   };
