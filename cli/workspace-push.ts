@@ -408,13 +408,13 @@ function readAtMost(fd: number, size: number, max: number): Buffer | undefined {
  * MAX_SCANNED_BYTES each), as read for it. Each file's size is judged before it is read: OverLimit
  * past a limit of the service's.
  */
-async function tarGz(sent: Sent[], warnings: Warnings): Promise<{ archive: Buffer; count: number; configs: Map<string, string> }> {
+async function tarGz(sent: Sent[], warnings: Warnings): Promise<{ archive: Buffer; packed: string[]; configs: Map<string, string> }> {
   const configs = new Map<string, string>();
   const p = pack();
   const chunks: Buffer[] = [];
   p.on("data", (c: unknown) => chunks.push(c as Buffer));
   const ended = new Promise<void>((r) => p.on("end", () => r()));
-  let count = 0;
+  const packed: string[] = [];
   let total = 0;
   for (const { name, from, hooksOnly, listed } of sent) {
     const hookFile = isHookFile(name.split(sep).join("/"));
@@ -446,7 +446,7 @@ async function tarGz(sent: Sent[], warnings: Warnings): Promise<{ archive: Buffe
       total += body.length;
       if (/\.(json|toml)$/.test(name)) configs.set(name, body.subarray(0, MAX_SCANNED_BYTES).toString("utf8"));
       await new Promise<void>((res, rej) => p.entry({ name, mode: st.mode & 0o777 }, body, (e) => (e ? rej(e) : res())));
-      count++;
+      packed.push(name);
     } catch (err) {
       if (err instanceof OverLimit) throw err;
       warnings.push(`warning: ${oneLine(name)} could not be read (${oneLine((err as Error).message)}): skipped\n`);
@@ -458,13 +458,13 @@ async function tarGz(sent: Sent[], warnings: Warnings): Promise<{ archive: Buffe
   await ended;
   const archive = gzipSync(Buffer.concat(chunks));
   if (archive.length > MAX_UPLOAD_BYTES) throw new OverLimit(`the archive is over ${MAX_UPLOAD_BYTES} bytes, the most the service takes (server.max_body_bytes, by default)`);
-  return { archive, count, configs };
+  return { archive, packed, configs };
 }
 
-/** The folders the names of `sent` lie in (each counted once), as the service counts them: an entry each. */
-function foldersOf(sent: Sent[]): number {
+/** The folders `names` lie in (each counted once), as the service counts them: an entry each. */
+function foldersOf(names: string[]): number {
   const folders = new Set<string>();
-  for (const { name } of sent) {
+  for (const name of names) {
     // from the file's own folder up, stopping at one already counted (its parents are too)
     for (let at = dirname(name); at !== "." && !folders.has(at); at = dirname(at)) folders.add(at);
   }
@@ -502,10 +502,6 @@ export async function workspacePush(argv: string[], env: NodeJS.ProcessEnv, dead
     }
   }
   if (sent.length > MAX_PUSH_FILES) return { stdout: "", stderr: `${skipped.text()}hookbox: more than ${MAX_PUSH_FILES} files to send, the most entries the service takes in one upload (server.max_workspace_entries, by default): nothing sent\n`, code: 65 };
-  const folders = foldersOf(sent);
-  if (sent.length + folders > MAX_PUSH_FILES) {
-    return { stdout: "", stderr: `${skipped.text()}hookbox: ${sent.length} files in ${folders} folders to send, more than ${MAX_PUSH_FILES} entries together — the service counts each folder a name implies —, the most it takes in one upload (server.max_workspace_entries, by default): nothing sent\n`, code: 65 };
-  }
   if (sent.length === 0) return { stdout: "", stderr: `${skipped.text()}hookbox: no hook files in ${oneLine(dir)} (looked for ${[...HOOK_PATHS, ...Object.keys(HOOK_TABLES)].join(", ")}; --all sends the whole folder)\n`, code: 65 };
   const packed = await tarGz(sent, skipped).catch((err: unknown) => {
     if (err instanceof OverLimit) return err;
@@ -514,8 +510,14 @@ export async function workspacePush(argv: string[], env: NodeJS.ProcessEnv, dead
   if (packed instanceof OverLimit) return { stdout: "", stderr: `${skipped.text()}hookbox: ${packed.message}: nothing sent\n`, code: 65 };
   // Every file skipped (a settings file with no hook settings, files that could not be read): an
   // archive of nothing, which the service refuses — said here as what it is.
-  if (packed.count === 0) return { stdout: "", stderr: `${skipped.text()}hookbox: no hook settings in ${oneLine(dir)} (the files found hold none, or could not be read): nothing sent\n`, code: 65 };
-  const { archive, count, configs } = packed;
+  if (packed.packed.length === 0) return { stdout: "", stderr: `${skipped.text()}hookbox: no hook settings in ${oneLine(dir)} (the files found hold none, or could not be read): nothing sent\n`, code: 65 };
+  const { archive, configs } = packed;
+  const count = packed.packed.length;
+  // the files packed and the folders they lie in: the service counts each folder a name implies
+  const folders = foldersOf(packed.packed);
+  if (count + folders > MAX_PUSH_FILES) {
+    return { stdout: "", stderr: `${skipped.text()}hookbox: ${count} files in ${folders} folders to send, more than ${MAX_PUSH_FILES} entries together — the service counts each folder a name implies —, the most it takes in one upload (server.max_workspace_entries, by default): nothing sent\n`, code: 65 };
+  }
   if (!values.all) unsentScripts(dir, sent, configs, skipped);
   const id = values.id ?? `${basename(given).replace(/[^A-Za-z0-9._-]/g, "-").replace(/^[^A-Za-z0-9]+/, "") || "ws"}-${createHash("sha256").update(archive).digest("hex").slice(0, 12)}`;
   const token = values.token ?? env.HOOKBOX_TOKEN;

@@ -325,7 +325,8 @@ const TAR_END_BLOCKS = 2;
  * How many blocks of zeros the archive ends in where a header would stand: tar-stream reads such
  * a block as no header and goes on to the next (`_consumeHeader`, tar-stream 3.2, pinned); each
  * header it reads is seen here after that step, a block of zeros counted, any other header
- * starting the count again.
+ * starting the count again. (One step reads one header: the unpacker lets tar-stream go on to the
+ * next entry only from a later turn — its work `.then(() => next())` —, never from inside this one.)
  */
 function endBlocksOf(ex: ReturnType<typeof extract>): () => number {
   const inner = ex as unknown as { _header: Header | null; _locked: boolean; _consumeHeader: () => boolean };

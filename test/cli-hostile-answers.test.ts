@@ -194,7 +194,7 @@ describe("hookbox workspace push", () => {
     expect(r.stderr).toContain(`more than ${MAX_PUSH_FILES} files to send`);
   });
 
-  it("counts the folders the files lie in as the service does: files and folders past max_workspace_entries together are refused before any is read", async () => {
+  it("counts the folders the files packed lie in as the service does: files and folders past max_workspace_entries together are refused, nothing sent", async () => {
     const tree = mkdtempSync(join(dir, "folders-"));
     // each file in a folder of its own: half of MAX_PUSH_FILES of them come to MAX_PUSH_FILES entries
     const make = (n: number) => {

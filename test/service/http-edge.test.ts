@@ -870,11 +870,11 @@ describe.concurrent("admission and shutdown", () => {
   });
 
   it("answers a body refused as it arrives — 429, 408, in too many pieces — on a native URL that names no event for the event its head names: a Stop is let end, a PermissionRequest gets its deny object", async ({ expect }) => {
-    const edge = edgeApp({ onFailureB: '"block"', eventBodyReadMs: 300 });
-    const server = serve({ fetch: edge.app.fetch, port: 0, hostname: "127.0.0.1" });
-    await new Promise((r) => server.once("listening", r));
-    const { port } = server.address() as AddressInfo;
-    const sent = (path: string, framing: string, body: string | Buffer) =>
+    // the 429's bodies held for as long as the test takes; the 408's late after 300 ms
+    const servers = [edgeApp({ onFailureB: '"block"', eventBodyReadMs: 300 }), edgeApp({ onFailureB: '"block"', eventBodyReadMs: 30_000 })].map((edge) => ({ edge, server: serve({ fetch: edge.app.fetch, port: 0, hostname: "127.0.0.1" }) }));
+    await Promise.all(servers.map(({ server }) => new Promise((r) => server.once("listening", r))));
+    const [late, held] = servers.map(({ edge, server }) => ({ edge, port: (server.address() as AddressInfo).port })) as [{ edge: ReturnType<typeof edgeApp>; port: number }, { edge: ReturnType<typeof edgeApp>; port: number }];
+    const sent = (port: number, path: string, framing: string, body: string | Buffer) =>
       byHand(port, `POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN_B}\r\nContent-Type: application/json\r\n${framing}`, body);
     const eventOf = (name: string, pad = 0) => JSON.stringify({ session_id: "s", hook_event_name: name, tool_name: "Write", tool_input: { file_path: "a", content: "x".repeat(pad) } });
     const permissionDeny = (why: RegExp) => ({ hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "deny", message: expect.stringMatching(why) } } });
@@ -890,18 +890,18 @@ describe.concurrent("admission and shutdown", () => {
     try {
       // a byte a chunk, past 4096 pieces
       const bytes = (name: string) => [...eventOf(name, 5000)].map((c) => `1\r\n${c}\r\n`).join("") + "0\r\n\r\n";
-      expect(await answerTo((name) => sent("/v1/hooks/claude", "Transfer-Encoding: chunked", bytes(name)))).toEqual([{}, permissionDeny(/BODY_PIECE_BYTES/)]);
+      expect(await answerTo((name) => sent(late.port, "/v1/hooks/claude", "Transfer-Encoding: chunked", bytes(name)))).toEqual([{}, permissionDeny(/BODY_PIECE_BYTES/)]);
       // all but the last byte, past EVENT_BODY_READ_MS (here 300 ms)
-      const stalled = (name: string) => sent("/v1/hooks/claude", `Content-Length: ${eventOf(name).length + 1}`, eventOf(name));
+      const stalled = (name: string) => sent(late.port, "/v1/hooks/claude", `Content-Length: ${eventOf(name).length + 1}`, eventOf(name));
       expect(await answerTo(stalled)).toEqual([{}, permissionDeny(/did not arrive within 300 ms/)]);
       // the tenant's bodies arriving fill its share: the next one is refused before it is read (429)
-      const held = await Promise.all(Array.from({ length: TENANT_BODY_BYTES_IN_FLIGHT / (1024 * 1024) }, () => sent("/v1/events", "Content-Length: 1048576", "{")));
-      await expect.poll(async () => (await edge.request("/v1/events", { ...post({ session_id: "s", hook_event_name: "SessionEnd" }), token: TOKEN_B })).status).toBe(429);
-      const whole = (name: string) => sent("/v1/hooks/claude", `Content-Length: ${eventOf(name).length}`, eventOf(name));
+      const holding = await Promise.all(Array.from({ length: TENANT_BODY_BYTES_IN_FLIGHT / (1024 * 1024) }, () => sent(held.port, "/v1/events", "Content-Length: 1048576", "{")));
+      await expect.poll(async () => (await held.edge.request("/v1/events", { ...post({ session_id: "s", hook_event_name: "SessionEnd" }), token: TOKEN_B })).status).toBe(429);
+      const whole = (name: string) => sent(held.port, "/v1/hooks/claude", `Content-Length: ${eventOf(name).length}`, eventOf(name));
       expect(await answerTo(whole)).toEqual([{}, permissionDeny(/TENANT_BODY_BYTES_IN_FLIGHT/)]);
-      for (const { socket } of held) socket.destroy();
+      for (const { socket } of holding) socket.destroy();
     } finally {
-      server.close();
+      for (const { server } of servers) server.close();
     }
   }, 30_000);
 
