@@ -77,6 +77,8 @@ const LINES_AT_ONCE = 4;
 export const MAX_DOCTOR_FOLDER_FILES = 512;
 /** @default 16 MiB — configuration read in one run, all files together; past it the rest are named, not read. */
 export const MAX_DOCTOR_READ_BYTES = 16 * 1024 * 1024;
+/** @default 10 s — how long the canary an HTTP hook's URL is sent may take to be answered */
+const HTTP_CHECK_MS = 10_000;
 /** @default 16384 — hook entries kept from all files (hookbox lines or not); past it the rest are named, not read. */
 export const MAX_DOCTOR_ENTRIES = 16_384;
 
@@ -651,7 +653,7 @@ async function checkHttp(entry: Entry, env: NodeJS.ProcessEnv): Promise<Finding>
       return { entry, ok: false, message: `${AGENT_NAME[entry.agent]} gives up on this HTTP hook after ${entry.timeoutS} s, but hookbox answers it by ${byMs / 1000} s: add the header "Hookbox-Answer-By-Ms": "${Math.round(entry.timeoutS * 900)}"` };
   }
   try {
-    const res = await fetch(url, { method: "POST", redirect: "error", headers: { "content-type": "application/json", ...headers, "hookbox-canary": "block" }, body: JSON.stringify(canaryPayload(entry)), signal: AbortSignal.timeout(10_000) });
+    const res = await fetch(url, { method: "POST", redirect: "error", headers: { "content-type": "application/json", ...headers, "hookbox-canary": "block" }, body: JSON.stringify(canaryPayload(entry)), signal: AbortSignal.timeout(HTTP_CHECK_MS) });
     // No more than the forwarders read of an answer: a server that answers without end holds no memory.
     const text = await readText(res, MAX_ANSWER_BYTES);
     // hookbox answers a token of no tenant with a block in the agent's JSON (a 401 would be a silent allow)

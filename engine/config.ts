@@ -76,8 +76,7 @@ const ServerSchema = z.strictObject({
   shutdown_grace_ms: TimerMs.nonnegative().default(10_000),
   /** @default "64m" — each tenant's audit file (audit/<tenant>.jsonl) is rotated past this size */
   audit_max_bytes: Bytes.default("64m"),
-  /** @default 5 — rotated audit files kept per tenant (<file>.1 … .N) */
-  /** @default 5; at most MAX_AUDIT_KEEP — each rotation renames every kept file in turn, while an event waits for its line */
+  /** @default 5; at most MAX_AUDIT_KEEP — rotated audit files kept per tenant (<file>.1 … .N); each rotation renames every kept file in turn, while an event waits for its line */
   audit_keep: z.number().int().nonnegative().max(MAX_AUDIT_KEEP, `audit_keep is at most ${MAX_AUDIT_KEEP} (MAX_AUDIT_KEEP): each rotation renames every kept file while an event waits for its audit line`).default(5),
   /** @default "1g" — per tenant, all its workspaces together (unpacked); [[tenants]] may override */
   max_workspace_bytes: Bytes.default("1g"),

@@ -156,7 +156,6 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
   const scratchProblem = await container.scratchProblem();
   if (scratchProblem) logger.error({ problem: scratchProblem }, "writes to /workspace cannot be bounded here: container hooks with a workspace will fail to start");
   const reaper = startReaper(container, {
-    intervalMs: 10_000,
     onReaped: (count) => logger.warn({ count }, "removed leftover hook containers"),
     onError: (err) => logger.debug({ err }, "reaper could not reach the container engine"),
   });

@@ -56,7 +56,10 @@ export interface Reaper {
   stop(): void;
 }
 
-/** @default intervalMs 30 s */
+/** @default 10 s — how often leftover hook containers (past their deadline, their service gone) are looked for and removed */
+export const REAP_INTERVAL_MS = 10_000;
+
+/** Sweeps `target` every `intervalMs` (REAP_INTERVAL_MS). */
 export function startReaper(target: Reapable, opts: { intervalMs?: number; onReaped?: (count: number) => void; onError?: (err: unknown) => void } = {}): Reaper {
   // One sweep at a time: on a hung engine, ticks do not pile calls up behind the one waiting.
   let sweeping = false;
@@ -69,7 +72,7 @@ export function startReaper(target: Reapable, opts: { intervalMs?: number; onRea
     ).finally(() => { sweeping = false; });
   };
   sweep();
-  const timer = setInterval(sweep, opts.intervalMs ?? 30_000);
+  const timer = setInterval(sweep, opts.intervalMs ?? REAP_INTERVAL_MS);
   timer.unref();
   return { stop: () => clearInterval(timer) };
 }

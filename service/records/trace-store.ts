@@ -89,6 +89,11 @@ interface Pending {
   text: () => Promise<string>;
 }
 
+/** @default 50 — decisions a page of `GET /v1/events` lists when `limit` is not given */
+export const LIST_PAGE_DEFAULT = 50;
+/** @default 500 — the most a page lists, whatever `limit` asks: a page is built whole before it is sent */
+export const LIST_PAGE_MAX = 500;
+
 export class TraceStore {
   private readonly shelves = new Map<string, Shelf>();
   /**
@@ -475,7 +480,7 @@ export class TraceStore {
     const shelf = this.shelves.get(this.key(tenant));
     const entries = shelf?.entries ?? [];
     const head = shelf?.head ?? 0;
-    const limit = Math.min(Math.max(q.limit ?? 50, 1), 500);
+    const limit = Math.min(Math.max(q.limit ?? LIST_PAGE_DEFAULT, 1), LIST_PAGE_MAX);
     // The cursor is the place of the page's last entry in the shelf's own order (the order the
     // walk goes in): events of the same millisecond are neither skipped nor listed twice.
     const before = q.cursor === undefined ? Infinity : cursorSeq(q.cursor);
