@@ -23,8 +23,11 @@ import { UNKNOWN_TOKEN_SNIFF } from "../../service/app.js";
 import { MAX_HOOK_ERROR_CHARS, MAX_HOOK_MESSAGE_CHARS } from "../../engine/execute.js";
 import { duplicateKey, MAX_EVENT_CONTAINERS } from "../../engine/event-body.js";
 import { WorkspaceStore } from "../../engine/workspace-store.js";
+import { UNPACK_RATIO_FLOOR_BYTES } from "../../engine/workspace-unpack.js";
 import { MAX_SESSIONS_PER_TENANT, Sessions } from "../../service/records/sessions.js";
 import { edgeApp } from "../helpers/app.js";
+import { ENV_FIELDS_KEPT } from "../../service/records/trace-content.js";
+import { LIST_PAGE_DEFAULT, LIST_PAGE_MAX } from "../../service/records/trace-store.js";
 import { TOKEN_A, TOKEN_B } from "../helpers/service.js";
 import { badSizeMember, rawMember, TAR_END, tarOf } from "../helpers/tar.js";
 
@@ -1408,6 +1411,33 @@ describe("sessions", () => {
   });
 });
 
+describe("a trace's bounds", () => {
+  it(`shows a hook's first ENV_FIELDS_KEPT (${ENV_FIELDS_KEPT}) env entries and counts the rest in one line`, async () => {
+    const env = (n: number) => Array.from({ length: n }, (_, i) => `VAR_${String(i).padStart(2, "0")} = "v"`).join(", ");
+    const edge = edgeApp({ config: `[[hooks.PreToolUse]]\nname = "at"\ncommand = "say {}"\nenv = { ${env(ENV_FIELDS_KEPT)} }\n\n[[hooks.PreToolUse]]\nname = "past"\ncommand = "say {}"\nenv = { ${env(ENV_FIELDS_KEPT + 1)} }\n` });
+    const { event_id } = DecisionSchema.parse(await (await edge.request("/v1/events", post(rmEvent))).json());
+    const trace = TraceSchema.parse(await (await edge.request(`/v1/events/${event_id}`)).json());
+    const [at, past] = ["at", "past"].map((name) => trace.hooks.find((h) => h.name === name)!.env as Record<string, string>);
+    expect(Object.keys(at!)).toHaveLength(ENV_FIELDS_KEPT);
+    expect(at!["…"]).toBeUndefined();
+    // an operator's hook: names only, every tenant sees them
+    expect(Object.values(at!).every((v) => v === "[hidden]")).toBe(true);
+    expect(Object.keys(past!)).toHaveLength(ENV_FIELDS_KEPT + 1);
+    expect(past!["…"]).toBe("1 more not shown");
+    expect(past!.VAR_16).toBeUndefined();
+  });
+
+  it(`lists LIST_PAGE_DEFAULT (${LIST_PAGE_DEFAULT}) decisions a page unless asked, and never more than LIST_PAGE_MAX (${LIST_PAGE_MAX})`, async () => {
+    const edge = edgeApp();
+    for (let i = 0; i < LIST_PAGE_MAX + 1; i++) await edge.request("/v1/events", post({ session_id: `p-${i}`, hook_event_name: "SessionEnd" }));
+    const page = async (query: string) => TraceListSchema.parse(await (await edge.request(`/v1/events${query}`)).json()).events.length;
+    await expect.poll(() => page(`?limit=${LIST_PAGE_MAX}`), { timeout: 20_000 }).toBe(LIST_PAGE_MAX);
+    expect(await page("")).toBe(LIST_PAGE_DEFAULT);
+    expect(await page(`?limit=${LIST_PAGE_MAX + 1}`)).toBe(LIST_PAGE_MAX);
+    expect(await page(`?limit=${LIST_PAGE_MAX - 1}`)).toBe(LIST_PAGE_MAX - 1);
+  }, 60_000);
+});
+
 describe("tenant scoping", () => {
   const edge = edgeApp();
   it("keeps workspaces, traces and sessions to their tenant", async () => {
@@ -1536,6 +1566,18 @@ describe("tenant scoping", () => {
     expect(cut.status).toBe(400);
     expect(await errorOf(cut)).toMatchObject({ code: "archive_invalid", message: expect.stringMatching(/cut off/) });
     expect(((await (await edge.request("/v1/workspaces/cut")).json()) as { hooks: unknown[] }).hooks).toHaveLength(1);
+  });
+
+  it(`judges the unpacking ratio (max_unpack_ratio, 200) only past UNPACK_RATIO_FLOOR_BYTES (${UNPACK_RATIO_FLOOR_BYTES}) unpacked: a small file of one byte repeated is stored, a larger one refused with 413`, async () => {
+    const edge = edgeApp();
+    // each a few KiB of gzip: the first unpacks to under the floor, the second past it, both far past 200 times their size
+    const small = await tarOf([{ name: "zeros", content: "z".repeat(UNPACK_RATIO_FLOOR_BYTES - 8192) }], { gzip: true });
+    const large = await tarOf([{ name: "zeros", content: "z".repeat(UNPACK_RATIO_FLOOR_BYTES + 65_536) }], { gzip: true });
+    expect(UNPACK_RATIO_FLOOR_BYTES / small.length).toBeGreaterThan(200);
+    expect((await edge.request("/v1/workspaces/small", { method: "PUT", body: new Uint8Array(small) })).status).toBe(200);
+    const refused = await edge.request("/v1/workspaces/large", { method: "PUT", body: new Uint8Array(large) });
+    expect(refused.status).toBe(413);
+    expect(await errorOf(refused)).toMatchObject({ message: expect.stringMatching(/max_unpack_ratio/) });
   });
 
   it("refuses an upload over the limit with 413", async () => {
