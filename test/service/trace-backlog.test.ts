@@ -311,6 +311,31 @@ describe("a full shelf", () => {
   });
 });
 
+describe("a shelf past [traces] max_bytes", () => {
+  it("drops its tenant's oldest traces once their bytes on disk pass max_bytes, and none of another tenant's", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hookbox-shelf-bytes-"));
+    dirs.push(dir);
+    const t = { name: "t", traceToolInput: false };
+    const u = { name: "u", traceToolInput: false };
+    // one trace's size as written
+    const probe = new TraceStore(join(dir, "probe"), DEFAULT_TRACE_LIMITS);
+    await probe.load();
+    await probe.add(t, event(0, 2000), { durationMs: 1, cancelled: false });
+    await probe.flush();
+    const [probeDir] = readdirSync(join(dir, "probe"));
+    const size = statSync(join(dir, "probe", probeDir!, readdirSync(join(dir, "probe", probeDir!))[0]!)).size;
+    // room for three and a half
+    const store = new TraceStore(join(dir, "kept"), { ...DEFAULT_TRACE_LIMITS, maxBytes: Math.floor(3.5 * size) });
+    await store.load();
+    await store.add(u, event(9, 2000), { durationMs: 1, cancelled: false });
+    for (let i = 0; i < 10; i++) await store.add(t, event(i, 2000), { durationMs: 1, cancelled: false });
+    await store.flush();
+    expect((await store.list("t", { limit: 10 })).events.map((e) => e.event_id)).toEqual(["e9", "e8", "e7"]);
+    expect(await store.get("t", "e6")).toBeUndefined();
+    expect((await store.list("u", { limit: 10 })).events.map((e) => e.event_id)).toEqual(["e9"]);
+  });
+});
+
 describe("a listing over a full shelf", () => {
   it(`lets the event loop in every TRACE_LIST_SLICE (${TRACE_LIST_SLICE}) summaries when its filter matches nothing, and a cursor's page starts below its place`, async () => {
     const dir = mkdtempSync(join(tmpdir(), "hookbox-list-"));
