@@ -12,7 +12,7 @@ import { loadConfig, MAX_CAPTURE_BYTES, MAX_TIMER_SETTING_MS, parseConfig } from
 import { MAX_MATCHER_CHARS } from "../../engine/hooks.js";
 import { ConfigError } from "../../engine/errors.js";
 import { resolveEventName } from "../../engine/events.js";
-import { jsonLocator, MAX_TOML_NAME_CHARS, tomlLocator } from "../../engine/formats/locate.js";
+import { jsonLocator, MAX_LOCATED_CHILDREN, MAX_TOML_NAME_CHARS, tomlLocator } from "../../engine/formats/locate.js";
 import { parseTomlOffThread, TomlSyntaxError } from "../../engine/formats/parse-off-thread.js";
 import { loadRepositoryHooks, loadRepositoryHooksSync } from "../../engine/repository.js";
 import { REPOSITORY_SOURCES } from "../../engine/formats/registry.js";
@@ -877,6 +877,16 @@ describe("repository hook files are hostile input", () => {
     expect(jsonLocator(`{"${"k".repeat(100_000)}": 1,\n"hooks": {"x": [1]}}`)(["hooks", "x", 0])).toEqual({ line: 2, column: 17 });
     // one string per value of the whole path would take minutes and gigabytes
     expect(performance.now() - t0).toBeLessThan(5_000);
+  });
+
+  it(`keeps the places of an array's or object's first MAX_LOCATED_CHILDREN (${MAX_LOCATED_CHILDREN}) children: one past them is located by its parent`, () => {
+    // each child on a line of its own, the array opening on line 2
+    const array = `{"a":\n[\n${Array.from({ length: MAX_LOCATED_CHILDREN + 1 }, () => "0").join(",\n")}]}`;
+    expect(jsonLocator(array)(["a", MAX_LOCATED_CHILDREN - 1])).toEqual({ line: MAX_LOCATED_CHILDREN + 2, column: 1 });
+    expect(jsonLocator(array)(["a", MAX_LOCATED_CHILDREN])).toEqual({ line: 2, column: 1 });
+    const object = `{"a":\n{\n${Array.from({ length: MAX_LOCATED_CHILDREN + 1 }, (_, i) => `"k${i}": 0`).join(",\n")}}}`;
+    expect(jsonLocator(object)(["a", `k${MAX_LOCATED_CHILDREN - 1}`])).toEqual({ line: MAX_LOCATED_CHILDREN + 2, column: 6 + String(MAX_LOCATED_CHILDREN - 1).length });
+    expect(jsonLocator(object)(["a", `k${MAX_LOCATED_CHILDREN}`])).toEqual({ line: 2, column: 1 });
   });
 
   it("gives up locating in JSON nested too deep for the tree, without throwing", () => {
