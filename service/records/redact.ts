@@ -680,7 +680,7 @@ export function* redactJsonSteps(value: unknown, budgetChars: number): Steps<{ t
   let text = "";
   const pace: Pace = { n: 0 };
   const room = () => budgetChars - text.length + REDACT_MARGIN_CHARS;
-  const full = () => text.length >= budgetChars;
+  const full = () => text.length > budgetChars;
   // Each returns false once the budget is spent, and the walk stops there.
   function* str(s: string): Steps<boolean> {
     const r = room();

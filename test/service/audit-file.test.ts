@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { AuditLog, auditFileName, TenantAuditLogs } from "../../service/records/audit-log.js";
+import { AUDIT_INPUT_BYTES, auditEntry, AuditLog, auditFileName, TenantAuditLogs } from "../../service/records/audit-log.js";
 
 describe("auditFileName", () => {
   it.each([
@@ -97,5 +97,23 @@ describe("an audit file whose cut last line cannot be ended (the disk still full
     const out = execFileSync("sh", ["-c", `ulimit -f 4 && ${JSON.stringify(process.execPath)} --input-type=module -e '${script}'`], { encoding: "utf8" });
     const { before, after } = JSON.parse(out) as { before: number; after: number };
     expect(after - before).toBeLessThanOrEqual(2);
+  });
+});
+
+describe("tool inputs an operator keeps in the audit (audit_tool_input)", () => {
+  const result = { event_id: "e", event: "PreToolUse", decision: "allow", reason: "", session_id: "s", tool_name: "Bash", hooks: [] } as unknown as Parameters<typeof auditEntry>[0]["result"];
+  const entryWith = (command: string) => auditEntry({ result, tenant: "t", workspace: undefined, durationMs: 1, cancelled: false, body: { tool_input: { command } }, includeInputs: true });
+  // the JSON `{"tool_input":{"command":"…"}}` around the command
+  const around = JSON.stringify({ tool_input: { command: "" } }).length;
+
+  it(`keeps them whole while their JSON fits in AUDIT_INPUT_BYTES (${AUDIT_INPUT_BYTES}), else their first bytes marked as cut`, async () => {
+    const at = await entryWith("x".repeat(AUDIT_INPUT_BYTES - around));
+    expect(at.tool_input).toEqual({ command: "x".repeat(AUDIT_INPUT_BYTES - around) });
+    const past = await entryWith("x".repeat(AUDIT_INPUT_BYTES - around + 1));
+    expect(typeof past.tool_input).toBe("string");
+    expect(past.tool_input as string).toMatch(/^\{"tool_input":\{"command":"x+[^x…]{0,2}…\[truncated\]$/);
+    expect(Buffer.byteLength((past.tool_input as string).replace("…[truncated]", ""))).toBeLessThanOrEqual(AUDIT_INPUT_BYTES);
+    // not kept unless asked
+    expect(await auditEntry({ result, tenant: "t", workspace: undefined, durationMs: 1, cancelled: false, body: { tool_input: { command: "ls" } }, includeInputs: false })).not.toHaveProperty("tool_input");
   });
 });
