@@ -176,7 +176,7 @@ const GEMINI_CONTEXT_READ: ReadonlySet<string> = new Set(["PostToolUse", "UserPr
 const messageRead = (point: EventPoint): boolean => point !== "BeforeToolSelection";
 
 /** @default 4096 — characters of a Gemini hook's plain text kept as its reason, message or warning */
-const GEMINI_TEXT_CHARS = 4096;
+export const GEMINI_TEXT_CHARS = 4096;
 
 /**
  * Gemini CLI's rules, as its hook runner (`packages/core/src/hooks/hookRunner.ts`) applies them —

@@ -12,7 +12,7 @@ import { codexMatcher, interpretCodex } from "../../engine/formats/codex-hooks.j
 import { coshMatcher } from "../../engine/formats/cosh-toml.js";
 import { interpretCursor } from "../../engine/formats/cursor-hooks.js";
 import { claudeCondition } from "../../engine/formats/claude-if.js";
-import { geminiMatcher, interpretGemini } from "../../engine/formats/gemini-settings.js";
+import { GEMINI_TEXT_CHARS, geminiMatcher, interpretGemini } from "../../engine/formats/gemini-settings.js";
 import { answerFor, changeAsRun, effectiveDecisions, interpret } from "../../engine/formats/registry.js";
 import { fold, foldToolSelection } from "../../engine/aggregate.js";
 import { selectHooks } from "../../engine/match.js";
@@ -332,6 +332,19 @@ describe("Gemini CLI reads continue: false where the agent loop runs (hooks refe
   });
   it.each(["BeforeTool", "AfterTool", "BeforeAgent", "AfterAgent", "BeforeModel", "AfterModel"])("at %s it stops the agent", (event) => {
     expect(interpretGemini(exited(0, '{"continue":false,"stopReason":"nope"}'), hook("gemini", event)).halt).toBe("nope");
+  });
+});
+
+describe("a Gemini hook's plain text", () => {
+  it(`is kept whole up to GEMINI_TEXT_CHARS (${GEMINI_TEXT_CHARS}) characters, as a block's reason; past them cut before a word and marked`, () => {
+    const words = (n: number) => "word ".repeat(Math.ceil(n / 5)).slice(0, n - 1) + "z";
+    const at = interpretGemini(exited(2, words(GEMINI_TEXT_CHARS)), hook("gemini", "BeforeTool"));
+    expect(at).toMatchObject({ decision: "block", reason: words(GEMINI_TEXT_CHARS) });
+    const past = interpretGemini(exited(2, words(GEMINI_TEXT_CHARS + 1)), hook("gemini", "BeforeTool"));
+    expect(past.decision).toBe("block");
+    expect(past.reason!.endsWith("…")).toBe(true);
+    expect(past.reason!.length).toBeLessThanOrEqual(GEMINI_TEXT_CHARS + 1);
+    expect(words(GEMINI_TEXT_CHARS + 1).startsWith(past.reason!.slice(0, -1))).toBe(true);
   });
 });
 
