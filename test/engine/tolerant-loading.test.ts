@@ -16,6 +16,7 @@ import { selectHooks } from "../../engine/match.js";
 import { tomlLocator } from "../../engine/formats/locate.js";
 import { effectiveDecisions } from "../../engine/formats/registry.js";
 import { WorkspaceLimitError } from "../../engine/formats/shared.js";
+import { execFormCommand, MAX_EXEC_COMMAND_BYTES } from "../../engine/formats/claude-settings.js";
 import { loadRepositoryHooks, loadRepositoryHooksSync } from "../../engine/repository.js";
 
 function tree(files: Record<string, string>): string {
@@ -67,6 +68,20 @@ describe("one .claude/settings.json that cannot be read, beside a Copilot guard"
     const set = await load({ ".claude/settings.json": settings, ...GUARD });
     expect(set.hooks.map((h) => h.command)).toEqual(["guard.sh", "claude.sh"]);
     expect(set.warnings).toEqual([expect.stringMatching(/^\.claude\/settings\.json:4: hooks\.PreToolUse\[0\]\.hooks\[1\]\.command: a command longer than 98304 bytes cannot be run \(MAX_COMMAND_BYTES.*; skipped \(the file's other hooks load\)$/)]);
+  });
+
+  it(`loads an exec-form hook whose program and arguments, quoted for sh, come to MAX_EXEC_COMMAND_BYTES (${MAX_EXEC_COMMAND_BYTES}), and skips one a byte longer at its args`, async () => {
+    // the bytes around the argument in `exec prog 'xx…'`
+    const around = Buffer.byteLength(execFormCommand("prog", [""]));
+    const entry = (n: number) => JSON.stringify({ type: "command", command: "prog", args: ["x".repeat(n)] });
+    const settings = (n: number) => lines("{", '  "hooks": { "PreToolUse": [ { "hooks": [', '    { "type": "command", "command": "claude.sh" },', `    ${entry(n)}`, "  ] } ] }", "}");
+    const at = await load({ ".claude/settings.json": settings(MAX_EXEC_COMMAND_BYTES - around), ...GUARD });
+    expect(at.warnings).toEqual([]);
+    expect(at.hooks.map((h) => Buffer.byteLength(h.command))).toEqual([8, 9, MAX_EXEC_COMMAND_BYTES]);
+    expect(at.warnings).toEqual([]);
+    const past = await load({ ".claude/settings.json": settings(MAX_EXEC_COMMAND_BYTES - around + 1), ...GUARD });
+    expect(past.hooks.map((h) => h.command)).toEqual(["guard.sh", "claude.sh"]);
+    expect(past.warnings).toEqual([expect.stringMatching(/^\.claude\/settings\.json:4: hooks\.PreToolUse\[0\]\.hooks\[1\]\.args: .*MAX_EXEC_COMMAND_BYTES.*skipped/)]);
   });
 
   it("skips the hooks of a regex matcher over 512 characters (MAX_MATCHER_CHARS): never run for every call, the other groups and the guard load", async () => {
