@@ -19,7 +19,7 @@ import { LIVE_FOLLOWERS_PER_TENANT, LIVE_KEEPALIVE_MS, TRACE_READS_PER_TENANT } 
 import { eventNamedIn, MIN_BODY_CHARGE_BYTES, TENANT_BODY_BYTES_IN_FLIGHT } from "../../service/read-body.js";
 import { TENANT_UPLOADS_IN_FLIGHT } from "../../service/routes/workspaces.js";
 import { AUDIT_BACKLOG_BYTES, AUDIT_WAIT_MS } from "../../service/routes/events.js";
-import { UNKNOWN_TOKEN_SNIFF } from "../../service/app.js";
+import { SNIFF_BYTES, SNIFF_MS, UNKNOWN_TOKEN_SNIFF } from "../../service/app.js";
 import { MAX_HOOK_ERROR_CHARS, MAX_HOOK_MESSAGE_CHARS } from "../../engine/execute.js";
 import { duplicateKey, MAX_EVENT_CONTAINERS } from "../../engine/event-body.js";
 import { WorkspaceStore } from "../../engine/workspace-store.js";
@@ -1167,6 +1167,38 @@ describe.concurrent("admission and shutdown", () => {
     expect(await stop.json()).toEqual({});
     const pre = await edge.request("/v1/hooks/claude", { ...post({ ...rmEvent, hook_event_name: "PreToolUse" }), token: TOKEN_B });
     expect(await pre.json()).toMatchObject({ hookSpecificOutput: { permissionDecision: "deny" } });
+  });
+});
+
+describe("a body read to learn its event while the service stops", () => {
+  it(`is read no further than SNIFF_BYTES (${SNIFF_BYTES}): a Stop named within them is let end, one whose name ends past them gets the block of an event not known`, async () => {
+    const edge = edgeApp();
+    edge.drain();
+    // the body, `extra` bytes longer than SNIFF_BYTES, its name at its end
+    const body = (extra: number) => {
+      const around = JSON.stringify({ pad: "", hook_event_name: "Stop" }).length;
+      return JSON.stringify({ pad: "x".repeat(SNIFF_BYTES - around + extra), hook_event_name: "Stop" });
+    };
+    expect(Buffer.byteLength(body(0))).toBe(SNIFF_BYTES);
+    const answer = async (text: string) => (await edge.request("/v1/hooks/claude", { ...post(text), token: TOKEN_B })).json();
+    expect(await answer(body(0))).toEqual({});
+    // only the closing brace past them: named; the name's closing quote past them too: not
+    expect(await answer(body(1))).toEqual({});
+    expect(await answer(body(2))).toMatchObject({ decision: "block" });
+  });
+
+  it(`waits no longer than SNIFF_MS (${SNIFF_MS} ms) for it: a body that stalls is answered for what came by then`, async () => {
+    const edge = edgeApp();
+    edge.drain();
+    const stalled = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(Buffer.from('{"session_id":"s","hook_event_name":"Stop",'));
+      },
+    });
+    const t0 = performance.now();
+    const res = await edge.request("/v1/hooks/claude", { method: "POST", body: stalled, duplex: "half", token: TOKEN_B } as RequestInit & { token: string });
+    expect(await res.json()).toEqual({});
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(SNIFF_MS - 50);
   });
 });
 
