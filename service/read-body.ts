@@ -29,7 +29,7 @@ export const EVENT_BODY_READ_MS = 10_000;
 /** A body declared too large is read and dropped before the 413 when it is at most this long. @default 64 MiB */
 export const DISCARD_BYTES = 64 * 1024 * 1024;
 /** …and for at most this long. @default 2 s */
-const DISCARD_MS = 2_000;
+export const DISCARD_MS = 2_000;
 
 /** The budget of events being handled, per tenant (`TENANT_EVENT_MEMORY_BYTES`). */
 export const eventMemoryBudget = (perTenant = TENANT_EVENT_MEMORY_BYTES) =>

@@ -16,7 +16,7 @@ import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { describe, expect, it, vi } from "vitest";
 import { DecisionSchema, ErrorSchema, SessionsSchema, TraceListSchema, TraceSchema, WorkspaceInfoSchema } from "../../service/schemas.js";
 import { LIVE_FOLLOWERS_PER_TENANT, LIVE_KEEPALIVE_MS, TRACE_READS_PER_TENANT } from "../../service/routes/traces.js";
-import { eventNamedIn, MIN_BODY_CHARGE_BYTES, TENANT_BODY_BYTES_IN_FLIGHT } from "../../service/read-body.js";
+import { DISCARD_BYTES, DISCARD_MS, eventNamedIn, MIN_BODY_CHARGE_BYTES, TENANT_BODY_BYTES_IN_FLIGHT } from "../../service/read-body.js";
 import { TENANT_UPLOADS_IN_FLIGHT } from "../../service/routes/workspaces.js";
 import { AUDIT_BACKLOG_BYTES, AUDIT_WAIT_MS } from "../../service/routes/events.js";
 import { SNIFF_BYTES, SNIFF_MS, UNKNOWN_TOKEN_SNIFF } from "../../service/app.js";
@@ -1167,6 +1167,32 @@ describe.concurrent("admission and shutdown", () => {
     expect(await stop.json()).toEqual({});
     const pre = await edge.request("/v1/hooks/claude", { ...post({ ...rmEvent, hook_event_name: "PreToolUse" }), token: TOKEN_B });
     expect(await pre.json()).toMatchObject({ hookSpecificOutput: { permissionDecision: "deny" } });
+  });
+});
+
+describe("a body declared too large", () => {
+  it(`is read and dropped before its 413 while it is at most DISCARD_BYTES (${DISCARD_BYTES}), for DISCARD_MS (${DISCARD_MS} ms) at most; one declared larger is answered at once, unread`, async () => {
+    const edge = edgeApp();
+    const server = serve({ fetch: edge.app.fetch, port: 0, hostname: "127.0.0.1" });
+    await new Promise((r) => server.once("listening", r));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const declaring = (bytes: number, sent: Buffer) => byHand(port, `POST /v1/events/PreToolUse HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN_A}\r\nContent-Type: application/json\r\nContent-Length: ${bytes}`, sent);
+      // 2 MiB declared, half of it sent, then nothing: dropped as it comes, answered once DISCARD_MS are up
+      let t0 = performance.now();
+      const read = await declaring(2 * 1024 * 1024, Buffer.alloc(1024 * 1024, 0x20));
+      expect(JSON.parse(await read.answer)).toMatchObject({ error: { code: "too_large" } });
+      expect(performance.now() - t0).toBeGreaterThanOrEqual(DISCARD_MS - 100);
+      read.socket.destroy();
+      // past DISCARD_BYTES: not read at all, the answer at once
+      t0 = performance.now();
+      const unread = await declaring(DISCARD_BYTES + 1, Buffer.alloc(0));
+      expect(JSON.parse(await unread.answer)).toMatchObject({ error: { code: "too_large" } });
+      expect(performance.now() - t0).toBeLessThan(DISCARD_MS);
+      unread.socket.destroy();
+    } finally {
+      server.close();
+    }
   });
 });
 
