@@ -107,6 +107,8 @@ export interface EdgeApp {
   /** what the fake runners were asked to run */
   ran: RunRequest[];
   metrics: Metrics;
+  /** the traces, to wait for (`flush`) before the folder they are written to goes */
+  traces: TraceStore;
   drain(): void;
 }
 
@@ -153,12 +155,13 @@ export function edgeApp(opts: {
       return get(tenant, id);
     };
   }
+  const traces = new TraceStore(join(dir, "traces"), config.traces);
   const app = createApp({
     engine,
     workspaces,
     tenants: config.tenants,
     audit: opts.audit ?? new AuditLog(opts.auditFile ?? join(dir, "audit.jsonl")),
-    traces: new TraceStore(join(dir, "traces"), config.traces),
+    traces,
     sessions: new Sessions(),
     metrics,
     logger: pino({ level: "silent" }),
@@ -176,6 +179,7 @@ export function edgeApp(opts: {
     app,
     ran,
     metrics,
+    traces,
     request(path, init = {}) {
       const { token = TOKEN_A, ...rest } = init;
       const headers = new Headers(rest.headers);

@@ -15,7 +15,7 @@ import { gzipSync } from "node:zlib";
 import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { describe, expect, it, vi } from "vitest";
 import { DecisionSchema, ErrorSchema, SessionsSchema, TraceListSchema, TraceSchema, WorkspaceInfoSchema } from "../../service/schemas.js";
-import { LIVE_FOLLOWERS_PER_TENANT, LIVE_KEEPALIVE_MS, TRACE_READS_PER_TENANT } from "../../service/routes/traces.js";
+import { LIVE_FOLLOWERS_PER_TENANT, LIVE_KEEPALIVE_MS, LIVE_QUEUE_SUMMARIES, TRACE_READS_PER_TENANT } from "../../service/routes/traces.js";
 import { DISCARD_BYTES, DISCARD_MS, eventNamedIn, MIN_BODY_CHARGE_BYTES, TENANT_BODY_BYTES_IN_FLIGHT } from "../../service/read-body.js";
 import { TENANT_UPLOADS_IN_FLIGHT } from "../../service/routes/workspaces.js";
 import { AUDIT_BACKLOG_BYTES, AUDIT_WAIT_MS } from "../../service/routes/events.js";
@@ -1332,6 +1332,40 @@ describe.concurrent("what a tenant's readers hold", () => {
   });
 });
 
+describe("a live follower that does not read", () => {
+  it(`holds at most LIVE_QUEUE_SUMMARIES (${LIVE_QUEUE_SUMMARIES}) decisions: past them the oldest are dropped and one line says how many, every decision accounted for`, async () => {
+    const edge = edgeApp();
+    const res = await edge.request("/v1/events/live");
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = decoder.decode((await reader.read()).value);
+    expect(text).toMatch(/"hello"/);
+    const sent = LIVE_QUEUE_SUMMARIES + 50;
+    for (let i = 0; i < sent; i++) await edge.request("/v1/events", post({ session_id: `q-${i}`, hook_event_name: "SessionEnd" }));
+    // read now: the decisions that were on their way, the count dropped, the queue kept
+    let decisions = 0;
+    let dropped = 0;
+    text = "";
+    while (decisions + dropped < sent) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+      const lines = text.split("\n");
+      text = lines.pop()!;
+      for (const line of lines.filter((l) => l !== "")) {
+        const entry = JSON.parse(line) as { type: string; count?: number };
+        if (entry.type === "dropped") dropped += entry.count!;
+        else if (entry.type === "decision") decisions++;
+      }
+    }
+    await reader.cancel();
+    await edge.traces.flush();
+    expect(dropped).toBeGreaterThan(0);
+    expect(decisions).toBeLessThanOrEqual(LIVE_QUEUE_SUMMARIES + 10);
+    expect(decisions + dropped).toBe(sent);
+  }, 60_000);
+});
+
 describe("live followers, woken by each decision", () => {
   it("leave no keep-alive timer behind per wake-up", async () => {
     // every keep-alive timer a follower sets is cleared when a decision wakes it first
@@ -1493,6 +1527,7 @@ describe("a trace's bounds", () => {
     expect(await page("")).toBe(LIST_PAGE_DEFAULT);
     expect(await page(`?limit=${LIST_PAGE_MAX + 1}`)).toBe(LIST_PAGE_MAX);
     expect(await page(`?limit=${LIST_PAGE_MAX - 1}`)).toBe(LIST_PAGE_MAX - 1);
+    await edge.traces.flush();
   }, 60_000);
 });
 
