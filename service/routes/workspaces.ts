@@ -98,7 +98,7 @@ export function workspaceRoutes(deps: AppDeps): Hono<Env> {
 }
 
 /** @default 5 s — how long the rest of a refused upload is read and discarded before the answer goes out anyway */
-const DRAIN_MS = 5_000;
+export const DRAIN_MS = 5_000;
 
 /**
  * @default 64 KiB — pieces of an upload smaller than this are joined into blocks of it before

@@ -17,7 +17,7 @@ import { describe, expect, it, vi } from "vitest";
 import { DecisionSchema, ErrorSchema, SessionsSchema, TraceListSchema, TraceSchema, WorkspaceInfoSchema } from "../../service/schemas.js";
 import { LIVE_FOLLOWERS_PER_TENANT, LIVE_KEEPALIVE_MS, LIVE_QUEUE_SUMMARIES, TRACE_READS_PER_TENANT } from "../../service/routes/traces.js";
 import { DISCARD_BYTES, DISCARD_MS, eventNamedIn, MIN_BODY_CHARGE_BYTES, TENANT_BODY_BYTES_IN_FLIGHT } from "../../service/read-body.js";
-import { TENANT_UPLOADS_IN_FLIGHT } from "../../service/routes/workspaces.js";
+import { DRAIN_MS, TENANT_UPLOADS_IN_FLIGHT } from "../../service/routes/workspaces.js";
 import { AUDIT_BACKLOG_BYTES, AUDIT_WAIT_MS } from "../../service/routes/events.js";
 import { SNIFF_BYTES, SNIFF_MS, UNKNOWN_TOKEN_SNIFF } from "../../service/app.js";
 import { MAX_HOOK_ERROR_CHARS, MAX_HOOK_MESSAGE_CHARS } from "../../engine/execute.js";
@@ -1638,6 +1638,23 @@ describe("tenant scoping", () => {
       server.close();
     }
   });
+
+  it(`reads the rest of an upload refused before it came whole for DRAIN_MS (${DRAIN_MS} ms) at most, then answers: the client still sending reads its 400`, async () => {
+    const edge = edgeApp();
+    const server = serve({ fetch: edge.app.fetch, port: 0, hostname: "127.0.0.1" });
+    await new Promise((r) => server.once("listening", r));
+    try {
+      const { port } = server.address() as AddressInfo;
+      // 10 MiB declared, its first KiB no tar at all, then nothing
+      const t0 = performance.now();
+      const { socket, answer } = await byHand(port, `PUT /v1/workspaces/drained HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN_A}\r\nContent-Length: ${10 * 1024 * 1024}`, Buffer.alloc(1024, 0x41));
+      expect(JSON.parse(await answer)).toMatchObject({ error: { code: "archive_invalid" } });
+      expect(performance.now() - t0).toBeGreaterThanOrEqual(DRAIN_MS - 100);
+      socket.destroy();
+    } finally {
+      server.close();
+    }
+  }, 20_000);
 
   it("refuses an archive cut off between its entries (no end blocks) and keeps the workspace it would have replaced", async () => {
     const edge = edgeApp();
