@@ -12,7 +12,7 @@ import { loadConfig, MAX_CAPTURE_BYTES, MAX_TIMER_SETTING_MS, parseConfig } from
 import { MAX_MATCHER_CHARS } from "../../engine/hooks.js";
 import { ConfigError } from "../../engine/errors.js";
 import { resolveEventName } from "../../engine/events.js";
-import { jsonLocator, MAX_LOCATED_CHILDREN, MAX_TOML_NAME_CHARS, tomlLocator } from "../../engine/formats/locate.js";
+import { jsonLocator, MAX_LOCATED_CHILDREN, MAX_TOML_LOOKUP_STEPS, MAX_TOML_NAME_CHARS, tomlLocator } from "../../engine/formats/locate.js";
 import { parseTomlOffThread, TomlSyntaxError } from "../../engine/formats/parse-off-thread.js";
 import { loadRepositoryHooks, loadRepositoryHooksSync } from "../../engine/repository.js";
 import { REPOSITORY_SOURCES } from "../../engine/formats/registry.js";
@@ -787,6 +787,14 @@ describe("repository hook files are hostile input", () => {
     expect(toml(["hooks", "Stop", 1, "env"])).toEqual({ line: 7, column: 1 });
     expect(toml(["hooks", "Stop", 1, "more", 1, "x"])).toEqual({ line: 12, column: 1 });
     expect(toml(["hooks", "Stop", 0, "more"])).toEqual({ line: 1, column: 1 });
+  });
+
+  it(`looks at no more than MAX_TOML_LOOKUP_STEPS (${MAX_TOML_LOOKUP_STEPS}) parts of a path in TOML: a table deeper than them is located by its prefix that deep`, () => {
+    const parts = (n: number) => Array.from({ length: n }, (_, i) => `p${i}`);
+    const toml = tomlLocator(`[${parts(MAX_TOML_LOOKUP_STEPS).join(".")}]\nk = 1\n[${parts(MAX_TOML_LOOKUP_STEPS + 1).join(".")}]\nk = 2\n`);
+    expect(toml(parts(MAX_TOML_LOOKUP_STEPS))).toEqual({ line: 1, column: 1 });
+    expect(toml(parts(MAX_TOML_LOOKUP_STEPS + 1))).toEqual({ line: 1, column: 1 });
+    expect(toml([...parts(MAX_TOML_LOOKUP_STEPS + 1), "k"])).toEqual({ line: 1, column: 1 });
   });
 
   it("indexes a TOML text whose lines are long runs of spaces in linear time", () => {
