@@ -9,6 +9,7 @@ import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { docker, leftovers } from "../helpers/engine.js";
 import { underProbe, WORST_HEALTH_MS } from "../helpers/probe.js";
+import { byHand, byteChunks } from "../helpers/raw-http.js";
 import { startService, tenantsToml, TOKEN_A, TOKEN_B, type Service } from "../helpers/service.js";
 import { tarOf } from "../helpers/tar.js";
 import { LABEL_MANAGED } from "../../engine/names.js";
@@ -24,26 +25,9 @@ async function alive(svc: Service): Promise<void> {
 const put = (svc: Service, id: string, body: Buffer) =>
   fetch(`${svc.url}/v1/workspaces/${id}`, { method: "PUT", headers: { authorization: `Bearer ${TOKEN_A}` }, body });
 
-/**
- * A request sent by hand as tenant A over its own connection: `line` (method and path), then
- * `header` with the usual ones; `answer` is the whole HTTP answer once it has come, or what came
- * before the close. The caller writes the body.
- */
-async function rawPost(url: URL, line: string, header: string): Promise<{ socket: ReturnType<typeof connect>; answer: Promise<string> }> {
-  const socket = connect(Number(url.port), url.hostname);
-  await new Promise<void>((r) => socket.once("connect", () => r()));
-  let text = "";
-  const answer = new Promise<string>((resolve) => {
-    socket.on("data", (d: Buffer) => {
-      text += d.toString("latin1");
-      if (/\r\n\r\n[\s\S]*\}$/.test(text)) resolve(text);
-    });
-    socket.on("close", () => resolve(text));
-    socket.on("error", () => resolve(text));
-  });
-  socket.write(`${line} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${TOKEN_A}\r\nContent-Type: application/json\r\n${header}\r\n\r\n`);
-  return { socket, answer };
-}
+/** A request sent by hand as tenant A (see byHand): `line` its method and path, `header` one header more. */
+const rawPost = (url: URL, line: string, header: string) =>
+  byHand(Number(url.port), `${line} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${TOKEN_A}\r\nContent-Type: application/json\r\n${header}`, "", url.hostname);
 
 /** An event of `body` posted by hand: all of it sent but its last byte (the caller sends that, or never does). */
 async function sendAllButLast(url: URL, body: Buffer): Promise<{ socket: ReturnType<typeof connect>; answer: Promise<string> }> {
@@ -256,8 +240,9 @@ describe("names and matchers cost linear time", () => {
       const { socket, answer } = await rawPost(url, "POST /v1/events", "Transfer-Encoding: chunked");
       void answer.then(() => socket.destroy());
       for (let at = 0; at < body.length && !socket.destroyed; at += 10_000) {
-        const part = [...body.slice(at, at + 10_000)].map((c) => `1\r\n${c}\r\n`).join("");
-        if (!socket.write(part)) await new Promise((r) => socket.once("drain", r));
+        const part = byteChunks(body.slice(at, at + 10_000));
+        // (the answer may come, and the socket go, while a write waits: no drain comes then)
+        if (!socket.write(part)) await Promise.race([new Promise((r) => socket.once("drain", r)), answer]);
       }
       if (!socket.destroyed) socket.write("0\r\n\r\n");
       return answer;

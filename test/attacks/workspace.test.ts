@@ -9,12 +9,12 @@ import { spawnSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
-import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { leftovers } from "../helpers/engine.js";
+import { bodyOf, byHand } from "../helpers/raw-http.js";
 import { TENANT_UPLOADS_IN_FLIGHT, UPLOAD_PIECE_BYTES } from "../../service/routes/workspaces.js";
 import { MAX_META_HEADER_BYTES, MAX_PAX_RECORDS } from "../../engine/workspace-unpack.js";
 import { MAX_RESIDENT_HOOK_BYTES } from "../../engine/workspace-store.js";
@@ -670,33 +670,17 @@ describe("workspaces cannot read the host", () => {
     // Held as it came, a byte a buffer, the header would take about a gigabyte before it is judged.
     const header = rawMember("PaxHeader/a.txt", "x", Buffer.alloc(4 * MiB, 0x61)).subarray(0, 512);
     const pieces = 64 * MiB / UPLOAD_PIECE_BYTES + 50_000;
-    const { status, text } = await attack(svc, () =>
-      new Promise<Response>((resolve) => {
-        const url = new URL(svc.url);
-        const socket = connect(Number(url.port), url.hostname);
-        let got = "";
-        const done = () => {
-          const end = got.indexOf("\r\n\r\n");
-          resolve(new Response(end < 0 ? "" : got.slice(end + 4).replace(/^[0-9a-f]+\r\n|\r\n0\r\n\r\n$/g, ""), { status: Number(/^HTTP\/1\.1 (\d{3})/.exec(got)?.[1] ?? 599) }));
-        };
-        socket.on("data", (d: Buffer) => {
-          got += d.toString("latin1");
-          if (/\r\n\r\n[\s\S]*\}/.test(got)) {
-            socket.destroy();
-            done();
-          }
-        });
-        socket.on("error", () => undefined);
-        socket.on("close", done);
-        // a chunk of the header, then one-byte chunks, ten thousand to a write
-        socket.write(`PUT /v1/workspaces/byte-pieces HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${TOKEN_A}\r\nTransfer-Encoding: chunked\r\n\r\n200\r\n`);
-        socket.write(header);
-        socket.write("\r\n");
-        const batch = "1\r\na\r\n".repeat(10_000);
-        void (async () => {
-          for (let sent = 0; sent < pieces && !socket.destroyed; sent += 10_000) if (!socket.write(batch)) await new Promise((r) => socket.once("drain", r));
-        })();
-      }),
+    const { status, text } = await attack(svc, async () => {
+      const url = new URL(svc.url);
+      // a chunk of the header, then one-byte chunks, ten thousand to a write
+      const { socket, answer } = await byHand(Number(url.port), `PUT /v1/workspaces/byte-pieces HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${TOKEN_A}\r\nTransfer-Encoding: chunked`, Buffer.concat([Buffer.from("200\r\n"), header, Buffer.from("\r\n")]), url.hostname);
+      void answer.then(() => socket.destroy());
+      const batch = "1\r\na\r\n".repeat(10_000);
+      // (the answer may come, and the socket go, while a write waits: no drain comes then)
+      for (let sent = 0; sent < pieces && !socket.destroyed; sent += 10_000) if (!socket.write(batch)) await Promise.race([new Promise((r) => socket.once("drain", r)), answer]);
+      const got = await answer;
+      return new Response(bodyOf(got), { status: Number(/^HTTP\/1\.1 (\d{3})/.exec(got)?.[1] ?? 599) });
+    },
     60_000);
     expect(status, text.slice(0, 300)).toBe(400);
     expect(errorOf(text)).toMatchObject({ code: "archive_invalid", message: expect.stringMatching(/more than \d+ pieces.*UPLOAD_PIECE_BYTES/) });

@@ -8,7 +8,7 @@ import { serve } from "@hono/node-server";
 import { createHash } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
-import { connect, type AddressInfo, type Socket } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
@@ -26,6 +26,7 @@ import { WorkspaceStore } from "../../engine/workspace-store.js";
 import { UNPACK_RATIO_FLOOR_BYTES } from "../../engine/workspace-unpack.js";
 import { MAX_SESSIONS_PER_TENANT, Sessions } from "../../service/records/sessions.js";
 import { edgeApp } from "../helpers/app.js";
+import { bodyOf, byHand, byteChunks } from "../helpers/raw-http.js";
 import { ENV_FIELDS_KEPT } from "../../service/records/trace-content.js";
 import { LIST_PAGE_DEFAULT, LIST_PAGE_MAX } from "../../service/records/trace-store.js";
 import { TOKEN_A, TOKEN_B } from "../helpers/service.js";
@@ -34,29 +35,6 @@ import { badSizeMember, rawMember, TAR_END, tarOf } from "../helpers/tar.js";
 const rmEvent = { session_id: "s-1", hook_event_name: "PreToolUse", tool_name: "shell", tool_input: { command: "rm -rf /tmp/old" } };
 const post = (body: unknown) => ({ method: "POST", body: typeof body === "string" ? body : JSON.stringify(body) });
 const errorOf = async (res: Response) => ErrorSchema.parse(await res.json()).error;
-
-/**
- * A request written by hand to `port`: its request line and headers `head` (no blank line after),
- * then `body`; `answer` is the answer's body once whole, or all that came before the close.
- */
-function byHand(port: number, head: string, body: string | Buffer): Promise<{ socket: Socket; answer: Promise<string> }> {
-  return new Promise((resolve) => {
-    const socket = connect(port, "127.0.0.1", () => {
-      socket.write(`${head}\r\n\r\n`);
-      socket.write(body);
-      resolve({ socket, answer });
-    });
-    let text = "";
-    const answer = new Promise<string>((done) => {
-      socket.on("data", (d: Buffer) => {
-        text += d.toString("latin1");
-        if (/\r\n\r\n[\s\S]*\}$/.test(text)) done(text.slice(text.indexOf("\r\n\r\n") + 4));
-      });
-      socket.on("close", () => done(text));
-    });
-    socket.on("error", () => undefined);
-  });
-}
 
 describe("a URL whose percent-encoding is no UTF-8", () => {
   const edge = edgeApp();
@@ -885,14 +863,14 @@ describe.concurrent("admission and shutdown", () => {
       const out: unknown[] = [];
       for (const name of ["Stop", "PermissionRequest"]) {
         const { socket, answer } = await ways(name);
-        out.push(JSON.parse(await answer));
+        out.push(JSON.parse(bodyOf(await answer)));
         socket.destroy();
       }
       return out;
     };
     try {
       // a byte a chunk, past 4096 pieces
-      const bytes = (name: string) => [...eventOf(name, 5000)].map((c) => `1\r\n${c}\r\n`).join("") + "0\r\n\r\n";
+      const bytes = (name: string) => `${byteChunks(eventOf(name, 5000))}0\r\n\r\n`;
       expect(await answerTo((name) => sent(late.port, "/v1/hooks/claude", "Transfer-Encoding: chunked", bytes(name)))).toEqual([{}, permissionDeny(/BODY_PIECE_BYTES/)]);
       // all but the last byte, past EVENT_BODY_READ_MS (here 300 ms)
       const stalled = (name: string) => sent(late.port, "/v1/hooks/claude", `Content-Length: ${eventOf(name).length + 1}`, eventOf(name));
@@ -1181,13 +1159,13 @@ describe("a body declared too large", () => {
       // 2 MiB declared, half of it sent, then nothing: dropped as it comes, answered once DISCARD_MS are up
       let t0 = performance.now();
       const read = await declaring(2 * 1024 * 1024, Buffer.alloc(1024 * 1024, 0x20));
-      expect(JSON.parse(await read.answer)).toMatchObject({ error: { code: "too_large" } });
+      expect(JSON.parse(bodyOf(await read.answer))).toMatchObject({ error: { code: "too_large" } });
       expect(performance.now() - t0).toBeGreaterThanOrEqual(DISCARD_MS - 100);
       read.socket.destroy();
       // past DISCARD_BYTES: not read at all, the answer at once
       t0 = performance.now();
       const unread = await declaring(DISCARD_BYTES + 1, Buffer.alloc(0));
-      expect(JSON.parse(await unread.answer)).toMatchObject({ error: { code: "too_large" } });
+      expect(JSON.parse(bodyOf(await unread.answer))).toMatchObject({ error: { code: "too_large" } });
       expect(performance.now() - t0).toBeLessThan(DISCARD_MS);
       unread.socket.destroy();
     } finally {
@@ -1632,7 +1610,7 @@ describe("tenant scoping", () => {
         await new Promise((r) => setTimeout(r, 100));
         socket.write(tar.subarray(at, at + 1024));
       }
-      expect(JSON.parse(await answer)).toMatchObject({ id: "slow", files: 1 });
+      expect(JSON.parse(bodyOf(await answer))).toMatchObject({ id: "slow", files: 1 });
       socket.destroy();
     } finally {
       server.close();
@@ -1648,7 +1626,7 @@ describe("tenant scoping", () => {
       // 10 MiB declared, its first KiB no tar at all, then nothing
       const t0 = performance.now();
       const { socket, answer } = await byHand(port, `PUT /v1/workspaces/drained HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN_A}\r\nContent-Length: ${10 * 1024 * 1024}`, Buffer.alloc(1024, 0x41));
-      expect(JSON.parse(await answer)).toMatchObject({ error: { code: "archive_invalid" } });
+      expect(JSON.parse(bodyOf(await answer))).toMatchObject({ error: { code: "archive_invalid" } });
       expect(performance.now() - t0).toBeGreaterThanOrEqual(DRAIN_MS - 100);
       socket.destroy();
     } finally {
