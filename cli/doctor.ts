@@ -139,7 +139,7 @@ export async function doctor(argv: string[], env: NodeJS.ProcessEnv): Promise<{ 
     const envProblem = geminiEnvProblem(dir);
     if (envProblem) problems.push(envProblem);
   }
-  if (all.length > guards.length) problems.push(`${all.length} hookbox lines: only the first ${MAX_DOCTOR_LINES} were checked`);
+  if (all.length > guards.length) problems.push(`${all.length} hookbox lines: only the first ${MAX_DOCTOR_LINES} were checked (MAX_DOCTOR_LINES)`);
   const notes = toolListNotes(entries, all, dir);
   // A line's forwarder may run only the canary's checks; and the PATH it gets has nothing of the repository.
   const lineEnv = { ...env, PATH: safePath(env.PATH, [dir]) };

@@ -39,7 +39,7 @@ const REQUEST_TIMEOUT_MARGIN_MS = 30_000;
 /** After the grace period, how long killed events and late requests get to answer before the process exits. @default 5 s */
 const SHUTDOWN_AFTER_KILL_MS = 5_000;
 /** File descriptors max_connections should leave to the service's own files, pipes and engine sockets. @default 1024 */
-const RESERVED_DESCRIPTORS = 1024;
+export const RESERVED_DESCRIPTORS = 1024;
 /** A connection idle longer than `max_event_ms` plus this is closed. @default 30 s */
 const SOCKET_IDLE_MARGIN_MS = 30_000;
 

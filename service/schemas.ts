@@ -7,7 +7,7 @@ import type { Context } from "hono";
 import { z } from "zod";
 import { BadRequestError, EventBodySchema as EngineEventBody, FORMATS, SOURCES, type EventResult, type RunResult, type WorkspaceInfo } from "../engine/index.js";
 import type { SessionSeen } from "./records/sessions.js";
-import type { StoredTrace, TraceSummary } from "./records/trace-store.js";
+import { LIST_PAGE_DEFAULT, LIST_PAGE_MAX, type StoredTrace, type TraceSummary } from "./records/trace-store.js";
 
 const DECISIONS = ["allow", "block", "ask"] as const;
 const OUTCOMES = ["exited", "timed_out", "output_truncated", "oom_killed", "failed_to_start", "cancelled"] as const;
@@ -42,7 +42,7 @@ export const TraceQuerySchema = z.object({
   decision: z.enum(DECISION_FILTERS, { error: `decision must be one of ${DECISION_FILTERS.join(", ")}` }).optional(),
   since: z.string().refine((s) => !Number.isNaN(/^\d+$/.test(s) ? Number(s) : Date.parse(s)), "since must be an ISO time or epoch milliseconds").optional()
     .meta({ description: "ISO time or epoch milliseconds" }),
-  limit: z.string().regex(/^\d+$/, "limit must be a whole number").optional().meta({ description: "1–500, default 50" }),
+  limit: z.string().regex(/^\d+$/, "limit must be a whole number").optional().meta({ description: `1–${LIST_PAGE_MAX}, default ${LIST_PAGE_DEFAULT}` }),
   cursor: z.string().optional().meta({ description: "next_cursor of the previous page" }),
 });
 

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, startService, TOKEN_A, type Service } from "./helpers/service.js";
-import { MAX_DOCTOR_FOLDER_FILES, MAX_DOCTOR_READ_BYTES } from "../cli/doctor.js";
+import { MAX_DOCTOR_FOLDER_FILES, MAX_DOCTOR_LINES, MAX_DOCTOR_READ_BYTES } from "../cli/doctor.js";
 
 let svc: Service;
 const bin = mkdtempSync(join(tmpdir(), "hookbox-bin-"));
@@ -357,6 +357,25 @@ describe("hookbox doctor", () => {
     expect(r.code).toBe(1);
     expect(r.out).toMatch(new RegExp(`\\.github/hooks: ${MAX_DOCTOR_FOLDER_FILES + 89} hook files: only the first ${MAX_DOCTOR_FOLDER_FILES} read \\(MAX_DOCTOR_FOLDER_FILES\\)`));
     expect(r.out).toMatch(/more hook configuration file\(s\), from .*a00\d\d\.json on: not read \(past \d+ bytes, MAX_DOCTOR_READ_BYTES, or \d+ hook entries, MAX_DOCTOR_ENTRIES/);
+  });
+
+  it(`checks at most MAX_DOCTOR_LINES (${MAX_DOCTOR_LINES}) hookbox lines, naming how many there were`, () => {
+    const linesOf = (n: number) => {
+      const repo = mkdtempSync(join(tmpdir(), "hookbox-doctor-lines-"));
+      const home = mkdtempSync(join(tmpdir(), "hookbox-doctor-home-"));
+      // lines that run hookbox but not "hookbox forward": each found wrong without being run
+      const hooks = Array.from({ length: n }, (_, i) => ({ type: "command", command: `hookbox version ${i}` }));
+      mkdirSync(join(repo, ".claude"));
+      writeFileSync(join(repo, ".claude/settings.json"), JSON.stringify({ hooks: { PreToolUse: [{ matcher: "Bash", hooks }] } }));
+      const r = doctor(repo, home);
+      return { code: r.code, checked: r.out.match(/the line runs hookbox but not "hookbox forward"/g)?.length ?? 0, out: r.out };
+    };
+    const at = linesOf(MAX_DOCTOR_LINES);
+    expect(at).toMatchObject({ code: 1, checked: MAX_DOCTOR_LINES });
+    expect(at.out).not.toMatch(/only the first/);
+    const past = linesOf(MAX_DOCTOR_LINES + 1);
+    expect(past).toMatchObject({ code: 1, checked: MAX_DOCTOR_LINES });
+    expect(past.out).toContain(`${MAX_DOCTOR_LINES + 1} hookbox lines: only the first ${MAX_DOCTOR_LINES} were checked (MAX_DOCTOR_LINES)`);
   });
 
   it("shows no variable a repository's HTTP hook fills into a header that no header may hold (the HTTP client's error would repeat it)", () => {

@@ -12,7 +12,7 @@ import { capRedactSteps, headBytes, inSlices, isSecretName, keep, keepStrings, r
 
 /** session_id, tool_name, reason, … of a listed event; @default 1 KiB — a page lists up to 500 */
 export const SUMMARY_FIELD_BYTES = 1024;
-/** a hook's rule, error, reason, systemMessage, name, origin, and each env name and value; @default 4 KiB */
+/** a hook's rule, error, reason, systemMessage, name and origin (its env: ENV_FIELD_BYTES); @default 4 KiB */
 export const HOOK_FIELD_BYTES = 4096;
 /** @default 256 — each env name and value a trace keeps: a hook may carry 64 of each, and an event a thousand hooks. */
 export const ENV_FIELD_BYTES = 256;

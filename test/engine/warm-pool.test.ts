@@ -124,3 +124,36 @@ describe("shapes share the pool's starts", () => {
     await pool.close();
   });
 });
+
+describe("a warm pool's pool_idle_ms", () => {
+  const IDLE_MS = 1_000;
+  // (the pool looks every min(idleMs, 5 s): a container goes between idleMs and twice it)
+  it("takes a shape's containers once it has not been asked for in pool_idle_ms, not before", async () => {
+    const made: Item[] = [];
+    const make = () => new Promise<Item>((r) => setTimeout(() => r(made[made.push(new Item()) - 1]!), START_MS));
+    const pool = new WarmPool<Item>({ size: 1, maxTotal: 4, idleMs: IDLE_MS, maxStarting: 4 });
+    pool.want("shape", make);
+    await sleep(START_MS + 100);
+    expect(pool.readyCount("shape")).toBe(1);
+    await sleep(IDLE_MS / 2);
+    expect(pool.readyCount("shape")).toBe(1);
+    await sleep(IDLE_MS * 2);
+    expect(pool.stats()).toEqual({ ready: 0, starting: 0 });
+    expect(made.map((i) => i.alive)).toEqual([false]);
+    await pool.close();
+  });
+
+  it("replaces a container that has waited pool_idle_ms while its shape is still asked for", async () => {
+    const made: Item[] = [];
+    const make = () => new Promise<Item>((r) => setTimeout(() => r(made[made.push(new Item()) - 1]!), START_MS));
+    const pool = new WarmPool<Item>({ size: 1, maxTotal: 4, idleMs: IDLE_MS, maxStarting: 4 });
+    for (let waited = 0; waited < IDLE_MS * 3; waited += IDLE_MS / 4) {
+      pool.want("shape", make);
+      await sleep(IDLE_MS / 4);
+    }
+    expect(made.length).toBeGreaterThanOrEqual(2);
+    expect(made[0]!.alive).toBe(false);
+    expect(pool.readyCount("shape")).toBe(1);
+    await pool.close();
+  });
+});

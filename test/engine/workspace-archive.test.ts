@@ -5,12 +5,12 @@
  * tenant holding the most.
  * Builds are watched, and held, where they start: the read of the workspace's top folder.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type * as FsPromises from "node:fs/promises";
 import { describe, expect, it, vi } from "vitest";
-import { WorkspaceArchives, type ArchiveOptions } from "../../engine/run/workspace-archive.js";
+import { buildArchive, TMPFS_PAGE_BYTES, WorkspaceArchives, type ArchiveOptions } from "../../engine/run/workspace-archive.js";
 import { ContainerRunner } from "../../engine/run/container-runner.js";
 import { STALE_WORKSPACE_ERROR } from "../../engine/run/types.js";
 import { DEFAULT_LIMITS } from "../../engine/names.js";
@@ -258,5 +258,29 @@ describe("a workspace replaced under its event", () => {
     // the new upload is its own: known by another name, its archive built afresh
     const v2 = (await store.get("team-a", "w"))!;
     expect(v2.version).not.toBe(v1.version);
+  });
+});
+
+describe("a workspace archive's tmpfs footprint", () => {
+  const folder = (files: Record<string, number>, links: Record<string, string> = {}) => {
+    const dir = mkdtempSync(join(tmpdir(), "hookbox-footprint-"));
+    for (const [name, bytes] of Object.entries(files)) writeFileSync(join(dir, name), "x".repeat(bytes));
+    for (const [name, target] of Object.entries(links)) symlinkSync(target, join(dir, name));
+    return dir;
+  };
+  it(`counts each file in whole pages of TMPFS_PAGE_BYTES (${TMPFS_PAGE_BYTES}): a one-byte file takes a page, one a byte past a page two`, async () => {
+    expect((await buildArchive(folder({ a: 1 }), 1 << 20))!.footprint).toBe(TMPFS_PAGE_BYTES);
+    expect((await buildArchive(folder({ a: TMPFS_PAGE_BYTES }), 1 << 20))!.footprint).toBe(TMPFS_PAGE_BYTES);
+    expect((await buildArchive(folder({ a: TMPFS_PAGE_BYTES + 1 }), 1 << 20))!.footprint).toBe(2 * TMPFS_PAGE_BYTES);
+    // past the bound by the pages, not the bytes: four one-byte files in four pages' room fit, five do not
+    const four = { a: 1, b: 1, c: 1, d: 1 };
+    expect(await buildArchive(folder(four), 4 * TMPFS_PAGE_BYTES)).not.toBeNull();
+    expect(await buildArchive(folder({ ...four, e: 1 }), 4 * TMPFS_PAGE_BYTES)).toBeNull();
+  });
+  it("counts a page for a link whose target is too long to sit in its inode, none for a short one", async () => {
+    const short = "t".repeat(59);
+    const long = "t".repeat(60);
+    expect((await buildArchive(folder({}, { s: short }), 1 << 20))!.footprint).toBe(0);
+    expect((await buildArchive(folder({}, { l: long }), 1 << 20))!.footprint).toBe(TMPFS_PAGE_BYTES);
   });
 });

@@ -27,7 +27,7 @@ import { UNPACK_RATIO_FLOOR_BYTES } from "../../engine/workspace-unpack.js";
 import { MAX_SESSIONS_PER_TENANT, Sessions } from "../../service/records/sessions.js";
 import { edgeApp } from "../helpers/app.js";
 import { bodyOf, byHand, byteChunks } from "../helpers/raw-http.js";
-import { ENV_FIELDS_KEPT } from "../../service/records/trace-content.js";
+import { ENV_FIELD_BYTES, ENV_FIELDS_KEPT } from "../../service/records/trace-content.js";
 import { LIST_PAGE_DEFAULT, LIST_PAGE_MAX } from "../../service/records/trace-store.js";
 import { TOKEN_A, TOKEN_B } from "../helpers/service.js";
 import { badSizeMember, rawMember, TAR_END, tarOf } from "../helpers/tar.js";
@@ -1495,6 +1495,19 @@ describe("a trace's bounds", () => {
     expect(Object.keys(past!)).toHaveLength(ENV_FIELDS_KEPT + 1);
     expect(past!["…"]).toBe("1 more not shown");
     expect(past!.VAR_16).toBeUndefined();
+  });
+
+  it(`keeps each env value of a repository's hook to ENV_FIELD_BYTES (${ENV_FIELD_BYTES})`, async () => {
+    const edge = edgeApp();
+    const hook = { type: "command", bash: "say {}", env: { AT: "v".repeat(ENV_FIELD_BYTES), PAST: "w".repeat(ENV_FIELD_BYTES + 1) } };
+    const tar = await tarOf([{ name: ".github/hooks/env.json", content: JSON.stringify({ version: 1, hooks: { preToolUse: [hook] } }) }]);
+    expect((await edge.request("/v1/workspaces/w", { method: "PUT", body: new Uint8Array(tar) })).status).toBe(200);
+    const { event_id } = DecisionSchema.parse(await (await edge.request("/v1/events?workspace=w", post({ ...rmEvent, tool_input: { command: "ls" } }))).json());
+    const trace = TraceSchema.parse(await (await edge.request(`/v1/events/${event_id}`)).json());
+    const env = trace.hooks.find((h) => h.source === "repository")!.env as Record<string, string>;
+    expect(env.AT).toBe("v".repeat(ENV_FIELD_BYTES));
+    expect(env.PAST).toBe(`${"w".repeat(ENV_FIELD_BYTES)}…[truncated 1 bytes]`);
+    await edge.traces.flush();
   });
 
   it(`lists LIST_PAGE_DEFAULT (${LIST_PAGE_DEFAULT}) decisions a page unless asked, and never more than LIST_PAGE_MAX (${LIST_PAGE_MAX})`, async () => {

@@ -3,11 +3,12 @@
  * not take or a bad --listen is a usage error (64, as for every command), a configuration error
  * names its file, line and key (78).
  */
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { RESERVED_DESCRIPTORS } from "../../service/main.js";
 
 const serve = (args: string[], env: Record<string, string> = {}) =>
   spawnSync(process.execPath, ["dist/service/main.js", ...args], { encoding: "utf8", timeout: 30_000, env: { PATH: process.env.PATH ?? "", ...env } });
@@ -47,4 +48,29 @@ describe("hookbox serve", () => {
       expect(run({ HOOKBOX_LOG_LEVEL: "debug" }).stderr, how).toMatch(/ENOTDIR[^\n]*\n\s+at /);
     }
   });
+
+  it(`warns at start when max_connections leaves fewer than RESERVED_DESCRIPTORS (${RESERVED_DESCRIPTORS}) of ulimit -n to the service's own files`, async () => {
+    const openFiles = 2048;
+    /** The log until "hookbox listening", of a service given `openFiles` descriptors and `maxConnections`. */
+    const startLog = async (maxConnections: number) => {
+      const dir = mkdtempSync(join(tmpdir(), "hookbox-serve-"));
+      const file = join(dir, "c.toml");
+      writeFileSync(file, `[server]\nlisten = "127.0.0.1:0"\ndata_dir = "${join(dir, "data")}"\nmax_connections = ${maxConnections}\n`);
+      const proc = spawn("prlimit", [`--nofile=${openFiles}:${openFiles}`, process.execPath, "dist/service/main.js", "--config", file], { env: { PATH: process.env.PATH ?? "" }, stdio: ["ignore", "pipe", "pipe"] });
+      let out = "";
+      proc.stdout.on("data", (c: Buffer) => (out += c.toString()));
+      proc.stderr.on("data", (c: Buffer) => (out += c.toString()));
+      try {
+        await expect.poll(() => out, { timeout: 20_000 }).toContain("hookbox listening");
+        return out;
+      } finally {
+        proc.kill("SIGKILL");
+      }
+    };
+    const warning = `max_connections leaves fewer than ${RESERVED_DESCRIPTORS} of the process's file descriptors`;
+    expect(await startLog(openFiles - RESERVED_DESCRIPTORS)).not.toContain(warning);
+    const past = await startLog(openFiles - RESERVED_DESCRIPTORS + 1);
+    expect(past).toContain(warning);
+    expect(past).toContain(`"openFilesLimit":${openFiles}`);
+  }, 60_000);
 });

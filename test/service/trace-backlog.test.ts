@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import type { EventResult } from "../../engine/index.js";
-import { MAX_PENDING_TRACE_BYTES, PARSED_STDIN_BYTES, PENDING_FULL, traceHooksOf } from "../../service/records/trace-content.js";
+import { HOOK_FIELD_BYTES, MAX_PENDING_TRACE_BYTES, OMITTED_FIELD_BYTES, PARSED_STDIN_BYTES, PENDING_FULL, traceHooksOf } from "../../service/records/trace-content.js";
 import { notePayloadWeight, PayloadCache } from "../../engine/payload.js";
 import { resolveEventName } from "../../engine/events.js";
 import { TRACE_LIST_SLICE, TRACE_WRITES_AT_ONCE, TraceStore } from "../../service/records/trace-store.js";
@@ -32,7 +32,7 @@ function event(n: number, bodyBytes: number): EventResult {
 }
 
 describe("traces waiting to be written", () => {
-  it(`hold at most MAX_PENDING_TRACE_BYTES (${MAX_PENDING_TRACE_BYTES / 2 ** 20} MiB) of one tenant's events; past it a trace keeps its hooks' outcomes; another tenant's keep theirs`, async () => {
+  it(`hold at most MAX_PENDING_TRACE_BYTES (${MAX_PENDING_TRACE_BYTES / 2 ** 20} MiB) of one tenant's events; past it a trace keeps its hooks' outcomes, each string to OMITTED_FIELD_BYTES (${OMITTED_FIELD_BYTES}); another tenant's keep theirs`, async () => {
     const dir = mkdtempSync(join(tmpdir(), "hookbox-backlog-"));
     dirs.push(dir);
     const store = new TraceStore(dir);
@@ -40,6 +40,12 @@ describe("traces waiting to be written", () => {
     // Accepted at once, before the writer has written one: the flood outruns it.
     const adds: Promise<unknown>[] = [];
     for (let i = 0; i < 100; i++) adds.push(store.add(flooder, event(i, 1 << 20), { durationMs: 1, cancelled: false }));
+    // one more in the flood, of two hooks: rules OMITTED_FIELD_BYTES long and a byte longer
+    const rules = [OMITTED_FIELD_BYTES, OMITTED_FIELD_BYTES + 1].map((n, i) => String(i).repeat(n));
+    const two = event(100, 1 << 20);
+    two.hooks = rules.map((rule) => ({ ...two.hooks[0]!, rule }));
+    two.trace.hooks = [two.trace.hooks[0]!, two.trace.hooks[0]!];
+    adds.push(store.add(flooder, two, { durationMs: 1, cancelled: false }));
     await Promise.all(adds);
     expect(store.pendingBytesOf("flooder")).toBeGreaterThan(0);
     expect(store.pendingBytesOf("flooder")).toBeLessThanOrEqual(MAX_PENDING_TRACE_BYTES);
@@ -52,9 +58,29 @@ describe("traces waiting to be written", () => {
     const last = (await store.get("flooder", "e99"))!;
     expect(first.hooks[0]!.stdout).toBe("out");
     expect(last.hooks[0]).toMatchObject({ stdout: PENDING_FULL, stdin: PENDING_FULL, outcome: "exited" });
+    // such a hook keeps each string of its own to OMITTED_FIELD_BYTES
+    const omitted = (await store.get("flooder", "e100"))!.hooks;
+    expect(omitted.map((h) => h.stdout)).toEqual([PENDING_FULL, PENDING_FULL]);
+    expect(omitted.map((h) => h.rule)).toEqual([rules[0], `${"1".repeat(OMITTED_FIELD_BYTES)}…[truncated 1 bytes]`]);
     // Its summary still lists it, its session id capped.
     expect(last.session_id!.length).toBeLessThan(2048);
     expect((await store.get("other", "e1000"))!.hooks[0]!.stdout).toBe("out");
+  });
+
+  it(`keep each string of a hook's own to HOOK_FIELD_BYTES (${HOOK_FIELD_BYTES})`, async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hookbox-fields-"));
+    dirs.push(dir);
+    const store = new TraceStore(dir);
+    await store.load();
+    const rules = [HOOK_FIELD_BYTES, HOOK_FIELD_BYTES + 1].map((n, i) => String(i).repeat(n));
+    const two = event(1, 10);
+    two.hooks = rules.map((rule) => ({ ...two.hooks[0]!, rule }));
+    two.trace.hooks = [two.trace.hooks[0]!, two.trace.hooks[0]!];
+    await store.add({ name: "t", traceToolInput: false }, two, { durationMs: 1, cancelled: false });
+    await store.flush();
+    const kept = (await store.get("t", "e1"))!.hooks;
+    expect(kept.map((h) => h.stdout)).toEqual(["out", "out"]);
+    expect(kept.map((h) => h.rule)).toEqual([rules[0], `${"1".repeat(HOOK_FIELD_BYTES)}…[truncated 1 bytes]`]);
   });
 
   it("are written each tenant's in turn: another tenant's trace is never kept waiting (in memory, its streams at stake) behind a flood of one tenant's", async () => {
