@@ -211,6 +211,7 @@ export async function unpack(body: AsyncIterable<Uint8Array>, dest: string, limi
     entryWork = (async () => {
       // tar-stream 3.2 reads a base-256 size whose first byte is not 0x80 or 0xFF as null, and its
       // entry then never ends: the upload would wait for it for ever.
+      if (endBlocks.pastEnd()) throw refuse(header.name, PAST_END);
       const size = header.size;
       if (size === undefined || !Number.isSafeInteger(size) || size < 0) throw refuse(header.name, "invalid size field");
       const path = entryPath(header.name);
@@ -311,7 +312,8 @@ export async function unpack(body: AsyncIterable<Uint8Array>, dest: string, limi
     // early): what came reads as a smaller archive, which stored would replace the workspace without
     // the hook files that were still to come. Every tar ends in two blocks of zeros where the next
     // header would stand (zeros a file's own bytes end in are no end).
-    if (endBlocks() < TAR_END_BLOCKS) throw new BadRequestError("the archive ends without the two zero blocks that end a tar: it was cut off (did the command that made it fail?): nothing was stored", "body", "archive_invalid");
+    if (endBlocks.pastEnd()) throw new BadRequestError(`the archive goes on ${PAST_END}`, "body", "archive_invalid");
+    if (endBlocks.zeros() < TAR_END_BLOCKS) throw new BadRequestError("the archive ends without the two zero blocks that end a tar: it was cut off (did the command that made it fail?): nothing was stored", "body", "archive_invalid");
     return { digest: `sha256:${hash.digest("hex")}`, files, bytes, folders: made, charged };
   } finally {
     deadline?.removeEventListener("abort", stop);
@@ -320,6 +322,7 @@ export async function unpack(body: AsyncIterable<Uint8Array>, dest: string, limi
 
 /** the blocks of zeros every tar ends in */
 const TAR_END_BLOCKS = 2;
+const PAST_END = "after the two zero blocks that end a tar, where tar stops reading (archives appended one to another?): nothing was stored";
 
 /**
  * How many blocks of zeros the archive ends in where a header would stand: tar-stream reads such
@@ -327,20 +330,29 @@ const TAR_END_BLOCKS = 2;
  * header it reads is seen here after that step, a block of zeros counted, any other header
  * starting the count again. (One step reads one header: the unpacker lets tar-stream go on to the
  * next entry only from a later turn — its work `.then(() => next())` —, never from inside this one.)
+ * `pastEnd`: a header came after the end blocks, where tar stops reading; tar-stream reads on.
  */
-function endBlocksOf(ex: ReturnType<typeof extract>): () => number {
+function endBlocksOf(ex: ReturnType<typeof extract>): { zeros: () => number; pastEnd: () => boolean } {
   const inner = ex as unknown as { _header: Header | null; _locked: boolean; _consumeHeader: () => boolean };
   if (typeof inner._consumeHeader !== "function") throw new Error("tar-stream's header step is missing: hookbox cannot tell where an archive ends");
   const consume = inner._consumeHeader.bind(inner);
   let zeros = 0;
+  let pastEnd = false;
   inner._consumeHeader = () => {
     // (locked: the step reads nothing until the entry before is done)
     if (inner._locked) return consume();
+    // A header after the end blocks — another archive appended, say — is where tar stops reading:
+    // set before the step, whose header (its entry) is seen inside it.
+    const ended = zeros >= TAR_END_BLOCKS;
+    const before = pastEnd;
+    if (ended) pastEnd = true;
     const went = consume();
     zeros = inner._header === null ? zeros + 1 : 0;
+    // (more zeros: the end's padding)
+    if (ended && inner._header === null) pastEnd = before;
     return went;
   };
-  return () => zeros;
+  return { zeros: () => zeros, pastEnd: () => pastEnd };
 }
 
 /**

@@ -30,7 +30,7 @@ import { bodyOf, byHand, byteChunks } from "../helpers/raw-http.js";
 import { ENV_FIELD_BYTES, ENV_FIELDS_KEPT } from "../../service/records/trace-content.js";
 import { LIST_PAGE_DEFAULT, LIST_PAGE_MAX } from "../../service/records/trace-store.js";
 import { TOKEN_A, TOKEN_B } from "../helpers/service.js";
-import { badSizeMember, rawMember, TAR_END, tarOf } from "../helpers/tar.js";
+import { badSizeMember, paxRecords, rawMember, TAR_END, tarOf } from "../helpers/tar.js";
 
 const rmEvent = { session_id: "s-1", hook_event_name: "PreToolUse", tool_name: "shell", tool_input: { command: "rm -rf /tmp/old" } };
 const post = (body: unknown) => ({ method: "POST", body: typeof body === "string" ? body : JSON.stringify(body) });
@@ -1667,6 +1667,28 @@ describe("tenant scoping", () => {
     expect(cut.status).toBe(400);
     expect(await errorOf(cut)).toMatchObject({ code: "archive_invalid", message: expect.stringMatching(/cut off/) });
     expect(((await (await edge.request("/v1/workspaces/cut")).json()) as { hooks: unknown[] }).hooks).toHaveLength(1);
+  });
+
+  it("refuses an archive that goes on after the two zero blocks that end it (tar stops reading there), whatever comes after them", async () => {
+    const edge = edgeApp();
+    const guard = JSON.stringify({ hooks: { PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: "guard" }] }] } });
+    const first = await tarOf([{ name: "README.md", content: "r" }]);
+    const second = await tarOf([{ name: ".claude/settings.json", content: guard }]);
+    const put = (body: Buffer) => edge.request("/v1/workspaces/two", { method: "PUT", body: new Uint8Array(body) });
+    const pax = Buffer.concat([rawMember("PaxHeader/x", "x", paxRecords([["path", ".claude/settings.json"]])), rawMember("x", "0", Buffer.from(guard))]);
+    for (const [what, body] of [
+      ["a second archive", Buffer.concat([first, second])],
+      ["a second archive, gzipped with the first", gzipSync(Buffer.concat([first, second]))],
+      ["an entry after more zeros", Buffer.concat([first, Buffer.alloc(4096), rawMember("late.txt", "0", Buffer.from("hi\n")), TAR_END])],
+      ["an entry named by a pax header", Buffer.concat([first, pax, TAR_END])],
+    ] as const) {
+      const res = await put(body);
+      expect(res.status, what).toBe(400);
+      expect(await errorOf(res), what).toMatchObject({ message: expect.stringMatching(/after the two zero blocks that end a tar/) });
+      expect((await edge.request("/v1/workspaces/two")).status, what).toBe(404);
+    }
+    // zeros past the end blocks are padding: such an archive is one
+    expect((await put(Buffer.concat([first, Buffer.alloc(8192)]))).status).toBe(200);
   });
 
   it(`judges the unpacking ratio (max_unpack_ratio, 200) only past UNPACK_RATIO_FLOOR_BYTES (${UNPACK_RATIO_FLOOR_BYTES}) unpacked: a small file of one byte repeated is stored, a larger one refused with 413`, async () => {
