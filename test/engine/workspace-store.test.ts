@@ -8,7 +8,7 @@ import type * as FsPromises from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
-import { residentBytes, WorkspaceStore } from "../../engine/workspace-store.js";
+import { MAX_WORKSPACE_LOADS_AT_ONCE, residentBytes, WorkspaceStore } from "../../engine/workspace-store.js";
 import type { HookDef } from "../../engine/hooks.js";
 import { rawMember, tarOf } from "../helpers/tar.js";
 
@@ -284,5 +284,35 @@ describe("a workspace deleted while it is being removed from disk", () => {
       removal.held = undefined;
       letGo();
     }
+  });
+});
+
+describe("stored workspaces read after a restart", () => {
+  it(`are read MAX_WORKSPACE_LOADS_AT_ONCE (${MAX_WORKSPACE_LOADS_AT_ONCE}) at a time for all tenants together, however many are asked for at once`, async () => {
+    const root = mkdtempSync(join(tmpdir(), "hookbox-loads-"));
+    const first = new WorkspaceStore(root, options);
+    const tar = await tarOf([{ name: ".github/hooks/g.json", content: JSON.stringify({ version: 1, hooks: { preToolUse: [{ type: "command", bash: "guard.sh" }] } }) }]);
+    const asked: [string, string][] = [];
+    for (const tenant of ["team-a", "team-b"]) for (let i = 0; i < 4; i++) asked.push([tenant, `w${i}`]);
+    for (const [tenant, id] of asked) await first.put(tenant, id, chunks(tar));
+    // the next start: none held, each read from the disk, each read taking a while
+    const second = new WorkspaceStore(root, options);
+    await second.sweep();
+    const inner = second as unknown as { load: (...args: unknown[]) => Promise<unknown> };
+    const load = inner.load.bind(second);
+    let running = 0;
+    let most = 0;
+    inner.load = async (...args) => {
+      most = Math.max(most, ++running);
+      try {
+        await new Promise((r) => setTimeout(r, 50));
+        return await load(...args);
+      } finally {
+        running--;
+      }
+    };
+    const got = await Promise.all(asked.map(([tenant, id]) => second.get(tenant, id)));
+    expect(got.map((w) => w?.hooks.hooks.map((h) => h.command))).toEqual(asked.map(() => ["guard.sh"]));
+    expect(most).toBe(MAX_WORKSPACE_LOADS_AT_ONCE);
   });
 });
