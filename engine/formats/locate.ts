@@ -363,6 +363,68 @@ const JSON_ERRORS: Record<ReturnType<typeof printParseErrorCode>, string> = {
   "<unknown ParseErrorCode>": "not JSON",
 };
 
+/** @default 16 — spaces and tabs in a row that jsonc-parser is shown as one comment (visitText) */
+export const BLANK_RUN_CHARS = 16;
+const BLANK_RUN = new RegExp(`[ \\t]{${BLANK_RUN_CHARS}}`);
+/** jsonc-parser's ParseErrorCode.InvalidCommentToken (a const enum: not importable one by one) */
+const INVALID_COMMENT_TOKEN = 10;
+
+/**
+ * `text` as jsonc-parser is shown it: each run of BLANK_RUN_CHARS or more spaces and tabs between
+ * its tokens written as a block comment of the same length (`at`: where each starts). The parser's
+ * scanner builds a run of blanks one character at a time — about 150 ms for a mebibyte of them, six
+ * times what a mebibyte of numbers costs — and passes over a comment in one piece. Offsets stay
+ * the text's, and a run holds no line break. Strings and comments are passed over as the scanner
+ * reads them: a string ends at an unescaped quote or a line break, `//` and `/*` open a comment
+ * in JSON as in JSONC (the strict parser reports it, and reads on).
+ */
+function blanksAsComments(text: string): { shown: string; at: Set<number> } {
+  const at = new Set<number>();
+  if (!BLANK_RUN.test(text)) return { shown: text, at };
+  let shown = "";
+  let from = 0;
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      for (i++; i < n; i++) {
+        const d = text.charCodeAt(i);
+        if (d === 0x22 || d === 0x0a || d === 0x0d) break;
+        if (d === 0x5c) i++;
+      }
+    } else if (c === 0x2f && text.charCodeAt(i + 1) === 0x2f) {
+      for (i += 2; i < n && text.charCodeAt(i) !== 0x0a && text.charCodeAt(i) !== 0x0d; i++);
+    } else if (c === 0x2f && text.charCodeAt(i + 1) === 0x2a) {
+      const end = text.indexOf("*/", i + 2);
+      i = end === -1 ? n : end + 1;
+    } else if (c === 0x20 || c === 0x09) {
+      // (after a "/", one blank is left: "/" and the comment would read as "//")
+      const start = text.charCodeAt(i - 1) === 0x2f ? i + 1 : i;
+      let j = i + 1;
+      while (j < n && (text.charCodeAt(j) === 0x20 || text.charCodeAt(j) === 0x09)) j++;
+      if (j - start >= BLANK_RUN_CHARS) {
+        shown += `${text.slice(from, start)}/*${" ".repeat(j - start - 4)}*/`;
+        from = j;
+        at.add(start);
+      }
+      i = j - 1;
+    }
+  }
+  return { shown: shown + text.slice(from), at };
+}
+
+/** jsonc-parser's `visit` over `text` shown as blanksAsComments writes it; the comments written are none of the visitor's. */
+function visitText(text: string, visitor: JsonVisitor, options: typeof STRICT | typeof LENIENT): void {
+  const { shown, at } = blanksAsComments(text);
+  if (at.size === 0) return void visit(text, visitor, options);
+  const { onComment, onError } = visitor;
+  visit(shown, {
+    ...visitor,
+    ...(onComment ? { onComment: (offset: number, ...rest: [number, number, number]) => (at.has(offset) ? undefined : onComment(offset, ...rest)) } : {}),
+    ...(onError ? { onError: (code: number, offset: number, ...rest: [number, number, number]) => (code === INVALID_COMMENT_TOKEN && at.has(offset) ? undefined : onError(code, offset, ...rest)) } : {}),
+  }, options);
+}
+
 /** Where jsonc-parser's walk stopped on a text: its error's name, offset, and whether it stood in an array. */
 export interface JsonErrorFound {
   name: ReturnType<typeof printParseErrorCode>;
@@ -383,7 +445,7 @@ export function findJsonError(text: string, options: typeof STRICT | typeof LENI
   let whole = false;
   const ended = () => void (whole ||= open.length === 0);
   try {
-    visit(text, {
+    visitText(text, {
       onObjectBegin: () => void open.push(false),
       onObjectEnd: () => {
         open.pop();
@@ -501,7 +563,7 @@ function jsonPlaces(text: string, options: typeof STRICT | typeof LENIENT, also:
     open.push({ place, count: 0, key: "" });
     return walked && (place !== undefined || !passOverUnkept);
   };
-  visit(text, {
+  visitText(text, {
     ...also,
     onObjectBegin: (offset) => begin(offset, "object"),
     onArrayBegin: (offset) => begin(offset, "array"),
@@ -567,7 +629,7 @@ export function parseJsoncLocated(text: string, within?: ReadonlySet<string>): {
     // it returns (a 1 MiB of commas holds two million of them, and over a hundred MiB) — and keeps
     // where each value stands, for the locator.
     places = jsonPlaces(text, LENIENT, { onError: () => { throw FIRST_ERROR; } });
-    value = parseJsonc(text, undefined, LENIENT);
+    value = parseJsonc(blanksAsComments(text).shown, undefined, LENIENT);
     // The parser assigns each member: a "__proto__" member would become the object's prototype (its
     // fields then read as the object's own, `hooks` among them). As JSON.parse reads it, a field.
     if (text.includes("__proto__")) value = protoAsField(value);
@@ -597,7 +659,7 @@ function jsonOfJsonc(text: string): string | undefined {
   const open: boolean[] = []; // true: an array
   let found: JsonErrorFound | undefined;
   try {
-    visit(text, {
+    visitText(text, {
       onError: (code, offset) => {
         found = { name: printParseErrorCode(code), offset, inArray: open[open.length - 1] === true };
         throw FIRST_ERROR;

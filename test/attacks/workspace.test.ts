@@ -342,6 +342,25 @@ describe("workspaces cannot read the host", () => {
     expect(hooks.map((h) => h.origin).sort()).toEqual([".claude/settings.json:2", ".claude/settings.local.json:2", ".codex/hooks.json:2", ".gemini/settings.json:3"]);
   });
 
+  it("loads JSON hook files of a mebibyte of blanks each (spaces and tabs: jsonc-parser's scanner builds such a run a character at a time) without holding the event loop, and locates each hook and error after them", async () => {
+    const blanks = (n: number) => " \t".repeat(n / 2);
+    const guarded = (command: string) => `{"PreToolUse": [{"matcher": "Bash", "hooks": [${blanks(900_000)}{"type": "command", "command": "${command}"}]}]}`;
+    const entries: Entry[] = [
+      { name: ".claude/settings.json", content: `{"hooks":\n${guarded("project.sh")}}` },
+      // blanks of a key and a string are no run between tokens: kept, and the file read as it is
+      { name: ".codex/hooks.json", content: `{"hooks":\n{"PreToolUse": [{"hooks": [{"type": "command", "command": "codex.sh"}]}]}, "a${" ".repeat(40)}b": "${" ".repeat(900_000)}"}` },
+      { name: ".gemini/settings.json", content: `// Gemini's own reading\n{${blanks(900_000)}\n"hooks": {"BeforeTool": [{"matcher": "x", "hooks": [{"type": "command", "command": "gemini.sh",},],},],},}` },
+      // an error after a run: located past it
+      { name: ".github/hooks/bad.json", content: `{"version": 1,${blanks(900_000)}\n  "hooks": {"preToolUse": [{"type": "command" "bash": "x"}]}}` },
+    ];
+    for (const e of entries) expect(Buffer.byteLength((e as { content: string }).content)).toBeGreaterThan(900_000);
+    const { status, text } = await attack(svc, async () => put(svc, "blank-json", await tarOf(entries)));
+    expect(status, text).toBe(200);
+    const hooks = (JSON.parse(text) as { hooks: { origin: string; command: string }[] }).hooks;
+    expect(hooks.map((h) => h.origin).sort()).toEqual([".claude/settings.json:2", ".codex/hooks.json:2", ".gemini/settings.json:3"]);
+    expect(storedOf(text).warnings).toEqual([expect.stringMatching(/^\.github\/hooks\/bad\.json:2:47: invalid JSON: expected ',' or '}', found "\\"".*; the file is skipped/)]);
+  });
+
   it("skips a megabyte .gemini/settings.json with an error at its end with a located warning, found in the one scan that reads it", async () => {
     const junk = `[${"0,".repeat(450_000)}0]`;
     const lines = `${"// a line of comment\n".repeat(2_000)}`;

@@ -55,16 +55,19 @@ describe("hookbox serve", () => {
     const startLog = async (maxConnections: number) => {
       const dir = mkdtempSync(join(tmpdir(), "hookbox-serve-"));
       const file = join(dir, "c.toml");
-      writeFileSync(file, `[server]\nlisten = "127.0.0.1:0"\ndata_dir = "${join(dir, "data")}"\nmax_connections = ${maxConnections}\n`);
+      // (no pre-started containers: the service is stopped as soon as it listens)
+      writeFileSync(file, `[server]\nlisten = "127.0.0.1:0"\ndata_dir = "${join(dir, "data")}"\nmax_connections = ${maxConnections}\n\n[sandbox]\npool_size = 0\n`);
       const proc = spawn("prlimit", [`--nofile=${openFiles}:${openFiles}`, process.execPath, "dist/service/main.js", "--config", file], { env: { PATH: process.env.PATH ?? "" }, stdio: ["ignore", "pipe", "pipe"] });
       let out = "";
       proc.stdout.on("data", (c: Buffer) => (out += c.toString()));
       proc.stderr.on("data", (c: Buffer) => (out += c.toString()));
+      const exited = new Promise((r) => proc.once("exit", r));
       try {
         await expect.poll(() => out, { timeout: 20_000 }).toContain("hookbox listening");
         return out;
       } finally {
-        proc.kill("SIGKILL");
+        proc.kill("SIGTERM");
+        await exited;
       }
     };
     const warning = `max_connections leaves fewer than ${RESERVED_DESCRIPTORS} of the process's file descriptors`;

@@ -1,0 +1,58 @@
+/**
+ * Runs of blanks are shown to jsonc-parser as comments (its scanner builds a run one character at
+ * a time): what it finds is the same — values, places, errors — wherever a run stands: between
+ * tokens, in a string or key, after an escape, after a lone "/", in a comment.
+ */
+import { describe, expect, it } from "vitest";
+import { BLANK_RUN_CHARS, jsonSyntaxError, parseJsoncLocated, parseJsonLocated } from "../../engine/formats/locate.js";
+
+const run = " \t".repeat(BLANK_RUN_CHARS);
+/** 1-based line and column of the first `mark` in `text` */
+const placeOf = (text: string, mark: string) => {
+  const at = text.indexOf(mark);
+  const before = text.slice(0, at).split("\n");
+  return { line: before.length, column: before[before.length - 1]!.length + 1 };
+};
+
+describe(`a run of BLANK_RUN_CHARS (${BLANK_RUN_CHARS}) or more blanks`, () => {
+  it("between tokens: every value located where it stands", () => {
+    const text = `{${run}"a":${run}[${run}1,${run}{"b":${run}2}]${run}}`;
+    const { value, locate } = parseJsonLocated(text);
+    expect(value).toEqual({ a: [1, { b: 2 }] });
+    expect(locate(["a", 0])).toEqual(placeOf(text, "1,"));
+    expect(locate(["a", 1, "b"])).toEqual(placeOf(text, "2}"));
+  });
+
+  it("in keys and strings, after escapes: read as they are (a key whose blanks were taken would not be found)", () => {
+    // (a string holds no tab: spaces)
+    const sp = " ".repeat(BLANK_RUN_CHARS + 4);
+    const text = `{"k${sp}k": {"z": 1}, "e\\\\": [${sp}2], "q\\"${sp}": {"y": 3}, "s": "\\"${sp}\\\\"}`;
+    const { value, locate } = parseJsonLocated(text);
+    expect(value).toEqual({ [`k${sp}k`]: { z: 1 }, "e\\": [2], [`q"${sp}`]: { y: 3 }, s: `"${sp}\\` });
+    expect(locate([`k${sp}k`, "z"])).toEqual(placeOf(text, "1}"));
+    expect(locate(["e\\", 0])).toEqual(placeOf(text, "2]"));
+    expect(locate([`q"${sp}`, "y"])).toEqual(placeOf(text, "3}"));
+  });
+
+  it("in JSONC, beside comments that hold quotes and blanks: located, the comments blanked", () => {
+    const text = `// a "quote\n/*${run}" */ {"hooks":${run}{"x": [1,${run}2,],},${run}}`;
+    const { value, locate } = parseJsoncLocated(text);
+    expect(value).toEqual({ hooks: { x: [1, 2] } });
+    expect(locate(["hooks", "x", 1])).toEqual(placeOf(text, "2,]"));
+  });
+
+  it("before an error: the error said, and placed, as without the run", () => {
+    const cases: [string, string][] = [
+      [`{"a": 1,${run}}`, "}"],
+      [`{"a": 1 /${run}}`, "/"],
+      [`{"a": 1${run}"b": 2}`, '"b"'],
+      [`{"a": 1}${run}x`, "x"],
+    ];
+    for (const [text, mark] of cases) {
+      const short = text.replace(run, " ");
+      const err = jsonSyntaxError(text, undefined);
+      expect(err.message, text).toBe(jsonSyntaxError(short, undefined).message);
+      expect({ line: err.line, column: err.column }, text).toEqual(placeOf(text, mark));
+    }
+  });
+});
