@@ -376,12 +376,22 @@ END {
     x = R["exit_code"] + 0
     code = (T["exit_code"] ~ /[0-9]/ && x == int(x) && x >= 0 && x <= 255) ? x : 0
     if (blocked && fmt == "codex" && (tolower(ev) == "pretooluse" || tolower(ev) == "permissionrequest")) code = 2
-    # A CR in it stands between tokens (a string holds none raw): JSON's whitespace, printed as a space.
+    # A CR or LF in it stands between tokens (a string holds none raw): JSON's whitespace, printed as
+    # a space — the answer is one line.
     o = R["output"]
-    gsub(/\r/, " ", o)
+    gsub(/[\r\n]/, " ", o)
+    # Its exit code (and whether it blocks) first, then the answer: the shell exits with that code,
+    # never with awk's own. A block's reason goes to stderr last, after all of it is out — a stderr
+    # awk cannot open ("/dev/stderr" a socket, for gawk under POSIXLY_CORRECT) or that the agent
+    # stopped reading ends awk with 2, which as the answer's code would lose a block where the
+    # agent reads one at 0 only.
+    print "?" code (blocked ? " b" : "")
     print "=" esc(o, 1)
-    if (blocked) print (("reason" in V) ? V["reason"] : "blocked by hookbox") > "/dev/stderr"
-    exit code
+    if (blocked) {
+      fflush()
+      print (("reason" in V) ? V["reason"] : "blocked by hookbox") > "/dev/stderr"
+    }
+    exit 0
   }
   said = status ": " ((ok && ("error.message" in V)) ? clipb(V["error.message"], ${MAX_SAID_BYTES}) : "no decision")
   if (wl != "") { print "!W" wl " (" said ")"; exit 0 }
@@ -705,7 +715,7 @@ case $token in
   *)
     out=$(curl "$@" -- "$path" <&4 2>/dev/null | head -c "$cap" | LC_ALL=C awk -v fmt="$format" -v ev="$event" -v cap="$cap" "$AWK"; c=$?; hashline; exit "$c") ;;
 esac
-code=$?
+aw=$?
 # the hash: what follows the last '#' line; the answer: what precedes it, without its trailing newlines (as \$( ) leaves it)
 h=\${out##*"$nl#"}
 out=\${out%"$nl#"*}
@@ -727,7 +737,20 @@ if [ -n "$told" ]; then
   fi
 fi
 case $rest in
-  =*) printf '%s\n' "\${rest#=}"; exit "$code" ;;
+  '?'*)
+    # its exit code's line (short: the shell strips no long prefix — dash's cost grows with its square), then the answer
+    code=\${rest%%"$nl"*} ans=
+    case $rest in *"$nl"*) ans=\${rest#*"$nl"} ;; esac
+    blocks=\${code#*' '} code=\${code#'?'}
+    code=\${code%%' '*}
+    case $code:$ans in
+      [0-9]:=*|[0-9][0-9]:=*|[0-9][0-9][0-9]:=*)
+        printf '%s\n' "\${ans#=}"
+        # awk wrote the reason itself, unless it failed to (then the reason is said, not lost)
+        [ "$aw" = 0 ] || [ "$blocks" != b ] || printf 'blocked by hookbox\n' >&2 2>/dev/null
+        exit "$code" ;;
+    esac
+    problem="hookbox answered, but its answer was not read whole" ;;
   !T) problem="hookbox did not answer within $tms ms (the agent's $d s deadline is near)" ;;
   !U*) problem="hookbox unreachable at $(HOOKBOX_TEXT=$shown LC_ALL=C awk -v mode=text "$AWK" </dev/null): \${rest#!U}" ;;
   !A*) problem=\${rest#!A} ;;

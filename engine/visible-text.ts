@@ -4,7 +4,8 @@
  * `\u202e`). A hook's text could otherwise move a terminal's cursor, erase lines, retitle the window,
  * start an escape sequence through the C1 controls (U+009B is a one-character CSI), or reorder and
  * hide what a user reads (bidi overrides, zero-width marks). Used for the CLI's output
- * (cli/terminal.ts) and for what a repository hook says to the agent (execute.ts). Pure.
+ * (cli/terminal.ts), for what a repository hook says to the agent (execute.ts), and in the service's
+ * log and audit lines (`visibleJson`). Pure.
  */
 
 // C0 but \t and \n, DEL, C1 — and the invisible format characters that reorder or hide text on
@@ -33,6 +34,22 @@ const escape = (c: string): string => {
 /** For one line of output: every control character escaped, newlines and tabs too. */
 export function oneLine(text: string): string {
   return text.replace(CONTROLS, escape);
+}
+
+// eslint-disable-next-line no-misleading-character-class -- as above
+const HIDDEN_IN_JSON = new RegExp(`[\\u007f-\\u009f${HIDDEN}]`, "gu");
+
+/**
+ * JSON text (a log or audit line) with every DEL, C1 control and invisible format character inside
+ * its strings written as a `\u` escape — JSON.stringify escapes only C0 — so whoever reads the file
+ * in a terminal (`tail`, `less`, `jq -r`, `docker logs`) sees them, and the line parses to the same value.
+ */
+export function visibleJson(json: string): string {
+  return json.replace(HIDDEN_IN_JSON, (c) => {
+    let out = "";
+    for (let i = 0; i < c.length; i++) out += `\\u${c.charCodeAt(i).toString(16).padStart(4, "0")}`;
+    return out;
+  });
 }
 
 /** For a block of output: newlines and tabs kept, every other control character escaped. */

@@ -15,6 +15,7 @@ import pino from "pino";
 import {
   ConfigError, ContainerRunner, createEngine, HostRunner, loadConfig, parseListen, startReaper, WorkspaceStore, type Config,
 } from "../engine/index.js";
+import { visibleJson } from "../engine/visible-text.js";
 import { TenantAuditLogs } from "./records/audit-log.js";
 import { TraceStore } from "./records/trace-store.js";
 import { createApp } from "./app.js";
@@ -97,6 +98,8 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
   const logger = pino({
     level,
     redact: { paths: ["req.headers.authorization", "*.tool_input", "*.toolArgs", "*.prompt"], censor: "[redacted]" },
+    // A path or a name a client sent, its C1 controls and bidi overrides escaped: the log is read in terminals.
+    hooks: { streamWrite: visibleJson },
   }, logOut);
   process.on("exit", () => {
     try {

@@ -38,6 +38,8 @@ Object.assign(CASES, {
   "exit-code-fraction": answer('{"decision":null,"output":{},"exit_code":2.5}'),
   "exit-code-string": answer('{"decision":null,"output":{},"exit_code":"2"}'),
   "reason-number": answer('{"decision":"block","reason":5,"output":{"permissionDecision":"deny"}}'),
+  // a cosh block: cosh reads it as JSON at exit 0 only
+  "cosh-block": answer(JSON.stringify({ decision: "block", reason: "policy says no", output: { decision: "block", reason: "policy says no" }, exit_code: 0 })),
   "upgrade": (sock: Socket) => sock.end(`${head("101 Switching Protocols", ["Upgrade: websocket", "Connection: Upgrade", "Hookbox-On-Failure: block"])}\r\n`),
   "early-close": (sock: Socket) => {
     sock.write(`${head("200 OK", ["Hookbox-On-Failure: block", "Transfer-Encoding: chunked"])}\r\n5\r\n{"out\r\n`);
@@ -214,9 +216,9 @@ afterAll(() => new Promise<void>((r) => server.close(() => r())));
 type Run = { code: number | null; stdout: string; stderr: string; ms: number; signal?: NodeJS.Signals | null };
 /**
  * One forwarder run. `io.input`: the event on stdin (a Copilot bash call unless given);
- * `io.stdinClosed`: run with stdin closed (`<&-`); `io.stdoutGone`: the answer's pipe closed at once.
+ * `io.stdinClosed`: run with stdin closed (`<&-`); `io.stdoutGone`, `io.stderrGone`: the answer's or stderr's pipe closed at once.
  */
-function run(via: "node" | "sh", args: string[], env: Record<string, string> = {}, cwd?: string, io: { input?: string | Buffer; stdinClosed?: boolean; stdoutGone?: boolean } = {}): Promise<Run> {
+function run(via: "node" | "sh", args: string[], env: Record<string, string> = {}, cwd?: string, io: { input?: string | Buffer; stdinClosed?: boolean; stdoutGone?: boolean; stderrGone?: boolean } = {}): Promise<Run> {
   const t0 = performance.now();
   const cmd = via === "node" ? [process.execPath, join(process.cwd(), "dist/cli/hookbox.cjs"), "forward", ...args] : ["/bin/sh", script, ...args];
   const [file, ...argv] = io.stdinClosed ? ["/bin/sh", "-c", 'exec "$@" <&-', "sh", ...cmd] : cmd;
@@ -226,7 +228,8 @@ function run(via: "node" | "sh", args: string[], env: Record<string, string> = {
   let stderr = "";
   if (io.stdoutGone) child.stdout.destroy();
   else child.stdout.on("data", (c: Buffer) => (stdout += c.toString("latin1")));
-  child.stderr.on("data", (c: Buffer) => (stderr += c.toString("latin1")));
+  if (io.stderrGone) child.stderr.destroy();
+  else child.stderr.on("data", (c: Buffer) => (stderr += c.toString("latin1")));
   child.stdin.on("error", () => undefined);
   child.stdin.end(io.input ?? JSON.stringify({ toolName: "bash", toolArgs: '{"command":"ls"}' }));
   return new Promise((resolve) => child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr, ms: performance.now() - t0 })));
@@ -1038,6 +1041,26 @@ describe("both forwarders read their command line and stdin alike", () => {
       return { code, signal };
     };
     for (const via of ["node", "sh"] as const) expect(await gone(via), via).toEqual({ code: 2, signal: null });
+  });
+
+  it("keep a block's exit code when the agent stops reading stderr, or awk cannot write to it: cosh's block (read at exit 0 only) stays one, its reason said", async () => {
+    const cosh = ["--url", url, "--event", "PreToolUse", "--format", "cosh", "--workspace", "cosh-block", "--timeout", "8000"];
+    for (const via of ["node", "sh"] as const) {
+      const gone = await run(via, cosh, {}, undefined, { input: '{"hook_event_name":"PreToolUse","tool_name":"shell","tool_input":{"command":"rm -rf ~"}}', stderrGone: true });
+      expect(gone.code, via).toBe(0);
+      expect(JSON.parse(gone.stdout), via).toEqual({ decision: "block", reason: "policy says no" });
+    }
+    // an awk whose stderr is closed (as gawk fails to open /dev/stderr when it is a socket, under POSIXLY_CORRECT)
+    const bin = mkdtempSync(join(dir, "awk-"));
+    const mawk = execFileSync("sh", ["-c", "command -v awk"], { encoding: "utf8" }).trim();
+    writeFileSync(join(bin, "awk"), `#!/bin/sh\nexec ${mawk} "$@" 2>&-\n`, { mode: 0o755 });
+    const mute = await run("sh", cosh, { PATH: `${bin}:${process.env.PATH ?? ""}` });
+    expect(mute.code, mute.stderr).toBe(0);
+    expect(JSON.parse(mute.stdout)).toEqual({ decision: "block", reason: "policy says no" });
+    expect(mute.stderr).toBe("blocked by hookbox\n");
+    // a Copilot deny stays exit 2 alike
+    const deny = await run("sh", args("deny"), {}, undefined, { stderrGone: true });
+    expect(deny.code).toBe((await run("node", args("deny"))).code);
   });
 
   it("send an event past MAX_STDIN_BYTES for hookbox to refuse: its 413 tells the failure mode, in both", async () => {

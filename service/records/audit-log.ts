@@ -11,6 +11,7 @@ import { mkdirSync } from "node:fs";
 import { open, rename, rm, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import type { EventResult } from "../../engine/index.js";
+import { visibleJson } from "../../engine/visible-text.js";
 import { headBytes, keep, keepStrings, redactJson } from "./redact.js";
 import { keptFields, mapInSlices, SUMMARY_FIELD_BYTES, type AnsweredOtherwise, type KeptFields } from "./trace-content.js";
 
@@ -119,7 +120,8 @@ export class AuditLog implements AuditSink {
 
   /** Appends one line; lines never interleave. Resolves once the line is written. */
   write(_tenant: string, entry: AuditEntry): Promise<void> {
-    const line = `${JSON.stringify(entry)}\n`;
+    // (C1 controls and bidi overrides a client sent, escaped: the file is read in terminals)
+    const line = `${visibleJson(JSON.stringify(entry))}\n`;
     this.backlog.bytes += line.length;
     if (this.batch) {
       this.batch.lines.push(line);

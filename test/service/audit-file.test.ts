@@ -117,3 +117,18 @@ describe("tool inputs an operator keeps in the audit (audit_tool_input)", () => 
     expect(await auditEntry({ result, tenant: "t", workspace: undefined, durationMs: 1, cancelled: false, body: { tool_input: { command: "ls" } }, includeInputs: false })).not.toHaveProperty("tool_input");
   });
 });
+
+describe("an audit line", () => {
+  it("writes a client's C1 controls, bidi overrides, line separators and tag characters as escapes (the file is read in terminals), and reads back the same", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hookbox-audit-visible-"));
+    const file = join(dir, "audit.jsonl");
+    const log = new AuditLog(file);
+    const sent = "s\u009b2J\u202eevil\u2028\u0085\u007f\u{e0041}x";
+    await log.write("t", { session_id: sent, tool_name: "Ba\u009b31msh" } as unknown as Parameters<AuditLog["write"]>[1]);
+    await log.close();
+    const line = readFileSync(file, "utf8").trimEnd();
+    expect(line).not.toMatch(/[\u007f-\u009f\u202e\u2028]|\u{e0041}/u);
+    expect(line).toContain("s\\u009b2J\\u202eevil\\u2028\\u0085\\u007f\\udb40\\udc41x");
+    expect(JSON.parse(line)).toEqual({ session_id: sent, tool_name: "Ba\u009b31msh" });
+  });
+});

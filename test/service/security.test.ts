@@ -9,7 +9,7 @@ import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { leftovers } from "../helpers/engine.js";
 import { startService, TOKEN_A, TOKEN_B, type Service } from "../helpers/service.js";
-import { tarOf, type Entry } from "../helpers/tar.js";
+import { TAR_END, tarOf, type Entry } from "../helpers/tar.js";
 
 let svc: Service;
 const ev = { session_id: "s", hook_event_name: "PreToolUse", tool_name: "shell", tool_input: { command: "ls" } };
@@ -168,7 +168,8 @@ describe("huge bodies", () => {
 
   it("refuses a chunked upload of a valid tar stream past max_body_bytes with 413, streaming it, never buffering it", async () => {
     // hono's bodyLimit would have buffered a body without Content-Length; the upload's own counter stops it.
-    const entries = await Promise.all(Array.from({ length: 64 }, (_, i) => tarOf([{ name: `f${i}`, content: "x".repeat(60 * 1024) }])));
+    // each a member without the end blocks of its own archive: one archive that never ends
+    const entries = await Promise.all(Array.from({ length: 64 }, async (_, i) => (await tarOf([{ name: `f${i}`, content: "x".repeat(60 * 1024) }])).subarray(0, -TAR_END.length)));
     const rssBefore = svc.rssKb();
     const { status, sentBytes } = await hugeBody("/v1/workspaces/chunked", 1024 ** 3, true, (i) => entries[i % entries.length]!);
     expect(status).toBe(413);

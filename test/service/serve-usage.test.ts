@@ -51,29 +51,47 @@ describe("hookbox serve", () => {
 
   it(`warns at start when max_connections leaves fewer than RESERVED_DESCRIPTORS (${RESERVED_DESCRIPTORS}) of ulimit -n to the service's own files`, async () => {
     const openFiles = 2048;
-    /** The log until "hookbox listening", of a service given `openFiles` descriptors and `maxConnections`. */
-    const startLog = async (maxConnections: number) => {
-      const dir = mkdtempSync(join(tmpdir(), "hookbox-serve-"));
-      const file = join(dir, "c.toml");
-      // (no pre-started containers: the service is stopped as soon as it listens)
-      writeFileSync(file, `[server]\nlisten = "127.0.0.1:0"\ndata_dir = "${join(dir, "data")}"\nmax_connections = ${maxConnections}\n\n[sandbox]\npool_size = 0\n`);
-      const proc = spawn("prlimit", [`--nofile=${openFiles}:${openFiles}`, process.execPath, "dist/service/main.js", "--config", file], { env: { PATH: process.env.PATH ?? "" }, stdio: ["ignore", "pipe", "pipe"] });
-      let out = "";
-      proc.stdout.on("data", (c: Buffer) => (out += c.toString()));
-      proc.stderr.on("data", (c: Buffer) => (out += c.toString()));
-      const exited = new Promise((r) => proc.once("exit", r));
-      try {
-        await expect.poll(() => out, { timeout: 20_000 }).toContain("hookbox listening");
-        return out;
-      } finally {
-        proc.kill("SIGTERM");
-        await exited;
-      }
-    };
+    const startLog = (maxConnections: number) => served(`max_connections = ${maxConnections}\n`, async () => undefined, ["prlimit", `--nofile=${openFiles}:${openFiles}`]);
     const warning = `max_connections leaves fewer than ${RESERVED_DESCRIPTORS} of the process's file descriptors`;
     expect(await startLog(openFiles - RESERVED_DESCRIPTORS)).not.toContain(warning);
     const past = await startLog(openFiles - RESERVED_DESCRIPTORS + 1);
     expect(past).toContain(warning);
     expect(past).toContain(`"openFilesLimit":${openFiles}`);
   }, 60_000);
+
+  it("writes a path a client sent with its C1 controls, bidi overrides and line separators escaped in its log: the log is read in terminals", async () => {
+    const log = await served("", async (url) => {
+      expect((await fetch(`${url}/v1/%C2%9B31mRED%E2%80%AEtxt.exe%E2%80%A8%C2%85x%F3%A0%81%81`)).status).toBe(401);
+    });
+    const line = log.split("\n").find((l) => l.includes('"msg":"request"') && l.includes("RED"))!;
+    expect(line).toContain("\\u009b31mRED\\u202etxt.exe\\u2028\\u0085x\\udb40\\udc41");
+    expect(line).not.toMatch(/[\u0085\u009b\u202e\u2028]|\u{e0041}/u);
+    expect((JSON.parse(line) as { req: { path: string } }).req.path).toBe("/v1/\u009b31mRED\u202etxt.exe\u2028\u0085x\u{e0041}");
+  }, 60_000);
 });
+
+/**
+ * The log of a service of `server` lines (no pre-started containers), from its start until `during`
+ * (given its URL) is done and it stopped; `wrap`: the command it is started under.
+ */
+async function served(server: string, during: (url: string) => Promise<void>, wrap: string[] = []): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), "hookbox-serve-"));
+  const file = join(dir, "c.toml");
+  writeFileSync(file, `[server]\nlisten = "127.0.0.1:0"\ndata_dir = "${join(dir, "data")}"\n${server}\n[sandbox]\npool_size = 0\n`);
+  const argv = [...wrap, process.execPath, "dist/service/main.js", "--config", file];
+  const proc = spawn(argv[0]!, argv.slice(1), { env: { PATH: process.env.PATH ?? "" }, stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  proc.stdout.on("data", (c: Buffer) => (out += c.toString()));
+  proc.stderr.on("data", (c: Buffer) => (out += c.toString()));
+  const exited = new Promise((r) => proc.once("exit", r));
+  try {
+    await expect.poll(() => out, { timeout: 20_000 }).toContain("hookbox listening");
+    const listen = /"listen":"([^"]+)"/.exec(out)![1]!;
+    await during(`http://${listen}`);
+  } finally {
+    // stopped, not killed: a killed service leaves what it started behind
+    proc.kill("SIGTERM");
+    await exited;
+  }
+  return out;
+}
