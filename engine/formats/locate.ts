@@ -363,40 +363,59 @@ const JSON_ERRORS: Record<ReturnType<typeof printParseErrorCode>, string> = {
   "<unknown ParseErrorCode>": "not JSON",
 };
 
-/** @default 16 — spaces and tabs in a row that jsonc-parser is shown as one comment (visitText) */
-export const BLANK_RUN_CHARS = 16;
-const BLANK_RUN = new RegExp(`[ \\t]{${BLANK_RUN_CHARS}}`);
+/** @default 4096 — spaces and tabs in a row that jsonc-parser is shown as one comment (visitText) */
+export const BLANK_RUN_CHARS = 4096;
 /** jsonc-parser's ParseErrorCode.InvalidCommentToken (a const enum: not importable one by one) */
 const INVALID_COMMENT_TOKEN = 10;
 
 /**
+ * Where the string or comment that starts at `i` ends — the index of its last character, the text's
+ * end past it — as jsonc-parser's scanner reads them, or -1 when none starts there: a string at its
+ * unescaped closing quote (a backslash escapes the next character) or, with `comments`, at a line break
+ * as well; with `comments`, a `//` comment before its line break and a block comment at its close.
+ */
+function opaqueEnd(text: string, i: number, comments: boolean): number {
+  const n = text.length;
+  const c = text.charCodeAt(i);
+  if (c === 0x22) {
+    for (i++; i < n; i++) {
+      const d = text.charCodeAt(i);
+      if (d === 0x22 || (comments && (d === 0x0a || d === 0x0d))) return i;
+      if (d === 0x5c) i++;
+    }
+    return n;
+  }
+  if (!comments || c !== 0x2f) return -1;
+  const next = text.charCodeAt(i + 1);
+  if (next === 0x2f) {
+    for (i += 2; i < n && text.charCodeAt(i) !== 0x0a && text.charCodeAt(i) !== 0x0d; i++);
+    return i;
+  }
+  if (next !== 0x2a) return -1;
+  const end = text.indexOf("*/", i + 2);
+  return end === -1 ? n : end + 1;
+}
+
+/**
  * `text` as jsonc-parser is shown it: each run of BLANK_RUN_CHARS or more spaces and tabs between
  * its tokens written as a block comment of the same length (`at`: where each starts). The parser's
- * scanner builds a run of blanks one character at a time — about 150 ms for a mebibyte of them, six
- * times what a mebibyte of numbers costs — and passes over a comment in one piece. Offsets stay
- * the text's, and a run holds no line break. Strings and comments are passed over as the scanner
- * reads them: a string ends at an unescaped quote or a line break, `//` and `/*` open a comment
- * in JSON as in JSONC (the strict parser reports it, and reads on).
+ * scanner builds a run of blanks one character at a time, at a cost that grows faster than the
+ * run — one run of a mebibyte about 130 ms, where a mebibyte of runs of 64 Ki costs 8 — and passes
+ * over a comment in one piece. Offsets stay the text's, and a run holds no line break. Strings and
+ * comments are passed over as the scanner reads them (`opaqueEnd`).
  */
-function blanksAsComments(text: string): { shown: string; at: Set<number> } {
+export function blanksAsComments(text: string): { shown: string; at: Set<number> } {
+  // (one pass, no regex: a pattern of a counted run tried at each blank of a run a little shorter costs the run's square)
   const at = new Set<number>();
-  if (!BLANK_RUN.test(text)) return { shown: text, at };
   let shown = "";
   let from = 0;
   const n = text.length;
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
-    if (c === 0x22) {
-      for (i++; i < n; i++) {
-        const d = text.charCodeAt(i);
-        if (d === 0x22 || d === 0x0a || d === 0x0d) break;
-        if (d === 0x5c) i++;
-      }
-    } else if (c === 0x2f && text.charCodeAt(i + 1) === 0x2f) {
-      for (i += 2; i < n && text.charCodeAt(i) !== 0x0a && text.charCodeAt(i) !== 0x0d; i++);
-    } else if (c === 0x2f && text.charCodeAt(i + 1) === 0x2a) {
-      const end = text.indexOf("*/", i + 2);
-      i = end === -1 ? n : end + 1;
+    if (c === 0x22 || c === 0x2f) {
+      // (jsonc-parser's scanner reads comments in JSON too: the strict parser reports them, and reads on)
+      const end = opaqueEnd(text, i, true);
+      if (end !== -1) i = end;
     } else if (c === 0x20 || c === 0x09) {
       // (after a "/", one blank is left: "/" and the comment would read as "//")
       const start = text.charCodeAt(i - 1) === 0x2f ? i + 1 : i;
@@ -410,7 +429,7 @@ function blanksAsComments(text: string): { shown: string; at: Set<number> } {
       i = j - 1;
     }
   }
-  return { shown: shown + text.slice(from), at };
+  return { shown: at.size === 0 ? text : shown + text.slice(from), at };
 }
 
 /** jsonc-parser's `visit` over `text` shown as blanksAsComments writes it; the comments written are none of the visitor's. */
@@ -743,19 +762,9 @@ export function deeperThanAt(text: string, max: number, comments = false, maxCon
   const open: number[] = [];
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (c === 0x22) {
-      // a string, to its closing quote (in JSONC, as jsonc-parser reads it, a line break ends one too)
-      for (i++; i < text.length && text.charCodeAt(i) !== 0x22; i++) {
-        if (comments && (text.charCodeAt(i) === 0x0a || text.charCodeAt(i) === 0x0d)) break;
-        if (text.charCodeAt(i) === 0x5c) i++;
-      }
-    } else if (comments && c === 0x2f && text.charCodeAt(i + 1) === 0x2f) {
-      // a line comment, to the line's end: "\n" or "\r", as jsonc-parser ends it
-      for (i += 2; i < text.length && text.charCodeAt(i) !== 0x0a && text.charCodeAt(i) !== 0x0d; i++);
-    } else if (comments && c === 0x2f && text.charCodeAt(i + 1) === 0x2a) {
-      const end = text.indexOf("*/", i + 2);
-      i = end === -1 ? text.length : end + 1;
-    } else if (c === 0x5b || c === 0x7b) {
+    const opaque = c === 0x22 || c === 0x2f ? opaqueEnd(text, i, comments) : -1;
+    if (opaque !== -1) i = opaque;
+    else if (c === 0x5b || c === 0x7b) {
       if (++containers > maxContainers) return { at: i, why: "many" };
       if (++depth > max) return { at: i, why: "deep" };
       open.push(c === 0x7b ? 0 : -1);

@@ -4,7 +4,7 @@
  * tokens, in a string or key, after an escape, after a lone "/", in a comment.
  */
 import { describe, expect, it } from "vitest";
-import { BLANK_RUN_CHARS, jsonSyntaxError, parseJsoncLocated, parseJsonLocated } from "../../engine/formats/locate.js";
+import { BLANK_RUN_CHARS, blanksAsComments, jsonSyntaxError, parseJsoncLocated, parseJsonLocated } from "../../engine/formats/locate.js";
 
 const run = " \t".repeat(BLANK_RUN_CHARS);
 /** 1-based line and column of the first `mark` in `text` */
@@ -15,6 +15,19 @@ const placeOf = (text: string, mark: string) => {
 };
 
 describe(`a run of BLANK_RUN_CHARS (${BLANK_RUN_CHARS}) or more blanks`, () => {
+  it("is shown as a comment where it stands between tokens, and only there: never in a string, after an escaped quote, in a comment, or shorter", () => {
+    const sp = " ".repeat(BLANK_RUN_CHARS + 4);
+    const text = `{"k${sp}k": [${run}1], "s": "\\"${sp}\\\\"${run}, /*${run}*/ "t":${" ".repeat(BLANK_RUN_CHARS - 1)}2}`;
+    const { shown, at } = blanksAsComments(text);
+    const first = text.indexOf(run);
+    const second = text.indexOf(run, text.indexOf("\\\\"));
+    expect([...at]).toEqual([first, second]);
+    expect(shown).toHaveLength(text.length);
+    expect(shown.slice(first, first + run.length)).toBe(`/*${" ".repeat(run.length - 4)}*/`);
+    // nothing at all to show otherwise: the text itself
+    expect(blanksAsComments(text.replaceAll(run, " ")).shown).toBe(text.replaceAll(run, " "));
+  });
+
   it("between tokens: every value located where it stands", () => {
     const text = `{${run}"a":${run}[${run}1,${run}{"b":${run}2}]${run}}`;
     const { value, locate } = parseJsonLocated(text);

@@ -42,14 +42,16 @@ export interface Service {
   rssKb(): number;
 }
 
-export async function startService(configToml: string, opts: { dir?: string; env?: Record<string, string>; server?: string; tenants?: string } = {}): Promise<Service> {
+/** `opts.wrap`: the command the service is started under (`prlimit --nofile=…`, say), which execs it. */
+export async function startService(configToml: string, opts: { dir?: string; env?: Record<string, string>; server?: string; tenants?: string; wrap?: string[] } = {}): Promise<Service> {
   if (!existsSync("dist/service/main.js")) throw new Error("run `npm run build` first (npm test does)");
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), "hookbox-svc-"));
   const configFile = join(dir, "hookbox.toml");
   writeFileSync(configFile, `[server]\ndata_dir = "./data"\n${opts.server?.includes("shutdown_grace_ms") ? "" : "shutdown_grace_ms = 1000\n"}${opts.server ?? ""}\n\n${opts.tenants ?? tenantsToml()}\n${configToml}`);
   const port = await freePort();
   let out = "";
-  const proc = spawn(process.execPath, ["dist/service/main.js", "--config", configFile, "--listen", `127.0.0.1:${port}`], {
+  const [command, ...args] = [...(opts.wrap ?? []), process.execPath, "dist/service/main.js", "--config", configFile, "--listen", `127.0.0.1:${port}`];
+  const proc = spawn(command!, args, {
     env: { PATH: process.env.PATH ?? "", HOOKBOX_TEST_TOKEN_B: TOKEN_B, HOOKBOX_SECRET_OF_THE_SERVER: "do-not-leak", ...opts.env },
     stdio: ["ignore", "pipe", "pipe"],
   });

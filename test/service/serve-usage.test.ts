@@ -3,12 +3,13 @@
  * not take or a bad --listen is a usage error (64, as for every command), a configuration error
  * names its file, line and key (78).
  */
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { RESERVED_DESCRIPTORS } from "../../service/main.js";
+import { startService } from "../helpers/service.js";
 
 const serve = (args: string[], env: Record<string, string> = {}) =>
   spawnSync(process.execPath, ["dist/service/main.js", ...args], { encoding: "utf8", timeout: 30_000, env: { PATH: process.env.PATH ?? "", ...env } });
@@ -49,9 +50,16 @@ describe("hookbox serve", () => {
     }
   });
 
+  // (no pre-started containers: each service is stopped as soon as it has been looked at)
+  const NO_POOL = "[sandbox]\npool_size = 0\n";
+
   it(`warns at start when max_connections leaves fewer than RESERVED_DESCRIPTORS (${RESERVED_DESCRIPTORS}) of ulimit -n to the service's own files`, async () => {
     const openFiles = 2048;
-    const startLog = (maxConnections: number) => served(`max_connections = ${maxConnections}\n`, async () => undefined, ["prlimit", `--nofile=${openFiles}:${openFiles}`]);
+    const startLog = async (maxConnections: number) => {
+      const svc = await startService(NO_POOL, { server: `max_connections = ${maxConnections}\n`, wrap: ["prlimit", `--nofile=${openFiles}:${openFiles}`] });
+      await svc.stop();
+      return svc.logs();
+    };
     const warning = `max_connections leaves fewer than ${RESERVED_DESCRIPTORS} of the process's file descriptors`;
     expect(await startLog(openFiles - RESERVED_DESCRIPTORS)).not.toContain(warning);
     const past = await startLog(openFiles - RESERVED_DESCRIPTORS + 1);
@@ -60,38 +68,12 @@ describe("hookbox serve", () => {
   }, 60_000);
 
   it("writes a path a client sent with its C1 controls, bidi overrides and line separators escaped in its log: the log is read in terminals", async () => {
-    const log = await served("", async (url) => {
-      expect((await fetch(`${url}/v1/%C2%9B31mRED%E2%80%AEtxt.exe%E2%80%A8%C2%85x%F3%A0%81%81`)).status).toBe(401);
-    });
-    const line = log.split("\n").find((l) => l.includes('"msg":"request"') && l.includes("RED"))!;
+    const svc = await startService(NO_POOL);
+    expect((await fetch(`${svc.url}/v1/%C2%9B31mRED%E2%80%AEtxt.exe%E2%80%A8%C2%85x%F3%A0%81%81`)).status).toBe(401);
+    await svc.stop();
+    const line = svc.logs().split("\n").find((l) => l.includes('"msg":"request"') && l.includes("RED"))!;
     expect(line).toContain("\\u009b31mRED\\u202etxt.exe\\u2028\\u0085x\\udb40\\udc41");
     expect(line).not.toMatch(/[\u0085\u009b\u202e\u2028]|\u{e0041}/u);
     expect((JSON.parse(line) as { req: { path: string } }).req.path).toBe("/v1/\u009b31mRED\u202etxt.exe\u2028\u0085x\u{e0041}");
   }, 60_000);
 });
-
-/**
- * The log of a service of `server` lines (no pre-started containers), from its start until `during`
- * (given its URL) is done and it stopped; `wrap`: the command it is started under.
- */
-async function served(server: string, during: (url: string) => Promise<void>, wrap: string[] = []): Promise<string> {
-  const dir = mkdtempSync(join(tmpdir(), "hookbox-serve-"));
-  const file = join(dir, "c.toml");
-  writeFileSync(file, `[server]\nlisten = "127.0.0.1:0"\ndata_dir = "${join(dir, "data")}"\n${server}\n[sandbox]\npool_size = 0\n`);
-  const argv = [...wrap, process.execPath, "dist/service/main.js", "--config", file];
-  const proc = spawn(argv[0]!, argv.slice(1), { env: { PATH: process.env.PATH ?? "" }, stdio: ["ignore", "pipe", "pipe"] });
-  let out = "";
-  proc.stdout.on("data", (c: Buffer) => (out += c.toString()));
-  proc.stderr.on("data", (c: Buffer) => (out += c.toString()));
-  const exited = new Promise((r) => proc.once("exit", r));
-  try {
-    await expect.poll(() => out, { timeout: 20_000 }).toContain("hookbox listening");
-    const listen = /"listen":"([^"]+)"/.exec(out)![1]!;
-    await during(`http://${listen}`);
-  } finally {
-    // stopped, not killed: a killed service leaves what it started behind
-    proc.kill("SIGTERM");
-    await exited;
-  }
-  return out;
-}
