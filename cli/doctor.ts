@@ -609,6 +609,8 @@ async function check(entry: Entry, dir: string, env: NodeJS.ProcessEnv, lineEnv:
   const run = await runLine(runArgv, dir, canaryPayload(entry), lineEnv);
   const tookMs = performance.now() - t0;
   if (tookMs >= agentS * 1000) return fail(`${givesUp}, but the line took ${Math.round(tookMs)} ms to answer: raise the hook's timeout`);
+  // The forwarder waits as long as the agent does (Claude Code's 600 s): the doctor, not as long.
+  if (run.stopped) return fail(`the line gave no answer within ${LINE_TIMEOUT_MS / 1000} s (LINE_TIMEOUT_MS) and was stopped: hookbox at ${url} did not answer the canary in that time (${givesUp}; a slow hook or a stalled service holds every call that long)`);
   const text = `${run.stdout}\n${run.stderr}`;
   const blocked = blocks(entry.agent, entry.event, run);
   if (blocked && text.includes(CANARY_MARK)) return { entry, ok: true, message: `a block from hookbox at ${url} reaches ${AGENT_NAME[entry.agent]} (${blocked})${note}` };
@@ -885,7 +887,7 @@ export function plainArgv(command: string): string[] | undefined {
 }
 
 /** How long the doctor waits for one line; then its whole process group is killed. @default 30 s */
-const LINE_TIMEOUT_MS = 30_000;
+export const LINE_TIMEOUT_MS = 30_000;
 /** What the doctor keeps of each stream of a line. */
 const MAX_LINE_OUTPUT_CHARS = 64 * 1024;
 
@@ -894,7 +896,7 @@ const MAX_LINE_OUTPUT_CHARS = 64 * 1024;
  * process group of its own, killed whole at the timeout: a child left behind (forward.sh's curl and
  * awk) holds no pipe open after it.
  */
-function runLine(argv: string[], cwd: string, payload: Json, env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runLine(argv: string[], cwd: string, payload: Json, env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string; stopped?: true }> {
   return new Promise((resolve) => {
     const child = spawn(argv[0]!, argv.slice(1), { cwd, env: { ...env, HOOKBOX_CANARY: "1" }, stdio: ["pipe", "pipe", "pipe"], detached: true });
     let stdout = "";
@@ -912,7 +914,8 @@ function runLine(argv: string[], cwd: string, payload: Json, env: NodeJS.Process
       }
       child.stdout.destroy();
       child.stderr.destroy();
-      done(null);
+      clearTimeout(timer);
+      resolve({ code: null, stdout, stderr, stopped: true });
     }, LINE_TIMEOUT_MS);
     child.stdout.on("data", (c: Buffer) => (stdout = keep(stdout, c)));
     child.stderr.on("data", (c: Buffer) => (stderr = keep(stderr, c)));

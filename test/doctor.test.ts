@@ -4,14 +4,15 @@
  * and a line whose answer never reaches the agent are each named (exit 1). Canaries are recorded as
  * such and show in the session list, never as decisions.
  */
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
+import { createServer, type Socket } from "node:net";
+import { createServer as createHttpServer, request } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, startService, TOKEN_A, type Service } from "./helpers/service.js";
-import { MAX_DOCTOR_FOLDER_FILES, MAX_DOCTOR_LINES, MAX_DOCTOR_READ_BYTES } from "../cli/doctor.js";
+import { LINE_TIMEOUT_MS, MAX_DOCTOR_FOLDER_FILES, MAX_DOCTOR_LINES, MAX_DOCTOR_READ_BYTES } from "../cli/doctor.js";
 
 let svc: Service;
 const bin = mkdtempSync(join(tmpdir(), "hookbox-bin-"));
@@ -664,6 +665,55 @@ describe("hookbox doctor", () => {
     expect(r.out).toMatch(/^ok +Claude Code +PostToolUse .*\n.*runs it only for the tool calls its if "Bash\(git push \*\)" takes/m);
     expect(r.out).toMatch(/FAIL +Cursor +PreToolUse .*\n.*"PreToolUse" is not an event Cursor fires/);
     expect(r.out).toMatch(/^ok +Claude Code +SubagentStop .*\n.*a block from hookbox at .* reaches Claude Code/m);
+  });
+
+  it(`stops a line that gives no answer within LINE_TIMEOUT_MS (${LINE_TIMEOUT_MS / 1000} s), naming it — Claude Code would wait 600 s — and vouches for one that answers just before`, async () => {
+    // Before the service, a proxy: the PreToolUse canary reaches it 5 s short of the doctor's
+    // limit, the Stop canary never (the request is read, and never answered).
+    const held: Socket[] = [];
+    const proxy = createHttpServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => {
+        const body = Buffer.concat(chunks);
+        if (!`${req.url}${body.toString()}`.includes("PreToolUse")) return void held.push(req.socket);
+        setTimeout(() => {
+          const out = request(`${svc.url}${req.url}`, { method: req.method, headers: req.headers }, (up) => {
+            res.writeHead(up.statusCode!, up.headers);
+            up.pipe(res);
+          });
+          out.end(body);
+        }, LINE_TIMEOUT_MS - 5_000);
+      });
+    });
+    await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", () => r()));
+    const url = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
+    const repo = mkdtempSync(join(tmpdir(), "hookbox-doctor-repo-"));
+    const home = mkdtempSync(join(tmpdir(), "hookbox-doctor-home-"));
+    mkdirSync(join(repo, ".claude"));
+    const line = (event: string) => ({ hooks: [{ type: "command", command: `hookbox forward --url ${url} --event ${event} --format claude` }] });
+    writeFileSync(join(repo, ".claude/settings.json"), JSON.stringify({ hooks: { PreToolUse: [{ matcher: "*", ...line("PreToolUse") }], Stop: [line("Stop")] } }));
+    try {
+      const t0 = performance.now();
+      const r = await new Promise<{ code: number | null; out: string }>((resolve) => {
+        const child = spawn(process.execPath, ["dist/cli/main.js", "doctor", repo, "--home", home], {
+          env: { PATH: `${bin}:${process.env.PATH ?? ""}`, HOME: home, HOOKBOX_TOKEN: TOKEN_A, XDG_CACHE_HOME: home, HOOKBOX_URL: url },
+        });
+        let out = "";
+        child.stdout.on("data", (c: Buffer) => (out += c.toString()));
+        child.stderr.on("data", (c: Buffer) => (out += c.toString()));
+        child.on("close", (code) => resolve({ code, out }));
+      });
+      const tookMs = performance.now() - t0;
+      expect(r.out).toMatch(/^ok +Claude Code +PreToolUse .*\n.*a block from hookbox at .* reaches Claude Code/m);
+      expect(r.out).toMatch(/FAIL +Claude Code +Stop .*\n.*the line gave no answer within 30 s \(LINE_TIMEOUT_MS\) and was stopped: hookbox at http:\/\/127\.0\.0\.1:\d+ did not answer the canary in that time \(Claude Code gives up on this hook after 600 s/);
+      expect(r.code).toBe(1);
+      expect(tookMs).toBeGreaterThanOrEqual(LINE_TIMEOUT_MS);
+      expect(held).toHaveLength(1);
+    } finally {
+      for (const s of held) s.destroy();
+      await new Promise<void>((r) => proxy.close(() => r()));
+    }
   });
 
   it("says when nothing reaches hookbox at all", () => {
