@@ -276,7 +276,7 @@ BEGIN {
 }
 END {
   if (mode == "deny" || mode == "text") exit 0
-  # the last line is curl's -w: status, curl's exit code, the body's bytes, curl's error
+  # the last line is curl's -w: status, curl's exit code (marked: x0), the body's bytes, curl's error
   if (BIG) L[++n] = LAST
   tr = L[n]
   split(tr, f, " ")
@@ -344,6 +344,12 @@ END {
   # A wrong line is one however long its page: judged by its status and headers alone.
   if (wl != "" && (TRUNC || BIG)) { print "!W" wl " (" status ": no decision)"; exit 0 }
   if (TRUNC) { print "!Ahookbox's answer is larger than " MAXBYTES " bytes: no answer"; exit 0 }
+  # curl's exit code comes marked (x0): a curl older than 7.75 writes none (its -w knows no
+  # %{exitcode}), and one that never ran (not found, an option it does not know) no line at all —
+  # hookbox's answer, a block among them, would be read as no answer: a wrong line, blocked as
+  # 'hookbox forward' blocks on its own failure.
+  if (f[2] !~ /^x[0-9]+$/) { print "!Wcould not be asked: curl did not run, or is older than 7.75 (its --write-out line holds no exit code): install curl 7.75 or later, or use hookbox forward"; exit 0 }
+  f[2] = substr(f[2], 2)
   if (f[2] == "28") { print "!T"; exit 0 }
   # Something answered, but in no HTTP as hookbox writes it (HTTP/0.9, a NUL or a bad status line,
   # a broken chunk), before any failure mode was told: no hookbox there ('hookbox forward' alike).
@@ -420,7 +426,8 @@ AWK='${AWK.replace(/'/g, `'\\''`)}'
 # problem on stderr, every agent's block — but where a block would keep the agent going (a stop).
 # Where the agent reads a block from the JSON at exit 0 only, any exit 2 its hook's failure: cosh (a
 # non-zero exit does not affect its main flow), Codex's compaction and starts (the stop read at exit 0
-# only) and Gemini's BeforeToolSelection (no tool left is its toolConfig, read from stdout at exit 0).
+# only), Gemini's BeforeToolSelection (no tool left is its toolConfig, read from stdout at exit 0)
+# and Claude Code's PermissionRequest (exit 2 is not honored there: its decision object denies).
 # $1 in ASCII lower case, as l: all of it — \$( ) alone would drop its trailing newlines ("Stop\n" is no stop).
 lower() {
   l=$(printf '%s.' "$1" | LC_ALL=C tr '[:upper:]' '[:lower:]')
@@ -440,6 +447,7 @@ json_block_only() {
   lower "$2"
   [ "$1" = codex ] && case $l in precompact|sessionstart|subagentstart) true ;; *) false ;; esac && return 0
   [ "$1" = gemini ] && [ "$l" = beforetoolselection ] && return 0
+  [ "$1" = claude ] && [ "$l" = permissionrequest ] && return 0
   return 1
 }
 # BeforeToolSelection is Gemini's alone: a line that names it is asked and answered as Gemini's (its
@@ -664,7 +672,7 @@ if [ -n "$interactive" ]; then enc "$interactive"; path="$path&interactive=$e"; 
 # stdin as it arrives (-T -, chunked), so --max-time covers its arrival too: an agent that never
 # ends it is answered by the deadline all the same. HTTP/1.1 only, as Node's client speaks it: the
 # answer's status line is judged as 'hookbox forward' judges it, whatever a TLS proxy offers.
-set -- -q -sS --noproxy '*' --globoff --http1.1 --proto =http,https --suppress-connect-headers -X POST -T - -H 'content-type: application/json' -H 'Expect:' -D - -w '\n%{http_code} %{exitcode} %{size_download} %{errormsg}' --max-time "$mt"
+set -- -q -sS --noproxy '*' --globoff --http1.1 --proto =http,https --suppress-connect-headers -X POST -T - -H 'content-type: application/json' -H 'Expect:' -D - -w '\n%{http_code} x%{exitcode} %{size_download} %{errormsg}' --max-time "$mt"
 # hookbox answers by then with what is decided so far, a little before curl gives up: 5 % of the
 # wait sooner, at least 300 ms and at most 2 s, for the answer's way back ('hookbox forward' alike).
 # curl streams the event as it arrives: hookbox counts from the request's start, as curl does.
@@ -680,7 +688,9 @@ fi
 [ -n "\${HOOKBOX_CANARY-}" ] && set -- "$@" -H 'hookbox-canary: block'
 # stdin as it is — or, closed by the agent, as /dev/null (an empty event, as Node reads it): dash
 # would end the script on the bare exec (command keeps it going; its message is not shown).
-exec 5>&2
+# A stderr the agent closed: /dev/null in its place (dash would end the script on the bare exec,
+# exit 2 and no answer, which cosh and Gemini read as no decision).
+command exec 5>&2 2>/dev/null || exec 5>/dev/null
 command exec 2>/dev/null 4<&0 || exec 4</dev/null
 exec 2>&5 5>&-
 # The failure mode hookbox last told is kept in one small file per URL + token (hashed) + event, as

@@ -11,7 +11,7 @@ import type { Readable } from "node:stream";
 import { parseArgs } from "node:util";
 import { agentDeadlineS, asciiLower } from "../engine/agents.js";
 import { headBytes } from "../engine/detached.js";
-import { block, safeJson, shownUrl, withoutUserinfo } from "./terminal.js";
+import { block, safeJson, sendableToken, shownUrl, TOKEN_NOT_SENDABLE, withoutUserinfo } from "./terminal.js";
 
 /** An error answer's message as the forwarders pass it on: its first MAX_SAID_BYTES, and "…" when cut. */
 function said(message: string): string {
@@ -98,10 +98,11 @@ export function lineFormat(named: string, event: string): AgentFormat | undefine
  * (cosh-hooks.md: a non-zero exit "does not affect main flow"), Codex's compaction and its
  * session's and subagent's start (answers without a decision: the stop read from exit 0's JSON), and
  * Gemini's BeforeToolSelection (no tool left is its toolConfig, which a Gemini CLI that reads stdout
- * at exit 0 only would miss).
+ * at exit 0 only would miss), and Claude Code's PermissionRequest (its hooks reference: exit 2 is
+ * not honored there, and JSON is read at exit 0 only: its decision object's deny is the block).
  */
 function jsonBlockOnly(format: AgentFormat, event: string): boolean {
-  return format === "cosh" || (format === "codex" && CODEX_STOP_ONLY.has(asciiLower(event))) || picksTools(format, event);
+  return format === "cosh" || (format === "codex" && CODEX_STOP_ONLY.has(asciiLower(event))) || picksTools(format, event) || (format === "claude" && asciiLower(event) === "permissionrequest");
 }
 /** Gemini's BeforeToolSelection: no decision is read there, a block is no tool left to the model. */
 const picksTools = (format: AgentFormat, event: string): boolean => format === "gemini" && asciiLower(event) === "beforetoolselection";
@@ -205,7 +206,7 @@ export async function forward(argv: string[], io: { stdin: Readable; env: NodeJS
   // Every tenant has a token: a line without one is refused by hookbox on every call.
   if (!token) return usageError("no token: set HOOKBOX_TOKEN (or --token)", argv);
   // One no header can carry (a CR from a CRLF .env file, say) never reaches hookbox: a wrong line, never "unreachable".
-  if (!/^[\x21-\x7e]+$/.test(token)) return usageError(TOKEN_NOT_SENDABLE, argv, false);
+  if (!sendableToken(token)) return usageError(TOKEN_NOT_SENDABLE, argv, false);
   // Answer before the agent's deadline, counted from this process's start: 90 %, and at least 0.5 s early.
   const answerByMs = Math.min(deadlineS * 1000 - 500, deadlineS * 900) - process.uptime() * 1000;
   const byDeadlineMs = Math.round(Math.max(100, answerByMs));
@@ -358,8 +359,7 @@ export const URL_USERINFO = "--url holds more than one @ (an @ in a user name or
 export const EVENT_NAME = /^[A-Za-z0-9_-]{1,128}$/;
 export const EVENT_NAME_PROBLEM = "--event must be a name of at most 128 letters, digits, _ and -";
 
-/** Why a token is refused before anything is sent (forward.sh says the same). */
-export const TOKEN_NOT_SENDABLE = "the token holds a character no header can carry (a space, a control character, a line break, a non-ASCII letter): check HOOKBOX_TOKEN (or --token)";
+export { TOKEN_NOT_SENDABLE };
 
 /**
  * @default 300 KiB — the answer's headers in all (an interim 1xx answer's counted with the final

@@ -9,6 +9,15 @@ import { oneLine } from "../engine/visible-text.js";
 
 export { block, oneLine } from "../engine/visible-text.js";
 
+/** Why a token is refused before anything is sent (every command, forward.sh alike). */
+export const TOKEN_NOT_SENDABLE = "the token holds a character no header can carry (a space, a control character, a line break, a non-ASCII letter): check HOOKBOX_TOKEN (or --token)";
+
+/**
+ * A token a header can carry: printable ASCII, no blank. Another is never handed to fetch, whose
+ * error repeats the header's value — the token, with its line break escaped past a CI log's masking.
+ */
+export const sendableToken = (token: string): boolean => /^[\x21-\x7e]+$/.test(token);
+
 /**
  * A URL as it may be shown: without the user name and password in it — through the last `@` before
  * the path, as a URL parser splits it (`http://a:p@ss@host` is the host `host`) — on one line.

@@ -5,7 +5,7 @@
  */
 import { parseArgs } from "node:util";
 import { AnswerTooLarge, MAX_CLIENT_ANSWER_BYTES, readText, TRACE_DEADLINE_MS } from "./read-answer.js";
-import { block, oneLine as o, safeJson, shownUrl, withoutUserinfo } from "./terminal.js";
+import { block, oneLine as o, safeJson, sendableToken, shownUrl, TOKEN_NOT_SENDABLE, withoutUserinfo } from "./terminal.js";
 
 interface Hook {
   name: string; source: string; sandbox: string; format: string; warm: boolean; decision: string | null; effective: boolean;
@@ -30,7 +30,10 @@ const n = (v: unknown) => o(String(v));
 
 const options = { url: { type: "string" as const }, token: { type: "string" as const } };
 const base = (v: { url?: string }, env: NodeJS.ProcessEnv) => (v.url ?? env.HOOKBOX_URL ?? "http://127.0.0.1:8080").replace(/\/+$/, "");
-const auth = (v: { token?: string }, env: NodeJS.ProcessEnv) => ({ authorization: `Bearer ${v.token ?? env.HOOKBOX_TOKEN ?? ""}` });
+const tokenOf = (v: { token?: string }, env: NodeJS.ProcessEnv) => v.token ?? env.HOOKBOX_TOKEN ?? "";
+/** A token that no header can carry is never sent (fetch's error would repeat it): no token at all (401) is. */
+const unsendable = (v: { token?: string }, env: NodeJS.ProcessEnv) => tokenOf(v, env) !== "" && !sendableToken(tokenOf(v, env));
+const auth = (v: { token?: string }, env: NodeJS.ProcessEnv) => ({ authorization: `Bearer ${tokenOf(v, env)}` });
 
 export function renderTrace(t: Trace): string {
   const got = gotOf(t);
@@ -57,6 +60,7 @@ export function renderTrace(t: Trace): string {
 export async function trace(argv: string[], env: NodeJS.ProcessEnv, deadlineMs = TRACE_DEADLINE_MS): Promise<{ stdout: string; stderr: string; code: number }> {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { ...options, json: { type: "boolean", default: false } } });
   if (!positionals[0]) return { stdout: "", stderr: "usage: hookbox trace EVENT_ID [--url URL] [--token T] [--json]\n", code: 64 };
+  if (unsendable(values, env)) return { stdout: "", stderr: `hookbox: ${TOKEN_NOT_SENDABLE}\n`, code: 64 };
   const at = base(values, env);
   // One deadline for the request and its answer read whole, at most MAX_CLIENT_ANSWER_BYTES of it;
   // a redirect is no trace (its status is said).
@@ -105,6 +109,10 @@ export const MAX_LIVE_LINE_CHARS = 1024 * 1024;
 
 export async function tail(argv: string[], env: NodeJS.ProcessEnv, write: (s: string) => void, idleMs = LIVE_IDLE_MS): Promise<number> {
   const { values } = parseArgs({ args: argv, options });
+  if (unsendable(values, env)) {
+    process.stderr.write(`hookbox: ${TOKEN_NOT_SENDABLE}\n`);
+    return 64;
+  }
   const at = base(values, env);
   const idle = new AbortController();
   let timer = setTimeout(() => idle.abort(), idleMs);

@@ -12,7 +12,7 @@ import { parse as parseToml, stringify as stringifyToml } from "smol-toml";
 import { pack } from "tar-stream";
 import { forEachTomlLine, tomlTopName } from "../engine/formats/locate.js";
 import { MAX_CLIENT_ANSWER_BYTES, readText } from "./read-answer.js";
-import { oneLine, shownUrl, withoutUserinfo } from "./terminal.js";
+import { oneLine, sendableToken, shownUrl, TOKEN_NOT_SENDABLE, withoutUserinfo } from "./terminal.js";
 
 /**
  * What a repository's hooks are declared in (the engine's format registry reads these), and the
@@ -476,6 +476,9 @@ export async function workspacePush(argv: string[], env: NodeJS.ProcessEnv, dead
     args: argv, allowPositionals: true,
     options: { url: { type: "string", default: env.HOOKBOX_URL ?? "http://127.0.0.1:8080" }, token: { type: "string" }, id: { type: "string" }, all: { type: "boolean", default: false } },
   });
+  const token = values.token ?? env.HOOKBOX_TOKEN;
+  // never handed to fetch, whose error would repeat it
+  if (token && !sendableToken(token)) return { stdout: "", stderr: `hookbox: ${TOKEN_NOT_SENDABLE}\n`, code: 64 };
   const given = resolve(positionals[0] ?? ".");
   if (!existsSync(given)) return { stdout: "", stderr: `hookbox: no folder ${oneLine(given)}\n`, code: 66 };
   // The folder as it really is: names and link targets are judged against it.
@@ -520,7 +523,6 @@ export async function workspacePush(argv: string[], env: NodeJS.ProcessEnv, dead
   }
   if (!values.all) unsentScripts(dir, sent, configs, skipped);
   const id = values.id ?? `${basename(given).replace(/[^A-Za-z0-9._-]/g, "-").replace(/^[^A-Za-z0-9]+/, "") || "ws"}-${createHash("sha256").update(archive).digest("hex").slice(0, 12)}`;
-  const token = values.token ?? env.HOOKBOX_TOKEN;
   let res: Response;
   let answer: unknown;
   try {

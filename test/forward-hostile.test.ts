@@ -216,12 +216,12 @@ afterAll(() => new Promise<void>((r) => server.close(() => r())));
 type Run = { code: number | null; stdout: string; stderr: string; ms: number; signal?: NodeJS.Signals | null };
 /**
  * One forwarder run. `io.input`: the event on stdin (a Copilot bash call unless given);
- * `io.stdinClosed`: run with stdin closed (`<&-`); `io.stdoutGone`, `io.stderrGone`: the answer's or stderr's pipe closed at once.
+ * `io.stdinClosed`, `io.stderrClosed`: run with stdin or stderr closed (`<&-`, `2>&-`); `io.stdoutGone`, `io.stderrGone`: the answer's or stderr's pipe closed at once.
  */
-function run(via: "node" | "sh", args: string[], env: Record<string, string> = {}, cwd?: string, io: { input?: string | Buffer; stdinClosed?: boolean; stdoutGone?: boolean; stderrGone?: boolean } = {}): Promise<Run> {
+function run(via: "node" | "sh", args: string[], env: Record<string, string> = {}, cwd?: string, io: { input?: string | Buffer; stdinClosed?: boolean; stderrClosed?: boolean; stdoutGone?: boolean; stderrGone?: boolean } = {}): Promise<Run> {
   const t0 = performance.now();
   const cmd = via === "node" ? [process.execPath, join(process.cwd(), "dist/cli/hookbox.cjs"), "forward", ...args] : ["/bin/sh", script, ...args];
-  const [file, ...argv] = io.stdinClosed ? ["/bin/sh", "-c", 'exec "$@" <&-', "sh", ...cmd] : cmd;
+  const [file, ...argv] = io.stdinClosed ? ["/bin/sh", "-c", 'exec "$@" <&-', "sh", ...cmd] : io.stderrClosed ? ["/bin/sh", "-c", 'exec "$@" 2>&-', "sh", ...cmd] : cmd;
   // Each run its own empty cache: what it knows of the failure mode, it was told in this answer.
   const child = spawn(file!, argv, { cwd, env: { PATH: process.env.PATH ?? "", HOOKBOX_TOKEN: "t", XDG_CACHE_HOME: mkdtempSync(join(dir, "cache-")), ...env } });
   let stdout = "";
@@ -471,6 +471,28 @@ describe("a line that reaches no hookbox of its tenant blocks, whatever the fail
       expect(r.stdout).toBe("{}\n");
       expect(r.stderr).toMatch(said);
     }
+  });
+
+  it("forward.sh with a curl older than 7.75 (no %{exitcode} in its -w), or none at all, blocks: a wrong line, never hookbox out of reach under on_failure = allow", async () => {
+    CASES["allow-told-deny"] = answer(DENY, "200 OK", ["Hookbox-On-Failure: allow"]);
+    // curl 7.74 (Debian 11's) writes nothing for the -w variables it does not know
+    const old = mkdtempSync(join(dir, "curl-"));
+    const curl = execFileSync("sh", ["-c", "command -v curl"], { encoding: "utf8" }).trim();
+    writeFileSync(join(old, "curl"), `#!/bin/sh\nfor a; do shift; set -- "$@" "$(printf '%s' "$a" | sed 's/%{exitcode}//; s/%{errormsg}//')"; done\nexec ${curl} "$@"\n`, { mode: 0o755 });
+    // no curl on the PATH: the rest of what forward.sh runs, linked one by one
+    const none = mkdtempSync(join(dir, "no-curl-"));
+    for (const tool of ["awk", "head", "sha256sum", "mkdir", "sed", "cat"]) symlinkSync(execFileSync("sh", ["-c", `command -v ${tool}`], { encoding: "utf8" }).trim(), join(none, tool));
+    const said = /curl did not run, or is older than 7\.75 \(its --write-out line holds no exit code\): install curl 7\.75 or later, or use hookbox forward/;
+    for (const PATH of [`${old}:${process.env.PATH ?? ""}`, none]) {
+      const r = await run("sh", args("allow-told-deny"), { PATH });
+      expect(r.code, r.stderr).toBe(2);
+      expect(JSON.parse(r.stdout)).toMatchObject({ permissionDecision: "deny", permissionDecisionReason: expect.stringMatching(said) });
+      expect(r.stderr).toMatch(/: blocking \(a guard whose line is wrong lets nothing through/);
+    }
+    // the same server through today's curl: its deny as it is
+    const r = await run("sh", args("allow-told-deny"));
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ permissionDecision: "deny", permissionDecisionReason: "no" });
   });
 
   it("a gateway's 502 without hookbox's header is hookbox out of reach: the failure mode decides (none known: through, said)", async () => {
@@ -769,6 +791,17 @@ describe("both forwarders read what they are given alike", () => {
     }
   });
 
+  it("answers a block of its own at Claude Code's PermissionRequest with the decision object at exit 0 (exit 2 is not honored there, nor JSON beside it read), in both: the failure mode and a wrong line", async () => {
+    for (const extra of [["--url", "http://127.0.0.1:1", "--on-unreachable", "block"], ["--url", url, "--workspace", "refused-token"]]) {
+      const a = [...extra, "--event", "PermissionRequest", "--format", "claude", "--timeout", "8000"];
+      const [node, sh] = await Promise.all([run("node", a), run("sh", a)]);
+      for (const r of [node, sh]) {
+        expect(r.code, `${extra.join(" ")}: ${r.stderr}`).toBe(0);
+        expect(JSON.parse(r.stdout)).toMatchObject({ hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "deny" } } });
+      }
+    }
+  });
+
   it("answers a Codex block after a tool with its JSON at exit 0 (Codex reads no JSON at exit 2), before a tool with exit 2, in both", async () => {
     for (const [event, code] of [["PostToolUse", 0], ["Stop", 0], ["PreToolUse", 2], ["PermissionRequest", 2]] as const) {
       const a = ["--url", url, "--event", event, "--format", "codex", "--workspace", "codex-block"];
@@ -904,6 +937,14 @@ describe("trace and tail against a hostile server", () => {
       const r = spawnSync(process.execPath, ["dist/cli/main.js", ...args, "--url", "http://admin:s3c@ret@127.0.0.1:1"], { encoding: "utf8", env: { PATH: process.env.PATH ?? "", HOOKBOX_TOKEN: "t" }, timeout: 30_000 });
       expect(r.status, args.join(" ")).not.toBe(0);
       expect(r.stdout + r.stderr, args.join(" ")).not.toMatch(/admin|s3c|ret@/);
+    }
+  });
+
+  it("send no token a header cannot carry, nor show it (fetch's own error repeats the header, its line break escaped past a CI log's masking)", () => {
+    for (const args of [["trace", "evt_x"], ["tail"], ["workspace", "push", process.cwd(), "--id", "x"]]) {
+      const r = spawnSync(process.execPath, ["dist/cli/main.js", ...args, "--url", url], { encoding: "utf8", env: { PATH: process.env.PATH ?? "", HOOKBOX_TOKEN: "abc\r\ndef-secret" }, timeout: 30_000 });
+      expect(r.stderr, args.join(" ")).toBe("hookbox: the token holds a character no header can carry (a space, a control character, a line break, a non-ASCII letter): check HOOKBOX_TOKEN (or --token)\n");
+      expect(r.status, args.join(" ")).toBe(64);
     }
   });
 
@@ -1061,6 +1102,12 @@ describe("both forwarders read their command line and stdin alike", () => {
     // a Copilot deny stays exit 2 alike
     const deny = await run("sh", args("deny"), {}, undefined, { stderrGone: true });
     expect(deny.code).toBe((await run("node", args("deny"))).code);
+    // started with no stderr at all (2>&-): the same block, where dash would end the script at its first exec of it
+    for (const via of ["node", "sh"] as const) {
+      const closed = await run(via, cosh, {}, undefined, { input: '{"hook_event_name":"PreToolUse","tool_name":"shell","tool_input":{"command":"rm -rf ~"}}', stderrClosed: true });
+      expect(closed.code, via).toBe(0);
+      expect(JSON.parse(closed.stdout), via).toEqual({ decision: "block", reason: "policy says no" });
+    }
   });
 
   it("send an event past MAX_STDIN_BYTES for hookbox to refuse: its 413 tells the failure mode, in both", async () => {
