@@ -540,10 +540,10 @@ export async function workspacePush(argv: string[], env: NodeJS.ProcessEnv, dead
     const why = e.name === "TimeoutError" ? `no answer within ${deadlineMs} ms` : withoutUserinfo(e.message);
     return { stdout: "", stderr: `${skipped.text()}hookbox: cannot reach ${shownUrl(values.url)}: ${oneLine(why)}\n`, code: 69 };
   }
-  const body = (typeof answer === "object" && answer !== null ? answer : {}) as { hooks?: unknown; warnings?: unknown; error?: { message?: unknown } };
+  const body = (typeof answer === "object" && answer !== null ? answer : {}) as { hooks?: unknown; hooks_unlisted?: unknown; warnings?: unknown; error?: { message?: unknown } };
   if (!res.ok) return { stdout: "", stderr: `${skipped.text()}hookbox: upload refused (${res.status}): ${oneLine(String(body.error?.message ?? `${res.statusText}`))}\n`, code: 65 };
   // What the service skipped in the hook files (unknown keys, events, hook types), with file and
   // line: the repository's own text, escaped for the terminal.
   const served = (Array.isArray(body.warnings) ? body.warnings : []).map((w) => `warning: ${oneLine(String(w))}\n`).join("");
-  return { stdout: `${id}\n`, stderr: `${skipped.text()}${served}uploaded ${count} files, ${Array.isArray(body.hooks) ? body.hooks.length : 0} repository hooks\n`, code: 0 };
+  return { stdout: `${id}\n`, stderr: `${skipped.text()}${served}uploaded ${count} files, ${(Array.isArray(body.hooks) ? body.hooks.length : 0) + (Number.isSafeInteger(body.hooks_unlisted) ? Number(body.hooks_unlisted) : 0)} repository hooks\n`, code: 0 };
 }

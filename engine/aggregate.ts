@@ -4,7 +4,7 @@
  */
 import type { Decision } from "./events.js";
 import { effectiveDecisions } from "./formats/registry.js";
-import { blockKeepsGoing, hookCalled } from "./formats/shared.js";
+import { blockKeepsGoing, cardName, hookCalled } from "./formats/shared.js";
 import type { HookDef } from "./hooks.js";
 import { MAX_TOOL_NAMES, type ToolSelection, type Verdict } from "./verdict.js";
 
@@ -75,7 +75,7 @@ export function notificationOf(j: Judged): Notification | undefined {
   if (!message) return undefined;
   return {
     type: "stream_event",
-    event: { subtype: "hook_notification", hook_name: j.hook.source === "repository" ? `repository ${j.hook.name}` : j.hook.name, message, ...(j.verdict.decision && isEffective(j) ? { decision: j.verdict.decision } : {}) },
+    event: { subtype: "hook_notification", hook_name: cardName(j.hook), message, ...(j.verdict.decision && isEffective(j) ? { decision: j.verdict.decision } : {}) },
   };
 }
 
@@ -274,8 +274,10 @@ export function afterPolicyLook(first: Folded, again: Folded | undefined, unchec
 }
 
 function lookedAt(first: Folded, again: Folded | undefined, unchecked: boolean, changedInTurn: boolean, onLost: "block" | "drop"): Folded {
-  // The policy hooks speak in both looks: what they said twice is said once.
-  const both = (a: string | undefined, b: string | undefined) => joinCapped([...new Set([a, b].filter((t): t is string => !!t).flatMap((t) => t.split("\n")))]);
+  // The policy hooks speak in both looks: what they said twice is said once. The second look's
+  // first: the first look's text may be a repository's, up to the cap, which must not push out
+  // what the policy hooks said of the changed event.
+  const both = (a: string | undefined, b: string | undefined) => joinCapped([...new Set([b, a].filter((t): t is string => !!t).flatMap((t) => t.split("\n")))]);
   const merged = (f: Folded): Folded => {
     const seen = new Set(first.notifications.map((n) => JSON.stringify(n)));
     const out: Folded = { ...f, notifications: [...first.notifications, ...(again?.notifications ?? []).filter((n) => !seen.has(JSON.stringify(n)))] };

@@ -215,12 +215,26 @@ export const MAX_REPOSITORY_HOOK_FILES = 512;
 export const MAX_WORKSPACE_WARNINGS = 500;
 export const MAX_WARNING_CHARS = 1024;
 
+/**
+ * @default 64 Ki — characters the listed warnings come to together, as JSON writes them (a control
+ * character is six): each one 1 Ki characters of them would be megabytes in every answer that lists them.
+ */
+export const MAX_WARNINGS_JSON_CHARS = 64 * 1024;
+
 /** `unwritten`: warnings past the workspace's budget, counted while loading. */
 function capWarnings(warnings: string[], unwritten: number): string[] {
-  // never half a surrogate pair (a path's emoji at the cut): a strict JSON reader refuses the lone half
-  const kept = warnings.slice(0, MAX_WORKSPACE_WARNINGS).map((w) => clip(w, MAX_WARNING_CHARS));
-  const more = Math.max(0, warnings.length - MAX_WORKSPACE_WARNINGS) + unwritten;
-  if (more > 0) kept.push(`… ${more} more warnings left out (at most ${MAX_WORKSPACE_WARNINGS} are listed per workspace)`);
+  const kept: string[] = [];
+  let total = 0;
+  for (const w of warnings) {
+    if (kept.length === MAX_WORKSPACE_WARNINGS) break;
+    // never half a surrogate pair (a path's emoji at the cut): a strict JSON reader refuses the lone half
+    const cut = clip(w, MAX_WARNING_CHARS);
+    total += JSON.stringify(cut).length;
+    if (total > MAX_WARNINGS_JSON_CHARS) break;
+    kept.push(cut);
+  }
+  const more = warnings.length - kept.length + unwritten;
+  if (more > 0) kept.push(`… ${more} more warnings left out (at most ${MAX_WORKSPACE_WARNINGS}, of ${MAX_WARNINGS_JSON_CHARS / 1024} Ki characters of JSON together, are listed per workspace)`);
   return kept;
 }
 

@@ -84,6 +84,8 @@ export interface WorkspaceInfo {
   files: number;
   bytes: number;
   hooks: { name: string; event: string; format: string; origin: string }[];
+  /** hooks loaded but not listed (past MAX_SUMMARY_HOOKS_JSON_CHARS) */
+  hooks_unlisted?: number;
   warnings: string[];
 }
 
@@ -91,6 +93,12 @@ interface Stored {
   dir: string;
   hooks: HookSet;
   info: WorkspaceInfo;
+  /**
+   * `info` as the JSON `GET /v1/workspaces/{id}` answers, made once while it is held: up to 500
+   * warnings of 1 Ki characters each, six bytes in JSON for a control character, is megabytes that
+   * every request would otherwise write anew on the thread that serves everyone.
+   */
+  infoJson: Uint8Array<ArrayBuffer>;
   /** whether this is still the stored workspace of its id (not replaced by an upload, nor deleted since) */
   current: () => boolean;
   /** this upload's own name (this load's, after a restart): what its files' cached archive is known by — a path, an inode and a ctime can all come back */
@@ -101,8 +109,8 @@ interface Stored {
 interface Entry {
   tenant: string;
   dir: string;
-  about: Omit<WorkspaceInfo, "hooks" | "warnings">;
-  resident?: { hooks: HookSet; info: WorkspaceInfo; bytes: number };
+  about: Omit<WorkspaceInfo, "hooks" | "hooks_unlisted" | "warnings">;
+  resident?: { hooks: HookSet; info: WorkspaceInfo; infoJson: Uint8Array<ArrayBuffer>; bytes: number };
   current: () => boolean;
   version: string;
 }
@@ -218,7 +226,7 @@ export class WorkspaceStore {
           await rm(marker, { force: true }).catch(() => undefined);
         }
         usage.commit(upload, bytes);
-        const stored: WorkspaceInfo = { id, digest, files, bytes, hooks: summary(hooks), warnings: hooks.warnings };
+        const stored: WorkspaceInfo = { id, digest, files, bytes, ...summary(hooks), warnings: hooks.warnings };
         this.remember(tenant, `${base}/${id}`, final, hooks, stored);
         // The tree is in place and counted: a meta file that cannot be written (a full disk) is
         // counted again from the tree at the next start, never a tree and a count that disagree.
@@ -290,7 +298,7 @@ export class WorkspaceStore {
     if (!entry?.resident) return undefined;
     this.resident.delete(key);
     this.resident.set(key, entry);
-    return { dir: entry.dir, hooks: entry.resident.hooks, info: entry.resident.info, current: entry.current, version: entry.version };
+    return { dir: entry.dir, hooks: entry.resident.hooks, info: entry.resident.info, infoJson: entry.resident.infoJson, current: entry.current, version: entry.version };
   }
 
   private async load(tenant: string, base: string, id: string, key: string): Promise<Stored | undefined> {
@@ -301,7 +309,7 @@ export class WorkspaceStore {
       const known = this.cache.get(key);
       if (known) {
         const hooks = await this.loadHooks(tenant, known.dir, undefined, true);
-        return this.keep(key, known, hooks, { ...known.about, hooks: summary(hooks), warnings: hooks.warnings });
+        return this.keep(key, known, hooks, { ...known.about, ...summary(hooks), warnings: hooks.warnings });
       }
       return await this.judge(tenant, base, id, key);
     } catch (err) {
@@ -323,13 +331,13 @@ export class WorkspaceStore {
     await checkLinks(tree, dir);
     const hooks = await this.loadHooks(tenant, dir, undefined, true);
     const digest = (await readMeta(base, id))?.digest ?? (await readFile(join(base, `${id}.digest`), "utf8").catch(() => ""));
-    return this.remember(tenant, key, dir, hooks, { id, digest, files: tree.files, bytes: tree.bytes, hooks: summary(hooks), warnings: hooks.warnings });
+    return this.remember(tenant, key, dir, hooks, { id, digest, files: tree.files, bytes: tree.bytes, ...summary(hooks), warnings: hooks.warnings });
   }
 
   /** The workspace of `key` as stored now; it stays current until an upload replaces it or a delete removes it. */
   private remember(tenant: string, key: string, dir: string, hooks: HookSet, info: WorkspaceInfo): Stored {
     this.forget(key);
-    const { hooks: _summary, warnings: _warnings, ...about } = info;
+    const { hooks: _summary, hooks_unlisted: _unlisted, warnings: _warnings, ...about } = info;
     const entry: Entry = { tenant, dir, about, current: () => this.cache.get(key) === entry, version: randomUUID() };
     this.cache.set(key, entry);
     this.refused.delete(key);
@@ -338,12 +346,13 @@ export class WorkspaceStore {
 
   /** Holds `entry`'s hook set, then gives up the least recently used of the tenant holding the most while past the budget. */
   private keep(key: string, entry: Entry, hooks: HookSet, info: WorkspaceInfo): Stored {
-    const stored: Stored = { dir: entry.dir, hooks, info, current: entry.current, version: entry.version };
+    const infoJson = new TextEncoder().encode(JSON.stringify(info));
+    const stored: Stored = { dir: entry.dir, hooks, info, infoJson, current: entry.current, version: entry.version };
     // Replaced or removed while its hooks were read: the event that asked runs it as it was, unheld.
     if (this.cache.get(key) !== entry) return stored;
     this.release(key);
-    const bytes = residentBytes(hooks);
-    entry.resident = { hooks, info, bytes };
+    const bytes = residentBytes(hooks) + infoJson.byteLength;
+    entry.resident = { hooks, info, infoJson, bytes };
     this.resident.set(key, entry);
     this.residentTotal += bytes;
     while (this.residentTotal > this.maxResidentBytes) {
@@ -410,8 +419,24 @@ export class WorkspaceStore {
   }
 }
 
-function summary(hooks: HookSet): WorkspaceInfo["hooks"] {
-  return hooks.hooks.map((h) => ({ name: h.name, event: h.point, format: h.format, origin: h.origin }));
+/**
+ * @default 256 Ki — characters the hooks a workspace's summary lists come to, as JSON writes them (a
+ * control character of a hook's name, or of its file's name, is six): a thousand hooks named by a
+ * file name of them would be megabytes in every answer that lists them; past it, `hooks_unlisted`
+ * counts the rest.
+ */
+export const MAX_SUMMARY_HOOKS_JSON_CHARS = 256 * 1024;
+
+function summary(hooks: HookSet): Pick<WorkspaceInfo, "hooks" | "hooks_unlisted"> {
+  const listed: WorkspaceInfo["hooks"] = [];
+  let total = 0;
+  for (const h of hooks.hooks) {
+    const item = { name: h.name, event: h.point, format: h.format, origin: h.origin };
+    total += JSON.stringify(item).length;
+    if (total > MAX_SUMMARY_HOOKS_JSON_CHARS) return { hooks: listed, hooks_unlisted: hooks.hooks.length - listed.length };
+    listed.push(item);
+  }
+  return { hooks: listed };
 }
 
 const metaFile = (base: string, id: string) => join(base, META_DIR, `${id}.json`);

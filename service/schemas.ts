@@ -128,6 +128,7 @@ export const WorkspaceInfoSchema = z.object({
   files: z.number().int(),
   bytes: z.number().int(),
   hooks: z.array(z.object({ name: z.string(), event: z.string(), format: z.string(), origin: z.string() })),
+  hooks_unlisted: z.number().int().optional().meta({ description: "hooks loaded but not listed: the list stops at 256 Ki characters of JSON (MAX_SUMMARY_HOOKS_JSON_CHARS)" }),
   warnings: z.array(z.string()),
 }).meta({ id: "Workspace" });
 

@@ -13,6 +13,7 @@ import { CompileBudgetError, MatcherLimitError, type HookSet, type Source } from
 import type { RunResult } from "../run/types.js";
 import type { Interpret, Verdict } from "../verdict.js";
 import { deeperThanAt, formatPath, lineIndex, parseJsoncLocated, parseJsonLocated, tomlLocator, type Path, type Position } from "./locate.js";
+import { oneLine } from "../visible-text.js";
 import { head, headOfWords } from "../detached.js";
 
 export type Locate = (path: Path) => Position | undefined;
@@ -233,9 +234,15 @@ export const isStopPoint = (point: EventPoint): boolean => point === "Stop" || p
 
 /**
  * A hook as the texts hookbox writes name it: a repository's as such (a cosh or Gemini hook's
- * `name` is the repository's to choose: none passes for an administrator's guard).
+ * `name`, a Copilot file's name, is the repository's to choose: none passes for an administrator's
+ * guard) — its control and invisible characters shown as escapes, as the rest of what a repository
+ * says to the agent is: an agent prints these texts in a terminal, where `\x1b[2K\r` would erase
+ * the "repository" before it.
  */
-export const hookCalled = (hook: { name: string; source: Source }): string => (hook.source === "repository" ? `repository hook ${hook.name}` : `hook ${hook.name}`);
+export const hookCalled = (hook: { name: string; source: Source }): string => (hook.source === "repository" ? `repository hook ${oneLine(hook.name)}` : `hook ${hook.name}`);
+
+/** A hook's name in a notification card: a repository's as such, escaped as `hookCalled` escapes it. */
+export const cardName = (hook: { name: string; source: Source }): string => (hook.source === "repository" ? `repository ${oneLine(hook.name)}` : hook.name);
 
 /**
  * Where a block keeps the agent going rather than stops an action: a stop, and Claude Code's

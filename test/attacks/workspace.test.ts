@@ -9,6 +9,7 @@ import { spawnSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
+import type { Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
@@ -17,7 +18,8 @@ import { leftovers } from "../helpers/engine.js";
 import { bodyOf, byHand } from "../helpers/raw-http.js";
 import { TENANT_UPLOADS_IN_FLIGHT, UPLOAD_PIECE_BYTES } from "../../service/routes/workspaces.js";
 import { MAX_META_HEADER_BYTES, MAX_PAX_RECORDS } from "../../engine/workspace-unpack.js";
-import { MAX_RESIDENT_HOOK_BYTES } from "../../engine/workspace-store.js";
+import { MAX_RESIDENT_HOOK_BYTES, MAX_SUMMARY_HOOKS_JSON_CHARS } from "../../engine/workspace-store.js";
+import { MAX_WARNINGS_JSON_CHARS } from "../../engine/repository.js";
 import { REMOVE_AT_ONCE } from "../../engine/workspace-tree.js";
 import { MAX_HOOK_MESSAGE_CHARS } from "../../engine/execute.js";
 import { MAX_WORD_CUT_CHARS } from "../../engine/detached.js";
@@ -463,6 +465,45 @@ describe("workspaces cannot read the host", () => {
     expect(status, text.slice(0, 300)).toBe(400);
     expect(errorOf(text).message).toMatch(/more than 512 hook files \(MAX_REPOSITORY_HOOK_FILES\)/);
     expect(text.length).toBeLessThan(4096);
+  });
+
+  it(`answers a workspace whose hooks and warnings are named by control characters (six bytes each as JSON) with a summary of at most MAX_SUMMARY_HOOKS_JSON_CHARS (${MAX_SUMMARY_HOOKS_JSON_CHARS / 1024} Ki) of hooks and MAX_WARNINGS_JSON_CHARS of warnings, made once: 300 clients at once that never read, and two that read back to back, hold the loop no longer`, async () => {
+    // Copilot names each hook by its file and place: 200 U+0001 in the file's name, in each of a
+    // thousand hooks' name and origin; and unknown keys of 1000 of them, each in a warning.
+    const file = `.github/hooks/${"\u0001".repeat(200)}.json`;
+    const hook = (i: number) => ({ type: "command", bash: "true", ...(i < 100 ? { [`${"\u0001".repeat(1000)}${i}`]: 1 } : {}) });
+    const archive = await tarOf([{ name: file, content: JSON.stringify({ version: 1, hooks: { preToolUse: Array.from({ length: 1000 }, (_, i) => hook(i)) } }) }]);
+    const { status, text } = await attack(svc, async () => put(svc, "big-summary", archive), 10_000);
+    expect(status).toBe(200);
+    const whole = await (await get(svc, "big-summary")).text();
+    expect(whole).toBe(text);
+    const info = JSON.parse(whole) as { hooks: { name: string }[]; hooks_unlisted: number; warnings: string[] };
+    const json = (items: unknown[]) => items.reduce<number>((n, item) => n + JSON.stringify(item).length, 0);
+    expect(json(info.hooks)).toBeLessThanOrEqual(MAX_SUMMARY_HOOKS_JSON_CHARS);
+    expect(json(info.hooks) + JSON.stringify(info.hooks[0]).length).toBeGreaterThan(MAX_SUMMARY_HOOKS_JSON_CHARS);
+    expect(info.hooks.length + info.hooks_unlisted).toBe(1000);
+    expect(json(info.warnings.slice(0, -1))).toBeLessThanOrEqual(MAX_WARNINGS_JSON_CHARS);
+    expect(info.warnings.at(-1)).toMatch(/^… \d+ more warnings left out/);
+    const port = Number(new URL(svc.url).port);
+    const head = `GET /v1/workspaces/big-summary HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN_A}`;
+    const held: Socket[] = [];
+    try {
+      await attack(svc, async () => {
+        // all at once, each asking and never reading what comes
+        const asked = await Promise.all(Array.from({ length: 300 }, () => byHand(port, head)));
+        for (const { socket } of asked) {
+          socket.pause();
+          held.push(socket);
+        }
+        const reader = async () => {
+          for (let i = 0; i < 20; i++) expect(await (await get(svc, "big-summary")).text()).toBe(whole);
+        };
+        await Promise.all([reader(), reader()]);
+        return new Response(null, { status: 204 });
+      }, 30_000);
+    } finally {
+      for (const s of held) s.destroy();
+    }
   });
 
   it("skips a hook whose env is past its limits (count, name, value), warned at its line: never run with it", async () => {

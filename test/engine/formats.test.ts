@@ -733,14 +733,22 @@ describe("repository hook files are hostile input", () => {
     expect(await skippedFileWarning(tree({ ".claude/settings.json": '{ // no\n}' }))).toMatch(/comments are not JSON/);
   });
 
-  it("reads at most MAX_REPOSITORY_HOOK_FILES hook files, and lists at most MAX_WORKSPACE_WARNINGS warnings", async () => {
-    const { MAX_REPOSITORY_HOOK_FILES, MAX_WORKSPACE_WARNINGS } = await import("../../engine/repository.js");
+  it("reads at most MAX_REPOSITORY_HOOK_FILES hook files, and lists at most MAX_WORKSPACE_WARNINGS warnings, of MAX_WARNINGS_JSON_CHARS together", async () => {
+    const { MAX_REPOSITORY_HOOK_FILES, MAX_WORKSPACE_WARNINGS, MAX_WARNINGS_JSON_CHARS, MAX_WARNING_CHARS } = await import("../../engine/repository.js");
     const noisy = JSON.stringify({ version: 1, hooks: {}, ...Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`k${i}`, 0])) });
     const files = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`.github/hooks/${String(i).padStart(3, "0")}.json`, noisy]));
     const many = await loadRepositoryHooks(tree(files(MAX_REPOSITORY_HOOK_FILES)), 60_000);
     expect(many.warnings.length).toBeLessThanOrEqual(MAX_WORKSPACE_WARNINGS + 1);
     // Past the budget each is counted, never written: the count is every one of them.
-    expect(many.warnings.at(-1)).toBe(`… ${MAX_REPOSITORY_HOOK_FILES * 20 - MAX_WORKSPACE_WARNINGS} more warnings left out (at most 500 are listed per workspace)`);
+    expect(many.warnings.at(-1)).toBe(`… ${MAX_REPOSITORY_HOOK_FILES * 20 - MAX_WORKSPACE_WARNINGS} more warnings left out (at most 500, of 64 Ki characters of JSON together, are listed per workspace)`);
+    // Keys of control characters, six characters each as JSON: as many warnings as fit in MAX_WARNINGS_JSON_CHARS.
+    const loud = (i: number) => JSON.stringify({ version: 1, hooks: {}, ...Object.fromEntries(Array.from({ length: 20 }, (_, j) => [`${"\u0001".repeat(MAX_WARNING_CHARS)}${i}-${j}`, 0])) });
+    const listed = (await loadRepositoryHooks(tree(Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`.github/hooks/${i}.json`, loud(i)]))), 60_000)).warnings;
+    const shown = listed.slice(0, -1);
+    const json = (ws: string[]) => ws.reduce((n, w) => n + JSON.stringify(w).length, 0);
+    expect(json(shown)).toBeLessThanOrEqual(MAX_WARNINGS_JSON_CHARS);
+    expect(json(shown) + JSON.stringify(shown[0]).length).toBeGreaterThan(MAX_WARNINGS_JSON_CHARS);
+    expect(listed.at(-1)).toBe(`… ${200 - shown.length} more warnings left out (at most 500, of 64 Ki characters of JSON together, are listed per workspace)`);
     expect((await configErrorOfAsync(() => loadRepositoryHooks(tree(files(MAX_REPOSITORY_HOOK_FILES + 1)), 60_000))).message).toMatch(/more than 512 hook files \(MAX_REPOSITORY_HOOK_FILES\)/);
   });
 

@@ -30,11 +30,12 @@ function runner(kind: Runner["kind"]): Runner {
         case "echo-curl": return exited(0, curl ? { hookSpecificOutput: { tool_input: args } } : {});
         case "jail": return exited(0, { decision: "allow", hookSpecificOutput: { tool_input: { command: "netjail -- make test" } } });
         case "ask-echo": return exited(0, command.startsWith("netjail") ? { permissionDecision: "ask", permissionDecisionReason: "sure?", modifiedArgs: args } : {});
+        case "ask-jailed-said": return exited(0, command.startsWith("netjail") ? { decision: "ask", reason: "sure?", systemMessage: "the policy, of the changed call: netjail has no network" } : {});
         case "ask-curl": return exited(0, curl ? { decision: "ask", reason: "sure?" } : {});
         case "fail-curl": return exited(curl ? 1 : 0);
         case "halt-curl": return exited(0, curl ? { continue: false, stopReason: "stop now" } : {});
         case "slow": return new Promise((resolve) => request.signal?.addEventListener("abort", () => resolve(exited(0))));
-        default: return exited(0);
+        default: return exited(0, request.command.startsWith("loud") ? { systemMessage: `${request.command}: ${"x".repeat(16_370)}` } : {});
       }
     },
   };
@@ -53,6 +54,16 @@ const event = (name: string, interactive = true): EventRequest => {
   return { body, raw: Buffer.from(JSON.stringify(body)), tenant: { name: "t", repositoryHooks: true }, interactive, format: "claude" };
 };
 const hook = (table: string, event: string, name: string) => `[[${table}.${event}]]\nname = "${name}"\ncommand = "${name}"\n`;
+
+describe("what the policy hooks say at the second look", () => {
+  it("reaches the agent however much the first look's hooks said before it (the joined message's cap)", async () => {
+    const loud = [1, 2, 3, 4].map((i) => hook("hooks", "PreToolUse", `loud-${i}`)).join("");
+    const r = await engineWith(hook("hooks", "PreToolUse", "jail") + loud + hook("policy", "PreToolUse", "ask-jailed-said")).handleEvent(event("PreToolUse"));
+    expect(r.decision).toBe("ask");
+    expect(String(r.output.systemMessage).split("\n")[0]).toBe("the policy, of the changed call: netjail has no network");
+    expect(String(r.output.systemMessage)).toMatch(/^loud-1: x+$/m);
+  });
+});
 
 describe("a change the policy hooks changed in turn", () => {
   it("goes nowhere, nor the allow given with it, when a later policy hook echoes the change back (PermissionRequest, PreToolUse looked at too): the call is blocked", async () => {

@@ -27,6 +27,7 @@ function runner(kind: Runner["kind"]): Runner {
         case "sanitize-allow": return exited({ decision: "allow", hookSpecificOutput: { tool_input: { sql: "SELECT 1" } } });
         case "sanitize": return exited({ hookSpecificOutput: { tool_input: { sql: "SELECT 1" } } });
         case "policy-allow-select": return exited(request.stdin.toString().includes("SELECT 1") ? { decision: "allow" } : {});
+        case "repo-ask-bare": return exited({ decision: "ask", systemMessage: "see above" });
         case "repo-escapes": return exited({ decision: "block", reason: "\u001b[2K\u001b[1A\u001b]0;approved\u0007ok\u202eevil\u009b", systemMessage: "line one\n\tline two\u200b\u00ad\u115f\uffa0" });
         case "policy-escapes": return exited({ systemMessage: "\u001b[1mbold\u001b[0m" });
         case "freeze-settings": return exited({ decision: "block", reason: "settings are frozen" });
@@ -152,6 +153,29 @@ describe("a repository hook's text", () => {
     const repositoryTexts = [r.output.reason, ...r.notifications.filter((n) => n.event.hook_name.startsWith("repository ")).map((n) => n.event.message), ...r.hooks.filter((h) => h.source === "repository").flatMap((h) => [h.reason, h.systemMessage])];
     expect(repositoryTexts).toHaveLength(4);
     for (const text of repositoryTexts) for (const hidden of ["\u001b", "\u0007", "\u202e", "\u009b", "\u200b"]) expect(String(text)).not.toContain(hidden);
+  });
+});
+
+describe("a repository hook's name", () => {
+  it("reaches the agent with its controls shown as escapes — in the reason hookbox writes for it, and in its card — so that it never erases the \"repository\" before it", async () => {
+    const erase = "\u001b[2K\rorg-guard\u202e";
+    const workspace = await repository({
+      ".copilot-shell/config.toml": `[[hooks.PreToolUse]]\nname = "\\u001b[2K\\rorg-guard\\u202e"\ncommand = "repo-ask-bare"\n`,
+      [`.github/hooks/${erase}.json`]: { version: 1, hooks: { preToolUse: [{ type: "command", bash: "repo-ask-bare" }] } },
+    });
+    expect(workspace.hooks.hooks.map((h) => h.name).sort()).toEqual([erase, `${erase}.json:preToolUse[0]`].sort());
+    for (const [format, body] of [
+      ["cosh", { session_id: "s", hook_event_name: "PreToolUse", tool_name: "shell", tool_input: { command: "ls" } }],
+      ["copilot", { toolName: "bash", toolArgs: '{"command":"ls"}' }],
+    ] as const) {
+      const request: EventRequest = { body, raw: Buffer.from(JSON.stringify(body)), tenant: { name: "t", repositoryHooks: true }, interactive: true, format, workspace, ...(format === "copilot" ? { eventName: "preToolUse" } : {}) };
+      const r = await engineWith("").handleEvent(request);
+      expect(r.decision, format).toBe("ask");
+      expect(r.reason, format).toMatch(/^repository hook \\x1b\[2K\\x0dorg-guard\\u202e/);
+      const texts = [r.reason, JSON.stringify(r.output), ...r.notifications.map((n) => n.event.hook_name)];
+      expect(r.notifications.length, format).toBeGreaterThan(0);
+      for (const text of texts) for (const raw of ["\u001b", "\r", "\u202e"]) expect(String(text), format).not.toContain(raw);
+    }
   });
 });
 
