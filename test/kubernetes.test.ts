@@ -29,7 +29,26 @@ describe("deploy/kubernetes", () => {
     expect(engine.securityContext.privileged).toBe(true);
     const socket = hookbox.env.find((e: { name: string }) => e.name === "DOCKER_HOST").value as string;
     expect(socket).toBe("unix:///var/run/engine/docker.sock");
-    expect(engine.args).toContain("--host=unix:///var/run/engine/docker.sock");
+    // dockerd named first: the image's entrypoint adds none of its own listeners (tcp://0.0.0.0:2376)
+    expect(engine.args).toEqual(["dockerd", "--host=unix:///var/run/engine/docker.sock"]);
+  });
+
+  it("runs only on nodes of its own: the engine is privileged", () => {
+    expect(pod.nodeSelector).toEqual({ "hookbox.dev/sandbox": "true" });
+    expect(pod.tolerations).toContainEqual({ key: "hookbox.dev/sandbox", operator: "Equal", value: "true", effect: "NoSchedule" });
+  });
+
+  it("takes events over TLS only, and lets only the ingress controller and Prometheus reach the pods", () => {
+    const ingress = find("Ingress");
+    const hosts = ingress.spec.rules.map((r: { host: string }) => r.host);
+    expect(ingress.spec.tls).toEqual([{ hosts, secretName: "hookbox-tls" }]);
+    const policy = find("NetworkPolicy");
+    expect(policy.spec.podSelector.matchLabels).toEqual(sts.spec.selector.matchLabels);
+    expect(policy.spec.policyTypes).toEqual(["Ingress"]);
+    expect(policy.spec.ingress).toEqual([{ from: [
+      { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "ingress-nginx" } } },
+      { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } } },
+    ], ports: [{ protocol: "TCP", port: 8080 }] }]);
   });
 
   it("mounts the data volume at the same path in hookbox and in the engine", () => {
@@ -56,7 +75,8 @@ describe("deploy/kubernetes", () => {
     expect(hookbox.image).toMatch(/^registry\.example\.com\//);
     expect(hookbox.image).not.toMatch(/:latest$/);
     expect(engine.image).not.toMatch(/:dind$|:latest$/);
-    expect(hookbox.securityContext).toMatchObject({ allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } });
+    // all but what handing an upload's files to the hooks' user takes (deploy.test.ts runs the image with these)
+    expect(hookbox.securityContext).toMatchObject({ allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"], add: ["CHOWN", "DAC_OVERRIDE", "FOWNER"] } });
     expect(pod.automountServiceAccountToken).toBe(false);
   });
 
