@@ -282,6 +282,8 @@ export async function unpack(body: AsyncIterable<Uint8Array>, dest: string, limi
     if (err instanceof HookboxError) return err;
     // A file system error's message names the host path it failed on: only its code is said.
     const fsErr = err as NodeJS.ErrnoException;
+    const stored = storageFailure(fsErr);
+    if (stored) return stored;
     const why = fsErr.syscall !== undefined ? `an entry could not be written (${fsErr.code ?? fsErr.syscall})` : fsErr.message.replaceAll(rootReal, "…");
     return new BadRequestError(`the body is not a tar or tar.gz archive: ${why}`, "body", "archive_invalid");
   };
@@ -429,6 +431,19 @@ const MAX_PART_BYTES = 255;
  * too long for it), in words with its code — never the host path it names. Undefined for anything
  * else (a full disk is the service's, said as before).
  */
+/**
+ * The file system's own failures, whatever the archive holds: the service's data folder refused a
+ * write (its permissions, a capability the service lacks), is full, read-only or failing, or the
+ * process is out of files. Hookbox's to fix (500 `storage_failed`, its code said, never the host
+ * path), not the client's archive — a 400 would send its user looking for what is wrong with it.
+ */
+const STORAGE_CODES = new Set(["EPERM", "EACCES", "ENOSPC", "EDQUOT", "EROFS", "EIO", "EMFILE", "ENFILE", "ENOMEM"]);
+
+export function storageFailure(err: NodeJS.ErrnoException): HookboxError | undefined {
+  if (err.syscall === undefined || !STORAGE_CODES.has(err.code ?? "")) return undefined;
+  return new HookboxError(`hookbox could not store the workspace's files (${err.code} on ${err.syscall}): its data folder refused the write — the service's to fix, not the archive`, "storage_failed");
+}
+
 function fsRefusal(err: unknown): string | undefined {
   switch ((err as NodeJS.ErrnoException).code) {
     case "EEXIST":

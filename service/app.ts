@@ -23,6 +23,7 @@ const STATUS: Record<string, ContentfulStatusCode> = {
   archive_refused: 400, archive_invalid: 400, archive_too_many_entries: 400, archive_too_large: 413, workspace_hooks_invalid: 400,
   tenant_workspace_bytes: 413, tenant_workspace_count: 413,
   config_invalid: 400, unauthorized: 401, not_found: 404, too_large: 413, overloaded: 429, shutting_down: 503, event_expired: 503, not_decided_in_time: 503,
+  storage_failed: 500,
 };
 
 /**
@@ -220,6 +221,8 @@ export function createApp(given: AppDeps): Hono<Env> {
     if (err instanceof HookboxError) {
       status = STATUS[err.code] ?? (err instanceof BadRequestError ? 400 : 500);
       body = { code: err.code, message: err.message, ...(err instanceof BadRequestError && err.field ? { field: err.field } : {}) };
+      // the service's own trouble (a data folder that refuses writes): the operator's to see
+      if (status === 500) (c.get("log") ?? deps.logger).error({ err: { code: err.code, message: err.message } }, "request failed on the service's side");
     } else {
       (c.get("log") ?? deps.logger).error({ err }, "unhandled error");
       body = { code: "internal", message: "internal error" };

@@ -32,7 +32,7 @@ const ERRORS: Record<number, string> = {
   413: "the body is too large (refused before it is read), or a tenant's workspace quota",
   429: `this tenant's queue is full, too many of its event bodies or uploads (${TENANT_UPLOADS_IN_FLIGHT}) are still arriving, its events being handled hold too much memory, or it already has ${LIVE_FOLLOWERS_PER_TENANT} live followers, or as many traces, trace lists and session lists being sent (TRACE_READS_PER_TENANT)`,
   503: "shutting down, or not decided in time (an event past max_event_ms in the queue, or past Hookbox-Answer-By-Ms)",
-  500: "internal: an error hookbox did not foresee (logged)",
+  500: "internal: an error hookbox did not foresee (logged); storage_failed: an upload's files could not be written to hookbox's data folder (its code said: EPERM, ENOSPC …; logged)",
 };
 /** The statuses given, and 500 with every one past the token: any answer may be an error hookbox did not foresee. */
 function errors(...statuses: number[]): RouteConfig["responses"] {

@@ -818,6 +818,33 @@ describe("workspaces cannot read the host", () => {
   });
 });
 
+describe("a data folder that refuses writes", () => {
+  let svc: Service;
+  const dir = mkdtempSync(join(tmpdir(), "hookbox-full-"));
+  const workspaces = join(dir, "data", "workspaces");
+  beforeAll(async () => {
+    // the workspaces' folder on a file system of 256 KiB
+    mkdirSync(workspaces, { recursive: true });
+    const mounted = spawnSync("mount", ["-t", "tmpfs", "-o", "size=256k", "tmpfs", workspaces], { encoding: "utf8" });
+    expect(mounted.status, mounted.stderr).toBe(0);
+    svc = await startService("[sandbox]\npool_size = 0\n", { dir });
+  });
+  afterAll(async () => {
+    await svc.stop();
+    spawnSync("umount", [workspaces]);
+  });
+
+  it("answers an upload it has no room for with 500 storage_failed naming the code — the service's trouble, not a 400 of the archive — and takes one that fits once the staging is gone", async () => {
+    const big = await tarOf([{ name: ".claude/settings.json", content: "{}" }, { name: "big.bin", content: "x".repeat(MiB) }]);
+    const { status, text } = await attack(svc, async () => put(svc, "full", big));
+    expect(status, text).toBe(500);
+    expect(errorOf(text)).toEqual({ code: "storage_failed", message: expect.stringMatching(/^hookbox could not store the workspace's files \(ENOSPC on write\): its data folder refused the write/) });
+    expect(text).not.toContain(dir);
+    expect(svc.logs()).toMatch(/"code":"storage_failed".*request failed on the service's side/);
+    expect((await put(svc, "small", await tarOf([{ name: ".claude/settings.json", content: "{}" }]))).status).toBe(200);
+  });
+});
+
 describe("uploads of one id racing each other", () => {
   let svc: Service;
   const opts = { server: 'max_body_bytes = "128m"\nmax_unpack_ratio = 100000\nmax_workspace_bytes = "300m"' };
