@@ -338,9 +338,10 @@ END {
   if (status == 401 || status == 403) wl = "${TOKEN_REFUSED}"
   else if (told == "" && !cut && status >= 200 && status < 500 && status != 408 && status != 429) wl = "answered " status " ${NOT_HOOKBOX}"
   # Cut at the cap by head: what follows the headers is no answer, and curl's own last line is gone.
-  # (TOT counts a newline after the last record too, which curl's -w line never has: past the cap
-  # is cut; a cut that falls just after a newline reads as curl's failure, the failure mode.)
-  TRUNC = cap != "" && TOT > cap + 0
+  # (TOT counts a newline after the last record too, which curl's -w line never has: a whole stream
+  # counts one past its bytes, so one that reaches the cap was cut — after a newline as much as
+  # inside a line — and an answer that long is past MAXBYTES anyway.)
+  TRUNC = cap != "" && TOT >= cap + 0
   # A wrong line is one however long its page: judged by its status and headers alone.
   if (wl != "" && (TRUNC || BIG)) { print "!W" wl " (" status ": no decision)"; exit 0 }
   if (TRUNC) { print "!Ahookbox's answer is larger than " MAXBYTES " bytes: no answer"; exit 0 }
@@ -348,7 +349,7 @@ END {
   # %{exitcode}), and one that never ran (not found, an option it does not know) no line at all —
   # hookbox's answer, a block among them, would be read as no answer: a wrong line, blocked as
   # 'hookbox forward' blocks on its own failure.
-  if (f[2] !~ /^x[0-9]+$/) { print "!Wcould not be asked: curl did not run, or is older than 7.75 (its --write-out line holds no exit code): install curl 7.75 or later, or use hookbox forward"; exit 0 }
+  if (f[2] !~ /^x[0-9]+$/) { print "!Wcould not be asked: curl did not run to its end, or is older than 7.75 (its --write-out line holds no exit code): install curl 7.75 or later, or use hookbox forward"; exit 0 }
   f[2] = substr(f[2], 2)
   if (f[2] == "28") { print "!T"; exit 0 }
   # Something answered, but in no HTTP as hookbox writes it (HTTP/0.9, a NUL or a bad status line,
@@ -421,6 +422,11 @@ umask 077
 # An agent that stops reading the answer does not end this script before its exit code: a write
 # to its stdout fails, and the code it exits with is still the answer's ('hookbox forward' alike).
 trap '' PIPE
+# A stderr the agent closed: /dev/null in its place, before anything is said on it (dash would end
+# the script on a bare exec of it — exit 2, no answer, which cosh and Gemini read as no decision —
+# and an awk that cannot close it exits 2 after its answer, which the fallback would follow with a second).
+command exec 5>&2 2>/dev/null || exec 5>/dev/null
+exec 2>&5 5>&-
 AWK='${AWK.replace(/'/g, `'\\''`)}'
 # A line whose flags are wrong is a guard that never reaches hookbox: it blocks — exit 2 with the
 # problem on stderr, every agent's block — but where a block would keep the agent going (a stop).
@@ -433,14 +439,23 @@ lower() {
   l=$(printf '%s.' "$1" | LC_ALL=C tr '[:upper:]' '[:lower:]')
   l=\${l%.}
 }
-# A block all the same should awk fail: cosh reads this JSON, the others exit 2 — Gemini before it picks tools, its toolConfig.
+# A block all the same should awk fail, in the shape the agent reads at that event ('hookbox
+# forward''s denyOutput): Gemini before it picks tools, its toolConfig; Claude Code's and Codex's
+# PermissionRequest, the decision object; Codex's compaction and starts, the stop; Copilot's and
+# Cursor's own deny.
 fallback_block() {
   lower "$2"
-  if [ "$1" = gemini ] && [ "$l" = beforetoolselection ]; then
-    printf '{"decision":"block","reason":"blocked by hookbox","hookSpecificOutput":{"toolConfig":{"mode":"NONE","allowedFunctionNames":[]}}}\n'
-  else
-    printf '{"decision":"block","reason":"blocked by hookbox"}\n'
-  fi
+  r='"blocked by hookbox"'
+  case $1:$l in
+    gemini:beforetoolselection) printf '{"decision":"block","reason":%s,"hookSpecificOutput":{"toolConfig":{"mode":"NONE","allowedFunctionNames":[]}}}\n' "$r" ;;
+    claude:permissionrequest|codex:permissionrequest) printf '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":%s}}}\n' "$r" ;;
+    claude:pretooluse|codex:pretooluse) printf '{"decision":"block","reason":%s,"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":%s}}\n' "$r" "$r" ;;
+    codex:precompact|codex:sessionstart|codex:subagentstart) printf '{"continue":false,"stopReason":%s}\n' "$r" ;;
+    copilot:*) printf '{"permissionDecision":"deny","permissionDecisionReason":%s}\n' "$r" ;;
+    cursor:beforesubmitprompt) printf '{"continue":false,"user_message":%s}\n' "$r" ;;
+    cursor:*) printf '{"permission":"deny","user_message":%s,"agent_message":%s}\n' "$r" "$r" ;;
+    *) printf '{"decision":"block","reason":%s}\n' "$r" ;;
+  esac
 }
 json_block_only() {
   [ "$1" = cosh ] && return 0
@@ -688,9 +703,7 @@ fi
 [ -n "\${HOOKBOX_CANARY-}" ] && set -- "$@" -H 'hookbox-canary: block'
 # stdin as it is — or, closed by the agent, as /dev/null (an empty event, as Node reads it): dash
 # would end the script on the bare exec (command keeps it going; its message is not shown).
-# A stderr the agent closed: /dev/null in its place (dash would end the script on the bare exec,
-# exit 2 and no answer, which cosh and Gemini read as no decision).
-command exec 5>&2 2>/dev/null || exec 5>/dev/null
+exec 5>&2
 command exec 2>/dev/null 4<&0 || exec 4</dev/null
 exec 2>&5 5>&-
 # The failure mode hookbox last told is kept in one small file per URL + token (hashed) + event, as

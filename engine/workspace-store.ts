@@ -9,14 +9,14 @@ import { createHash, randomUUID } from "node:crypto";
 import { chmod, chown, lstat, mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
-import { BadRequestError, ConfigError } from "./errors.js";
+import { BadRequestError, ConfigError, HookboxError } from "./errors.js";
 import { MAX_REPOSITORY_COMPILE_MS, type HookSet } from "./hooks.js";
 import { HOOK_GID, HOOK_UID } from "./names.js";
 import { loadRepositoryHooks, type RepositoryLimits } from "./repository.js";
 import { TenantUsage, type Quota } from "./workspace-quota.js";
 import { checkLinks, readTree, removeTree } from "./workspace-tree.js";
 import { FairSlots } from "./fair-slots.js";
-import { unpack, type UnpackLimits } from "./workspace-unpack.js";
+import { storageFailure, unpack, type UnpackLimits } from "./workspace-unpack.js";
 
 /**
  * @default 4 — how many times MAX_REPOSITORY_COMPILE_MS a stored workspace read again (after a
@@ -239,7 +239,8 @@ export class WorkspaceStore {
     } catch (err) {
       usage.abort(upload);
       await removeTree(incoming);
-      throw err;
+      // the staging folder's own making, handing over and swap: the data folder's trouble, said as unpacking says it
+      throw (err instanceof HookboxError ? undefined : storageFailure(err as NodeJS.ErrnoException)) ?? err;
     }
   }
 

@@ -427,11 +427,6 @@ function entryPath(name: string): string {
 const MAX_PART_BYTES = 255;
 
 /**
- * Why the file system refused an entry for what the archive says (two entries of one name, a path
- * too long for it), in words with its code — never the host path it names. Undefined for anything
- * else (a full disk is the service's, said as before).
- */
-/**
  * The file system's own failures, whatever the archive holds: the service's data folder refused a
  * write (its permissions, a capability the service lacks), is full, read-only or failing, or the
  * process is out of files. Hookbox's to fix (500 `storage_failed`, its code said, never the host
@@ -444,6 +439,11 @@ export function storageFailure(err: NodeJS.ErrnoException): HookboxError | undef
   return new HookboxError(`hookbox could not store the workspace's files (${err.code} on ${err.syscall}): its data folder refused the write — the service's to fix, not the archive`, "storage_failed");
 }
 
+/**
+ * Why the file system refused an entry for what the archive says (two entries of one name, a path
+ * too long for it), in words with its code — never the host path it names. Undefined for anything
+ * else (a full disk is the service's: `storageFailure`).
+ */
 function fsRefusal(err: unknown): string | undefined {
   switch ((err as NodeJS.ErrnoException).code) {
     case "EEXIST":

@@ -95,6 +95,11 @@ Object.assign(CASES, {
     sock.write(`${head("200 OK", ["Hookbox-On-Failure: block", "Content-Type: application/json", "Content-Length: 200000000"])}\r\n{"decision":null,"output":{"x":"`);
     endless(sock, "a".repeat(65_536));
   },
+  // Line ends without end under a failure mode of allow: head's cut falls just after one.
+  "newlines-allow": (sock: Socket) => {
+    sock.write(`${head("200 OK", ["Hookbox-On-Failure: allow", "Content-Type: application/json", "Content-Length: 200000000"])}\r\n`);
+    endless(sock, "\n".repeat(65_536));
+  },
   "endless": (sock: Socket) => {
     sock.write(`${head("200 OK", ["Hookbox-On-Failure: block", "Content-Type: application/json", "Transfer-Encoding: chunked"])}\r\n`);
     endless(sock, `10000\r\n${"\u0085".repeat(32_768)}\r\n`);
@@ -276,6 +281,16 @@ describe("a hostile hookbox, failure mode block", () => {
       expect(JSON.parse(r.stdout)).toMatchObject({ permissionDecision: "deny" });
       // --timeout 45000: what is never coming is not waited for (about 2 s to read 16 MiB here, 11 s on a loaded machine).
       expect(r.ms).toBeLessThan(25_000);
+    }
+  });
+
+  it("an answer of line ends past the cap (head's cut just after one) is no answer in both: the failure mode (allow) decides, never a wrong line's block", async () => {
+    const long = ["--url", url, "--event", "preToolUse", "--format", "copilot", "--workspace", "newlines-allow", "--timeout", "45000"];
+    const [node, sh] = await Promise.all([run("node", long), run("sh", long)]);
+    for (const r of [node, sh]) {
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toBe("{}\n");
+      expect(r.stderr).toMatch(/larger than 16777216 bytes.*\(passing through: on_failure = allow/);
     }
   });
 
@@ -482,7 +497,7 @@ describe("a line that reaches no hookbox of its tenant blocks, whatever the fail
     // no curl on the PATH: the rest of what forward.sh runs, linked one by one
     const none = mkdtempSync(join(dir, "no-curl-"));
     for (const tool of ["awk", "head", "sha256sum", "mkdir", "sed", "cat"]) symlinkSync(execFileSync("sh", ["-c", `command -v ${tool}`], { encoding: "utf8" }).trim(), join(none, tool));
-    const said = /curl did not run, or is older than 7\.75 \(its --write-out line holds no exit code\): install curl 7\.75 or later, or use hookbox forward/;
+    const said = /curl did not run to its end, or is older than 7\.75 \(its --write-out line holds no exit code\): install curl 7\.75 or later, or use hookbox forward/;
     for (const PATH of [`${old}:${process.env.PATH ?? ""}`, none]) {
       const r = await run("sh", args("allow-told-deny"), { PATH });
       expect(r.code, r.stderr).toBe(2);
@@ -1102,11 +1117,32 @@ describe("both forwarders read their command line and stdin alike", () => {
     // a Copilot deny stays exit 2 alike
     const deny = await run("sh", args("deny"), {}, undefined, { stderrGone: true });
     expect(deny.code).toBe((await run("node", args("deny"))).code);
-    // started with no stderr at all (2>&-): the same block, where dash would end the script at its first exec of it
+    // started with no stderr at all (2>&-): the same block, where dash would end the script at its first exec of it;
+    // and a wrong line's block (a token no header carries) one answer, where awk's failed close of stderr added the fallback's
     for (const via of ["node", "sh"] as const) {
       const closed = await run(via, cosh, {}, undefined, { input: '{"hook_event_name":"PreToolUse","tool_name":"shell","tool_input":{"command":"rm -rf ~"}}', stderrClosed: true });
       expect(closed.code, via).toBe(0);
       expect(JSON.parse(closed.stdout), via).toEqual({ decision: "block", reason: "policy says no" });
+      const wrong = await run(via, ["--url", url, "--event", "PermissionRequest", "--format", "claude"], { HOOKBOX_TOKEN: "a b" }, undefined, { stderrClosed: true });
+      expect(wrong.code, via).toBe(0);
+      expect(JSON.parse(wrong.stdout), via).toMatchObject({ hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "deny" } } });
+    }
+    // an awk that fails outright: the block in the shape the agent reads at that event
+    const failing = mkdtempSync(join(dir, "awk-fails-"));
+    writeFileSync(join(failing, "awk"), "#!/bin/sh\nexit 1\n", { mode: 0o755 });
+    for (const [format, event, code, shape] of [
+      ["claude", "PermissionRequest", 0, { hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "deny" } } }],
+      ["claude", "PreToolUse", 2, { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny" } }],
+      ["copilot", "preToolUse", 2, { permissionDecision: "deny" }],
+      ["codex", "SessionStart", 0, { continue: false }],
+      ["cursor", "beforeSubmitPrompt", 2, { continue: false }],
+      ["cursor", "beforeShellExecution", 2, { permission: "deny" }],
+      ["gemini", "BeforeToolSelection", 0, { hookSpecificOutput: { toolConfig: { mode: "NONE" } } }],
+      ["cosh", "PreToolUse", 0, { decision: "block" }],
+    ] as const) {
+      const r = await run("sh", ["--url", url, "--event", event, "--format", format], { HOOKBOX_TOKEN: "a b", PATH: `${failing}:${process.env.PATH ?? ""}` });
+      expect(r.code, `${format} ${event}`).toBe(code);
+      expect(JSON.parse(r.stdout), `${format} ${event}`).toMatchObject(shape);
     }
   });
 

@@ -79,7 +79,7 @@ export function workspaceRoutes(deps: AppDeps): Hono<Env> {
       if (left > 0) uploading.set(tenant, left);
       else uploading.delete(tenant);
     }
-    c.get("log").info({ workspace: { id: info.id, files: info.files, hooks: info.hooks.length } }, "workspace stored");
+    c.get("log").info({ workspace: { id: info.id, files: info.files, hooks: info.hooks.length + (info.hooks_unlisted ?? 0) } }, "workspace stored");
     return c.json(info, 200);
   });
 

@@ -830,7 +830,7 @@ describe("a data folder that refuses writes", () => {
     svc = await startService("[sandbox]\npool_size = 0\n", { dir });
   });
   afterAll(async () => {
-    await svc.stop();
+    await svc?.stop();
     spawnSync("umount", [workspaces]);
   });
 
