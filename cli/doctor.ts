@@ -914,7 +914,6 @@ function runLine(argv: string[], cwd: string, payload: Json, env: NodeJS.Process
       }
       child.stdout.destroy();
       child.stderr.destroy();
-      clearTimeout(timer);
       resolve({ code: null, stdout, stderr, stopped: true });
     }, LINE_TIMEOUT_MS);
     child.stdout.on("data", (c: Buffer) => (stdout = keep(stdout, c)));

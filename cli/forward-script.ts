@@ -6,7 +6,7 @@
  * test/service/failure-mode.test.ts run both through the same tables.
  */
 import { AGENT_DEADLINE_S, CLAUDE_EVENT_DEADLINE_S } from "../engine/agents.js";
-import { EVENT_NAME_PROBLEM, FORWARD_USAGE, MAX_SAID_BYTES, NOT_HOOKBOX, TOKEN_NOT_SENDABLE, TOKEN_REFUSED, URL_BYTES, URL_HOST, URL_USERINFO, USAGE_BLOCK_EXIT } from "./forward.js";
+import { CODEX_STOP_ONLY, denyOutput, EVENT_NAME_PROBLEM, FORWARD_USAGE, MAX_SAID_BYTES, NOT_HOOKBOX, TOKEN_NOT_SENDABLE, TOKEN_REFUSED, URL_BYTES, URL_HOST, URL_USERINFO, USAGE_BLOCK_EXIT, type AgentFormat } from "./forward.js";
 
 /** The JSON the forwarder reads and writes, in awk: the answer's fields, the agent's deny, terminal-safe text. */
 const AWK = String.raw`
@@ -412,6 +412,17 @@ const claudeEventDeadlines = Object.entries(CLAUDE_EVENT_DEADLINE_S)
   .map(([name, s]) => `    ${[...name].map((c) => `[${c.toUpperCase()}${c}]`).join("")}) d=${s} ;;`)
   .join("\n");
 
+/**
+ * fallback_block's arms: the agent's own deny for each format and event whose shape differs,
+ * written by denyOutput — the one place the shapes are — and the rest's (cosh's) last.
+ */
+const FALLBACK_ARMS = ([
+  ["gemini", "BeforeToolSelection"], ["claude", "PermissionRequest"], ["codex", "PermissionRequest"], ["claude", "PreToolUse"], ["codex", "PreToolUse"],
+  ...[...CODEX_STOP_ONLY].map((e): [AgentFormat, string] => ["codex", e]), ["cursor", "beforeSubmitPrompt"], ["copilot", "*"], ["cursor", "*"], ["cosh", "*"],
+] as [AgentFormat, string][])
+  .map(([format, event]) => `    ${format === "cosh" ? "*" : `${format}:${event.toLowerCase()}`}) printf '%s\\n' '${JSON.stringify(denyOutput(format, event, "blocked by hookbox"))}' ;;`)
+  .join("\n");
+
 /** The script `hookbox forward --print-script` prints. */
 export const FORWARD_SCRIPT = String.raw`#!/bin/sh
 # hookbox forward, as a POSIX sh script (printed by 'hookbox forward --print-script'): posts the
@@ -439,22 +450,12 @@ lower() {
   l=$(printf '%s.' "$1" | LC_ALL=C tr '[:upper:]' '[:lower:]')
   l=\${l%.}
 }
-# A block all the same should awk fail, in the shape the agent reads at that event ('hookbox
-# forward''s denyOutput): Gemini before it picks tools, its toolConfig; Claude Code's and Codex's
-# PermissionRequest, the decision object; Codex's compaction and starts, the stop; Copilot's and
-# Cursor's own deny.
+# A block all the same should awk fail, in the shape the agent reads at that event: 'hookbox
+# forward''s own (denyOutput), for each shape that differs.
 fallback_block() {
   lower "$2"
-  r='"blocked by hookbox"'
   case $1:$l in
-    gemini:beforetoolselection) printf '{"decision":"block","reason":%s,"hookSpecificOutput":{"toolConfig":{"mode":"NONE","allowedFunctionNames":[]}}}\n' "$r" ;;
-    claude:permissionrequest|codex:permissionrequest) printf '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":%s}}}\n' "$r" ;;
-    claude:pretooluse|codex:pretooluse) printf '{"decision":"block","reason":%s,"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":%s}}\n' "$r" "$r" ;;
-    codex:precompact|codex:sessionstart|codex:subagentstart) printf '{"continue":false,"stopReason":%s}\n' "$r" ;;
-    copilot:*) printf '{"permissionDecision":"deny","permissionDecisionReason":%s}\n' "$r" ;;
-    cursor:beforesubmitprompt) printf '{"continue":false,"user_message":%s}\n' "$r" ;;
-    cursor:*) printf '{"permission":"deny","user_message":%s,"agent_message":%s}\n' "$r" "$r" ;;
-    *) printf '{"decision":"block","reason":%s}\n' "$r" ;;
+${FALLBACK_ARMS}
   esac
 }
 json_block_only() {

@@ -30,7 +30,7 @@ const CODEX_EXIT_2_EVENTS = new Set(["pretooluse", "permissionrequest"]);
 
 /** Agent dialects the forwarder asks hookbox for. */
 const FORMATS = { cosh: "cosh", copilot: "copilot", claude: "claude", codex: "codex", gemini: "gemini", cursor: "cursor" } as const;
-type AgentFormat = keyof typeof FORMATS;
+export type AgentFormat = keyof typeof FORMATS;
 type Mode = "allow" | "block";
 
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -561,7 +561,7 @@ function parseJson(text: string): unknown {
 }
 
 /** The agent's own "deny" for a hook's stdout. */
-function denyOutput(format: AgentFormat, event: string, reason: string): Record<string, unknown> {
+export function denyOutput(format: AgentFormat, event: string, reason: string): Record<string, unknown> {
   switch (format) {
     case "copilot": return { permissionDecision: "deny", permissionDecisionReason: reason };
     // Each event's own shape: a permissionDecision is valid on PreToolUse only, PermissionRequest

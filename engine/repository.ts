@@ -221,18 +221,27 @@ export const MAX_WARNING_CHARS = 1024;
  */
 export const MAX_WARNINGS_JSON_CHARS = 64 * 1024;
 
+/**
+ * The first of `items`, as `shown` writes each, that come to at most `maxChars` of JSON together
+ * (each counted as JSON.stringify writes it) and number at most `maxItems`.
+ */
+export function withinJson<T, S>(items: readonly T[], maxChars: number, shown: (item: T) => S, maxItems = Infinity): S[] {
+  const kept: S[] = [];
+  let total = 0;
+  for (const item of items) {
+    if (kept.length === maxItems) break;
+    const s = shown(item);
+    total += JSON.stringify(s).length;
+    if (total > maxChars) break;
+    kept.push(s);
+  }
+  return kept;
+}
+
 /** `unwritten`: warnings past the workspace's budget, counted while loading. */
 function capWarnings(warnings: string[], unwritten: number): string[] {
-  const kept: string[] = [];
-  let total = 0;
-  for (const w of warnings) {
-    if (kept.length === MAX_WORKSPACE_WARNINGS) break;
-    // never half a surrogate pair (a path's emoji at the cut): a strict JSON reader refuses the lone half
-    const cut = clip(w, MAX_WARNING_CHARS);
-    total += JSON.stringify(cut).length;
-    if (total > MAX_WARNINGS_JSON_CHARS) break;
-    kept.push(cut);
-  }
+  // never half a surrogate pair (a path's emoji at the cut): a strict JSON reader refuses the lone half
+  const kept = withinJson(warnings, MAX_WARNINGS_JSON_CHARS, (w) => clip(w, MAX_WARNING_CHARS), MAX_WORKSPACE_WARNINGS);
   const more = warnings.length - kept.length + unwritten;
   if (more > 0) kept.push(`… ${more} more warnings left out (at most ${MAX_WORKSPACE_WARNINGS}, of ${MAX_WARNINGS_JSON_CHARS / 1024} Ki characters of JSON together, are listed per workspace)`);
   return kept;

@@ -12,7 +12,7 @@ import { z } from "zod";
 import { BadRequestError, ConfigError, HookboxError } from "./errors.js";
 import { MAX_REPOSITORY_COMPILE_MS, type HookSet } from "./hooks.js";
 import { HOOK_GID, HOOK_UID } from "./names.js";
-import { loadRepositoryHooks, type RepositoryLimits } from "./repository.js";
+import { loadRepositoryHooks, withinJson, type RepositoryLimits } from "./repository.js";
 import { TenantUsage, type Quota } from "./workspace-quota.js";
 import { checkLinks, readTree, removeTree } from "./workspace-tree.js";
 import { FairSlots } from "./fair-slots.js";
@@ -94,11 +94,11 @@ interface Stored {
   hooks: HookSet;
   info: WorkspaceInfo;
   /**
-   * `info` as the JSON `GET /v1/workspaces/{id}` answers, made once while it is held: up to 500
-   * warnings of 1 Ki characters each, six bytes in JSON for a control character, is megabytes that
-   * every request would otherwise write anew on the thread that serves everyone.
+   * `info` as the JSON `GET /v1/workspaces/{id}` answers, made at the first such request and kept
+   * while the workspace is held (counted with it): a summary of hundreds of KiB, written anew for
+   * every request, held the thread that serves everyone. Events never make it.
    */
-  infoJson: Uint8Array<ArrayBuffer>;
+  infoJson: () => Uint8Array<ArrayBuffer>;
   /** whether this is still the stored workspace of its id (not replaced by an upload, nor deleted since) */
   current: () => boolean;
   /** this upload's own name (this load's, after a restart): what its files' cached archive is known by — a path, an inode and a ctime can all come back */
@@ -110,7 +110,7 @@ interface Entry {
   tenant: string;
   dir: string;
   about: Omit<WorkspaceInfo, "hooks" | "hooks_unlisted" | "warnings">;
-  resident?: { hooks: HookSet; info: WorkspaceInfo; infoJson: Uint8Array<ArrayBuffer>; bytes: number };
+  resident?: { hooks: HookSet; info: WorkspaceInfo; infoJson: () => Uint8Array<ArrayBuffer>; bytes: number };
   current: () => boolean;
   version: string;
 }
@@ -347,12 +347,22 @@ export class WorkspaceStore {
 
   /** Holds `entry`'s hook set, then gives up the least recently used of the tenant holding the most while past the budget. */
   private keep(key: string, entry: Entry, hooks: HookSet, info: WorkspaceInfo): Stored {
-    const infoJson = new TextEncoder().encode(JSON.stringify(info));
+    let json: Uint8Array<ArrayBuffer> | undefined;
+    const infoJson = () => {
+      if (json) return json;
+      json = new TextEncoder().encode(JSON.stringify(info));
+      // counted with the hook set it belongs to, while that is held
+      if (entry.resident?.infoJson === infoJson) {
+        entry.resident.bytes += json.byteLength;
+        this.residentTotal += json.byteLength;
+      }
+      return json;
+    };
     const stored: Stored = { dir: entry.dir, hooks, info, infoJson, current: entry.current, version: entry.version };
     // Replaced or removed while its hooks were read: the event that asked runs it as it was, unheld.
     if (this.cache.get(key) !== entry) return stored;
     this.release(key);
-    const bytes = residentBytes(hooks) + infoJson.byteLength;
+    const bytes = residentBytes(hooks);
     entry.resident = { hooks, info, infoJson, bytes };
     this.resident.set(key, entry);
     this.residentTotal += bytes;
@@ -429,15 +439,9 @@ export class WorkspaceStore {
 export const MAX_SUMMARY_HOOKS_JSON_CHARS = 256 * 1024;
 
 function summary(hooks: HookSet): Pick<WorkspaceInfo, "hooks" | "hooks_unlisted"> {
-  const listed: WorkspaceInfo["hooks"] = [];
-  let total = 0;
-  for (const h of hooks.hooks) {
-    const item = { name: h.name, event: h.point, format: h.format, origin: h.origin };
-    total += JSON.stringify(item).length;
-    if (total > MAX_SUMMARY_HOOKS_JSON_CHARS) return { hooks: listed, hooks_unlisted: hooks.hooks.length - listed.length };
-    listed.push(item);
-  }
-  return { hooks: listed };
+  const listed = withinJson(hooks.hooks, MAX_SUMMARY_HOOKS_JSON_CHARS, (h) => ({ name: h.name, event: h.point, format: h.format, origin: h.origin }));
+  const unlisted = hooks.hooks.length - listed.length;
+  return unlisted > 0 ? { hooks: listed, hooks_unlisted: unlisted } : { hooks: listed };
 }
 
 const metaFile = (base: string, id: string) => join(base, META_DIR, `${id}.json`);

@@ -86,8 +86,8 @@ export function workspaceRoutes(deps: AppDeps): Hono<Env> {
   app.get("/:id", async (c) => {
     const stored = await deps.workspaces.get(c.get("tenant").name, c.req.param("id"));
     if (!stored) throw new NotFoundError(`no workspace "${c.req.param("id")}"`);
-    // its JSON as made once when it was stored or read, written as it is: never made again per request
-    return c.body(stored.infoJson, 200, { "Content-Type": "application/json" });
+    // its JSON as made once while it is held, written as it is: never made again per request
+    return c.body(stored.infoJson(), 200, { "Content-Type": "application/json" });
   });
 
   app.delete("/:id", async (c) => {
