@@ -33,8 +33,8 @@ const DEFAULT_CONFIG = join(ROOT, "hookbox.example.toml");
 const MAX_EVENT_BYTES = 1024 * 1024;
 /** Log lines waiting for stdout, at most; past it lines are dropped (and counted). @default 16 MiB */
 export const LOG_BUFFER_BYTES = 16 * 1024 * 1024;
-/** How long a client may take to send a request's headers. @default 10 s */
-const HEADERS_TIMEOUT_MS = 10_000;
+/** How long a client may take to send a request's headers (its first: from the connection's start). @default 10 s */
+export const HEADERS_TIMEOUT_MS = 10_000;
 /** Past UPLOAD_MAX_MS, before Node ends a request still arriving: hookbox's own 408 comes first. @default 30 s */
 const REQUEST_TIMEOUT_MARGIN_MS = 30_000;
 /** After the grace period, how long killed events and late requests get to answer before the process exits. @default 5 s */

@@ -13,6 +13,13 @@ const BUCKETS_S = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 
 const LAG_BUCKETS_S = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 /** @default 100 ms — how often the loop's lag is sampled: a stall this long or longer is seen */
 export const LAG_SAMPLE_MS = 100;
+/**
+ * @default 1 s — scrapes of `/metrics` this close to one another share one rendering. Rendering reads
+ * every series and /proc (1–2 ms of the loop, several with thousands of open connections): a flood
+ * of scrapes with one token would otherwise buy that much of the one thread every tenant is served by,
+ * each. A scraper sees figures at most this old.
+ */
+export const METRICS_RENDER_EVERY_MS = 1_000;
 
 export class Metrics {
   readonly registry = new Registry();
@@ -27,9 +34,14 @@ export class Metrics {
   readonly hookSeconds = new Histogram({ name: "hookbox_hook_duration_seconds", help: "Time a hook ran, by sandbox", labelNames: ["sandbox"] as const, buckets: BUCKETS_S, registers: [this.registry] });
   readonly loopLag = new Histogram({ name: "hookbox_event_loop_lag_seconds", help: `How late a ${LAG_SAMPLE_MS} ms timer fired: the event loop's lag`, buckets: LAG_BUCKETS_S, registers: [this.registry] });
   private readonly sampler: NodeJS.Timeout;
+  /** the last rendering, and when it began */
+  private last: { at: number; text: Promise<string> } | undefined;
 
-  /** `stats`: the engine's figures, read at each scrape for the gauges; `residentHookBytes`: the workspace store's. */
-  constructor(stats: () => EngineStats, residentHookBytes: () => number = () => 0) {
+  /**
+   * `stats`: the engine's figures, read at each rendering for the gauges; `residentHookBytes`: the
+   * workspace store's; `renderEveryMs`: METRICS_RENDER_EVERY_MS unless given.
+   */
+  constructor(stats: () => EngineStats, residentHookBytes: () => number = () => 0, private readonly renderEveryMs = METRICS_RENDER_EVERY_MS) {
     collectDefaultMetrics({ register: this.registry });
     const gauge = (name: string, help: string, read: (s: EngineStats) => number) =>
       new Gauge({ name, help, registers: [this.registry], collect() { this.set(read(stats())); } });
@@ -52,8 +64,18 @@ export class Metrics {
     return this.registry.contentType;
   }
 
+  /** The exposition: rendered anew once the last rendering is `renderEveryMs` old, else that one. */
   render(): Promise<string> {
-    return this.registry.metrics();
+    const now = performance.now();
+    if (this.last === undefined || now - this.last.at >= this.renderEveryMs) {
+      const text = this.registry.metrics();
+      this.last = { at: now, text };
+      // a rendering that failed is not kept: the next scrape tries again
+      text.catch(() => {
+        if (this.last?.text === text) this.last = undefined;
+      });
+    }
+    return this.last.text;
   }
 
   /** Stops the lag sampler (it never holds the process open). */

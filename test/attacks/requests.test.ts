@@ -14,6 +14,8 @@ import { startService, tenantsToml, TOKEN_A, TOKEN_B, type Service } from "../he
 import { tarOf } from "../helpers/tar.js";
 import { LABEL_MANAGED } from "../../engine/names.js";
 import { TURN_BODY_BYTES } from "../../engine/turns.js";
+import { METRICS_RENDER_EVERY_MS } from "../../service/metrics.js";
+import { HEADERS_TIMEOUT_MS } from "../../service/main.js";
 
 const pre = (extra: Record<string, unknown> = {}) => ({ session_id: "s", hook_event_name: "PreToolUse", tool_name: "shell", tool_input: { command: "ls" }, ...extra });
 
@@ -165,6 +167,40 @@ describe("names and matchers cost linear time", () => {
     const s = (performance.now() - t0) / 1000;
     expect(s).toBeGreaterThan(9);
     expect(s).toBeLessThan(13);
+    expect(text === "" || /^HTTP\/1\.1 408/.test(text)).toBe(true);
+    await alive(svc);
+  }, 30_000);
+
+  it(`shares one rendering of /metrics between the scrapes of each METRICS_RENDER_EVERY_MS: 32 connections scraping for 2.5 s with a tenant's token see a handful, the loop answers throughout`, async () => {
+    const bodies: string[] = [];
+    const { ms, health } = await underProbe(svc.url, async () => {
+      const until = performance.now() + 2_500;
+      await Promise.all(Array.from({ length: 32 }, async () => {
+        while (performance.now() < until) {
+          const res = await fetch(`${svc.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN_A}` } });
+          expect(res.status).toBe(200);
+          bodies.push(await res.text());
+        }
+      }));
+    });
+    // every rendering differs from the last (the process's CPU seconds, the loop's lag): one per window, and the one at the start
+    expect(bodies.length).toBeGreaterThan(100);
+    expect(new Set(bodies).size).toBeLessThanOrEqual(Math.ceil(ms / METRICS_RENDER_EVERY_MS) + 1);
+    expect(health.worstMs).toBeLessThanOrEqual(WORST_HEALTH_MS);
+    await alive(svc);
+  }, 30_000);
+
+  it(`closes a connection that sends nothing at all at HEADERS_TIMEOUT_MS (${HEADERS_TIMEOUT_MS / 1000} s), with a 408, as one that trickles its headers: never held to the idle timeout (max_event_ms + 30 s)`, async () => {
+    const url = new URL(svc.url);
+    const t0 = performance.now();
+    const silent = connect(Number(url.port), url.hostname);
+    let text = "";
+    silent.on("data", (d: Buffer) => (text += d.toString("latin1")));
+    silent.on("error", () => undefined);
+    await new Promise<void>((r) => silent.once("close", () => r()));
+    const s = (performance.now() - t0) / 1000;
+    expect(s).toBeGreaterThan(HEADERS_TIMEOUT_MS / 1000 - 0.5);
+    expect(s).toBeLessThan(HEADERS_TIMEOUT_MS / 1000 + 3);
     expect(text === "" || /^HTTP\/1\.1 408/.test(text)).toBe(true);
     await alive(svc);
   }, 30_000);

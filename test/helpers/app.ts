@@ -130,6 +130,8 @@ export function edgeApp(opts: {
   eventMemoryBytes?: number;
   /** how long reading a stored workspace takes (as a large one's, or one read first after a restart) */
   workspaceReadMs?: number;
+  /** METRICS_RENDER_EVERY_MS unless given (0: every scrape renders anew) */
+  metricsRenderEveryMs?: number;
 } = {}): EdgeApp {
   const dir = mkdtempSync(join(tmpdir(), "hookbox-edge-"));
   const toml = `[server]\ndata_dir = "${dir}"\n${opts.server ?? ""}\n\n[[tenants]]\nname = "team-a"\ntoken_sha256 = "${sha(TOKEN_A)}"\n\n` +
@@ -138,7 +140,7 @@ export function edgeApp(opts: {
   const held = new Set<() => void>();
   const ran: RunRequest[] = [];
   const engine = createEngine({ config, runners: { host: fakeRunner("host", held, ran), container: fakeRunner("container", held, ran) } });
-  const metrics = new Metrics(() => engine.stats());
+  const metrics = new Metrics(() => engine.stats(), undefined, opts.metricsRenderEveryMs);
   let draining = false;
   // As main.ts: every running event listens to the shutdown signal.
   const shutdownSignal = (opts.shutdown ?? new AbortController()).signal;

@@ -26,6 +26,7 @@ import { WorkspaceStore } from "../../engine/workspace-store.js";
 import { UNPACK_RATIO_FLOOR_BYTES } from "../../engine/workspace-unpack.js";
 import { MAX_SESSIONS_PER_TENANT, Sessions } from "../../service/records/sessions.js";
 import { edgeApp } from "../helpers/app.js";
+import { METRICS_RENDER_EVERY_MS } from "../../service/metrics.js";
 import { bodyOf, byHand, byteChunks } from "../helpers/raw-http.js";
 import { ENV_FIELD_BYTES, ENV_FIELDS_KEPT } from "../../service/records/trace-content.js";
 import { LIST_PAGE_DEFAULT, LIST_PAGE_MAX } from "../../service/records/trace-store.js";
@@ -935,7 +936,7 @@ describe.concurrent("admission and shutdown", () => {
   });
 
   it("answers a decision whose audit line cannot be written, and counts it", async () => {
-    const edge = edgeApp({ auditFile: "/nonexistent-hookbox-dir/audit.jsonl" });
+    const edge = edgeApp({ auditFile: "/nonexistent-hookbox-dir/audit.jsonl", metricsRenderEveryMs: 0 });
     const res = await edge.request("/v1/events", post(rmEvent));
     expect(res.status).toBe(200);
     expect(DecisionSchema.parse(await res.json())).toMatchObject({ decision: "block" });
@@ -950,7 +951,7 @@ describe.concurrent("admission and shutdown", () => {
   it("answers a decision whose audit line the disk does not take, by AUDIT_WAIT_MS — and by the client's answer-by when sooner — and counts it", async () => {
     const lines: unknown[] = [];
     // a disk that stalls: the line is taken, never written
-    const edge = edgeApp({ audit: { write: (_tenant, entry) => (lines.push(entry), new Promise<void>(() => undefined)), close: async () => undefined } });
+    const edge = edgeApp({ audit: { write: (_tenant, entry) => (lines.push(entry), new Promise<void>(() => undefined)), close: async () => undefined }, metricsRenderEveryMs: 0 });
     const t0 = performance.now();
     const res = await edge.request("/v1/events", post(rmEvent));
     expect(res.status).toBe(200);
@@ -1734,6 +1735,29 @@ describe("/metrics", () => {
     expect(families.get("hookbox_hooks_total")!.metrics).toEqual([{ labels: { source: "service", sandbox: "container", decision: "block", outcome: "exited" }, value: "1" }]);
     expect(families.get("hookbox_rejected_total")!.metrics).toContainEqual({ labels: { status: "401" }, value: "2" });
     expect(families.get("hookbox_hook_duration_seconds")!.metrics[0]!.buckets).toMatchObject({ "0.005": "1", "+Inf": "1" });
+    edge.metrics.close();
+  });
+
+  it(`renders once for the scrapes within METRICS_RENDER_EVERY_MS (${METRICS_RENDER_EVERY_MS} ms) of one another, anew after: a flood of scrapes costs the loop one rendering`, async () => {
+    expect(edgeApp().metrics).toMatchObject({ renderEveryMs: METRICS_RENDER_EVERY_MS });
+    const edge = edgeApp({ metricsRenderEveryMs: 300 });
+    const render = vi.spyOn(edge.metrics.registry, "metrics");
+    const flood = await Promise.all(Array.from({ length: 50 }, () => edge.request("/metrics").then((r) => r.text())));
+    expect(render).toHaveBeenCalledTimes(1);
+    expect(new Set(flood).size).toBe(1);
+    expect(flood[0]).not.toMatch(/^hookbox_events_total\{/m);
+    // an event answered now shows at the first scrape past the window, not before
+    expect((await edge.request("/v1/events", post(rmEvent))).status).toBe(200);
+    expect(await (await edge.request("/metrics")).text()).toBe(flood[0]);
+    await new Promise((r) => setTimeout(r, 310));
+    expect(await (await edge.request("/metrics")).text()).toMatch(/^hookbox_events_total\{event="PreToolUse",decision="block"\} 1$/m);
+    expect(render).toHaveBeenCalledTimes(2);
+    // a rendering that failed is not kept
+    render.mockRejectedValueOnce(new Error("collect failed"));
+    await new Promise((r) => setTimeout(r, 310));
+    expect((await edge.request("/metrics")).status).toBe(500);
+    expect((await edge.request("/metrics")).status).toBe(200);
+    expect(render).toHaveBeenCalledTimes(4);
     edge.metrics.close();
   });
 
