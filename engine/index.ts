@@ -423,12 +423,18 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
             }
           }
           // A change the agent cannot be given as folded must not leave the call as sent in its place:
-          // where an ask carries it (Claude Code), the changed call is asked about; else (Codex, with
-          // no allow) blocked, as a change that is lost otherwise is (SECURITY.md).
+          // where an ask carries it (Claude Code), the changed call is asked about; where the agent
+          // takes none there but can ask (Cursor before an MCP tool), the call as sent is, its user
+          // told the change was not applied; else (Codex, with no allow) blocked, as a change that is
+          // lost otherwise is (SECURITY.md).
           const untaken = untakableChange(format, point, folded);
           // (an ask where no one can answer is a block, as fold makes it)
           if (untaken?.ask && !req.interactive) folded = changeLost(folded, `${untaken.why}, and no one can answer an ask (interactive=false)`);
-          else if (untaken?.ask) folded = { ...folded, decision: "ask", reason: folded.reason ?? `a hook changed the arguments, and ${untaken.why}: the changed call is asked about`, note: `${folded.note !== undefined ? `${folded.note}; ` : ""}a hook changed the arguments without deciding; ${untaken.why}: asked about, changed` };
+          else if (untaken?.ask) {
+            const asked = untaken.asked === "as sent" ? "the call as sent is asked about" : "the changed call is asked about";
+            const how = untaken.asked === "as sent" ? "asked about, as sent" : "asked about, changed";
+            folded = { ...folded, decision: "ask", reason: folded.reason ?? `a hook changed the arguments, and ${untaken.why}: ${asked}`, note: `${folded.note !== undefined ? `${folded.note}; ` : ""}a hook changed the arguments ${folded.decision === "allow" ? "and allowed the changed call" : "without deciding"}; ${untaken.why}: ${how}` };
+          }
           else if (untaken !== undefined) folded = changeLost(folded, untaken.why);
           const answer = answerFor(format, point, folded);
           const session = req.body.session_id ?? req.body.sessionId;

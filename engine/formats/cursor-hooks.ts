@@ -242,10 +242,10 @@ function cursorAnswer(point: EventPoint, folded: Folded): Answer {
   // it as a deny): said as the deny it must be, the reason saying a hook asked.
   const askAsDeny = f.decision === "ask" && !ASKING_POINTS.has(point);
   // Cursor takes updated_input before a tool only (preToolUse). Elsewhere (beforeMCPExecution) the
-  // change is not said, and nor is the allow given with it (the fold keeps no other allow beside a
-  // change): that allow was for the changed call, never for the call as sent. An ask stays an ask —
-  // the user answers it — told that the change was not applied: what the policy hooks asked about
-  // was the changed call, and the user is asked about the call as sent.
+  // change is not said, and nor is an allow given with it (the fold keeps no other allow beside a
+  // change): that allow was for the changed call, never for the call as sent — which the engine
+  // makes an ask (changeNotTakenAt). An ask stays an ask — the user answers it — told that the
+  // change was not applied: the user is asked about the call as sent.
   const untaken = f.modifiedArgs !== undefined && point !== "PreToolUse" && f.decision !== "block" && !askAsDeny;
   const permission = f.decision === "block" || askAsDeny ? "deny" : untaken && f.decision === "allow" ? undefined : (f.decision ?? undefined);
   const reason = askAsDeny ? askDenyReason(f.reason, "Cursor") : f.reason;
@@ -297,6 +297,8 @@ export const cursorFormat: FormatModule = {
   interpret: interpretCursor,
   effective: cursorEffective,
   answer: cursorAnswer,
+  // hooks documentation: updated_input is preToolUse's alone; beforeMCPExecution asks (ASKING_POINTS)
+  changeNotTakenAt: new Set(["BeforeMCPExecution" as EventPoint]),
   // The permission hooks' deny and beforeSubmitPrompt's `continue: false`, together: the deny alone
   // lets a prompt through. Neither key is read where the other is; at `stop` neither (the agent stops).
   blockAnyEvent: (reason) => ({ output: { ...cursorAnswer("PreToolUse" as EventPoint, { decision: "block", reason, notifications: [] }).output, continue: false }, exit_code: 0 }),

@@ -73,10 +73,16 @@ export function changeAsRun(format: Format, change: unknown, args: () => Record<
 /**
  * Whether `folded`'s change of the arguments cannot reach the agent at `point` as folded — the agent
  * takes a change only with an allow, or an allow or an ask (changeTakenWith), and neither goes with
- * it —, why, and whether an ask would carry it.
+ * it; or takes none there (changeNotTakenAt) —, why, whether an ask would carry it, and whether
+ * that ask is about the call as sent.
  */
-export function untakableChange(format: Format, point: EventPoint, folded: Folded): { why: string; ask: boolean } | undefined {
+export function untakableChange(format: Format, point: EventPoint, folded: Folded): { why: string; ask: boolean; asked?: "as sent" } | undefined {
   const module = FORMAT_MODULES[format];
+  // Where the agent takes no change at all, an allow or no decision would let the call as sent go
+  // out in the change's place: its user is asked about it instead, told the change was not applied.
+  if (module.changeNotTakenAt?.has(point) && folded.modifiedArgs !== undefined && (folded.decision === null || folded.decision === "allow")) {
+    return { why: `${module.agent} takes no change of the arguments at this event`, ask: true, asked: "as sent" };
+  }
   const takes = module.changeTakenWith;
   if (takes === undefined || point !== PRE_TOOL_USE || folded.modifiedArgs === undefined || folded.decision === "allow" || folded.decision === "block") return undefined;
   if (takes === "allow or ask" && folded.decision === "ask") return undefined;

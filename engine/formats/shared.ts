@@ -448,6 +448,12 @@ export interface FormatModule {
    * with an allow or an ask (without one it is not applied); absent: with or without a decision
    */
   changeTakenWith?: "allow" | "allow or ask";
+  /**
+   * gates before a tool where the agent runs the call but takes no change of its arguments, and can
+   * ask its user (Cursor's beforeMCPExecution): a change there is asked about, the call as sent —
+   * never let through unasked in the wrapper's place
+   */
+  changeNotTakenAt?: ReadonlySet<EventPoint>;
   /** the agent takes a replaced tool output in its answer (`updatedOutput`); absent: the answer says the original output stands */
   replacesOutput?: true;
   /** a block every event of the agent reads, for an answer whose event is not known; absent: the PreToolUse answer */

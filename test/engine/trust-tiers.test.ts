@@ -96,12 +96,23 @@ describe("an allow given with changed arguments where Cursor takes no change (be
   it.each([
     ["the changing hook's own allow", hook("hooks", "BeforeMCPExecution", "sanitize-allow")],
     ["the policy hooks' allow of the changed call", hook("hooks", "BeforeMCPExecution", "sanitize") + hook("policy", "BeforeMCPExecution", "policy-allow-select")],
-  ])("never goes out for the call as sent: %s", async (_what, toml) => {
+  ])("never goes out for the call as sent: %s — its user is asked about the call as sent, told the change was not applied", async (_what, toml) => {
     const r = await engineWith(toml).handleEvent(request);
-    expect(r.decision).toBe("allow");
-    expect(r.output).not.toHaveProperty("permission");
+    expect(r.decision).toBe("ask");
+    expect(r.reason).toMatch(/Cursor takes no change of the arguments at this event: the call as sent is asked about/);
+    expect(r.output).toMatchObject({ permission: "ask" });
     expect(r.output).not.toHaveProperty("updated_input");
     expect(String(r.output.user_message)).toMatch(/the change was not applied/);
+    expect(String(r.output.user_message)).toMatch(/the call as sent is asked about/);
+    // where no one can answer an ask, a block
+    const unattended = await engineWith(toml).handleEvent({ ...request, interactive: false });
+    expect(unattended).toMatchObject({ decision: "block", reason: expect.stringMatching(/no one can answer an ask.*run neither as changed nor as sent/) });
+    expect(unattended.output).toMatchObject({ permission: "deny" });
+  });
+  it("a change with no decision is asked about too: the operator's wrapper never turns back into the bare call unasked", async () => {
+    const r = await engineWith(hook("hooks", "BeforeMCPExecution", "sanitize")).handleEvent(request);
+    expect(r).toMatchObject({ decision: "ask", note: expect.stringMatching(/without deciding; Cursor takes no change of the arguments at this event: asked about, as sent/) });
+    expect(r.output).toMatchObject({ permission: "ask" });
   });
 });
 
