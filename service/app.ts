@@ -103,6 +103,12 @@ async function sniffedEvent(req: Request, maxBytes = SNIFF_BYTES, maxMs = SNIFF_
   }
 }
 
+/** Whether a request's headers say a body follows: a Content-Length other than 0, or any Transfer-Encoding. */
+function carriesBody(headers: Headers): boolean {
+  const length = headers.get("content-length");
+  return headers.has("transfer-encoding") || (length !== null && length.trim() !== "0");
+}
+
 /** The event a path names (`/v1/events/{event}`, `/v1/hooks/{format}/{event}`), for the failure-mode header. */
 function eventFromPath(method: string, path: string): string | undefined {
   // Only a POST sends an event: `GET /v1/events/live` names a stream of traces, not an event "live".
@@ -126,6 +132,19 @@ export function createApp(given: AppDeps): Hono<Env> {
   // nosniff, no framing, no referrer, same-origin resources on every answer. No HSTS: whether
   // hookbox is reached over TLS is the operator's proxy's business.
   app.use("*", secureHeaders({ xFrameOptions: "DENY", strictTransportSecurity: false }));
+
+  // A GET or HEAD that carries a body (RFC 9110 §9.3.1: it has no meaning there) is refused and its
+  // connection closed: no route reads it, the adapter drains none for these methods, and Node would
+  // read it on behind the answer for as long as it trickles in — up to the request timeout an upload
+  // has (UPLOAD_MAX_MS + 30 s), a connection of max_connections held for no one, token or not.
+  app.use("*", async (c, next) => {
+    const method = c.req.method;
+    if ((method === "GET" || method === "HEAD") && carriesBody(c.req.raw.headers)) {
+      deps.metrics.rejected.inc({ status: "400" });
+      return c.json({ error: { code: "bad_request", message: `a ${method} request carries no body (it sent Content-Length or Transfer-Encoding)` } }, 400, { Connection: "close" });
+    }
+    await next();
+  });
 
   // A URL hono would decode one bad escape at a time is refused before anything reads it, token or
   // not; a native hook's line that holds one is wrong — a block in its agent's JSON, as a wrong token's.

@@ -171,6 +171,26 @@ describe("names and matchers cost linear time", () => {
     await alive(svc);
   }, 30_000);
 
+  it("refuses a GET that carries a body, trickled a byte every 2 s, with 400 and closes its connection at once: never held for the upload's request timeout", async () => {
+    const url = new URL(svc.url);
+    const socket = connect(Number(url.port), url.hostname);
+    await new Promise<void>((r) => socket.once("connect", () => r()));
+    let text = "";
+    socket.on("data", (d: Buffer) => (text += d.toString("latin1")));
+    socket.on("error", () => undefined);
+    const t0 = performance.now();
+    const closed = new Promise<number>((r) => socket.once("close", () => r(performance.now())));
+    socket.write(`GET /healthz HTTP/1.1\r\nHost: ${url.host}\r\nContent-Length: 100000000\r\n\r\n`);
+    const drip = setInterval(() => socket.write("x"), 2_000);
+    const at = await Promise.race([closed, new Promise<number>((r) => setTimeout(() => r(Number.POSITIVE_INFINITY), 15_000))]);
+    clearInterval(drip);
+    socket.destroy();
+    expect(text).toMatch(/^HTTP\/1\.1 400 /);
+    expect(text).toMatch(/a GET request carries no body/);
+    expect(at - t0).toBeLessThan(3_000);
+    await alive(svc);
+  }, 30_000);
+
   it(`shares one rendering of /metrics between the scrapes of each METRICS_RENDER_EVERY_MS: 32 connections scraping for 2.5 s with a tenant's token see a handful, the loop answers throughout`, async () => {
     const bodies: string[] = [];
     const { ms, health } = await underProbe(svc.url, async () => {

@@ -1149,6 +1149,28 @@ describe.concurrent("admission and shutdown", () => {
   });
 });
 
+describe("a GET or HEAD that carries a body", () => {
+  it.each([
+    ["GET /healthz", "GET", "/healthz", { "content-length": "100000000" }],
+    ["GET /v1/sessions", "GET", "/v1/sessions", { "content-length": "1" }],
+    ["HEAD /readyz", "HEAD", "/readyz", { "transfer-encoding": "chunked" }],
+  ])("is refused with 400, its connection closed, before any route or token is looked at: %s", async (_what, method, path, headers) => {
+    const edge = edgeApp({ metricsRenderEveryMs: 0 });
+    const res = await edge.request(path, { method, headers, token: null });
+    expect(res.status).toBe(400);
+    expect(res.headers.get("connection")).toBe("close");
+    if (method === "GET") expect(await errorOf(res)).toEqual({ code: "bad_request", message: `a ${method} request carries no body (it sent Content-Length or Transfer-Encoding)` });
+    expect(await (await edge.request("/metrics")).text()).toMatch(/^hookbox_rejected_total\{status="400"\} 1$/m);
+    edge.metrics.close();
+  });
+  it("takes one whose Content-Length is 0", async () => {
+    const edge = edgeApp();
+    expect((await edge.request("/healthz", { headers: { "content-length": "0" }, token: null })).status).toBe(200);
+    expect((await edge.request("/v1/sessions", { headers: { "content-length": " 0" } })).status).toBe(200);
+    edge.metrics.close();
+  });
+});
+
 describe("a body declared too large", () => {
   it(`is read and dropped before its 413 while it is at most DISCARD_BYTES (${DISCARD_BYTES}), for DISCARD_MS (${DISCARD_MS} ms) at most; one declared larger is answered at once, unread`, async () => {
     const edge = edgeApp();
