@@ -458,6 +458,13 @@ fallback_block() {
 ${FALLBACK_ARMS}
   esac
 }
+# The agent's deny for format $1 at event $2, its reason HOOKBOX_REASON: as awk writes it — or, should
+# awk fail or say nothing, fallback_block's. One answer either way (an awk that wrote its answer and
+# then failed, to close a stderr the agent closed say, is not followed by a second).
+say_deny() {
+  dj=$(HOOKBOX_EVENT=$2 LC_ALL=C awk -v mode=deny -v fmt="$1" "$AWK" </dev/null 2>/dev/null)
+  if [ -n "$dj" ]; then printf '%s\n' "$dj"; else fallback_block "$1" "$2"; fi
+}
 json_block_only() {
   [ "$1" = cosh ] && return 0
   lower "$2"
@@ -483,7 +490,9 @@ USAGE
 wrongline() {
   ue=$ev0
   # what the line said, its control characters out (a flag's text may hold any byte)
-  said=$(HOOKBOX_TEXT="forward.sh: $1" LC_ALL=C awk -v mode=text "$AWK" </dev/null)
+  said=$(HOOKBOX_TEXT="forward.sh: $1" LC_ALL=C awk -v mode=text "$AWK" </dev/null 2>/dev/null)
+  # (without an awk that works, every byte but a printable ASCII one as ?)
+  [ -n "$said" ] || said=$(printf '%s' "forward.sh: $1" | LC_ALL=C tr -c '[:print:]' '?')
   lower "$ue"
   case $l in
     stop|agentstop|subagentstop|afteragent|teammateidle|taskcompleted)
@@ -497,7 +506,7 @@ wrongline() {
   [ -n "$fmset" ] && uf=$fm0
   case $uf in cosh|copilot|claude|codex|gemini|cursor) ;; *) uf=unknown ;; esac
   picks_tools "$ue" && uf=gemini
-  HOOKBOX_REASON=$reason HOOKBOX_EVENT=$ue LC_ALL=C awk -v mode=deny -v fmt="$uf" "$AWK" </dev/null || fallback_block "$uf" "$ue"
+  HOOKBOX_REASON=$reason say_deny "$uf" "$ue"
   printf '%s\n' "$reason" >&2
   json_block_only "$uf" "$ue" && exit 0
   exit ${USAGE_BLOCK_EXIT}
@@ -707,6 +716,9 @@ fi
 exec 5>&2
 command exec 2>/dev/null 4<&0 || exec 4</dev/null
 exec 2>&5 5>&-
+# awk reads hookbox's answer: without it no answer can be read, a block hookbox gave included —
+# this line is wrong, not hookbox out of reach.
+command -v awk >/dev/null 2>&1 || wrongline "awk is not on PATH: hookbox's answer cannot be read (install a POSIX awk, or use hookbox forward)"
 # The failure mode hookbox last told is kept in one small file per URL + token (hashed) + event, as
 # 'hookbox forward' keeps it — only in the user's own absolute cache folder (a relative
 # XDG_CACHE_HOME is the repository's, a missing HOME leaves only a shared /tmp): no cache otherwise.
@@ -779,7 +791,9 @@ case $rest in
   !U*) problem="hookbox unreachable at $(HOOKBOX_TEXT=$shown LC_ALL=C awk -v mode=text "$AWK" </dev/null): \${rest#!U}" ;;
   !A*) problem=\${rest#!A} ;;
   !W*) wrongline "$shown \${rest#!W}" ;;
-  *) problem="hookbox unreachable at $(HOOKBOX_TEXT=$shown LC_ALL=C awk -v mode=text "$AWK" </dev/null): no answer" ;;
+  # awk said nothing of the answer (it failed, or was stopped): what hookbox answered is not known — the
+  # forwarder's own failure, never hookbox out of reach (which a block it gave would pass as)
+  *) wrongline "$shown: awk ended (exit $aw) without a reading of hookbox's answer: what hookbox answered is not known (a POSIX awk is needed, not BusyBox's; or use hookbox forward)" ;;
 esac
 # Who decides what a failure means: --on-unreachable, else what hookbox said (now or last time), else allow.
 mode= why=
@@ -817,7 +831,7 @@ esac
 # Exit 2 with the reason on stderr blocks in every one of these agents; the agent's own deny JSON is printed too.
 reason="$problem (blocking: $why)"
 # Should awk fail, a block all the same: cosh reads this JSON, the others exit 2.
-HOOKBOX_REASON=$reason HOOKBOX_EVENT=$event LC_ALL=C awk -v mode=deny -v fmt="$format" "$AWK" </dev/null || fallback_block "$format" "$event"
+HOOKBOX_REASON=$reason say_deny "$format" "$event"
 printf '%s\n' "$reason" >&2
 json_block_only "$format" "$event" && exit 0
 exit 2

@@ -510,6 +510,27 @@ describe("a line that reaches no hookbox of its tenant blocks, whatever the fail
     expect(JSON.parse(r.stdout)).toEqual({ permissionDecision: "deny", permissionDecisionReason: "no" });
   });
 
+  it("forward.sh without awk, or with an awk that reads nothing, blocks: a wrong line, never hookbox out of reach under on_failure = allow (which hookbox's own block would pass as)", async () => {
+    CASES["allow-told-deny"] = answer(DENY, "200 OK", ["Hookbox-On-Failure: allow"]);
+    const bin = (name: string) => execFileSync("sh", ["-c", `command -v ${name}`], { encoding: "utf8" }).trim();
+    // no awk on the PATH: the rest of what forward.sh runs, linked one by one
+    const none = mkdtempSync(join(dir, "no-awk-"));
+    for (const tool of ["curl", "head", "sha256sum", "mkdir", "sed", "cat", "tr", "od"]) symlinkSync(bin(tool), join(none, tool));
+    const r = await run("sh", args("allow-told-deny"), { PATH: none });
+    expect(r.code, r.stderr).toBe(2);
+    // (the agent's deny as forward.sh writes it without awk; the reason said on stderr)
+    expect(JSON.parse(r.stdout)).toEqual({ permissionDecision: "deny", permissionDecisionReason: "blocked by hookbox" });
+    expect(r.stderr).toMatch(/^forward\.sh: awk is not on PATH: hookbox's answer cannot be read \(install a POSIX awk, or use hookbox forward\): blocking/m);
+    // an awk that ends at once without a word (exit 0): what hookbox said is not known
+    const mute = mkdtempSync(join(dir, "awk-mute-"));
+    writeFileSync(join(mute, "awk"), "#!/bin/sh\ncat >/dev/null\nexit 0\n", { mode: 0o755 });
+    const m = await run("sh", args("allow-told-deny"), { PATH: `${mute}:${process.env.PATH ?? ""}` });
+    expect(m.code, m.stderr).toBe(2);
+    expect(JSON.parse(m.stdout)).toMatchObject({ permissionDecision: "deny" });
+    expect(m.stderr).toMatch(/awk ended \(exit 0\) without a reading of hookbox's answer: what hookbox answered is not known/);
+    expect(m.stderr).not.toMatch(/passing through/);
+  });
+
   it("a gateway's 502 without hookbox's header is hookbox out of reach: the failure mode decides (none known: through, said)", async () => {
     const [node, sh] = await Promise.all([run("node", args("gateway-502")), run("sh", args("gateway-502"))]);
     for (const r of [node, sh]) {
