@@ -245,7 +245,7 @@ export async function forward(argv: string[], io: { stdin: Readable; env: NodeJS
       ...(io.env.HOOKBOX_CANARY ? { "hookbox-canary": "block" } : {}),
       // hookbox answers by then with what is decided so far, a little before this process gives up.
       ...(answerByMs >= 100 ? { "hookbox-answer-by-ms": String(answerByMs) } : {}),
-    }, signal);
+    }, signal, io.env);
     const answer = (parseJson(res.body) ?? {}) as { output?: unknown; exit_code?: number; decision?: string; reason?: string; error?: { message?: string } };
     if (res.ok && answer.output !== undefined) {
       // Codex has no ask: hookbox's codex answer says it as a deny, and the forwarder blocks it as one.
@@ -429,10 +429,56 @@ function readAll(stdin: Readable, signal: AbortSignal): Promise<Buffer> {
 }
 
 /**
+ * Where curl (and so forward.sh) finds the certificate authorities it trusts when told none: its
+ * environment, then the system's bundle where each family of systems keeps it. Node 20 reads none of
+ * them (only its own roots and NODE_EXTRA_CA_CERTS): a hookbox behind an organisation's own CA would
+ * be out of reach to `hookbox forward` alone — its failure mode never learnt, every call let through.
+ */
+const SYSTEM_CA_FILES = ["/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/ca-bundle.pem", "/etc/ssl/cert.pem"];
+/** @default 8 MiB — a CA bundle larger than this is not read (the system's is about 200 KiB) */
+export const MAX_CA_BUNDLE_BYTES = 8 * 1024 * 1024;
+/** A server certificate that no root Node trusts vouches for (the handshake failed before a byte of the request was sent). */
+const UNTRUSTED_CERTIFICATE = new Set(["UNABLE_TO_VERIFY_LEAF_SIGNATURE", "UNABLE_TO_GET_ISSUER_CERT_LOCALLY", "UNABLE_TO_GET_ISSUER_CERT", "SELF_SIGNED_CERT_IN_CHAIN", "DEPTH_ZERO_SELF_SIGNED_CERT"]);
+
+/** The first CA bundle of curl's places that is a regular file of at most MAX_CA_BUNDLE_BYTES (never a FIFO that would hold the call). */
+function systemCaBundle(env: NodeJS.ProcessEnv): string | undefined {
+  const fs = process.getBuiltinModule("node:fs");
+  for (const file of [env.CURL_CA_BUNDLE, env.SSL_CERT_FILE, ...SYSTEM_CA_FILES]) {
+    if (!file) continue;
+    let fd: number | undefined;
+    try {
+      fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+      const st = fs.fstatSync(fd);
+      if (st.isFile() && st.size <= MAX_CA_BUNDLE_BYTES) return fs.readFileSync(fd, "latin1");
+    } catch {
+      // not there, or not readable: the next place
+    } finally {
+      if (fd !== undefined) fs.closeSync(fd);
+    }
+  }
+  return undefined;
+}
+
+/**
  * One POST, its connection closed after the answer: node:http starts in a few milliseconds where
  * fetch (undici) takes tens to load, and no keep-alive socket holds the process after the answer.
+ * A certificate Node's own roots do not vouch for is checked once more against the CAs curl would
+ * trust (systemCaBundle) — read only then, so no call pays for it that does not need it.
  */
-async function post(url: string, body: Buffer, onFailure: (mode: Mode) => void, onSent: () => void, headers: Record<string, string>, signal: AbortSignal): Promise<{ status: number; ok: boolean; body: string }> {
+async function post(url: string, body: Buffer, onFailure: (mode: Mode) => void, onSent: () => void, headers: Record<string, string>, signal: AbortSignal, env: NodeJS.ProcessEnv): Promise<{ status: number; ok: boolean; body: string }> {
+  try {
+    return await postOnce(url, body, onFailure, onSent, headers, signal);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (signal.aborted || !/^https:/i.test(url) || code === undefined || !UNTRUSTED_CERTIFICATE.has(code)) throw err;
+    const bundle = systemCaBundle(env);
+    if (bundle === undefined) throw err;
+    const { rootCertificates } = process.getBuiltinModule("node:tls");
+    return await postOnce(url, body, onFailure, onSent, headers, signal, [...rootCertificates, bundle]);
+  }
+}
+
+async function postOnce(url: string, body: Buffer, onFailure: (mode: Mode) => void, onSent: () => void, headers: Record<string, string>, signal: AbortSignal, ca?: string[]): Promise<{ status: number; ok: boolean; body: string }> {
   // Only the one the URL needs, loaded synchronously: no ES module loader in the bundled command.
   const { request } = /^https:/i.test(url) ? process.getBuiltinModule("node:https") : process.getBuiltinModule("node:http");
   return new Promise((resolve, reject) => {
@@ -448,7 +494,7 @@ async function post(url: string, body: Buffer, onFailure: (mode: Mode) => void, 
       }
       return undefined;
     };
-    const req = request(url, { method: "POST", agent: false, signal, lookup: lookupWithin(signal) as never, maxHeaderSize: MAX_HEADER_BYTES, headers: { ...headers, "content-length": String(body.length) } }, (res) => {
+    const req = request(url, { method: "POST", agent: false, signal, lookup: lookupWithin(signal) as never, maxHeaderSize: MAX_HEADER_BYTES, headers: { ...headers, "content-length": String(body.length) }, ...(ca ? { ca } : {}) }, (res) => {
       const over = tooManyHeaders(res);
       if (over) return req.destroy(over);
       if ((res.statusCode ?? 0) < 100) return req.destroy(noStatus());

@@ -9,12 +9,13 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { createSecureServer } from "node:http2";
+import { createServer as createHttpsServer } from "node:https";
 import { createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { forward, MAX_SAID_BYTES, MAX_STDIN_BYTES } from "../cli/forward.js";
+import { forward, MAX_CA_BUNDLE_BYTES, MAX_SAID_BYTES, MAX_STDIN_BYTES } from "../cli/forward.js";
 import { withoutUserinfo } from "../cli/terminal.js";
 
 const dir = mkdtempSync(join(tmpdir(), "hookbox-forward-hostile-"));
@@ -457,6 +458,50 @@ describe("hookbox behind a TLS proxy that offers HTTP/2", () => {
       expect(versions).toEqual(["1.1", "1.1"]);
     } finally {
       await new Promise<void>((r) => tls.close(() => r()));
+    }
+  });
+});
+
+describe("hookbox behind an organisation's own certificate authority, which the system's bundle holds", () => {
+  it("is reached by both forwarders: hookbox forward checks a certificate Node's roots do not vouch for against the bundle curl reads (SSL_CERT_FILE, CURL_CA_BUNDLE, the system's), and takes hookbox's block", async () => {
+    const certs = mkdtempSync(join(dir, "own-ca-"));
+    execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", join(certs, "key.pem"), "-out", join(certs, "cert.pem")], { stdio: "ignore" });
+    // the system's bundle with the organisation's CA added, as update-ca-certificates writes it
+    const system = ["/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt"].find((f) => existsSync(f));
+    writeFileSync(join(certs, "bundle.crt"), `${system ? readFileSync(system, "latin1") : ""}${readFileSync(join(certs, "cert.pem"), "latin1")}`);
+    const deny = JSON.stringify({ decision: "block", reason: "no", output: { permissionDecision: "deny", permissionDecisionReason: "no" }, exit_code: 0 });
+    const server = createHttpsServer({ key: readFileSync(join(certs, "key.pem")), cert: readFileSync(join(certs, "cert.pem")) }, (req, res) => {
+      req.resume();
+      req.on("end", () => {
+        res.writeHead(200, { "hookbox-on-failure": "allow", "content-type": "application/json" });
+        res.end(deny);
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+    try {
+      const at = `https://127.0.0.1:${(server.address() as { port: number }).port}`;
+      const line = ["--url", at, "--event", "preToolUse", "--format", "copilot", "--timeout", "8000"];
+      for (const trust of [{ SSL_CERT_FILE: join(certs, "bundle.crt") }, { CURL_CA_BUNDLE: join(certs, "bundle.crt") }] as Record<string, string>[]) {
+        const [node, sh] = await Promise.all([run("node", line, trust), run("sh", line, trust)]);
+        for (const [via, r] of [["node", node], ["sh", sh]] as const) {
+          expect(r.code, `${via} ${JSON.stringify(trust)}: ${r.stderr}`).toBe(0);
+          expect(JSON.parse(r.stdout), via).toEqual({ permissionDecision: "deny", permissionDecisionReason: "no" });
+        }
+      }
+      // a bundle of MAX_CA_BUNDLE_BYTES is read; one a byte larger is not (then the system's, which lacks the CA)
+      const cert = readFileSync(join(certs, "cert.pem"), "latin1");
+      writeFileSync(join(certs, "edge.crt"), `${"#".repeat(MAX_CA_BUNDLE_BYTES - cert.length - 1)}\n${cert}`);
+      writeFileSync(join(certs, "over.crt"), `${"#".repeat(MAX_CA_BUNDLE_BYTES - cert.length)}\n${cert}`);
+      const [edge, over] = await Promise.all([run("node", line, { SSL_CERT_FILE: join(certs, "edge.crt") }), run("node", line, { SSL_CERT_FILE: join(certs, "over.crt") })]);
+      expect(JSON.parse(edge.stdout), edge.stderr).toEqual({ permissionDecision: "deny", permissionDecisionReason: "no" });
+      expect(over.stdout).toBe("{}\n");
+      expect(over.stderr).toMatch(/hookbox unreachable at https:\/\/127\.0\.0\.1:\d+: self[- ]signed certificate/);
+      // a CA no bundle holds is still no hookbox reached (the failure mode, none known yet: through, said)
+      const untrusted = await run("node", line, { SSL_CERT_FILE: join(dir, "no-such-bundle.crt") });
+      expect(untrusted.stdout).toBe("{}\n");
+      expect(untrusted.stderr).toMatch(/hookbox unreachable at https:\/\/127\.0\.0\.1:\d+: self[- ]signed certificate/);
+    } finally {
+      await new Promise<void>((r) => server.close(() => r()));
     }
   });
 });
