@@ -431,19 +431,31 @@ describe("a hostile hookbox, failure mode block", () => {
   });
 });
 
+/** A folder holding key.pem and cert.pem: a certificate for 127.0.0.1 signed by its own key (a CA of its own). */
+function selfSigned(prefix: string): string {
+  const certs = mkdtempSync(join(dir, prefix));
+  execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", join(certs, "key.pem"), "-out", join(certs, "cert.pem")], { stdio: "ignore" });
+  return certs;
+}
+
+/** Reads the request whole, then answers 200 with `body`, hookbox's header telling `mode`. */
+const answering = (mode: string, body: string) => (req: { resume(): void; on(event: "end", f: () => void): void }, res: { writeHead(status: number, headers: Record<string, string>): void; end(body: string): void }) => {
+  req.resume();
+  req.on("end", () => {
+    res.writeHead(200, { "hookbox-on-failure": mode, "content-type": "application/json" });
+    res.end(body);
+  });
+};
+
 describe("hookbox behind a TLS proxy that offers HTTP/2", () => {
   it("is read alike by both forwarders: both speak HTTP/1.1 to it, and take its answer", async () => {
-    const certs = mkdtempSync(join(dir, "tls-"));
-    execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", join(certs, "key.pem"), "-out", join(certs, "cert.pem")], { stdio: "ignore" });
+    const certs = selfSigned("tls-");
     const allow = JSON.stringify({ decision: "allow", output: { permissionDecision: "allow" }, exit_code: 0 });
     const versions: string[] = [];
+    const answer = answering("block", allow);
     const tls = createSecureServer({ allowHTTP1: true, key: readFileSync(join(certs, "key.pem")), cert: readFileSync(join(certs, "cert.pem")) }, (req, res) => {
       versions.push(req.httpVersion);
-      req.resume();
-      req.on("end", () => {
-        res.writeHead(200, { "hookbox-on-failure": "block", "content-type": "application/json" });
-        res.end(allow);
-      });
+      answer(req, res);
     });
     await new Promise<void>((r) => tls.listen(0, "127.0.0.1", () => r()));
     try {
@@ -464,19 +476,12 @@ describe("hookbox behind a TLS proxy that offers HTTP/2", () => {
 
 describe("hookbox behind an organisation's own certificate authority, which the system's bundle holds", () => {
   it("is reached by both forwarders: hookbox forward checks a certificate Node's roots do not vouch for against the bundle curl reads (SSL_CERT_FILE, CURL_CA_BUNDLE, the system's), and takes hookbox's block", async () => {
-    const certs = mkdtempSync(join(dir, "own-ca-"));
-    execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", join(certs, "key.pem"), "-out", join(certs, "cert.pem")], { stdio: "ignore" });
+    const certs = selfSigned("own-ca-");
     // the system's bundle with the organisation's CA added, as update-ca-certificates writes it
     const system = ["/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt"].find((f) => existsSync(f));
     writeFileSync(join(certs, "bundle.crt"), `${system ? readFileSync(system, "latin1") : ""}${readFileSync(join(certs, "cert.pem"), "latin1")}`);
     const deny = JSON.stringify({ decision: "block", reason: "no", output: { permissionDecision: "deny", permissionDecisionReason: "no" }, exit_code: 0 });
-    const server = createHttpsServer({ key: readFileSync(join(certs, "key.pem")), cert: readFileSync(join(certs, "cert.pem")) }, (req, res) => {
-      req.resume();
-      req.on("end", () => {
-        res.writeHead(200, { "hookbox-on-failure": "allow", "content-type": "application/json" });
-        res.end(deny);
-      });
-    });
+    const server = createHttpsServer({ key: readFileSync(join(certs, "key.pem")), cert: readFileSync(join(certs, "cert.pem")) }, answering("allow", deny));
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
     try {
       const at = `https://127.0.0.1:${(server.address() as { port: number }).port}`;
