@@ -458,11 +458,11 @@ fallback_block() {
 ${FALLBACK_ARMS}
   esac
 }
-# The agent's deny for format $1 at event $2, its reason HOOKBOX_REASON: as awk writes it — or, should
-# awk fail or say nothing, fallback_block's. One answer either way (an awk that wrote its answer and
-# then failed, to close a stderr the agent closed say, is not followed by a second).
+# The agent's deny for format $1 at event $2, its reason $3: as awk writes it — or, should awk fail or
+# say nothing, fallback_block's. One answer either way (an awk that wrote its answer and then failed,
+# to close a stderr the agent closed say, is not followed by a second).
 say_deny() {
-  dj=$(HOOKBOX_EVENT=$2 LC_ALL=C awk -v mode=deny -v fmt="$1" "$AWK" </dev/null 2>/dev/null)
+  dj=$(HOOKBOX_REASON=$3 HOOKBOX_EVENT=$2 LC_ALL=C awk -v mode=deny -v fmt="$1" "$AWK" </dev/null 2>/dev/null)
   if [ -n "$dj" ]; then printf '%s\n' "$dj"; else fallback_block "$1" "$2"; fi
 }
 json_block_only() {
@@ -506,7 +506,7 @@ wrongline() {
   [ -n "$fmset" ] && uf=$fm0
   case $uf in cosh|copilot|claude|codex|gemini|cursor) ;; *) uf=unknown ;; esac
   picks_tools "$ue" && uf=gemini
-  HOOKBOX_REASON=$reason say_deny "$uf" "$ue"
+  say_deny "$uf" "$ue" "$reason"
   printf '%s\n' "$reason" >&2
   json_block_only "$uf" "$ue" && exit 0
   exit ${USAGE_BLOCK_EXIT}
@@ -831,7 +831,7 @@ esac
 # Exit 2 with the reason on stderr blocks in every one of these agents; the agent's own deny JSON is printed too.
 reason="$problem (blocking: $why)"
 # Should awk fail, a block all the same: cosh reads this JSON, the others exit 2.
-HOOKBOX_REASON=$reason say_deny "$format" "$event"
+say_deny "$format" "$event" "$reason"
 printf '%s\n' "$reason" >&2
 json_block_only "$format" "$event" && exit 0
 exit 2

@@ -429,10 +429,11 @@ function readAll(stdin: Readable, signal: AbortSignal): Promise<Buffer> {
 }
 
 /**
- * Where curl (and so forward.sh) finds the certificate authorities it trusts when told none: its
- * environment, then the system's bundle where each family of systems keeps it. Node 20 reads none of
- * them (only its own roots and NODE_EXTRA_CA_CERTS): a hookbox behind an organisation's own CA would
- * be out of reach to `hookbox forward` alone — its failure mode never learnt, every call let through.
+ * Where curl (and so forward.sh) finds the certificate authorities it trusts when told none: the
+ * system's bundle where each family of systems keeps it (its environment first: systemCaBundle).
+ * Node 20 reads none of them (only its own roots and NODE_EXTRA_CA_CERTS): a hookbox behind an
+ * organisation's own CA would be out of reach to `hookbox forward` alone — its failure mode never
+ * learnt, every call let through.
  */
 const SYSTEM_CA_FILES = ["/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/ca-bundle.pem", "/etc/ssl/cert.pem"];
 /** @default 8 MiB — a CA bundle larger than this is not read (the system's is about 200 KiB) */
@@ -440,23 +441,49 @@ export const MAX_CA_BUNDLE_BYTES = 8 * 1024 * 1024;
 /** A server certificate that no root Node trusts vouches for (the handshake failed before a byte of the request was sent). */
 const UNTRUSTED_CERTIFICATE = new Set(["UNABLE_TO_VERIFY_LEAF_SIGNATURE", "UNABLE_TO_GET_ISSUER_CERT_LOCALLY", "UNABLE_TO_GET_ISSUER_CERT", "SELF_SIGNED_CERT_IN_CHAIN", "DEPTH_ZERO_SELF_SIGNED_CERT"]);
 
-/** The first CA bundle of curl's places that is a regular file of at most MAX_CA_BUNDLE_BYTES (never a FIFO that would hold the call). */
-function systemCaBundle(env: NodeJS.ProcessEnv): string | undefined {
+/** A regular file's text, if it is one of at most `maxBytes` (never a FIFO, which would hold the call). */
+function regularFileText(file: string, maxBytes: number): string | undefined {
   const fs = process.getBuiltinModule("node:fs");
-  for (const file of [env.CURL_CA_BUNDLE, env.SSL_CERT_FILE, ...SYSTEM_CA_FILES]) {
-    if (!file) continue;
-    let fd: number | undefined;
-    try {
-      fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
-      const st = fs.fstatSync(fd);
-      if (st.isFile() && st.size <= MAX_CA_BUNDLE_BYTES) return fs.readFileSync(fd, "latin1");
-    } catch {
-      // not there, or not readable: the next place
-    } finally {
-      if (fd !== undefined) fs.closeSync(fd);
-    }
+  let fd: number | undefined;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+    const st = fs.fstatSync(fd);
+    return st.isFile() && st.size <= maxBytes ? fs.readFileSync(fd, "latin1") : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
   }
-  return undefined;
+}
+
+/**
+ * The certificate authorities curl trusts, as its command reads them: `CURL_CA_BUNDLE` alone where
+ * it is set (one that cannot be read is none); else `SSL_CERT_FILE`, or the first of the system's
+ * bundles, and the certificates of `SSL_CERT_DIR`'s folders (OpenSSL's hashed names) — at most
+ * MAX_CA_BUNDLE_BYTES in all.
+ */
+function systemCaBundle(env: NodeJS.ProcessEnv): string | undefined {
+  if (env.CURL_CA_BUNDLE) return regularFileText(env.CURL_CA_BUNDLE, MAX_CA_BUNDLE_BYTES);
+  const found: string[] = [];
+  let left = MAX_CA_BUNDLE_BYTES;
+  const take = (text: string | undefined) => {
+    if (text === undefined) return false;
+    found.push(text);
+    left -= text.length;
+    return true;
+  };
+  if (env.SSL_CERT_FILE) take(regularFileText(env.SSL_CERT_FILE, left));
+  else SYSTEM_CA_FILES.some((file) => take(regularFileText(file, left)));
+  for (const dir of env.SSL_CERT_DIR ? env.SSL_CERT_DIR.split(":") : []) {
+    let names: string[];
+    try {
+      names = process.getBuiltinModule("node:fs").readdirSync(dir);
+    } catch {
+      continue;
+    }
+    for (const name of names.filter((n) => /^[0-9a-f]{8}\.\d+$/.test(n)).sort()) take(regularFileText(`${dir}/${name}`, left));
+  }
+  return found.length > 0 ? found.join("\n") : undefined;
 }
 
 /**

@@ -433,7 +433,9 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
           else if (untaken?.ask) {
             const asked = untaken.asked === "as sent" ? "the call as sent is asked about" : "the changed call is asked about";
             const how = untaken.asked === "as sent" ? "asked about, as sent" : "asked about, changed";
-            folded = { ...folded, decision: "ask", reason: folded.reason ?? `a hook changed the arguments, and ${untaken.why}: ${asked}`, note: `${folded.note !== undefined ? `${folded.note}; ` : ""}a hook changed the arguments ${folded.decision === "allow" ? "and allowed the changed call" : "without deciding"}; ${untaken.why}: ${how}` };
+            // (asked about the call as sent, the reason is hookbox's own: one a hook gave was for the changed call)
+            const reason = untaken.asked === "as sent" ? undefined : folded.reason;
+            folded = { ...folded, decision: "ask", reason: reason ?? `a hook changed the arguments, and ${untaken.why}: ${asked}`, note: `${folded.note !== undefined ? `${folded.note}; ` : ""}a hook changed the arguments ${folded.decision === "allow" ? "and allowed the changed call" : "without deciding"}; ${untaken.why}: ${how}` };
           }
           else if (untaken !== undefined) folded = changeLost(folded, untaken.why);
           const answer = answerFor(format, point, folded);

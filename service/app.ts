@@ -103,10 +103,10 @@ async function sniffedEvent(req: Request, maxBytes = SNIFF_BYTES, maxMs = SNIFF_
   }
 }
 
-/** Whether a request's headers say a body follows: a Content-Length other than 0, or any Transfer-Encoding. */
-function carriesBody(headers: Headers): boolean {
+/** Whether a request's headers say a body of some length follows: a Content-Length that is not 0 (00 is). */
+function declaresBody(headers: Headers): boolean {
   const length = headers.get("content-length");
-  return headers.has("transfer-encoding") || (length !== null && length.trim() !== "0");
+  return length !== null && !/^\s*0+\s*$/.test(length);
 }
 
 /** The event a path names (`/v1/events/{event}`, `/v1/hooks/{format}/{event}`), for the failure-mode header. */
@@ -133,15 +133,16 @@ export function createApp(given: AppDeps): Hono<Env> {
   // hookbox is reached over TLS is the operator's proxy's business.
   app.use("*", secureHeaders({ xFrameOptions: "DENY", strictTransportSecurity: false }));
 
-  // A GET or HEAD that carries a body (RFC 9110 §9.3.1: it has no meaning there) is refused and its
-  // connection closed: no route reads it, the adapter drains none for these methods, and Node would
-  // read it on behind the answer for as long as it trickles in — up to the request timeout an upload
-  // has (UPLOAD_MAX_MS + 30 s), a connection of max_connections held for no one, token or not.
+  // A GET or HEAD that says it carries a body (RFC 9110 §9.3.1: it has no meaning there) is refused
+  // and its connection closed: no route reads it, the adapter drains none for these methods, and Node
+  // would read it on behind the answer for as long as it trickles in — up to the request timeout an
+  // upload has (UPLOAD_MAX_MS + 30 s), a connection of max_connections held for no one, token or not.
+  // (One chunked, which a proxy may send for an empty body, is answered, then given GET_BODY_DRAIN_MS: main.ts.)
   app.use("*", async (c, next) => {
     const method = c.req.method;
-    if ((method === "GET" || method === "HEAD") && carriesBody(c.req.raw.headers)) {
+    if ((method === "GET" || method === "HEAD") && declaresBody(c.req.raw.headers)) {
       deps.metrics.rejected.inc({ status: "400" });
-      return c.json({ error: { code: "bad_request", message: `a ${method} request carries no body (it sent Content-Length or Transfer-Encoding)` } }, 400, { Connection: "close" });
+      return c.json({ error: { code: "bad_request", message: `a ${method} request carries no body (it sent a Content-Length that is not 0)` } }, 400, { Connection: "close" });
     }
     await next();
   });

@@ -6,6 +6,7 @@
  */
 import { serve } from "@hono/node-server";
 import { createHash } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { setMaxListeners } from "node:events";
 import { mkdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -41,6 +42,8 @@ const REQUEST_TIMEOUT_MARGIN_MS = 30_000;
 const SHUTDOWN_AFTER_KILL_MS = 5_000;
 /** File descriptors max_connections should leave to the service's own files, pipes and engine sockets. @default 1024 */
 export const RESERVED_DESCRIPTORS = 1024;
+/** How long a GET's or HEAD's body (chunked: a proxy may send one for none) may go on arriving after its answer, before the connection is closed. @default 500 ms, as the adapter gives every other method's */
+export const GET_BODY_DRAIN_MS = 500;
 /** A connection idle longer than `max_event_ms` plus this is closed. @default 30 s */
 const SOCKET_IDLE_MARGIN_MS = 30_000;
 
@@ -230,6 +233,18 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
   // A connection on which nothing moves for longer than any event can take (a client that never
   // reads its answer, say) is closed: it holds a socket, and perhaps a file, for no one.
   server.setTimeout(config.sandbox.maxEventMs + SOCKET_IDLE_MARGIN_MS);
+  // A GET or HEAD whose body is still arriving once its answer is out: Node reads it on for the next
+  // request for as long as it trickles in. It has GET_BODY_DRAIN_MS to end, as the adapter gives every
+  // other method's unread body; then the connection is closed.
+  server.on("request", (req: IncomingMessage, res: ServerResponse) => {
+    if (req.method !== "GET" && req.method !== "HEAD") return;
+    res.once("finish", () => {
+      if (req.readableEnded) return;
+      setTimeout(() => {
+        if (!req.readableEnded) req.socket.destroy();
+      }, GET_BODY_DRAIN_MS).unref();
+    });
+  });
   // Connections past max_connections are closed as they come: a flood of them (no token needed to
   // open one) is refused before it takes the descriptors the service's own files and the engine's
   // socket need — which would fail every tenant's events, not just new connections.

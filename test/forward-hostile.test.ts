@@ -475,7 +475,7 @@ describe("hookbox behind a TLS proxy that offers HTTP/2", () => {
 });
 
 describe("hookbox behind an organisation's own certificate authority, which the system's bundle holds", () => {
-  it("is reached by both forwarders: hookbox forward checks a certificate Node's roots do not vouch for against the bundle curl reads (SSL_CERT_FILE, CURL_CA_BUNDLE, the system's), and takes hookbox's block", async () => {
+  it("is reached by both forwarders: hookbox forward checks a certificate Node's roots do not vouch for against what curl reads (CURL_CA_BUNDLE alone where set; else SSL_CERT_FILE or the system's bundle, and SSL_CERT_DIR), and takes hookbox's block", async () => {
     const certs = selfSigned("own-ca-");
     // the system's bundle with the organisation's CA added, as update-ca-certificates writes it
     const system = ["/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt"].find((f) => existsSync(f));
@@ -493,7 +493,19 @@ describe("hookbox behind an organisation's own certificate authority, which the 
           expect(JSON.parse(r.stdout), via).toEqual({ permissionDecision: "deny", permissionDecisionReason: "no" });
         }
       }
-      // a bundle of MAX_CA_BUNDLE_BYTES is read; one a byte larger is not (then the system's, which lacks the CA)
+      // a folder of certificates under OpenSSL's hashed names (SSL_CERT_DIR), as c_rehash leaves it
+      const hashed = mkdtempSync(join(dir, "ca-dir-"));
+      writeFileSync(join(hashed, "org-ca.pem"), readFileSync(join(certs, "cert.pem")));
+      execFileSync("openssl", ["rehash", hashed], { stdio: "ignore" });
+      // CURL_CA_BUNDLE is curl's whole answer where it is set: one that is not there trusts nothing, however good SSL_CERT_FILE is
+      const missing = { CURL_CA_BUNDLE: join(certs, "no-such.crt"), SSL_CERT_FILE: join(certs, "bundle.crt") };
+      const [dirNode, dirSh, missingNode, missingSh] = await Promise.all([run("node", line, { SSL_CERT_DIR: hashed }), run("sh", line, { SSL_CERT_DIR: hashed }), run("node", line, missing), run("sh", line, missing)]);
+      for (const [via, r] of [["node", dirNode], ["sh", dirSh]] as const) expect(JSON.parse(r.stdout), `${via}: ${r.stderr}`).toEqual({ permissionDecision: "deny", permissionDecisionReason: "no" });
+      for (const [via, r] of [["node", missingNode], ["sh", missingSh]] as const) {
+        expect(r.stdout, via).toBe("{}\n");
+        expect(r.stderr, via).toMatch(/hookbox unreachable at https:\/\/127\.0\.0\.1:\d+: .*\(passing through: no failure mode known yet/);
+      }
+      // a bundle of MAX_CA_BUNDLE_BYTES is read; one a byte larger is not (nor, then, the system's, as curl reads none but the one it is given)
       const cert = readFileSync(join(certs, "cert.pem"), "latin1");
       writeFileSync(join(certs, "edge.crt"), `${"#".repeat(MAX_CA_BUNDLE_BYTES - cert.length - 1)}\n${cert}`);
       writeFileSync(join(certs, "over.crt"), `${"#".repeat(MAX_CA_BUNDLE_BYTES - cert.length)}\n${cert}`);

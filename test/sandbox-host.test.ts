@@ -54,6 +54,33 @@ describe("host runner", () => {
     expect(processesWith(marker)).toEqual([]);
   });
 
+  it("judges a hook that ended within its timeout by that end, however late the loop that serves everyone reads it: a block given in time is never a timeout", async () => {
+    const started = join(mkdtempSync(join(tmpdir(), "hookbox-host-")), "started");
+    const running = run(`touch ${started}; cat >/dev/null; sleep 0.3; echo '{"decision":"block"}'; exit 2`, { timeoutMs: 1_000 });
+    // once the hook runs (its timeout armed before), the loop is held past that timeout — by another
+    // tenant's heavy request, say — while the hook ends, 0.3 s in
+    while (!existsSync(started)) await new Promise((r) => setTimeout(r, 5));
+    // (held where a request's work runs — past the timers' phase, as an I/O callback or an immediate)
+    await new Promise((r) => setImmediate(r));
+    const until = performance.now() + 1_500;
+    while (performance.now() < until) {
+      // held
+    }
+    expect(await running).toMatchObject({ outcome: "exited", exitCode: 2, stdout: '{"decision":"block"}\n' });
+  });
+
+  it("starts a hook that names no cwd in a folder of the service's own, its HOME too: never the shared /tmp any user may write to", async () => {
+    const result = await run('pwd; echo "$HOME"; stat -c "%a %u" .');
+    expect(result.outcome, result.stderr).toBe("exited");
+    const [cwd, home, modeOwner] = result.stdout.trim().split("\n");
+    expect(home).toBe(cwd);
+    expect(cwd).not.toBe(tmpdir());
+    expect(cwd!.startsWith(join(tmpdir(), "hookbox-policy-"))).toBe(true);
+    expect(modeOwner).toBe(`700 ${process.getuid!()}`);
+    // one folder for the process's runs, not one left per run
+    expect((await run("pwd")).stdout.trim()).toBe(cwd);
+  });
+
   it("ends a background process that outlives the hook command", async () => {
     const marker = mkdtempSync(join(tmpdir(), "hookbox-host-"));
     const result = await run(`sh -c 'sleep 300; : ${marker}' & sleep 0.2; echo started`);

@@ -7,8 +7,9 @@
  * kernel kills everything in it when its first process ends), output capped, allow-listed environment.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { constants, tmpdir } from "node:os";
+import { join } from "node:path";
 import { stoppedEnd } from "./container-parts.js";
 import { exportLines } from "./handover.js";
 import { hookEnv } from "./hook-env.js";
@@ -90,6 +91,22 @@ export function detectHostIsolation(): HostIsolation {
  */
 export const HOST_KILL_GRACE_MS = 2_000;
 
+/**
+ * The working folder and HOME of a policy hook that names no `cwd`: one folder of the service's own,
+ * made once per process (mode 0700, under the system's temporary folder) and removed at its exit —
+ * never the shared /tmp itself, where any user of the machine could leave a `.gitconfig`, say, for
+ * the hook's tools to read and run as the service's user.
+ */
+let ownFolderPath: string | undefined;
+function ownFolder(): string {
+  if (ownFolderPath === undefined) {
+    const made = mkdtempSync(join(tmpdir(), "hookbox-policy-"));
+    ownFolderPath = made;
+    process.once("exit", () => rmSync(made, { recursive: true, force: true }));
+  }
+  return ownFolderPath;
+}
+
 export class HostRunner implements Runner {
   readonly kind = "host";
 
@@ -111,7 +128,12 @@ export class HostRunner implements Runner {
     // Cancelled before it started: the hook is never given the event.
     if (request.signal?.aborted) return Promise.resolve({ outcome: "cancelled", exitCode: null, stdout: "", stderr: "", startMs: 0, durationMs: 0 });
     const t0 = performance.now();
-    const cwd = request.cwd ?? tmpdir();
+    let cwd: string;
+    try {
+      cwd = request.cwd ?? ownFolder();
+    } catch (err) {
+      return Promise.resolve({ outcome: "failed_to_start", exitCode: null, error: `no folder of its own for the hook to start in: ${(err as Error).message}`, stdout: "", stderr: "", startMs: 0, durationMs: 0 });
+    }
     const env = hookEnv({ declared: request.env, projectDir: cwd, runtime: "host", home: cwd, inherit: this.inheritEnv });
     return new Promise<RunResult>((resolve) => {
       // In a PID namespace: one made ahead, waiting (with bash; the helper refuses a working

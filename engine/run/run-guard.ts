@@ -44,7 +44,7 @@ export class RunGuard {
     const runMs = options.timeoutMs + (options.engineTimeoutMs ?? 0);
     this.deadlineAt = performance.now() + runMs;
     this.capture = new OutputCapture(options.maxOutputBytes, () => this.stop("output_truncated"));
-    if (options.engineTimeoutMs !== undefined) this.timers.push(setTimeout(() => this.stop("deadline"), runMs));
+    if (options.engineTimeoutMs !== undefined) this.timers.push(setTimeout(() => this.stopAfterIo("deadline"), runMs));
     if (options.cancel?.aborted) this.stop("cancelled");
     else options.cancel?.addEventListener("abort", this.onCancel, { once: true });
   }
@@ -56,7 +56,7 @@ export class RunGuard {
 
   /** The hook has started: its own timeout runs from now, never past the run's deadline. */
   hookStarted(): void {
-    this.timers.push(setTimeout(() => this.stop("timed_out"), Math.max(0, Math.min(this.options.timeoutMs, this.deadlineAt - performance.now()))));
+    this.timers.push(setTimeout(() => this.stopAfterIo("timed_out"), Math.max(0, Math.min(this.options.timeoutMs, this.deadlineAt - performance.now()))));
   }
 
   /** Milliseconds left to the run's deadline (0 when past). */
@@ -66,6 +66,16 @@ export class RunGuard {
 
   /** performance.now() at which the run was stopped (when `stopped` is set) */
   stoppedAtMs: number | undefined;
+
+  /**
+   * A timer's stop, once the I/O already waiting has been read (setImmediate runs after the loop's
+   * poll phase): a timer fires late when the loop was held — by another tenant's heavy request, say
+   * — and the hook's end, a block given in time, may be waiting unread behind it; that end is what
+   * counts, not a timeout the hook did not run into.
+   */
+  private stopAfterIo(why: StopReason): void {
+    setImmediate(() => this.stop(why));
+  }
 
   stop(why: StopReason): void {
     if (this.signal.aborted) return;

@@ -15,7 +15,7 @@ import { tarOf } from "../helpers/tar.js";
 import { LABEL_MANAGED } from "../../engine/names.js";
 import { TURN_BODY_BYTES } from "../../engine/turns.js";
 import { METRICS_RENDER_EVERY_MS } from "../../service/metrics.js";
-import { HEADERS_TIMEOUT_MS } from "../../service/main.js";
+import { GET_BODY_DRAIN_MS, HEADERS_TIMEOUT_MS } from "../../service/main.js";
 
 const pre = (extra: Record<string, unknown> = {}) => ({ session_id: "s", hook_event_name: "PreToolUse", tool_name: "shell", tool_input: { command: "ls" }, ...extra });
 
@@ -188,6 +188,37 @@ describe("names and matchers cost linear time", () => {
     expect(text).toMatch(/^HTTP\/1\.1 400 /);
     expect(text).toMatch(/a GET request carries no body/);
     expect(at - t0).toBeLessThan(3_000);
+    await alive(svc);
+  }, 30_000);
+
+  it(`answers a GET sent chunked (as a proxy may send an empty body), and closes the connection of one whose chunks go on arriving GET_BODY_DRAIN_MS (${GET_BODY_DRAIN_MS} ms) after its answer`, async () => {
+    const url = new URL(svc.url);
+    const ask = async (chunks: "none" | "trickle") => {
+      const socket = connect(Number(url.port), url.hostname);
+      await new Promise<void>((r) => socket.once("connect", () => r()));
+      let text = "";
+      let answeredAt = 0;
+      socket.on("data", (d: Buffer) => {
+        text += d.toString("latin1");
+        answeredAt ||= performance.now();
+      });
+      socket.on("error", () => undefined);
+      const closed = new Promise<number>((r) => socket.once("close", () => r(performance.now())));
+      socket.write(`GET /healthz HTTP/1.1\r\nHost: ${url.host}\r\nTransfer-Encoding: chunked\r\n\r\n${chunks === "none" ? "0\r\n\r\n" : ""}`);
+      const drip = chunks === "trickle" ? setInterval(() => socket.write("1\r\nx\r\n"), 200) : undefined;
+      // (within Node's keep-alive wait, 5 s: an idle connection is closed after it)
+      const at = await Promise.race([closed, new Promise<number>((r) => setTimeout(() => r(Number.POSITIVE_INFINITY), 3_000))]);
+      clearInterval(drip);
+      socket.destroy();
+      return { text, closedAfterAnswerMs: at - answeredAt };
+    };
+    const [empty, trickled] = await Promise.all([ask("none"), ask("trickle")]);
+    expect(empty.text).toMatch(/^HTTP\/1\.1 200 /);
+    // an empty body ends at once: the connection stays for the next request
+    expect(empty.closedAfterAnswerMs).toBe(Number.POSITIVE_INFINITY);
+    expect(trickled.text).toMatch(/^HTTP\/1\.1 200 /);
+    expect(trickled.closedAfterAnswerMs).toBeGreaterThanOrEqual(GET_BODY_DRAIN_MS - 50);
+    expect(trickled.closedAfterAnswerMs).toBeLessThan(GET_BODY_DRAIN_MS + 2_000);
     await alive(svc);
   }, 30_000);
 

@@ -25,6 +25,7 @@ function runner(kind: Runner["kind"]): Runner {
         case "redact": return exited({ decision: "allow", hookSpecificOutput: { hookEventName: "PostToolUse", updatedToolOutput: "[redacted]" } });
         case "unredact": return exited({ hookSpecificOutput: { hookEventName: "PostToolUse", updatedToolOutput: "TOKEN=s3cret (the output, as the tool gave it)" } });
         case "sanitize-allow": return exited({ decision: "allow", hookSpecificOutput: { tool_input: { sql: "SELECT 1" } } });
+        case "sanitize-allow-said": return exited({ decision: "allow", reason: "sanitized: safe to run", hookSpecificOutput: { tool_input: { sql: "SELECT 1" } } });
         case "sanitize": return exited({ hookSpecificOutput: { tool_input: { sql: "SELECT 1" } } });
         case "policy-allow-select": return exited(request.stdin.toString().includes("SELECT 1") ? { decision: "allow" } : {});
         case "repo-ask-bare": return exited({ decision: "ask", systemMessage: "see above" });
@@ -108,6 +109,11 @@ describe("an allow given with changed arguments where Cursor takes no change (be
     const unattended = await engineWith(toml).handleEvent({ ...request, interactive: false });
     expect(unattended).toMatchObject({ decision: "block", reason: expect.stringMatching(/no one can answer an ask.*run neither as changed nor as sent/) });
     expect(unattended.output).toMatchObject({ permission: "deny" });
+  });
+  it("asks with hookbox's own reason, never the one a hook gave its allow of the changed call with: the user is asked about the call as sent", async () => {
+    const r = await engineWith(hook("hooks", "BeforeMCPExecution", "sanitize-allow-said")).handleEvent(request);
+    expect(r).toMatchObject({ decision: "ask", reason: expect.stringMatching(/^a hook changed the arguments, and Cursor takes no change of the arguments at this event: the call as sent is asked about$/) });
+    expect(JSON.stringify(r.output)).not.toContain("safe to run");
   });
   it("a change with no decision is asked about too: the operator's wrapper never turns back into the bare call unasked", async () => {
     const r = await engineWith(hook("hooks", "BeforeMCPExecution", "sanitize")).handleEvent(request);
