@@ -441,14 +441,19 @@ export const MAX_CA_BUNDLE_BYTES = 8 * 1024 * 1024;
 /** A server certificate that no root Node trusts vouches for (the handshake failed before a byte of the request was sent). */
 const UNTRUSTED_CERTIFICATE = new Set(["UNABLE_TO_VERIFY_LEAF_SIGNATURE", "UNABLE_TO_GET_ISSUER_CERT_LOCALLY", "UNABLE_TO_GET_ISSUER_CERT", "SELF_SIGNED_CERT_IN_CHAIN", "DEPTH_ZERO_SELF_SIGNED_CERT"]);
 
-/** A regular file's text, if it is one of at most `maxBytes` (never a FIFO, which would hold the call). */
+/** A regular file's text, if it is one of at most `maxBytes` (never a FIFO, which would hold the call; never more read than that). */
 function regularFileText(file: string, maxBytes: number): string | undefined {
   const fs = process.getBuiltinModule("node:fs");
   let fd: number | undefined;
   try {
     fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
     const st = fs.fstatSync(fd);
-    return st.isFile() && st.size <= maxBytes ? fs.readFileSync(fd, "latin1") : undefined;
+    if (!st.isFile() || st.size > maxBytes) return undefined;
+    const buf = Buffer.alloc(st.size + 1);
+    let got = 0;
+    for (let n = 1; n > 0 && got < buf.length; got += n) n = fs.readSync(fd, buf, got, buf.length - got, null);
+    // one that grew while it was read past what it said: not read
+    return got > st.size ? undefined : buf.toString("latin1", 0, got);
   } catch {
     return undefined;
   } finally {
@@ -462,8 +467,11 @@ function regularFileText(file: string, maxBytes: number): string | undefined {
  * bundles, and the certificates of `SSL_CERT_DIR`'s folders (OpenSSL's hashed names) — at most
  * MAX_CA_BUNDLE_BYTES in all.
  */
-function systemCaBundle(env: NodeJS.ProcessEnv): string | undefined {
-  if (env.CURL_CA_BUNDLE) return regularFileText(env.CURL_CA_BUNDLE, MAX_CA_BUNDLE_BYTES);
+function systemCaBundle(env: NodeJS.ProcessEnv): string[] | undefined {
+  if (env.CURL_CA_BUNDLE) {
+    const only = regularFileText(env.CURL_CA_BUNDLE, MAX_CA_BUNDLE_BYTES);
+    return only === undefined ? undefined : [only];
+  }
   const found: string[] = [];
   let left = MAX_CA_BUNDLE_BYTES;
   const take = (text: string | undefined) => {
@@ -483,7 +491,8 @@ function systemCaBundle(env: NodeJS.ProcessEnv): string | undefined {
     }
     for (const name of names.filter((n) => /^[0-9a-f]{8}\.\d+$/.test(n)).sort()) take(regularFileText(`${dir}/${name}`, left));
   }
-  return found.length > 0 ? found.join("\n") : undefined;
+  // each file apart: one that is no PEM hides none of the others (as OpenSSL reads a folder)
+  return found.length > 0 ? found : undefined;
 }
 
 /**
@@ -501,7 +510,7 @@ async function post(url: string, body: Buffer, onFailure: (mode: Mode) => void, 
     const bundle = systemCaBundle(env);
     if (bundle === undefined) throw err;
     const { rootCertificates } = process.getBuiltinModule("node:tls");
-    return await postOnce(url, body, onFailure, onSent, headers, signal, [...rootCertificates, bundle]);
+    return await postOnce(url, body, onFailure, onSent, headers, signal, [...rootCertificates, ...bundle]);
   }
 }
 

@@ -497,6 +497,8 @@ describe("hookbox behind an organisation's own certificate authority, which the 
       const hashed = mkdtempSync(join(dir, "ca-dir-"));
       writeFileSync(join(hashed, "org-ca.pem"), readFileSync(join(certs, "cert.pem")));
       execFileSync("openssl", ["rehash", hashed], { stdio: "ignore" });
+      // beside a file that holds no certificate but looks like one: it hides none of the others (as OpenSSL reads a folder)
+      writeFileSync(join(hashed, "00000000.0"), "-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----\n");
       // CURL_CA_BUNDLE is curl's whole answer where it is set: one that is not there trusts nothing, however good SSL_CERT_FILE is
       const missing = { CURL_CA_BUNDLE: join(certs, "no-such.crt"), SSL_CERT_FILE: join(certs, "bundle.crt") };
       const [dirNode, dirSh, missingNode, missingSh] = await Promise.all([run("node", line, { SSL_CERT_DIR: hashed }), run("sh", line, { SSL_CERT_DIR: hashed }), run("node", line, missing), run("sh", line, missing)]);

@@ -3,7 +3,7 @@
  * kills the whole process group, output is capped, the server's environment stays out.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -69,6 +69,18 @@ describe("host runner", () => {
     expect(await running).toMatchObject({ outcome: "exited", exitCode: 2, stdout: '{"decision":"block"}\n' });
   });
 
+  it("judges a hook that ended past its timeout by that end, however late the loop that serves everyone got to its timer: an answer given too late is a timeout", async () => {
+    const started = join(mkdtempSync(join(tmpdir(), "hookbox-host-")), "started");
+    const running = run(`touch ${started}; cat >/dev/null; sleep 0.3; echo '{"decision":"allow"}'`, { timeoutMs: 150 });
+    while (!existsSync(started)) await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setImmediate(r));
+    const until = performance.now() + 1_000;
+    while (performance.now() < until) {
+      // held while the hook runs past its 150 ms and ends
+    }
+    expect(await running).toMatchObject({ outcome: "timed_out" });
+  });
+
   it("starts a hook that names no cwd in a folder of the service's own, its HOME too: never the shared /tmp any user may write to", async () => {
     const result = await run('pwd; echo "$HOME"; stat -c "%a %u" .');
     expect(result.outcome, result.stderr).toBe("exited");
@@ -79,6 +91,16 @@ describe("host runner", () => {
     expect(modeOwner).toBe(`700 ${process.getuid!()}`);
     // one folder for the process's runs, not one left per run
     expect((await run("pwd")).stdout.trim()).toBe(cwd);
+    // removed (by a cleaner of /tmp, say) and made again by another, open to all: no longer the hook's
+    rmSync(cwd!, { recursive: true, force: true });
+    mkdirSync(cwd!);
+    chmodSync(cwd!, 0o777);
+    const again = await run('pwd; stat -c "%a" .');
+    expect(again.outcome, again.stderr).toBe("exited");
+    const [cwd2, mode2] = again.stdout.trim().split("\n");
+    expect(cwd2).not.toBe(cwd);
+    expect(mode2).toBe("700");
+    rmSync(cwd!, { recursive: true, force: true });
   });
 
   it("ends a background process that outlives the hook command", async () => {

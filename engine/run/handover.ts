@@ -4,7 +4,9 @@
  * (workspace-archive.ts), unpacked into the container's own size-limited /workspace — then runs
  * `sh -c <command>` with the rest of stdin (the event) as the hook's stdin, and
  * prints `<nonce> <exit code> <oom kills>\n` on stdout and on stderr when it returns — one line, one
- * write, which no other writer's bytes can split. Before the hook starts it says so on stderr
+ * write, which no other writer's bytes can split (a process the hook leaves may still read its own
+ * stdout back through /proc/self/fd and take the marks: that too changes only how its own run is
+ * read — a failed start, the tenant's failure mode —, never another's). Before the hook starts it says so on stderr
  * (`<nonce> s\n`): the hook's timeout counts from there, as a cold run's counts from its container's
  * start — the hand-over and the unpacking of its workspace are not the hook's time. The nonce never enters the hook's environment or
  * command line (a hook, as the wrapper's user, may still read it from the wrapper's memory: it then

@@ -7,7 +7,7 @@
  * kernel kills everything in it when its first process ends), output capped, allow-listed environment.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, lstatSync, mkdtempSync, rmSync } from "node:fs";
 import { constants, tmpdir } from "node:os";
 import { join } from "node:path";
 import { stoppedEnd } from "./container-parts.js";
@@ -93,18 +93,32 @@ export const HOST_KILL_GRACE_MS = 2_000;
 
 /**
  * The working folder and HOME of a policy hook that names no `cwd`: one folder of the service's own,
- * made once per process (mode 0700, under the system's temporary folder) and removed at its exit —
+ * made once per process (mode 0700, under the system's temporary folder; made anew should it stop
+ * being that) and removed at its exit —
  * never the shared /tmp itself, where any user of the machine could leave a `.gitconfig`, say, for
  * the hook's tools to read and run as the service's user.
  */
 let ownFolderPath: string | undefined;
 function ownFolder(): string {
+  // Checked at each run: one a cleaner removed (and another user may have made again under its
+  // name, which /tmp shows) is no longer ours — a new one is made.
+  if (ownFolderPath !== undefined && !stillOurs(ownFolderPath)) ownFolderPath = undefined;
   if (ownFolderPath === undefined) {
     const made = mkdtempSync(join(tmpdir(), "hookbox-policy-"));
     ownFolderPath = made;
     process.once("exit", () => rmSync(made, { recursive: true, force: true }));
   }
   return ownFolderPath;
+}
+
+/** A real folder (no link), this process's user's, that no one else may enter or write to. */
+function stillOurs(path: string): boolean {
+  try {
+    const st = lstatSync(path);
+    return st.isDirectory() && st.uid === process.getuid?.() && (st.mode & 0o077) === 0;
+  } catch {
+    return false;
+  }
 }
 
 export class HostRunner implements Runner {
@@ -150,14 +164,23 @@ export class HostRunner implements Runner {
       const { capture } = guard;
       // The helper starts it in a process group of its own (and, with unshare, a PID namespace) and
       // kills that group when the command ends; a kill from here reaches the same group.
+      // when the hook is started, on the machine's monotonic clock (the helper reads the same at its exit)
+      const hookStartMonoMs = Number(process.hrtime.bigint()) / 1e6;
       const spawned = this.spawner.run(
         { file, args, cwd, env, stdin: request.stdin, maxOutputBytes: request.limits.maxOutputBytes, ...(ahead ? { prestart: { prefix: waiterPrefix(cwd, request.command, env) } } : {}) },
         {
           onError: (message) => finish({ outcome: "failed_to_start", exitCode: null, error: message }),
-          onClose: ({ code, signal, stdout, stderr, afterExitMs }) => {
+          onClose: ({ code, signal, stdout, stderr, afterExitMs, exitedAtMonoMs }) => {
             // Past the cap the helper has killed it already; the capture says so to the guard.
             capture.stdout.push(stdout);
             capture.stderr.push(stderr);
+            // Its timeout is judged by when it ended, on the clock the helper read at its exit — never
+            // by when this loop, perhaps held by another request, got to its timer or its end: a
+            // block given in time is no timeout, an answer given past its time is one.
+            if (exitedAtMonoMs !== undefined && guard.stopped !== "output_truncated" && guard.stopped !== "cancelled") {
+              if (exitedAtMonoMs > hookStartMonoMs + request.timeoutMs) return finish(stoppedEnd("timed_out", capture));
+              return finish({ outcome: "exited", exitCode: code ?? 128 + signalNumber(signal) });
+            }
             // The hook ended by itself if nothing had stopped it when it exited: a process it left
             // holding its output (after setsid) may keep the streams open past its timeout.
             const exitedAt = performance.now() - afterExitMs;

@@ -47,7 +47,7 @@ export interface SpawnHandlers {
    * long the streams stayed open after the process itself ended (a process it left holding them,
    * after setsid, is killed or let go): how a run ended is judged at its exit, not at the close
    */
-  onClose(end: { code: number | null; signal: NodeJS.Signals | null; stdout: Buffer; stderr: Buffer; afterExitMs: number }): void;
+  onClose(end: { code: number | null; signal: NodeJS.Signals | null; stdout: Buffer; stderr: Buffer; afterExitMs: number; exitedAtMonoMs?: number }): void;
 }
 
 export interface SpawnedRun {
@@ -59,7 +59,7 @@ export interface SpawnedRun {
 
 type HelperMessage =
   | { type: "started"; id: number; pid: number }
-  | { type: "close"; id: number; code: number | null; signal: NodeJS.Signals | null; stdout: Uint8Array; stderr: Uint8Array; afterExitMs: number }
+  | { type: "close"; id: number; code: number | null; signal: NodeJS.Signals | null; stdout: Uint8Array; stderr: Uint8Array; afterExitMs: number; exitedAtMonoMs?: number }
   | { type: "error"; id: number; message: string };
 
 interface Run {
@@ -135,7 +135,7 @@ export class HostSpawner {
         run.pid = m.pid;
         return;
       case "close":
-        this.end(m.id)?.handlers.onClose({ code: m.code, signal: m.signal, stdout: asBuffer(m.stdout), stderr: asBuffer(m.stderr), afterExitMs: m.afterExitMs });
+        this.end(m.id)?.handlers.onClose({ code: m.code, signal: m.signal, stdout: asBuffer(m.stdout), stderr: asBuffer(m.stderr), afterExitMs: m.afterExitMs, ...(m.exitedAtMonoMs !== undefined ? { exitedAtMonoMs: m.exitedAtMonoMs } : {}) });
         return;
       case "error":
         this.end(m.id)?.handlers.onError(m.message);
@@ -338,8 +338,11 @@ function helperMain(): void {
     child.stdin.end(m.prestart ? Buffer.concat([Buffer.from(m.prestart.prefix), Buffer.from(m.stdin)]) : Buffer.from(m.stdin));
     // The command is done: whatever it left running in its group goes too, so its pipes close.
     let exitedAt: number | undefined;
+    // (and on the machine's monotonic clock, which the service reads too: when it ended, not when the service got to it)
+    let exitedAtMonoMs: number | undefined;
     child.on("exit", () => {
       exitedAt = performance.now();
+      exitedAtMonoMs = Number(process.hrtime.bigint()) / 1e6;
       killGroup(entry);
     });
     child.on("close", (code, signal) => {
@@ -347,7 +350,7 @@ function helperMain(): void {
       entry.closed = true;
       clearTimeout(releasing);
       running.delete(id);
-      send({ type: "close", id, code, signal, stdout: Buffer.concat(kept[0]!), stderr: Buffer.concat(kept[1]!), afterExitMs: exitedAt === undefined ? 0 : performance.now() - exitedAt });
+      send({ type: "close", id, code, signal, stdout: Buffer.concat(kept[0]!), stderr: Buffer.concat(kept[1]!), afterExitMs: exitedAt === undefined ? 0 : performance.now() - exitedAt, exitedAtMonoMs });
       // After the answer is on its way (a spawn holds this loop for a few ms): the run's answer never waits for its replacement.
       if (m.prestart) setTimeout(() => refill(m.file, m.args), 0);
     });

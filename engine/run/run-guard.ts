@@ -74,8 +74,11 @@ export class RunGuard {
    * counts, not a timeout the hook did not run into.
    */
   private stopAfterIo(why: StopReason): void {
-    setImmediate(() => this.stop(why));
+    setImmediate(() => {
+      if (!this.disposed) this.stop(why);
+    });
   }
+  private disposed = false;
 
   stop(why: StopReason): void {
     if (this.signal.aborted) return;
@@ -85,6 +88,7 @@ export class RunGuard {
 
   /** Clears its timers and listeners; the outcome (`stopped`) stays. */
   dispose(): void {
+    this.disposed = true;
     for (const t of this.timers) clearTimeout(t);
     this.options.cancel?.removeEventListener("abort", this.onCancel);
   }
