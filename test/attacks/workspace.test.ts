@@ -1191,7 +1191,8 @@ describe("a workspace's worst, against the loop that serves everyone", () => {
     expect(status, text.slice(0, 300)).toBe(200);
     expect((JSON.parse(text) as { hooks: { origin: string }[] }).hooks.map((h) => h.origin)).toEqual([".copilot-shell/config.toml:1"]);
     // every header indexed, each resolved against the array by a growing name: 180–1200 ms of the loop
-    expect(await loopLagMaxMs()).toBeLessThan(100);
+    // (now 40–100 ms, as the machine's other load goes)
+    expect(await loopLagMaxMs()).toBeLessThan(150);
   });
 
   it("skips a config.toml of a mebibyte of tables under [hooks] at the table past MAX_OBJECT_KEYS (one no header names: no line), the headers indexed in one pass", async () => {
