@@ -2,7 +2,7 @@
  * @module The engine: what a hook event means and how its hooks run. The one file service/ imports.
  */
 import { randomUUID } from "node:crypto";
-import { afterPolicyLook, blockCounts, changeLost, fold, foldToolSelection, RANK, withoutChange, type Judged, type Notification } from "./aggregate.js";
+import { afterPolicyLook, blockCounts, changeLost, fold, foldToolSelection, RANK, withoutChange, type Folded, type Judged, type Notification } from "./aggregate.js";
 import { answerFor, blockWithoutEvent, changeAsRun, effectiveDecisions, untakableChange } from "./formats/registry.js";
 import { blockKeepsGoing, hookCalled } from "./formats/shared.js";
 import { failureModeFor, type Config, type FailureMode, type Tenant } from "./config.js";
@@ -334,8 +334,14 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
           // An event that carries no tool arguments (Cursor's beforeShellExecution has its command at
           // the top, beforeReadFile its path) has none to change: the policy hooks could not look at
           // the change the agent would make of it.
+          // Where the agent takes no change at all (changeNotTakenAt: Cursor's beforeShellExecution), an
+          // allow given with one was for the changed call only: the call as sent is asked about, as
+          // before an MCP tool (below) — the change is gone, never checked by the policy hooks.
           if (folded.modifiedArgs !== undefined && !pointHasTool(point)) {
-            folded = withoutChange(folded, `a hook changed the arguments, but ${point} carries no tool arguments to change: the change is dropped`);
+            const untaken = untakableChange(format, point, folded);
+            folded = untaken
+              ? withoutModifiedArgs(untakenAnswered(folded, untaken, req.interactive))
+              : withoutChange(folded, `a hook changed the arguments, but ${point} carries no tool arguments to change: the change is dropped`);
           } else if (folded.modifiedArgs !== undefined && !CHANGE_RUNS.has(point)) {
             // After the tool ran (PostToolUse …), or once it was denied, a change runs nothing: no agent takes one there.
             folded = withoutChange(folded, `a hook changed the arguments, but at ${point} a change runs nothing (the tool has run, or was denied): the change is dropped`);
@@ -422,22 +428,8 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
               folded = { ...folded, note: `${cut.hook} ${what}: it made no decision, and the tenant's failure mode (allow) applies` };
             }
           }
-          // A change the agent cannot be given as folded must not leave the call as sent in its place:
-          // where an ask carries it (Claude Code), the changed call is asked about; where the agent
-          // takes none there but can ask (Cursor before an MCP tool), the call as sent is, its user
-          // told the change was not applied; else (Codex, with no allow) blocked, as a change that is
-          // lost otherwise is (SECURITY.md).
-          const untaken = untakableChange(format, point, folded);
-          // (an ask where no one can answer is a block, as fold makes it)
-          if (untaken?.ask && !req.interactive) folded = changeLost(folded, `${untaken.why}, and no one can answer an ask (interactive=false)`);
-          else if (untaken?.ask) {
-            const asked = untaken.asked === "as sent" ? "the call as sent is asked about" : "the changed call is asked about";
-            const how = untaken.asked === "as sent" ? "asked about, as sent" : "asked about, changed";
-            // (asked about the call as sent, the reason is hookbox's own: one a hook gave was for the changed call)
-            const reason = untaken.asked === "as sent" ? undefined : folded.reason;
-            folded = { ...folded, decision: "ask", reason: reason ?? `a hook changed the arguments, and ${untaken.why}: ${asked}`, note: `${folded.note !== undefined ? `${folded.note}; ` : ""}a hook changed the arguments ${folded.decision === "allow" ? "and allowed the changed call" : "without deciding"}; ${untaken.why}: ${how}` };
-          }
-          else if (untaken !== undefined) folded = changeLost(folded, untaken.why);
+          // A change the agent cannot be given as folded must not leave the call as sent in its place (untakenAnswered).
+          folded = untakenAnswered(folded, untakableChange(format, point, folded), req.interactive);
           const answer = answerFor(format, point, folded);
           const session = req.body.session_id ?? req.body.sessionId;
           return {
@@ -505,6 +497,31 @@ const PRE_TOOL_USE = "PreToolUse" as EventPoint;
  * applied). After it ran, or once it was denied, a change runs nothing.
  */
 const CHANGE_RUNS: ReadonlySet<string> = new Set(["PreToolUse", "PermissionRequest", "BeforeMCPExecution"]);
+/**
+ * `folded` where its change cannot reach the agent as folded (untakableChange): where an ask carries
+ * it (Claude Code), the changed call is asked about; where the agent takes none there but can ask
+ * (Cursor before an MCP tool or a shell command), the call as sent is, its user told the change was
+ * not applied; else (Codex, with no allow; an ask no one can answer) blocked, as a change that is
+ * lost otherwise is (SECURITY.md).
+ */
+function untakenAnswered(folded: Folded, untaken: ReturnType<typeof untakableChange>, interactive: boolean): Folded {
+  if (untaken === undefined) return folded;
+  // (an ask where no one can answer is a block, as fold makes it)
+  if (!untaken.ask) return changeLost(folded, untaken.why);
+  if (!interactive) return changeLost(folded, `${untaken.why}, and no one can answer an ask (interactive=false)`);
+  const asked = untaken.asked === "as sent" ? "the call as sent is asked about" : "the changed call is asked about";
+  const how = untaken.asked === "as sent" ? "asked about, as sent" : "asked about, changed";
+  // (asked about the call as sent, the reason is hookbox's own: one a hook gave was for the changed call)
+  const reason = untaken.asked === "as sent" ? undefined : folded.reason;
+  return { ...folded, decision: "ask", reason: reason ?? `a hook changed the arguments, and ${untaken.why}: ${asked}`, note: `${folded.note !== undefined ? `${folded.note}; ` : ""}a hook changed the arguments ${folded.decision === "allow" ? "and allowed the changed call" : "without deciding"}; ${untaken.why}: ${how}` };
+}
+
+/** `folded` without its change (the decision made of it stays). */
+function withoutModifiedArgs(folded: Folded): Folded {
+  const { modifiedArgs: _gone, ...rest } = folded;
+  return rest;
+}
+
 const NO_SOURCES = { policy: emptyHookSet(), service: emptyHookSet(), extension: emptyHookSet(), repository: emptyHookSet() };
 
 /** The event under another name, in its dialect (`hook_event_name`, or Copilot's `hookEventName` where it carries one). */

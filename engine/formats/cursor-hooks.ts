@@ -297,8 +297,9 @@ export const cursorFormat: FormatModule = {
   interpret: interpretCursor,
   effective: cursorEffective,
   answer: cursorAnswer,
-  // hooks documentation: updated_input is preToolUse's alone; beforeMCPExecution asks (ASKING_POINTS)
-  changeNotTakenAt: new Set(["BeforeMCPExecution" as EventPoint]),
+  // hooks documentation: updated_input is preToolUse's alone. beforeMCPExecution and
+  // beforeShellExecution ask (ASKING_POINTS); beforeReadFile cannot, and an ask there is its deny.
+  changeNotTakenAt: new Set<EventPoint>(["BeforeMCPExecution", "BeforeShellExecution", "BeforeReadFile"] as EventPoint[]),
   // The permission hooks' deny and beforeSubmitPrompt's `continue: false`, together: the deny alone
   // lets a prompt through. Neither key is read where the other is; at `stop` neither (the agent stops).
   blockAnyEvent: (reason) => ({ output: { ...cursorAnswer("PreToolUse" as EventPoint, { decision: "block", reason, notifications: [] }).output, continue: false }, exit_code: 0 }),

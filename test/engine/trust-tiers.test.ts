@@ -122,6 +122,37 @@ describe("an allow given with changed arguments where Cursor takes no change (be
   });
 });
 
+describe("an allow given with changed arguments at Cursor's gates that carry no tool arguments (beforeShellExecution, beforeReadFile)", () => {
+  const at = (event: string, fields: Record<string, unknown>): EventRequest => {
+    const body = { conversation_id: "c", generation_id: "g", hook_event_name: event, ...fields, cwd: "/workspace" };
+    return { body, raw: Buffer.from(JSON.stringify(body)), tenant: { name: "t", repositoryHooks: true }, interactive: true, format: "cursor" };
+  };
+  it("never lets the bare command go out in the changed one's place: its user is asked about the command as sent", async () => {
+    const request = at("beforeShellExecution", { command: "DROP TABLE users" });
+    const r = await engineWith(hook("hooks", "BeforeShellExecution", "sanitize-allow-said")).handleEvent(request);
+    expect(r).toMatchObject({ decision: "ask", reason: "a hook changed the arguments, and Cursor takes no change of the arguments at this event: the call as sent is asked about" });
+    expect(r.note).toMatch(/and allowed the changed call; .*asked about, as sent/);
+    expect(r.modifiedArgs).toBeUndefined();
+    expect(r.output).toMatchObject({ permission: "ask" });
+    expect(JSON.stringify(r.output)).not.toContain("safe to run");
+    // where no one can answer an ask, a block
+    const unattended = await engineWith(hook("hooks", "BeforeShellExecution", "sanitize-allow")).handleEvent({ ...request, interactive: false });
+    expect(unattended).toMatchObject({ decision: "block", reason: expect.stringMatching(/no one can answer an ask.*run neither as changed nor as sent/) });
+    expect(unattended.output).toMatchObject({ permission: "deny" });
+  });
+  it("denies a file read where Cursor cannot ask (its ask is a deny there)", async () => {
+    const r = await engineWith(hook("hooks", "BeforeReadFile", "sanitize-allow")).handleEvent(at("beforeReadFile", { file_path: "/workspace/.env" }));
+    expect(r).toMatchObject({ decision: "ask" });
+    expect(r.output).toMatchObject({ permission: "deny" });
+  });
+  it("leaves a repository hook's change as ineffective as anywhere: nothing is asked", async () => {
+    const workspace = await repository({ ".cursor/hooks.json": { version: 1, hooks: { beforeShellExecution: [{ command: "sanitize-allow" }] } } });
+    const r = await engineWith("").handleEvent({ ...at("beforeShellExecution", { command: "make" }), workspace });
+    expect(r.decision).toBeNull();
+    expect(r.output).toEqual({});
+  });
+});
+
 describe("an operator's change with no allow, where Codex takes a change only with one", () => {
   const body = { session_id: "s", hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { sql: "DROP TABLE users" }, cwd: "/workspace" };
   const request: EventRequest = { body, raw: Buffer.from(JSON.stringify(body)), tenant: { name: "t", repositoryHooks: true }, interactive: true, format: "codex" };
