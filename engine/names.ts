@@ -86,3 +86,11 @@ export const PROJECT_DIR_VARS = [
  * as a dictionary). No event, answer or hook file needs as many in one object.
  */
 export const MAX_OBJECT_KEYS = 16_384;
+
+/**
+ * @default 16 384 — comments in a repository's JSON-with-comments hook file (Gemini CLI's
+ * settings.json). Each costs the parser's scan and the blanking that makes the text JSON, and a
+ * mebibyte holds 350 000 of them (`//` and a line break): a third of a second of the loop that serves
+ * everyone. A settings file commented line by line holds a few hundred.
+ */
+export const MAX_JSONC_COMMENTS = 16_384;

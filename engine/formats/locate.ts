@@ -147,8 +147,15 @@ function tomlLines(text: string, keep?: ReadonlySet<string>): Tables {
   // undefined: under a header too long to index, or not kept, whose keys are not indexed either
   const root = tables.get("")!;
   let table: TomlTable | undefined = root;
+  // Headers and keys indexed, as the JSON locator keeps places: at most MAX_LOCATED_VALUES in all —
+  // past them the rest of the text is not read, and what stands there is located by its nearest
+  // table indexed — and MAX_LOCATED_CHILDREN keys of one table (the rest at its header). A megabyte
+  // of keys under [hooks] cost the main thread 80–320 ms to index, for one line of an error.
+  let indexed = 0;
   forEachTomlLine(text, ({ n, text: line, header, continues }) => {
     if (continues) return;
+    if (indexed >= MAX_LOCATED_VALUES) return false;
+    if (header) indexed++;
     if (header && (header.name.length > MAX_TOML_NAME_CHARS || !kept(header.name))) {
       table = undefined;
     } else if (header?.array) {
@@ -162,9 +169,12 @@ function tomlLines(text: string, keep?: ReadonlySet<string>): Tables {
       table = tableOf(within(normal(header.name)));
       table.line = n + 1;
     } else if (table) {
-      const key = keyOf(line);
+      const key = table.keys !== undefined && table.keys.size >= MAX_LOCATED_CHILDREN ? undefined : keyOf(line);
       // (a bare key — no dot, no quote — is its own normal form, but for the spaces around it)
-      if (key !== undefined && key.length <= MAX_TOML_NAME_CHARS && (table !== root || kept(key))) (table.keys ??= new Map()).set(DOTTED_OR_QUOTED.test(key) ? splitKey(key).join(".") : key.trim(), n + 1);
+      if (key !== undefined && key.length <= MAX_TOML_NAME_CHARS && (table !== root || kept(key))) {
+        (table.keys ??= new Map()).set(DOTTED_OR_QUOTED.test(key) ? splitKey(key).join(".") : key.trim(), n + 1);
+        indexed++;
+      }
     }
   });
   return {
@@ -220,7 +230,7 @@ export interface TomlLine {
  * else a key's line or a blank or comment one (`text`). One pass over the text (scanValues): linear
  * whatever it holds.
  */
-export function forEachTomlLine(text: string, fn: (line: TomlLine) => void): void {
+export function forEachTomlLine(text: string, fn: (line: TomlLine) => void | false): void {
   const reading: ValueScan = { string: undefined, depth: 0 };
   for (let start = 0, n = 0; start <= text.length; n++) {
     const nl = text.indexOf("\n", start);
@@ -230,7 +240,8 @@ export function forEachTomlLine(text: string, fn: (line: TomlLine) => void): voi
     const header = continues ? undefined : headerOf(line);
     // (a header's brackets open and close on its line: the reading stands where it stood)
     const comment = scanValues(text, start, end, reading);
-    fn({ n, start, end, text: line, ...(header ? { header } : {}), continues, comment });
+    // (false: no further line is wanted)
+    if (fn({ n, start, end, text: line, ...(header ? { header } : {}), continues, comment }) === false) return;
     start = end + 1;
   }
 }
@@ -751,18 +762,21 @@ const FIRST_ERROR = new Error("first error");
 
 /**
  * Where `text` first opens its `max + 1`-th level of `[`/`{` (`deep`), or its `maxContainers + 1`-th
- * (`many`), or an object its `maxKeys + 1`-th key (`wide`) — strings skipped, and with `comments`
- * `//` and `/* *\/` comments too — or undefined. One pass: a file nested a hundred thousand deep is
- * refused at its line before any parser walks it.
+ * (`many`), or an object its `maxKeys + 1`-th key (`wide`), or, with `comments`, starts its
+ * `maxComments + 1`-th comment (`comments`) — strings skipped, and with `comments` `//` and `/* *\/`
+ * comments too — or undefined. One pass: a file nested a hundred thousand deep is refused at its
+ * line before any parser walks it.
  */
-export function deeperThanAt(text: string, max: number, comments = false, maxContainers = Infinity, maxKeys = Infinity): { at: number; why: "deep" | "many" | "wide" } | undefined {
+export function deeperThanAt(text: string, max: number, comments = false, maxContainers = Infinity, maxKeys = Infinity, maxComments = Infinity): { at: number; why: "deep" | "many" | "wide" | "comments" } | undefined {
   let depth = 0;
   let containers = 0;
+  let commentsSeen = 0;
   // the keys of each object open (-1: an array)
   const open: number[] = [];
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     const opaque = c === 0x22 || c === 0x2f ? opaqueEnd(text, i, comments) : -1;
+    if (opaque !== -1 && c === 0x2f && ++commentsSeen > maxComments) return { at: i, why: "comments" };
     if (opaque !== -1) i = opaque;
     else if (c === 0x5b || c === 0x7b) {
       if (++containers > maxContainers) return { at: i, why: "many" };

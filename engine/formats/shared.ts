@@ -14,6 +14,7 @@ import type { RunResult } from "../run/types.js";
 import type { Interpret, Verdict } from "../verdict.js";
 import { deeperThanAt, formatPath, lineIndex, parseJsoncLocated, parseJsonLocated, tomlLocator, type Path, type Position } from "./locate.js";
 import { oneLine } from "../visible-text.js";
+import { MAX_JSONC_COMMENTS } from "../names.js";
 import { head, headOfWords } from "../detached.js";
 
 export type Locate = (path: Path) => Position | undefined;
@@ -45,10 +46,12 @@ export function readJson(file: string, text: string, comments = false, within?: 
   // No hook file needs more; deeper ones would make every parser and walker after this recurse,
   // each array and object costs the parse and the locator's walk (MAX_EVENT_CONTAINERS), and an
   // object of a hundred thousand keys the parse and every check of it (MAX_OBJECT_KEYS).
-  const past = deeperThanAt(text, MAX_EVENT_DEPTH, comments, MAX_EVENT_CONTAINERS, MAX_OBJECT_KEYS);
+  // (and the comments of one that may hold them: MAX_JSONC_COMMENTS)
+  const past = deeperThanAt(text, MAX_EVENT_DEPTH, comments, MAX_EVENT_CONTAINERS, MAX_OBJECT_KEYS, MAX_JSONC_COMMENTS);
   if (past) {
     const at = lineIndex(text)(past.at);
-    throw new ConfigError(file, past.why === "deep" ? `nested deeper than ${MAX_EVENT_DEPTH} levels` : shapeProblem(past.why), at.line, at.column);
+    const problem = past.why === "deep" ? `nested deeper than ${MAX_EVENT_DEPTH} levels` : past.why === "comments" ? `holds more than ${MAX_JSONC_COMMENTS} comments (MAX_JSONC_COMMENTS)` : shapeProblem(past.why);
+    throw new ConfigError(file, problem, at.line, at.column);
   }
   try {
     return { file, ...(comments ? parseJsoncLocated(text, within) : parseJsonLocated(text, within)) };

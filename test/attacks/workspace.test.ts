@@ -21,6 +21,7 @@ import { MAX_META_HEADER_BYTES, MAX_PAX_RECORDS } from "../../engine/workspace-u
 import { MAX_RESIDENT_HOOK_BYTES, MAX_SUMMARY_HOOKS_JSON_CHARS } from "../../engine/workspace-store.js";
 import { MAX_WARNINGS_JSON_CHARS } from "../../engine/repository.js";
 import { REMOVE_AT_ONCE } from "../../engine/workspace-tree.js";
+import { MAX_JSONC_COMMENTS } from "../../engine/names.js";
 import { MAX_HOOK_MESSAGE_CHARS } from "../../engine/execute.js";
 import { MAX_WORD_CUT_CHARS } from "../../engine/detached.js";
 import { MAX_TOOL_NAMES } from "../../engine/verdict.js";
@@ -1183,6 +1184,18 @@ describe("a workspace's worst, against the loop that serves everyone", () => {
     expect(await loopLagMaxMs()).toBeLessThan(200);
   });
 
+  it(`skips a .gemini/settings.json of a mebibyte of comments (350,000 of them) at the comment past MAX_JSONC_COMMENTS (${MAX_JSONC_COMMENTS}), before any parser scans it`, async () => {
+    const head = '{"hooks":{"BeforeTool":[{"matcher":"x","hooks":[{"type":"command","command":"g.sh"}]}]},"notes":[';
+    const content = `${head}\n${"//\n".repeat(Math.floor((MiB - head.length - 8) / 3))}0]}`;
+    expect(content.length).toBeGreaterThan(MiB - 16);
+    await loopLagMaxMs();
+    const { status, text } = await attack(svc, async () => put(svc, "commented", await tarOf([{ name: ".gemini/settings.json", content }])));
+    expect(status, text.slice(0, 300)).toBe(200);
+    expect(storedOf(text)).toEqual({ hooks: [], warnings: [expect.stringMatching(new RegExp(`^\\.gemini/settings\\.json:${MAX_JSONC_COMMENTS + 2}:1: holds more than ${MAX_JSONC_COMMENTS} comments \\(MAX_JSONC_COMMENTS\\); the file is skipped`))] });
+    // scanned by the parser, then blanked comment by comment: 270–850 ms of the loop (now a byte pass, 10–40 ms)
+    expect(await loopLagMaxMs()).toBeLessThan(150);
+  });
+
   it("locates a config.toml's hooks past a mebibyte of tables outside [hooks] without indexing them", async () => {
     let content = `[[hooks.PreToolUse]]\nname = "n"\ncommand = "x"\n`;
     for (let i = 0; content.length < 1_000_000; i++) content += `[a.b.b.b.b.b.b.c${i}]\n`;
@@ -1201,6 +1214,18 @@ describe("a workspace's worst, against the loop that serves everyone", () => {
     const { status, text } = await attack(svc, async () => put(svc, "toml-hook-tables", await tarOf([{ name: ".copilot-shell/config.toml", content }])));
     expect(status, text.slice(0, 300)).toBe(200);
     expect(storedOf(text)).toEqual({ hooks: [], warnings: [".copilot-shell/config.toml: hooks.b.b.b.b.b: holds more than 16384 keys (MAX_OBJECT_KEYS); the file is skipped: none of its hooks are read"] });
+  });
+
+  it("skips a config.toml whose [hooks.x] holds a mebibyte of dotted keys past MAX_OBJECT_KEYS at its header, indexing no more of them than MAX_LOCATED_CHILDREN", async () => {
+    let content = `[[hooks.PreToolUse]]\nname = "n"\ncommand = "x"\n[hooks.x]\n`;
+    // (as many keys as a mebibyte holds: 115,000)
+    for (let i = 0; content.length < 1_000_000; i++) content += `a.${i.toString(36)}=1\n`;
+    await loopLagMaxMs();
+    const { status, text } = await attack(svc, async () => put(svc, "toml-hook-keys", await tarOf([{ name: ".copilot-shell/config.toml", content }])));
+    expect(status, text.slice(0, 300)).toBe(200);
+    expect(storedOf(text)).toEqual({ hooks: [], warnings: [".copilot-shell/config.toml:4:1: hooks.x.a: holds more than 16384 keys (MAX_OBJECT_KEYS); the file is skipped: none of its hooks are read"] });
+    // every key indexed on the loop that serves everyone, for the line of one error: 120–320 ms (now the scan alone, 25–80 ms)
+    expect(await loopLagMaxMs()).toBeLessThan(150);
   });
 
   it(`skips a hook file of 50,000 entries of another type whole at the one past SKIPPED_HOOKS_FACTOR × max_repository_hooks (${SKIPPED_HOOKS_FACTOR * 1000}), none read by a schema; the workspace's other guard loads`, async () => {

@@ -5,6 +5,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { BLANK_RUN_CHARS, blanksAsComments, jsonSyntaxError, parseJsoncLocated, parseJsonLocated } from "../../engine/formats/locate.js";
+import { readJson } from "../../engine/formats/shared.js";
+import { MAX_JSONC_COMMENTS } from "../../engine/names.js";
 
 const run = " \t".repeat(BLANK_RUN_CHARS);
 /** 1-based line and column of the first `mark` in `text` */
@@ -67,5 +69,20 @@ describe(`a run of BLANK_RUN_CHARS (${BLANK_RUN_CHARS}) or more blanks`, () => {
       expect(err.message, text).toBe(jsonSyntaxError(short, undefined).message);
       expect({ line: err.line, column: err.column }, text).toEqual(placeOf(text, mark));
     }
+  });
+});
+
+describe(`a JSON-with-comments hook file's comments, at most MAX_JSONC_COMMENTS (${MAX_JSONC_COMMENTS})`, () => {
+  const hooks = '{"hooks":{"BeforeTool":[{"matcher":"x","hooks":[{"type":"command","command":"g.sh"}]}]},"notes":[';
+  it.each([["//", "//\n"], ["/* */", "/* a */\n"]])("loads a file of exactly as many %s comments, and refuses one more at its line before any parser scans it", (_kind, comment) => {
+    const loaded = readJson(".gemini/settings.json", `${hooks}\n${comment.repeat(MAX_JSONC_COMMENTS)}0]}`, true);
+    expect(loaded.value).toMatchObject({ hooks: { BeforeTool: [{ matcher: "x" }] } });
+    expect(() => readJson(".gemini/settings.json", `${hooks}\n${comment.repeat(MAX_JSONC_COMMENTS + 1)}0]}`, true))
+      .toThrow(expect.objectContaining({ message: `.gemini/settings.json:${MAX_JSONC_COMMENTS + 2}:1: holds more than ${MAX_JSONC_COMMENTS} comments (MAX_JSONC_COMMENTS)` }));
+  });
+  it("counts no comment in a string, nor in a file read as plain JSON (where none is one)", () => {
+    const text = `${hooks}"${"//".repeat(MAX_JSONC_COMMENTS + 1)}"]}`;
+    expect(readJson(".gemini/settings.json", text, true).value).toMatchObject({ notes: ["//".repeat(MAX_JSONC_COMMENTS + 1)] });
+    expect(() => readJson(".claude/settings.json", `${hooks}\n${"//\n".repeat(MAX_JSONC_COMMENTS + 1)}0]}`)).toThrow(/invalid JSON/);
   });
 });

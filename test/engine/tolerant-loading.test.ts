@@ -13,7 +13,7 @@ import { ConfigError } from "../../engine/errors.js";
 import { resolveEventName } from "../../engine/events.js";
 import { emptyHookSet, type HookSet } from "../../engine/hooks.js";
 import { selectHooks } from "../../engine/match.js";
-import { tomlLocator } from "../../engine/formats/locate.js";
+import { MAX_LOCATED_CHILDREN, MAX_LOCATED_VALUES, tomlLocator } from "../../engine/formats/locate.js";
 import { effectiveDecisions } from "../../engine/formats/registry.js";
 import { WorkspaceLimitError } from "../../engine/formats/shared.js";
 import { execFormCommand, MAX_EXEC_COMMAND_BYTES } from "../../engine/formats/claude-settings.js";
@@ -272,6 +272,22 @@ describe("TOML lines past multi-line strings and comments", () => {
     const locate = tomlLocator(toml);
     expect(locate(["hooks", "PreToolUse", 2, "timeout"])).toEqual({ line: 17, column: 1 });
     expect(locate(["y"])).toBeUndefined();
+  });
+
+  it(`indexes at most MAX_LOCATED_CHILDREN (${MAX_LOCATED_CHILDREN}) keys of a table, the rest located at its header, and at most MAX_LOCATED_VALUES (${MAX_LOCATED_VALUES}) headers and keys in all, what stands past them at the nearest table indexed`, () => {
+    const keys = (n: number, dotted = false) => Array.from({ length: n }, (_, i) => (dotted ? `a.k${i} = 1` : `k${i} = 1`)).join("\n");
+    // [hooks.x] at line 1, its keys from line 2
+    const wide = tomlLocator(`[hooks.x]\n${keys(MAX_LOCATED_CHILDREN + 5, true)}\n`, ["hooks"]);
+    expect(wide(["hooks", "x", "a", `k${MAX_LOCATED_CHILDREN - 1}`])).toEqual({ line: MAX_LOCATED_CHILDREN + 1, column: 1 });
+    expect(wide(["hooks", "x", "a", `k${MAX_LOCATED_CHILDREN}`])).toEqual({ line: 1, column: 1 });
+    // tables of 1000 keys each, past MAX_LOCATED_VALUES in all: the last table's header is no longer read
+    const tables = Math.ceil(MAX_LOCATED_VALUES / 1001) + 1;
+    const text = Array.from({ length: tables }, (_, t) => `[hooks.t${t}]\n${keys(1000)}`).join("\n");
+    const many = tomlLocator(text, ["hooks"]);
+    expect(many(["hooks", "t0", "k999"])).toEqual({ line: 1001, column: 1 });
+    const last = Math.floor(MAX_LOCATED_VALUES / 1001);
+    expect(many(["hooks", `t${last - 1}`, "k0"])).toEqual({ line: (last - 1) * 1001 + 2, column: 1 });
+    expect(many(["hooks", `t${tables - 1}`, "k0"])).toBeUndefined();
   });
 
   it("reads a mebibyte of quotes, brackets and hashes in linear time", () => {
