@@ -54,6 +54,8 @@ export interface EventRequest {
    * that is still the stored workspace (an upload of its id, or a delete, may come while the event waits)
    */
   workspace?: { dir: string; hooks: HookSet; current?: () => boolean; version?: string };
+  /** the policy hooks alone run (the event names a workspace that is not there: its client gets what they block, else the 404) */
+  policyOnly?: boolean;
   /** false: no one can answer an `ask` (copilot-hooks.md autopilot) */
   interactive: boolean;
   /** dialect of `output`; default: the body's */
@@ -165,7 +167,7 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
     if (tool !== undefined && tool.length > MAX_TOOL_NAME_CHARS)
       throw new BadRequestError(`the tool name is longer than ${MAX_TOOL_NAME_CHARS} characters`, req.body.tool_name !== undefined ? "tool_name" : "toolName", "bad_field");
     const hooks = selectHooks(
-      { policy: config.policy, service: config.service, extension: config.extension, repository: req.workspace?.hooks ?? emptyHookSet() },
+      req.policyOnly ? { ...NO_SOURCES, policy: config.policy } : { policy: config.policy, service: config.service, extension: config.extension, repository: req.workspace?.hooks ?? emptyHookSet() },
       point,
       tool,
       { hooksEnabled: config.hooksEnabled, repositoryHooks: req.tenant.repositoryHooks },

@@ -148,8 +148,17 @@ async function handleRead(
       .finally(() => { if (!memory.held) memory.giveBack(); }));
     throw new NotDecidedInTimeError(answerByMs!);
   }
-  // Another tenant's workspace is as absent as one that never was.
-  if (!workspace) throw new NotFoundError(`no workspace "${workspaceId}"`);
+  // Another tenant's workspace is as absent as one that never was. Its repository's hooks cannot
+  // run, but the policy hooks still look at the event first (they alone: a wrong id costs no
+  // container): what they block or ask is answered; anything else is the 404, the client applying
+  // the tenant's failure mode. A repository that makes its own upload fail never decides that the
+  // policy hooks do not run.
+  // (A canary runs no hook: the 404 says the line names no workspace.)
+  if (!workspace) {
+    const missing = `no workspace "${workspaceId}"`;
+    if (c.req.header("hookbox-canary") !== undefined) throw new NotFoundError(missing);
+    return decide(c, deps, { ...event, workspaceMissing: missing }, undefined);
+  }
   return decide(c, deps, event, workspace);
 }
 
@@ -170,6 +179,8 @@ interface EventRead {
   workspaceId: string | undefined;
   /** its deadline passed while its workspace loaded: the client has its answer (the failure mode); it is run to be recorded */
   loadedLate: boolean;
+  /** the 404 of a workspace that is not there: run without it, answered only where it holds (`holds`), else this */
+  workspaceMissing?: string;
 }
 
 type StoredWorkspace = NonNullable<Awaited<ReturnType<AppDeps["workspaces"]["get"]>>>;
@@ -185,7 +196,7 @@ const leftOf = (t0: number, ms: number) => Math.max(0, ms - (performance.now() -
 
 /** Runs an event's hooks and answers it: in time, or by its deadline with what is decided so far. */
 async function decide(c: Context<Env>, deps: AppDeps, event: EventRead, workspace: StoredWorkspace | undefined) {
-  const { t0, tenant, query, raw, memory, eventName, native, format, body, named, mode, answerByMs, workspaceId, loadedLate } = event;
+  const { t0, tenant, query, raw, memory, eventName, native, format, body, named, mode, answerByMs, workspaceId, loadedLate, workspaceMissing } = event;
   const interactiveParam = query.interactive;
   if (!loadedLate && c.req.header("hookbox-canary") !== undefined)
     return canary(c, deps, { eventName: eventName ?? bodyEventName(body), body, format, native, workspaceId, memory, leftMs: answerByMs === undefined ? Infinity : leftOf(t0, answerByMs) });
@@ -219,6 +230,7 @@ async function decide(c: Context<Env>, deps: AppDeps, event: EventRead, workspac
       body, raw, eventName, signal,
       tenant,
       workspace: workspace && { dir: workspace.dir, hooks: workspace.hooks, current: workspace.current, version: workspace.version },
+      ...(workspaceMissing !== undefined ? { policyOnly: true } : {}),
       interactive: interactiveParam !== "false",
       format,
       onHook: (record, notification) => {
@@ -263,11 +275,22 @@ async function decide(c: Context<Env>, deps: AppDeps, event: EventRead, workspac
   // Stopped by the service's shutdown with nothing decided that holds: answered as above — decided
   // once, as the record is made, and said there.
   let stopping = false;
+  // Run without its workspace (it is not there), with nothing decided that holds: answered with the
+  // 404 that says so, the client applying the tenant's failure mode — decided once, as the record is made.
+  let missingAnswered: NotFoundError | undefined;
+  const missingUnlessHolds = (result: { decision: string | null; continue?: false }): NotFoundError | undefined =>
+    workspaceMissing !== undefined && !holds(result, mode) ? new NotFoundError(workspaceMissing) : undefined;
+  // An early answer of an event run without its workspace, only where it holds: else the failure mode, as for one nothing decided.
+  const heldEarly = <R extends { decision: string | null; continue?: false }>(early: R | undefined): R | undefined => (early && missingUnlessHolds(early) ? undefined : early);
   const finish = async (result: EventResult) => {
     const durationMs = performance.now() - t0;
     if (answeredOtherwise === undefined && deps.shutdown.aborted && !holds(result, mode)) {
       stopping = true;
       answeredOtherwise = { decision: failed, why: failedAs("the service was stopping") };
+    }
+    if (answeredOtherwise === undefined && (missingAnswered = missingUnlessHolds(result))) {
+      const answeredAs = native ? "answered with the tenant's failure mode in the agent's own JSON" : streaming ? "the stream ended with an error line, the client applying the tenant's failure mode" : "answered 404, the client applying the tenant's failure mode";
+      answeredOtherwise = { decision: failed, why: `${workspaceMissing}: its repository's hooks did not run, and the other hooks decided nothing that holds; ${answeredAs} (${mode})` };
     }
     const kept = keptFields(result);
     deps.sessions.heard(tenant.name, kept.session_id, result.event, format);
@@ -306,7 +329,7 @@ async function decide(c: Context<Env>, deps: AppDeps, event: EventRead, workspac
       // The status line is gone by now: what could not be decided ends the stream as an error line
       // with the tenant's failure mode, for the client to apply — never as a result that decides nothing.
       const decided = run.then(
-        (response) => (stopping ? errorLine(new ShuttingDownError(), mode) : { type: "result" as const, ...shaped(response) }),
+        (response) => (stopping ? errorLine(new ShuttingDownError(), mode) : missingAnswered ? errorLine(missingAnswered, mode) : { type: "result" as const, ...shaped(response) }),
         (err: unknown) => errorLine(err, mode),
       );
       // Hookbox-Answer-By-Ms holds for a stream too: by then, what the finished hooks decided, or the
@@ -321,7 +344,7 @@ async function decide(c: Context<Env>, deps: AppDeps, event: EventRead, workspac
       if (first === "late") {
         answered = true;
         giveUpTurn();
-        const early = prepared.early(mode, `answered within ${answerByMs} ms, before the agent's hook deadline`);
+        const early = heldEarly(prepared.early(mode, `answered within ${answerByMs} ms, before the agent's hook deadline`));
         answeredLate(early);
         last = early ? { type: "result" as const, ...shaped(early) } : errorLine(new NotDecidedInTimeError(answerByMs!), mode);
       } else last = first;
@@ -353,7 +376,7 @@ async function decide(c: Context<Env>, deps: AppDeps, event: EventRead, workspac
     if (first === "late") {
       answered = true;
       giveUpTurn();
-      const early = prepared.early(mode, `answered within ${answerByMs} ms, before the agent's hook deadline`);
+      const early = heldEarly(prepared.early(mode, `answered within ${answerByMs} ms, before the agent's hook deadline`));
       answeredLate(early);
       c.get("log").warn({ event: { name: prepared.event, decision: early?.decision }, answerByMs, mode }, early ? "event not done before the agent's deadline: answered with what its finished hooks decided" : "event not decided before the agent's deadline: answered with the tenant's failure mode");
       // Nothing finished decided as strongly as the failure mode: the client applies it (native: app.ts).
@@ -361,12 +384,14 @@ async function decide(c: Context<Env>, deps: AppDeps, event: EventRead, workspac
       return c.json(native ? early.output : shaped(early));
     }
     if (stopping) throw new ShuttingDownError();
+    if (missingAnswered) throw missingAnswered;
     return c.json(native ? first.output : shaped(first));
   }
   const response = await run;
   // Stopped by the service's shutdown after the grace period: hooks were killed, nothing was decided.
   // The record is kept (cancelled); the client gets 503, which it answers with the tenant's failure mode.
   if (stopping) throw new ShuttingDownError();
+  if (missingAnswered) throw missingAnswered;
   return c.json(shaped(response));
 }
 

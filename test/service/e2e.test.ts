@@ -184,14 +184,24 @@ describe("workspaces", () => {
     expect(listed).toMatchObject({ id: "repo-1", files: 2 });
   });
 
-  it("refuses another tenant's workspace with 404, and runs nothing", async () => {
+  it("refuses another tenant's workspace with 404, none of its hooks run — after the policy hooks looked, whose block is answered", async () => {
     const auditBefore = svc.auditLines().length;
+    const teamBBefore = svc.auditLines("team-b").length;
     const res = await svc.event(ls, { token: TOKEN_B, query: "workspace=repo-1" });
     expect(res.status).toBe(404);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe("not_found");
     expect((await fetch(`${svc.url}/v1/workspaces/repo-1`, { headers: { authorization: `Bearer ${TOKEN_B}` } })).status).toBe(404);
     expect((await fetch(`${svc.url}/v1/workspaces/repo-1`, { method: "DELETE", headers: { authorization: `Bearer ${TOKEN_B}` } })).status).toBe(404);
+    // A workspace that is not there (one whose upload failed, say) never keeps the policy hooks from looking.
+    const shadow = await svc.event({ ...ls, tool_input: { command: "cat /etc/shadow" } }, { token: TOKEN_B, query: "workspace=repo-1" });
+    expect(shadow.status).toBe(200);
+    const blocked = (await shadow.json()) as { decision: string; reason: string; hooks: { name: string }[] };
+    expect(blocked).toMatchObject({ decision: "block", reason: "org policy: no shadow" });
+    expect(blocked.hooks.map((h) => h.name)).toEqual(["org-guard"]);
+    // Both recorded as team-b's own events (the 404 as answered so); team-a's record untouched.
     expect(svc.auditLines().length).toBe(auditBefore);
+    await expect.poll(() => svc.auditLines("team-b").length - teamBBefore).toBe(2);
+    expect(svc.auditLines("team-b").at(-2)).toMatchObject({ workspace: "repo-1", answered: { why: expect.stringMatching(/^no workspace "repo-1": its repository's hooks did not run/) } });
   });
 
   it("deletes a workspace", async () => {

@@ -429,6 +429,36 @@ describe.concurrent("the time an event is given", () => {
     expect((await edge.request("/v1/events", { ...post(rmEvent), token: TOKEN_B, headers: { "hookbox-workspace": "none" } })).status).toBe(404);
   });
 
+  it("runs the policy hooks alone of an event whose workspace is not there (another tenant's alike): what they block is answered, anything else is the 404, recorded so", async ({ expect }) => {
+    const audit = join(mkdtempSync(join(tmpdir(), "hookbox-edge-audit-")), "audit.jsonl");
+    const guard = (answer: string) => `[[policy.PreToolUse]]\nname = "guard"\ncommand = '''say ${answer}'''\n[[hooks.PreToolUse]]\nname = "operator"\ncommand = "hang"\n`;
+    const edge = edgeApp({ auditFile: audit, config: guard('{"decision":"block","reason":"no rm here"}') });
+    const tar = await tarOf([{ name: "README.md", content: "hi" }]);
+    expect((await edge.request("/v1/workspaces/theirs", { method: "PUT", body: new Uint8Array(tar), token: TOKEN_A })).status).toBe(200);
+    for (const id of ["none", "theirs"]) {
+      const res = await edge.request("/v1/events", { ...post(rmEvent), token: TOKEN_B, headers: { "hookbox-workspace": id } });
+      expect(res.status, id).toBe(200);
+      expect(await res.json()).toMatchObject({ decision: "block", reason: "no rm here" });
+      // a native endpoint: the block in the agent's own JSON
+      const native = await edge.request(`/v1/hooks/claude/PreToolUse?workspace=${id}`, { ...post({ ...rmEvent, tool_name: "Bash" }), token: TOKEN_B });
+      expect(await native.json()).toMatchObject({ hookSpecificOutput: { permissionDecision: "deny", permissionDecisionReason: "no rm here" } });
+    }
+    // the operator's hook (one that never ends) never ran: a wrong id costs no container
+    expect(edge.ran.map((r) => r.command)).not.toContain("hang");
+    // a policy hook that lets it pass: the 404, the client applying the tenant's failure mode — and the event recorded as answered so
+    const quiet = edgeApp({ auditFile: audit, config: guard("{}") });
+    const res = await quiet.request("/v1/events", { ...post(rmEvent), token: TOKEN_B, headers: { "hookbox-workspace": "none" } });
+    expect(res.status).toBe(404);
+    expect(await errorOf(res)).toMatchObject({ code: "not_found", message: 'no workspace "none"' });
+    expect(quiet.ran).toHaveLength(1);
+    const lines = () => (existsSync(audit) ? readFileSync(audit, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { answered?: unknown }) : []);
+    await expect.poll(() => lines().length).toBe(5);
+    expect(lines()[4]).toMatchObject({ answered: { decision: "block", why: expect.stringMatching(/^no workspace "none": its repository's hooks did not run, .* answered 404, the client applying the tenant's failure mode \(block\)$/) } });
+    // a stream: the error line
+    const streamed = await quiet.request("/v1/events", { ...post(rmEvent), token: TOKEN_B, headers: { "hookbox-workspace": "none", accept: "application/x-ndjson" } });
+    expect((await streamed.text()).trim().split("\n").at(-1)).toMatch(/"type":"error".*"code":"not_found".*"on_failure":"block"/);
+  });
+
   it.each(["/v1//hooks/claude/PreToolUse", "/v1/Hooks/claude/PreToolUse"])("answers %s, a path its agent may build, in the agent's JSON, never a 404", async (path) => {
     const res = await edgeApp().request(path, { ...post(rmEvent), token: TOKEN_B });
     expect(res.status).toBe(200);
@@ -1555,16 +1585,17 @@ describe("tenant scoping", () => {
     expect(put.status).toBe(200);
     expect(WorkspaceInfoSchema.parse(await put.json())).toMatchObject({ id: "repo", files: 1 });
     expect((await edge.request("/v1/workspaces/repo", { token: TOKEN_B })).status).toBe(404);
-    expect((await edge.request("/v1/events?workspace=repo", { ...post(rmEvent), token: TOKEN_B })).status).toBe(404);
+    // (run without it, its policy hooks having nothing to say: recorded as team-b's own event, answered 404)
+    expect((await edge.request("/v1/events?workspace=repo", { ...post({ ...rmEvent, session_id: "s-b" }), token: TOKEN_B })).status).toBe(404);
     expect((await edge.request("/v1/workspaces/repo", { method: "DELETE", token: TOKEN_B })).status).toBe(404);
 
     const { event_id } = DecisionSchema.parse(await (await edge.request("/v1/events", { ...post(rmEvent), headers: { "hookbox-workspace": "repo" } })).json());
     expect(TraceSchema.parse(await (await edge.request(`/v1/events/${event_id}`)).json())).toMatchObject({ event_id, workspace: "repo", tenant: "team-a" });
     expect((await edge.request(`/v1/events/${event_id}`, { token: TOKEN_B })).status).toBe(404);
     expect(TraceListSchema.parse(await (await edge.request("/v1/events?decision=block")).json()).events.map((e) => e.event_id)).toContain(event_id);
-    expect(TraceListSchema.parse(await (await edge.request("/v1/events", { token: TOKEN_B })).json()).events).toEqual([]);
+    expect(TraceListSchema.parse(await (await edge.request("/v1/events", { token: TOKEN_B })).json()).events.map((e) => e.event_id)).not.toContain(event_id);
     expect(SessionsSchema.parse(await (await edge.request("/v1/sessions")).json()).sessions.map((s) => s.session_id)).toContain("s-1");
-    expect(SessionsSchema.parse(await (await edge.request("/v1/sessions", { token: TOKEN_B })).json()).sessions).toEqual([]);
+    expect(SessionsSchema.parse(await (await edge.request("/v1/sessions", { token: TOKEN_B })).json()).sessions.map((s) => s.session_id)).toEqual(["s-b"]);
     expect((await edge.request("/v1/workspaces/repo", { method: "DELETE" })).status).toBe(204);
   });
 
