@@ -286,6 +286,18 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
             output: answer.output, exit_code: answer.exit_code, note: `answered before the event was done: ${why}; the tools the hooks that finished leave the model hold`,
           };
         }
+        // The tool has run, and a finished hook replaced its output (an operator's redaction, say):
+        // what the failure mode answers goes out with that replacement, never without it — the
+        // model would read what the hook took out.
+        if (replaced !== undefined && (!best || (mode === "block" && best.decision !== "block"))) {
+          const decision: Decision | null = mode === "block" && !blockKeepsGoing(point) ? "block" : null;
+          const reason = decision ? `hookbox could not decide in time (${why}; other hooks still running): the tenant's failure mode (block) applies` : undefined;
+          const answer = answerFor(format, point, { decision, ...(reason ? { reason } : {}), ...told, notifications: [] });
+          return {
+            event_id: eventId, event: point, decision, ...(reason ? { reason } : {}), ...kept, notifications: [], hooks: [...finished],
+            output: answer.output, exit_code: answer.exit_code, note: `answered before the event was done: ${why}; the tenant's failure mode (${mode}), with a finished hook's replacement of the tool's output`,
+          };
+        }
         if (!best || (mode === "block" && best.decision !== "block")) return undefined;
         // copilot-hooks.md: an ask "where no prompt is shown, it is treated as a deny"
         const decision: Decision = best.decision === "ask" && !req.interactive ? "block" : best.decision!;

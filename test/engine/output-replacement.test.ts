@@ -110,4 +110,20 @@ describe("an early answer (the agent's deadline near, a hook still running)", ()
     await done;
     expect(early).toMatchObject({ decision: "block", reason: expect.stringMatching(/a secret was printed/), updatedOutput: "[redacted]", output: { decision: "block", hookSpecificOutput: { updatedToolOutput: "[redacted]" } } });
   });
+
+  it.each(["allow", "block"] as const)("carries it with the tenant's failure mode (%s) where no finished hook blocked: the model never reads what a hook took out", async (mode) => {
+    const dir = mkdtempSync(join(tmpdir(), "hookbox-replace-"));
+    mkdirSync(join(dir, ".claude"));
+    writeFileSync(join(dir, ".claude/settings.json"), JSON.stringify({ hooks: { PostToolUse: [{ hooks: ["redact", "slow"].map((command) => ({ type: "command", command })) }] } }));
+    const req = await postToolUse();
+    const stop = new AbortController();
+    const prepared = createEngine({ config: parseConfig("test.toml", ""), runners: { host: runner("host"), container: runner("container") } }).prepare({ ...req, workspace: { dir, hooks: await loadRepositoryHooks(dir, 60_000) }, signal: stop.signal });
+    const done = prepared.run();
+    await new Promise((r) => setTimeout(r, 100));
+    const early = prepared.early(mode, "deadline near");
+    stop.abort();
+    await done;
+    expect(early).toMatchObject({ decision: mode === "block" ? "block" : null, updatedOutput: "[redacted]", output: { hookSpecificOutput: { updatedToolOutput: "[redacted]" } }, note: expect.stringMatching(/with a finished hook's replacement of the tool's output$/) });
+    if (mode === "block") expect(early!.reason).toMatch(/the tenant's failure mode \(block\) applies/);
+  });
 });
