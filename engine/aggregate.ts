@@ -186,15 +186,25 @@ function defaultReason(winner: Judged | undefined): string | undefined {
   return undefined;
 }
 
+/**
+ * A hook's text as it joins the others' in one message or context: a repository's marked as such,
+ * each of its lines — the first labelled, the rest indented —, so that none reads as an
+ * administrator's or an operator's (a policy hook's question, hookbox's own line) beside it.
+ */
+function fromWhom(j: Judged, text: string | undefined): string | undefined {
+  if (!text || j.hook.source !== "repository") return text;
+  return `[repository] ${text.replace(/\n/g, "\n  ")}`;
+}
+
 export function fold(judged: Judged[], opts: { interactive: boolean }): Folded {
   let winner: Judged | undefined;
   for (const j of judged) {
     if (!isEffective(j)) continue;
     if (!winner || RANK[j.verdict.decision!] > RANK[winner.verdict.decision!]) winner = j;
   }
-  const contexts = judged.map((j) => j.verdict.additionalContext).filter((c): c is string => !!c);
+  const contexts = judged.map((j) => fromWhom(j, j.verdict.additionalContext)).filter((c): c is string => !!c);
   // Every hook's message reaches the agent, not only the deciding hook's (advice, warnings).
-  const messages = [...new Set(judged.map((j) => j.verdict.systemMessage ?? j.verdict.warning).filter((m): m is string => !!m))];
+  const messages = [...new Set(judged.map((j) => fromWhom(j, j.verdict.systemMessage ?? j.verdict.warning)).filter((m): m is string => !!m))];
   const budget = new MessageBudget();
   const notifications = judged.map((j) => budget.take(notificationOf(j))).filter((n): n is Notification => n !== undefined);
   const closing = budget.closing();
