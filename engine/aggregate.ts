@@ -2,6 +2,7 @@
  * @module Folding hook verdicts into one decision (SERVICE.md §4, cosh-hooks.md "Execution Model").
  * Pure.
  */
+import { createHash } from "node:crypto";
 import type { Decision } from "./events.js";
 import { effectiveDecisions } from "./formats/registry.js";
 import { blockKeepsGoing, cardName, hookCalled } from "./formats/shared.js";
@@ -107,16 +108,53 @@ export class MessageBudget {
   }
 }
 
-/** `texts` joined by newlines, at most MAX_EVENT_MESSAGE_CHARS of them; the rest counted in a last line. */
-function joinCapped(texts: string[]): string | undefined {
+/** A hook's text, and whether a repository's hook said it. */
+type Said = { text: string; repository: boolean };
+
+/**
+ * `texts` joined by newlines, at most MAX_EVENT_MESSAGE_CHARS of them; the rest counted in a last
+ * line. A repository's text is marked as such (`fromRepository`) — only one that still fits, its
+ * bare length tried first: a thousand hooks' texts past the cap cost no marking.
+ */
+function joinCapped(texts: Said[]): string | undefined {
   if (texts.length === 0) return undefined;
   let out = "";
-  for (const [i, t] of texts.entries()) {
-    if (out.length + t.length + 1 > MAX_EVENT_MESSAGE_CHARS) return `${out}\n… ${texts.length - i} more left out (an event's messages are capped at ${MAX_EVENT_MESSAGE_CHARS} characters)`;
+  for (const [i, said] of texts.entries()) {
+    // (a mark only lengthens a text: one whose bare length does not fit never will)
+    const t = out.length + said.text.length + 1 > MAX_EVENT_MESSAGE_CHARS ? undefined : said.repository ? fromRepository(said.text) : said.text;
+    if (t === undefined || out.length + t.length + 1 > MAX_EVENT_MESSAGE_CHARS) return `${out}\n… ${texts.length - i} more left out (an event's messages are capped at ${MAX_EVENT_MESSAGE_CHARS} characters)`;
     out = i === 0 ? t : `${out}\n${t}`;
   }
   return out;
 }
+
+/**
+ * The texts the hooks said, in order, each once for each kind of teller (a repository's beside
+ * another's of the same words stays). A long text is known by its digest: V8 hashes a string of
+ * more than 16,383 characters by its length alone, and a thousand hooks' messages of one length,
+ * told apart only at their ends, made a set of them compare each with every other — a second and
+ * more of the loop that serves everyone.
+ */
+function saidOnce(judged: Judged[], text: (j: Judged) => string | undefined): Said[] {
+  // texts as they are, and long ones' digests, apart: for a repository's hooks and for the others'
+  const seen = [new Set<string>(), new Set<string>(), new Set<string>(), new Set<string>()];
+  const out: Said[] = [];
+  for (const j of judged) {
+    const t = text(j);
+    if (!t) continue;
+    const repository = j.hook.source === "repository";
+    const long = t.length > DIGESTED_CHARS;
+    const mine = seen[(repository ? 2 : 0) + (long ? 1 : 0)]!;
+    const key = long ? createHash("sha256").update(t).digest("base64") : t;
+    if (mine.has(key)) continue;
+    mine.add(key);
+    out.push({ text: t, repository });
+  }
+  return out;
+}
+
+/** Texts longer than this are told apart by their digest (saidOnce). */
+const DIGESTED_CHARS = 1024;
 
 export interface Folded {
   decision: Decision | null;
@@ -187,12 +225,11 @@ function defaultReason(winner: Judged | undefined): string | undefined {
 }
 
 /**
- * A hook's text as it joins the others' in one message or context: a repository's marked as such,
- * each of its lines — the first labelled, the rest indented —, so that none reads as an
- * administrator's or an operator's (a policy hook's question, hookbox's own line) beside it.
+ * A repository hook's text as it joins the others' in one message or context: each of its lines
+ * marked — the first labelled, the rest indented —, so that none reads as an administrator's or an
+ * operator's (a policy hook's question, hookbox's own line) beside it.
  */
-function fromWhom(j: Judged, text: string | undefined): string | undefined {
-  if (!text || j.hook.source !== "repository") return text;
+function fromRepository(text: string): string {
   return `[repository] ${text.replace(/\n/g, "\n  ")}`;
 }
 
@@ -202,9 +239,9 @@ export function fold(judged: Judged[], opts: { interactive: boolean }): Folded {
     if (!isEffective(j)) continue;
     if (!winner || RANK[j.verdict.decision!] > RANK[winner.verdict.decision!]) winner = j;
   }
-  const contexts = judged.map((j) => fromWhom(j, j.verdict.additionalContext)).filter((c): c is string => !!c);
+  const contexts: Said[] = judged.flatMap((j) => (j.verdict.additionalContext ? [{ text: j.verdict.additionalContext, repository: j.hook.source === "repository" }] : []));
   // Every hook's message reaches the agent, not only the deciding hook's (advice, warnings).
-  const messages = [...new Set(judged.map((j) => fromWhom(j, j.verdict.systemMessage ?? j.verdict.warning)).filter((m): m is string => !!m))];
+  const messages = saidOnce(judged, (j) => j.verdict.systemMessage ?? j.verdict.warning);
   const budget = new MessageBudget();
   const notifications = judged.map((j) => budget.take(notificationOf(j))).filter((n): n is Notification => n !== undefined);
   const closing = budget.closing();
@@ -287,7 +324,8 @@ function lookedAt(first: Folded, again: Folded | undefined, unchecked: boolean, 
   // The policy hooks speak in both looks: what they said twice is said once. The second look's
   // first: the first look's text may be a repository's, up to the cap, which must not push out
   // what the policy hooks said of the changed event.
-  const both = (a: string | undefined, b: string | undefined) => joinCapped([...new Set([b, a].filter((t): t is string => !!t).flatMap((t) => t.split("\n")))]);
+  // (lines of texts already joined, a repository's marked already)
+  const both = (a: string | undefined, b: string | undefined) => joinCapped([...new Set([b, a].filter((t): t is string => !!t).flatMap((t) => t.split("\n")))].map((text) => ({ text, repository: false })));
   const merged = (f: Folded): Folded => {
     const seen = new Set(first.notifications.map((n) => JSON.stringify(n)));
     const out: Folded = { ...f, notifications: [...first.notifications, ...(again?.notifications ?? []).filter((n) => !seen.has(JSON.stringify(n)))] };

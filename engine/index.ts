@@ -3,7 +3,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterPolicyLook, blockCounts, changeLost, fold, foldToolSelection, RANK, withoutChange, type Folded, type Judged, type Notification } from "./aggregate.js";
-import { answerFor, blockWithoutEvent, changeAsRun, effectiveDecisions, untakableChange } from "./formats/registry.js";
+import { agentOf, answerFor, blockWithoutEvent, changeAsRun, effectiveDecisions, takesNoChange, untakableChange } from "./formats/registry.js";
 import { blockKeepsGoing, hookCalled } from "./formats/shared.js";
 import { failureModeFor, type Config, type FailureMode, type Tenant } from "./config.js";
 import { BadRequestError, EventExpiredError } from "./errors.js";
@@ -210,6 +210,11 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
      * blocks the call (afterPolicyLook), and an early answer blocks once a hook has made one.
      */
     const changeLostBlocks = CHANGE_RUNS.has(point) && effectiveDecisions(point, format).has("block") && !blockKeepsGoing(point);
+    /**
+     * Where the agent takes no change at all (Cursor's beforeShellExecution): the full answer asks
+     * about the call as sent (untakenAnswered); an early one, with the event not done, blocks it.
+     */
+    const noChangeTaken = takesNoChange(format, point) && effectiveDecisions(point, format).has("block") && !blockKeepsGoing(point);
     /** the first finished hook (first look) whose change of the arguments its tier let stand */
     let changedBy: HookRecord | undefined;
     /** a finished hook whose block would count never got to decide: the failure mode is its to call */
@@ -223,7 +228,7 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
       if (cut?.counts) countedCut = true;
       if (halt !== undefined && !record.pass) halted ??= { name: record.name, source: record.source, reason: halt };
       if (updatedOutput !== undefined && !record.pass) replaced = updatedOutput;
-      if (modifiedArgs !== undefined && !record.pass && record.decision !== "block" && CHANGE_RUNS.has(point)) changedBy ??= record;
+      if (modifiedArgs !== undefined && !record.pass && record.decision !== "block" && (CHANGE_RUNS.has(point) || noChangeTaken)) changedBy ??= record;
       req.onHook?.(record, notification);
     };
     return {
@@ -258,8 +263,10 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
         }
         // A hook changed the arguments, and the policy hooks have not passed the change: the call can go
         // out neither as changed nor as sent (the failure mode's allow would run it as sent).
-        if (changedBy !== undefined && changeLostBlocks && best?.decision !== "block") {
-          const reason = `${hookCalled(changedBy)} changed the arguments, and the changed call could not be checked by the policy hooks in time (${why}): the call is blocked, run neither as changed nor as sent`;
+        if (changedBy !== undefined && (changeLostBlocks || noChangeTaken) && best?.decision !== "block") {
+          const reason = noChangeTaken
+            ? `${hookCalled(changedBy)} changed the arguments, which ${agentOf(format)} takes none of here, and the event was not done in time (${why}): the call is blocked, not run as sent`
+            : `${hookCalled(changedBy)} changed the arguments, and the changed call could not be checked by the policy hooks in time (${why}): the call is blocked, run neither as changed nor as sent`;
           const answer = answerFor(format, point, { decision: "block", reason, ...told, notifications: [] });
           return {
             event_id: eventId, event: point, decision: "block", reason, ...kept, notifications: [], hooks: [...finished],

@@ -155,10 +155,13 @@ function tomlLines(text: string, keep?: ReadonlySet<string>): Tables {
   forEachTomlLine(text, ({ n, text: line, header, continues }) => {
     if (continues) return;
     if (indexed >= MAX_LOCATED_VALUES) return false;
-    if (header) indexed++;
+    // (a header of a table not kept is passed over as its keys are: none of them counts)
     if (header && (header.name.length > MAX_TOML_NAME_CHARS || !kept(header.name))) {
       table = undefined;
-    } else if (header?.array) {
+      return;
+    }
+    if (header) indexed++;
+    if (header?.array) {
       const name = within(normal(header.name));
       const elements = (nodeOf(name, true)!.elements ??= []);
       const base = tableOf(name);

@@ -70,6 +70,16 @@ export function changeAsRun(format: Format, change: unknown, args: () => Record<
   return asRun && typeof change === "object" && change !== null && !Array.isArray(change) ? asRun(change as Record<string, unknown>, args()) : change;
 }
 
+/** The agent whose dialect `format` is, by name ("Cursor"). */
+export function agentOf(format: Format): string {
+  return FORMAT_MODULES[format].agent;
+}
+
+/** Whether the agent of `format` takes no change of the arguments at all at `point` (changeNotTakenAt). */
+export function takesNoChange(format: Format, point: EventPoint): boolean {
+  return FORMAT_MODULES[format].changeNotTakenAt?.has(point) === true;
+}
+
 /**
  * Whether `folded`'s change of the arguments cannot reach the agent at `point` as folded — the agent
  * takes a change only with an allow, or an allow or an ask (changeTakenWith), and neither goes with

@@ -139,8 +139,9 @@ async function handleRead(
     // (held by the service's shutdown as any event is)
     // A canary runs no hook: answered so, it is done (run now, it would be taken for an event).
     const canaryCall = c.req.header("hookbox-canary") !== undefined;
+    // (one that turns out not to be there is run by the policy hooks alone, as in time, and recorded)
     deps.inflight.add(loading
-      .then((found) => (found && !canaryCall ? decide(c, deps, { ...event, loadedLate: true }, found) : undefined))
+      .then((found) => (canaryCall ? undefined : decide(c, deps, { ...event, loadedLate: true, ...(found ? {} : { workspaceMissing: `no workspace "${workspaceId}"` }) }, found ?? undefined)))
       .catch((err: unknown) => {
         if (!(err instanceof NotDecidedInTimeError)) c.get("log").warn({ err, workspace: workspaceId }, "event answered by its deadline while its workspace loaded, then not run");
       })
@@ -278,8 +279,9 @@ async function decide(c: Context<Env>, deps: AppDeps, event: EventRead, workspac
   // Run without its workspace (it is not there), with nothing decided that holds: answered with the
   // 404 that says so, the client applying the tenant's failure mode — decided once, as the record is made.
   let missingAnswered: NotFoundError | undefined;
-  const missingUnlessHolds = (result: { decision: string | null; continue?: false }): NotFoundError | undefined =>
-    workspaceMissing !== undefined && !holds(result, mode) ? new NotFoundError(workspaceMissing) : undefined;
+  // (a change of the arguments or of the tool's output a policy hook made holds too: a wrapper never turns back into the bare call)
+  const missingUnlessHolds = (result: { decision: string | null; continue?: false; modifiedArgs?: unknown; updatedOutput?: unknown }): NotFoundError | undefined =>
+    workspaceMissing !== undefined && !holds(result, mode) && result.modifiedArgs === undefined && result.updatedOutput === undefined ? new NotFoundError(workspaceMissing) : undefined;
   // An early answer of an event run without its workspace, only where it holds: else the failure mode, as for one nothing decided.
   const heldEarly = <R extends { decision: string | null; continue?: false }>(early: R | undefined): R | undefined => (early && missingUnlessHolds(early) ? undefined : early);
   const finish = async (result: EventResult) => {

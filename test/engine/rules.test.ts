@@ -895,6 +895,27 @@ describe("an event's messages are capped together", () => {
     expect(folded.notifications).toHaveLength(5);
     expect(folded.notifications.at(-1)!.event).toMatchObject({ hook_name: "hookbox", message: expect.stringMatching(/^16 more hook notification/) });
   });
+
+  it("joins a thousand repository hooks' messages of 16 Ki line breaks each, of one length and told apart at their ends, in one pass: each once, marked, only those that fit", async () => {
+    const { MAX_EVENT_MESSAGE_CHARS } = await import("../../engine/aggregate.js");
+    // (V8 hashes a string of more than 16,383 characters by its length alone: a set of these compared each with every other)
+    const text = (i: number) => JSON.parse(JSON.stringify(`${"\n".repeat(16 * 1024 - 4)}${String(i).padStart(4, "0")}`)) as string;
+    const judged = Array.from({ length: 1000 }, (_, i) => ({
+      hook: hook("claude", "PreToolUse", { name: `h${i}`, source: "repository" }),
+      verdict: { decision: null, systemMessage: text(i % 1000), additionalContext: text(i), error: null, rule: "r" },
+    }));
+    const t0 = performance.now();
+    const folded = fold(judged, { interactive: true });
+    // 1.4–26 s of the loop before; 20–50 ms now
+    expect(performance.now() - t0).toBeLessThan(500);
+    const lines = folded.systemMessage!.split("\n");
+    expect(lines[0]).toBe("[repository] ");
+    expect(lines.slice(1, 5)).toEqual(["  ", "  ", "  ", "  "]);
+    expect(folded.systemMessage!.length).toBeLessThanOrEqual(MAX_EVENT_MESSAGE_CHARS + 200);
+    // one message fits (16 Ki line breaks, each indented: 48 Ki); the other 999 are counted
+    expect(lines.at(-1)).toBe(`… 999 more left out (an event's messages are capped at ${MAX_EVENT_MESSAGE_CHARS} characters)`);
+    expect(folded.additionalContext!.split("\n").at(-1)).toBe(`… 999 more left out (an event's messages are capped at ${MAX_EVENT_MESSAGE_CHARS} characters)`);
+  });
 });
 
 describe("Gemini CLI rules (Gemini CLI hooks reference)", () => {

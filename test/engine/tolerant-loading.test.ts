@@ -288,6 +288,9 @@ describe("TOML lines past multi-line strings and comments", () => {
     const last = Math.floor(MAX_LOCATED_VALUES / 1001);
     expect(many(["hooks", `t${last - 1}`, "k0"])).toEqual({ line: (last - 1) * 1001 + 2, column: 1 });
     expect(many(["hooks", `t${tables - 1}`, "k0"])).toBeUndefined();
+    // the headers of tables not kept count for nothing: [hooks] after as many of them is still found
+    const others = Array.from({ length: MAX_LOCATED_VALUES + 1 }, (_, i) => `[mcp_servers.s${i}]`).join("\n");
+    expect(tomlLocator(`${others}\n[[hooks.PreToolUse]]\nname = "n"\n`, ["hooks"])(["hooks", "PreToolUse", 0, "name"])).toEqual({ line: MAX_LOCATED_VALUES + 3, column: 1 });
   });
 
   it("reads a mebibyte of quotes, brackets and hashes in linear time", () => {

@@ -154,6 +154,17 @@ describe("an allow given with changed arguments at Cursor's gates that carry no 
     expect(r).toMatchObject({ decision: "ask" });
     expect(r.output).toMatchObject({ permission: "deny" });
   });
+  it("blocks the call at the agent's deadline once the change is made and another hook still runs: the bare command never goes out with the failure mode's allow", async () => {
+    const prepared = engineWith(hook("hooks", "BeforeShellExecution", "sanitize-allow") + hook("hooks", "BeforeShellExecution", "slow")).prepare(at("beforeShellExecution", { command: "DROP TABLE users" }));
+    const ran = prepared.run();
+    await expect.poll(() => prepared.early("allow", "the deadline")?.decision).toBe("block");
+    const early = prepared.early("allow", "the deadline")!;
+    expect(early.reason).toMatch(/changed the arguments, which Cursor takes none of here, and the event was not done in time \(the deadline\): the call is blocked, not run as sent$/);
+    expect(early.output).toMatchObject({ permission: "deny" });
+    // done, the same is asked about as sent
+    expect((await ran).decision).toBe("ask");
+  });
+
   it("leaves a repository hook's change as ineffective as anywhere: nothing is asked", async () => {
     const workspace = await repository({ ".cursor/hooks.json": { version: 1, hooks: { beforeShellExecution: [{ command: "sanitize-allow" }] } } });
     const r = await engineWith("").handleEvent({ ...at("beforeShellExecution", { command: "make" }), workspace });

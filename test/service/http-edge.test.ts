@@ -418,15 +418,21 @@ describe.concurrent("the time an event is given", () => {
     expect(edge.ran).toHaveLength(0);
   });
 
-  it("an event whose workspace turns out absent after its deadline answered it is not run", async ({ expect }) => {
-    const edge = edgeApp({ workspaceReadMs: 300, config: "[[hooks.PreToolUse]]\nname = \"slow\"\ncommand = \"hang\"\n" });
+  it("an event whose workspace turns out absent after its deadline answered it is run by its policy hooks alone, and recorded as answered by its deadline", async ({ expect }) => {
+    const audit = join(mkdtempSync(join(tmpdir(), "hookbox-edge-audit-")), "audit.jsonl");
+    const edge = edgeApp({ auditFile: audit, workspaceReadMs: 300, config: "[[policy.PreToolUse]]\nname = \"guard\"\ncommand = '''say {\"decision\":\"block\",\"reason\":\"no rm here\"}'''\n[[hooks.PreToolUse]]\nname = \"slow\"\ncommand = \"hang\"\n" });
     const res = await edge.request("/v1/events", { ...post(rmEvent), token: TOKEN_B, headers: { "hookbox-workspace": "none", "hookbox-answer-by-ms": "100" } });
     expect(res.status).toBe(503);
     expect(await errorOf(res)).toMatchObject({ code: "not_decided_in_time" });
-    await new Promise((r) => setTimeout(r, 400));
-    expect(edge.ran).toHaveLength(0);
-    // in time, the same is a 404
-    expect((await edge.request("/v1/events", { ...post(rmEvent), token: TOKEN_B, headers: { "hookbox-workspace": "none" } })).status).toBe(404);
+    await expect.poll(() => edge.ran.length, { timeout: 3_000 }).toBe(1);
+    expect(edge.ran[0]!.command).toMatch(/^say /);
+    const lines = () => (existsSync(audit) ? readFileSync(audit, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { decision?: unknown; answered?: unknown }) : []);
+    await expect.poll(() => lines().length).toBe(1);
+    expect(lines()[0]).toMatchObject({ answered: { decision: "block", why: expect.stringMatching(/its workspace still loading, with the tenant's failure mode \(block\)$/) } });
+    // in time, the same is the policy hooks' block
+    const inTime = await edge.request("/v1/events", { ...post(rmEvent), token: TOKEN_B, headers: { "hookbox-workspace": "none" } });
+    expect(inTime.status).toBe(200);
+    expect(await inTime.json()).toMatchObject({ decision: "block", reason: "no rm here" });
   });
 
   it("runs the policy hooks alone of an event whose workspace is not there (another tenant's alike): what they block is answered, anything else is the 404, recorded so", async ({ expect }) => {
@@ -445,6 +451,11 @@ describe.concurrent("the time an event is given", () => {
     }
     // the operator's hook (one that never ends) never ran: a wrong id costs no container
     expect(edge.ran.map((r) => r.command)).not.toContain("hang");
+    // a policy hook's change of the arguments (its wrapper) holds too: never the 404, whose failure mode would run the bare call
+    const wrap = edgeApp({ onFailureB: '"allow"', config: guard('{"decision":"allow","hookSpecificOutput":{"tool_input":{"command":"sandbox-run rm -rf /tmp/old"}}}') });
+    const wrapped = await wrap.request("/v1/events", { ...post(rmEvent), token: TOKEN_B, headers: { "hookbox-workspace": "none" } });
+    expect(wrapped.status).toBe(200);
+    expect(await wrapped.json()).toMatchObject({ decision: "allow", modifiedArgs: { command: "sandbox-run rm -rf /tmp/old" } });
     // a policy hook that lets it pass: the 404, the client applying the tenant's failure mode — and the event recorded as answered so
     const quiet = edgeApp({ auditFile: audit, config: guard("{}") });
     const res = await quiet.request("/v1/events", { ...post(rmEvent), token: TOKEN_B, headers: { "hookbox-workspace": "none" } });
