@@ -71,7 +71,9 @@ export class RunGuard {
    * A timer's stop, once the I/O already waiting has been read (setImmediate runs after the loop's
    * poll phase): a timer fires late when the loop was held — by another tenant's heavy request, say
    * — and the hook's end, a block given in time, may be waiting unread behind it; that end is what
-   * counts, not a timeout the hook did not run into.
+   * counts, not a timeout the hook did not run into. (The host runner judges besides by when the
+   * hook ended, on the clock its helper reads at the exit — host-runner.ts —; the container runners
+   * by this deferral alone: an end read only after the poll phase that follows it is a timeout.)
    */
   private stopAfterIo(why: StopReason): void {
     setImmediate(() => {
