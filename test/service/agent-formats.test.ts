@@ -135,7 +135,7 @@ describe("a repository of every agent's real hook files", () => {
 
   it('Claude matcher "mcp__.*__create" fires for mcp__github__create_issue; "Write" does not fire for NotebookWrite', async () => {
     const mcp = await post(pre("mcp__github__create_issue", { title: "x" }));
-    expect(mcp).toMatchObject({ decision: null, systemMessage: "claude: an MCP create" });
+    expect(mcp).toMatchObject({ decision: null, systemMessage: "[repository] claude: an MCP create" });
     const notebook = await post(pre("NotebookWrite", { notebook_path: "a.ipynb" }));
     expect(notebook.decision).toBeNull();
     expect(ran(notebook).map((h) => h.name)).not.toContain("settings.json:PreToolUse[1].hooks[0]");
@@ -146,7 +146,8 @@ describe("a repository of every agent's real hook files", () => {
     const body = await post(pre("run_shell_command", { command: "ls" }));
     expect(ran(body).map((h) => h.name)).toEqual(expect.arrayContaining(["cosh-advice", "cosh-note"]));
     expect(body.decision).toBeNull();
-    expect(body.output).toEqual({ systemMessage: "cosh: prefer rg\ncosh: logged" });
+    // (each marked as the repository's where they join)
+    expect(body.output).toEqual({ systemMessage: "[repository] cosh: prefer rg\n[repository] cosh: logged" });
     expect(body.notifications).toHaveLength(2);
   });
 
@@ -182,7 +183,7 @@ describe("a repository of every agent's real hook files", () => {
   it("Claude SubagentStop: additionalContext is feedback that keeps the conversation going, answered in hookSpecificOutput", async () => {
     const body = await post({ session_id: "s-1", hook_event_name: "SubagentStop", stop_hook_active: false, agent_type: "reviewer" }, `${ws.query}&format=claude`);
     expect(body.decision).toBeNull();
-    expect(body.output).toEqual({ hookSpecificOutput: { hookEventName: "SubagentStop", additionalContext: "claude: run the tests first" } });
+    expect(body.output).toEqual({ hookSpecificOutput: { hookEventName: "SubagentStop", additionalContext: "[repository] claude: run the tests first" } });
   });
 
   it("a Gemini BeforeTool hook's deny blocks, answered in Gemini's words (its additionalContext not read: Gemini CLI reads none before a tool)", async () => {
@@ -210,7 +211,7 @@ describe("a repository of every agent's real hook files", () => {
 
   it("Claude SessionStart: the matcher is compared with the source, and plain stdout becomes context", async () => {
     const startup = await post({ session_id: "s-1", hook_event_name: "SessionStart", source: "startup" }, `${ws.query}&format=claude`);
-    expect(startup.output).toEqual({ hookSpecificOutput: { hookEventName: "SessionStart", additionalContext: "branch: main" } });
+    expect(startup.output).toEqual({ hookSpecificOutput: { hookEventName: "SessionStart", additionalContext: "[repository] branch: main" } });
     const compact = await post({ session_id: "s-1", hook_event_name: "SessionStart", source: "compact" });
     expect(compact.hooks).toEqual([]);
   });
@@ -219,18 +220,18 @@ describe("a repository of every agent's real hook files", () => {
     const event = { conversation_id: "c-1", generation_id: "g-1", hook_event_name: "beforeShellExecution", command: "rm -rf build", cwd: "/workspace" };
     const body = await post(event, `${ws.query}&format=cursor`);
     expect(body).toMatchObject({ event: "BeforeShellExecution", decision: "block", reason: "cursor: use trash instead" });
-    expect(body.output).toEqual({ permission: "deny", user_message: "cursor: rm is blocked in this repo", agent_message: "cursor: use trash instead" });
+    expect(body.output).toEqual({ permission: "deny", user_message: "[repository] cursor: rm is blocked in this repo", agent_message: "cursor: use trash instead" });
     const ls = await post({ ...event, command: "ls" }, `${ws.query}&format=cursor`);
     expect(ls).toMatchObject({ decision: null, hooks: [{ source: "policy", decision: null }] });
   });
 
-  it("drops a change at Cursor's beforeShellExecution (no tool arguments there), and the allow given with it", async () => {
+  it("asks about the command as sent at Cursor's beforeShellExecution (no tool arguments there) where a trusted hook changed it and allowed the change: the allow was the changed call's", async () => {
     const event = { conversation_id: "c-1", generation_id: "g-3", hook_event_name: "beforeShellExecution", command: "rewrite-me", cwd: "/workspace" };
     const body = await post(event, `${ws.query}&format=cursor`);
-    expect(body).toMatchObject({ decision: null, note: expect.stringMatching(/carries no tool arguments to change: the change is dropped, and the allow given with it/) });
+    expect(body).toMatchObject({ decision: "ask", reason: "a hook changed the arguments, and Cursor takes no change of the arguments at this event: the call as sent is asked about", note: expect.stringMatching(/and allowed the changed call; Cursor takes no change of the arguments at this event: asked about, as sent/) });
     expect(body.modifiedArgs).toBeUndefined();
     expect(body.output).not.toHaveProperty("updated_input");
-    expect(body.output).not.toHaveProperty("permission");
+    expect(body.output).toMatchObject({ permission: "ask" });
   });
 
   it("an administrator's policy hook on Cursor's beforeShellExecution blocks there, as on PreToolUse", async () => {
