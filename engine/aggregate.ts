@@ -5,7 +5,7 @@
 import { createHash } from "node:crypto";
 import type { Decision } from "./events.js";
 import { effectiveDecisions } from "./formats/registry.js";
-import { blockKeepsGoing, cardName, hookCalled } from "./formats/shared.js";
+import { blockKeepsGoing, cardName, fromRepository, hookCalled } from "./formats/shared.js";
 import type { HookDef } from "./hooks.js";
 import { MAX_TOOL_NAMES, type ToolSelection, type Verdict } from "./verdict.js";
 
@@ -160,6 +160,8 @@ export interface Folded {
   decision: Decision | null;
   /** the deciding hook's reason */
   reason?: string;
+  /** `reason` as a repository's hook wrote it, when one did: marked where it joins a user message (`reasonInMessage`) while it is still the reason */
+  repositoryReason?: string;
   /** every hook's message for the user (systemMessage, else a warning), in order, joined by newlines */
   systemMessage?: string;
   additionalContext?: string;
@@ -224,14 +226,7 @@ function defaultReason(winner: Judged | undefined): string | undefined {
   return undefined;
 }
 
-/**
- * A repository hook's text as it joins the others' in one message or context: each of its lines
- * marked — the first labelled, the rest indented —, so that none reads as an administrator's or an
- * operator's (a policy hook's question, hookbox's own line) beside it.
- */
-function fromRepository(text: string): string {
-  return `[repository] ${text.replace(/\n/g, "\n  ")}`;
-}
+
 
 export function fold(judged: Judged[], opts: { interactive: boolean }): Folded {
   let winner: Judged | undefined;
@@ -254,6 +249,7 @@ export function fold(judged: Judged[], opts: { interactive: boolean }): Folded {
     // A block always says why: Codex and Claude Code refuse a Stop or prompt block without a reason,
     // and Cursor's stop block is its follow-up message.
     reason: said(winner?.verdict.reason) ?? defaultReason(winner),
+    ...(winner?.hook.source === "repository" && said(winner.verdict.reason) !== undefined ? { repositoryReason: said(winner.verdict.reason) } : {}),
     systemMessage: joinCapped(messages),
     additionalContext: joinCapped(contexts),
     notifications,

@@ -263,7 +263,8 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
         }
         // A hook changed the arguments, and the policy hooks have not passed the change: the call can go
         // out neither as changed nor as sent (the failure mode's allow would run it as sent).
-        if (changedBy !== undefined && (changeLostBlocks || noChangeTaken) && best?.decision !== "block") {
+        // (where the agent takes no change, a finished hook's ask is about the call as sent, as the full answer's would be: it stands)
+        if (changedBy !== undefined && ((changeLostBlocks && best?.decision !== "block") || (noChangeTaken && best === undefined))) {
           const reason = noChangeTaken
             ? `${hookCalled(changedBy)} changed the arguments, which ${agentOf(format)} takes none of here, and the event was not done in time (${why}): the call is blocked, not run as sent`
             : `${hookCalled(changedBy)} changed the arguments, and the changed call could not be checked by the policy hooks in time (${why}): the call is blocked, run neither as changed nor as sent`;

@@ -13,7 +13,7 @@ import { ALL, ALLOW_BLOCK, NONE, type Decision, type EventPoint } from "../event
 import { compileRegex, type HookDef, type HookSet, type Matcher } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
-import { type Answer, askDenyReason, badEntry, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, hookCalled, isStopPoint, knownKeys, type LoadContext, PAST_LIMIT, readMatcher, originOf, type ParsedFile, readDecision, pastBounds, readOutput, schemaError, shown, skipOtherType, str, warn, withContext, withReason, CommandSchema } from "./shared.js";
+import { type Answer, askDenyReason, badEntry, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, hookCalled, isStopPoint, knownKeys, type LoadContext, PAST_LIMIT, readMatcher, originOf, type ParsedFile, readDecision, pastBounds, readOutput, schemaError, shown, skipOtherType, str, warn, withContext, withReason, reasonInMessage, CommandSchema } from "./shared.js";
 
 /** @default 30 s — hookbox's choice, as Copilot's: the Cursor document leaves it to the agent */
 export const CURSOR_DEFAULT_TIMEOUT_MS = 30_000;
@@ -234,7 +234,8 @@ function cursorAnswer(point: EventPoint, folded: Folded): Answer {
   // The user reads why an action was stopped, or why they are asked. An ask is the user's to answer:
   // its reason is always there, beside every hook's message — else one hook's message (an untrusted
   // repository's, say) would be all the user reads of a question a policy hook asked.
-  const user_message = withContext(f.decision === "ask" ? withReason(folded.systemMessage, f.reason) : (folded.systemMessage ?? (f.decision === "block" ? f.reason : undefined)), context);
+  // (a repository's reason marked as its messages are: reasonInMessage)
+  const user_message = withContext(f.decision === "ask" ? withReason(folded.systemMessage, reasonInMessage(f)) : (folded.systemMessage ?? (f.decision === "block" ? reasonInMessage(f) : undefined)), context);
   if (point === "UserPromptSubmit") return { output: defined({ continue: f.decision === "block" ? false : undefined, user_message }), exit_code: 0 };
   if (isStopPoint(point)) return { output: defined({ followup_message: f.decision === "block" ? f.reason : undefined }), exit_code: 0 };
   if (cursorEffective(point).size === 0) return { output: defined({ additional_context: f.additionalContext, user_message: f.systemMessage }), exit_code: 0 };
@@ -251,7 +252,7 @@ function cursorAnswer(point: EventPoint, folded: Folded): Answer {
   const reason = askAsDeny ? askDenyReason(f.reason, "Cursor") : f.reason;
   // subagentStart and the file reads take no agent_message: why they are denied is the user's to read.
   if (NO_AGENT_MESSAGE_POINTS.has(point)) {
-    const denied = permission === "deny" ? reason : undefined;
+    const denied = permission === "deny" ? (askAsDeny ? askDenyReason(reasonInMessage(f), "Cursor") : reasonInMessage(f)) : undefined;
     return { output: defined({ permission, user_message: withReason(f.systemMessage, denied) }), exit_code: 0 };
   }
   return {

@@ -129,7 +129,14 @@ async function handleRead(
   // while: the deadline holds over that too. Past it, the client gets the failure mode now, and the
   // event goes on once its workspace is in — recorded as answered by its deadline (the rest of it as
   // any late event's: given up if its turn has not come, else run and recorded).
-  const loading = deps.workspaces.get(tenant.name, workspaceId);
+  // A stored workspace refused when judged again (after a restart) is as unusable as one that is not
+  // there: its refusal (400) in place of the 404, after the policy hooks alone looked (below).
+  const loading: Promise<StoredWorkspace | HookboxError | undefined> = deps.workspaces.get(tenant.name, workspaceId).catch((err: unknown) => {
+    if (err instanceof BadRequestError) return err;
+    throw err;
+  });
+  const unusable = (found: StoredWorkspace | HookboxError | undefined): HookboxError | undefined =>
+    found instanceof HookboxError ? found : found === undefined ? new NotFoundError(`no workspace "${workspaceId}"`) : undefined;
   let timer: NodeJS.Timeout | undefined;
   const late = answerByMs === undefined ? undefined : new Promise<"late">((r) => (timer = setTimeout(() => r("late"), leftOf(t0, answerByMs))));
   const workspace = await (late ? Promise.race([loading, late]) : loading).finally(() => clearTimeout(timer));
@@ -141,7 +148,11 @@ async function handleRead(
     const canaryCall = c.req.header("hookbox-canary") !== undefined;
     // (one that turns out not to be there is run by the policy hooks alone, as in time, and recorded)
     deps.inflight.add(loading
-      .then((found) => (canaryCall ? undefined : decide(c, deps, { ...event, loadedLate: true, ...(found ? {} : { workspaceMissing: `no workspace "${workspaceId}"` }) }, found ?? undefined)))
+      .then((found) => {
+        if (canaryCall) return undefined;
+        const missing = unusable(found);
+        return missing ? decide(c, deps, { ...event, loadedLate: true, workspaceMissing: missing }, undefined) : decide(c, deps, { ...event, loadedLate: true }, found as StoredWorkspace);
+      })
       .catch((err: unknown) => {
         if (!(err instanceof NotDecidedInTimeError)) c.get("log").warn({ err, workspace: workspaceId }, "event answered by its deadline while its workspace loaded, then not run");
       })
@@ -151,16 +162,16 @@ async function handleRead(
   }
   // Another tenant's workspace is as absent as one that never was. Its repository's hooks cannot
   // run, but the policy hooks still look at the event first (they alone: a wrong id costs no
-  // container): what they block or ask is answered; anything else is the 404, the client applying
-  // the tenant's failure mode. A repository that makes its own upload fail never decides that the
-  // policy hooks do not run.
+  // container): what holds of what they decide is answered (`missingUnlessHolds`); anything else is
+  // the 404 (or the refusal), the client applying the tenant's failure mode. A repository that makes
+  // its own upload fail never decides that the policy hooks do not run.
   // (A canary runs no hook: the 404 says the line names no workspace.)
-  if (!workspace) {
-    const missing = `no workspace "${workspaceId}"`;
-    if (c.req.header("hookbox-canary") !== undefined) throw new NotFoundError(missing);
+  const missing = unusable(workspace);
+  if (missing) {
+    if (c.req.header("hookbox-canary") !== undefined) throw missing;
     return decide(c, deps, { ...event, workspaceMissing: missing }, undefined);
   }
-  return decide(c, deps, event, workspace);
+  return decide(c, deps, event, workspace as StoredWorkspace);
 }
 
 /** An event read and parsed, its failure mode and deadline known: what `decide` runs. */
@@ -180,8 +191,8 @@ interface EventRead {
   workspaceId: string | undefined;
   /** its deadline passed while its workspace loaded: the client has its answer (the failure mode); it is run to be recorded */
   loadedLate: boolean;
-  /** the 404 of a workspace that is not there: run without it, answered only where it holds (`holds`), else this */
-  workspaceMissing?: string;
+  /** why the workspace it names cannot be used (not there: 404; refused: 400): run without it, answered only where that holds (`missingUnlessHolds`), else this */
+  workspaceMissing?: HookboxError;
 }
 
 type StoredWorkspace = NonNullable<Awaited<ReturnType<AppDeps["workspaces"]["get"]>>>;
@@ -278,10 +289,12 @@ async function decide(c: Context<Env>, deps: AppDeps, event: EventRead, workspac
   let stopping = false;
   // Run without its workspace (it is not there), with nothing decided that holds: answered with the
   // 404 that says so, the client applying the tenant's failure mode — decided once, as the record is made.
-  let missingAnswered: NotFoundError | undefined;
-  // (a change of the arguments or of the tool's output a policy hook made holds too: a wrapper never turns back into the bare call)
-  const missingUnlessHolds = (result: { decision: string | null; continue?: false; modifiedArgs?: unknown; updatedOutput?: unknown }): NotFoundError | undefined =>
-    workspaceMissing !== undefined && !holds(result, mode) && result.modifiedArgs === undefined && result.updatedOutput === undefined ? new NotFoundError(workspaceMissing) : undefined;
+  let missingAnswered: HookboxError | undefined;
+  // (where the failure mode would allow, a change of the arguments or of the tool's output a policy
+  // hook made holds too: a wrapper never turns back into the bare call; where it would block, the
+  // block stands — the operators' hooks, which did not run, might have blocked)
+  const missingUnlessHolds = (result: { decision: string | null; continue?: false; modifiedArgs?: unknown; updatedOutput?: unknown }): HookboxError | undefined =>
+    workspaceMissing !== undefined && !holds(result, mode) && !(mode === "allow" && (result.modifiedArgs !== undefined || result.updatedOutput !== undefined)) ? workspaceMissing : undefined;
   // An early answer of an event run without its workspace, only where it holds: else the failure mode, as for one nothing decided.
   const heldEarly = <R extends { decision: string | null; continue?: false }>(early: R | undefined): R | undefined => (early && missingUnlessHolds(early) ? undefined : early);
   const finish = async (result: EventResult) => {
@@ -292,7 +305,8 @@ async function decide(c: Context<Env>, deps: AppDeps, event: EventRead, workspac
     }
     if (answeredOtherwise === undefined && (missingAnswered = missingUnlessHolds(result))) {
       const answeredAs = native ? "answered with the tenant's failure mode in the agent's own JSON" : streaming ? "the stream ended with an error line, the client applying the tenant's failure mode" : "answered 404, the client applying the tenant's failure mode";
-      answeredOtherwise = { decision: failed, why: `${workspaceMissing}: its repository's hooks did not run, and the other hooks decided nothing that holds; ${answeredAs} (${mode})` };
+      const status = missingAnswered instanceof NotFoundError ? "404" : "400";
+      answeredOtherwise = { decision: failed, why: `${workspaceMissing!.message}: its repository's hooks did not run, and the policy hooks decided nothing that holds; ${answeredAs.replace("answered 404", `answered ${status}`)} (${mode})` };
     }
     const kept = keptFields(result);
     deps.sessions.heard(tenant.name, kept.session_id, result.event, format);

@@ -915,6 +915,12 @@ describe("an event's messages are capped together", () => {
     // one message fits (16 Ki line breaks, each indented: 48 Ki); the other 999 are counted
     expect(lines.at(-1)).toBe(`… 999 more left out (an event's messages are capped at ${MAX_EVENT_MESSAGE_CHARS} characters)`);
     expect(folded.additionalContext!.split("\n").at(-1)).toBe(`… 999 more left out (an event's messages are capped at ${MAX_EVENT_MESSAGE_CHARS} characters)`);
+    // a long text said twice by repository hooks is one (its digest), and once more beside the same words of an administrator's
+    const twice = ["repository", "repository", "policy"].map((source, i) => ({ hook: hook("claude", "PreToolUse", { name: `t${i}`, source: source as HookDef["source"] }), verdict: { decision: null, systemMessage: text(7).slice(-2000), error: null, rule: "r" } }));
+    const lines2 = fold(twice, { interactive: true }).systemMessage!.split("\n");
+    expect(lines2.filter((l) => l.startsWith("[repository] "))).toHaveLength(1);
+    expect(lines2.at(-1)).toBe("0007");
+    expect(lines2.filter((l) => l.endsWith("0007"))).toHaveLength(2);
   });
 });
 

@@ -109,6 +109,8 @@ export interface EdgeApp {
   metrics: Metrics;
   /** the traces, to wait for (`flush`) before the folder they are written to goes */
   traces: TraceStore;
+  /** the stored workspaces (a test may make one's reading fail) */
+  workspaces: WorkspaceStore;
   drain(): void;
 }
 
@@ -182,6 +184,7 @@ export function edgeApp(opts: {
     ran,
     metrics,
     traces,
+    workspaces,
     request(path, init = {}) {
       const { token = TOKEN_A, ...rest } = init;
       const headers = new Headers(rest.headers);
