@@ -209,12 +209,14 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
      * Where a block stops the call: there a change that cannot go out as the policy hooks checked it
      * blocks the call (afterPolicyLook), and an early answer blocks once a hook has made one.
      */
-    const changeLostBlocks = CHANGE_RUNS.has(point) && effectiveDecisions(point, format).has("block") && !blockKeepsGoing(point);
+    /** a block stops the call here (one that keeps the agent going does not) */
+    const blockStops = effectiveDecisions(point, format).has("block") && !blockKeepsGoing(point);
+    const changeLostBlocks = CHANGE_RUNS.has(point) && blockStops;
     /**
      * Where the agent takes no change at all (Cursor's beforeShellExecution): the full answer asks
      * about the call as sent (untakenAnswered); an early one, with the event not done, blocks it.
      */
-    const noChangeTaken = takesNoChange(format, point) && effectiveDecisions(point, format).has("block") && !blockKeepsGoing(point);
+    const noChangeTaken = takesNoChange(format, point) && blockStops;
     /** the first finished hook (first look) whose change of the arguments its tier let stand */
     let changedBy: HookRecord | undefined;
     /** a finished hook whose block would count never got to decide: the failure mode is its to call */
