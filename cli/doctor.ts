@@ -10,9 +10,9 @@
  * an HTTP hook's headers only the variables it lists in `allowedEnvVars`, and escapes what it prints.
  */
 import { spawn } from "node:child_process";
-import { accessSync, closeSync, constants, existsSync, fstatSync, openSync, readdirSync, readSync, realpathSync, statSync } from "node:fs";
-import { homedir } from "node:os";
-import { basename, delimiter, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { accessSync, closeSync, constants, existsSync, fstatSync, mkdtempSync, openSync, readdirSync, readSync, realpathSync, rmSync, statSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { basename, delimiter, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { parseArgs } from "node:util";
 import { parse as parseToml } from "smol-toml";
 import { resolveEventName } from "../engine/events.js";
@@ -600,6 +600,11 @@ async function check(entry: Entry, dir: string, env: NodeJS.ProcessEnv, lineEnv:
     if (found.inside) return fail(`${argv![0]} is the repository's own file (${found.path}), not an installed hookbox: ${AGENT_NAME[entry.agent]} would run it, and hookbox doctor cannot vouch for what it does (not run): use hookbox from PATH, or sh .hookbox/forward.sh`);
     // hookbox is a Node script started through `env node`: without node on the hooks' PATH it never starts (exit 127), a silent allow.
     if (startsWithEnvNode(found.path) && !hookboxOf("node", dir, env)) return fail(`${argv![0]} (${found.path}) starts with "#!/usr/bin/env node", and node is not on the PATH ${AGENT_NAME[entry.agent]} gives its hooks: the line never starts (exit 127), a silent allow — put node on that PATH, or use sh .hookbox/forward.sh`);
+    // The program the agent would run must be this hookbox (or print its forwarder's script, byte
+    // for byte): another program of that name — a stub that exits 0, an older install — would let
+    // every call through while the canary, run by this hookbox's forwarder, said the line was live.
+    const other = await otherHookbox(found.path, env);
+    if (other) return fail(`${argv![0]} (${found.path}) is not this hookbox: ${other}; ${AGENT_NAME[entry.agent]} runs that program, which this doctor cannot vouch for — run its own doctor ("${found.path} doctor"), or put this hookbox first on the PATH`);
     // Whatever an installed name leads to, the doctor runs only this hookbox's own forwarder with the line's flags.
     runArgv = [process.execPath, process.argv[1]!, ...argv!.slice(1)];
   }
@@ -896,12 +901,54 @@ const MAX_LINE_OUTPUT_CHARS = 64 * 1024;
  * process group of its own, killed whole at the timeout: a child left behind (forward.sh's curl and
  * awk) holds no pipe open after it.
  */
-function runLine(argv: string[], cwd: string, payload: Json, env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string; stopped?: true }> {
+/** @default 10 s — asking an installed hookbox for its forwarder's script (`otherHookbox`). */
+export const PROBE_TIMEOUT_MS = 10_000;
+const probes = new Map<string, Promise<string | undefined>>();
+
+/**
+ * Why the program at `path` (found on the user's PATH, outside the repository) is not this hookbox,
+ * or undefined when it is: the same file as this command's entry (links followed), or one that prints
+ * this hookbox's forwarder script, byte for byte, to `forward --print-script` — a shim or a wrapper of
+ * a version manager does. Asked once per program, in an empty folder with the user's PATH and HOME
+ * alone: no file of the repository's, no variable a hook file set, reaches it.
+ */
+function otherHookbox(path: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  let real: string;
+  try {
+    real = realpathSync(path);
+    // this command's entry: the bundle, or main.js beside it
+    const self = process.argv[1]!;
+    if ([self, join(dirname(self), "hookbox.cjs")].some((p) => existsSync(p) && realpathSync(p) === real)) return Promise.resolve(undefined);
+  } catch {
+    return Promise.resolve("it cannot be resolved");
+  }
+  let probe = probes.get(real);
+  if (!probe) {
+    probe = (async () => {
+      const cwd = mkdtempSync(join(tmpdir(), "hookbox-doctor-probe-"));
+      try {
+        const r = await runLine([path, "forward", "--print-script"], cwd, {}, { PATH: env.PATH ?? "", HOME: env.HOME ?? cwd }, PROBE_TIMEOUT_MS, FORWARD_SCRIPT.length + 1);
+        if (r.stdout === FORWARD_SCRIPT) return undefined;
+        if (r.stopped) return `asked for its forwarder's script ("hookbox forward --print-script"), it gave none within ${PROBE_TIMEOUT_MS / 1000} s (PROBE_TIMEOUT_MS)`;
+        return `asked for its forwarder's script ("hookbox forward --print-script"), it ${r.stdout === "" ? `printed none (exit ${r.code ?? "killed"})` : "printed another (an older or another hookbox's)"}`;
+      } finally {
+        rmSync(cwd, { recursive: true, force: true });
+      }
+    })();
+    probes.set(real, probe);
+  }
+  return probe;
+}
+
+function runLine(argv: string[], cwd: string, payload: Json, env: NodeJS.ProcessEnv, timeoutMs = LINE_TIMEOUT_MS, keepChars = MAX_LINE_OUTPUT_CHARS): Promise<{ code: number | null; stdout: string; stderr: string; stopped?: true }> {
   return new Promise((resolve) => {
     const child = spawn(argv[0]!, argv.slice(1), { cwd, env: { ...env, HOOKBOX_CANARY: "1" }, stdio: ["pipe", "pipe", "pipe"], detached: true });
     let stdout = "";
     let stderr = "";
-    const keep = (text: string, c: Buffer) => (text.length < MAX_LINE_OUTPUT_CHARS ? text + c.toString() : text);
+    const keep = (text: string, c: string) => (text.length < keepChars ? text + c : text);
+    // decoded as a whole: a character split between two reads is still one
+    child.stdout.setEncoding("utf8");
+    child.stderr.setEncoding("utf8");
     const done = (code: number | null) => {
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
@@ -915,9 +962,9 @@ function runLine(argv: string[], cwd: string, payload: Json, env: NodeJS.Process
       child.stdout.destroy();
       child.stderr.destroy();
       resolve({ code: null, stdout, stderr, stopped: true });
-    }, LINE_TIMEOUT_MS);
-    child.stdout.on("data", (c: Buffer) => (stdout = keep(stdout, c)));
-    child.stderr.on("data", (c: Buffer) => (stderr = keep(stderr, c)));
+    }, timeoutMs);
+    child.stdout.on("data", (c: string) => (stdout = keep(stdout, c)));
+    child.stderr.on("data", (c: string) => (stderr = keep(stderr, c)));
     child.stdin.on("error", () => undefined);
     child.stdin.end(JSON.stringify(payload));
     child.on("error", (err) => {

@@ -6,7 +6,7 @@
  * test/service/failure-mode.test.ts run both through the same tables.
  */
 import { AGENT_DEADLINE_S, CLAUDE_EVENT_DEADLINE_S } from "../engine/agents.js";
-import { CODEX_STOP_ONLY, denyOutput, EVENT_NAME_PROBLEM, FORWARD_USAGE, MAX_SAID_BYTES, NOT_HOOKBOX, TOKEN_NOT_SENDABLE, TOKEN_REFUSED, URL_BYTES, URL_HOST, URL_USERINFO, USAGE_BLOCK_EXIT, type AgentFormat } from "./forward.js";
+import { CODEX_STOP_ONLY, COPILOT_JSON_BLOCK, denyOutput, EVENT_NAME_PROBLEM, FORWARD_USAGE, MAX_ANSWER_DEPTH, MAX_ANSWER_LINES, MAX_SAID_BYTES, NOT_HOOKBOX, TOKEN_NOT_SENDABLE, TOKEN_REFUSED, URL_BYTES, URL_HOST, URL_USERINFO, USAGE_BLOCK_EXIT, type AgentFormat } from "./forward.js";
 
 /** The JSON the forwarder reads and writes, in awk: the answer's fields, the agent's deny, terminal-safe text. */
 const AWK = String.raw`
@@ -152,13 +152,14 @@ function scan(inside,  c) {
 }
 # Past the value at P, as JSON.parse reads it (objects of string keys, arrays, strings, numbers,
 # true, false, null; closers that match); what it would refuse sets BAD. Nothing is decoded.
+# depth: the level of the array or object the value stands in (the answer's own object the first).
 function skip(depth,  c, st) {
   ws()
   c = substr(S, P, 1)
   if (c == "\"") { scan(0); return }
   if (c == "{" || c == "[") {
-    # (mawk's evaluation stack ends near 330 levels; hookbox's answers nest 64 at most)
-    if (depth > 128) { BAD = 1; P = N + 1; return }
+    # (mawk's evaluation stack ends near 330 levels; hookbox's answers nest 70 at most)
+    if (depth >= ${MAX_ANSWER_DEPTH}) { BAD = 1; P = N + 1; return }
     P++
     ws()
     if (substr(S, P, 1) == (c == "{" ? "}" : "]")) { P++; return }
@@ -210,7 +211,7 @@ function obj(pre,  k, st, c) {
     if (k == "error") { delete V["error.message"]; delete T["error.message"] }
     if (c == "\"") V[k] = str()
     else if (c == "{" && pre == "" && k == "error") { if (!obj("error.")) return 0 }
-    else skip(0)
+    else skip(pre == "" ? 1 : 2)
     R[k] = substr(S, st, P - st)
     ws()
     c = substr(S, P, 1)
@@ -235,14 +236,19 @@ function q(s,  out, i, c) {
 }
 BEGIN {
   for (i = 1; i < 256; i++) ORD[chr(i)] = i
-  MAXLINES = 200
+  MAXLINES = ${MAX_ANSWER_LINES}
   # a header line's name, as HTTP's token (the backquote among its characters, made here: no quote can hold it)
   HNAME = "^[-!#$%&'*+.^_|~0-9A-Za-z" sprintf("%c", 96) "]+:"
   MAXBYTES = 16777216
   if (mode == "text") { print esc(ENVIRON["HOOKBOX_TEXT"], 0); exit 0 }
   if (mode == "deny") {
     r = q(ENVIRON["HOOKBOX_REASON"])
-    if (fmt == "copilot") print "{\"permissionDecision\":\"deny\",\"permissionDecisionReason\":" r "}"
+    e = tolower(ENVIRON["HOOKBOX_EVENT"])
+    if (fmt == "copilot" && e == "pretooluse") print "{\"permissionDecision\":\"deny\",\"permissionDecisionReason\":" r ",\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":\"deny\",\"permissionDecisionReason\":" r "}}"
+    else if (fmt == "copilot" && e == "permissionrequest") print "{\"behavior\":\"deny\",\"message\":" r ",\"permissionDecision\":\"deny\",\"permissionDecisionReason\":" r "}"
+    else if (fmt == "copilot" && (e == "userpromptsubmit" || e == "userpromptsubmitted")) print "{\"continue\":false,\"stopReason\":" r ",\"decision\":\"block\",\"reason\":" r "}"
+    else if (fmt == "copilot" && e == "posttooluse") print "{\"decision\":\"block\",\"reason\":" r "}"
+    else if (fmt == "copilot") print "{\"permissionDecision\":\"deny\",\"permissionDecisionReason\":" r "}"
     else if (fmt == "cursor" && ENVIRON["HOOKBOX_EVENT"] == "beforeSubmitPrompt") print "{\"continue\":false,\"user_message\":" r "}"
     else if (fmt == "cursor") print "{\"permission\":\"deny\",\"user_message\":" r ",\"agent_message\":" r "}"
     else if ((fmt == "claude" || fmt == "codex") && tolower(ENVIRON["HOOKBOX_EVENT"]) == "pretooluse") print "{\"decision\":\"block\",\"reason\":" r ",\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":\"deny\",\"permissionDecisionReason\":" r "}}"
@@ -299,12 +305,15 @@ END {
       # the whole answer one no hookbox sends, whatever curl makes of it ('hookbox forward' alike).
       if (L[i] != "" && (L[i] ~ /^[ \t]/ || L[i] !~ HNAME || L[i] ~ /[\001-\010\012-\037\177]/)) garbled = 1
       h = tolower(L[i])
-      # a length that is no number, or one beside a transfer coding: refused too
+      # a length that is no number, one beside a transfer coding, a second one (even equal), or one
+      # past 2^64 - 1: refused too
       if (h ~ /^content-length:/) {
         v = h
         sub(/^[^:]*:[ \t]*/, "", v)
         sub(/[ \t]+$/, "", v)
-        if (v !~ /^[0-9]+$/ || hte) garbled = 1
+        if (v !~ /^[0-9]+$/ || hte || hcl) garbled = 1
+        sub(/^0+/, "", v)
+        if (length(v) > 20 || (length(v) == 20 && (v "") > "18446744073709551615")) garbled = 1
         hcl = 1
       }
       if (h ~ /^transfer-encoding:/) { if (hcl) garbled = 1; hte = 1 }
@@ -418,7 +427,7 @@ const claudeEventDeadlines = Object.entries(CLAUDE_EVENT_DEADLINE_S)
  */
 const FALLBACK_ARMS = ([
   ["gemini", "BeforeToolSelection"], ["claude", "PermissionRequest"], ["codex", "PermissionRequest"], ["claude", "PreToolUse"], ["codex", "PreToolUse"],
-  ...[...CODEX_STOP_ONLY].map((e): [AgentFormat, string] => ["codex", e]), ["cursor", "beforeSubmitPrompt"], ["copilot", "*"], ["cursor", "*"], ["cosh", "*"],
+  ...[...CODEX_STOP_ONLY].map((e): [AgentFormat, string] => ["codex", e]), ["cursor", "beforeSubmitPrompt"], ["copilot", "PreToolUse"], ["copilot", "PermissionRequest"], ["copilot", "UserPromptSubmit"], ["copilot", "UserPromptSubmitted"], ["copilot", "PostToolUse"], ["copilot", "*"], ["cursor", "*"], ["cosh", "*"],
 ] as [AgentFormat, string][])
   .map(([format, event]) => `    ${format === "cosh" ? "*" : `${format}:${event.toLowerCase()}`}) printf '%s\\n' '${JSON.stringify(denyOutput(format, event, "blocked by hookbox"))}' ;;`)
   .join("\n");
@@ -444,7 +453,8 @@ AWK='${AWK.replace(/'/g, `'\\''`)}'
 # Where the agent reads a block from the JSON at exit 0 only, any exit 2 its hook's failure: cosh (a
 # non-zero exit does not affect its main flow), Codex's compaction and starts (the stop read at exit 0
 # only), Gemini's BeforeToolSelection (no tool left is its toolConfig, read from stdout at exit 0)
-# and Claude Code's PermissionRequest (exit 2 is not honored there: its decision object denies).
+# Claude Code's PermissionRequest (exit 2 is not honored there: its decision object denies) and
+# Copilot's prompt and post-tool events (exit 2 a warning there; VS Code reads the block's JSON).
 # $1 in ASCII lower case, as l: all of it — \$( ) alone would drop its trailing newlines ("Stop\n" is no stop).
 lower() {
   l=$(printf '%s.' "$1" | LC_ALL=C tr '[:upper:]' '[:lower:]')
@@ -471,6 +481,7 @@ json_block_only() {
   [ "$1" = codex ] && case $l in precompact|sessionstart|subagentstart) true ;; *) false ;; esac && return 0
   [ "$1" = gemini ] && [ "$l" = beforetoolselection ] && return 0
   [ "$1" = claude ] && [ "$l" = permissionrequest ] && return 0
+  [ "$1" = copilot ] && case $l in ${[...COPILOT_JSON_BLOCK].join("|")}) true ;; *) false ;; esac && return 0
   return 1
 }
 # BeforeToolSelection is Gemini's alone: a line that names it is asked and answered as Gemini's (its

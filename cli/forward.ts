@@ -37,6 +37,17 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 /** @default 16 MiB — an answer larger than this is no answer (hookbox's own are far smaller). */
 export const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
 /**
+ * @default 200 — an answer body of more lines than this (200 or more line feeds) is no answer:
+ * hookbox's are one line, and forward.sh's awk keeps no more of it.
+ */
+export const MAX_ANSWER_LINES = 200;
+/**
+ * @default 128 — an answer whose JSON nests arrays and objects deeper than this (the answer itself
+ * the first level) is no answer: hookbox's nest 70 at most (an event's arguments, 64, inside its
+ * output), and forward.sh's awk reads no deeper.
+ */
+export const MAX_ANSWER_DEPTH = 128;
+/**
  * @default 4 KiB — of an error answer's message, what the forwarders pass on (cut before a
  * character, never inside one): forward.sh hands it to awk in its environment, where a few hundred
  * KiB would fail the exec.
@@ -99,11 +110,17 @@ export function lineFormat(named: string, event: string): AgentFormat | undefine
  * session's and subagent's start (answers without a decision: the stop read from exit 0's JSON), and
  * Gemini's BeforeToolSelection (no tool left is its toolConfig, which a Gemini CLI that reads stdout
  * at exit 0 only would miss), and Claude Code's PermissionRequest (its hooks reference: exit 2 is
- * not honored there, and JSON is read at exit 0 only: its decision object's deny is the block).
+ * not honored there, and JSON is read at exit 0 only: its decision object's deny is the block), and
+ * Copilot's prompt and post-tool events (copilot-hooks.md: exit 2 is a warning there; VS Code reads
+ * the block's JSON at exit 0).
  */
 function jsonBlockOnly(format: AgentFormat, event: string): boolean {
-  return format === "cosh" || (format === "codex" && CODEX_STOP_ONLY.has(asciiLower(event))) || picksTools(format, event) || (format === "claude" && asciiLower(event) === "permissionrequest");
+  return format === "cosh" || (format === "codex" && CODEX_STOP_ONLY.has(asciiLower(event))) || picksTools(format, event) || (format === "claude" && asciiLower(event) === "permissionrequest") || (format === "copilot" && COPILOT_JSON_BLOCK.has(asciiLower(event)));
 }
+/** Copilot's prompt events, the CLI's name and VS Code's (lower case). */
+const COPILOT_PROMPT_EVENTS: ReadonlySet<string> = new Set(["userpromptsubmit", "userpromptsubmitted"]);
+/** Where Copilot's exit 2 is a warning but VS Code reads a block from the JSON at exit 0: the prompt and after a tool (lower case). */
+export const COPILOT_JSON_BLOCK: ReadonlySet<string> = new Set([...COPILOT_PROMPT_EVENTS, "posttooluse"]);
 /** Gemini's BeforeToolSelection: no decision is read there, a block is no tool left to the model. */
 const picksTools = (format: AgentFormat, event: string): boolean => format === "gemini" && asciiLower(event) === "beforetoolselection";
 /** Codex's events whose answer takes no decision, where a block is the stop it reads at exit 0 (`continue: false`). */
@@ -246,7 +263,15 @@ export async function forward(argv: string[], io: { stdin: Readable; env: NodeJS
       // hookbox answers by then with what is decided so far, a little before this process gives up.
       ...(answerByMs >= 100 ? { "hookbox-answer-by-ms": String(answerByMs) } : {}),
     }, signal, io.env);
-    const answer = (parseJson(res.body) ?? {}) as { output?: unknown; exit_code?: number; decision?: string; reason?: string; error?: { message?: string } };
+    // An answer of more lines than hookbox's ever are is none (forward.sh reads no more of it),
+    // judged by its status and headers alone where they say the line is wrong.
+    if (linesPast(res.body, MAX_ANSWER_LINES)) {
+      const wrong = wrongLine(res.status, told !== undefined);
+      if (wrong) return usageError(`${shownUrl(values.url)} ${wrong} (${res.status}: no decision)`, argv, false);
+      throw new NoAnswer(`hookbox's answer is larger than ${MAX_ANSWER_BYTES} bytes or ${MAX_ANSWER_LINES} lines: no answer`);
+    }
+    // JSON nested deeper than hookbox's answers ever are is no answer either (forward.sh alike).
+    const answer = (nestedPast(res.body, MAX_ANSWER_DEPTH) ? {} : (parseJson(res.body) ?? {})) as { output?: unknown; exit_code?: number; decision?: string; reason?: string; error?: { message?: string } };
     if (res.ok && answer.output !== undefined) {
       // Codex has no ask: hookbox's codex answer says it as a deny, and the forwarder blocks it as one.
       const blocked = answer.decision === "block" || (format === "codex" && answer.decision === "ask");
@@ -272,7 +297,9 @@ export async function forward(argv: string[], io: { stdin: Readable; env: NodeJS
     // Something at the URL answered, but not in HTTP as hookbox writes it (headers past
     // MAX_HEADER_BYTES, a malformed line), before any failure mode was told: no hookbox there.
     if (isGarbled(e) && told === undefined && !signal.aborted) return usageError(`${shownUrl(values.url)} answered with what no hookbox sends (${block(e.message)}): ${NOT_HOOKBOX}`, argv, false);
-    problem = e instanceof StdinTooSlow
+    problem = e instanceof NoAnswer
+      ? e.message
+      : e instanceof StdinTooSlow
       ? `the event did not arrive on stdin within ${Math.round(timeoutMs)} ms (the agent's ${deadlineS} s deadline is near)`
       : signal.aborted
         ? `hookbox did not answer within ${Math.round(timeoutMs)} ms (the agent's ${deadlineS} s deadline is near)`
@@ -589,6 +616,8 @@ type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | { ad
  * process exits). Elsewhere, or without getent, getaddrinfo it is.
  */
 const SYSTEM_GETENT = ["/usr/bin/getent", "/bin/getent"];
+/** The loopback addresses, IPv4 first (as curl tries them). */
+const LOOPBACK = [{ address: "127.0.0.1", family: 4 }, { address: "::1", family: 6 }];
 
 function lookupWithin(signal: AbortSignal) {
   return (hostname: string, options: { family?: number | string; all?: boolean }, callback: LookupCallback): void => {
@@ -596,6 +625,9 @@ function lookupWithin(signal: AbortSignal) {
     const answer = (found: { address: string; family: number }[]) => (options.all ? callback(null, found) : callback(null, found[0]!.address, found[0]!.family));
     const fail = (err: NodeJS.ErrnoException) => callback(err, options.all ? [] : "");
     const system = () => process.getBuiltinModule("node:dns").lookup(hostname, { family, all: true }, (e, addresses) => (e ? fail(e) : answer(addresses)));
+    // localhost and every name under it are the loopback addresses, as curl reads them (RFC 6761),
+    // whatever the system's resolver makes of them: forward.sh reaches hookbox there, and so this does.
+    if (/^(.*\.)?localhost$/i.test(hostname)) return answer(LOOPBACK.filter((a) => family === 0 || a.family === family));
     if (process.platform !== "linux") return system();
     const { isIP } = process.getBuiltinModule("node:net");
     const database = family === 4 ? "ahostsv4" : family === 6 ? "ahostsv6" : "ahosts";
@@ -634,6 +666,33 @@ function exitCodeOf(code: unknown): number {
   return typeof code === "number" && Number.isInteger(code) && code >= 0 && code <= 255 ? code : 0;
 }
 
+/** hookbox answered, but with what is no answer (the failure mode decides). */
+class NoAnswer extends Error {}
+
+/** Whether the text holds `lines` line feeds or more (a body of more than `lines` lines). */
+function linesPast(text: string, lines: number): boolean {
+  let at = -1;
+  for (let n = 0; n < lines; n++) if ((at = text.indexOf("\n", at + 1)) === -1) return false;
+  return true;
+}
+
+/** Whether JSON text opens an array or object deeper than `levels`, outside its strings. */
+function nestedPast(text: string, levels: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > levels) return true;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return false;
+}
+
 function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
@@ -645,7 +704,19 @@ function parseJson(text: string): unknown {
 /** The agent's own "deny" for a hook's stdout. */
 export function denyOutput(format: AgentFormat, event: string, reason: string): Record<string, unknown> {
   switch (format) {
-    case "copilot": return { permissionDecision: "deny", permissionDecisionReason: reason };
+    // Copilot: exit 2 denies at preToolUse and permissionRequest only, and is a warning elsewhere
+    // (copilot-hooks.md, "Exit code 2 is a warning for most events"): VS Code's prompt and post-tool
+    // blocks are read from the JSON at exit 0 (jsonBlockOnly), in the shapes hookbox answers there
+    // (engine/formats/copilot-json.ts). Before a tool VS Code reads hookSpecificOutput; at a
+    // permission request the CLI reads `behavior`.
+    case "copilot": {
+      const e = asciiLower(event);
+      if (e === "pretooluse") return { permissionDecision: "deny", permissionDecisionReason: reason, hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: reason } };
+      if (e === "permissionrequest") return { behavior: "deny", message: reason, permissionDecision: "deny", permissionDecisionReason: reason };
+      if (COPILOT_PROMPT_EVENTS.has(e)) return { continue: false, stopReason: reason, decision: "block", reason };
+      if (e === "posttooluse") return { decision: "block", reason };
+      return { permissionDecision: "deny", permissionDecisionReason: reason };
+    }
     // Each event's own shape: a permissionDecision is valid on PreToolUse only, PermissionRequest
     // takes its decision object, the rest a top-level block. The event named as the agent names it
     // (Claude Code refuses a hookEventName of another spelling, and the block with it).
@@ -692,6 +763,9 @@ function ownRegular(path: string, kind: "dir" | "file"): boolean {
   return typeof process.getuid !== "function" || st.uid === process.getuid();
 }
 
+/** Of a failure-mode cache file, what is read: its first line is "allow" or "block" (NUL bytes aside, which the shell drops). */
+const CACHE_READ_BYTES = 4096;
+
 /**
  * The failure mode hookbox last told this forwarder, one small file per URL + token (hashed: the
  * token itself is never written) + event, so it still applies when hookbox cannot be reached at all.
@@ -714,9 +788,9 @@ function modeCache(dir: string | undefined, url: string, token: string | undefin
       try {
         fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
         if (!fstatSync(fd).isFile()) return undefined;
-        const buf = Buffer.alloc(16);
-        // its first line, exactly (forward.sh's IFS= read -r)
-        const text = buf.subarray(0, readSync(fd, buf, 0, 16, 0)).toString("latin1");
+        const buf = Buffer.alloc(CACHE_READ_BYTES);
+        // its first line, exactly as forward.sh's IFS= read -r reads it: NUL bytes dropped
+        const text = buf.subarray(0, readSync(fd, buf, 0, CACHE_READ_BYTES, 0)).toString("latin1").replaceAll("\0", "");
         const mode = text.split("\n", 1)[0];
         // the path is the environment's (XDG_CACHE_HOME, HOME): escaped for the terminal
         return mode === "allow" || mode === "block" ? { mode, from: `on_failure (the tenant's, as hookbox last said: ${block(file)})` } : undefined;

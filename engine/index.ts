@@ -35,7 +35,7 @@ export { processAlive, processStartTicks } from "./run/process-info.js";
 export { DATA_DIR_LOCK } from "./names.js";
 export { DEFAULT_POOL, type PoolOptions } from "./run/warm-pool.js";
 export type { RunRequest, RunResult, Runner } from "./run/types.js";
-export { checkWorkspaceId, WorkspaceStore, type WorkspaceInfo } from "./workspace-store.js";
+export { checkWorkspaceId, TENANT_WORKSPACE_WAITERS, WorkspaceStore, type WorkspaceInfo } from "./workspace-store.js";
 export { EventBodySchema, parseEventBody, parseEventBodyOffThread, toolArgsMemoryBytes, weighEventBody } from "./event-body.js";
 
 /** Longest tool name matched against matchers; agents' tool names are far shorter (MCP's are ≤ 64). */

@@ -9,7 +9,7 @@ import { createHash, randomUUID } from "node:crypto";
 import { chmod, chown, lstat, mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
-import { BadRequestError, ConfigError, HookboxError } from "./errors.js";
+import { BadRequestError, ConfigError, HookboxError, OverloadedError } from "./errors.js";
 import { MAX_REPOSITORY_COMPILE_MS, type HookSet } from "./hooks.js";
 import { HOOK_GID, HOOK_UID } from "./names.js";
 import { loadRepositoryHooks, withinJson, type RepositoryLimits } from "./repository.js";
@@ -43,6 +43,14 @@ export const MAX_RESIDENT_HOOK_BYTES = 64 * 1024 * 1024;
  * of up to `max_workspace_entries` names and parses up to 4 MiB of hook files.
  */
 export const MAX_WORKSPACE_LOADS_AT_ONCE = 2;
+
+/**
+ * @default 256 — a tenant's requests (events, workspace reads) waiting at once for stored workspaces
+ * to be read from disk; past it, 429. Each waiting request holds its connection and what it has
+ * read, outside the run queue (an event answered by its deadline while it waits is still run once
+ * its workspace is in): without a bound, a tenant would park them by the hundred thousand.
+ */
+export const TENANT_WORKSPACE_WAITERS = 256;
 
 /**
  * What a hook set holds in memory, reckoned from what it is made of: each hook's strings twice (as
@@ -132,6 +140,8 @@ export class WorkspaceStore {
   private readonly turns = new Map<string, Promise<unknown>>();
   /** Per stored id: the reading of it from disk under way, shared by every event that waits for it. */
   private readonly loading = new Map<string, Promise<Stored | undefined>>();
+  /** Per tenant: its requests waiting for a reading (TENANT_WORKSPACE_WAITERS). */
+  private readonly waiters = new Map<string, number>();
   private readonly usage = new Map<string, Promise<TenantUsage>>();
   /**
    * Per stored id: why it was refused when read from disk (after a restart), until an upload
@@ -144,6 +154,7 @@ export class WorkspaceStore {
     private readonly root: string,
     private readonly options: WorkspaceStoreOptions,
     private readonly maxResidentBytes = MAX_RESIDENT_HOOK_BYTES,
+    private readonly maxWaiters = TENANT_WORKSPACE_WAITERS,
   ) {}
 
   private tenantDir(tenant: string): string {
@@ -273,6 +284,8 @@ export class WorkspaceStore {
     if (hit) return hit;
     const refused = this.refused.get(key);
     if (refused && refused.until > Date.now()) throw refused.err;
+    const waiting = this.waiters.get(tenant) ?? 0;
+    if (waiting >= this.maxWaiters) throw new OverloadedError(5, `this tenant already has ${waiting} requests waiting for their workspaces to be read from disk (TENANT_WORKSPACE_WAITERS: ${this.maxWaiters}); retry when they are in`);
     // Events naming one stored workspace after a restart share one reading of it, which waits for
     // one of the few slots every tenant's readings share.
     let loading = this.loading.get(key);
@@ -280,7 +293,19 @@ export class WorkspaceStore {
       loading = this.exclusive(key, () => this.inSlot(tenant, () => this.load(tenant, base, id, key))).finally(() => this.loading.delete(key));
       this.loading.set(key, loading);
     }
-    return loading;
+    this.waiters.set(tenant, waiting + 1);
+    try {
+      return await loading;
+    } finally {
+      const left = (this.waiters.get(tenant) ?? 1) - 1;
+      if (left > 0) this.waiters.set(tenant, left);
+      else this.waiters.delete(tenant);
+    }
+  }
+
+  /** Whether `get` has the workspace at hand (its hook set held): no reading from disk to wait for. */
+  holds(tenant: string, id: string): boolean {
+    return this.cache.get(`${this.tenantDir(tenant)}/${id}`)?.resident !== undefined;
   }
 
   /** What the hook sets held in memory take, as `residentBytes` reckons them (at most MAX_RESIDENT_HOOK_BYTES, but for the one just read). */

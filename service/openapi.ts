@@ -6,7 +6,7 @@
 import { OpenApiGeneratorV31, OpenAPIRegistry, type RouteConfig } from "@asteasolutions/zod-to-openapi";
 import { readFileSync } from "node:fs";
 import { z } from "zod";
-import { FORMATS } from "../engine/index.js";
+import { FORMATS, TENANT_WORKSPACE_WAITERS } from "../engine/index.js";
 import { EVENT_BODY_READ_MS } from "./read-body.js";
 import { LIVE_FOLLOWERS_PER_TENANT } from "./routes/traces.js";
 import { TENANT_UPLOADS_IN_FLIGHT, UPLOAD_IDLE_MS, UPLOAD_MAX_MS } from "./routes/workspaces.js";
@@ -30,7 +30,7 @@ const ERRORS: Record<number, string> = {
   404: "not found (another tenant's is as absent as one that never was)",
   408: `the event's body did not arrive within ${EVENT_BODY_READ_MS / 1000} s of its headers, or an upload sent nothing for ${UPLOAD_IDLE_MS / 1000} s, or was not in whole, unpacked and its hooks loaded within ${UPLOAD_MAX_MS / 60_000} min of its start`,
   413: "the body is too large (refused before it is read), or a tenant's workspace quota",
-  429: `this tenant's queue is full, too many of its event bodies or uploads (${TENANT_UPLOADS_IN_FLIGHT}) are still arriving, its events being handled hold too much memory, or it already has ${LIVE_FOLLOWERS_PER_TENANT} live followers, or as many traces, trace lists and session lists being sent (TRACE_READS_PER_TENANT)`,
+  429: `this tenant's queue is full, too many of its event bodies or uploads (${TENANT_UPLOADS_IN_FLIGHT}) are still arriving, its events being handled hold too much memory, ${TENANT_WORKSPACE_WAITERS} of its requests wait for stored workspaces to be read, or it already has ${LIVE_FOLLOWERS_PER_TENANT} live followers, or as many traces, trace lists and session lists being sent (TRACE_READS_PER_TENANT)`,
   503: "shutting down, or not decided in time (an event past max_event_ms in the queue, or past Hookbox-Answer-By-Ms)",
   500: "internal: an error hookbox did not foresee (logged); storage_failed: an upload's files could not be written to hookbox's data folder (its code said: EPERM, ENOSPC …; logged)",
 };

@@ -265,6 +265,32 @@ describe("hookbox doctor", () => {
     expect(r.code).toBe(1);
   });
 
+  it("vouches for no hookbox on the PATH that is not this one: a stub that exits 0, an older one, /bin/sh under its name (asked only in an empty folder: nothing of the repository's runs)", () => {
+    const marker = join(mkdtempSync(join(tmpdir(), "hookbox-doctor-pwn-")), "pwned");
+    const { repo, home } = workspaceOf(svc.url);
+    writeFileSync(join(repo, "forward"), `touch ${marker}\n`);
+    const stub = mkdtempSync(join(tmpdir(), "hookbox-stub-"));
+    writeFileSync(join(stub, "hookbox"), "#!/bin/sh\nexit 0\n", { mode: 0o755 });
+    const older = mkdtempSync(join(tmpdir(), "hookbox-older-"));
+    writeFileSync(join(older, "hookbox"), "#!/bin/sh\necho '#!/bin/sh'\necho 'an older forward.sh'\n", { mode: 0o755 });
+    const shell = mkdtempSync(join(tmpdir(), "hookbox-sh-"));
+    symlinkSync("/bin/sh", join(shell, "hookbox"));
+    for (const [path, said] of [[stub, /printed none \(exit 0\)/], [older, /printed another \(an older or another hookbox's\)/], [shell, /printed none \(exit 2\)/]] as const) {
+      const r = doctor(repo, home, TOKEN_A, svc.url, path);
+      expect(r.code, r.out).toBe(1);
+      expect(r.out).toMatch(/FAIL +Claude Code +PreToolUse .*\n.*is not this hookbox/);
+      expect(r.out).toContain(`hookbox (${join(path, "hookbox")}) is not this hookbox: asked for its forwarder's script ("hookbox forward --print-script"), it `);
+      expect(r.out).toMatch(said);
+      expect(r.out).toContain("; Claude Code runs that program, which this doctor cannot vouch for");
+    }
+    expect(existsSync(marker)).toBe(false);
+    // this hookbox itself, by a link to its entry (as npm puts it on the PATH): not asked, live
+    const linked = mkdtempSync(join(tmpdir(), "hookbox-linked-"));
+    symlinkSync(resolve("dist/cli/hookbox.cjs"), join(linked, "hookbox"));
+    chmodSync("dist/cli/hookbox.cjs", 0o755);
+    expect(doctor(repo, home, TOKEN_A, svc.url, linked).code).toBe(0);
+  });
+
   it("names a guard its agent never runs: a switch in its file, a more local switch, a handler of another type, a Gemini hook disabled by name", () => {
     const { repo, home } = workspaceOf(svc.url, (file, text) => {
       if (!file.endsWith(".json")) return text;

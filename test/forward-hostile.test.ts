@@ -142,6 +142,15 @@ Object.assign(CASES, {
   "huge-headers-total": answer(DENY, "200 OK", ["Hookbox-On-Failure: block", ...Array.from({ length: 320 }, (_, i) => `X-Proxy-${i}: ${"a".repeat(1_000)}`)]),
   // the deny in 200 lines (JSON's whitespace): as many as forward.sh reads
   "body-200-lines": answer(`${DENY}${"\n".repeat(199)}`),
+  // one line more (a pretty-printing proxy), and a deny nested past MAX_ANSWER_DEPTH, under a failure mode of allow: no answer to either
+  "body-201-lines-allow": answer(`${DENY}${"\n".repeat(200)}`, "200 OK", ["Hookbox-On-Failure: allow"]),
+  "nested-128-allow": answer(DENY.replace('"exit_code":0', `"x":${"[".repeat(127)}${"]".repeat(127)},"exit_code":0`), "200 OK", ["Hookbox-On-Failure: allow"]),
+  "nested-129-allow": answer(DENY.replace('"exit_code":0', `"x":${"[".repeat(128)}${"]".repeat(128)},"exit_code":0`), "200 OK", ["Hookbox-On-Failure: allow"]),
+  "nested-error-129-503": answer(`{"error":{"code":"x","message":"m","x":${"[".repeat(127)}${"]".repeat(127)}}}`, "503 Service Unavailable", ["Hookbox-On-Failure: allow"]),
+  // Content-Length twice (even equal), or past 2^64 - 1: Node's parser refuses both
+  "length-twice-allow": (sock: Socket) => sock.end(`${head("200 OK", ["Hookbox-On-Failure: allow", `Content-Length: ${PASS.length}`, `Content-Length: ${PASS.length}`, "Connection: close"])}\r\n${PASS}`),
+  "length-overflow-allow": (sock: Socket) => sock.end(`${head("200 OK", ["Hookbox-On-Failure: allow", "Content-Length: 18446744073709551616", "Connection: close"])}\r\n${PASS}`),
+  "length-leading-zeros": (sock: Socket) => sock.end(`${head("200 OK", ["Hookbox-On-Failure: block", `Content-Length: 0000000000000000000000${DENY.length}`, "Connection: close"])}\r\n${DENY}`),
   // headers ended by LF alone (no HTTP as hookbox writes it), and after them a body of 2 million lines
   "lf-headers": (sock: Socket) => sock.end(`HTTP/1.1 200 OK\nHookbox-On-Failure: block\nContent-Length: ${DENY.length}\nConnection: close\n\n${DENY}`),
   "lf-headers-bomb": (sock: Socket) => sock.end(`HTTP/1.1 200 OK\nHookbox-On-Failure: block\nConnection: close\n\n${"\n".repeat(2_000_000)}${DENY}`),
@@ -583,7 +592,7 @@ describe("a line that reaches no hookbox of its tenant blocks, whatever the fail
     const r = await run("sh", args("allow-told-deny"), { PATH: none });
     expect(r.code, r.stderr).toBe(2);
     // (the agent's deny as forward.sh writes it without awk; the reason said on stderr)
-    expect(JSON.parse(r.stdout)).toEqual({ permissionDecision: "deny", permissionDecisionReason: "blocked by hookbox" });
+    expect(JSON.parse(r.stdout)).toEqual({ permissionDecision: "deny", permissionDecisionReason: "blocked by hookbox", hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "blocked by hookbox" } });
     expect(r.stderr).toMatch(/^forward\.sh: awk is not on PATH: hookbox's answer cannot be read \(install a POSIX awk, or use hookbox forward\): blocking/m);
     // an awk that ends at once without a word (exit 0): what hookbox said is not known
     const mute = mkdtempSync(join(dir, "awk-mute-"));
@@ -667,6 +676,23 @@ describe("the failure-mode cache cannot be planted", () => {
 describe("both forwarders read what they are given alike", () => {
   const cacheName = (u: string, token: string, event: string) => `on-failure-${createHash("sha256").update(`${u}\n${token}\n${event}`).digest("hex").slice(0, 24)}`;
 
+  it("read a cache file as the shell's read does (NUL bytes dropped, the first line only), in both: alike however it came to hold them", async () => {
+    for (const [content, mode] of [["\0block\n", "block"], ["bl\0\0ock\nallow\n", "block"], [`${"\0".repeat(100)}allow`, "allow"], ["block \n", undefined], ["\0", undefined]] as const) {
+      const [node, sh] = await Promise.all(
+        (["node", "sh"] as const).map((via) => {
+          const xdg = mkdtempSync(join(dir, "nul-"));
+          mkdirSync(join(xdg, "hookbox"), { mode: 0o700 });
+          writeFileSync(join(xdg, "hookbox", cacheName("http://127.0.0.1:1", "t", "preToolUse")), content, { mode: 0o600 });
+          return run(via, ["--url", "http://127.0.0.1:1", "--event", "preToolUse", "--format", "copilot", "--timeout", "1000"], { XDG_CACHE_HOME: xdg });
+        }),
+      );
+      for (const r of [node!, sh!]) {
+        expect(r.code, `${JSON.stringify(content)}: ${r.stderr}`).toBe(mode === "block" ? 2 : 0);
+        expect(r.stderr).toMatch(mode === undefined ? /no failure mode known yet/ : new RegExp(`on_failure = ${mode} \\(the tenant's, as hookbox last said`));
+      }
+    }
+  });
+
   it("headers cut off before their end say nothing: a remembered block stands, and is not overwritten", async () => {
     for (const via of ["node", "sh"] as const) {
       const xdg = mkdtempSync(join(dir, "partial-"));
@@ -731,6 +757,39 @@ describe("both forwarders read what they are given alike", () => {
       expect(JSON.parse(r.stdout)).toMatchObject({ permissionDecision: "deny" });
     }
     expect(existsSync(join(xdg, "hookbox")) ? readdirSync(join(xdg, "hookbox")) : []).toEqual([]);
+  });
+
+  it.each(["body-201-lines-allow", "nested-129-allow"])("takes an answer of more lines (MAX_ANSWER_LINES) or deeper JSON (MAX_ANSWER_DEPTH) than hookbox's ever are for none, in both alike: the failure mode hookbox told (%s)", async (name) => {
+    const [node, sh] = await Promise.all([run("node", args(name)), run("sh", args(name))]);
+    for (const r of [node, sh]) {
+      expect(r.code, `${name}: ${r.stderr}`).toBe(0);
+      expect(r.stdout).toBe("{}\n");
+      expect(r.stderr).toMatch(name === "nested-129-allow" ? /^hookbox answered 200: no decision \(passing through: on_failure = allow/ : /^hookbox's answer is larger than \d+ bytes or 200 lines: no answer \(passing through: on_failure = allow/);
+    }
+    expect(sh.stderr).toBe(node.stderr);
+  });
+
+  it("reads JSON nested up to MAX_ANSWER_DEPTH, and an error object's as deep, in both alike", async () => {
+    const [node, sh] = await Promise.all([run("node", args("nested-128-allow")), run("sh", args("nested-128-allow"))]);
+    for (const r of [node, sh]) {
+      expect(r.code, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout)).toEqual({ permissionDecision: "deny", permissionDecisionReason: "no" });
+    }
+    const [node5, sh5] = await Promise.all([run("node", args("nested-error-129-503")), run("sh", args("nested-error-129-503"))]);
+    expect(node5.stderr).toMatch(/^hookbox answered 503: no decision \(passing through/);
+    expect(sh5.stderr).toBe(node5.stderr);
+  });
+
+  it.each(["length-twice-allow", "length-overflow-allow"])("blocks on a Content-Length Node's parser refuses (%s) as a wrong line, in both, whatever failure mode the answer tells", async (name) => {
+    const [node, sh] = await Promise.all([run("node", args(name)), run("sh", args(name))]);
+    for (const r of [node, sh]) {
+      expect(r.code, `${name}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toMatch(/answered with what no hookbox sends/);
+      expect(JSON.parse(r.stdout)).toMatchObject({ permissionDecision: "deny" });
+    }
+    // a length of leading zeros is still one: read by both
+    const [node0, sh0] = await Promise.all([run("node", args("length-leading-zeros")), run("sh", args("length-leading-zeros"))]);
+    for (const r of [node0, sh0]) expect(JSON.parse(r.stdout)).toEqual({ permissionDecision: "deny", permissionDecisionReason: "no" });
   });
 
   it.each(["trailers", "crlf", "crlf-trailers", "lone-cr", "many-headers", "big-header", "many-big-headers", "body-200-lines"])("reads an answer's body as JSON.parse does (%s: without a chunked answer's trailers, CRLF line ends and a lone CR as blanks, past a proxy's headers), in both: the deny stands", async (name) => {
@@ -840,6 +899,42 @@ describe("both forwarders read what they are given alike", () => {
         expect(r.stderr).toMatch(/a block would keep the agent going: it goes on as it would\)$/m);
       }
       // (the transport's own words differ: Node's and curl's)
+    }
+  });
+
+  it("blocks Copilot in the shape each event reads when hookbox cannot decide, in both: exit 2 before a tool and at a permission request, VS Code's JSON at exit 0 at the prompt and after a tool (exit 2 is a warning there)", async () => {
+    for (const [event, code, shape] of [
+      ["preToolUse", 2, { permissionDecision: "deny", hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny" } }],
+      ["PreToolUse", 2, { permissionDecision: "deny", hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny" } }],
+      ["permissionRequest", 2, { behavior: "deny", message: expect.stringMatching(/^hookbox unreachable/), permissionDecision: "deny" }],
+      ["UserPromptSubmit", 0, { continue: false, stopReason: expect.stringMatching(/^hookbox unreachable/), decision: "block" }],
+      ["userPromptSubmitted", 0, { continue: false, decision: "block" }],
+      ["PostToolUse", 0, { decision: "block", reason: expect.stringMatching(/^hookbox unreachable/) }],
+      ["postToolUse", 0, { decision: "block" }],
+    ] as const) {
+      const a = ["--url", "http://127.0.0.1:1", "--event", event, "--format", "copilot", "--timeout", "1000", "--on-unreachable", "block"];
+      const [node, sh] = await Promise.all([run("node", a), run("sh", a)]);
+      for (const r of [node, sh]) {
+        expect(r.code, `${event}: ${r.stderr}`).toBe(code);
+        expect(JSON.parse(r.stdout), event).toMatchObject(shape);
+      }
+      expect(Object.keys(JSON.parse(sh.stdout))).toEqual(Object.keys(JSON.parse(node.stdout)));
+    }
+    // a wrong line there too: its block in that shape, at exit 0
+    const wrong = await Promise.all((["node", "sh"] as const).map((via) => run(via, ["--url", url, "--event", "UserPromptSubmit", "--format", "copilot"], { HOOKBOX_TOKEN: "a b" })));
+    for (const r of wrong) {
+      expect(r.code, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout)).toMatchObject({ continue: false, decision: "block" });
+    }
+  });
+
+  it("reaches hookbox at a name under localhost as curl does (the loopback addresses, whatever the system resolver says), in both", async () => {
+    const at = url.replace("127.0.0.1", "hookbox.localhost");
+    const a = ["--url", at, "--event", "preToolUse", "--format", "copilot", "--workspace", "cosh-block", "--timeout", "8000"];
+    const [node, sh] = await Promise.all([run("node", a), run("sh", a)]);
+    for (const r of [node, sh]) {
+      expect(r.code, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout)).toEqual({ decision: "block", reason: "policy says no" });
     }
   });
 
@@ -1218,7 +1313,10 @@ describe("both forwarders read their command line and stdin alike", () => {
     for (const [format, event, code, shape] of [
       ["claude", "PermissionRequest", 0, { hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "deny" } } }],
       ["claude", "PreToolUse", 2, { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny" } }],
-      ["copilot", "preToolUse", 2, { permissionDecision: "deny" }],
+      ["copilot", "preToolUse", 2, { permissionDecision: "deny", hookSpecificOutput: { permissionDecision: "deny" } }],
+      ["copilot", "permissionRequest", 2, { behavior: "deny" }],
+      ["copilot", "UserPromptSubmit", 0, { continue: false }],
+      ["copilot", "postToolUse", 0, { decision: "block" }],
       ["codex", "SessionStart", 0, { continue: false }],
       ["cursor", "beforeSubmitPrompt", 2, { continue: false }],
       ["cursor", "beforeShellExecution", 2, { permission: "deny" }],

@@ -131,8 +131,15 @@ async function handleRead(
   // any late event's: given up if its turn has not come, else run and recorded).
   // A stored workspace refused when judged again (after a restart) is as unusable as one that is not
   // there: its refusal (400) in place of the 404, after the policy hooks alone looked (below).
-  const loading: Promise<StoredWorkspace | HookboxError | undefined> = deps.workspaces.get(tenant.name, workspaceId).catch((err: unknown) => {
-    if (err instanceof BadRequestError) return err;
+  // One read from disk, not at hand: every event waiting for it resumes when it is in — each in a
+  // turn of its own (its tenant's, round-robin), never hundreds back to back on the one thread.
+  const fromDisk = !deps.workspaces.holds(tenant.name, workspaceId);
+  const inTurn = async <T>(value: T): Promise<T> => {
+    if (fromDisk) await heavyTurns.take(tenant.name);
+    return value;
+  };
+  const loading: Promise<StoredWorkspace | HookboxError | undefined> = deps.workspaces.get(tenant.name, workspaceId).then(inTurn, (err: unknown) => {
+    if (err instanceof BadRequestError) return inTurn(err);
     throw err;
   });
   const unusable = (found: StoredWorkspace | HookboxError | undefined): HookboxError | undefined =>

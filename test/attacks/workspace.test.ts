@@ -18,7 +18,7 @@ import { leftovers } from "../helpers/engine.js";
 import { bodyOf, byHand } from "../helpers/raw-http.js";
 import { TENANT_UPLOADS_IN_FLIGHT, UPLOAD_PIECE_BYTES } from "../../service/routes/workspaces.js";
 import { MAX_META_HEADER_BYTES, MAX_PAX_RECORDS } from "../../engine/workspace-unpack.js";
-import { MAX_RESIDENT_HOOK_BYTES, MAX_SUMMARY_HOOKS_JSON_CHARS } from "../../engine/workspace-store.js";
+import { MAX_RESIDENT_HOOK_BYTES, MAX_SUMMARY_HOOKS_JSON_CHARS, TENANT_WORKSPACE_WAITERS } from "../../engine/workspace-store.js";
 import { MAX_WARNINGS_JSON_CHARS } from "../../engine/repository.js";
 import { REMOVE_AT_ONCE } from "../../engine/workspace-tree.js";
 import { MAX_JSONC_COMMENTS } from "../../engine/names.js";
@@ -1238,4 +1238,48 @@ describe("a workspace's worst, against the loop that serves everyone", () => {
     expect(stored.hooks).toEqual([expect.objectContaining({ name: expect.stringMatching(/^guard\.json:/) })]);
     expect(stored.warnings).toContainEqual(expect.stringMatching(new RegExp(`^\\.claude/settings\\.json:\\d+:\\d+: hooks\\.PreToolUse\\[0\\]\\.hooks\\[${SKIPPED_HOOKS_FACTOR * 1000}\\]: more hook entries hookbox skips than a repository's files may hold .*; the file is skipped: none of its hooks are read$`)));
   });
+});
+
+describe("events waiting for their workspaces to be read after a restart", () => {
+  let svc: Service;
+  const config = "[sandbox]\npool_size = 0\n";
+  const opts = { server: "max_workspace_entries = 60000\nmax_unpack_ratio = 100000" };
+  const event = { session_id: "s", hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command: "ls" } };
+  beforeAll(async () => {
+    svc = await startService(config, opts);
+  });
+  afterAll(async () => {
+    await svc.stop();
+  });
+
+  it(`resume each in a turn of its own once their workspace is in (the probe answered between them); past TENANT_WORKSPACE_WAITERS (${TENANT_WORKSPACE_WAITERS}) a tenant's next is 429, another tenant's still waits its turn`, async () => {
+    // 1000 hooks, each matcher its own (none takes Bash): every waiting event tests them all
+    const settings = { hooks: { PreToolUse: Array.from({ length: 1000 }, (_, i) => ({ matcher: `tool${i}|other${i}`, hooks: [{ type: "command", command: `guard-${i}.sh` }] })) } };
+    const stored = await put(svc, "herd", await tarOf([{ name: ".claude/settings.json", content: JSON.stringify(settings) }]));
+    expect(stored.status, await stored.clone().text()).toBe(200);
+    // two trees of 20 000 entries: read first after the restart, they hold both reading slots a while
+    const wide = await tarOf(Array.from({ length: 20_000 }, (_, i) => ({ name: `d${i % 100}/f${i}`, content: "" })), { gzip: true });
+    for (const id of ["wide-1", "wide-2"]) expect((await put(svc, id, wide)).status).toBe(200);
+    const b = await fetch(`${svc.url}/v1/workspaces/b-one`, { method: "PUT", headers: { authorization: `Bearer ${TOKEN_B}` }, body: await tarOf([{ name: "a.txt", content: "a" }]) });
+    expect(b.status).toBe(200);
+    await svc.stop();
+    svc = await startService(config, { ...opts, dir: svc.dir });
+    const on = (id: string, token = TOKEN_A) => svc.event(event, { query: `workspace=${id}`, token });
+    const { value, health } = await underProbe(svc.url, async () => {
+      const slow = ["wide-1", "wide-2"].map((id) => on(id));
+      await new Promise((r) => setTimeout(r, 100));
+      const herd = Array.from({ length: TENANT_WORKSPACE_WAITERS - 2 }, () => on("herd"));
+      await new Promise((r) => setTimeout(r, 300));
+      const [past, other] = await Promise.all([on("herd"), on("b-one", TOKEN_B)]);
+      const answers = await Promise.all([...slow, ...herd]);
+      return { past: { status: past.status, text: await past.text() }, other: other.status, statuses: answers.map((r) => r.status) };
+    });
+    expect(value.past.status).toBe(429);
+    expect(errorOf(value.past.text)).toMatchObject({ code: "overloaded", message: expect.stringContaining("TENANT_WORKSPACE_WAITERS") });
+    expect(value.other).toBe(200);
+    expect(new Set(value.statuses)).toEqual(new Set([200]));
+    expect(health.failures).toBe(0);
+    expect(health.worstMs).toBeLessThanOrEqual(WORST_HEALTH_MS);
+    await alive(svc);
+  }, 120_000);
 });
