@@ -358,6 +358,7 @@ function requestFor(hook: HookDef, onHost: boolean, opts: ExecuteOptions): RunRe
   const { sandbox } = opts;
   return {
     command: hook.command,
+    ...(hook.shell ? { shell: hook.shell } : {}),
     stdin: opts.payloads.for(hook.dialect, hook.eventName),
     env: hook.env,
     timeoutMs: Math.min(hook.timeoutMs, sandbox.maxTimeoutMs),

@@ -43,6 +43,12 @@ export interface HookDef {
   /** a further condition on the event (Claude Code's `if`); absent: none */
   condition?: Condition;
   command: string;
+  /**
+   * The shell its agent runs the command in: bash for Gemini CLI, Codex, cosh and Copilot's `bash`
+   * key (and a Claude Code handler that names it); absent, `/bin/sh` — Claude Code's, Cursor's,
+   * VS Code's, and the server's own hooks'.
+   */
+  shell?: "bash";
   /** at most `[sandbox] max_timeout` */
   timeoutMs: number;
   /**

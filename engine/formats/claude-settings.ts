@@ -69,7 +69,7 @@ const HandlerSchema = z.strictObject({
   async: z.boolean().optional(),
   /** Claude Code: runs in the background as `async` does, waking the model on exit 2 — its answer decides nothing either */
   asyncRewake: z.boolean().optional(),
-  /** Claude Code's, read by hookbox for nothing: the spinner's text, once per session, the shell (hookbox runs sh) */
+  /** Claude Code's, read by hookbox for nothing: the spinner's text, once per session; `shell`: bash runs the command in bash, PowerShell is skipped */
   statusMessage: z.string().optional(),
   once: z.boolean().optional(),
   shell: z.string().optional(),
@@ -236,6 +236,9 @@ export function loadMatcherGroups(
           warn(set.warnings, () => `${originOf(parsed, path)}: ${formatPath(path)}: "${background}": true hooks decide nothing in ${format === "codex" ? "Codex" : "Claude Code"}; skipped`);
           return;
         }
+        // A PowerShell handler (Claude Code's `shell`, for Windows): no shell here reads it.
+        if (claude && handler.shell !== undefined && /^(powershell|pwsh)$/i.test(handler.shell))
+          return skipEntry(parsed, path, ctx, set.warnings, `a "${handler.shell}" hook is a PowerShell command, which hookbox does not run (its hooks run in sh and bash)`, [...path, "shell"]);
         // (its matcher past hookbox's limits: read, warned once for the group, never run)
         if (matcher === PAST_LIMIT) return;
         const rule = handler.if;
@@ -263,6 +266,9 @@ export function loadMatcherGroups(
           ...(matcher && MATCH_FIELD[resolved.point] ? { matchOn: MATCH_FIELD[resolved.point] } : {}),
           ...(condition ? { condition } : {}),
           command,
+          // Codex runs its hooks in the user's shell (\`$SHELL -lc\`), bash here; Claude Code in
+          // /bin/sh, or in bash where the handler's \`shell\` says so.
+          ...(format === "codex" || handler.shell?.toLowerCase() === "bash" ? { shell: "bash" as const } : {}),
           ...hookTimeout(handlerTimeoutMs(handler.timeout, format, resolved.point), ctx),
           env: {},
           // Claude Code's onFailure "block": its failure blocks (interpretClaude), where Claude Code reads it.

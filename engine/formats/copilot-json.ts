@@ -148,6 +148,8 @@ function loadHookMap(parsed: ParsedFile, hooks: Record<string, unknown>, ctx: Lo
         ...readers,
         ...matcher,
         command,
+        // The CLI's \`bash\` key is a bash command; VS Code's \`linux\` and \`command\` run in sh.
+        ...(e.bash !== undefined ? { shell: "bash" as const } : {}),
         ...hookTimeout(seconds !== undefined ? seconds * 1000 : COPILOT_DEFAULT_TIMEOUT_MS, ctx),
         env: e.env ?? {},
         failOpen: true,

@@ -131,6 +131,8 @@ export function coshHookDef(
     dialect: ctx.dialect,
     matcher,
     command: entry.command,
+    // cosh-ng runs a repository's or an extension's hook in bash; the server's own hooks run in sh.
+    ...(ctx.source === "repository" || ctx.source === "extension" ? { shell: "bash" as const } : {}),
     ...hookTimeout(entry.timeout ?? DEFAULT_TIMEOUT_MS, ctx),
     env: entry.env ?? {},
     failOpen: entry.fail_open ?? true,

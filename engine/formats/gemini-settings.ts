@@ -144,6 +144,8 @@ function loadGeminiSettings(parsed: ParsedFile, ctx: LoadContext): HookSet {
           matcher,
           ...(matcher && MATCH_FIELD[resolved.point] ? { matchOn: MATCH_FIELD[resolved.point] } : {}),
           command: e.command,
+          // Gemini CLI runs its hooks in bash (\`bash -c\`).
+          shell: "bash",
           ...hookTimeout(e.timeout ?? GEMINI_DEFAULT_TIMEOUT_MS, ctx),
           env: {},
           failOpen: true,

@@ -12,7 +12,7 @@ import { describeError, sink, stoppedEnd } from "./container-parts.js";
 import { EngineTimeoutError } from "./docker-client.js";
 import { labelsFor, makeContainer, type Fleet, type Made, type Shape } from "./make-container.js";
 import { RunGuard } from "./run-guard.js";
-import type { RunEnd, RunRequest, RunResult } from "./types.js";
+import { shellOf, type RunEnd, type RunRequest, type RunResult } from "./types.js";
 
 /** How long the attach stream may take to deliver the last output after the container ended. */
 const STREAM_TAIL_MS = 1_000;
@@ -40,7 +40,7 @@ export async function runCold(fleet: Fleet, request: RunRequest, shape: Shape): 
     if (guard.stopped === "cancelled") return result({ outcome: "cancelled", exitCode: null });
     const env = hookEnv({ declared: request.env, projectDir: WORKSPACE_PATH, runtime: "container", home: HOOK_HOME });
     const labels = labelsFor(fleet, randomUUID(), Date.now() + guard.leftMs() + REAP_GRACE_MS, request.eventId);
-    made = await makeContainer(fleet, shape, ["/bin/sh", "-c", request.command], env, request.cwd, labels, signal);
+    made = await makeContainer(fleet, shape, [shellOf(request), "-c", request.command], env, request.cwd, labels, signal);
     const { id, stream, streamDone } = made;
     stream.once("end", () => (ended = true));
     client.demux(stream, sink((c) => capture.stdout.push(c)), sink((c) => capture.stderr.push(c)));

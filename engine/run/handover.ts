@@ -13,7 +13,7 @@
  * changes only how its own run is read — what it decides anyway — never another's, each container
  * running one hook; and its run ends MARKER_GRACE_MS after the first marker all the same).
  */
-import type { RunRequest } from "./types.js";
+import { shellOf, type RunRequest } from "./types.js";
 import { FIXED_ENV_NAMES } from "./hook-env.js";
 
 /**
@@ -32,7 +32,7 @@ const UNPACK = [
  * command would take), never in the wrapper — a variable the hook declares named `n`, `c` or `PATH`
  * cannot change the wrapper's nonce, the command that runs, or how the wrapper finds its tools.
  */
-const RUN_HOOK = "(set -- \"$c\"; eval \"$e\"; exec /bin/sh -c \"$1\")";
+const RUN_HOOK = "(set -- \"$c\" \"/bin/$s\"; eval \"$e\"; exec \"$2\" -c \"$1\")";
 
 /** The hook starts now (its workspace unpacked, its folder entered): said on stderr, ahead of anything the hook writes there. */
 const STARTING = "printf '%s s\\n' \"$n\" >&2";
@@ -44,7 +44,7 @@ const STARTING = "printf '%s s\\n' \"$n\" >&2";
  */
 export const BASH_WRAPPER = [
   "export LC_ALL=C",
-  "IFS=' ' read -r n ld lc le la || exit 97",
+  "IFS=' ' read -r n ld lc le la s || exit 97",
   "d=; c=; e=",
   "if [ \"$ld\" -gt 0 ]; then IFS= read -r -N \"$ld\" d; fi",
   "IFS= read -r -N \"$lc\" c",
@@ -70,6 +70,8 @@ export const SH_WRAPPER = [
   "IFS= read -r h || exit 97",
   "n=${h%% *}",
   "la=${h##* }",
+  "s=${h#* }",
+  "s=${s%% *}",
   "IFS= read -r d",
   "IFS= read -r c",
   "IFS= read -r e",
@@ -145,12 +147,14 @@ export function handover(nonce: string, request: RunRequest, wrapper: "bash" | "
   // Where the project is and where it runs are the container's own (hookEnv): never a hook's to move.
   const exports = exportLines(Object.fromEntries(Object.entries(request.env).filter(([k]) => !FIXED_ENV_NAMES.has(k))));
   const dir = request.cwd ? `/workspace/${request.cwd}` : "";
+  // the shell the hook runs in (/bin/sh or /bin/bash), by its name in /bin
+  const shell = shellOf(request).slice("/bin/".length);
   let head: Buffer;
   if (wrapper === "bash") {
     const [d, c, e] = [dir, request.command, exports].map((s) => Buffer.from(s));
-    head = Buffer.concat([Buffer.from(`${nonce} ${d!.length} ${c!.length} ${e!.length} ${archive.length}\n`), d!, c!, e!]);
+    head = Buffer.concat([Buffer.from(`${nonce} ${d!.length} ${c!.length} ${e!.length} ${archive.length} ${shell}\n`), d!, c!, e!]);
   } else {
-    head = Buffer.from([`${nonce} sh ${archive.length}`, dir ? b64(dir) : "", b64(request.command), b64(exports)].join("\n") + "\n");
+    head = Buffer.from([`${nonce} ${shell} ${archive.length}`, dir ? b64(dir) : "", b64(request.command), b64(exports)].join("\n") + "\n");
   }
   return [head, archive, request.stdin];
 }

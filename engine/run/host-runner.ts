@@ -15,7 +15,7 @@ import { exportLines } from "./handover.js";
 import { hookEnv } from "./hook-env.js";
 import { sharedHostSpawner, type HostSpawner } from "./host-spawner.js";
 import { RunGuard } from "./run-guard.js";
-import type { RunEnd, RunRequest, RunResult, Runner } from "./types.js";
+import { shellOf, type RunEnd, type RunRequest, type RunResult, type Runner } from "./types.js";
 
 /**
  * How a policy hook's processes are held together: `pid-namespace` (util-linux unshare: a shell
@@ -35,7 +35,7 @@ const BASH = existsSync("/bin/bash") ? "/bin/bash" : undefined;
  * "Terminated") goes nowhere: the hook's stderr is its own (the hook's, on fd 4 while it runs,
  * closed for it). A subshell that execs the hook's shell: no `_` in its environment, `SHLVL=0`.
  */
-const CHILD_OF_INIT_RUN = 'exec 4>&2 2>/dev/null; (SHLVL=0 exec /bin/sh -c "$1") 2>&4 4>&-; exit "$?"';
+const CHILD_OF_INIT_RUN = 'exec 4>&2 2>/dev/null; (SHLVL=0 exec "$2" -c "$1") 2>&4 4>&-; exit "$?"';
 
 /**
  * The namespace's first process while it waits for its hook (bash, builtins only; `--norc`: its
@@ -55,24 +55,24 @@ const CHILD_OF_INIT_RUN = 'exec 4>&2 2>/dev/null; (SHLVL=0 exec /bin/sh -c "$1")
 const WAITER = [
   "exec 4>&2 2>/dev/null",
   "(",
-  "IFS=' ' read -r ld lc le || exit 97",
+  "IFS=' ' read -r ld lc le ls || exit 97",
   "d=; c=; e=",
   "if [ \"$ld\" -gt 0 ]; then IFS= read -r -N \"$ld\" d; fi",
   "IFS= read -r -N \"$lc\" c",
   "if [ \"$le\" -gt 0 ]; then IFS= read -r -N \"$le\" e; fi",
   "cd -- \"$d\" || exit 96",
-  "set -- \"$c\" \"$e\"",
-  "unset ld lc le d c e",
+  "set -- \"$c\" \"$e\" \"/bin/$ls\"",
+  "unset ld lc le ls d c e",
   "eval \"$2\"",
-  "SHLVL=0 exec /bin/sh -c \"$1\"",
+  "SHLVL=0 exec \"$3\" -c \"$1\"",
   ") 2>&4 4>&-",
   "exit \"$?\"",
 ].join("\n");
 
 /** What the waiter reads before the event: `<lengths>\n<cwd><command><exports>`, lengths in bytes. */
-function waiterPrefix(cwd: string, command: string, env: NodeJS.ProcessEnv): Uint8Array {
+function waiterPrefix(cwd: string, command: string, env: NodeJS.ProcessEnv, shell: string): Uint8Array {
   const [d, c, e] = [cwd, command, exportLines(env)].map((t) => Buffer.from(t));
-  return Buffer.concat([Buffer.from(`${d!.length} ${c!.length} ${e!.length}\n`), d!, c!, e!]);
+  return Buffer.concat([Buffer.from(`${d!.length} ${c!.length} ${e!.length} ${shell.slice("/bin/".length)}\n`), d!, c!, e!]);
 }
 
 let detected: HostIsolation | undefined;
@@ -157,8 +157,8 @@ export class HostRunner implements Runner {
       const [file, args] = ahead
         ? [UNSHARE!, [...UNSHARE_ARGS, BASH!, "--norc", "--noprofile", "-c", WAITER]]
         : this.isolation === "pid-namespace" && UNSHARE
-          ? [UNSHARE, [...UNSHARE_ARGS, "/bin/sh", "-c", CHILD_OF_INIT_RUN, "sh", request.command]]
-          : ["/bin/sh", ["-c", request.command]];
+          ? [UNSHARE, [...UNSHARE_ARGS, "/bin/sh", "-c", CHILD_OF_INIT_RUN, "sh", request.command, shellOf(request)]]
+          : [shellOf(request), ["-c", request.command]];
       // The hook's timeout, the cancellation and the output cap: one signal that kills the group.
       const guard = new RunGuard({ timeoutMs: request.timeoutMs, maxOutputBytes: request.limits.maxOutputBytes, cancel: request.signal });
       const { capture } = guard;
@@ -167,7 +167,7 @@ export class HostRunner implements Runner {
       // when the hook is started, on the machine's monotonic clock (the helper reads the same at its exit)
       const hookStartMonoMs = Number(process.hrtime.bigint()) / 1e6;
       const spawned = this.spawner.run(
-        { file, args, cwd, env, stdin: request.stdin, maxOutputBytes: request.limits.maxOutputBytes, ...(ahead ? { prestart: { prefix: waiterPrefix(cwd, request.command, env) } } : {}) },
+        { file, args, cwd, env, stdin: request.stdin, maxOutputBytes: request.limits.maxOutputBytes, ...(ahead ? { prestart: { prefix: waiterPrefix(cwd, request.command, env, shellOf(request)) } } : {}) },
         {
           onError: (message) => finish({ outcome: "failed_to_start", exitCode: null, error: message }),
           onClose: ({ code, signal, stdout, stderr, afterExitMs, exitedAtMonoMs }) => {

@@ -5,7 +5,13 @@
  */
 
 export class CappedBuffer {
-  private readonly chunks: Buffer[] = [];
+  /**
+   * What was kept, in one buffer of its own, grown by doubling up to the cap: every piece is copied
+   * in. A hook that writes a byte at a time arrives in a piece a write, each a slice of the read
+   * that carried it — kept as they came, a mebibyte of output would hold a million small buffers
+   * (and their reads' memory) and take the loop hundreds of milliseconds to join.
+   */
+  private kept = Buffer.alloc(0);
   private size = 0;
   overflowed = false;
 
@@ -17,25 +23,40 @@ export class CappedBuffer {
   push(chunk: Buffer): void {
     if (this.overflowed) return;
     const room = this.maxBytes - this.size;
+    const taken = chunk.length > room ? chunk.subarray(0, Math.max(0, room)) : chunk;
+    this.append(taken);
     if (chunk.length > room) {
-      if (room > 0) this.chunks.push(chunk.subarray(0, room));
-      this.size = this.maxBytes;
       this.overflowed = true;
       this.onOverflow();
-      return;
     }
-    this.chunks.push(chunk);
-    this.size += chunk.length;
   }
 
+  private append(piece: Buffer): void {
+    if (piece.length === 0) return;
+    const need = this.size + piece.length;
+    if (need > this.kept.length) {
+      let grown = Math.max(this.kept.length * 2, FIRST_KEPT_BYTES);
+      while (grown < need) grown *= 2;
+      const next = Buffer.allocUnsafe(Math.min(grown, Math.max(this.maxBytes, need)));
+      this.kept.copy(next, 0, 0, this.size);
+      this.kept = next;
+    }
+    piece.copy(this.kept, this.size);
+    this.size = need;
+  }
+
+  /** What was kept (a view: later pieces are written past its end, never into it). */
   bytes(): Buffer {
-    return Buffer.concat(this.chunks);
+    return this.kept.subarray(0, this.size);
   }
 
   text(): string {
     return this.bytes().toString("utf8");
   }
 }
+
+/** The first buffer a stream's output is kept in: most hooks print far less. */
+const FIRST_KEPT_BYTES = 4096;
 
 /** The two streams of one run; `overflowedStream` says which one first went over the cap. */
 export class OutputCapture {

@@ -5,8 +5,10 @@
 import type { Limits, Runtime } from "../names.js";
 
 export interface RunRequest {
-  /** Run as `sh -c <command>`. Event data never goes here: stdin only (SERVICE.md §3). */
+  /** Run as `sh -c <command>` (`bash -c` with `shell`). Event data never goes here: stdin only (SERVICE.md §3). */
   command: string;
+  /** the shell the command is run in: bash; absent, /bin/sh (`shellOf`) */
+  shell?: "bash";
   /** The event, as the hook's registration expects it. */
   stdin: Uint8Array;
   /** Variables the hook declared; the runner adds its allow-list and nothing else. */
@@ -75,3 +77,8 @@ export interface Runner {
 
 /** Why a repository hook did not run: its workspace changed under the event. */
 export const STALE_WORKSPACE_ERROR = "the workspace was replaced or deleted while the event waited: its hooks were read from the one before";
+
+/** The shell a request's command runs in, by its path (the hook image and the host have both). */
+export function shellOf(request: Pick<RunRequest, "shell">): "/bin/sh" | "/bin/bash" {
+  return request.shell === "bash" ? "/bin/bash" : "/bin/sh";
+}

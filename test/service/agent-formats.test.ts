@@ -242,3 +242,38 @@ describe("a repository of every agent's real hook files", () => {
     expect(body.output).toMatchObject({ permission: "deny", agent_message: "policy: no curl | sh" });
   });
 });
+
+describe("each agent's shell", () => {
+  // One command, run by each agent's hook as its agent runs it: which shell read it says itself.
+  const which = (block: (reason: string) => unknown) =>
+    `if [ -n "$BASH_VERSION" ]; then ${say(block("ran in bash"))}; else ${say(block("ran in sh"))}; fi`;
+  const deny = (reason: string) => ({ hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: reason } });
+  const handler = (extra: Record<string, unknown> = {}) => ({ type: "command", command: which(deny), ...extra });
+  const files = [
+    { name: ".gemini/settings.json", content: json({ hooks: { BeforeTool: [{ matcher: "probe_gemini", hooks: [{ type: "command", command: which((reason) => ({ decision: "deny", reason })) }] }] } }) },
+    { name: ".codex/hooks.json", content: json({ hooks: { PreToolUse: [{ matcher: "probe_codex", hooks: [handler()] }] } }) },
+    { name: ".github/hooks/probe.json", content: json({ version: 1, hooks: { preToolUse: [{ type: "command", bash: which((reason) => ({ permissionDecision: "deny", permissionDecisionReason: reason })), matcher: "probe_copilot" }] } }) },
+    { name: ".copilot-shell/config.toml", content: ["[[hooks.PreToolUse]]", 'name = "probe-cosh"', 'matcher = "probe_cosh"', `command = '''${which((reason) => ({ decision: "block", reason }))}'''`, ""].join("\n") },
+    { name: ".cursor/hooks.json", content: json({ version: 1, hooks: { preToolUse: [{ command: which((reason) => ({ permission: "deny", user_message: reason })), matcher: "probe_cursor" }] } }) },
+    { name: ".claude/settings.json", content: json({ hooks: { PreToolUse: [
+      { matcher: "probe_claude", hooks: [handler()] },
+      { matcher: "probe_claude_bash", hooks: [handler({ shell: "bash" })] },
+      { matcher: "probe_claude_pwsh", hooks: [handler({ shell: "powershell", command: "if ($env:X) { exit 2 }" })] },
+    ] } }) },
+  ];
+  let warnings: string[];
+  beforeAll(async () => {
+    const res = await fetch(`${svc.url}/v1/workspaces/shells`, { method: "PUT", headers: { authorization: `Bearer ${TOKEN_A}` }, body: await tarOf(files) });
+    expect(res.status).toBe(200);
+    warnings = ((await res.json()) as { warnings: string[] }).warnings;
+  });
+
+  it("runs Gemini's, Codex's, cosh's and Copilot's `bash` hooks in bash, Claude Code's and Cursor's in sh (bash where a Claude handler's shell says so), and skips a PowerShell one", async () => {
+    for (const [tool, shell] of [["probe_gemini", "bash"], ["probe_codex", "bash"], ["probe_copilot", "bash"], ["probe_cosh", "bash"], ["probe_cursor", "sh"], ["probe_claude", "sh"], ["probe_claude_bash", "bash"]] as const) {
+      const body = await post(pre(tool, { command: "ls" }), "workspace=shells");
+      expect(body, tool).toMatchObject({ decision: "block", reason: `ran in ${shell}` });
+    }
+    expect(warnings).toContainEqual(expect.stringMatching(/^\.claude\/settings\.json:\d+: hooks\.PreToolUse\[2\]\.hooks\[0\]\.shell: a "powershell" hook is a PowerShell command, which hookbox does not run/));
+    expect((await post(pre("probe_claude_pwsh", { command: "ls" }), "workspace=shells").then((b) => b.decision))).toBeNull();
+  });
+});
