@@ -16,6 +16,15 @@ import { shellOf, type RunEnd, type RunRequest, type RunResult } from "./types.j
 
 /** How long the attach stream may take to deliver the last output after the container ended. */
 const STREAM_TAIL_MS = 1_000;
+/**
+ * @default 1 s — of a cold run, how long its answer waits, once its container has ended, for the
+ * look at its out-of-memory mark (`STATE_WAIT_MS`), and then for its removal (`REMOVE_WAIT_MS`):
+ * an engine that answers slowly or not at all never holds a decision already made — the early
+ * answer at the agent's deadline counts finished hooks only. A removal that takes longer goes on
+ * behind the answer, tracked (the service's stop waits for it; the reaper takes what it leaves).
+ */
+export const STATE_WAIT_MS = 1_000;
+export const REMOVE_WAIT_MS = 1_000;
 
 export async function runCold(fleet: Fleet, request: RunRequest, shape: Shape): Promise<RunResult> {
   const t0 = performance.now();
@@ -66,7 +75,7 @@ export async function runCold(fleet: Fleet, request: RunRequest, shape: Shape): 
     // (as a pre-started container's run without its end marks).
     if (!tailRead) return result({ outcome: "failed_to_start", exitCode: null, error: `the engine had not passed on all of the hook's output ${STREAM_TAIL_MS} ms after its container ended: its answer may be cut` });
     // Its out-of-memory mark, within what is left of the run's deadline; without it, its exit code.
-    const state = await client.state(id, AbortSignal.timeout(Math.max(1, Math.ceil(guard.leftMs())))).catch(() => undefined);
+    const state = await client.state(id, AbortSignal.timeout(Math.max(1, Math.ceil(Math.min(guard.leftMs(), STATE_WAIT_MS))))).catch(() => undefined);
     if (state?.oomKilled) return result({ outcome: "oom_killed", exitCode: waited.exitCode });
     return result({ outcome: "exited", exitCode: waited.exitCode });
   } catch (err) {
@@ -81,14 +90,14 @@ export async function runCold(fleet: Fleet, request: RunRequest, shape: Shape): 
     signal.removeEventListener("abort", onStop);
     made?.stream.destroy();
     if (made) {
-      // The answer waits for the removal while the run's deadline lasts, never past it.
+      // The answer waits for the removal REMOVE_WAIT_MS at most, and never past the run's deadline.
       const tRemove = performance.now();
       let removed = false;
       const removal = made.cleanup().then(() => { removed = true; });
       fleet.track(removal);
       if (!silent) {
         let wake: NodeJS.Timeout | undefined;
-        await Promise.race([removal, new Promise((r) => (wake = setTimeout(r, guard.leftMs())))]);
+        await Promise.race([removal, new Promise((r) => (wake = setTimeout(r, Math.min(guard.leftMs(), REMOVE_WAIT_MS))))]);
         clearTimeout(wake);
       }
       if (finished && removed) finished.removeMs = performance.now() - tRemove;

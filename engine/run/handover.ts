@@ -184,6 +184,11 @@ export class MarkerWatch {
     this.startLine = `${nonce} s\n`;
   }
 
+  /** Whether `stream` has shown the marker. */
+  seenOn(stream: "stdout" | "stderr"): boolean {
+    return this.seen[stream] !== "";
+  }
+
   /** Both streams have shown the marker. */
   get done(): boolean {
     return this.seen.stdout !== "" && this.seen.stderr !== "";

@@ -183,6 +183,10 @@ export class WarmContainer {
         // not read its answer, never a pass.
         return result({ outcome: "failed_to_start", exitCode: null, error: `the pre-started container ended (exit ${state.exitCode}) without its wrapper's end marks: its hook's answer may be cut` });
       }
+      // The end read on stderr alone: the wrapper writes stdout's mark first, and the engine passes
+      // the two streams on apart — what the hook wrote on stdout, its answer, may not all be in.
+      // hookbox could not read it whole: never a pass made of a cut answer.
+      if (!watch.seenOn("stdout")) return result({ outcome: "failed_to_start", exitCode: null, error: `the hook's end was read on stderr, but its stdout's end had not come ${MARKER_GRACE_MS} ms later (MARKER_GRACE_MS): its answer may be cut` });
       if (watch.oomKills > 0) return result({ outcome: "oom_killed", exitCode: code });
       return result({ outcome: "exited", exitCode: code });
     } catch (err) {

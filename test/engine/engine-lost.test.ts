@@ -7,7 +7,7 @@
  */
 import { Duplex } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { runCold } from "../../engine/run/cold-run.js";
+import { REMOVE_WAIT_MS, runCold, STATE_WAIT_MS } from "../../engine/run/cold-run.js";
 import { demuxFrames, type DockerClient } from "../../engine/run/docker-client.js";
 import { HostRunner } from "../../engine/run/host-runner.js";
 import { HostSpawner, type SpawnHandlers } from "../../engine/run/host-spawner.js";
@@ -29,7 +29,7 @@ const refused = () => Object.assign(new Error("connect ECONNREFUSED /var/run/doc
 const request = (timeoutMs: number): RunRequest => ({ command: "exit 2", stdin: new Uint8Array(), env: {}, timeoutMs, limits: DEFAULT_LIMITS });
 
 /** An engine whose container prints a block and exits 2 after `exitAfterMs`, then behaves as told. */
-function engine(o: { exitAfterMs: number; stateDelayMs?: number; stateFails?: boolean; waitFails?: boolean }): DockerClient {
+function engine(o: { exitAfterMs: number; stateDelayMs?: number; stateFails?: boolean; waitFails?: boolean; removeHangs?: boolean }): DockerClient {
   let stream: Duplex;
   const client = {
     timeoutMs: 5_000,
@@ -48,13 +48,14 @@ function engine(o: { exitAfterMs: number; stateDelayMs?: number; stateFails?: bo
         signal.addEventListener("abort", () => { clearTimeout(t); reject(signal.reason as Error); }, { once: true });
       }),
     state: async (_id: string, signal?: AbortSignal) => {
-      await sleep(o.stateDelayMs ?? 0);
+      // as the real client: the call's signal ends its wait
+      await Promise.race([sleep(o.stateDelayMs ?? 0), new Promise((r) => signal?.addEventListener("abort", r, { once: true }))]);
       if (signal?.aborted) throw signal.reason;
       if (o.stateFails) throw refused();
       return { running: false, oomKilled: false, exitCode: 2 };
     },
     kill: async () => undefined,
-    remove: async () => undefined,
+    remove: () => (o.removeHangs ? new Promise<undefined>(() => undefined) : Promise.resolve(undefined)),
     removeVolume: async () => undefined,
   };
   return client as unknown as DockerClient;
@@ -66,6 +67,12 @@ describe("a cold run whose engine is slow or gone after the hook", () => {
   it("a hook that exited 2 in time is a block though the look at its state outlasts its timeout", async () => {
     const r = await runCold(fleet(engine({ exitAfterMs: 400, stateDelayMs: 300 })), request(500), shape);
     expect(r).toMatchObject({ outcome: "exited", exitCode: 2, stderr: "blocked by policy\n" });
+  });
+  it(`answers a hook that exited 2 within STATE_WAIT_MS (${STATE_WAIT_MS} ms) and REMOVE_WAIT_MS (${REMOVE_WAIT_MS} ms) of its exit though the engine never answers the look at its state nor the removal: the decision is never held for the run's whole deadline`, async () => {
+    const t0 = performance.now();
+    const r = await runCold(fleet(engine({ exitAfterMs: 50, stateDelayMs: 60_000, removeHangs: true })), request(30_000), shape);
+    expect(r).toMatchObject({ outcome: "exited", exitCode: 2, stderr: "blocked by policy\n" });
+    expect(performance.now() - t0).toBeLessThan(50 + STATE_WAIT_MS + REMOVE_WAIT_MS + 1_500);
   });
   it("a hook that exited 2 is a block though the engine refuses the look at its state", async () => {
     const r = await runCold(fleet(engine({ exitAfterMs: 50, stateFails: true })), request(1_000), shape);

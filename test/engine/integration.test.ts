@@ -29,7 +29,8 @@ async function repoWith(files: Record<string, string>) {
 const engineFor = (toml: string) => createEngine({ config: parseConfig("test.toml", toml), runners });
 
 afterEach(async () => {
-  expect((await leftovers()).containers).toEqual([]);
+  // (a cold run's removal may go on a moment behind its answer: REMOVE_WAIT_MS)
+  await expect.poll(async () => (await leftovers()).containers, { timeout: 10_000 }).toEqual([]);
 });
 
 describe.each([

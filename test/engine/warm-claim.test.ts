@@ -90,6 +90,26 @@ describe("a claim whose second end mark does not follow the first", () => {
   });
 });
 
+describe("a claim whose end mark comes on stderr, and stdout's never", () => {
+  it(`is hookbox not reading the hook's answer whole (failed_to_start) after MARKER_GRACE_MS, never the exit code and the part of stdout that came`, async () => {
+    const s = standIn();
+    const warm = new WarmContainer(s.handle, 1_000);
+    s.up();
+    await warm.up;
+    const t0 = performance.now();
+    const claimed = warm.claim({ command: "guard", stdin: Buffer.from("{}"), env: {}, timeoutMs: 20_000, limits: DEFAULT_LIMITS }, () => undefined);
+    await new Promise((r) => setImmediate(r));
+    const nonce = Buffer.concat(s.written).toString("latin1").split(" ")[0]!;
+    s.err(`${nonce} s\n`);
+    // the engine passed on stderr's end, and of stdout only the first bytes of a block
+    s.out('{"decision":"bl');
+    s.err(`${nonce} 0 0\n`);
+    const result = await claimed;
+    expect(result).toMatchObject({ outcome: "failed_to_start", error: expect.stringMatching(/its stdout's end had not come \d+ ms later \(MARKER_GRACE_MS\)/) });
+    expect(performance.now() - t0).toBeLessThan(MARKER_GRACE_MS + 2_000);
+  });
+});
+
 describe("a claim whose workspace takes long to unpack", () => {
   const nonceOf = (s: ReturnType<typeof standIn>) => Buffer.concat(s.written).toString("latin1").split(" ")[0]!;
   it("counts the hook's timeout from its start as the wrapper says it, never the hand-over's time before (as a cold run's container start is not the hook's)", async () => {
