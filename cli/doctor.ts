@@ -603,7 +603,8 @@ async function check(entry: Entry, dir: string, env: NodeJS.ProcessEnv, lineEnv:
     // The program the agent would run must be this hookbox (or print its forwarder's script, byte
     // for byte): another program of that name — a stub that exits 0, an older install — would let
     // every call through while the canary, run by this hookbox's forwarder, said the line was live.
-    const other = await otherHookbox(found.path, env);
+    // (asked with the PATH the line runs with: no folder of the repository's in it)
+    const other = await otherHookbox(found.path, { ...env, PATH: safePath(env.PATH, [dir]) });
     if (other) return fail(`${argv![0]} (${found.path}) is not this hookbox: ${other}; ${AGENT_NAME[entry.agent]} runs that program, which this doctor cannot vouch for — run its own doctor ("${found.path} doctor"), or put this hookbox first on the PATH`);
     // Whatever an installed name leads to, the doctor runs only this hookbox's own forwarder with the line's flags.
     runArgv = [process.execPath, process.argv[1]!, ...argv!.slice(1)];

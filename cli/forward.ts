@@ -624,10 +624,10 @@ function lookupWithin(signal: AbortSignal) {
     const family = options.family === 4 || options.family === "IPv4" ? 4 : options.family === 6 || options.family === "IPv6" ? 6 : 0;
     const answer = (found: { address: string; family: number }[]) => (options.all ? callback(null, found) : callback(null, found[0]!.address, found[0]!.family));
     const fail = (err: NodeJS.ErrnoException) => callback(err, options.all ? [] : "");
-    const system = () => process.getBuiltinModule("node:dns").lookup(hostname, { family, all: true }, (e, addresses) => (e ? fail(e) : answer(addresses)));
-    // localhost and every name under it are the loopback addresses, as curl reads them (RFC 6761),
-    // whatever the system's resolver makes of them: forward.sh reaches hookbox there, and so this does.
-    if (/^(.*\.)?localhost$/i.test(hostname)) return answer(LOOPBACK.filter((a) => family === 0 || a.family === family));
+    // localhost and every name under it are the loopback addresses (RFC 6761) where the system's
+    // resolver knows no other (curl 7.85 and later read them so): forward.sh reaches hookbox there, and so this does.
+    const local = /^(.*\.)?localhost$/i.test(hostname) ? LOOPBACK.filter((a) => family === 0 || a.family === family) : undefined;
+    const system = () => process.getBuiltinModule("node:dns").lookup(hostname, { family, all: true }, (e, addresses) => (e ? (local ? answer(local) : fail(e)) : answer(addresses)));
     if (process.platform !== "linux") return system();
     const { isIP } = process.getBuiltinModule("node:net");
     const database = family === 4 ? "ahostsv4" : family === 6 ? "ahostsv6" : "ahosts";
@@ -638,6 +638,7 @@ function lookupWithin(signal: AbortSignal) {
       if (err && (err as NodeJS.ErrnoException).code === "ENOENT") return system();
       if (signal.aborted) return fail(Object.assign(new Error(`lookup of ${hostname} given up`), { code: "ECANCELLED" }));
       // getent: exit 2 is "not found"
+      if (err && local && (err as { code?: unknown }).code === 2) return answer(local);
       if (err) return fail(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND", hostname }));
       const found: { address: string; family: number }[] = [];
       for (const line of stdout.split("\n")) {
@@ -645,6 +646,7 @@ function lookupWithin(signal: AbortSignal) {
         const v = isIP(address);
         if (v !== 0 && !found.some((f) => f.address === address)) found.push({ address, family: v });
       }
+      if (found.length === 0 && local) return answer(local);
       if (found.length === 0) return fail(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND", hostname }));
       answer(found);
     });
@@ -764,7 +766,7 @@ function ownRegular(path: string, kind: "dir" | "file"): boolean {
 }
 
 /** Of a failure-mode cache file, what is read: its first line is "allow" or "block" (NUL bytes aside, which the shell drops). */
-const CACHE_READ_BYTES = 4096;
+const CACHE_READ_BYTES = 64 * 1024;
 
 /**
  * The failure mode hookbox last told this forwarder, one small file per URL + token (hashed: the

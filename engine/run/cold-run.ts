@@ -17,13 +17,14 @@ import { shellOf, type RunEnd, type RunRequest, type RunResult } from "./types.j
 /** How long the attach stream may take to deliver the last output after the container ended. */
 const STREAM_TAIL_MS = 1_000;
 /**
- * @default 1 s — of a cold run, how long its answer waits, once its container has ended, for the
- * look at its out-of-memory mark (`STATE_WAIT_MS`), and then for its removal (`REMOVE_WAIT_MS`):
+ * @default 3 s, 1 s — of a cold run, how long its answer waits, once its container has ended, for
+ * the look at its out-of-memory mark (`STATE_WAIT_MS`: an inspect, and for a kill the engine has not
+ * marked, its late `oom` event, up to twice LATE_OOM_WAIT_MS), and then for its removal (`REMOVE_WAIT_MS`):
  * an engine that answers slowly or not at all never holds a decision already made — the early
  * answer at the agent's deadline counts finished hooks only. A removal that takes longer goes on
  * behind the answer, tracked (the service's stop waits for it; the reaper takes what it leaves).
  */
-export const STATE_WAIT_MS = 1_000;
+export const STATE_WAIT_MS = 3_000;
 export const REMOVE_WAIT_MS = 1_000;
 
 export async function runCold(fleet: Fleet, request: RunRequest, shape: Shape): Promise<RunResult> {

@@ -38,6 +38,12 @@ const RUN_HOOK = "(set -- \"$c\" \"/bin/$s\"; eval \"$e\"; exec \"$2\" -c \"$1\"
 const STARTING = "printf '%s s\\n' \"$n\" >&2";
 
 /**
+ * An image without the shell the hook's agent runs it in (bash, say): the wrapper's own exit before
+ * the hook, never the hook's exit 127 — which its agent would read as a hook that failed, passing.
+ */
+const HAS_SHELL = "[ -x \"/bin/$s\" ] || { echo \"hookbox: the image has no /bin/$s, the shell this hook's agent runs it in\" >&2; exit 94; }";
+
+/**
  * The wrapper, in bash when the image has it: builtins only between the handover and the hook, so
  * the hook starts at once (a fork costs most under gVisor). Lengths are in bytes (LC_ALL=C while
  * reading).
@@ -53,6 +59,7 @@ export const BASH_WRAPPER = [
   UNPACK,
   "if [ -n \"$d\" ]; then cd -- \"$d\" || exit 96; fi",
   "unset ld lc le la d",
+  HAS_SHELL,
   STARTING,
   RUN_HOOK,
   "r=$?",
@@ -81,6 +88,7 @@ export const SH_WRAPPER = [
   "c=\"$(printf %s \"$c\" | base64 -d)\" && [ -n \"$c\" ] || exit 98",
   "e=\"$(printf %s \"$e\" | base64 -d)\" || exit 98",
   "unset d h la",
+  HAS_SHELL,
   STARTING,
   RUN_HOOK,
   "r=$?",

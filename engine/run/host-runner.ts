@@ -141,6 +141,8 @@ export class HostRunner implements Runner {
   run(request: RunRequest): Promise<RunResult> {
     // Cancelled before it started: the hook is never given the event.
     if (request.signal?.aborted) return Promise.resolve({ outcome: "cancelled", exitCode: null, stdout: "", stderr: "", startMs: 0, durationMs: 0 });
+    // A host without the shell the hook's agent runs it in: hookbox cannot run it (never its exit 127, a pass).
+    if (request.shell === "bash" && BASH === undefined) return Promise.resolve({ outcome: "failed_to_start", exitCode: null, error: "this host has no /bin/bash, the shell this hook's agent runs it in", stdout: "", stderr: "", startMs: 0, durationMs: 0 });
     const t0 = performance.now();
     let cwd: string;
     try {

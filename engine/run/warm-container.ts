@@ -10,6 +10,7 @@ import type { RunEnd, RunRequest, RunResult } from "./types.js";
 
 /** The handover wrapper's exits before the hook runs (handover.ts), and what each means. */
 const WRAPPER_EXITS: Record<number, string> = {
+  94: "the hook's image has no shell its agent runs it in (/bin/bash, for Gemini CLI's, Codex's, cosh's and Copilot's bash hooks)",
   95: "the workspace could not be unpacked into the pre-started container's /workspace",
   96: "the hook's working directory could not be entered in the pre-started container",
   97: "the pre-started container's wrapper did not get its hand-over",

@@ -42,6 +42,22 @@ describe.each([
     expect(watch.strip("stderr", err).toString()).toBe("ünï\n");
   });
 
+  it("runs each hook in its agent's shell (sh, or bash), and where the image has no such shell exits 94 before the hook starts, never the hook's own 127", () => {
+    const nonce = "1".repeat(32);
+    const probe: RunRequest = { ...request, env: {}, command: 'if [ -n "$BASH_VERSION" ]; then echo bash; else echo sh; fi' };
+    for (const which of ["sh", "bash"] as const) {
+      const r = spawnSync(shell, ["-c", script], { input: Buffer.concat(handover(nonce, { ...probe, ...(which === "bash" ? { shell: which } : {}) }, format)) });
+      expect(r.status).toBe(0);
+      expect(r.stdout.toString().split("\n")[0]).toBe(which);
+    }
+    const [head, ...rest] = handover(nonce, { ...probe, shell: "bash" }, format);
+    const forged = Buffer.from(Buffer.from(head!).toString("latin1").replace(format === "bash" ? " bash\n" : " bash ", format === "bash" ? " nosuch\n" : " nosuch "), "latin1");
+    const r = spawnSync(shell, ["-c", script], { input: Buffer.concat([forged, ...rest]) });
+    expect(r.status).toBe(94);
+    expect(r.stderr.toString()).toContain("hookbox: the image has no /bin/nosuch");
+    expect(r.stderr.toString()).not.toContain(`${nonce} s`);
+  });
+
   it("gives the hook variables named as the wrapper's own (n, c, d, e, h, la, r, PATH) without changing its nonce, its command or its tools", () => {
     const nonce = "fedcba9876543210fedcba9876543210";
     const env = { n: "nonce?", c: "echo hijacked", d: "/", e: "x", h: "y", la: "7", r: "9", PATH: "/nowhere" };
