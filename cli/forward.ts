@@ -303,7 +303,7 @@ export async function forward(argv: string[], io: { stdin: Readable; env: NodeJS
       ? `the event did not arrive on stdin within ${Math.round(timeoutMs)} ms (the agent's ${deadlineS} s deadline is near)`
       : signal.aborted
         ? `hookbox did not answer within ${Math.round(timeoutMs)} ms (the agent's ${deadlineS} s deadline is near)`
-        : `hookbox unreachable at ${shownUrl(values.url)}: ${block(withoutUserinfo(e.message))}`;
+        : `hookbox unreachable at ${shownUrl(values.url)}: ${block(withoutUserinfo(errorText(e)))}`;
   }
   // Who decides what a failure means: --on-unreachable, else what hookbox said (now or last time), else allow.
   const known = override !== undefined ? { mode: override as Mode, from: "--on-unreachable" } : told ? { mode: told, from: "on_failure (the tenant's, from hookbox)" } : cache.load();
@@ -666,6 +666,16 @@ function modeOf(header: string | string[] | undefined): Mode | undefined {
 /** An answer's exit code: a whole number 0–255, else 0 (as forward.sh reads it). */
 function exitCodeOf(code: unknown): number {
   return typeof code === "number" && Number.isInteger(code) && code >= 0 && code <= 255 ? code : 0;
+}
+
+/**
+ * What an error says: its message, else — an AggregateError of every address tried, which Node
+ * gives with no message of its own — each of its errors' (once each), else its code.
+ */
+function errorText(e: Error): string {
+  if (e.message) return e.message;
+  const inner = e instanceof AggregateError ? [...new Set((e.errors as unknown[]).map((x) => (x instanceof Error ? x.message : String(x))))].join("; ") : "";
+  return inner || String((e as NodeJS.ErrnoException).code ?? e.name);
 }
 
 /** hookbox answered, but with what is no answer (the failure mode decides). */

@@ -936,6 +936,10 @@ describe("both forwarders read what they are given alike", () => {
       expect(r.code, r.stderr).toBe(0);
       expect(JSON.parse(r.stdout)).toEqual({ decision: "block", reason: "policy says no" });
     }
+    // nothing there: each address tried is named (Node gives the error of both with no message of its own)
+    const gone = await run("node", ["--url", "http://hookbox.localhost:1", "--event", "preToolUse", "--format", "copilot", "--timeout", "1000", "--on-unreachable", "block"]);
+    expect(gone.code).toBe(2);
+    expect(gone.stderr).toMatch(/^hookbox unreachable at http:\/\/hookbox\.localhost:1: connect ECONNREFUSED 127\.0\.0\.1:1/);
   });
 
   it.each(["PreCompact", "SessionStart", "SubagentStart"])("stops Codex at %s when hookbox cannot decide with the one answer Codex takes there (continue: false, no decision field), in both", async (event) => {
