@@ -37,7 +37,7 @@ export function blockCounts(source: HookDef["source"], point: HookDef["point"]):
  * tighten: a repository hook's `allow` is recorded but does not count (nor its block of a settings
  * change, which can keep looser settings), and its argument changes are
  * dropped unless its tenant trusts them (`repository_may_rewrite`), and so are its replacements of a
- * tool's output. Block, ask and context count.
+ * tool's output; the tools it leaves Gemini's model only narrow (no forced call). Block, ask and context count.
  */
 export function applyTrust(verdict: Verdict, source: HookDef["source"], opts: { repositoryMayRewrite: boolean; point?: HookDef["point"] }): Verdict {
   if (source !== "repository") return verdict;
@@ -57,6 +57,17 @@ export function applyTrust(verdict: Verdict, source: HookDef["source"], opts: { 
   if (out.updatedOutput !== undefined && !opts.repositoryMayRewrite) {
     delete out.updatedOutput;
     out.rule = `${out.rule}; trust: a repository hook's replacement of the tool's output is ignored (repository_may_rewrite = false)`;
+  }
+  // Gemini's BeforeToolSelection: a repository may leave the model fewer tools, or none — never force
+  // a call (ANY makes the model call one), and never replace Gemini's own setting with one that
+  // narrows nothing (Gemini takes a hook's toolConfig in place of the request's).
+  if (out.toolSelection?.mode === "ANY") {
+    out.toolSelection = { ...out.toolSelection, mode: "AUTO" };
+    out.rule = `${out.rule}; trust: a repository hook's mode ANY (a tool call forced) is read as AUTO`;
+  }
+  if (out.toolSelection?.mode === "AUTO" && out.toolSelection.names === undefined) {
+    delete out.toolSelection;
+    out.rule = `${out.rule}; trust: a repository hook's toolConfig that names no tools and forbids none does not count (it narrows nothing)`;
   }
   return out;
 }
@@ -160,7 +171,10 @@ export interface Folded {
   decision: Decision | null;
   /** the deciding hook's reason */
   reason?: string;
-  /** `reason` as a repository's hook wrote it, when one did: marked where it joins a user message (`reasonInMessage`) while it is still the reason */
+  /**
+   * `reason` as a repository's hook wrote it, when one did (the start of `reason`, where hookbox adds
+   * why it answered early): marked as the repository's wherever the answer says it (answerFor)
+   */
   repositoryReason?: string;
   /** every hook's message for the user (systemMessage, else a warning), in order, joined by newlines */
   systemMessage?: string;
@@ -170,6 +184,8 @@ export interface Folded {
   updatedOutput?: unknown;
   /** a hook stopped the agent altogether (`continue: false`): the first such hook's stop reason */
   halt?: string;
+  /** `halt` is a repository hook's: marked as the repository's where the answer says it (answerFor) */
+  repositoryHalt?: true;
   notifications: Notification[];
   /** why the decision is what it is, when a service rule (not a hook) changed it */
   note?: string;
@@ -276,6 +292,7 @@ export function fold(judged: Judged[], opts: { interactive: boolean }): Folded {
   const halting = judged.find((j) => j.verdict.halt !== undefined);
   if (halting) {
     folded.halt = halting.verdict.halt;
+    if (halting.hook.source === "repository") folded.repositoryHalt = true;
     delete folded.modifiedArgs;
     if (blockKeepsGoing(halting.hook.point) && folded.decision !== null) {
       folded.decision = null;

@@ -246,7 +246,7 @@ async function runOne(hook: HookDef, opts: ExecuteOptions, t0: number): Promise<
   // hold the thread back to back. Everything up to the verdict below is done without awaiting.
   if (run.stdout.length >= TURN_BODY_BYTES || run.stderr.length >= TURN_BODY_BYTES) await heavyTurns.take(opts.party ?? "");
   // Trust first: a change it drops is never merged into the arguments (a megabyte of keys would cost the merge).
-  const verdict = capMessages(visibleText(checkedChange(applyTrust(interpret(run, hook), hook.source, { repositoryMayRewrite: opts.repositoryMayRewrite === true, point: hook.point })), hook.source));
+  const verdict = capMessages(visibleText(checkedChange(applyTrust(interpret(run, hook, opts.payloads.event), hook.source, { repositoryMayRewrite: opts.repositoryMayRewrite === true, point: hook.point })), hook.source));
   const why: Undecided["why"] | undefined = run === NO_TIME || (run.outcome === "timed_out" && leftMs < ownTimeoutMs) ? "max_event_ms"
     : run.outcome === "timed_out" && agentTimeoutMs !== undefined ? "max_timeout"
     : run.outcome === "timed_out" && (run.preparedMs ?? 0) > 0 ? "preparation"

@@ -59,6 +59,8 @@ export interface HookDef {
   env: Record<string, string>;
   /** cosh `fail_open = false`: a failure of this hook blocks */
   failOpen: boolean;
+  /** Cursor's `loop_limit` of a stop hook: the follow-ups it may send (null: no limit); CURSOR_LOOP_LIMIT when unset */
+  loopLimit?: number | null;
   image?: string;
   /** may lower the sandbox's limits, never raise them */
   limits: Partial<Limits>;

@@ -257,7 +257,8 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
         if (halted) {
           const decision: Decision | null = blockKeepsGoing(point) ? null : "block";
           const reason = `${halted.reason} (${why}; other hooks still running)`;
-          const answer = answerFor(format, point, { decision, ...(decision ? { reason } : {}), halt: halted.reason, ...told, notifications: [] });
+          const own = halted.source === "repository" ? { repositoryHalt: true as const, ...(decision ? { repositoryReason: halted.reason } : {}) } : {};
+          const answer = answerFor(format, point, { decision, ...(decision ? { reason } : {}), halt: halted.reason, ...own, ...told, notifications: [] });
           return {
             event_id: eventId, event: point, decision, ...(decision ? { reason } : {}), ...kept, continue: false as const, stopReason: halted.reason, notifications: [], hooks: [...finished],
             output: answer.output, exit_code: answer.exit_code, note: `answered before the event was done: ${why}; ${hookCalled(halted)} stopped the agent`,
@@ -312,7 +313,8 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
         // copilot-hooks.md: an ask "where no prompt is shown, it is treated as a deny"
         const decision: Decision = best.decision === "ask" && !req.interactive ? "block" : best.decision!;
         const reason = `${best.reason ?? `${hookCalled(best)} decided ${best.decision}`} (${why}; other hooks still running)`;
-        const answer = answerFor(format, point, { decision, reason, ...told, notifications: [] });
+        const own = best.source === "repository" && best.reason !== undefined ? { repositoryReason: best.reason } : {};
+        const answer = answerFor(format, point, { decision, reason, ...own, ...told, notifications: [] });
         return {
           event_id: eventId, event: point, decision, reason, ...kept, notifications: [], hooks: [...finished],
           output: answer.output, exit_code: answer.exit_code, note: `answered before the event was done: ${why}`,

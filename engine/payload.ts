@@ -184,6 +184,11 @@ export class PayloadCache {
     return WEIGHTS.get(this.raw) ?? 4 * this.raw.byteLength;
   }
 
+  /** The event's body as it came, in its own dialect. */
+  get event(): Readonly<JsonObject> {
+    return this.body;
+  }
+
   /** The tool's arguments as the event carries them. */
   toolArguments(): Record<string, unknown> {
     return toolArgumentsOf(this.body);

@@ -69,4 +69,5 @@ export const MAX_FUNCTION_NAME_CHARS = 64;
  */
 export const MAX_EVENT_TOOL_NAMES = 16 * MAX_TOOL_NAMES;
 
-export type Interpret = (run: RunResult, hook: HookDef) => Verdict;
+/** A hook's run as its format reads it; `event`: the event's body as it came (what a format reads beside the output: Cursor's `loop_count`). */
+export type Interpret = (run: RunResult, hook: HookDef, event?: Readonly<Record<string, unknown>>) => Verdict;

@@ -639,7 +639,7 @@ export const claudeFormat: FormatModule = {
   agent: "Claude Code",
   replacesOutput: true,
   changeTakenWith: "allow or ask",
-  interpret: interpretClaude,
+  interpret: (run, hook) => interpretClaude(run, hook),
   effective: claudeEffective,
   answer: claudeAnswer,
   // Claude Code refuses a hookSpecificOutput written for another event (a non-blocking error: the

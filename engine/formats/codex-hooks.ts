@@ -61,9 +61,8 @@ const COMPACTION_FIELDS: ReadonlySet<string> = new Set(["continue", "stopReason"
  * in Codex's order, or undefined.
  */
 function unsupportedPermissionField(o: Record<string, unknown>): string | undefined {
-  if (o.continue === false) return "continue:false";
-  if (o.stopReason !== undefined && o.stopReason !== null) return "stopReason";
-  if (o.suppressOutput === true) return "suppressOutput";
+  const universal = unsupportedUniversalField(o);
+  if (universal !== undefined) return universal;
   const specific = o.hookSpecificOutput;
   const d = typeof specific === "object" && specific !== null ? (specific as Record<string, unknown>).decision : undefined;
   if (typeof d !== "object" || d === null) return undefined;
@@ -71,6 +70,18 @@ function unsupportedPermissionField(o: Record<string, unknown>): string | undefi
   if (decision.updatedInput !== undefined && decision.updatedInput !== null) return "updatedInput";
   if (decision.updatedPermissions !== undefined && decision.updatedPermissions !== null) return "updatedPermissions";
   if (decision.interrupt === true) return "interrupt:true";
+  return undefined;
+}
+
+/**
+ * Codex hooks documentation: "PreToolUse and PermissionRequest support systemMessage, but not
+ * continue, stopReason, or suppressOutput. Returning unsupported fields marks that hook run as
+ * failed and Codex continues the tool call." The first one found, in Codex's order, or undefined.
+ */
+function unsupportedUniversalField(o: Record<string, unknown>): string | undefined {
+  if (o.continue === false) return "continue:false";
+  if (o.stopReason !== undefined && o.stopReason !== null) return "stopReason";
+  if (o.suppressOutput === true) return "suppressOutput";
   return undefined;
 }
 
@@ -101,6 +112,15 @@ export function interpretCodex(run: RunResult, hook: HookDef): Verdict {
   if (hook.point === "PermissionRequest" && out && verdict.limit === undefined) {
     const field = out.kind === "object" ? unsupportedPermissionField(out.value) : undefined;
     if (field !== undefined) return { decision: null, error: `PermissionRequest hook returned unsupported ${field}`, rule: `codex: a PermissionRequest answer with ${field} fails the hook — its decision is dropped and Codex asks its user` };
+  }
+  if (hook.point === "PreToolUse" && out && verdict.limit === undefined) {
+    const field = out.kind === "object" ? unsupportedUniversalField(out.value) : undefined;
+    if (field !== undefined) return { decision: null, error: `PreToolUse hook returned unsupported ${field}`, rule: `codex: a PreToolUse answer with ${field} fails the hook — its decision is dropped and the call goes on` };
+  }
+  // Codex hooks documentation, SubagentStart: "continue: false does not stop a subagent from starting" — nor anything else.
+  if (hook.point === "SubagentStart" && verdict.halt !== undefined) {
+    const { halt: _ignored, ...rest } = verdict;
+    return { ...rest, decision: null, reason: undefined, rule: `${rest.rule.replace(/^claude:/, "codex:")}; codex: continue = false at SubagentStart stops nothing` };
   }
   const rule = verdict.rule.replace(/^claude:/, "codex:") + (untaken !== undefined ? "; codex: a replaced tool output is not taken" : "");
   // Codex refuses a deny or block whose reason is missing or blank, and the call goes on — but for

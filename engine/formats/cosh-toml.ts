@@ -12,7 +12,7 @@ import { compileRegex, type HookDef, type HookSet, type Matcher } from "../hooks
 import { DEFAULT_TIMEOUT_MS, MIN_LIMITS } from "../names.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
-import { type Answer, badEntry, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, HookEnvSchema, hookCalled, knownKeys, type LoadContext, PAST_LIMIT, readMatcher, originOf, parseBytes, type ParsedFile, readDecision, pastBounds, readOutput, schemaError, shown, str, warn, withReason, reasonInMessage, CommandSchema } from "./shared.js";
+import { type Answer, badEntry, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, HookEnvSchema, hookCalled, knownKeys, type LoadContext, PAST_LIMIT, readMatcher, originOf, parseBytes, type ParsedFile, readDecision, pastBounds, readOutput, schemaError, shown, str, warn, withReason, CommandSchema } from "./shared.js";
 import { formatPath, type Path } from "./locate.js";
 
 const BytesSchema = z.union([z.string(), z.number()]).refine((v) => parseBytes(v) !== undefined, 'expected a size such as "256m" or a number of bytes, more than zero');
@@ -226,7 +226,7 @@ function coshAnswer(_point: EventPoint, f: Folded): Answer {
     decision: f.decision ?? undefined,
     reason: f.decision ? f.reason : undefined,
     // (a repository's reason marked as its messages are, where it joins them)
-    systemMessage: f.decision === "ask" && f.systemMessage !== undefined ? withReason(f.systemMessage, reasonInMessage(f)) : f.systemMessage,
+    systemMessage: f.decision === "ask" && f.systemMessage !== undefined ? withReason(f.systemMessage, f.reason) : f.systemMessage,
     hookSpecificOutput:
       f.additionalContext || f.modifiedArgs !== undefined
         ? defined({ additional_context: f.additionalContext || undefined, tool_input: f.modifiedArgs })

@@ -13,10 +13,17 @@ import { ALL, ALLOW_BLOCK, NONE, type Decision, type EventPoint } from "../event
 import { compileRegex, type HookDef, type HookSet, type Matcher } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
-import { type Answer, askDenyReason, badEntry, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, hookCalled, isStopPoint, knownKeys, type LoadContext, PAST_LIMIT, readMatcher, originOf, type ParsedFile, readDecision, pastBounds, readOutput, schemaError, shown, skipOtherType, str, warn, withContext, withReason, reasonInMessage, CommandSchema } from "./shared.js";
+import { type Answer, askDenyReason, badEntry, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, hookCalled, isStopPoint, knownKeys, type LoadContext, PAST_LIMIT, readMatcher, originOf, type ParsedFile, readDecision, pastBounds, readOutput, schemaError, shown, skipOtherType, str, warn, withContext, withReason, CommandSchema } from "./shared.js";
 
 /** @default 30 s — hookbox's choice, as Copilot's: the Cursor document leaves it to the agent */
 export const CURSOR_DEFAULT_TIMEOUT_MS = 30_000;
+
+/**
+ * @default 5 — the follow-ups a stop hook may send when its `loop_limit` is unset (Cursor hooks
+ * documentation: "default limit is 5 auto follow-ups per script, configurable via loop_limit";
+ * null for none): past it, counted by the event's `loop_count`, its `followup_message` is not sent.
+ */
+export const CURSOR_LOOP_LIMIT = 5;
 
 const HookSchema = z.strictObject({
   type: z.string().optional(),
@@ -114,6 +121,7 @@ function loadCursorHooks(parsed: ParsedFile, ctx: LoadContext): HookSet {
         ...hookTimeout(e.timeout !== undefined ? e.timeout * 1000 : CURSOR_DEFAULT_TIMEOUT_MS, ctx),
         env: {},
         failOpen: e.failClosed !== true,
+        ...(e.loop_limit !== undefined ? { loopLimit: e.loop_limit } : {}),
         limits: {},
         mounts: [],
         origin: originOf(parsed, path),
@@ -129,7 +137,7 @@ function loadCursorHooks(parsed: ParsedFile, ctx: LoadContext): HookSet {
  * through unless `failClosed`. At `stop` and `subagentStop` only a `followup_message` does anything: there
  * is no action for a deny, an exit 2 or a failure to hold back.
  */
-export function interpretCursor(run: RunResult, hook: HookDef): Verdict {
+export function interpretCursor(run: RunResult, hook: HookDef, event: Readonly<Record<string, unknown>> = {}): Verdict {
   const stopPoint = isStopPoint(hook.point);
   const failure = (error: string, rule: string): Verdict =>
     hook.failOpen || stopPoint
@@ -172,22 +180,33 @@ export function interpretCursor(run: RunResult, hook: HookDef): Verdict {
     decision = "block";
     rule = "cursor: continue = false stops the prompt";
   }
-  // stop / subagentStop: a `followup_message` sends the agent another turn — Stop's block.
+  // stop / subagentStop: a `followup_message` sends the agent another turn — Stop's block — but
+  // past the hook's loop_limit (the event's loop_count says how many it sent), and at subagentStop
+  // when the subagent did not complete ("Only consumed when status is completed").
   const followup = str(o.followup_message);
   if (followup && stopPoint) {
-    decision = "block";
-    reason = followup;
-    rule = "cursor: followup_message sends the agent on";
+    const limit = hook.loopLimit === undefined ? CURSOR_LOOP_LIMIT : hook.loopLimit;
+    const count = event.loop_count;
+    if (limit !== null && typeof count === "number" && count >= limit) rule = `cursor: followup_message not sent: loop_count ${count} has reached the hook's loop_limit ${limit}`;
+    else if (hook.point === "SubagentStop" && typeof event.status === "string" && event.status !== "completed") rule = `cursor: followup_message not sent: the subagent's status is ${shown(event.status)}, and Cursor takes one only when it is "completed"`;
+    else {
+      decision = "block";
+      reason = followup;
+      rule = "cursor: followup_message sends the agent on";
+    }
   }
   // Read where Cursor reads them: `updated_input` before a tool (preToolUse), `additional_context`
   // after one and at a session's start.
   const updated = hook.point === "PreToolUse" ? (o.updated_input ?? o.updatedInput) : undefined;
+  // postToolUse: `updated_mcp_tool_output` "replaces the tool output seen by the model" (MCP tools only).
+  const replaced = hook.point === "PostToolUse" && o.updated_mcp_tool_output !== undefined && o.updated_mcp_tool_output !== null ? o.updated_mcp_tool_output : undefined;
   return {
     decision,
     reason,
     systemMessage: userMessage,
     additionalContext: CONTEXT_POINTS.has(hook.point) ? (str(o.additional_context) ?? str(o.additionalContext)) : undefined,
     ...(updated !== undefined ? { modifiedArgs: updated } : {}),
+    ...(replaced !== undefined ? { updatedOutput: replaced } : {}),
     error: null,
     rule,
   };
@@ -234,11 +253,17 @@ function cursorAnswer(point: EventPoint, folded: Folded): Answer {
   // The user reads why an action was stopped, or why they are asked. An ask is the user's to answer:
   // its reason is always there, beside every hook's message — else one hook's message (an untrusted
   // repository's, say) would be all the user reads of a question a policy hook asked.
-  // (a repository's reason marked as its messages are: reasonInMessage)
-  const user_message = withContext(f.decision === "ask" ? withReason(folded.systemMessage, reasonInMessage(f)) : (folded.systemMessage ?? (f.decision === "block" ? reasonInMessage(f) : undefined)), context);
+  // (a repository's reason comes marked as its messages are: answerFor)
+  const user_message = withContext(f.decision === "ask" ? withReason(folded.systemMessage, f.reason) : (folded.systemMessage ?? (f.decision === "block" ? f.reason : undefined)), context);
   if (point === "UserPromptSubmit") return { output: defined({ continue: f.decision === "block" ? false : undefined, user_message }), exit_code: 0 };
   if (isStopPoint(point)) return { output: defined({ followup_message: f.decision === "block" ? f.reason : undefined }), exit_code: 0 };
-  if (cursorEffective(point).size === 0) return { output: defined({ additional_context: f.additionalContext, user_message: f.systemMessage }), exit_code: 0 };
+  if (cursorEffective(point).size === 0) {
+    // postToolUse's `updated_mcp_tool_output` replaces what the model sees of an MCP tool's output;
+    // of any other tool's Cursor takes none: its user is told, never left to think a redaction happened.
+    const replaced = point === "PostToolUse" ? f.updatedOutput : undefined;
+    const told = replaced !== undefined ? withContext(f.systemMessage, MCP_ONLY_REPLACEMENT) : f.systemMessage;
+    return { output: defined({ additional_context: f.additionalContext, updated_mcp_tool_output: replaced, user_message: told }), exit_code: 0 };
+  }
   // An ask Cursor would not ask (preToolUse takes it and lets the call run; subagentStart reads
   // it as a deny): said as the deny it must be, the reason saying a hook asked.
   const askAsDeny = f.decision === "ask" && !ASKING_POINTS.has(point);
@@ -252,7 +277,7 @@ function cursorAnswer(point: EventPoint, folded: Folded): Answer {
   const reason = askAsDeny ? askDenyReason(f.reason, "Cursor") : f.reason;
   // subagentStart and the file reads take no agent_message: why they are denied is the user's to read.
   if (NO_AGENT_MESSAGE_POINTS.has(point)) {
-    const denied = permission === "deny" ? (askAsDeny ? askDenyReason(reasonInMessage(f), "Cursor") : reasonInMessage(f)) : undefined;
+    const denied = permission === "deny" ? (askAsDeny ? askDenyReason(f.reason, "Cursor") : f.reason) : undefined;
     return { output: defined({ permission, user_message: withReason(f.systemMessage, denied) }), exit_code: 0 };
   }
   return {
@@ -292,10 +317,15 @@ const takesPermission = (point: EventPoint, value: unknown): boolean => typeof v
 /** Where Cursor asks its user on `permission: "ask"`. */
 const ASKING_POINTS: ReadonlySet<string> = new Set(["BeforeShellExecution", "BeforeMCPExecution"]);
 
+/** Said beside a replaced tool output: Cursor takes `updated_mcp_tool_output` for an MCP tool's output only. */
+const MCP_ONLY_REPLACEMENT = "hookbox: a hook replaced the tool's output; Cursor takes the replacement for an MCP tool only — of any other tool the model sees the output as the tool gave it";
+
 export const cursorFormat: FormatModule = {
   format: "cursor",
   agent: "Cursor",
   interpret: interpretCursor,
+  // postToolUse's updated_mcp_tool_output (cursorAnswer)
+  replacesOutput: true,
   effective: cursorEffective,
   answer: cursorAnswer,
   // hooks documentation: updated_input is preToolUse's alone. beforeMCPExecution and

@@ -498,14 +498,6 @@ export function fromRepository(text: string): string {
   return `[repository] ${text.replace(/\n/g, "\n  ")}`;
 }
 
-/**
- * The reason as it joins a user message (cosh's systemMessage on an ask, Cursor's user_message):
- * marked as the repository's where a repository's hook wrote it, as its messages are.
- */
-export function reasonInMessage(f: Pick<Folded, "reason" | "repositoryReason">): string | undefined {
-  return f.reason !== undefined && f.reason === f.repositoryReason ? fromRepository(f.reason) : f.reason;
-}
-
 /** A hook type hookbox does not run (`http`, `prompt`, `agent`, `mcp_tool` …): listed as skipped, never fetched or run. */
 export function skippedType(parsed: ParsedFile, path: Path, type: string): string {
   return `${originOf(parsed, path)}: ${formatPath(path)}: "${clip(type, 40)}" hooks are not run by hookbox; skipped`;

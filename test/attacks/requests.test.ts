@@ -644,3 +644,54 @@ describe("a flood of connections", () => {
     expect(svc.logs()).toMatch(/max_connections are open: new connections are closed as they come/);
   });
 });
+
+describe("lists read as fast as the socket takes them", () => {
+  let svc: Service;
+  beforeAll(async () => {
+    svc = await startService(`[sandbox]\npool_size = 0\n`);
+  });
+  afterAll(async () => {
+    await svc.stop();
+  });
+
+  it("sixteen clients of one tenant reading 500-summary lists of escaped NULs (4 MB each) over and over stall nothing: /healthz and the other tenant's events are answered throughout", async () => {
+    // 600 events that match no hook, each summary as large as a summary gets: 1 KiB of session id
+    // and a 256-character tool name, every character a NUL that JSON writes in six
+    const nul = (n: number) => "\u0000".repeat(n);
+    for (let i = 0; i < 600; i += 30) {
+      const posted = await Promise.all(Array.from({ length: 30 }, (_, j) => svc.event({ session_id: `${i + j}${nul(1100)}`, hook_event_name: "Notification", tool_name: nul(256), message: "m" }, { path: "/v1/events/Notification" })));
+      expect(posted.map((r) => r.status)).toEqual(posted.map(() => 200));
+    }
+    const list = () => fetch(`${svc.url}/v1/events?limit=500`, { headers: { authorization: `Bearer ${TOKEN_A}` } }).then((r) => r.arrayBuffer());
+    expect((await list()).byteLength).toBeGreaterThan(3_000_000);
+    const { value, health } = await underProbe(svc.url, async () => {
+      const until = performance.now() + 4_000;
+      let lists = 0;
+      const readers = Array.from({ length: 16 }, async () => {
+        while (performance.now() < until) {
+          await list();
+          lists++;
+        }
+      });
+      // the other tenant's events, one after another, while the lists are read
+      const other: { status: number; ms: number }[] = [];
+      const posting = (async () => {
+        while (performance.now() < until) {
+          const t0 = performance.now();
+          const res = await fetch(`${svc.url}/v1/events/PreToolUse`, { method: "POST", headers: { authorization: `Bearer ${TOKEN_B}`, "content-type": "application/json" }, body: JSON.stringify(pre()) });
+          await res.arrayBuffer();
+          other.push({ status: res.status, ms: performance.now() - t0 });
+        }
+      })();
+      await Promise.all([...readers, posting]);
+      return { lists, other };
+    });
+    // the attack ran: lists were read, tens of megabytes of them
+    expect(value.lists).toBeGreaterThan(16);
+    expect(value.other.length).toBeGreaterThan(10);
+    expect(value.other.every((o) => o.status === 200)).toBe(true);
+    expect(health.failures).toBe(0);
+    expect(health.worstMs).toBeLessThanOrEqual(WORST_HEALTH_MS);
+    await alive(svc);
+  });
+});

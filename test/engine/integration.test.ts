@@ -100,7 +100,7 @@ describe("payload shapes and interceptability", () => {
     const engine = engineFor("");
     const denied = await engine.handleEvent(request(coshBody, { workspace }));
     expect(denied).toMatchObject({ decision: "block", reason: "shell may not rm -rf" });
-    expect(denied.output).toEqual({ decision: "block", reason: "shell may not rm -rf" });
+    expect(denied.output).toEqual({ decision: "block", reason: "[repository] shell may not rm -rf" });
     // The repository hook's allow is recorded, but untrusted code can only tighten: no decision.
     const allowed = await engine.handleEvent(request({ ...coshBody, tool_input: { command: "ls" } }, { workspace, format: "copilot" }));
     expect(allowed).toMatchObject({ decision: null, output: {} });

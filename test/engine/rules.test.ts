@@ -20,7 +20,7 @@ import { readDecision, wellFormedJson } from "../../engine/formats/shared.js";
 import { resolveEventName } from "../../engine/events.js";
 import type { HookDef } from "../../engine/hooks.js";
 import type { RunResult } from "../../engine/run/types.js";
-import { MAX_FUNCTION_NAME_CHARS, MAX_TOOL_NAMES, type Interpret, type ToolSelection } from "../../engine/verdict.js";
+import { MAX_FUNCTION_NAME_CHARS, MAX_TOOL_NAMES, type ToolSelection, type Verdict } from "../../engine/verdict.js";
 
 const hook = (format: HookDef["format"], event: string, extra: Partial<HookDef> = {}): HookDef => ({
   name: "h", source: "service", format, point: resolveEventName(event)!.point, dialect: "snake", command: "x",
@@ -34,7 +34,7 @@ const truncated: RunResult = { ...base, outcome: "output_truncated", exitCode: n
 
 type Row = [citation: string, run: RunResult, hook: HookDef, expected: { decision: string | null; reason?: string; error?: boolean; warning?: string; rule: RegExp }];
 
-function table(interpret: Interpret, rows: Row[]) {
+function table(interpret: (run: RunResult, hook: HookDef) => Verdict, rows: Row[]) {
   it.each(rows)("%s", (_citation, run, h, expected) => {
     const v = interpret(run, h);
     expect(v.decision).toBe(expected.decision);
@@ -450,6 +450,23 @@ describe("Cursor rules (Cursor hooks documentation)", () => {
     expect(interpretCursor(exited(1, "", "boom"), closedStop).decision).toBeNull();
     expect(interpretCursor(exited(0, '{"followup_message":"run the tests"}'), stop)).toMatchObject({ decision: "block", reason: "run the tests" });
   });
+  it("a stop hook's followup_message goes no further than its loop_limit (5 unset, null none), counted by the event's loop_count; at subagentStop only when the subagent completed", () => {
+    const follow = exited(0, '{"followup_message":"run the tests"}');
+    expect(interpretCursor(follow, stop, { loop_count: 4 })).toMatchObject({ decision: "block", reason: "run the tests" });
+    expect(interpretCursor(follow, stop, { loop_count: 5 })).toMatchObject({ decision: null, rule: "cursor: followup_message not sent: loop_count 5 has reached the hook's loop_limit 5" });
+    expect(interpretCursor(follow, hook("cursor", "stop", { loopLimit: 1 }), { loop_count: 0 }).decision).toBe("block");
+    expect(interpretCursor(follow, hook("cursor", "stop", { loopLimit: 1 }), { loop_count: 1 }).decision).toBeNull();
+    expect(interpretCursor(follow, hook("cursor", "stop", { loopLimit: null }), { loop_count: 500 }).decision).toBe("block");
+    // an event of another agent's, with no loop_count: nothing to count by
+    expect(interpretCursor(follow, stop, {}).decision).toBe("block");
+    const sub = hook("cursor", "subagentStop");
+    expect(interpretCursor(follow, sub, { status: "completed", loop_count: 0 }).decision).toBe("block");
+    expect(interpretCursor(follow, sub, { status: "error", loop_count: 0 })).toMatchObject({ decision: null, rule: expect.stringMatching(/status is "error", and Cursor takes one only when it is "completed"/) });
+  });
+  it("postToolUse's updated_mcp_tool_output replaces the tool's output", () => {
+    expect(interpretCursor(exited(0, '{"updated_mcp_tool_output":{"rows":"[redacted]"}}'), hook("cursor", "postToolUse"))).toMatchObject({ decision: null, updatedOutput: { rows: "[redacted]" } });
+    expect(interpretCursor(exited(0, '{"updated_mcp_tool_output":"x"}'), shell).updatedOutput).toBeUndefined();
+  });
   it("beforeSubmitPrompt reads continue only: a permission or a decision there stops no prompt", () => {
     const prompt = hook("cursor", "beforeSubmitPrompt");
     expect(interpretCursor(exited(0, '{"permission":"deny","decision":"block"}'), prompt).decision).toBeNull();
@@ -534,6 +551,11 @@ describe("Codex rules (Codex hooks documentation: Claude Code's shape, no ask)",
     ["a PermissionRequest deny with interrupt: true fails the hook: Codex asks", exited(0, '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"no","interrupt":true}}}'), hook("codex", "PermissionRequest"), { decision: null, error: true, rule: /with interrupt:true fails the hook/ }],
     ["a PermissionRequest answer with continue: false fails the hook", exited(0, '{"continue":false,"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"no"}}}'), hook("codex", "PermissionRequest"), { decision: null, error: true, rule: /with continue:false fails the hook/ }],
     ["a PermissionRequest allow with updatedPermissions: null is an allow", exited(0, '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow","updatedPermissions":null,"interrupt":false}}}'), hook("codex", "PermissionRequest"), { decision: "allow", error: false, rule: /^codex: hookSpecificOutput\.decision\.behavior "allow"/ }],
+    ["a PreToolUse deny with continue: false fails the hook: the call goes on (Codex hooks documentation)", exited(0, '{"continue":false,"stopReason":"x","hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no"}}'), pre, { decision: null, error: true, rule: /a PreToolUse answer with continue:false fails the hook — its decision is dropped and the call goes on/ }],
+    ["a PreToolUse deny with suppressOutput fails the hook", exited(0, '{"suppressOutput":true,"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no"}}'), pre, { decision: null, error: true, rule: /with suppressOutput fails the hook/ }],
+    ["a PreToolUse deny with a stopReason alone fails the hook", exited(0, '{"stopReason":"x","hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no"}}'), pre, { decision: null, error: true, rule: /with stopReason fails the hook/ }],
+    ["a PreToolUse deny with suppressOutput: false and a systemMessage denies", exited(0, '{"suppressOutput":false,"systemMessage":"m","hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no"}}'), pre, { decision: "block", reason: "no", error: false, rule: /^codex: hookSpecificOutput\.permissionDecision "deny"/ }],
+    ["SubagentStart: continue false stops nothing", exited(0, '{"continue":false,"stopReason":"no subagents"}'), hook("codex", "SubagentStart"), { decision: null, error: false, rule: /continue = false at SubagentStart stops nothing/ }],
     ["a SubagentStop block with its reason keeps the subagent going", exited(0, '{"decision":"block","reason":"finish the tests"}'), hook("codex", "SubagentStop"), { decision: "block", reason: "finish the tests", error: false, rule: /^codex: decision "block"/ }],
     // Codex's compaction hooks: only continue: false stops; exit 2 and a decision field are failures
     ["PreCompact: exit 2 is a failed hook, no block", exited(2, "", "not now"), hook("codex", "PreCompact"), { decision: null, error: true, rule: /any non-zero exit at PreCompact is a failed hook/ }],

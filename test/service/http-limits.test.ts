@@ -649,7 +649,7 @@ describe.concurrent("admission and shutdown", () => {
     expect(res.status).toBe(200);
     const early = (await res.json()) as { decision: string | null; continue?: boolean; stopReason?: string; output: Record<string, unknown> };
     expect(early).toMatchObject({ decision: "block", continue: false, stopReason: "budget spent" });
-    expect(early.output).toMatchObject({ continue: false, stopReason: "budget spent" });
+    expect(early.output).toMatchObject({ continue: false, stopReason: "[repository] budget spent" });
     edge.release();
   });
 
