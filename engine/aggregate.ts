@@ -287,6 +287,15 @@ export function fold(judged: Judged[], opts: { interactive: boolean }): Folded {
       folded.note = `${hookCalled(winner!.hook)} allowed the arguments as sent; ${hookCalled(modified.hook)} changed them, so that allow does not carry over`;
     }
   }
+  // Claude Code: "deny > defer > ask > allow" — a hook that deferred to the agent's own permission
+  // flow keeps another hook's allow from skipping it (a repository's too: that only tightens).
+  const deferring = folded.decision === "allow" ? judged.find((j) => j.verdict.deferred) : undefined;
+  if (deferring) {
+    folded.decision = null;
+    delete folded.reason;
+    delete folded.repositoryReason;
+    folded.note = `${hookCalled(deferring.hook)} deferred to the agent's own permission flow, which outranks an allow (Claude Code: deny > defer > ask > allow)`;
+  }
   // Claude Code: `continue: false` "takes precedence over any event-specific decision fields". A
   // block where one keeps the agent going (blockKeepsGoing) would: the stop outranks it (haltVerdict).
   const halting = judged.find((j) => j.verdict.halt !== undefined);

@@ -36,6 +36,8 @@ export interface Verdict {
   limit?: "output_shape";
   /** which tools the model may call next (Gemini CLI's BeforeToolSelection `toolConfig`) */
   toolSelection?: ToolSelection;
+  /** Claude Code's `permissionDecision: "defer"`: no decision, but no other hook's allow skips the agent's own permission flow */
+  deferred?: true;
 }
 
 /**

@@ -503,7 +503,9 @@ function jsonVerdict(out: Output, hook: HookDef): Verdict {
     // (updatedMCPToolOutput before it, for MCP tools only); with or without a block.
     if (hook.point === "PostToolUse") updatedOutput = specific.updatedToolOutput ?? specific.updatedMCPToolOutput ?? undefined;
   }
-  // `defer` hands the call back to the agent's own permission flow: no decision.
+  // `defer` hands the call back to the agent's own permission flow: no decision of its own — but it
+  // outranks another hook's allow ("deny > defer > ask > allow"), which would skip that flow (fold).
+  const deferred = raw === "defer" && hook.point === "PreToolUse" && hook.format === "claude";
   if (raw === "defer") raw = undefined;
   const decision = readDecision(raw, words);
   if (decision === "invalid") return { decision: null, error: `unknown decision ${shown(raw)}`, rule: "claude: an unknown decision is an error of the hook" };
@@ -521,6 +523,7 @@ function jsonVerdict(out: Output, hook: HookDef): Verdict {
     additionalContext: str(specific.additionalContext),
     ...(modifiedArgs !== undefined ? { modifiedArgs } : {}),
     ...(updatedOutput !== undefined ? { updatedOutput } : {}),
+    ...(deferred ? { deferred: true as const } : {}),
     error: null,
     rule,
     ...halt,
