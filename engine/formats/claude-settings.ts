@@ -415,9 +415,6 @@ function interpretRun(run: RunResult, hook: HookDef, read?: Output): Verdict {
   }
   if (out.kind === "invalid" && out.limit) return pastBounds(out, hook.format);
   if (out.kind === "invalid") {
-    // Codex: plain text at its context events is context (readOutput calls any non-object invalid).
-    if (hook.format !== "claude" && STDOUT_IS_CONTEXT.has(hook.point))
-      return { decision: null, additionalContext: clipWords(run.stdout.trim(), MAX_CONTEXT_CHARS), error: null, rule: `claude: plain stdout of ${hook.point} is added as context` };
     return { decision: null, error: out.error, rule: hook.format === "claude" ? "claude: stdout in braces that is no JSON answer is an error of the hook (not added as context)" : "claude: output that is not a JSON object is an error of the hook" };
   }
   return jsonVerdict(out, hook);

@@ -17,8 +17,8 @@ import type { HookDef } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import { compileRegex, type Matcher } from "../hooks.js";
-import { claudeDecision, claudeEffective, interpretClaude, loadMatcherGroups } from "./claude-settings.js";
-import { type Answer, askDenyReason, describeFailure, type FormatModule, hookCalled, type Output, type ParsedFile, readOutput, withContext, withHalt } from "./shared.js";
+import { claudeDecision, claudeEffective, interpretClaude, loadMatcherGroups, MAX_CONTEXT_CHARS } from "./claude-settings.js";
+import { type Answer, askDenyReason, clipWords, describeFailure, type FormatModule, hookCalled, type Output, type ParsedFile, readOutput, withContext, withHalt } from "./shared.js";
 
 /**
  * Codex's matcher aliases (`codex-rs/core/src/tools/hook_names.rs`): names of Claude Code's that
@@ -85,6 +85,15 @@ function unsupportedUniversalField(o: Record<string, unknown>): string | undefin
   return undefined;
 }
 
+/** Where Codex adds a hook's plain stdout as context (Codex hooks documentation). */
+const STDOUT_IS_CONTEXT: ReadonlySet<string> = new Set(["SessionStart", "SubagentStart", "UserPromptSubmit"]);
+
+/** Codex's own test of stdout (`looks_like_json`): `{` or `[` first and `}` or `]` last, blanks around aside. */
+function looksLikeJson(text: string): boolean {
+  const t = rustTrim(text);
+  return (t.startsWith("{") || t.startsWith("[")) && (t.endsWith("}") || t.endsWith("]"));
+}
+
 /** The first field of a compaction hook's JSON answer Codex does not take; undefined when it takes them all (or it is no JSON object). */
 function untakenCompactionField(out: Output): string | undefined {
   return out.kind === "object" ? Object.keys(out.value).find((k) => !COMPACTION_FIELDS.has(k)) : undefined;
@@ -103,6 +112,14 @@ export function interpretCodex(run: RunResult, hook: HookDef): Verdict {
   if (run.outcome === "exited" && run.exitCode !== 0) return { decision: null, error: describeFailure(run), rule: "codex: a non-zero exit other than 2 is a failed hook (its JSON is not read)" };
   // Read once, here, at exit 0 (the only exit left): Claude's reading and Codex's checks below share it.
   const out = run.outcome === "exited" ? readOutput(run.stdout) : undefined;
+  // Codex hooks documentation: plain stdout of SessionStart, SubagentStart and UserPromptSubmit is
+  // "added as extra developer/model context"; stdout that looks like JSON (`{`…`}` or `[`…`]`) and
+  // is no answer fails the hook.
+  if (out?.kind === "invalid" && out.notJson && STDOUT_IS_CONTEXT.has(hook.point)) {
+    return looksLikeJson(run.stdout)
+      ? { decision: null, error: out.error, rule: `codex: stdout of ${hook.point} that looks like JSON and is no answer fails the hook` }
+      : { decision: null, additionalContext: clipWords(run.stdout.trim(), MAX_CONTEXT_CHARS), error: null, rule: `codex: plain stdout of ${hook.point} is added as context` };
+  }
   // Codex takes no replaced tool output (its PostToolUse answer has no such field in use).
   const { updatedOutput: untaken, ...verdict } = interpretClaude(run, hook, out);
   if (compaction && out && verdict.limit === undefined) {
