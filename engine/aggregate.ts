@@ -171,11 +171,6 @@ export interface Folded {
   decision: Decision | null;
   /** the deciding hook's reason */
   reason?: string;
-  /**
-   * `reason` as a repository's hook wrote it, when one did (the start of `reason`, where hookbox adds
-   * why it answered early): marked as the repository's wherever the answer says it (answerFor)
-   */
-  repositoryReason?: string;
   /** every hook's message for the user (systemMessage, else a warning), in order, joined by newlines */
   systemMessage?: string;
   additionalContext?: string;
@@ -184,8 +179,6 @@ export interface Folded {
   updatedOutput?: unknown;
   /** a hook stopped the agent altogether (`continue: false`): the first such hook's stop reason */
   halt?: string;
-  /** `halt` is a repository hook's: marked as the repository's where the answer says it (answerFor) */
-  repositoryHalt?: true;
   notifications: Notification[];
   /** why the decision is what it is, when a service rule (not a hook) changed it */
   note?: string;
@@ -235,6 +228,11 @@ export function foldToolSelection(judged: Judged[]): ToolSelection | undefined {
 /** A reason that says something; a blank one is none. */
 const said = (reason: string | undefined) => (reason !== undefined && reason.trim() !== "" ? reason : undefined);
 
+/** `text` as the answer says it: a repository hook's marked as its own (fromRepository), any other's as written. */
+function ownWords(j: Judged | undefined, text: string | undefined): string | undefined {
+  return text !== undefined && j?.hook.source === "repository" ? fromRepository(text) : text;
+}
+
 /** What a block or an ask without a reason of its own says. */
 function defaultReason(winner: Judged | undefined): string | undefined {
   if (winner?.verdict.decision === "block") return `blocked by ${hookCalled(winner.hook)}`;
@@ -264,8 +262,10 @@ export function fold(judged: Judged[], opts: { interactive: boolean }): Folded {
     decision: winner?.verdict.decision ?? null,
     // A block always says why: Codex and Claude Code refuse a Stop or prompt block without a reason,
     // and Cursor's stop block is its follow-up message.
-    reason: said(winner?.verdict.reason) ?? defaultReason(winner),
-    ...(winner?.hook.source === "repository" && said(winner.verdict.reason) !== undefined ? { repositoryReason: said(winner.verdict.reason) } : {}),
+    // A repository's words marked as its own wherever they are said (fromRepository): the reason is
+    // what the model acts on and what the user's prompt shows — "org-guard (policy): pre-approved …"
+    // from a repository must read as the repository's.
+    reason: ownWords(winner, said(winner?.verdict.reason)) ?? defaultReason(winner),
     systemMessage: joinCapped(messages),
     additionalContext: joinCapped(contexts),
     notifications,
@@ -293,15 +293,13 @@ export function fold(judged: Judged[], opts: { interactive: boolean }): Folded {
   if (deferring) {
     folded.decision = null;
     delete folded.reason;
-    delete folded.repositoryReason;
     folded.note = `${hookCalled(deferring.hook)} deferred to the agent's own permission flow, which outranks an allow (Claude Code: deny > defer > ask > allow)`;
   }
   // Claude Code: `continue: false` "takes precedence over any event-specific decision fields". A
   // block where one keeps the agent going (blockKeepsGoing) would: the stop outranks it (haltVerdict).
   const halting = judged.find((j) => j.verdict.halt !== undefined);
   if (halting) {
-    folded.halt = halting.verdict.halt;
-    if (halting.hook.source === "repository") folded.repositoryHalt = true;
+    folded.halt = ownWords(halting, halting.verdict.halt);
     delete folded.modifiedArgs;
     if (blockKeepsGoing(halting.hook.point) && folded.decision !== null) {
       folded.decision = null;

@@ -4,7 +4,7 @@
 import { randomUUID } from "node:crypto";
 import { afterPolicyLook, blockCounts, changeLost, fold, foldToolSelection, RANK, withoutChange, type Folded, type Judged, type Notification } from "./aggregate.js";
 import { agentOf, answerFor, blockWithoutEvent, changeAsRun, effectiveDecisions, takesNoChange, untakableChange } from "./formats/registry.js";
-import { blockKeepsGoing, hookCalled } from "./formats/shared.js";
+import { blockKeepsGoing, fromRepository, hookCalled } from "./formats/shared.js";
 import { failureModeFor, type Config, type FailureMode, type Tenant } from "./config.js";
 import { BadRequestError, EventExpiredError } from "./errors.js";
 import { EVENT_NAMES, pointHasTool, pointName, resolveEventName, unknownEventMessage, type Decision, type EventPoint, type Format } from "./events.js";
@@ -256,11 +256,12 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
         // one would keep the agent going (blockKeepsGoing), elsewhere as a block.
         if (halted) {
           const decision: Decision | null = blockKeepsGoing(point) ? null : "block";
-          const reason = `${halted.reason} (${why}; other hooks still running)`;
-          const own = halted.source === "repository" ? { repositoryHalt: true as const, ...(decision ? { repositoryReason: halted.reason } : {}) } : {};
-          const answer = answerFor(format, point, { decision, ...(decision ? { reason } : {}), halt: halted.reason, ...own, ...told, notifications: [] });
+          // a repository's words marked as its own, as in the fold
+          const stop = halted.source === "repository" ? fromRepository(halted.reason) : halted.reason;
+          const reason = `${stop} (${why}; other hooks still running)`;
+          const answer = answerFor(format, point, { decision, ...(decision ? { reason } : {}), halt: stop, ...told, notifications: [] });
           return {
-            event_id: eventId, event: point, decision, ...(decision ? { reason } : {}), ...kept, continue: false as const, stopReason: halted.reason, notifications: [], hooks: [...finished],
+            event_id: eventId, event: point, decision, ...(decision ? { reason } : {}), ...kept, continue: false as const, stopReason: stop, notifications: [], hooks: [...finished],
             output: answer.output, exit_code: answer.exit_code, note: `answered before the event was done: ${why}; ${hookCalled(halted)} stopped the agent`,
           };
         }
@@ -312,9 +313,9 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
         if (!best || (mode === "block" && best.decision !== "block")) return undefined;
         // copilot-hooks.md: an ask "where no prompt is shown, it is treated as a deny"
         const decision: Decision = best.decision === "ask" && !req.interactive ? "block" : best.decision!;
-        const reason = `${best.reason ?? `${hookCalled(best)} decided ${best.decision}`} (${why}; other hooks still running)`;
-        const own = best.source === "repository" && best.reason !== undefined ? { repositoryReason: best.reason } : {};
-        const answer = answerFor(format, point, { decision, reason, ...own, ...told, notifications: [] });
+        const said = best.reason !== undefined && best.source === "repository" ? fromRepository(best.reason) : best.reason;
+        const reason = `${said ?? `${hookCalled(best)} decided ${best.decision}`} (${why}; other hooks still running)`;
+        const answer = answerFor(format, point, { decision, reason, ...told, notifications: [] });
         return {
           event_id: eventId, event: point, decision, reason, ...kept, notifications: [], hooks: [...finished],
           output: answer.output, exit_code: answer.exit_code, note: `answered before the event was done: ${why}`,

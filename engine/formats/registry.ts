@@ -14,7 +14,7 @@ import { copilotFormat } from "./copilot-json.js";
 import { coshFormat } from "./cosh-toml.js";
 import { cursorFormat } from "./cursor-hooks.js";
 import { geminiFormat } from "./gemini-settings.js";
-import { type Answer, type FormatModule, fromRepository, type RepositorySource, withContext } from "./shared.js";
+import { type Answer, type FormatModule, type RepositorySource, withContext } from "./shared.js";
 
 /** Every format of events.ts FORMATS, one module each (the type makes a missing one a compile error). */
 export const FORMAT_MODULES: Readonly<Record<Format, FormatModule>> = {
@@ -105,25 +105,12 @@ export function blockWithoutEvent(format: Format, reason: string): Answer {
 }
 
 /**
- * What a repository's hook wrote as the decision's reason or the stop's, marked as its messages are
- * (fromRepository) in every dialect: the reason is what the model acts on and what the user's prompt
- * shows, and an untrusted hook's must never read as an administrator's ("org-guard (policy): pre-approved …").
- */
-function markedAsRepository(f: Folded): Folded {
-  const own = f.repositoryReason;
-  const reason = own !== undefined && f.reason?.startsWith(own) ? `${fromRepository(own)}${f.reason.slice(own.length)}` : f.reason;
-  const halt = f.repositoryHalt && f.halt !== undefined ? fromRepository(f.halt) : f.halt;
-  return reason === f.reason && halt === f.halt ? f : { ...f, ...(reason !== undefined ? { reason } : {}), ...(halt !== undefined ? { halt } : {}) };
-}
-
-/**
  * The folded result as a hook of the dialect would print it (SERVICE.md §3 `output` / `exit_code`).
  * A replaced tool output goes only to an agent that takes one; any other's user is told the model
  * sees the output as the tool gave it — never a redaction that silently did not happen.
  */
-export function answerFor(format: Format, point: EventPoint, given: Folded): Answer {
+export function answerFor(format: Format, point: EventPoint, folded: Folded): Answer {
   const module = FORMAT_MODULES[format];
-  const folded = markedAsRepository(given);
   if (folded.updatedOutput === undefined || module.replacesOutput) return module.answer(point, folded);
   const { updatedOutput: _untaken, ...rest } = folded;
   const told = `hookbox: a hook replaced the tool's output, and ${module.agent} takes no replacement from a hook: the model sees the output as the tool gave it`;

@@ -99,7 +99,7 @@ describe("payload shapes and interceptability", () => {
     const workspace = await repoWith({ "guard.sh": script, ".github/hooks/guard.json": JSON.stringify({ version: 1, hooks: { preToolUse: [{ type: "command", bash: "sh guard.sh" }] } }) });
     const engine = engineFor("");
     const denied = await engine.handleEvent(request(coshBody, { workspace }));
-    expect(denied).toMatchObject({ decision: "block", reason: "shell may not rm -rf" });
+    expect(denied).toMatchObject({ decision: "block", reason: "[repository] shell may not rm -rf" });
     expect(denied.output).toEqual({ decision: "block", reason: "[repository] shell may not rm -rf" });
     // The repository hook's allow is recorded, but untrusted code can only tighten: no decision.
     const allowed = await engine.handleEvent(request({ ...coshBody, tool_input: { command: "ls" } }, { workspace, format: "copilot" }));

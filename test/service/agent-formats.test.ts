@@ -161,7 +161,7 @@ describe("a repository of every agent's real hook files", () => {
 
   it('Claude PermissionRequest decision.behavior "deny" denies, answered in Claude\'s dialect', async () => {
     const body = await post({ ...pre("Bash", { command: "kubectl delete" }), hook_event_name: "PermissionRequest" }, `${ws.query}&format=claude`);
-    expect(body).toMatchObject({ decision: "block", reason: "claude: not on prod" });
+    expect(body).toMatchObject({ decision: "block", reason: "[repository] claude: not on prod" });
     expect(body.output).toEqual({ hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "deny", message: "[repository] claude: not on prod" } } });
   });
 
@@ -188,7 +188,7 @@ describe("a repository of every agent's real hook files", () => {
 
   it("a Gemini BeforeTool hook's deny blocks, answered in Gemini's words (its additionalContext not read: Gemini CLI reads none before a tool)", async () => {
     const body = await post(pre("web_fetch", { url: "https://example.com" }), `${ws.query}&format=gemini`);
-    expect(body).toMatchObject({ decision: "block", reason: "gemini: no network from here" });
+    expect(body).toMatchObject({ decision: "block", reason: "[repository] gemini: no network from here" });
     expect(body.output).toEqual({ decision: "block", reason: "[repository] gemini: no network from here" });
   });
 
@@ -204,7 +204,7 @@ describe("a repository of every agent's real hook files", () => {
 
   it("Claude Stop: continue: false stops the agent and outranks a block that would keep it going", async () => {
     const body = await post({ session_id: "s-1", hook_event_name: "Stop", stop_hook_active: false }, `${ws.query}&format=claude`);
-    expect(body).toMatchObject({ decision: null, continue: false, stopReason: "claude: budget spent" });
+    expect(body).toMatchObject({ decision: null, continue: false, stopReason: "[repository] claude: budget spent" });
     expect(body.output).toEqual({ continue: false, stopReason: "[repository] claude: budget spent" });
     expect(body.output).not.toHaveProperty("decision");
   });
@@ -219,7 +219,7 @@ describe("a repository of every agent's real hook files", () => {
   it("a Cursor beforeShellExecution hook's permission deny blocks and its user_message reaches the answer", async () => {
     const event = { conversation_id: "c-1", generation_id: "g-1", hook_event_name: "beforeShellExecution", command: "rm -rf build", cwd: "/workspace" };
     const body = await post(event, `${ws.query}&format=cursor`);
-    expect(body).toMatchObject({ event: "BeforeShellExecution", decision: "block", reason: "cursor: use trash instead" });
+    expect(body).toMatchObject({ event: "BeforeShellExecution", decision: "block", reason: "[repository] cursor: use trash instead" });
     expect(body.output).toEqual({ permission: "deny", user_message: "[repository] cursor: rm is blocked in this repo", agent_message: "[repository] cursor: use trash instead" });
     const ls = await post({ ...event, command: "ls" }, `${ws.query}&format=cursor`);
     expect(ls).toMatchObject({ decision: null, hooks: [{ source: "policy", decision: null }] });

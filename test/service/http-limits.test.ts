@@ -648,7 +648,7 @@ describe.concurrent("admission and shutdown", () => {
     const res = await edge.request("/v1/events?format=gemini&workspace=halt", { ...post({ ...rmEvent, hook_event_name: "BeforeTool" }), headers: { "hookbox-answer-by-ms": "100" } });
     expect(res.status).toBe(200);
     const early = (await res.json()) as { decision: string | null; continue?: boolean; stopReason?: string; output: Record<string, unknown> };
-    expect(early).toMatchObject({ decision: "block", continue: false, stopReason: "budget spent" });
+    expect(early).toMatchObject({ decision: "block", continue: false, stopReason: "[repository] budget spent" });
     expect(early.output).toMatchObject({ continue: false, stopReason: "[repository] budget spent" });
     edge.release();
   });
