@@ -74,6 +74,8 @@ export const DATA_DIR_LOCK = "hookbox.lock";
 export const PROJECT_DIR_VARS = [
   "CLAUDE_PROJECT_DIR",
   "GEMINI_PROJECT_DIR",
+  // Gemini CLI's hook runner sets and expands it too (its working folder: the project's, here)
+  "GEMINI_CWD",
   "COPILOT_SHELL_PROJECT_DIR",
   "QWEN_PROJECT_DIR",
 ] as const;

@@ -16,7 +16,7 @@ import type { RunResult } from "../run/types.js";
 import { MAX_FUNCTION_NAME_CHARS, MAX_TOOL_NAMES, type ToolSelection, type Verdict } from "../verdict.js";
 import { MAX_HOOK_NAME_CHARS } from "./cosh-toml.js";
 import { formatPath, type Path } from "./locate.js";
-import { type Answer, askDenyReason, badEntry, clipWords, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, haltVerdict, knownKeys, type LoadContext, PAST_LIMIT, readMatcher, originOf, type ParsedFile, readDecision, pastBounds, readOutput, shown, skipOtherType, str, warn, withContext, withHalt, CommandSchema } from "./shared.js";
+import { type Answer, askDenyReason, badEntry, clipWords, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, haltVerdict, knownKeys, type LoadContext, PAST_LIMIT, readMatcher, originOf, type ParsedFile, readDecision, pastBounds, readOutput, shown, skipOtherType, str, warn, withContext, withHalt, CommandSchema, HookEnvSchema } from "./shared.js";
 
 /** @default 60 s — Gemini CLI's default hook timeout */
 export const GEMINI_DEFAULT_TIMEOUT_MS = 60_000;
@@ -28,6 +28,8 @@ const HandlerSchema = z.strictObject({
   description: z.string().optional(),
   /** milliseconds */
   timeout: z.number().positive().optional(),
+  /** Gemini CLI's CommandHookConfig `env`: variables set for this hook's process */
+  env: HookEnvSchema.optional(),
 });
 const HANDLER_KEYS = Object.keys(HandlerSchema.shape);
 const GroupSchema = z.strictObject({ matcher: z.string().optional(), sequential: z.boolean().optional(), hooks: z.array(z.unknown()) });
@@ -147,7 +149,7 @@ function loadGeminiSettings(parsed: ParsedFile, ctx: LoadContext): HookSet {
           // Gemini CLI runs its hooks in bash (\`bash -c\`).
           shell: "bash",
           ...hookTimeout(e.timeout ?? GEMINI_DEFAULT_TIMEOUT_MS, ctx),
-          env: {},
+          env: (e.env ?? {}) as Record<string, string>,
           failOpen: true,
           limits: {},
           mounts: [],
@@ -220,6 +222,9 @@ export function interpretGemini(run: RunResult, hook: HookDef): Verdict {
   // BeforeTool: `hookSpecificOutput.tool_input` is merged over the tool's arguments (an argument
   // change, under the trust tiers like any other).
   const changed = hook.point === "PreToolUse" && typeof specific.tool_input === "object" && specific.tool_input !== null && !Array.isArray(specific.tool_input) ? specific.tool_input : undefined;
+  // AfterTool: `hookSpecificOutput.tool_output` "replaces the tool output before it is sent to the
+  // model" (a replacement under the trust tiers like any other).
+  const replaced = hook.point === "PostToolUse" && typeof specific.tool_output === "string" ? specific.tool_output : undefined;
   // BeforeToolSelection: which tools the model may call (folded over every hook and tier: aggregate.ts).
   const tools = hook.point === "BeforeToolSelection" ? readToolSelection(specific.toolConfig) : undefined;
   if (tools) rule += `; gemini: toolConfig ${tools.said}`;
@@ -234,6 +239,7 @@ export function interpretGemini(run: RunResult, hook: HookDef): Verdict {
     systemMessage: messageRead(hook.point) ? str(o.systemMessage) : undefined,
     additionalContext: GEMINI_CONTEXT_READ.has(hook.point) ? str(specific.additionalContext) : undefined,
     ...(changed !== undefined ? { modifiedArgs: changed } : {}),
+    ...(replaced !== undefined ? { updatedOutput: replaced } : {}),
     error: null,
     rule,
   };
@@ -298,7 +304,9 @@ function geminiAnswer(point: EventPoint, f: Folded): Answer {
   // cut short) leaves the model no tool.
   const tools: ToolSelection | undefined = point !== "BeforeToolSelection" ? undefined : f.decision === "block" ? { mode: "NONE", names: [] } : f.toolSelection;
   const toolConfig = tools ? { mode: tools.mode, allowedFunctionNames: tools.names ?? [] } : undefined;
-  const specific = defined({ additionalContext: context ? f.additionalContext : undefined, tool_input: changed, toolConfig });
+  // AfterTool: the tool's output replaced — as text, which is what Gemini takes (another format's replacement as its JSON)
+  const replaced = point === "PostToolUse" && f.updatedOutput !== undefined ? (typeof f.updatedOutput === "string" ? f.updatedOutput : JSON.stringify(f.updatedOutput)) : undefined;
+  const specific = defined({ additionalContext: context ? f.additionalContext : undefined, tool_input: changed, toolConfig, tool_output: replaced });
   const output = defined({
     decision,
     reason,
@@ -316,5 +324,7 @@ export const geminiFormat: FormatModule = {
   answer: geminiAnswer,
   // Gemini CLI merges a hook's tool_input over the tool's arguments: what it runs is the merged whole.
   changeAsRun: (change, args) => ({ ...args, ...change }),
+  // AfterTool's hookSpecificOutput.tool_output (geminiAnswer)
+  replacesOutput: true,
   repository: [{ path: ".gemini/settings.json", syntax: "jsonc", load: loadGeminiSettings }],
 };

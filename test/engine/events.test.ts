@@ -290,7 +290,9 @@ describe("answers an agent accepts whole (an answer it refuses loses the block w
     ["claude", "PostToolUse", n({ decision: "block", reason: "a secret was printed", updatedOutput: { lines: [] } }), { decision: "block", reason: "a secret was printed", hookSpecificOutput: { hookEventName: "PostToolUse", updatedToolOutput: { lines: [] }, updatedMCPToolOutput: { lines: [] } } }],
     // every other agent takes none: its user is told the model sees the output as the tool gave it
     ["codex", "PostToolUse", n({ updatedOutput: "[redacted]", systemMessage: "note" }), { systemMessage: "note\nhookbox: a hook replaced the tool's output, and Codex takes no replacement from a hook: the model sees the output as the tool gave it" }],
-    ["gemini", "PostToolUse", n({ updatedOutput: "[redacted]" }), { systemMessage: expect.stringMatching(/and Gemini CLI takes no replacement from a hook/) }],
+    // Gemini CLI takes AfterTool's hookSpecificOutput.tool_output: text (another format's replacement as its JSON)
+    ["gemini", "PostToolUse", n({ updatedOutput: "[redacted]" }), { hookSpecificOutput: { tool_output: "[redacted]" } }],
+    ["gemini", "PostToolUse", n({ updatedOutput: { lines: [] } }), { hookSpecificOutput: { tool_output: '{"lines":[]}' } }],
     // Cursor takes it as updated_mcp_tool_output, for an MCP tool's output only: its user is told so
     ["cursor", "PostToolUse", n({ updatedOutput: "[redacted]", systemMessage: "note" }), { updated_mcp_tool_output: "[redacted]", user_message: "note\nhookbox: a hook replaced the tool's output; Cursor takes the replacement for an MCP tool only — of any other tool the model sees the output as the tool gave it" }],
     // Gemini CLI reads additionalContext at AfterTool, BeforeAgent and SessionStart only (hooks reference): elsewhere it goes in systemMessage

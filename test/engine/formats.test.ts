@@ -705,6 +705,16 @@ describe("repository hook files are hostile input", () => {
     expect(set.warnings).toEqual([expect.stringMatching(/hooksConfig\.disabled: expected a list of hook names/)]);
   });
 
+  it("gives a Gemini hook the env its handler declares (Gemini CLI's CommandHookConfig env); a name no shell takes skips that hook alone", async () => {
+    const text = JSON.stringify({ hooks: { BeforeTool: [{ hooks: [
+      { type: "command", command: "guard.sh", env: { GUARD_MODE: "enforce" } },
+      { type: "command", command: "other.sh", env: { "BAD-NAME": "x" } },
+    ] }] } });
+    const set = await loadRepositoryHooks(tree({ ".gemini/settings.json": text }), 60_000);
+    expect(set.hooks.map((h) => [h.command, h.env])).toEqual([["guard.sh", { GUARD_MODE: "enforce" }]]);
+    expect(set.warnings).toEqual([expect.stringMatching(/hooks\.BeforeTool\[0\]\.hooks\[1\]\.env.*letters, digits and _/)]);
+  });
+
   it("skips what Gemini CLI's registry discards, with a warning naming the line, and keeps the file's other hooks", async () => {
     const text = JSON.stringify({ hooks: {
       AfterTool: "not a list",

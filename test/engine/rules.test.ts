@@ -335,6 +335,14 @@ describe("Gemini CLI reads continue: false where the agent loop runs (hooks refe
   });
 });
 
+describe("a Gemini AfterTool hook's tool_output", () => {
+  it("replaces the tool's output the model sees (text only); elsewhere it is not read", () => {
+    expect(interpretGemini(exited(0, '{"hookSpecificOutput":{"tool_output":"[redacted]"}}'), hook("gemini", "AfterTool"))).toMatchObject({ decision: null, updatedOutput: "[redacted]" });
+    expect(interpretGemini(exited(0, '{"hookSpecificOutput":{"tool_output":{"x":1}}}'), hook("gemini", "AfterTool")).updatedOutput).toBeUndefined();
+    expect(interpretGemini(exited(0, '{"hookSpecificOutput":{"tool_output":"x"}}'), hook("gemini", "BeforeTool")).updatedOutput).toBeUndefined();
+  });
+});
+
 describe("a Gemini hook's plain text", () => {
   it(`is kept whole up to GEMINI_TEXT_CHARS (${GEMINI_TEXT_CHARS}) characters, as a block's reason; past them cut before a word and marked`, () => {
     const words = (n: number) => "word ".repeat(Math.ceil(n / 5)).slice(0, n - 1) + "z";
