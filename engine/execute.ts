@@ -237,7 +237,9 @@ async function runOne(hook: HookDef, opts: ExecuteOptions, t0: number): Promise<
   request.timeoutMs = Math.min(request.timeoutMs, leftMs);
   // Only a repository's hooks were read from the workspace; the operator's run whatever it holds.
   const stale = hook.source === "repository" && opts.workspaceDir !== undefined && opts.workspaceCurrent !== undefined && !opts.workspaceCurrent();
-  const run = leftMs <= 0 ? NO_TIME : stale ? STALE_WORKSPACE : await (onHost ? opts.runners.host : opts.runners.container).run(request);
+  const run = leftMs <= 0 ? NO_TIME
+    : hook.unrunnable !== undefined ? { ...STALE_WORKSPACE, error: `not run: ${hook.unrunnable}` }
+    : stale ? STALE_WORKSPACE : await (onHost ? opts.runners.host : opts.runners.container).run(request);
   // Ended by the event's deadline, not by its own timeout, or by the output cap: it never got to decide.
   // Cut by max_timeout short of the time its agent would have given it: it never got its time either.
   const agentTimeoutMs = hook.agentTimeoutMs ?? (hook.timeoutMs > opts.sandbox.maxTimeoutMs ? hook.timeoutMs : undefined);

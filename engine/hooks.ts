@@ -59,6 +59,13 @@ export interface HookDef {
   env: Record<string, string>;
   /** cosh `fail_open = false`: a failure of this hook blocks */
   failOpen: boolean;
+  /**
+   * Why hookbox cannot run this hook where its agent would (a Copilot hook whose `cwd` is outside the
+   * repository, a folder no container has): it is kept, and each run is a failed start with this
+   * error — hookbox not running it, under its format's rules (a Copilot preToolUse guard denies) and
+   * the tenant's failure mode —, never dropped, which would let every call through unseen.
+   */
+  unrunnable?: string;
   /** Cursor's `loop_limit` of a stop hook: the follow-ups it may send (null: no limit); CURSOR_LOOP_LIMIT when unset */
   loopLimit?: number | null;
   image?: string;

@@ -15,9 +15,10 @@ import { compileRegex, type HookDef, type HookSet } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
 import type { Verdict } from "../verdict.js";
 import {
-  badEntry, CommandSchema, configError, hookTimeout, readMatcher, countHook, defined, describeFailure, eventOf, haltVerdict, hookCalled, HookEnvSchema, isStopPoint, knownKeys, NoNulSchema, originOf, PAST_LIMIT, readDecision, pastBounds, readOutput, schemaError, shown, skipEntry, skipOtherType, str, withContext, withHalt,
+  badEntry, CommandSchema, configError, hookTimeout, readMatcher, countHook, defined, describeFailure, eventOf, haltVerdict, hookCalled, HookEnvSchema, isStopPoint, knownKeys, NoNulSchema, originOf, PAST_LIMIT, readDecision, pastBounds, readOutput, schemaError, shown, skipOtherType, str, withContext, withHalt,
   type Answer, type FormatModule, type LoadContext, type ParsedFile, warn,
 } from "./shared.js";
+import { formatPath } from "./locate.js";
 
 /** @default 30 s — the Copilot CLI hooks reference's default `timeoutSec` (VS Code's `timeout` default is the same) */
 export const COPILOT_DEFAULT_TIMEOUT_MS = 30_000;
@@ -133,9 +134,17 @@ function loadHookMap(parsed: ParsedFile, hooks: Record<string, unknown>, ctx: Lo
       const matcher = copilotMatcher(parsed, path, e.matcher, { ...resolved, ...readers }, ctx, set.warnings);
       if (matcher === PAST_LIMIT) return;
       // Policy hooks run on the host beside their file; other hooks under /workspace, never outside it.
-      const cwd = ctx.source === "policy" ? resolve(dirname(parsed.file), e.cwd ?? ".") : e.cwd === undefined ? undefined : posix.normalize(e.cwd);
-      if (ctx.source !== "policy" && cwd !== undefined && (posix.isAbsolute(cwd) || cwd.startsWith("..")))
-        return skipEntry(parsed, path, ctx, set.warnings, "cwd must be a path inside the repository", [...path, "cwd"]);
+      let cwd = ctx.source === "policy" ? resolve(dirname(parsed.file), e.cwd ?? ".") : e.cwd === undefined ? undefined : posix.normalize(e.cwd);
+      // The CLI takes one "relative to repository root or absolute": a folder of the developer's
+      // machine no container has. The hook is kept, and fails to start at each event (unrunnable).
+      let unrunnable: string | undefined;
+      if (ctx.source !== "policy" && cwd !== undefined && (posix.isAbsolute(cwd) || cwd === ".." || cwd.startsWith("../"))) {
+        if (!ctx.tolerant) throw configError(parsed, [...path, "cwd"], "cwd must be a path inside the repository");
+        unrunnable = `its cwd ${shown(e.cwd)} is outside the repository: hookbox runs hooks in the repository's folder only`;
+        const at = [...path, "cwd"];
+        warn(set.warnings, () => `${originOf(parsed, at)}: ${formatPath(at)}: cwd is outside the repository: hookbox cannot run the hook there — it fails to start at each event (a preToolUse guard then denies, as Copilot's fail-closed rule reads a hook that cannot run)`);
+        cwd = undefined;
+      }
       countHook(parsed, path, ctx);
       set.hooks.push({
         name: `${basename(parsed.file)}:${event}[${i}]`,
@@ -155,6 +164,7 @@ function loadHookMap(parsed: ParsedFile, hooks: Record<string, unknown>, ctx: Lo
         failOpen: true,
         limits: {},
         cwd,
+        ...(unrunnable !== undefined ? { unrunnable } : {}),
         mounts: [],
         origin: originOf(parsed, path),
       });

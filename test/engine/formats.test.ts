@@ -211,10 +211,13 @@ describe("Copilot JSON", () => {
     expect(await skippedFileWarning(tree({ ".github/hooks/bad.json": text }))).toMatch(message);
   });
 
-  it("skips a hook whose cwd is outside the repository alone, with file, line and reason", async () => {
-    const set = await loadRepositoryHooks(tree({ ".github/hooks/bad.json": '{ "version": 1, "hooks": { "preToolUse": [\n{ "type": "command", "bash": "x",\n "cwd": "../.." },\n{ "type": "command", "bash": "y" }] } }' }), 60_000);
-    expect(set.hooks.map((h) => h.command)).toEqual(["y"]);
-    expect(set.warnings).toEqual([".github/hooks/bad.json:3: hooks.preToolUse[0].cwd: cwd must be a path inside the repository; skipped (the file's other hooks load)"]);
+  it.each(["../..", "/opt/guards", ".."])("keeps a hook whose cwd (%s) is outside the repository, warned with file and line, to fail at each event — never dropped, its guard unseen", async (cwd) => {
+    const set = await loadRepositoryHooks(tree({ ".github/hooks/bad.json": `{ "version": 1, "hooks": { "preToolUse": [\n{ "type": "command", "bash": "x",\n "cwd": ${JSON.stringify(cwd)} },\n{ "type": "command", "bash": "y" }] } }` }), 60_000);
+    expect(set.hooks.map((h) => [h.command, h.cwd, h.unrunnable])).toEqual([["x", undefined, expect.stringMatching(/is outside the repository/)], ["y", undefined, undefined]]);
+    expect(set.warnings).toEqual([expect.stringMatching(/^\.github\/hooks\/bad\.json:3: hooks\.preToolUse\[0\]\.cwd: cwd is outside the repository: hookbox cannot run the hook there — it fails to start at each event/)]);
+    // a folder whose name starts with two dots is inside
+    const inside = await loadRepositoryHooks(tree({ ".github/hooks/ok.json": '{ "version": 1, "hooks": { "preToolUse": [{ "type": "command", "bash": "x", "cwd": "..tools" }] } }' }), 60_000);
+    expect(inside.hooks.map((h) => [h.cwd, h.unrunnable])).toEqual([["..tools", undefined]]);
   });
 });
 

@@ -371,6 +371,19 @@ describe("a repository hook that does not decide a settings change, under the fa
   });
 });
 
+describe("a Copilot guard whose cwd is outside the repository", () => {
+  it("is never run and never dropped: each preToolUse fails to start, which Copilot's fail-closed rule reads as a deny", async () => {
+    let ran = 0;
+    const workspace = await repository({ ".github/hooks/guard.json": { version: 1, hooks: { preToolUse: [{ type: "command", bash: "guard", cwd: "/opt/guards" }] } } });
+    const body = { toolName: "bash", toolArgs: JSON.stringify({ command: "ls" }), timestamp: 1, cwd: "/workspace" };
+    const engine = createEngine({ config: parseConfig("test.toml", ""), runners: { host: runner("host"), container: { kind: "container", run: async () => (ran++, exited()) } } });
+    const r = await engine.handleEvent({ body, raw: Buffer.from(JSON.stringify(body)), tenant: { name: "t", repositoryHooks: true }, interactive: true, format: "copilot", eventName: "preToolUse", workspace });
+    expect(ran).toBe(0);
+    expect(r.decision).toBe("block");
+    expect(r.hooks[0]).toMatchObject({ outcome: "failed_to_start", error: expect.stringMatching(/its cwd "\/opt\/guards" is outside the repository/) });
+  });
+});
+
 describe("a Claude hook's defer (deny > defer > ask > allow)", () => {
   it("keeps a policy hook's allow from skipping the agent's own permission flow, a repository's defer too: no decision", async () => {
     const workspace = await repository({ ".claude/settings.json": { hooks: { PreToolUse: [{ hooks: [{ type: "command", command: "repo-defer" }] }] } } });
