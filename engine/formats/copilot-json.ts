@@ -241,6 +241,15 @@ export function interpretCopilot(run: RunResult, hook: HookDef): Verdict {
     // copilot-hooks.md: "For preToolUse and permissionRequest it is a deny, even if the hook's output claims allow"
     if (EXIT_2_DENIES.has(hook.point))
       return { decision: "block", reason: stderr || `denied by ${hookCalled(hook)} (exit 2)`, error: null, rule: "copilot: exit 2 denies preToolUse and permissionRequest" };
+    // VS Code's hooks reference, "Exit codes": 2 is a "Blocking error: stop processing and show error
+    // to model" — its prompt hook's stops the prompt (as its `continue: false` does), its stop
+    // hooks' keep the agent going with stderr as the reason.
+    if (vscodeReads(hook) && hook.point === "UserPromptSubmit") {
+      const stop = stderr || `${hookCalled(hook)} blocked the prompt (exit 2)`;
+      return { decision: "block", reason: stop, halt: stop, error: null, rule: "copilot (VS Code): exit 2 at UserPromptSubmit is a blocking error: the prompt is stopped" };
+    }
+    if (vscodeReads(hook) && isStopPoint(hook.point))
+      return { decision: "block", reason: stderr || `blocked by ${hookCalled(hook)} (exit 2)`, error: null, rule: `copilot (VS Code): exit 2 at ${hook.point} is a blocking error: the agent goes on, stderr the reason` };
     // copilot-hooks.md: "Exit code 2 is a warning for most events, with standard error shown to you"
     return { decision: null, warning: stderr || `${hookCalled(hook)} exited 2`, error: null, rule: "copilot: exit 2 is a warning" };
   }

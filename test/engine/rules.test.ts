@@ -224,6 +224,14 @@ describe("Copilot rules, both forms (copilot-hooks.md; VS Code hooks reference)"
     expect(fold([{ hook: post, verdict: interpretCopilot(exited(0, '{"decision":"block","reason":"lint"}'), post) }], { interactive: true }).decision).toBeNull();
     expect(interpretCopilot(exited(2, "", "lint failed"), hook("copilot", "PostToolUse"))).toMatchObject({ decision: null, warning: "lint failed" });
   });
+  it('VS Code: exit 2 is a "Blocking error" — a prompt hook\'s stops the prompt, a stop hook\'s keeps the agent going; the CLI\'s (camelCase, inline settings) a warning', () => {
+    expect(interpretCopilot(exited(2, "", "no secrets in prompts"), hook("copilot", "UserPromptSubmit"))).toMatchObject({ decision: "block", reason: "no secrets in prompts", halt: "no secrets in prompts" });
+    expect(interpretCopilot(exited(2, "", "run the tests first"), hook("copilot", "Stop"))).toMatchObject({ decision: "block", reason: "run the tests first" });
+    expect(interpretCopilot(exited(2, "", "verify"), hook("copilot", "SubagentStop"))).toMatchObject({ decision: "block", reason: "verify" });
+    expect(interpretCopilot(exited(2, "", "no"), hook("copilot", "userPromptSubmitted", { dialect: "camel" }))).toMatchObject({ decision: null, warning: "no" });
+    expect(interpretCopilot(exited(2, "", "no"), hook("copilot", "UserPromptSubmit", { readBy: "cli" }))).toMatchObject({ decision: null, warning: "no" });
+    expect(interpretCopilot(exited(2, "", "no"), hook("copilot", "agentStop", { dialect: "camel" }))).toMatchObject({ decision: null, warning: "no" });
+  });
   it("the CLI's inline settings, which VS Code never reads: a PascalCase event there is the CLI's alias, its rules alone (no continue; prompt output ignored)", () => {
     const cliPre = hook("copilot", "PreToolUse", { readBy: "cli" });
     expect(interpretCopilot(exited(0, '{"continue":false,"stopReason":"x"}'), cliPre)).toMatchObject({ decision: null });
