@@ -317,7 +317,10 @@ function entriesOf(agent: Agent, file: string, problems: string[], budget: { byt
         // Gemini CLI names a hook by its name, or its command when it has none (an empty name is none).
         const named = typeof hook.name === "string" && hook.name !== "" ? hook.name : typeof hook.command === "string" ? hook.command : undefined;
         const off = fileOff ?? (named !== undefined && disabled.includes(named) ? `${JSON.stringify(named)} is in the "disabled" list of ${file}: Gemini CLI does not run it` : undefined);
-        const extra = { ...(off ? { off } : {}), ...matcherOf(group.matcher), ...(agent === "gemini" && named !== undefined ? { named } : {}) };
+        // Gemini CLI starts a hook with its own `env` on top of everything else (CommandHookConfig env).
+        const geminiEnv = agent === "gemini" ? Object.keys(obj(hook.env)).filter(redirects) : [];
+        const unproven = geminiEnv.length > 0 ? `its "env" sets ${geminiEnv.slice(0, 8).join(", ")}: it decides where and how the line sends events, or what runs in it — drop it` : undefined;
+        const extra = { ...(off ? { off } : {}), ...(unproven ? { unproven } : {}), ...matcherOf(group.matcher), ...(agent === "gemini" && named !== undefined ? { named } : {}) };
         if (hook.type === "http" && typeof hook.url === "string") {
           const headers = Object.fromEntries(Object.entries(obj(hook.headers)).filter(([, v]) => typeof v === "string")) as Record<string, string>;
           // Claude Code expands only the variables a hook lists in allowedEnvVars; so does the doctor.

@@ -5,7 +5,7 @@
 import { createHash } from "node:crypto";
 import type { Decision } from "./events.js";
 import { effectiveDecisions } from "./formats/registry.js";
-import { blockKeepsGoing, cardName, fromRepository, hookCalled } from "./formats/shared.js";
+import { blockKeepsGoing, cardName, fromRepository, hookCalled, repositoryWords } from "./formats/shared.js";
 import type { HookDef } from "./hooks.js";
 import { MAX_TOOL_NAMES, type ToolSelection, type Verdict } from "./verdict.js";
 
@@ -179,6 +179,8 @@ export interface Folded {
   updatedOutput?: unknown;
   /** a hook stopped the agent altogether (`continue: false`): the first such hook's stop reason */
   halt?: string;
+  /** a hook deferred to the agent's own permission flow (Claude Code's `defer`): no allow goes out, the second look's neither */
+  deferred?: true;
   notifications: Notification[];
   /** why the decision is what it is, when a service rule (not a hook) changed it */
   note?: string;
@@ -230,7 +232,7 @@ const said = (reason: string | undefined) => (reason !== undefined && reason.tri
 
 /** `text` as the answer says it: a repository hook's marked as its own (fromRepository), any other's as written. */
 function ownWords(j: Judged | undefined, text: string | undefined): string | undefined {
-  return text !== undefined && j?.hook.source === "repository" ? fromRepository(text) : text;
+  return text !== undefined && j?.hook.source === "repository" ? repositoryWords(text) : text;
 }
 
 /** What a block or an ask without a reason of its own says. */
@@ -289,7 +291,9 @@ export function fold(judged: Judged[], opts: { interactive: boolean }): Folded {
   }
   // Claude Code: "deny > defer > ask > allow" — a hook that deferred to the agent's own permission
   // flow keeps another hook's allow from skipping it (a repository's too: that only tightens).
-  const deferring = folded.decision === "allow" ? judged.find((j) => j.verdict.deferred) : undefined;
+  const deferred = judged.find((j) => j.verdict.deferred);
+  if (deferred) folded.deferred = true;
+  const deferring = folded.decision === "allow" ? deferred : undefined;
   if (deferring) {
     folded.decision = null;
     delete folded.reason;
@@ -387,7 +391,8 @@ function lookedAt(first: Folded, again: Folded | undefined, unchecked: boolean, 
   // given with it. (A policy hook that rewrites leaves its own rewrite as it is on a second look:
   // then its first change passes.)
   if (changedInTurn) return merged(withoutChange(first, "a hook changed the arguments, and the policy hooks changed the changed event in turn — a change no policy hook has looked at: both are dropped"));
-  if (again?.decision === "allow" && first.decision === null) {
+  // (a hook that deferred to the agent's own permission flow outranks this allow too, as the first look's)
+  if (again?.decision === "allow" && first.decision === null && !first.deferred) {
     return merged({ ...first, decision: "allow", ...(again.reason !== undefined ? { reason: again.reason } : {}), note: "a hook changed the arguments; the policy hooks allowed the changed event" });
   }
   return again ? merged(first) : first;

@@ -10,7 +10,7 @@ import type { HookDef } from "./hooks.js";
 import { planSteps } from "./match.js";
 import type { Limits } from "./names.js";
 import { changeAsRun, interpret } from "./formats/registry.js";
-import { clipWords, hookCalled, wellFormedJson } from "./formats/shared.js";
+import { clipWords, hookCalled, MAX_HOOK_MESSAGE_CHARS, wellFormedJson } from "./formats/shared.js";
 import { DEFAULT_TRACE_LIMITS } from "./trace-limits.js";
 import { MAX_EVENT_TOOL_NAMES, type Verdict } from "./verdict.js";
 import type { PayloadCache } from "./payload.js";
@@ -317,12 +317,8 @@ function asRun(verdict: Verdict, hook: HookDef, opts: ExecuteOptions): Verdict {
 /** Room past `capture_bytes` kept for the trace, so a secret straddling the cut is still redacted there. */
 const TRACE_MARGIN_CHARS = 1024;
 
-/**
- * @default 16 KiB — each of a hook's reason, message, warning, context and stop reason, as the agent gets it.
- * Each hook may print max_output_bytes, and an event may run a thousand hooks: joined, uncut, their
- * messages would outgrow what one answer can hold.
- */
-export const MAX_HOOK_MESSAGE_CHARS = 16 * 1024;
+/** (MAX_HOOK_MESSAGE_CHARS: shared.ts, where a repository's marked words are cut to it too) */
+export { MAX_HOOK_MESSAGE_CHARS };
 
 /**
  * @default 1 KiB — a hook's error, as its record in the answer and the trace carries it: an answer

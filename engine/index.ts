@@ -4,7 +4,7 @@
 import { randomUUID } from "node:crypto";
 import { afterPolicyLook, blockCounts, changeLost, fold, foldToolSelection, RANK, withoutChange, type Folded, type Judged, type Notification } from "./aggregate.js";
 import { agentOf, answerFor, blockWithoutEvent, changeAsRun, effectiveDecisions, takesNoChange, untakableChange } from "./formats/registry.js";
-import { blockKeepsGoing, fromRepository, hookCalled } from "./formats/shared.js";
+import { blockKeepsGoing, hookCalled, repositoryWords } from "./formats/shared.js";
 import { failureModeFor, type Config, type FailureMode, type Tenant } from "./config.js";
 import { BadRequestError, EventExpiredError } from "./errors.js";
 import { EVENT_NAMES, pointHasTool, pointName, resolveEventName, unknownEventMessage, type Decision, type EventPoint, type Format } from "./events.js";
@@ -257,7 +257,7 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
         if (halted) {
           const decision: Decision | null = blockKeepsGoing(point) ? null : "block";
           // a repository's words marked as its own, as in the fold
-          const stop = halted.source === "repository" ? fromRepository(halted.reason) : halted.reason;
+          const stop = halted.source === "repository" ? repositoryWords(halted.reason) : halted.reason;
           const reason = `${stop} (${why}; other hooks still running)`;
           const answer = answerFor(format, point, { decision, ...(decision ? { reason } : {}), halt: stop, ...told, notifications: [] });
           return {
@@ -313,7 +313,7 @@ export function createEngine(deps: { config: Config; runners: Runners; poolReady
         if (!best || (mode === "block" && best.decision !== "block")) return undefined;
         // copilot-hooks.md: an ask "where no prompt is shown, it is treated as a deny"
         const decision: Decision = best.decision === "ask" && !req.interactive ? "block" : best.decision!;
-        const said = best.reason !== undefined && best.source === "repository" ? fromRepository(best.reason) : best.reason;
+        const said = best.reason !== undefined && best.source === "repository" ? repositoryWords(best.reason) : best.reason;
         const reason = `${said ?? `${hookCalled(best)} decided ${best.decision}`} (${why}; other hooks still running)`;
         const answer = answerFor(format, point, { decision, reason, ...told, notifications: [] });
         return {

@@ -359,6 +359,19 @@ describe("hookbox doctor", () => {
     expect(r.out).not.toMatch(/"disableAllHooks": true in .*settings\.local\.json/);
   });
 
+  it("proves no Gemini line whose own env (CommandHookConfig env, which Gemini CLI sets last) takes over the forwarder", () => {
+    const { repo, home } = workspaceOf(svc.url, (file, text) => {
+      if (!file.endsWith(".gemini/settings.json")) return text;
+      const doc = JSON.parse(text) as { hooks: Record<string, { hooks: Record<string, unknown>[] }[]> };
+      for (const groups of Object.values(doc.hooks)) for (const g of groups) for (const h of g.hooks) h.env = { HOOKBOX_URL: "http://127.0.0.1:9", LANG: "C" };
+      return JSON.stringify(doc);
+    });
+    const r = doctor(repo, home);
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/^FAIL +Gemini CLI .*\n.*its "env" sets HOOKBOX_URL: it decides where and how the line sends events/m);
+    expect(r.out).not.toMatch(/its "env" sets .*LANG/);
+  });
+
   it("names a repository .env Gemini CLI loads into every hook's environment when it sets what takes over the forwarder", () => {
     const { repo, home } = workspaceOf(svc.url);
     writeFileSync(join(repo, ".gemini/.env"), "GEMINI_MODEL=fine\nexport NODE_OPTIONS=--require ./x.cjs\n");

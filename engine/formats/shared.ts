@@ -490,6 +490,24 @@ export function withReason(message: string | undefined, reason: string | undefin
 }
 
 /**
+ * @default 16 KiB — each of a hook's reason, message, warning, context and stop reason, as the agent gets it
+ * (a repository's reason and stop reason with their mark: repositoryWords).
+ * Each hook may print max_output_bytes, and an event may run a thousand hooks: joined, uncut, their
+ * messages would outgrow what one answer can hold.
+ */
+export const MAX_HOOK_MESSAGE_CHARS = 16 * 1024;
+
+/**
+ * A repository hook's reason or stop reason as the answer says it: marked (fromRepository), and cut
+ * again at MAX_HOOK_MESSAGE_CHARS — the mark indents each of its lines, which could make 16 Ki
+ * characters of line breaks three times as long.
+ */
+export function repositoryWords(text: string): string {
+  const marked = fromRepository(text);
+  return marked.length > MAX_HOOK_MESSAGE_CHARS ? clipWords(marked, MAX_HOOK_MESSAGE_CHARS) : marked;
+}
+
+/**
  * A repository hook's text as it joins the others' in one message or context: each of its lines
  * marked — the first labelled, the rest indented —, so that none reads as an administrator's or an
  * operator's (a policy hook's question, hookbox's own line) beside it.
