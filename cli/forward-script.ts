@@ -6,7 +6,7 @@
  * test/service/failure-mode.test.ts run both through the same tables.
  */
 import { AGENT_DEADLINE_S, CLAUDE_EVENT_DEADLINE_S } from "../engine/agents.js";
-import { CODEX_STOP_ONLY, COPILOT_JSON_BLOCK, denyOutput, EVENT_NAME_PROBLEM, FORWARD_USAGE, MAX_ANSWER_DEPTH, MAX_ANSWER_LINES, MAX_SAID_BYTES, NOT_HOOKBOX, TOKEN_NOT_SENDABLE, TOKEN_REFUSED, URL_BYTES, URL_HOST, URL_USERINFO, USAGE_BLOCK_EXIT, type AgentFormat } from "./forward.js";
+import { CODEX_STOP_ONLY, COPILOT_JSON_BLOCK, CURSOR_NO_AGENT_MESSAGE, denyOutput, EVENT_NAME_PROBLEM, FORWARD_USAGE, MAX_ANSWER_DEPTH, MAX_ANSWER_LINES, MAX_SAID_BYTES, NOT_HOOKBOX, TOKEN_NOT_SENDABLE, TOKEN_REFUSED, URL_BYTES, URL_HOST, URL_USERINFO, USAGE_BLOCK_EXIT, type AgentFormat } from "./forward.js";
 
 /** The JSON the forwarder reads and writes, in awk: the answer's fields, the agent's deny, terminal-safe text. */
 const AWK = String.raw`
@@ -250,6 +250,7 @@ BEGIN {
     else if (fmt == "copilot" && e == "posttooluse") print "{\"decision\":\"block\",\"reason\":" r "}"
     else if (fmt == "copilot") print "{\"permissionDecision\":\"deny\",\"permissionDecisionReason\":" r "}"
     else if (fmt == "cursor" && ENVIRON["HOOKBOX_EVENT"] == "beforeSubmitPrompt") print "{\"continue\":false,\"user_message\":" r "}"
+    else if (fmt == "cursor" && ENVIRON["HOOKBOX_EVENT"] ~ /^(${[...CURSOR_NO_AGENT_MESSAGE].join("|")})$/) print "{\"permission\":\"deny\",\"user_message\":" r "}"
     else if (fmt == "cursor") print "{\"permission\":\"deny\",\"user_message\":" r ",\"agent_message\":" r "}"
     else if ((fmt == "claude" || fmt == "codex") && tolower(ENVIRON["HOOKBOX_EVENT"]) == "pretooluse") print "{\"decision\":\"block\",\"reason\":" r ",\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":\"deny\",\"permissionDecisionReason\":" r "}}"
     else if ((fmt == "claude" || fmt == "codex") && tolower(ENVIRON["HOOKBOX_EVENT"]) == "permissionrequest") print "{\"hookSpecificOutput\":{\"hookEventName\":\"PermissionRequest\",\"decision\":{\"behavior\":\"deny\",\"message\":" r "}}}"
@@ -427,7 +428,7 @@ const claudeEventDeadlines = Object.entries(CLAUDE_EVENT_DEADLINE_S)
  */
 const FALLBACK_ARMS = ([
   ["gemini", "BeforeToolSelection"], ["claude", "PermissionRequest"], ["codex", "PermissionRequest"], ["claude", "PreToolUse"], ["codex", "PreToolUse"],
-  ...[...CODEX_STOP_ONLY].map((e): [AgentFormat, string] => ["codex", e]), ["cursor", "beforeSubmitPrompt"], ["copilot", "PreToolUse"], ["copilot", "PermissionRequest"], ["copilot", "UserPromptSubmit"], ["copilot", "UserPromptSubmitted"], ["copilot", "PostToolUse"], ["copilot", "*"], ["cursor", "*"], ["cosh", "*"],
+  ...[...CODEX_STOP_ONLY].map((e): [AgentFormat, string] => ["codex", e]), ["cursor", "beforeSubmitPrompt"], ...[...CURSOR_NO_AGENT_MESSAGE].map((e): [AgentFormat, string] => ["cursor", e]), ["copilot", "PreToolUse"], ["copilot", "PermissionRequest"], ["copilot", "UserPromptSubmit"], ["copilot", "UserPromptSubmitted"], ["copilot", "PostToolUse"], ["copilot", "*"], ["cursor", "*"], ["cosh", "*"],
 ] as [AgentFormat, string][])
   .map(([format, event]) => `    ${format === "cosh" ? "*" : `${format}:${event.toLowerCase()}`}) printf '%s\\n' '${JSON.stringify(denyOutput(format, event, "blocked by hookbox"))}' ;;`)
   .join("\n");

@@ -77,6 +77,9 @@ function hookRoute(path: string, params: z.ZodObject, example: Record<string, un
     // non-blocking error (a silent allow), so what hookbox cannot decide is the failure mode in its JSON.
     responses: {
       200: { description: "exactly the agent's hook JSON; the tenant's failure mode when hookbox cannot decide (a bad body, overload, shutting down, an error) and shortly before the agent's own deadline; a block (no Hookbox-On-Failure) when the token names no tenant — a wrong hook line lets nothing through", headers: ON_FAILURE, content: json(NativeAnswerSchema) },
+      // Before any agent's dialect is known: a {format} that is no agent's (bad_request), and then no token.
+      400: { description: "bad_request: the {format} is no agent's (no dialect to answer in)", content: json(ErrorSchema) },
+      401: { description: ERRORS[401]!, content: json(ErrorSchema) },
     },
   };
 }
@@ -112,11 +115,11 @@ export function openApiDocument(): ReturnType<OpenApiGeneratorV31["generateDocum
   });
   r.registerPath({
     method: "get", path: "/v1/workspaces/{id}", summary: "a workspace's description", tags: ["workspaces"], request: { params: workspaceId },
-    responses: { 200: { description: "the workspace", headers: ON_FAILURE, content: json(WorkspaceInfoSchema) }, ...errors(401, 404, 503) },
+    responses: { 200: { description: "the workspace", headers: ON_FAILURE, content: json(WorkspaceInfoSchema) }, ...errors(400, 401, 404, 429, 503) },
   });
   r.registerPath({
     method: "delete", path: "/v1/workspaces/{id}", summary: "remove a workspace", tags: ["workspaces"], request: { params: workspaceId },
-    responses: { 204: { description: "removed", headers: ON_FAILURE }, ...errors(401, 404, 503) },
+    responses: { 204: { description: "removed", headers: ON_FAILURE }, ...errors(400, 401, 404, 503) },
   });
   r.registerPath(hookRoute("/v1/hooks/{format}", z.object({ format: formatParam }), EXAMPLES.claude, "an agent's HTTP hook; the event name from the body"));
   r.registerPath(hookRoute("/v1/hooks/{format}/{event}", z.object({ format: formatParam.meta({ examples: ["copilot"] }), event: eventParam }), EXAMPLES.copilot, "an agent's HTTP hook; the event name from the path"));

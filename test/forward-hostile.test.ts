@@ -1331,6 +1331,14 @@ describe("both forwarders read their command line and stdin alike", () => {
       expect(r.code, `${format} ${event}`).toBe(code);
       expect(JSON.parse(r.stdout), `${format} ${event}`).toMatchObject(shape);
     }
+    // Cursor's subagentStart and file reads take no agent_message: none in any forwarder's own deny
+    for (const event of ["subagentStart", "beforeReadFile", "beforeTabFileRead"]) {
+      for (const [via, env] of [["node", {}], ["sh", {}], ["sh", { PATH: `${failing}:${process.env.PATH ?? ""}` }]] as const) {
+        const r = await run(via, ["--url", url, "--event", event, "--format", "cursor"], { HOOKBOX_TOKEN: "a b", ...env });
+        expect(r.code, `${via} ${event}`).toBe(2);
+        expect(Object.keys(JSON.parse(r.stdout) as object), `${via} ${event}`).toEqual(["permission", "user_message"]);
+      }
+    }
   });
 
   it("send an event past MAX_STDIN_BYTES for hookbox to refuse: its 413 tells the failure mode, in both", async () => {

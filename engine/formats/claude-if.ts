@@ -103,7 +103,7 @@ function pathBody(spec: string): string {
   return spec.split("**/").map((part) => part.split("*").map((p) => p.split("?").map((q) => RE2JS.quote(q)).join(".")).join(".*")).join("(?:.*/)?");
 }
 
-/** @default 256 — subcommands read out of one command; past it the hook runs (no condition is tested that often). */
+/** @default 256 — subcommands read out of one command: 2 × this many forms (a subcommand is one or two); past them the hook runs (no condition is tested that often). */
 export const MAX_SUBCOMMANDS = 256;
 
 /** Shell words that start a command without being it: `if x; then rm …`, `! rm`, `{ rm; }`, zsh's `noglob rm`. */
@@ -159,7 +159,7 @@ interface Level {
  * or undefined when it cannot be read — quotes or a substitution that do not close, a heredoc, a
  * command word made by an expansion (`$x`, `$(…)`, `{a,b}`, a glob such as `/bin/r[m]`), a `case`
  * inside `$( )`, backticks nested in backticks, or a command word that runs its arguments (`eval`,
- * `sh -c`, `xargs`, `sudo`), more than MAX_SUBCOMMANDS parts: then the hook runs. Splits outside
+ * `sh -c`, `xargs`, `sudo`), more than 2 × MAX_SUBCOMMANDS forms: then the hook runs. Splits outside
  * quotes at `&&`, `||`, `;`, `|`, `&`, newlines, `(`, `)`; the command in a `$( )` or backticks —
  * also inside double quotes — is a subcommand of its own, and stands in its command as the word
  * part `$_`. Skips comments (a `#` that starts a word); reads `$'…'` as ANSI-C quotes. One pass.
