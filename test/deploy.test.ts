@@ -54,7 +54,7 @@ it("builds from deploy/Dockerfile and serves from the image", async () => {
     const put = await fetch(`${url}/v1/workspaces/repo`, { method: "PUT", headers: auth, body: await tarOf([{ name: ".github/hooks/guard.json", content: guard }], { gzip: true }) });
     expect(put.status, await put.clone().text()).toBe(200);
     const copilot = await fetch(`${url}/v1/events/preToolUse?format=copilot&workspace=repo`, { method: "POST", headers: auth, body: JSON.stringify({ toolName: "bash", toolArgs: '{"command":"ls"}' }) });
-    expect(await copilot.json()).toMatchObject({ decision: "block", reason: "from the repository", hooks: expect.arrayContaining([expect.objectContaining({ source: "repository", sandbox: "container", outcome: "exited" })]) });
+    expect(await copilot.json()).toMatchObject({ decision: "block", reason: "[repository] from the repository", hooks: expect.arrayContaining([expect.objectContaining({ source: "repository", sandbox: "container", outcome: "exited" })]) });
     expect((await fetch(`${url}/v1/workspaces/repo`, { method: "DELETE", headers: auth })).status).toBe(204);
     expect((await fetch(`${url}/v1/workspaces/repo`, { headers: auth })).status).toBe(404);
     const res = await fetch(`${url}/v1/events`, {

@@ -251,7 +251,7 @@ describe("the README's repository example (examples/repository)", () => {
     expect(put.status, await put.clone().text()).toBe(200);
     const ask = async (command: string) => (await (await svc.event({ hook_event_name: "PreToolUse", tool_name: "bash", tool_input: { command } }, { query: "workspace=my-repo" })).json()) as { decision: string | null; reason?: string; hooks: Array<{ source: string; sandbox: string; decision: string | null }> };
     const forced = await ask("git push --force origin main");
-    expect(forced).toMatchObject({ decision: "block", reason: "no force pushes from the agent: open a pull request" });
+    expect(forced).toMatchObject({ decision: "block", reason: "[repository] no force pushes from the agent: open a pull request" });
     expect(forced.hooks.find((h) => h.source === "repository")).toMatchObject({ sandbox: "container", decision: "block" });
     const listed = await ask("ls");
     expect(listed.decision).not.toBe("block");

@@ -210,7 +210,7 @@ describe("a hook that fills /workspace", () => {
     running = false;
     await measuring;
     expect(value.body.decision).toBe("block");
-    const m = /^rc=(\d+) size=(\d+)/.exec(value.body.reason ?? "");
+    const m = /^\[repository\] rc=(\d+) size=(\d+)/.exec(value.body.reason ?? "");
     expect(m, value.body.reason).not.toBeNull();
     expect(Number(m![1])).not.toBe(0);
     expect(Number(m![2])).toBeLessThanOrEqual(TMP_BYTES);

@@ -1149,7 +1149,8 @@ describe("a workspace's worst, against the loop that serves everyone", () => {
     const { decision, reason } = JSON.parse(text) as { decision: string; reason: string };
     expect(decision).toBe("block");
     // cut inside one word of escapes: what it kept of it dropped, up to MAX_WORD_CUT_CHARS
-    expect(reason).toBe(`${"\\x01".repeat((MAX_HOOK_MESSAGE_CHARS - MAX_WORD_CUT_CHARS) / 4)}…`);
+    // (marked as the repository's: its words, cut, then the mark)
+    expect(reason).toBe(`[repository] ${"\\x01".repeat((MAX_HOOK_MESSAGE_CHARS - MAX_WORD_CUT_CHARS) / 4)}…`);
   });
 
   it(`joins ten repository Gemini BeforeToolSelection hooks' lists of 100,000 names each (a mebibyte of output apiece) to MAX_TOOL_NAMES (${MAX_TOOL_NAMES}), holding the loop for one answer at a time`, async () => {

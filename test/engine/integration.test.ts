@@ -65,7 +65,7 @@ describe.each([
       await engineFor(coshToml(2)).handleEvent(request(coshBody, { workspace: await repoWith({ [file]: script }) })),
       await engineFor("").handleEvent(request(coshBody, { workspace: await repoWith(workspace(2, "claude")) })),
     ];
-    for (const r of results) expect(r).toMatchObject({ decision: "block", reason: "failing on purpose" });
+    for (const r of results) expect(r).toMatchObject({ decision: "block", reason: "[repository] failing on purpose" });
   });
 });
 

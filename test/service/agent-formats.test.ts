@@ -121,12 +121,12 @@ describe("a repository of every agent's real hook files", () => {
 
   it("a VS Code-form hook's hookSpecificOutput deny blocks", async () => {
     const body = await post(pre("Bash", { command: "rm -rf /" }));
-    expect(body).toMatchObject({ decision: "block", reason: "vscode guard: no rm -rf" });
+    expect(body).toMatchObject({ decision: "block", reason: "[repository] vscode guard: no rm -rf" });
   });
 
   it("a Copilot preToolUse that prints text and exits 0 has no effect; a Codex hook's ask is a block", async () => {
     const body = await post(pre("Bash", { command: "git push origin main" }));
-    expect(body).toMatchObject({ decision: "block", reason: "codex: pushing needs a human" });
+    expect(body).toMatchObject({ decision: "block", reason: "[repository] codex: pushing needs a human" });
     expect(ran(body)).toEqual(expect.arrayContaining([
       expect.objectContaining({ name: "warn-mode.json:preToolUse[0]", decision: null, error: expect.stringMatching(/not JSON/) }),
       expect.objectContaining({ name: "hooks.json:PreToolUse[0].hooks[0]", decision: "block" }),
@@ -139,7 +139,7 @@ describe("a repository of every agent's real hook files", () => {
     const notebook = await post(pre("NotebookWrite", { notebook_path: "a.ipynb" }));
     expect(notebook.decision).toBeNull();
     expect(ran(notebook).map((h) => h.name)).not.toContain("settings.json:PreToolUse[1].hooks[0]");
-    expect(await post(pre("Write", { file_path: "a" }))).toMatchObject({ decision: "block", reason: "claude: no writes" });
+    expect(await post(pre("Write", { file_path: "a" }))).toMatchObject({ decision: "block", reason: "[repository] claude: no writes" });
   });
 
   it('cosh matcher = "shell" fires for run_shell_command, and both hooks\' systemMessages reach output', async () => {
@@ -156,7 +156,7 @@ describe("a repository of every agent's real hook files", () => {
     expect(edit.decision).toBeNull();
     expect(ran(edit).some((h) => h.name.includes("PostToolUse[0]"))).toBe(true);
     const multi = await post({ ...pre("MultiEdit", { file_path: "a" }), hook_event_name: "PostToolUse" });
-    expect(multi).toMatchObject({ decision: "block", reason: "claude: lint failed" });
+    expect(multi).toMatchObject({ decision: "block", reason: "[repository] claude: lint failed" });
   });
 
   it('Claude PermissionRequest decision.behavior "deny" denies, answered in Claude\'s dialect', async () => {
@@ -166,15 +166,15 @@ describe("a repository of every agent's real hook files", () => {
   });
 
   it("Claude if: Bash(terraform destroy*) fires for a subcommand of a compound command, and not for others", async () => {
-    expect(await post(pre("Bash", { command: "cd infra && TF_LOG=1 terraform destroy -auto-approve" }))).toMatchObject({ decision: "block", reason: "claude: no destroy" });
+    expect(await post(pre("Bash", { command: "cd infra && TF_LOG=1 terraform destroy -auto-approve" }))).toMatchObject({ decision: "block", reason: "[repository] claude: no destroy" });
     const plan = await post(pre("Bash", { command: "cd infra && terraform plan" }));
     expect(plan.decision).toBeNull();
     // A rule naming more than the command runs its hook on any $VAR, $( ) or backticks, as Claude Code does.
-    expect(await post(pre("Bash", { command: "cd infra && terraform $ACTION -auto-approve" }))).toMatchObject({ decision: "block", reason: "claude: no destroy" });
+    expect(await post(pre("Bash", { command: "cd infra && terraform $ACTION -auto-approve" }))).toMatchObject({ decision: "block", reason: "[repository] claude: no destroy" });
   });
 
   it("a Copilot CLI matcher must match the whole tool name", async () => {
-    expect(await post(pre("bash", { command: "ls" }))).toMatchObject({ decision: "block", reason: "copilot: not the bash tool" });
+    expect(await post(pre("bash", { command: "ls" }))).toMatchObject({ decision: "block", reason: "[repository] copilot: not the bash tool" });
     const other = await post(pre("github-bash", { command: "ls" }));
     expect(other.decision).toBeNull();
     expect(ran(other).map((h) => h.name)).not.toContain("warn-mode.json:preToolUse[1]");
@@ -271,7 +271,7 @@ describe("each agent's shell", () => {
   it("runs Gemini's, Codex's, cosh's and Copilot's `bash` hooks in bash, Claude Code's and Cursor's in sh (bash where a Claude handler's shell says so), and skips a PowerShell one", async () => {
     for (const [tool, shell] of [["probe_gemini", "bash"], ["probe_codex", "bash"], ["probe_copilot", "bash"], ["probe_cosh", "bash"], ["probe_cursor", "sh"], ["probe_claude", "sh"], ["probe_claude_bash", "bash"]] as const) {
       const body = await post(pre(tool, { command: "ls" }), "workspace=shells");
-      expect(body, tool).toMatchObject({ decision: "block", reason: `ran in ${shell}` });
+      expect(body, tool).toMatchObject({ decision: "block", reason: `[repository] ran in ${shell}` });
     }
     expect(warnings).toContainEqual(expect.stringMatching(/^\.claude\/settings\.json:\d+: hooks\.PreToolUse\[2\]\.hooks\[0\]\.shell: a "powershell" hook is a PowerShell command, which hookbox does not run/));
     expect((await post(pre("probe_claude_pwsh", { command: "ls" }), "workspace=shells").then((b) => b.decision))).toBeNull();

@@ -170,7 +170,7 @@ describe("workspaces", () => {
     // The service hook blocks rm -rf first; take a command it lets through to reach the repository hook.
     expect(first.decision).toBe("block");
     const denied = await decide(await svc.event(ls, { query: "workspace=repo-1" }));
-    expect(denied).toMatchObject({ decision: "block", reason: "listed in denied-tools.txt (log seen before: no)" });
+    expect(denied).toMatchObject({ decision: "block", reason: "[repository] listed in denied-tools.txt (log seen before: no)" });
     expect(denied.hooks).toEqual(expect.arrayContaining([expect.objectContaining({ source: "repository", sandbox: "container", format: "copilot" })]));
     // Its allow is recorded but does not count: a repository hook can only tighten (trust tiers).
     const other = await decide(await svc.event({ ...ls, tool_name: "Read" }, { headers: { "hookbox-workspace": "repo-1" } }));

@@ -275,7 +275,7 @@ describe("a workspace replaced while an event waits", () => {
     // the operator's hook was not read from the workspace: it runs as ever
     expect(answer.hooks.find((h) => h.name === "operator")).toMatchObject({ source: "service", outcome: "exited" });
     // the next event runs the new hooks
-    expect(DecisionSchema.parse(await (await edge.request("/v1/events?workspace=w", { ...post(rmEvent), token: TOKEN_B })).json())).toMatchObject({ decision: "block", reason: "new guard" });
+    expect(DecisionSchema.parse(await (await edge.request("/v1/events?workspace=w", { ...post(rmEvent), token: TOKEN_B })).json())).toMatchObject({ decision: "block", reason: "[repository] new guard" });
   });
 
   it("hands the container runner the upload's own name and the check it makes again once the files are packed: a new upload, a new name", async () => {

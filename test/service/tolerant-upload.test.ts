@@ -28,7 +28,7 @@ describe("an upload whose .claude/settings.json cannot be read", () => {
     expect(info.hooks.map((h) => h.origin)).toEqual([".github/hooks/guard.json:1"]);
     expect(info.warnings).toEqual(warning ? [expect.stringMatching(warning)] : []);
     const answer = DecisionSchema.parse(await (await edge.request("/v1/events?workspace=w", post(ls))).json());
-    expect(answer).toMatchObject({ decision: "block", reason: "the guard says no" });
+    expect(answer).toMatchObject({ decision: "block", reason: "[repository] the guard says no" });
   });
 
   it("is refused with 400 workspace_hooks_invalid only past a bound on all its files together (max_repository_hooks)", async () => {
