@@ -123,8 +123,8 @@ const COPILOT_PROMPT_EVENTS: ReadonlySet<string> = new Set(["userpromptsubmit", 
 export const COPILOT_JSON_BLOCK: ReadonlySet<string> = new Set([...COPILOT_PROMPT_EVENTS, "posttooluse"]);
 /** Gemini's BeforeToolSelection: no decision is read there, a block is no tool left to the model. */
 const picksTools = (format: AgentFormat, event: string): boolean => format === "gemini" && asciiLower(event) === "beforetoolselection";
-/** Cursor's events whose answer has no `agent_message` (its hooks documentation: subagentStart and beforeReadFile answer `permission` and `user_message`, beforeTabFileRead `permission`). */
-export const CURSOR_NO_AGENT_MESSAGE: ReadonlySet<string> = new Set(["subagentStart", "beforeReadFile", "beforeTabFileRead"]);
+/** Cursor's events whose answer has no `agent_message`, in lower case (its hooks documentation: subagentStart and beforeReadFile answer `permission` and `user_message`, beforeTabFileRead `permission`). */
+export const CURSOR_NO_AGENT_MESSAGE: ReadonlySet<string> = new Set(["subagentstart", "beforereadfile", "beforetabfileread"]);
 
 /** Codex's events whose answer takes no decision, where a block is the stop it reads at exit 0 (`continue: false`). */
 export const CODEX_STOP_ONLY: ReadonlySet<string> = new Set(["precompact", "sessionstart", "subagentstart"]);
@@ -748,9 +748,10 @@ export function denyOutput(format: AgentFormat, event: string, reason: string): 
     case "gemini": return picksTools(format, event) ? { decision: "block", reason, hookSpecificOutput: { toolConfig: { mode: "NONE", allowedFunctionNames: [] } } } : { decision: "block", reason };
     // Cursor: a prompt is stopped by continue: false, everything else by permission: deny — with no
     // agent_message where the event's answer takes none (CURSOR_NO_AGENT_MESSAGE).
+    // (its names read in any letter case, as hookbox reads them)
     case "cursor":
-      return event === "beforeSubmitPrompt" ? { continue: false, user_message: reason }
-        : CURSOR_NO_AGENT_MESSAGE.has(event) ? { permission: "deny", user_message: reason }
+      return asciiLower(event) === "beforesubmitprompt" ? { continue: false, user_message: reason }
+        : CURSOR_NO_AGENT_MESSAGE.has(asciiLower(event)) ? { permission: "deny", user_message: reason }
         : { permission: "deny", user_message: reason, agent_message: reason };
     default: {
       const _exhaustive: never = format;

@@ -58,14 +58,11 @@ export function applyTrust(verdict: Verdict, source: HookDef["source"], opts: { 
     delete out.updatedOutput;
     out.rule = `${out.rule}; trust: a repository hook's replacement of the tool's output is ignored (repository_may_rewrite = false)`;
   }
-  // Gemini's BeforeToolSelection: a repository may leave the model fewer tools, or none — never force
-  // a call (ANY makes the model call one), and never replace Gemini's own setting with one that
-  // narrows nothing (Gemini takes a hook's toolConfig in place of the request's).
-  if (out.toolSelection?.mode === "ANY") {
-    out.toolSelection = { ...out.toolSelection, mode: "AUTO" };
-    out.rule = `${out.rule}; trust: a repository hook's mode ANY (a tool call forced) is read as AUTO`;
-  }
-  if (out.toolSelection?.mode === "AUTO" && out.toolSelection.names === undefined) {
+  // Gemini's BeforeToolSelection: a repository may leave the model fewer tools, or none — never replace
+  // Gemini's own setting with one that names no tools and forbids none (Gemini takes a hook's
+  // toolConfig in place of the request's), nor force a call with any tool at all (ANY with no list).
+  // Its ANY with a list stays: the Gemini API takes allowedFunctionNames with ANY only.
+  if (out.toolSelection !== undefined && out.toolSelection.mode !== "NONE" && out.toolSelection.names === undefined) {
     delete out.toolSelection;
     out.rule = `${out.rule}; trust: a repository hook's toolConfig that names no tools and forbids none does not count (it narrows nothing)`;
   }

@@ -1332,7 +1332,7 @@ describe("both forwarders read their command line and stdin alike", () => {
       expect(JSON.parse(r.stdout), `${format} ${event}`).toMatchObject(shape);
     }
     // Cursor's subagentStart and file reads take no agent_message: none in any forwarder's own deny
-    for (const event of ["subagentStart", "beforeReadFile", "beforeTabFileRead"]) {
+    for (const event of ["subagentStart", "beforeReadFile", "beforeTabFileRead", "SubagentStart", "BEFOREREADFILE"]) {
       for (const [via, env] of [["node", {}], ["sh", {}], ["sh", { PATH: `${failing}:${process.env.PATH ?? ""}` }]] as const) {
         const r = await run(via, ["--url", url, "--event", event, "--format", "cursor"], { HOOKBOX_TOKEN: "a b", ...env });
         expect(r.code, `${via} ${event}`).toBe(2);

@@ -557,7 +557,15 @@ export function claudeEffective(point: EventPoint): ReadonlySet<Decision> {
  * hook stopped the agent.
  */
 export function claudeAnswer(point: EventPoint, f: Folded): Answer {
-  return withHalt(claudeDecision(point, f, CLAUDE_SPECIFIC_POINTS), f);
+  const answer = withHalt(claudeDecision(point, f, CLAUDE_SPECIFIC_POINTS), f);
+  // A hook deferred, and no hook blocked or asked: Claude Code is told `defer` — its own permission
+  // flow decides, and under `-p` the call waits, as the hook asked (never an answer of none, which
+  // an allow rule or a permissive mode would run at once).
+  if (point === "PreToolUse" && f.decision === null && f.deferred && f.modifiedArgs === undefined) {
+    const specific = (answer.output.hookSpecificOutput ?? { hookEventName: "PreToolUse" }) as Record<string, unknown>;
+    answer.output = { ...answer.output, hookSpecificOutput: { ...specific, permissionDecision: "defer" } };
+  }
+  return answer;
 }
 
 /**

@@ -115,7 +115,7 @@ export function interpretCodex(run: RunResult, hook: HookDef): Verdict {
   // Codex hooks documentation: plain stdout of SessionStart, SubagentStart and UserPromptSubmit is
   // "added as extra developer/model context"; stdout that looks like JSON (`{`…`}` or `[`…`]`) and
   // is no answer fails the hook.
-  if (out?.kind === "invalid" && out.notJson && STDOUT_IS_CONTEXT.has(hook.point)) {
+  if (out?.kind === "invalid" && !out.limit && STDOUT_IS_CONTEXT.has(hook.point)) {
     return looksLikeJson(run.stdout)
       ? { decision: null, error: out.error, rule: `codex: stdout of ${hook.point} that looks like JSON and is no answer fails the hook` }
       : { decision: null, additionalContext: clipWords(run.stdout.trim(), MAX_CONTEXT_CHARS), error: null, rule: `codex: plain stdout of ${hook.point} is added as context` };

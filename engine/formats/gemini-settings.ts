@@ -16,7 +16,7 @@ import type { RunResult } from "../run/types.js";
 import { MAX_FUNCTION_NAME_CHARS, MAX_TOOL_NAMES, type ToolSelection, type Verdict } from "../verdict.js";
 import { MAX_HOOK_NAME_CHARS } from "./cosh-toml.js";
 import { formatPath, type Path } from "./locate.js";
-import { type Answer, askDenyReason, badEntry, clipWords, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, haltVerdict, knownKeys, type LoadContext, PAST_LIMIT, readMatcher, originOf, type ParsedFile, readDecision, pastBounds, readOutput, shown, skipOtherType, str, warn, withContext, withHalt, CommandSchema, HookEnvSchema } from "./shared.js";
+import { type Answer, askDenyReason, badEntry, clipWords, configError, hookTimeout, countHook, defined, describeFailure, eventOf, type FormatModule, haltVerdict, knownKeys, type LoadContext, PAST_LIMIT, readMatcher, originOf, type ParsedFile, readDecision, pastBounds, readOutput, schemaError, schemaProblem, shown, skipOtherType, str, warn, withContext, withHalt, CommandSchema, HookEnvSchema } from "./shared.js";
 
 /** @default 60 s — Gemini CLI's default hook timeout */
 export const GEMINI_DEFAULT_TIMEOUT_MS = 60_000;
@@ -28,8 +28,8 @@ const HandlerSchema = z.strictObject({
   description: z.string().optional(),
   /** milliseconds */
   timeout: z.number().positive().optional(),
-  /** Gemini CLI's CommandHookConfig `env`: variables set for this hook's process */
-  env: HookEnvSchema.optional(),
+  /** Gemini CLI's CommandHookConfig `env`: variables set for this hook's process (read on its own: geminiEnv) */
+  env: z.unknown().optional(),
 });
 const HANDLER_KEYS = Object.keys(HandlerSchema.shape);
 const GroupSchema = z.strictObject({ matcher: z.string().optional(), sequential: z.boolean().optional(), hooks: z.array(z.unknown()) });
@@ -48,6 +48,21 @@ const MATCH_FIELD: Partial<Record<string, HookDef["matchOn"]>> = {
   PreCompact: { field: "trigger" },
   Notification: { field: "notification_type" },
 };
+
+/**
+ * A handler's `env` as hookbox can give it (HookEnvSchema: names a shell takes, values of bounded
+ * size, no NUL). One it cannot is warned about and left out — the hook still runs, as Gemini CLI
+ * runs it: a repository's guard is never dropped over its env. The server's own config refuses it.
+ */
+function geminiEnv(parsed: ParsedFile, path: (string | number)[], given: unknown, ctx: LoadContext, warnings: string[]): Record<string, string> {
+  if (given === undefined) return {};
+  const env = HookEnvSchema.safeParse(given);
+  if (env.success) return env.data as Record<string, string>;
+  if (!ctx.tolerant) throw schemaError(parsed, env.error, path);
+  const { path: at, message } = schemaProblem(env.error, path);
+  warn(warnings, () => `${originOf(parsed, at)}: ${formatPath(at)}: ${message}; the hook runs without its env`);
+  return {};
+}
 
 export function geminiMatcher(given: string | undefined, tool: boolean): Matcher | undefined {
   // Gemini CLI (hookPlanner) trims the matcher first.
@@ -149,7 +164,7 @@ function loadGeminiSettings(parsed: ParsedFile, ctx: LoadContext): HookSet {
           // Gemini CLI runs its hooks in bash (\`bash -c\`).
           shell: "bash",
           ...hookTimeout(e.timeout ?? GEMINI_DEFAULT_TIMEOUT_MS, ctx),
-          env: (e.env ?? {}) as Record<string, string>,
+          env: geminiEnv(parsed, [...path, "env"], e.env, ctx, set.warnings),
           failOpen: true,
           limits: {},
           mounts: [],

@@ -62,7 +62,7 @@ export function readJson(file: string, text: string, comments = false, within?: 
 }
 
 /** The first problem of a failed schema check: where it is, and what. */
-function schemaProblem(error: z.ZodError, prefix: Path): { path: Path; message: string } {
+export function schemaProblem(error: z.ZodError, prefix: Path): { path: Path; message: string } {
   // A typo gives an unknown key and a missing one; the unknown key is the one to name.
   const issue = error.issues.find((i) => i.code === "unrecognized_keys") ?? error.issues[0]!;
   let path: Path = [...prefix, ...(issue.path as (string | number)[])];

@@ -708,14 +708,20 @@ describe("repository hook files are hostile input", () => {
     expect(set.warnings).toEqual([expect.stringMatching(/hooksConfig\.disabled: expected a list of hook names/)]);
   });
 
-  it("gives a Gemini hook the env its handler declares (Gemini CLI's CommandHookConfig env); a name no shell takes skips that hook alone", async () => {
+  it("gives a Gemini hook the env its handler declares (Gemini CLI's CommandHookConfig env); one hookbox cannot give is warned about and left out, the hook kept — a guard is never dropped over its env", async () => {
     const text = JSON.stringify({ hooks: { BeforeTool: [{ hooks: [
       { type: "command", command: "guard.sh", env: { GUARD_MODE: "enforce" } },
       { type: "command", command: "other.sh", env: { "BAD-NAME": "x" } },
+      { type: "command", command: "third.sh", env: null },
+      { type: "command", command: "fourth.sh", env: ["A=1"] },
     ] }] } });
     const set = await loadRepositoryHooks(tree({ ".gemini/settings.json": text }), 60_000);
-    expect(set.hooks.map((h) => [h.command, h.env])).toEqual([["guard.sh", { GUARD_MODE: "enforce" }]]);
-    expect(set.warnings).toEqual([expect.stringMatching(/hooks\.BeforeTool\[0\]\.hooks\[1\]\.env.*letters, digits and _/)]);
+    expect(set.hooks.map((h) => [h.command, h.env])).toEqual([["guard.sh", { GUARD_MODE: "enforce" }], ["other.sh", {}], ["third.sh", {}], ["fourth.sh", {}]]);
+    expect(set.warnings).toEqual([
+      expect.stringMatching(/hooks\.BeforeTool\[0\]\.hooks\[1\]\.env.*letters, digits and _.*; the hook runs without its env$/),
+      expect.stringMatching(/hooks\.BeforeTool\[0\]\.hooks\[2\]\.env: .*; the hook runs without its env$/),
+      expect.stringMatching(/hooks\.BeforeTool\[0\]\.hooks\[3\]\.env: .*; the hook runs without its env$/),
+    ]);
   });
 
   it("skips what Gemini CLI's registry discards, with a warning naming the line, and keeps the file's other hooks", async () => {

@@ -51,6 +51,7 @@ function runner(kind: Runner["kind"]): Runner {
         case "tools-string": return exited({ hookSpecificOutput: { hookEventName: "BeforeToolSelection", toolConfig: { mode: "ANY", allowedFunctionNames: "read_file" } } });
         case "tools-force-shell": return exited({ hookSpecificOutput: { hookEventName: "BeforeToolSelection", toolConfig: { mode: "ANY", allowedFunctionNames: ["run_shell_command"] } } });
         case "tools-auto": return exited({ hookSpecificOutput: { hookEventName: "BeforeToolSelection", toolConfig: { mode: "AUTO" } } });
+        case "tools-any": return exited({ hookSpecificOutput: { hookEventName: "BeforeToolSelection", toolConfig: { mode: "ANY" } } });
         case "policy-loud": return { ...exited(), outcome: "output_truncated", exitCode: null, stream: "stdout" };
         case "policy-unstarted": return { outcome: "failed_to_start", exitCode: null, stdout: "", stderr: "", error: "no such image", durationMs: 1, startMs: 0 };
         default: return exited();
@@ -403,7 +404,10 @@ describe("a Claude hook's defer (deny > defer > ask > allow)", () => {
     const r = await engineWith(hook("policy", "PreToolUse", "policy-allow")).handleEvent(request);
     expect(r.decision).toBeNull();
     expect(r.note).toMatch(/deferred to the agent's own permission flow, which outranks an allow/);
-    expect(r.output).toEqual({});
+    // Claude Code is told defer: its own flow decides (and under -p the call waits)
+    expect(r.output).toEqual({ hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "defer" } });
+    // Codex takes no defer (it would fail the answer): there it is no decision
+    expect((await engineWith(hook("policy", "PreToolUse", "policy-allow")).handleEvent({ ...request, format: "codex" })).output).toEqual({});
     // without the defer, the policy's allow stands
     const alone = await engineWith(hook("policy", "PreToolUse", "policy-allow")).handleEvent({ ...request, workspace: undefined });
     expect(alone.decision).toBe("allow");
@@ -436,13 +440,14 @@ describe("the tools a repository's Gemini hooks leave the model (BeforeToolSelec
     expect(r.hooks[0]!.rule).toMatch(/allowedFunctionNames is no list of names: no tool allowed/);
   });
 
-  it("only narrows: a repository's ANY forces no call (read as AUTO, its list kept), and a toolConfig that narrows nothing does not replace Gemini's own", async () => {
-    const forced = await engineWith("").handleEvent(await selection(["tools-force-shell"]));
-    expect(forced.output).toEqual({ hookSpecificOutput: { toolConfig: { mode: "AUTO", allowedFunctionNames: ["run_shell_command"] } } });
-    expect(forced.hooks[0]!.rule).toMatch(/trust: a repository hook's mode ANY \(a tool call forced\) is read as AUTO/);
-    const auto = await engineWith("").handleEvent(await selection(["tools-auto"]));
-    expect(auto.output).toEqual({});
-    expect(auto.hooks[0]!.rule).toMatch(/narrows nothing/);
+  it("only narrows: a toolConfig that names no tools and forbids none (AUTO, or ANY with any tool) does not replace Gemini's own; ANY with a list stays, the API's one mode for a list", async () => {
+    const listed = await engineWith("").handleEvent(await selection(["tools-force-shell"]));
+    expect(listed.output).toEqual({ hookSpecificOutput: { toolConfig: { mode: "ANY", allowedFunctionNames: ["run_shell_command"] } } });
+    for (const said of ["tools-auto", "tools-any"]) {
+      const none = await engineWith("").handleEvent(await selection([said]));
+      expect(none.output, said).toEqual({});
+      expect(none.hooks[0]!.rule, said).toMatch(/narrows nothing/);
+    }
   });
 
   it("at the agent's deadline, what the finished hooks left holds, the late hook's list not waited for (failure mode allow)", async () => {
