@@ -214,7 +214,7 @@ describe("a hook that fills /workspace", () => {
     expect(m, value.body.reason).not.toBeNull();
     expect(Number(m![1])).not.toBe(0);
     expect(Number(m![2])).toBeLessThanOrEqual(TMP_BYTES);
-    expect(value.body.reason).toMatch(/No space left on device|File too large|^rc=153 /);
+    expect(value.body.reason).toMatch(/No space left on device|File too large|^\[repository\] rc=153 /);
     // The measurement saw the write (it is not measuring nothing) and never more than the bound.
     expect(maxBytes).toBeGreaterThan(TMP_BYTES / 2);
     expect(maxBytes).toBeLessThanOrEqual(TMP_BYTES + SLACK_BYTES);

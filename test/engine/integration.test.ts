@@ -65,7 +65,8 @@ describe.each([
       await engineFor(coshToml(2)).handleEvent(request(coshBody, { workspace: await repoWith({ [file]: script }) })),
       await engineFor("").handleEvent(request(coshBody, { workspace: await repoWith(workspace(2, "claude")) })),
     ];
-    for (const r of results) expect(r).toMatchObject({ decision: "block", reason: "[repository] failing on purpose" });
+    // (the repositories' reasons marked as theirs; the operator's cosh hook's as written)
+    expect(results.map((r) => [r.decision, r.reason])).toEqual([["block", "[repository] failing on purpose"], ["block", "failing on purpose"], ["block", "[repository] failing on purpose"]]);
   });
 });
 
