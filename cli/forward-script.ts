@@ -5,8 +5,8 @@
  * forward.ts, the same cache file per URL + token + event; test/examples.test.ts and
  * test/service/failure-mode.test.ts run both through the same tables.
  */
-import { AGENT_DEADLINE_S, CLAUDE_EVENT_DEADLINE_S } from "../engine/agents.js";
-import { CODEX_STOP_ONLY, COPILOT_JSON_BLOCK, CURSOR_NO_AGENT_MESSAGE, denyOutput, EVENT_NAME_PROBLEM, FORWARD_USAGE, MAX_ANSWER_DEPTH, MAX_ANSWER_LINES, MAX_SAID_BYTES, NOT_HOOKBOX, TOKEN_NOT_SENDABLE, TOKEN_REFUSED, URL_BYTES, URL_HOST, URL_USERINFO, USAGE_BLOCK_EXIT, type AgentFormat } from "./forward.js";
+import { AGENT_DEADLINE_S, CLAUDE_EVENT_DEADLINE_S, CURSOR_NO_AGENT_MESSAGE } from "../engine/agents.js";
+import { CODEX_STOP_ONLY, COPILOT_JSON_BLOCK, denyOutput, EVENT_NAME_PROBLEM, FORWARD_USAGE, MAX_ANSWER_DEPTH, MAX_ANSWER_LINES, MAX_SAID_BYTES, NOT_HOOKBOX, TOKEN_NOT_SENDABLE, TOKEN_REFUSED, URL_BYTES, URL_HOST, URL_USERINFO, USAGE_BLOCK_EXIT, type AgentFormat } from "./forward.js";
 
 /** The JSON the forwarder reads and writes, in awk: the answer's fields, the agent's deny, terminal-safe text. */
 const AWK = String.raw`

@@ -9,7 +9,7 @@ import { closeSync, constants, existsSync, fstatSync, ftruncateSync, lstatSync, 
 import { isAbsolute } from "node:path";
 import type { Readable } from "node:stream";
 import { parseArgs } from "node:util";
-import { agentDeadlineS, asciiLower } from "../engine/agents.js";
+import { agentDeadlineS, asciiLower, CURSOR_NO_AGENT_MESSAGE } from "../engine/agents.js";
 import { headBytes } from "../engine/detached.js";
 import { block, safeJson, sendableToken, shownUrl, TOKEN_NOT_SENDABLE, withoutUserinfo } from "./terminal.js";
 
@@ -123,8 +123,6 @@ const COPILOT_PROMPT_EVENTS: ReadonlySet<string> = new Set(["userpromptsubmit", 
 export const COPILOT_JSON_BLOCK: ReadonlySet<string> = new Set([...COPILOT_PROMPT_EVENTS, "posttooluse"]);
 /** Gemini's BeforeToolSelection: no decision is read there, a block is no tool left to the model. */
 const picksTools = (format: AgentFormat, event: string): boolean => format === "gemini" && asciiLower(event) === "beforetoolselection";
-/** Cursor's events whose answer has no `agent_message`, in lower case (its hooks documentation: subagentStart and beforeReadFile answer `permission` and `user_message`, beforeTabFileRead `permission`). */
-export const CURSOR_NO_AGENT_MESSAGE: ReadonlySet<string> = new Set(["subagentstart", "beforereadfile", "beforetabfileread"]);
 
 /** Codex's events whose answer takes no decision, where a block is the stop it reads at exit 0 (`continue: false`). */
 export const CODEX_STOP_ONLY: ReadonlySet<string> = new Set(["precompact", "sessionstart", "subagentstart"]);

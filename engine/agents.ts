@@ -31,3 +31,10 @@ export function agentDeadlineS(agent: Agent, event: string): number {
   const own = agent === "claude" && Object.hasOwn(CLAUDE_EVENT_DEADLINE_S, key) ? CLAUDE_EVENT_DEADLINE_S[key] : undefined;
   return own ?? AGENT_DEADLINE_S[agent];
 }
+
+/**
+ * Cursor's events whose answer has no `agent_message`, in lower case (its hooks documentation:
+ * subagentStart and beforeReadFile answer `permission` and `user_message`, beforeTabFileRead
+ * `permission`): the service's answers and both forwarders' own denies leave it out there.
+ */
+export const CURSOR_NO_AGENT_MESSAGE: ReadonlySet<string> = new Set(["subagentstart", "beforereadfile", "beforetabfileread"]);

@@ -9,6 +9,7 @@
 import { basename } from "node:path";
 import { z } from "zod";
 import type { Folded } from "../aggregate.js";
+import { CURSOR_NO_AGENT_MESSAGE } from "../agents.js";
 import { ALL, ALLOW_BLOCK, NONE, type Decision, type EventPoint } from "../events.js";
 import { compileRegex, type HookDef, type HookSet, type Matcher } from "../hooks.js";
 import type { RunResult } from "../run/types.js";
@@ -276,7 +277,7 @@ function cursorAnswer(point: EventPoint, folded: Folded): Answer {
   const permission = f.decision === "block" || askAsDeny ? "deny" : untaken && f.decision === "allow" ? undefined : (f.decision ?? undefined);
   const reason = askAsDeny ? askDenyReason(f.reason, "Cursor") : f.reason;
   // subagentStart and the file reads take no agent_message: why they are denied is the user's to read.
-  if (NO_AGENT_MESSAGE_POINTS.has(point)) {
+  if (CURSOR_NO_AGENT_MESSAGE.has(point.toLowerCase())) {
     const denied = permission === "deny" ? (askAsDeny ? askDenyReason(f.reason, "Cursor") : f.reason) : undefined;
     return { output: defined({ permission, user_message: withReason(f.systemMessage, denied) }), exit_code: 0 };
   }
@@ -290,13 +291,6 @@ function cursorAnswer(point: EventPoint, folded: Folded): Answer {
     exit_code: 0,
   };
 }
-
-/**
- * Cursor's permission events whose answer has no `agent_message` (hooks documentation, "Hook
- * events": subagentStart and beforeReadFile answer `permission` and `user_message`,
- * beforeTabFileRead `permission` alone).
- */
-const NO_AGENT_MESSAGE_POINTS: ReadonlySet<string> = new Set(["SubagentStart", "BeforeReadFile", "BeforeTabFileRead"]);
 
 /**
  * Cursor's permission hooks (hooks documentation, exit codes: "beforeShellExecution,
